@@ -1,0 +1,93 @@
+/*
+ * aws_credentials.h - AWS credentials, the chain that finds them (in the AWS CLI's order), and
+ * region resolution. docs/aws.md is the user-facing description.
+ *
+ * Chain, first match wins (botocore's order; an explicit --profile skips link 1, as in the CLI):
+ *   1. environment: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN]
+ *   2. profile role: role_arn + source_profile | credential_source -> STS AssumeRole (signed)
+ *   3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN (environment first, then the
+ *      profile's web_identity_token_file + role_arn) -> AssumeRoleWithWebIdentity (unsigned)
+ *   4. profile keys in the credentials file ([name]), then 5. in the config file ([profile name])
+ *   6. container: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (169.254.170.2) or _FULL_URI, with
+ *      Authorization from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE (re-read every time) or
+ *      AWS_CONTAINER_AUTHORIZATION_TOKEN
+ *   7. instance metadata (IMDSv2: PUT token, GET role, GET credentials)
+ * The link that answered is remembered; credentials are reused until refresh_window_s before
+ * they expire, then fetched again from that same link.
+ *
+ * Ownership: struct aws_credentials owns its strings; aws_credentials_release wipes the secret
+ * and the token (OPENSSL_cleanse) before freeing. The provider owns its cached credentials;
+ * aws_credentials_provider_get hands out a borrowed pointer valid until the next get or
+ * release. The provider borrows opt->http, which must outlive it.
+ *
+ * Time: expiry is judged on the real clock (opt->clock), never em_now(): --now pins planning
+ * time, not the validity of a session token.
+ *
+ * Errors name the source and never the secret, e.g.
+ *   "profile 'prod' in ~/.aws/config: role_arn set but no source_profile or credential_source"
+ * EM_EAUTH: nothing found, or a source refused; EM_EINPUT: a malformed profile;
+ * EM_ENOTFOUND: a named profile that does not exist; EM_EUNSUPPORTED: SSO, credential_process
+ * or MFA profiles; EM_ENET / EM_ESERVER: a credential service failed.
+ */
+#ifndef EBSMIGRATE_AWS_CREDENTIALS_H
+#define EBSMIGRATE_AWS_CREDENTIALS_H
+
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+
+struct http_client;
+
+struct aws_credentials {
+	char *access_key_id;
+	char *secret_access_key; /* secret */
+	char *session_token;     /* secret; NULL for long-term keys */
+	time_t expiration;       /* 0 = does not expire */
+	char *account_id;        /* NULL when the source does not say */
+	char *source;            /* where they came from, for messages ("environment", ...) */
+};
+
+/* Wipes secret and token, frees everything, leaves c zeroed. */
+void aws_credentials_release(struct aws_credentials *c);
+/* dst is released first, then receives copies of src's fields. */
+void aws_credentials_copy(struct aws_credentials *dst, const struct aws_credentials *src);
+
+struct aws_credentials_options {
+	const char *profile;        /* --profile; NULL = AWS_PROFILE, AWS_DEFAULT_PROFILE, "default" */
+	const char *region;         /* for STS; NULL = the global endpoint (signed for us-east-1) */
+	struct http_client *http;   /* borrowed */
+	const char *session_name;   /* RoleSessionName when the profile has none; NULL =
+				     * "ebsmigrate-<unix time>" */
+	time_t (*clock)(void);      /* NULL = time(NULL) */
+	int refresh_window_s;       /* 0 = 300 */
+};
+
+/* Fields are private to aws_credentials.c. */
+struct aws_credentials_provider {
+	char *profile;
+	int profile_explicit;       /* from --profile: environment keys are skipped */
+	int profile_named;          /* from --profile or AWS_PROFILE: it must exist */
+	char *region;
+	char *session_name;
+	struct http_client *http;
+	time_t (*clock)(void);
+	int refresh_window_s;
+	int link;                   /* the link that answered; -1 until one did */
+	int have;
+	struct aws_credentials creds;
+};
+
+void aws_credentials_provider_init(struct aws_credentials_provider *p, const struct aws_credentials_options *opt);
+void aws_credentials_provider_release(struct aws_credentials_provider *p);
+/* Current credentials (resolving or refreshing as needed). *out is borrowed. When a refresh
+ * fails while the cached credentials have not expired yet, those are returned. */
+int aws_credentials_provider_get(struct aws_credentials_provider *p, const struct aws_credentials **out,
+				 struct buf *err);
+/* Forgets the cached credentials (after the service said ExpiredToken); the next get fetches. */
+void aws_credentials_provider_expire(struct aws_credentials_provider *p);
+
+/* Region: explicit (--region), AWS_REGION, AWS_DEFAULT_REGION, then the profile's `region`
+ * (profile as for the chain). *out is heap-allocated, caller frees. EM_ENOTFOUND when none. */
+int aws_region_resolve(char **out, const char *explicit_region, const char *profile, struct buf *err);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * aws_ec2.h - EBS volumes and their modifications from EC2: the AWS CLI's JSON exports
+ * (`aws ec2 describe-volumes --output json`, `aws ec2 describe-volumes-modifications`), and,
+ * later, the live Query API. Both paths produce struct volume records in a fleet.
+ *
+ * Ownership: records are added to the caller's fleet (which owns them) or mod list.
+ */
+#ifndef EBSMIGRATE_AWS_EC2_H
+#define EBSMIGRATE_AWS_EC2_H
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/volume.h"
+
+/* Modifications read before their volumes are known; attached by aws_ec2_attach_mods. */
+struct ec2_mod_list {
+	char **volume_ids;
+	struct volume_mod *mods;
+	char **origins;
+	size_t n, alloc;
+};
+
+void ec2_mod_list_release(struct ec2_mod_list *l);
+
+enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2 };
+
+/* Reads one export document, detected by shape ({"Volumes": [...]} or
+ * {"VolumesModifications": [...]}). Volumes go into f (a volume already present with the same
+ * data is merged; with different data it is an error naming both sources); modifications
+ * go into mods. account labels the volumes (may be NULL). Returns the kind (> 0) or a
+ * negative EM_E* code with a message naming origin and the JSON path. */
+int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
+			const char *origin, const char *account, struct buf *err);
+/* Attaches every modification to its volume. Modifications of volumes absent from the fleet
+ * are reported as notices (they are ignored: they cannot be planned). */
+void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods);
+
+#endif

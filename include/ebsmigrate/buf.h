@@ -1,0 +1,46 @@
+/*
+ * buf.h - one growable, NUL-terminated byte string.
+ *
+ * Ownership: a struct buf owns its memory. Initialise with BUF_INIT (or buf_init),
+ * free with buf_release (the struct is left empty and reusable). buf_detach hands the
+ * bytes to the caller, who frees them with free(). b->s is never NULL after any
+ * buf_* call and is always NUL-terminated, so it may be printed directly.
+ * Allocation failure aborts (see xalloc in common.h). A buf may have a size cap
+ * (buf_set_cap): appends beyond it fail with EM_ETOOBIG, used for HTTP bodies.
+ */
+#ifndef EBSMIGRATE_BUF_H
+#define EBSMIGRATE_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct buf {
+	char *s;     /* contents, NUL-terminated; points at a static "" while empty */
+	size_t len;  /* bytes used, excluding the NUL */
+	size_t cap;  /* bytes allocated; 0 while s is the static "" */
+	size_t max;  /* 0 = unlimited, else the largest len allowed */
+};
+
+extern char buf_empty_[];
+#define BUF_INIT { buf_empty_, 0, 0, 0 }
+
+void buf_init(struct buf *b);
+void buf_release(struct buf *b);
+char *buf_detach(struct buf *b);          /* caller frees; b is left empty */
+void buf_reset(struct buf *b);            /* len = 0, keeps memory */
+void buf_set_cap(struct buf *b, size_t max);
+int buf_grow(struct buf *b, size_t extra); /* 0 or EM_ETOOBIG */
+int buf_add(struct buf *b, const void *data, size_t n);
+int buf_adds(struct buf *b, const char *s);
+int buf_addc(struct buf *b, char c);
+int buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
+/* Appends s with JSON string escaping, without the surrounding quotes. */
+void buf_add_json_escaped(struct buf *b, const char *s);
+/* Appends s as one CSV field (RFC 4180: quoted only when needed). */
+void buf_add_csv_field(struct buf *b, const char *s);
+/* Appends s percent-encoded (RFC 3986 unreserved kept); encode_slash=0 keeps '/'. */
+void buf_add_urlencoded(struct buf *b, const char *s, int encode_slash);
+void buf_trim_trailing(struct buf *b, char c);
+
+#endif

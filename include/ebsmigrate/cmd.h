@@ -1,0 +1,98 @@
+/*
+ * cmd.h - the command table's contract.
+ *
+ * Adding a command (checklist):
+ *   1. src/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
+ *      options table (struct cmd_option[]), usage lines and description — glue only: parse
+ *      options, call cmd_prepare(ctx, needs), call modules, print results. No domain logic.
+ *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in main.c.
+ *   3. docs/NAME.md (every flag, output field and exit code) and a line in docs/README.md.
+ *   4. Tests: tests/cases/NNNN-name.case files for each behaviour, bad input included.
+ *
+ * Commands print (stdout: the result; stderr: diagnostics); modules below never do.
+ * Exit codes: common.h EXIT_*; a command returns one.
+ */
+#ifndef EBSMIGRATE_CMD_H
+#define EBSMIGRATE_CMD_H
+
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/pricebook.h"
+
+struct ledger;
+
+enum cmd_needs {
+	NEEDS_NOTHING = 0,
+	NEEDS_DB = 1 << 0,     /* open (create, migrate) the database */
+	NEEDS_PRICES = 1 << 1, /* load the price book (implies NEEDS_DB unless --pricing-dir) */
+};
+
+/* The command context: the only mutable state shared across the program, built by main.c. */
+struct cmd_ctx {
+	const char *argv0;
+	const char *db_path;      /* --db, else the default path */
+	const char *pricing_dir;  /* --pricing-dir: prices from GetProducts files, not the database */
+	const char *now_arg;      /* --now as given */
+	time_t now;
+	int verbose, quiet;
+	int color_stdout;         /* stdout is a TTY and NO_COLOR unset and no --no-color */
+	int no_color;
+	struct ledger *db;
+	struct pricebook book;
+	int have_book;
+};
+
+/* One option of a command, declared as data: parsed with getopt_long, printed by help. */
+enum cmd_arg { ARG_NONE = 0, ARG_REQUIRED };
+struct cmd_option {
+	const char *long_name;
+	int short_name;      /* 0 when none */
+	enum cmd_arg arg;
+	const char *arg_name;  /* "FILE" */
+	const char *help;
+	int id;              /* passed to the on_option callback */
+};
+
+struct cmd_help {
+	const char *const *usage;   /* NULL-terminated usage lines without the program name */
+	const char *description;    /* paragraphs */
+	const struct cmd_option *options; /* terminated by a zero row */
+	const char *exit_codes;     /* command-specific notes on exit codes, or NULL */
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct cmd_ctx *ctx, int argc, char **argv);
+	unsigned needs;
+	const char *summary;
+	const struct cmd_help *help;
+};
+
+/* Global option ids (shared by every command's parser). */
+enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR };
+
+/* Parses argv (argv[0] = command name) with the command's options plus the global ones.
+ * Calls back for each command option: return 0 to continue or an EXIT_* code to stop.
+ * Leaves non-option arguments in rest and n_rest. Returns 0, EXIT_USAGE (message printed), or
+ * -1 when --help was asked and printed. */
+int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
+	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest);
+/* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
+ * code on failure, 0 on success. */
+int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
+/* Prints help for one command to stdout. */
+void cmd_print_help(const struct cmd *cmd);
+/* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
+int cmd_write_output(const char *path, const struct buf *data);
+/* The command table (main.c). */
+extern const struct cmd commands[];
+const struct cmd *cmd_find(const char *name);
+
+int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_help(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
+
+extern const struct cmd_help plan_help, help_help, version_help;
+
+#endif

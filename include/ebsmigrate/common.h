@@ -1,0 +1,87 @@
+/*
+ * common.h - the error vocabulary, allocation helpers and the clock shared by every module.
+ *
+ * Error convention (DESIGN.md): functions below cmd_*.c never print or exit. They return 0
+ * (or a count) on success and a negative EM_E* code on failure, and append ONE complete,
+ * lower-case message naming the subject to the caller's `struct buf *err`
+ * (e.g. "volume 'vol-0a1' not found in region 'us-east-1'"). Callers add context in front
+ * with em_errprefix when they know more (the file name, the volume).
+ *
+ * Exit codes (documented in docs/exit-codes.md): see EXIT_* below.
+ */
+#ifndef EBSMIGRATE_COMMON_H
+#define EBSMIGRATE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+
+enum em_error {
+	EM_OK = 0,
+	EM_EINPUT = -1,      /* bad input: file, field or value the user gave */
+	EM_ENOTFOUND = -2,   /* a named thing does not exist */
+	EM_EIO = -3,         /* file system or database failure */
+	EM_ENET = -4,        /* connection, DNS, TLS, timeout */
+	EM_ETHROTTLED = -5,  /* throttled after all retries */
+	EM_EAUTH = -6,       /* credentials missing, invalid or forbidden */
+	EM_ELIMIT = -7,      /* an EBS rule forbids it now (in flight, rate limit) */
+	EM_ETOOBIG = -8,     /* a size cap was exceeded */
+	EM_ESERVER = -9,     /* the remote service answered with an error */
+	EM_ECONFLICT = -10,  /* concurrent modification, lock held */
+	EM_EUNSUPPORTED = -11,
+};
+
+enum em_exit {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,
+	EXIT_USAGE = 2,   /* usage error or bad input */
+	EXIT_PARTIAL = 3, /* some volumes failed or were deferred */
+	EXIT_VERIFY = 4,  /* verification found a mismatch */
+};
+
+const char *em_strerror(int code);
+int em_exit_code_for(int code); /* maps an EM_E* code to an EXIT_* code */
+
+/* Appends a formatted message to err (err may be NULL) and returns code. */
+int em_err(struct buf *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Prepends "prefix: " to the message already in err. */
+void em_errprefix(struct buf *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Allocation: abort with a message on failure; never return NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);       /* xstrdup(NULL) == NULL */
+char *xstrndup(const char *s, size_t n);
+#define XGROW(ptr, n, alloc)                                                              \
+	do {                                                                              \
+		if ((n) >= (alloc)) {                                                     \
+			(alloc) = (alloc) ? (alloc) * 2 : 16;                             \
+			if ((alloc) <= (n)) (alloc) = (n) + 1;                            \
+			(ptr) = xrealloc((ptr), (alloc) * sizeof(*(ptr)));                \
+		}                                                                         \
+	} while (0)
+
+/* The clock. Every module asks em_now(); `--now RFC3339` fixes it for reproducible runs. */
+time_t em_now(void);
+void em_set_now(time_t t); /* t < 0 restores the real clock */
+/* RFC 3339 / ISO 8601 parse ("2026-01-15T10:00:00Z", "+00:00", fractional seconds,
+ * "2026-01-15" alone = midnight UTC). Returns 0 or EM_EINPUT. */
+int em_parse_time(const char *s, time_t *out);
+/* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (at least 21 bytes). */
+void em_format_time(time_t t, char out[static 21]);
+
+/* Strict decimal integer parse of the whole string; 0 or EM_EINPUT. */
+int em_parse_i64(const char *s, int64_t *out);
+
+/* Reads a whole file. Returns 0, EM_ENOTFOUND or EM_EIO (message names the path). */
+int em_read_file(const char *path, struct buf *out, struct buf *err);
+/* Writes data to path atomically: temp file in the same directory, fsync, rename.
+ * mode is the file mode (e.g. 0644). On failure nothing is left behind. */
+int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err);
+/* mkdir -p with mode. */
+int em_mkdirs(const char *path, int mode, struct buf *err);
+
+#endif

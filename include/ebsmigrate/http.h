@@ -1,0 +1,153 @@
+/*
+ * http.h - the HTTP client every network module goes through (http.c is the only libcurl user).
+ *
+ * One struct http_client per endpoint family (AWS, each Kubernetes cluster): it owns one reused
+ * curl handle (connections are kept alive between requests), the TLS settings, a token-bucket
+ * rate limit per key ("ec2:us-east-1") and the retry policy: bounded attempts with exponential
+ * backoff and full jitter on connection errors, 429 and 5xx, and on whatever the caller's
+ * classify callback calls throttling (EC2's RequestLimitExceeded); Retry-After is honoured.
+ * Clock, sleep and randomness are injectable so tests never sleep for real.
+ *
+ * Ownership:
+ * - struct http_headers owns its names and values (copies); http_headers_release wipes the
+ *   values (they may carry tokens) and frees them.
+ * - struct http_request owns url, headers and body; method and rate_key are borrowed (usually
+ *   string literals) and must outlive http_send. http_request_release frees (and wipes) them.
+ * - struct http_response owns status headers and body; http_send resets it on every attempt,
+ *   so one response may be reused across calls. http_response_release wipes and frees.
+ * - struct http_client copies every option string; the caller's options may go away after
+ *   http_client_init. http_client_release frees everything and wipes the client key.
+ *
+ * Errors: http_send returns 0 when a final HTTP answer arrived (any status: the caller decides
+ * what a 403 means and parses the service's error body), and a negative EM_E* code, with one
+ * message appended to err, when it has no usable answer: EM_ENET (connection, DNS, TLS, timeout
+ * after all attempts), EM_ETHROTTLED (still throttled after all attempts; the last answer is
+ * left in the response for the caller to quote), EM_ETOOBIG (body over the cap), EM_EINPUT.
+ * Messages name the method and the URL without its query (presigned URLs carry signatures).
+ */
+#ifndef EBSMIGRATE_HTTP_H
+#define EBSMIGRATE_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+
+struct http_header {
+	char *name;
+	char *value;
+};
+
+struct http_headers {
+	struct http_header *v;
+	size_t n, alloc;
+};
+
+#define HTTP_HEADERS_INIT { NULL, 0, 0 }
+
+void http_headers_add(struct http_headers *h, const char *name, const char *value);
+/* Removes every header called name (case-insensitive), then adds name: value. */
+void http_headers_set(struct http_headers *h, const char *name, const char *value);
+void http_headers_remove(struct http_headers *h, const char *name);
+/* First value of name (case-insensitive), or NULL. Borrowed: valid until the next change. */
+const char *http_headers_get(const struct http_headers *h, const char *name);
+void http_headers_release(struct http_headers *h);
+
+/* What the caller's classifier says about an answer. */
+enum http_verdict {
+	HTTP_DEFAULT = 0, /* built-in rule: 429 is throttling, 5xx is transient, the rest final */
+	HTTP_THROTTLED,   /* retry; EM_ETHROTTLED if attempts run out */
+	HTTP_TRANSIENT,   /* retry; if attempts run out, return 0 with this last answer */
+	HTTP_FINAL,       /* do not retry, even a 5xx */
+};
+
+/* Inspects one answer (status, headers and the body received so far) and classifies it. */
+typedef enum http_verdict (*http_classify_fn)(void *ctx, long status, const struct http_headers *headers,
+					      const struct buf *body);
+
+struct http_request {
+	const char *method;         /* "GET", "POST", "PUT", ...; borrowed */
+	char *url;                  /* owned */
+	struct http_headers headers;
+	struct buf body;
+	const char *rate_key;       /* borrowed; NULL = not rate limited */
+	int max_attempts;           /* 0 = the client's default; 1 = no retries */
+	long timeout_ms;            /* 0 = the client's default (total, per attempt) */
+	long connect_timeout_ms;    /* 0 = the client's default */
+	int secret_body;            /* never show the body (or the answer's) in debug dumps */
+	http_classify_fn classify;  /* NULL = built-in rule only */
+	void *classify_ctx;
+};
+
+void http_request_init(struct http_request *r, const char *method, const char *url);
+void http_request_release(struct http_request *r);
+
+struct http_response {
+	long status;                /* 0 when no answer arrived */
+	struct http_headers headers; /* of the last answer */
+	struct buf body;            /* of the last answer, capped at the client's max_body */
+	int attempts;               /* attempts made by the last http_send */
+	int throttled;              /* answers classified as throttling during the last http_send */
+};
+
+void http_response_init(struct http_response *r);
+void http_response_release(struct http_response *r);
+
+struct http_options {
+	long connect_timeout_ms;    /* 0 = 10000 */
+	long timeout_ms;            /* 0 = 60000: whole attempt, connect included */
+	const char *ca_file;        /* PEM bundle; NULL = ca_pem, else AWS_CA_BUNDLE (unless
+				     * no_env_ca), else the system store */
+	const char *ca_pem;         /* PEM text in memory (kubeconfig certificate-authority-data) */
+	int no_env_ca;              /* ignore AWS_CA_BUNDLE (Kubernetes clients) */
+	const char *client_cert_file, *client_key_file;
+	const char *client_cert_pem, *client_key_pem; /* in memory; the key is wiped on release */
+	int insecure;               /* skip TLS verification (kubeconfig insecure-skip-tls-verify) */
+	int max_attempts;           /* 0 = 5 */
+	long backoff_base_ms;       /* 0 = 500: attempt n waits uniform(0, min(max, base * 2^(n-1))) */
+	long backoff_max_ms;        /* 0 = 20000 */
+	long retry_after_max_ms;    /* 0 = 60000: longest Retry-After honoured */
+	size_t max_body;            /* 0 = 64 MiB */
+	double default_rate;        /* requests/s for a rate key not set with http_client_set_rate;
+				     * 0 = 10; negative = unlimited */
+	double default_burst;       /* 0 = same as the rate */
+	const char *user_agent;     /* NULL = "ebsmigrate/VERSION" */
+	/* Injection points for tests; NULL = the real thing. */
+	int64_t (*clock_ms)(void *ctx);           /* monotonic milliseconds */
+	void (*sleep_ms)(void *ctx, int64_t ms);  /* backoff and rate-limit waits */
+	uint64_t (*random)(void *ctx);            /* jitter source */
+	void *inject_ctx;
+};
+
+struct http_bucket;
+
+/* Fields are private to http.c. */
+struct http_client {
+	void *curl;
+	struct http_options opt;    /* with owned copies of the strings */
+	struct http_bucket *buckets;
+	size_t n_buckets, alloc_buckets;
+	uint64_t rng;
+	char errbuf[256];           /* CURL_ERROR_SIZE */
+};
+
+int http_client_init(struct http_client *c, const struct http_options *opt, struct buf *err);
+void http_client_release(struct http_client *c);
+/* Sets the rate limit for one key: per_second refill, burst = bucket size (0 = per_second). */
+void http_client_set_rate(struct http_client *c, const char *key, double per_second, double burst);
+
+/* Sends req, retrying as described at the top; the final answer lands in out. */
+int http_send(struct http_client *c, const struct http_request *req, struct http_response *out,
+	      struct buf *err);
+
+/* The delay before retry number `retry` (1 = first retry): full jitter over an exponential cap. */
+int64_t http_backoff_ms(struct http_client *c, int retry);
+
+/* A request as text for debug logs: secret headers and query values replaced by REDACTED,
+ * the body shown (redacted, at most 2 KiB) unless secret_body. Caller frees. */
+char *http_request_dump(const struct http_request *r);
+
+/* Appends url without its query and fragment (for messages). */
+void http_url_for_message(struct buf *out, const char *url);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * jsonx.h - small helpers over cJSON for the modules that parse JSON documents
+ * (exports, API pages). cJSON values never leave the module that parsed them; these helpers
+ * only read. Errors name the file (origin) and the JSON path ("Volumes[3].Size").
+ */
+#ifndef EBSMIGRATE_JSONX_H
+#define EBSMIGRATE_JSONX_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+
+/* Parses text; on failure returns NULL and appends "FILE: not valid JSON at line L, column C". */
+cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err);
+/* Object member lookup (case-sensitive); NULL when absent or when obj is not an object. */
+const cJSON *jsonx_get(const cJSON *obj, const char *key);
+/* The member's string value, or NULL when absent/null/not a string. */
+const char *jsonx_str(const cJSON *obj, const char *key);
+/* Walks a dotted path of object keys ("spec.csi.volumeHandle"); NULL if any step is missing. */
+const cJSON *jsonx_path(const cJSON *obj, const char *dotted);
+const char *jsonx_path_str(const cJSON *obj, const char *dotted);
+/* Reads an integer member strictly: absent/null -> 0 with *present = 0; a non-integer number,
+ * a string or a value outside [min, max] -> EM_EINPUT with "ORIGIN: PATH.KEY: ..." in err. */
+int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out, int *present,
+	      const char *origin, const char *path, struct buf *err);
+/* Boolean member: true/false; absent -> def. */
+int jsonx_bool(const cJSON *obj, const char *key, int def);
+
+#endif

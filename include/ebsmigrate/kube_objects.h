@@ -1,0 +1,89 @@
+/*
+ * kube_objects.h - the Kubernetes objects ebsmigrate reads (PV, PVC, StorageClass,
+ * StatefulSet, VolumeAttributesClass, Pod, Node, kubelet stats/summary, `kubectl version`),
+ * from `kubectl ... -o json` documents (a List or a single object) or from API list pages.
+ * Both paths call kube_objects_load with the JSON text.
+ *
+ * PVs/PVCs/pods/nodes/usage collect in a struct kube_set until inventory.c joins them with
+ * EBS volumes; StorageClasses, StatefulSets and VACs go straight into the fleet.
+ * Ownership: the set owns its strings; kube_set_release frees them.
+ */
+#ifndef EBSMIGRATE_KUBE_OBJECTS_H
+#define EBSMIGRATE_KUBE_OBJECTS_H
+
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/strmap.h"
+#include "ebsmigrate/volume.h"
+
+#define EBS_CSI_DRIVER "ebs.csi.aws.com"
+#define EBS_INTREE_DRIVER "kubernetes.io/aws-ebs"
+
+struct kube_pv {
+	char *cluster, *name;
+	char *volume_id;      /* "vol-..." */
+	char *driver;         /* EBS_CSI_DRIVER or EBS_INTREE_DRIVER */
+	int in_tree;
+	char *claim_namespace, *claim_name;
+	char *storage_class;
+	char *zone;           /* from topology labels / node affinity, NULL unknown */
+	char *type_param;     /* volume type when known from the PV (CSI volumeAttributes) */
+	int64_t capacity_gib; /* spec.capacity.storage rounded up to GiB */
+	char *origin;
+};
+
+struct kube_pvc {
+	char *cluster, *namespace_, *name;
+	char *volume_name, *storage_class;
+	char *vac, *current_vac;
+	struct kv *labels;
+	size_t n_labels;
+};
+
+struct kube_claim_use { /* a pod on a node mounting a PVC */
+	char *cluster, *namespace_, *claim, *node;
+};
+
+struct kube_node {
+	char *cluster, *name, *instance_type;
+};
+
+struct kube_usage {
+	char *cluster, *namespace_, *pvc;
+	int64_t used_bytes, capacity_bytes;
+};
+
+struct kube_set {
+	struct kube_pv *pvs;
+	size_t n_pvs, alloc_pvs;
+	struct kube_pvc *pvcs;
+	size_t n_pvcs, alloc_pvcs;
+	struct kube_claim_use *uses;
+	size_t n_uses, alloc_uses;
+	struct kube_node *nodes;
+	size_t n_nodes, alloc_nodes;
+	struct kube_usage *usage;
+	size_t n_usage, alloc_usage;
+	struct strmap pv_by_name;   /* "cluster\tname" -> pvs index (dedupe) */
+	struct strmap pvc_by_key;   /* "cluster\tns\tname" -> pvcs index */
+	size_t ignored_pvs;         /* PVs of other drivers */
+};
+
+void kube_set_init(struct kube_set *ks);
+void kube_set_release(struct kube_set *ks);
+
+/* Loads one document into ks and f for the named cluster. Items of kinds ebsmigrate does not
+ * use are skipped. Returns the number of items used, or EM_EINPUT with a message naming
+ * origin and the JSON path (e.g. "items[4] (PersistentVolume 'pvc-1a2b'): spec.csi.volumeHandle
+ * 'disk-1' is not an EBS volume id"). */
+int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
+		      size_t len, const char *origin, struct buf *err);
+
+/* Parses a Kubernetes quantity ("100Gi", "1Ti", "500G", "107374182400") into bytes. */
+int kube_parse_quantity(const char *s, int64_t *bytes_out);
+/* "aws://us-east-1a/vol-0abc", "aws:///vol-0abc", "vol-0abc" -> "vol-0abc" (caller frees);
+ * NULL when the last path segment is not a volume id. */
+char *kube_ebs_volume_id(const char *volume_id_field);
+
+#endif

@@ -1,0 +1,19 @@
+/*
+ * plan_output.h - writes a plan as a terminal table, JSON (schema ebsmigrate.plan/v1,
+ * docs/plan-json.md), CSV (RFC 4180, one row per volume) or Markdown.
+ * Appends to a caller-owned buf; never prints.
+ */
+#ifndef EBSMIGRATE_PLAN_OUTPUT_H
+#define EBSMIGRATE_PLAN_OUTPUT_H
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/planner.h"
+
+enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN };
+
+int out_format_parse(const char *s, enum out_format *out);
+void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);
+/* Table rendering options: colour for actions, terminal width (0 = unlimited). */
+void plan_write_table(struct buf *out, const struct plan *p, int color);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * volume.h - the record every stage hands the next: one EBS volume with what is known
+ * about it (EC2 attributes, latest modification, Kubernetes binding, usage, metrics).
+ *
+ * Ownership: a struct fleet owns its volumes and every string inside them; strings are
+ * heap copies (never pointers into a parser's tree). fleet_release frees everything.
+ * Numeric fields use 0 for "absent" where 0 is not a valid value (iops, throughput);
+ * flags say "known" where 0 is valid (has_usage, metrics.has).
+ */
+#ifndef EBSMIGRATE_VOLUME_H
+#define EBSMIGRATE_VOLUME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+
+enum ebs_type {
+	EBS_UNKNOWN = 0,
+	EBS_GP2,
+	EBS_GP3,
+	EBS_IO1,
+	EBS_IO2,
+	EBS_ST1,
+	EBS_SC1,
+	EBS_STANDARD,
+	EBS_TYPE_COUNT
+};
+
+const char *ebs_type_name(enum ebs_type t); /* "gp2"...; "unknown" */
+enum ebs_type ebs_type_parse(const char *s); /* EBS_UNKNOWN when not an EBS type */
+
+struct kv {
+	char *key;
+	char *value;
+};
+
+struct attachment {
+	char *instance_id;
+	char *device;
+	char *state;
+	char *instance_type; /* from DescribeInstances or the node, NULL when unknown */
+};
+
+/* One modification (the latest EC2 shows, or one from the ledger). */
+struct volume_mod {
+	char *state;          /* modifying | optimizing | completed | failed */
+	char *status_message;
+	time_t start_time;    /* 0 = unknown */
+	time_t end_time;      /* 0 = not ended / unknown */
+	enum ebs_type target_type, original_type;
+	int64_t target_size, original_size;
+	int64_t target_iops, original_iops;
+	int64_t target_throughput, original_throughput;
+	int64_t progress;     /* percent */
+};
+
+/* The Kubernetes side of a volume: its PV and, when bound, its PVC. */
+struct kube_binding {
+	char *cluster;
+	char *pv;
+	char *namespace_; /* PVC namespace, NULL when unbound */
+	char *pvc;
+	char *storage_class;
+	char *driver;         /* "ebs.csi.aws.com" or "kubernetes.io/aws-ebs" */
+	int in_tree;          /* awsElasticBlockStore PV: no VAC route */
+	char *vac;            /* PVC spec.volumeAttributesClassName */
+	char *current_vac;    /* PVC status.currentVolumeAttributesClassName */
+	char *statefulset;    /* owning StatefulSet (by claim template naming), or NULL */
+	char *node;           /* node of the pod using it, when known */
+	char *node_instance_type; /* that node's instance type label, when known */
+	struct kv *labels;    /* PVC labels */
+	size_t n_labels;
+	int has_usage;
+	int64_t used_bytes, capacity_bytes;
+};
+
+/* CloudWatch-derived figures over the look-back (filled by live inventory). */
+struct volume_metrics {
+	int has;
+	double p99_iops, max_iops;
+	double p99_mibps, max_mibps;
+	double min_burst_balance;   /* percent; < 0 = not reported */
+	double share_at_iops_ceiling, share_at_tput_ceiling;
+	int64_t lookback_s;
+};
+
+struct volume {
+	char *volume_id;
+	char *account;           /* from a labelled export or the live identity; NULL unknown */
+	char *region;            /* from the AZ: "us-west-2" */
+	char *availability_zone; /* "us-west-2a", "us-west-2-lax-1a" */
+	char *location;          /* pricing location: region, or a Local Zone group "us-west-2-lax-1" */
+	int64_t size_gib;
+	enum ebs_type type;
+	int64_t iops;            /* 0 = absent */
+	int64_t throughput;      /* MiB/s, 0 = absent */
+	char *state;             /* available | in-use | creating | deleting | ... */
+	time_t create_time;
+	int encrypted;
+	char *kms_key_id;
+	int multi_attach;
+	struct attachment *attachments;
+	size_t n_attachments;
+	struct kv *tags;
+	size_t n_tags;
+	struct volume_mod *mods; /* every modification known, oldest first (by start_time) */
+	size_t n_mods;           /* mods[n_mods - 1] is the latest */
+	struct kube_binding *kube; /* NULL: not in any cluster */
+	struct volume_metrics metrics;
+	int missing;             /* 1: only a PV names it; absent from the EC2 data */
+	char *source;            /* the file (or "ec2:REGION") it came from, for messages */
+};
+
+/* Cluster-wide objects that shape plan-level warnings and manifests. */
+struct storage_class {
+	char *cluster, *name, *provisioner;
+	char *type;              /* parameters.type, NULL when unset */
+	int is_default;
+	int allow_expansion;
+	char *encrypted;         /* parameters.encrypted as given */
+	char *kms_key_id;
+	struct kv *parameters;
+	size_t n_parameters;
+};
+
+struct statefulset_ref {
+	char *cluster, *namespace_, *name;
+	char **claim_templates;       /* volumeClaimTemplates[].metadata.name */
+	char **claim_storage_classes; /* each template's storageClassName (NULL = default) */
+	size_t n_templates;
+};
+
+struct vac_ref {
+	char *cluster, *name, *driver, *api_version;
+	struct kv *parameters;
+	size_t n_parameters;
+};
+
+struct fleet {
+	struct volume *vols;
+	size_t n, alloc;
+	struct storage_class *scs;
+	size_t n_scs, alloc_scs;
+	struct statefulset_ref *sts;
+	size_t n_sts, alloc_sts;
+	struct vac_ref *vacs;
+	size_t n_vacs, alloc_vacs;
+	char **clusters;            /* cluster names seen, in input order */
+	size_t n_clusters, alloc_clusters;
+	char **cluster_versions;    /* parallel to clusters: "1.31", NULL when unknown */
+	char **notices;             /* non-fatal input problems, complete messages */
+	size_t n_notices, alloc_notices;
+	struct vol_index *index;    /* volume_id -> position; private to volume.c */
+};
+
+void fleet_init(struct fleet *f);
+void fleet_release(struct fleet *f);
+/* Returns the volume with that id, or NULL. */
+struct volume *fleet_find(struct fleet *f, const char *volume_id);
+/* Appends a zeroed volume owning a copy of volume_id; the caller fills the rest.
+ * The pointer stays valid until the next fleet_add_volume. */
+struct volume *fleet_add_volume(struct fleet *f, const char *volume_id);
+void fleet_add_notice(struct fleet *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Registers a cluster name (once); returns its index. */
+size_t fleet_add_cluster(struct fleet *f, const char *name);
+void volume_release(struct volume *v);
+void kube_binding_free(struct kube_binding *k);
+const char *volume_tag(const struct volume *v, const char *key); /* NULL when absent */
+/* The latest known modification, or NULL. */
+const struct volume_mod *volume_latest_mod(const struct volume *v);
+/* Adds a modification (a copy; strings duplicated) keeping mods ordered by start time. A record
+ * with the same start time as a known one replaces it when it is further along. */
+void volume_add_mod(struct volume *v, const struct volume_mod *m);
+void volume_mod_release(struct volume_mod *m);
+
+/* Splits an AZ into region and pricing location:
+ *   "us-east-1a" -> region "us-east-1", location "us-east-1"
+ *   "us-west-2-lax-1a" -> region "us-west-2", location "us-west-2-lax-1"
+ * Returns 0 or EM_EINPUT for a string that is not an AZ name. */
+int volume_split_az(const char *az, char **region_out, char **location_out);
+
+#endif

@@ -1,0 +1,186 @@
+/*
+ * buf.c - the growable string (see buf.h for the ownership rules).
+ *
+ * Invariant: b->s is NUL-terminated at b->len at all times; while b->cap == 0 it points at
+ * the shared static empty string, which is never written to.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/common.h"
+
+char buf_empty_[1];
+
+void buf_init(struct buf *b)
+{
+	b->s = buf_empty_;
+	b->len = 0;
+	b->cap = 0;
+	b->max = 0;
+}
+
+void buf_release(struct buf *b)
+{
+	if (b->cap)
+		free(b->s);
+	size_t max = b->max;
+	buf_init(b);
+	b->max = max;
+}
+
+char *buf_detach(struct buf *b)
+{
+	char *s = b->cap ? b->s : xstrdup("");
+	size_t max = b->max;
+	buf_init(b);
+	b->max = max;
+	return s;
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->cap)
+		b->s[0] = '\0';
+}
+
+void buf_set_cap(struct buf *b, size_t max)
+{
+	b->max = max;
+}
+
+int buf_grow(struct buf *b, size_t extra)
+{
+	if (b->max && b->len + extra > b->max)
+		return EM_ETOOBIG;
+	size_t need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	size_t ncap = b->cap ? b->cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if (b->cap) {
+		b->s = xrealloc(b->s, ncap);
+	} else {
+		b->s = xmalloc(ncap);
+		b->s[0] = '\0';
+	}
+	b->cap = ncap;
+	return 0;
+}
+
+int buf_add(struct buf *b, const void *data, size_t n)
+{
+	if (n == 0)
+		return 0;
+	int rc = buf_grow(b, n);
+	if (rc)
+		return rc;
+	memcpy(b->s + b->len, data, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+	return 0;
+}
+
+int buf_adds(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+int buf_addc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+int buf_vaddf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	char small[256];
+	int n = vsnprintf(small, sizeof small, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return EM_EINPUT;
+	if ((size_t)n < sizeof small)
+		return buf_add(b, small, (size_t)n);
+	int rc = buf_grow(b, (size_t)n);
+	if (rc)
+		return rc;
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int buf_addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = buf_vaddf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+void buf_add_json_escaped(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		buf_add(b, run, (size_t)(s - run));
+		run = s + 1;
+		switch (c) {
+		case '"': buf_adds(b, "\\\""); break;
+		case '\\': buf_adds(b, "\\\\"); break;
+		case '\n': buf_adds(b, "\\n"); break;
+		case '\r': buf_adds(b, "\\r"); break;
+		case '\t': buf_adds(b, "\\t"); break;
+		default: {
+			char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+			buf_adds(b, u);
+		}
+		}
+	}
+	buf_add(b, run, (size_t)(s - run));
+}
+
+void buf_add_csv_field(struct buf *b, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (s[0] == '\0' || s[strlen(s) - 1] != ' ')) {
+		buf_adds(b, s);
+		return;
+	}
+	buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			buf_addc(b, '"');
+		buf_addc(b, *s);
+	}
+	buf_addc(b, '"');
+}
+
+void buf_add_urlencoded(struct buf *b, const char *s, int encode_slash)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~' || (c == '/' && !encode_slash)) {
+			buf_addc(b, (char)c);
+		} else {
+			char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+			buf_add(b, e, 3);
+		}
+	}
+}
+
+void buf_trim_trailing(struct buf *b, char c)
+{
+	while (b->len && b->s[b->len - 1] == c)
+		b->s[--b->len] = '\0';
+}

@@ -1,0 +1,279 @@
+/*
+ * cmd_common.c - what every command shares: option parsing from a declared table (with the
+ * global options), help rendering from the same table, setup by `needs`, atomic output.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+
+static const struct cmd_option global_options[] = {
+	{"db", 0, ARG_REQUIRED, "FILE", "database file (default $XDG_STATE_HOME/ebsmigrate/ebsmigrate.db)", OPT_DB},
+	{"now", 0, ARG_REQUIRED, "TIME", "use TIME (RFC 3339) as the current time, for reproducible runs", OPT_NOW},
+	{"pricing-dir", 0, ARG_REQUIRED, "DIR",
+	 "read prices from GetProducts JSON files in DIR instead of the database", OPT_PRICING_DIR},
+	{"verbose", 'v', ARG_NONE, NULL, "more diagnostics on stderr (twice: debug)", OPT_VERBOSE},
+	{"quiet", 'q', ARG_NONE, NULL, "only errors on stderr", OPT_QUIET},
+	{"no-color", 0, ARG_NONE, NULL, "never colour output (NO_COLOR is honoured too)", OPT_NO_COLOR},
+	{"help", 'h', ARG_NONE, NULL, "show this help", OPT_HELP},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static size_t count_opts(const struct cmd_option *o)
+{
+	size_t n = 0;
+	while (o && o[n].long_name)
+		n++;
+	return n;
+}
+
+static int handle_global(struct cmd_ctx *ctx, int id, const char *arg)
+{
+	switch (id) {
+	case OPT_DB: ctx->db_path = arg; return 0;
+	case OPT_PRICING_DIR: ctx->pricing_dir = arg; return 0;
+	case OPT_NOW: {
+		time_t t;
+		if (em_parse_time(arg, &t)) {
+			log_error("--now: '%s' is not an RFC 3339 time (e.g. 2026-12-01T00:00:00Z)", arg);
+			return EXIT_USAGE;
+		}
+		ctx->now_arg = arg;
+		ctx->now = t;
+		em_set_now(t);
+		return 0;
+	}
+	case OPT_VERBOSE:
+		ctx->verbose++;
+		log_set_level(ctx->verbose > 1 ? LOG_DEBUG : LOG_VERBOSE);
+		return 0;
+	case OPT_QUIET:
+		ctx->quiet = 1;
+		log_set_level(LOG_QUIET);
+		return 0;
+	case OPT_NO_COLOR: ctx->no_color = 1; ctx->color_stdout = 0; return 0;
+	}
+	return EXIT_USAGE;
+}
+
+int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
+	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest)
+{
+	const struct cmd_option *own = cmd->help ? cmd->help->options : NULL;
+	size_t n_own = count_opts(own), n_glob = count_opts(global_options);
+	struct option *lo = xcalloc(n_own + n_glob + 1, sizeof *lo);
+	const struct cmd_option **by_index = xcalloc(n_own + n_glob + 1, sizeof *by_index);
+	struct buf shorts = BUF_INIT;
+	buf_addc(&shorts, ':'); /* report missing arguments as ':' */
+	size_t k = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		const struct cmd_option *tab = pass ? global_options : own;
+		for (size_t i = 0; tab && tab[i].long_name; i++) {
+			lo[k].name = tab[i].long_name;
+			lo[k].has_arg = tab[i].arg == ARG_REQUIRED ? required_argument : no_argument;
+			lo[k].flag = NULL;
+			lo[k].val = 0x10000 + (int)k;
+			by_index[k] = &tab[i];
+			if (tab[i].short_name) {
+				buf_addc(&shorts, (char)tab[i].short_name);
+				if (tab[i].arg == ARG_REQUIRED)
+					buf_addc(&shorts, ':');
+			}
+			k++;
+		}
+	}
+	int rc = 0, c, idx;
+	optind = 1;
+	opterr = 0;
+	while (!rc && (c = getopt_long(argc, argv, shorts.s, lo, &idx)) != -1) {
+		const struct cmd_option *o = NULL;
+		if (c >= 0x10000) {
+			o = by_index[c - 0x10000];
+		} else if (c == '?' || c == ':') {
+			const char *bad = argv[optind - 1];
+			if (c == ':')
+				log_error("option '%s' needs a value; see 'ebsmigrate help %s'", bad, cmd->name);
+			else
+				log_error("unknown option '%s'; see 'ebsmigrate help %s'", optopt ? (char[]){'-', (char)optopt, 0} : bad,
+					  cmd->name);
+			rc = EXIT_USAGE;
+			break;
+		} else {
+			for (size_t i = 0; i < k; i++)
+				if (by_index[i]->short_name == c)
+					o = by_index[i];
+		}
+		if (!o) {
+			rc = EXIT_USAGE;
+			break;
+		}
+		if (o->id == OPT_HELP) {
+			cmd_print_help(cmd);
+			rc = -1;
+		} else if (o->id > OPT_GLOBAL_BASE) {
+			rc = handle_global(ctx, o->id, optarg);
+		} else {
+			rc = on_option ? on_option(st, o->id, optarg) : EXIT_USAGE;
+		}
+	}
+	if (!rc) {
+		*rest = argv + optind;
+		*n_rest = argc - optind;
+	}
+	free(lo);
+	free(by_index);
+	buf_release(&shorts);
+	return rc;
+}
+
+int cmd_prepare(struct cmd_ctx *ctx, unsigned needs)
+{
+	struct buf err = BUF_INIT;
+	int rc = 0;
+	if ((needs & NEEDS_PRICES) && ctx->pricing_dir) {
+		pricebook_init(&ctx->book);
+		rc = pricebook_load_dir(&ctx->book, ctx->pricing_dir, &err);
+		if (!rc && ctx->book.n == 0)
+			rc = em_err(&err, EM_EINPUT, "--pricing-dir '%s': no EBS prices found", ctx->pricing_dir);
+		if (rc) {
+			pricebook_release(&ctx->book);
+			goto fail;
+		}
+		ctx->have_book = 1;
+		needs &= ~(unsigned)NEEDS_PRICES;
+	}
+	if (needs & (NEEDS_DB | NEEDS_PRICES)) {
+		struct buf path = BUF_INIT;
+		if (!ctx->db_path) {
+			ledger_default_path(&path);
+			ctx->db_path = buf_detach(&path); /* lives until exit */
+		}
+		rc = ledger_open(&ctx->db, ctx->db_path, &err);
+		if (rc)
+			goto fail;
+	}
+	if (needs & NEEDS_PRICES) {
+		rc = ledger_pricebook_for_planning(ctx->db, &ctx->book, &err);
+		if (rc)
+			goto fail;
+		ctx->have_book = 1;
+	}
+	buf_release(&err);
+	return 0;
+fail:
+	log_error("%s", err.s);
+	buf_release(&err);
+	return em_exit_code_for(rc);
+}
+
+static void print_wrapped(FILE *f, const char *text, int indent, int width)
+{
+	/* Paragraphs separated by blank lines; lines starting with two spaces are kept verbatim. */
+	const char *p = text;
+	int col = 0;
+	while (*p) {
+		if (*p == '\n') {
+			fputc('\n', f);
+			col = 0;
+			p++;
+			if (*p == ' ' && p[1] == ' ') {
+				const char *e = strchr(p, '\n');
+				size_t n = e ? (size_t)(e - p) : strlen(p);
+				fprintf(f, "%*s%.*s", indent, "", (int)n, p);
+				p += n;
+				col = 1;
+			}
+			continue;
+		}
+		size_t wl = strcspn(p, " \n");
+		if (col == 0) {
+			fprintf(f, "%*s", indent, "");
+			col = indent;
+		} else if (col + 1 + (int)wl > width) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, wl, f);
+		col += (int)wl;
+		p += wl;
+		while (*p == ' ')
+			p++;
+	}
+	if (col)
+		fputc('\n', f);
+}
+
+static void print_options(const struct cmd_option *o)
+{
+	for (size_t i = 0; o && o[i].long_name; i++) {
+		struct buf b = BUF_INIT;
+		if (o[i].short_name)
+			buf_addf(&b, "-%c, ", o[i].short_name);
+		else
+			buf_adds(&b, "    ");
+		buf_addf(&b, "--%s", o[i].long_name);
+		if (o[i].arg == ARG_REQUIRED)
+			buf_addf(&b, " %s", o[i].arg_name ? o[i].arg_name : "VALUE");
+		if (b.len < 28)
+			printf("  %-28s %s\n", b.s, o[i].help);
+		else
+			printf("  %s\n  %-28s %s\n", b.s, "", o[i].help);
+		buf_release(&b);
+	}
+}
+
+void cmd_print_help(const struct cmd *cmd)
+{
+	const struct cmd_help *h = cmd->help;
+	printf("ebsmigrate %s - %s\n\n", cmd->name, cmd->summary);
+	if (h && h->usage) {
+		printf("Usage:\n");
+		for (size_t i = 0; h->usage[i]; i++)
+			printf("  ebsmigrate %s\n", h->usage[i]);
+		printf("\n");
+	}
+	if (h && h->description) {
+		print_wrapped(stdout, h->description, 0, 78);
+		printf("\n");
+	}
+	if (h && h->options && h->options[0].long_name) {
+		printf("Options:\n");
+		print_options(h->options);
+		printf("\n");
+	}
+	printf("Global options:\n");
+	print_options(global_options);
+	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed\n");
+	if (h && h->exit_codes)
+		print_wrapped(stdout, h->exit_codes, 2, 78);
+	printf("\nSee docs/%s.md for the full reference.\n", cmd->name);
+}
+
+int cmd_write_output(const char *path, const struct buf *data)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		if (fwrite(data->s, 1, data->len, stdout) != data->len || fflush(stdout) != 0) {
+			log_error("cannot write to standard output");
+			return EXIT_RUNTIME;
+		}
+		return EXIT_OK;
+	}
+	struct buf err = BUF_INIT;
+	int rc = em_write_file_atomic(path, data->s, data->len, 0644, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return EXIT_RUNTIME;
+	}
+	buf_release(&err);
+	return EXIT_OK;
+}

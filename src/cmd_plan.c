@@ -1,0 +1,198 @@
+/*
+ * cmd_plan.c - `ebsmigrate plan`: options, help and glue (inventory -> planner -> writer ->
+ * ledger). No domain logic here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+#include "ebsmigrate/plan_output.h"
+#include "ebsmigrate/planner.h"
+
+enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD };
+
+static const struct cmd_option plan_options[] = {
+	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); repeatable",
+	 OPT_FROM_AWS},
+	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE",
+	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
+	 "stats/summary, 'kubectl version -o json'); repeatable",
+	 OPT_FROM_KUBE},
+	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
+	 OPT_MODE},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
+	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const plan_usage[] = {
+	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--mode MODE] [--format FORMAT] [-o FILE]",
+	NULL,
+};
+
+const struct cmd_help plan_help = {
+	plan_usage,
+	"Reads EBS volumes (AWS CLI JSON exports) and Kubernetes objects (kubectl JSON exports), "
+	"prices every volume from the price book and recommends, for each gp2 volume, the gp3 "
+	"IOPS and throughput that keep its performance, with the monthly cost before and after, "
+	"the savings, flags (unattached, in-tree-pv, throughput-burst-only, oversized-for-iops, "
+	"modification-limit, unpriced, ...), the action (migrate, skip, blocked, review) and when "
+	"the volume may be modified under EBS's rules (one modification in flight, at most 4 per "
+	"rolling 24 hours).\n"
+	"\n"
+	"The plan is recorded in the database (its id is printed on stderr) unless --no-record. "
+	"Reading live from the AWS and Kubernetes APIs (no --from-* options) is not available yet.\n"
+	"\n"
+	"Examples:\n"
+	"  aws ec2 describe-volumes --output json > vols.json\n"
+	"  kubectl get pv,pvc,storageclass,statefulset -A -o json > prod.json\n"
+	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
+	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json",
+	plan_options,
+	"Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
+	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal.",
+};
+
+struct plan_args {
+	struct inventory_source *aws, *kube;
+	size_t n_aws, n_kube, alloc_aws, alloc_kube;
+	enum plan_mode mode;
+	enum out_format format;
+	const char *output;
+	int no_record;
+};
+
+static void add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
+{
+	XGROW(*arr, *n, *alloc);
+	struct inventory_source *s = &(*arr)[(*n)++];
+	const char *eq = strchr(arg, '=');
+	/* LABEL=FILE: a label has no '/', and an existing file named "a=b.json" is taken as a file. */
+	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
+		s->label = xstrndup(arg, (size_t)(eq - arg));
+		s->path = eq + 1;
+	} else {
+		s->label = NULL;
+		s->path = arg;
+	}
+}
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct plan_args *a = st;
+	switch (id) {
+	case OPT_FROM_AWS: add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
+	case OPT_FROM_KUBE: add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
+	case OPT_MODE:
+		if (plan_mode_parse(arg, &a->mode)) {
+			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_FORMAT:
+		if (out_format_parse(arg, &a->format)) {
+			log_error("--format: '%s' is not one of table, json, csv, markdown", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	}
+	return EXIT_USAGE;
+}
+
+static void free_sources(struct inventory_source *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)s[i].label);
+	free(s);
+}
+
+int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct plan_args a;
+	memset(&a, 0, sizeof a);
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("plan"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	if (n_rest) {
+		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json", rest[0]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (!a.n_aws && !a.n_kube) {
+		log_error("no inputs: give --from-aws-json FILE and/or --from-kube-json FILE "
+			  "(reading live from the AWS and Kubernetes APIs is not available yet)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rc = cmd_prepare(ctx, NEEDS_PRICES | (a.no_record ? 0 : NEEDS_DB));
+	if (rc)
+		goto out;
+
+	struct fleet fleet;
+	fleet_init(&fleet);
+	struct buf err = BUF_INIT;
+	struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};
+	int lrc = inventory_load_exports(&fleet, &src, &err);
+	if (lrc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(lrc);
+		buf_release(&err);
+		fleet_release(&fleet);
+		goto out;
+	}
+	struct plan_options po = {a.mode, em_now()};
+	struct plan plan;
+	planner_build(&plan, &fleet, &ctx->book, &po);
+
+	struct buf out = BUF_INIT;
+	if (a.format == FORMAT_TABLE)
+		plan_write_table(&out, &plan, ctx->color_stdout && !a.output);
+	else
+		plan_write(&out, &plan, a.format);
+	if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
+		for (size_t i = 0; i < plan.n_warnings; i++)
+			log_warning("%s", plan.warnings[i]);
+	rc = cmd_write_output(a.output, &out);
+
+	if (!rc && !a.no_record && ctx->db) {
+		struct buf json = BUF_INIT;
+		if (a.format == FORMAT_JSON)
+			buf_add(&json, out.s, out.len);
+		else
+			plan_write(&json, &plan, FORMAT_JSON);
+		char ts[21];
+		em_format_time(plan.generated_at, ts);
+		int64_t id = 0;
+		buf_reset(&err);
+		if (ledger_plan_record(ctx->db, ts, plan_mode_name(plan.mode), ctx->book.version, plan.totals.volumes,
+				       plan.totals.savings_monthly, json.s, &id, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		} else {
+			log_notice("plan %lld recorded in %s", (long long)id, ctx->db_path);
+		}
+		buf_release(&json);
+	}
+	buf_release(&out);
+	buf_release(&err);
+	plan_release(&plan);
+	fleet_release(&fleet);
+out:
+	free_sources(a.aws, a.n_aws);
+	free_sources(a.kube, a.n_kube);
+	return rc;
+}

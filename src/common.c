@@ -1,0 +1,323 @@
+/*
+ * common.c - error vocabulary, allocation helpers, the reproducible clock, strict number and
+ * time parsing, and whole-file I/O with atomic replacement.
+ *
+ * Invariants: xmalloc & co never return NULL (they abort with a message); em_write_file_atomic
+ * never leaves a partially written target or a stray temp file behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+
+static time_t fixed_now = -1; /* set once from --now by main.c; the only clock override */
+
+const char *em_strerror(int code)
+{
+	switch (code) {
+	case EM_OK: return "ok";
+	case EM_EINPUT: return "bad input";
+	case EM_ENOTFOUND: return "not found";
+	case EM_EIO: return "i/o error";
+	case EM_ENET: return "network error";
+	case EM_ETHROTTLED: return "throttled";
+	case EM_EAUTH: return "not authorized";
+	case EM_ELIMIT: return "modification rule";
+	case EM_ETOOBIG: return "too large";
+	case EM_ESERVER: return "service error";
+	case EM_ECONFLICT: return "conflict";
+	case EM_EUNSUPPORTED: return "unsupported";
+	}
+	return "error";
+}
+
+int em_exit_code_for(int code)
+{
+	switch (code) {
+	case EM_OK: return EXIT_OK;
+	case EM_EINPUT:
+	case EM_ENOTFOUND:
+	case EM_ETOOBIG: return EXIT_USAGE;
+	default: return EXIT_RUNTIME;
+	}
+}
+
+int em_err(struct buf *err, int code, const char *fmt, ...)
+{
+	if (!err)
+		return code;
+	if (err->len)
+		buf_adds(err, "; ");
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(err, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void em_errprefix(struct buf *err, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	struct buf pre = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&pre, fmt, ap);
+	va_end(ap);
+	buf_adds(&pre, ": ");
+	buf_add(&pre, err->s, err->len);
+	buf_release(err);
+	*err = pre;
+}
+
+static void oom(size_t n)
+{
+	fprintf(stderr, "fatal: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+time_t em_now(void)
+{
+	return fixed_now >= 0 ? fixed_now : time(NULL);
+}
+
+void em_set_now(time_t t)
+{
+	fixed_now = t;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int read_digits(const char **p, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -1;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*out = v;
+	return 0;
+}
+
+int em_parse_time(const char *s, time_t *out)
+{
+	const char *p = s;
+	int y, mo, d, h = 0, mi = 0, se = 0;
+	if (!s || read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
+	    read_digits(&p, 2, &d))
+		return EM_EINPUT;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31)
+		return EM_EINPUT;
+	int64_t offset = 0;
+	if (*p == 'T' || *p == 't' || *p == ' ') {
+		p++;
+		if (read_digits(&p, 2, &h) || *p++ != ':' || read_digits(&p, 2, &mi))
+			return EM_EINPUT;
+		if (*p == ':') {
+			p++;
+			if (read_digits(&p, 2, &se))
+				return EM_EINPUT;
+			if (*p == '.') {
+				p++;
+				if (*p < '0' || *p > '9')
+					return EM_EINPUT;
+				while (*p >= '0' && *p <= '9')
+					p++;
+			}
+		}
+		if (h > 23 || mi > 59 || se > 60)
+			return EM_EINPUT;
+		if (*p == 'Z' || *p == 'z') {
+			p++;
+		} else if (*p == '+' || *p == '-') {
+			int sign = *p == '-' ? -1 : 1, oh, om;
+			p++;
+			if (read_digits(&p, 2, &oh))
+				return EM_EINPUT;
+			if (*p == ':')
+				p++;
+			if (read_digits(&p, 2, &om))
+				return EM_EINPUT;
+			offset = sign * (oh * 3600 + om * 60);
+		} else {
+			return EM_EINPUT;
+		}
+	}
+	if (*p)
+		return EM_EINPUT;
+	int64_t t = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + se - offset;
+	*out = (time_t)t;
+	return 0;
+}
+
+void em_format_time(time_t t, char out[static 21])
+{
+	int64_t z = (int64_t)t;
+	int64_t days = z >= 0 ? z / 86400 : (z - 86399) / 86400;
+	int64_t secs = z - days * 86400;
+	/* civil_from_days */
+	days += 719468;
+	int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+	unsigned doe = (unsigned)(days - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	unsigned m = mp < 10 ? mp + 3 : mp - 9;
+	y += m <= 2;
+	char tmp[80];
+	snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02u:%02u:%02uZ", (int)y, m, d, (unsigned)(secs / 3600) % 24u,
+		 (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
+	memcpy(out, tmp, 20);
+	out[20] = '\0';
+}
+
+int em_parse_i64(const char *s, int64_t *out)
+{
+	if (!s || !*s)
+		return EM_EINPUT;
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || end == s || (s[0] != '-' && (s[0] < '0' || s[0] > '9')))
+		return EM_EINPUT;
+	*out = v;
+	return 0;
+}
+
+int em_read_file(const char *path, struct buf *out, struct buf *err)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!f)
+		return em_err(err, errno == ENOENT ? EM_ENOTFOUND : EM_EIO, "cannot read '%s': %s", path,
+			      strerror(errno));
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(out, chunk, n);
+	int bad = ferror(f);
+	int saved = errno;
+	if (f != stdin)
+		fclose(f);
+	if (bad)
+		return em_err(err, EM_EIO, "cannot read '%s': %s", path, strerror(saved));
+	return 0;
+}
+
+int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err)
+{
+	struct buf tmp = BUF_INIT;
+	buf_addf(&tmp, "%s.tmp.XXXXXX", path);
+	int fd = mkstemp(tmp.s);
+	if (fd < 0) {
+		int e = errno;
+		buf_release(&tmp);
+		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+	}
+	size_t off = 0;
+	int e = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	if (!e && fchmod(fd, (mode_t)mode) != 0)
+		e = errno;
+	if (!e && fsync(fd) != 0)
+		e = errno;
+	if (close(fd) != 0 && !e)
+		e = errno;
+	if (!e && rename(tmp.s, path) != 0)
+		e = errno;
+	if (e) {
+		unlink(tmp.s);
+		buf_release(&tmp);
+		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+	}
+	buf_release(&tmp);
+	return 0;
+}
+
+int em_mkdirs(const char *path, int mode, struct buf *err)
+{
+	struct buf p = BUF_INIT;
+	buf_adds(&p, path);
+	for (size_t i = 1; i <= p.len; i++) {
+		if (p.s[i] != '/' && p.s[i] != '\0')
+			continue;
+		char saved = p.s[i];
+		p.s[i] = '\0';
+		if (mkdir(p.s, (mode_t)mode) != 0 && errno != EEXIST) {
+			int e = errno;
+			int rc = em_err(err, EM_EIO, "cannot create directory '%s': %s", p.s, strerror(e));
+			buf_release(&p);
+			return rc;
+		}
+		p.s[i] = saved;
+	}
+	buf_release(&p);
+	return 0;
+}

@@ -1,0 +1,696 @@
+/*
+ * http.c - the HTTP client: retries, backoff, rate limits and TLS over one reused curl handle.
+ * The only file that includes curl.h (see http.h for the contract and ownership).
+ *
+ * Entry points: http_client_init / http_client_release, http_client_set_rate, http_send,
+ * http_backoff_ms, http_request_dump, and the header-list helpers.
+ *
+ * Invariants:
+ * - Every attempt has a connect timeout and a total timeout; attempts are bounded by
+ *   max_attempts; nothing retries forever and nothing waits longer than retry_after_max_ms
+ *   (Retry-After) or backoff_max_ms (backoff) between attempts.
+ * - The retry decision per answer: the caller's classifier first, then the built-in rule
+ *   (429 throttling, 5xx transient, everything else final). Connection-level failures
+ *   (refused, reset, timeout, DNS, empty reply) are retried; configuration failures (bad URL,
+ *   bad CA file, certificate rejected) are not.
+ * - Each attempt takes one token from the request's rate bucket first, waiting for it through
+ *   the injected sleep, so retries are rate limited too.
+ * - All waiting goes through opt.sleep_ms and all time through opt.clock_ms.
+ * - No secret reaches a message or a log: messages carry the URL without its query, and debug
+ *   dumps redact secret headers, query signatures and secret bodies.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/http.h"
+#include "ebsmigrate/log.h"
+
+#ifndef EM_VERSION
+#define EM_VERSION "dev"
+#endif
+
+struct http_bucket {
+	char *key;
+	double tokens;
+	double rate;  /* tokens per second; <= 0 = unlimited */
+	double burst; /* capacity */
+	int64_t last_ms;
+};
+
+/* ---- header lists ---- */
+
+static void wipe_str(char *s)
+{
+	if (s)
+		OPENSSL_cleanse(s, strlen(s));
+}
+
+void http_headers_add(struct http_headers *h, const char *name, const char *value)
+{
+	XGROW(h->v, h->n, h->alloc);
+	h->v[h->n].name = xstrdup(name);
+	h->v[h->n].value = xstrdup(value ? value : "");
+	h->n++;
+}
+
+void http_headers_remove(struct http_headers *h, const char *name)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		if (strcasecmp(h->v[i].name, name) == 0) {
+			free(h->v[i].name);
+			wipe_str(h->v[i].value);
+			free(h->v[i].value);
+			continue;
+		}
+		h->v[j++] = h->v[i];
+	}
+	h->n = j;
+}
+
+void http_headers_set(struct http_headers *h, const char *name, const char *value)
+{
+	http_headers_remove(h, name);
+	http_headers_add(h, name, value);
+}
+
+const char *http_headers_get(const struct http_headers *h, const char *name)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcasecmp(h->v[i].name, name) == 0)
+			return h->v[i].value;
+	return NULL;
+}
+
+void http_headers_release(struct http_headers *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->v[i].name);
+		wipe_str(h->v[i].value);
+		free(h->v[i].value);
+	}
+	free(h->v);
+	h->v = NULL;
+	h->n = h->alloc = 0;
+}
+
+/* ---- requests and responses ---- */
+
+static void buf_wipe_release(struct buf *b)
+{
+	if (b->cap)
+		OPENSSL_cleanse(b->s, b->cap);
+	buf_release(b);
+}
+
+void http_request_init(struct http_request *r, const char *method, const char *url)
+{
+	memset(r, 0, sizeof *r);
+	r->method = method;
+	r->url = xstrdup(url);
+	buf_init(&r->body);
+}
+
+void http_request_release(struct http_request *r)
+{
+	if (r->url)
+		wipe_str(r->url);
+	free(r->url);
+	r->url = NULL;
+	http_headers_release(&r->headers);
+	buf_wipe_release(&r->body);
+}
+
+void http_response_init(struct http_response *r)
+{
+	memset(r, 0, sizeof *r);
+	buf_init(&r->body);
+}
+
+void http_response_release(struct http_response *r)
+{
+	http_headers_release(&r->headers);
+	buf_wipe_release(&r->body);
+	r->status = 0;
+}
+
+/* ---- injectable clock, sleep and randomness ---- */
+
+static int64_t real_clock_ms(void *ctx)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void real_sleep_ms(void *ctx, int64_t ms)
+{
+	if (ms <= 0)
+		return;
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static uint64_t xorshift_next(struct http_client *c)
+{
+	/* xorshift64*: jitter only needs to be spread out, not unpredictable. */
+	uint64_t x = c->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	c->rng = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static int64_t now_ms(struct http_client *c)
+{
+	return c->opt.clock_ms(c->opt.inject_ctx);
+}
+
+static void sleep_for(struct http_client *c, int64_t ms)
+{
+	if (ms > 0)
+		c->opt.sleep_ms(c->opt.inject_ctx, ms);
+}
+
+static uint64_t next_random(struct http_client *c)
+{
+	return c->opt.random ? c->opt.random(c->opt.inject_ctx) : xorshift_next(c);
+}
+
+/* ---- client ---- */
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? xstrdup(s) : NULL;
+}
+
+int http_client_init(struct http_client *c, const struct http_options *opt, struct buf *err)
+{
+	memset(c, 0, sizeof *c);
+	struct http_options o = {0};
+	if (opt)
+		o = *opt;
+	if (o.connect_timeout_ms <= 0)
+		o.connect_timeout_ms = 10000;
+	if (o.timeout_ms <= 0)
+		o.timeout_ms = 60000;
+	if (o.max_attempts <= 0)
+		o.max_attempts = 5;
+	if (o.backoff_base_ms <= 0)
+		o.backoff_base_ms = 500;
+	if (o.backoff_max_ms <= 0)
+		o.backoff_max_ms = 20000;
+	if (o.retry_after_max_ms <= 0)
+		o.retry_after_max_ms = 60000;
+	if (o.max_body == 0)
+		o.max_body = (size_t)64 << 20;
+	if (o.default_rate == 0)
+		o.default_rate = 10;
+	if (o.default_burst <= 0)
+		o.default_burst = o.default_rate > 0 ? o.default_rate : 1;
+	if (!o.clock_ms)
+		o.clock_ms = real_clock_ms;
+	if (!o.sleep_ms)
+		o.sleep_ms = real_sleep_ms;
+
+	const char *env_ca = getenv("AWS_CA_BUNDLE");
+	if (!o.ca_file && !o.ca_pem && !o.no_env_ca && env_ca && *env_ca)
+		o.ca_file = env_ca;
+	o.ca_file = dup_or_null(o.ca_file);
+	o.ca_pem = dup_or_null(o.ca_pem);
+	o.client_cert_file = dup_or_null(o.client_cert_file);
+	o.client_key_file = dup_or_null(o.client_key_file);
+	o.client_cert_pem = dup_or_null(o.client_cert_pem);
+	o.client_key_pem = dup_or_null(o.client_key_pem);
+	o.user_agent = xstrdup(o.user_agent ? o.user_agent : "ebsmigrate/" EM_VERSION);
+	c->opt = o;
+
+	if (getrandom(&c->rng, sizeof c->rng, 0) != (ssize_t)sizeof c->rng)
+		c->rng = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (c->rng == 0)
+		c->rng = 0x9E3779B97F4A7C15ULL;
+
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		http_client_release(c);
+		return em_err(err, EM_ENET, "cannot initialise libcurl");
+	}
+	return 0;
+}
+
+void http_client_release(struct http_client *c)
+{
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	c->curl = NULL;
+	free((char *)c->opt.ca_file);
+	free((char *)c->opt.ca_pem);
+	free((char *)c->opt.client_cert_file);
+	free((char *)c->opt.client_key_file);
+	free((char *)c->opt.client_cert_pem);
+	wipe_str((char *)c->opt.client_key_pem);
+	free((char *)c->opt.client_key_pem);
+	free((char *)c->opt.user_agent);
+	for (size_t i = 0; i < c->n_buckets; i++)
+		free(c->buckets[i].key);
+	free(c->buckets);
+	memset(c, 0, sizeof *c);
+}
+
+/* ---- rate limiting: one token bucket per key ---- */
+
+static struct http_bucket *bucket_for(struct http_client *c, const char *key)
+{
+	for (size_t i = 0; i < c->n_buckets; i++)
+		if (strcmp(c->buckets[i].key, key) == 0)
+			return &c->buckets[i];
+	XGROW(c->buckets, c->n_buckets, c->alloc_buckets);
+	struct http_bucket *b = &c->buckets[c->n_buckets++];
+	b->key = xstrdup(key);
+	b->rate = c->opt.default_rate;
+	b->burst = c->opt.default_burst;
+	b->tokens = b->burst;
+	b->last_ms = now_ms(c);
+	return b;
+}
+
+void http_client_set_rate(struct http_client *c, const char *key, double per_second, double burst)
+{
+	struct http_bucket *b = bucket_for(c, key);
+	b->rate = per_second;
+	b->burst = burst > 0 ? burst : (per_second > 0 ? per_second : 1);
+	if (b->tokens > b->burst)
+		b->tokens = b->burst;
+}
+
+static void bucket_refill(struct http_client *c, struct http_bucket *b)
+{
+	int64_t now = now_ms(c);
+	if (now > b->last_ms) {
+		b->tokens += (double)(now - b->last_ms) * b->rate / 1000.0;
+		if (b->tokens > b->burst)
+			b->tokens = b->burst;
+	}
+	b->last_ms = now;
+}
+
+static void rate_acquire(struct http_client *c, const char *key)
+{
+	if (!key)
+		return;
+	struct http_bucket *b = bucket_for(c, key);
+	if (b->rate <= 0)
+		return;
+	bucket_refill(c, b);
+	while (b->tokens < 1.0) {
+		/* Round up so one wait always yields the token. */
+		int64_t wait = (int64_t)((1.0 - b->tokens) * 1000.0 / b->rate) + 1;
+		sleep_for(c, wait);
+		bucket_refill(c, b);
+	}
+	b->tokens -= 1.0;
+}
+
+/* ---- retry policy ---- */
+
+int64_t http_backoff_ms(struct http_client *c, int retry)
+{
+	int64_t cap = c->opt.backoff_base_ms;
+	for (int i = 1; i < retry && cap < c->opt.backoff_max_ms; i++)
+		cap *= 2;
+	if (cap > c->opt.backoff_max_ms)
+		cap = c->opt.backoff_max_ms;
+	return (int64_t)(next_random(c) % (uint64_t)(cap + 1));
+}
+
+static int curl_code_retryable(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Retry-After as milliseconds (delta seconds or an HTTP date); -1 when absent or unusable. */
+static int64_t retry_after_ms(const struct http_headers *h)
+{
+	const char *v = http_headers_get(h, "Retry-After");
+	if (!v || !*v)
+		return -1;
+	int64_t secs;
+	if (em_parse_i64(v, &secs) == 0)
+		return secs >= 0 ? secs * 1000 : -1;
+	time_t when = curl_getdate(v, NULL);
+	if (when < 0)
+		return -1;
+	/* An HTTP date is wall-clock time on the server: compare with the real clock, not em_now(),
+	 * which --now may pin for reproducible plans. */
+	time_t wall = time(NULL);
+	return when > wall ? (int64_t)(when - wall) * 1000 : 0;
+}
+
+static enum http_verdict classify(const struct http_request *req, const struct http_response *resp)
+{
+	if (req->classify) {
+		enum http_verdict v = req->classify(req->classify_ctx, resp->status, &resp->headers, &resp->body);
+		if (v != HTTP_DEFAULT)
+			return v;
+	}
+	if (resp->status == 429)
+		return HTTP_THROTTLED;
+	if (resp->status >= 500 && resp->status <= 599)
+		return HTTP_TRANSIENT;
+	return HTTP_FINAL;
+}
+
+/* ---- one attempt ---- */
+
+struct transfer {
+	struct http_response *resp;
+	int too_big;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transfer *t = ctx;
+	if (buf_add(&t->resp->body, data, size * n) != 0) {
+		t->too_big = 1;
+		return 0;
+	}
+	return size * n;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transfer *t = ctx;
+	size_t len = size * n;
+	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r'))
+		len--;
+	if (len >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		/* A new header block (after 100 Continue, or a new attempt inside curl). */
+		http_headers_release(&t->resp->headers);
+		return size * n;
+	}
+	if (len == 0)
+		return size * n;
+	struct http_headers *h = &t->resp->headers;
+	if ((data[0] == ' ' || data[0] == '\t') && h->n) {
+		/* obs-fold continuation: append to the previous value */
+		struct buf v = BUF_INIT;
+		buf_adds(&v, h->v[h->n - 1].value);
+		buf_addc(&v, ' ');
+		size_t i = 0;
+		while (i < len && (data[i] == ' ' || data[i] == '\t'))
+			i++;
+		buf_add(&v, data + i, len - i);
+		free(h->v[h->n - 1].value);
+		h->v[h->n - 1].value = buf_detach(&v);
+		return size * n;
+	}
+	const char *colon = memchr(data, ':', len);
+	if (!colon)
+		return size * n;
+	size_t name_len = (size_t)(colon - data);
+	const char *v = colon + 1, *end = data + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	char *name = xstrndup(data, name_len);
+	char *value = xstrndup(v, (size_t)(end - v));
+	http_headers_add(h, name, value);
+	free(name);
+	free(value);
+	return size * n;
+}
+
+static void set_tls(struct http_client *c, CURL *h)
+{
+	const struct http_options *o = &c->opt;
+	if (o->ca_pem) {
+		struct curl_blob blob = {(void *)o->ca_pem, strlen(o->ca_pem), CURL_BLOB_COPY};
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	} else if (o->ca_file) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
+	}
+	if (o->client_cert_pem) {
+		struct curl_blob blob = {(void *)o->client_cert_pem, strlen(o->client_cert_pem), CURL_BLOB_COPY};
+		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (o->client_cert_file) {
+		curl_easy_setopt(h, CURLOPT_SSLCERT, o->client_cert_file);
+		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (o->client_key_pem) {
+		struct curl_blob blob = {(void *)o->client_key_pem, strlen(o->client_key_pem), CURL_BLOB_COPY};
+		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (o->client_key_file) {
+		curl_easy_setopt(h, CURLOPT_SSLKEY, o->client_key_file);
+		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	if (o->insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+}
+
+static struct curl_slist *build_headers(const struct http_request *req, struct buf *scratch)
+{
+	struct curl_slist *list = NULL;
+	int has_ctype = 0;
+	for (size_t i = 0; i < req->headers.n; i++) {
+		const struct http_header *hd = &req->headers.v[i];
+		if (strcasecmp(hd->name, "Content-Type") == 0)
+			has_ctype = 1;
+		buf_reset(scratch);
+		/* "Name;" is curl's way to send a header with an empty value. */
+		if (*hd->value)
+			buf_addf(scratch, "%s: %s", hd->name, hd->value);
+		else
+			buf_addf(scratch, "%s;", hd->name);
+		list = curl_slist_append(list, scratch->s);
+		OPENSSL_cleanse(scratch->s, scratch->len);
+		if (!list) {
+			fprintf(stderr, "fatal: out of memory building request headers\n");
+			abort();
+		}
+	}
+	/* No "Expect: 100-continue" round trip, and no Content-Type the caller did not ask for
+	 * (the signature covers exactly the caller's headers). */
+	list = curl_slist_append(list, "Expect:");
+	if (!has_ctype)
+		list = curl_slist_append(list, "Content-Type:");
+	if (!list) {
+		fprintf(stderr, "fatal: out of memory building request headers\n");
+		abort();
+	}
+	return list;
+}
+
+static CURLcode perform(struct http_client *c, const struct http_request *req, struct http_response *resp,
+			struct transfer *t)
+{
+	CURL *h = c->curl;
+	curl_easy_reset(h); /* keeps the connection cache, so connections are reused */
+	c->errbuf[0] = '\0';
+	curl_easy_setopt(h, CURLOPT_URL, req->url);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 req->connect_timeout_ms > 0 ? req->connect_timeout_ms : c->opt.connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : c->opt.timeout_ms);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, c->opt.user_agent);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
+	set_tls(c, h);
+
+	struct buf scratch = BUF_INIT;
+	struct curl_slist *list = build_headers(req, &scratch);
+	buf_release(&scratch);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+
+	const char *m = req->method;
+	if (strcmp(m, "GET") == 0 && req->body.len == 0) {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	} else if (strcmp(m, "HEAD") == 0) {
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	} else {
+		if (strcmp(m, "POST") != 0)
+			curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, m);
+		if (req->body.len || strcmp(m, "POST") == 0 || strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) {
+			curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body.s);
+			curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body.len);
+		}
+	}
+
+	CURLcode cc = curl_easy_perform(h);
+	long status = 0;
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	resp->status = status;
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(list);
+	return cc;
+}
+
+static void response_reset(struct http_response *r, size_t cap)
+{
+	http_headers_release(&r->headers);
+	if (r->body.cap)
+		OPENSSL_cleanse(r->body.s, r->body.cap);
+	buf_reset(&r->body);
+	buf_set_cap(&r->body, cap);
+	r->status = 0;
+}
+
+void http_url_for_message(struct buf *out, const char *url)
+{
+	buf_add(out, url, strcspn(url, "?#"));
+}
+
+static void debug_dump(const struct http_request *req, int attempt)
+{
+	if (log_get_level() < LOG_DEBUG)
+		return;
+	char *d = http_request_dump(req);
+	log_debug("http attempt %d:\n%s", attempt, d);
+	free(d);
+}
+
+int http_send(struct http_client *c, const struct http_request *req, struct http_response *out, struct buf *err)
+{
+	if (!c->curl)
+		return em_err(err, EM_EINPUT, "http client used before http_client_init");
+	if (!req->method || !*req->method || !req->url || !*req->url)
+		return em_err(err, EM_EINPUT, "http request without a method or a url");
+	int max = req->max_attempts > 0 ? req->max_attempts : c->opt.max_attempts;
+	struct buf where = BUF_INIT;
+	buf_addf(&where, "%s ", req->method);
+	http_url_for_message(&where, req->url);
+
+	out->attempts = 0;
+	out->throttled = 0;
+	int rc = 0;
+	for (int attempt = 1;; attempt++) {
+		rate_acquire(c, req->rate_key);
+		response_reset(out, c->opt.max_body);
+		out->attempts = attempt;
+		debug_dump(req, attempt);
+		struct transfer t = {out, 0};
+		CURLcode cc = perform(c, req, out, &t);
+		int64_t delay;
+		if (cc != CURLE_OK) {
+			if (t.too_big) {
+				rc = em_err(err, EM_ETOOBIG, "%s: response body exceeds %zu bytes", where.s,
+					    c->opt.max_body);
+				break;
+			}
+			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
+			if (!curl_code_retryable(cc) || attempt >= max) {
+				out->status = 0;
+				if (attempt > 1)
+					rc = em_err(err, EM_ENET, "%s: %s (after %d attempts)", where.s, why, attempt);
+				else
+					rc = em_err(err, EM_ENET, "%s: %s", where.s, why);
+				break;
+			}
+			delay = http_backoff_ms(c, attempt);
+			log_debug("%s: %s; retrying in %lld ms", where.s, why, (long long)delay);
+		} else {
+			enum http_verdict v = classify(req, out);
+			if (v == HTTP_THROTTLED)
+				out->throttled++;
+			log_debug("%s: HTTP %ld (attempt %d of %d)", where.s, out->status, attempt, max);
+			if (v == HTTP_FINAL || v == HTTP_DEFAULT)
+				break;
+			if (attempt >= max) {
+				if (v == HTTP_THROTTLED)
+					rc = em_err(err, EM_ETHROTTLED, "%s: still throttled (HTTP %ld) after %d attempts",
+						    where.s, out->status, attempt);
+				break;
+			}
+			int64_t ra = retry_after_ms(&out->headers);
+			if (ra > c->opt.retry_after_max_ms)
+				ra = c->opt.retry_after_max_ms;
+			delay = ra >= 0 ? ra : http_backoff_ms(c, attempt);
+			log_debug("%s: retrying in %lld ms", where.s, (long long)delay);
+		}
+		sleep_for(c, delay);
+	}
+	buf_release(&where);
+	return rc;
+}
+
+/* ---- debug dumps ---- */
+
+static int secret_header(const char *name)
+{
+	static const char *const names[] = {
+		"authorization", "proxy-authorization", "x-amz-security-token", "x-aws-ec2-metadata-token",
+		"cookie", "set-cookie", NULL,
+	};
+	for (const char *const *n = names; *n; n++)
+		if (strcasecmp(name, *n) == 0)
+			return 1;
+	size_t len = strlen(name);
+	const char *ttl = "-ttl-seconds";
+	if (len > strlen(ttl) && strcasecmp(name + len - strlen(ttl), ttl) == 0)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (strncasecmp(p, "token", 5) == 0 || strncasecmp(p, "secret", 6) == 0)
+			return 1;
+	return 0;
+}
+
+char *http_request_dump(const struct http_request *r)
+{
+	struct buf b = BUF_INIT;
+	buf_addf(&b, "%s %s\n", r->method ? r->method : "?", r->url ? r->url : "?");
+	for (size_t i = 0; i < r->headers.n; i++) {
+		const struct http_header *h = &r->headers.v[i];
+		buf_addf(&b, "%s: %s\n", h->name, secret_header(h->name) ? "REDACTED" : h->value);
+	}
+	if (r->body.len) {
+		buf_addc(&b, '\n');
+		if (r->secret_body) {
+			buf_addf(&b, "[%zu bytes, not shown]\n", r->body.len);
+		} else {
+			size_t n = r->body.len < 2048 ? r->body.len : 2048;
+			buf_add(&b, r->body.s, n);
+			if (n < r->body.len)
+				buf_addf(&b, "... [%zu bytes]", r->body.len);
+			buf_addc(&b, '\n');
+		}
+	}
+	char *out = log_redact(b.s);
+	buf_wipe_release(&b);
+	return out;
+}

@@ -1,0 +1,215 @@
+/*
+ * inventory.c - builds the fleet from its sources and joins the Kubernetes view onto EBS.
+ *
+ * Entry points: inventory_load_exports (offline: AWS CLI and kubectl JSON files),
+ * inventory_join (shared by offline and live paths).
+ *
+ * Join rules:
+ *   1. PV -> volume by the volume id in spec.csi.volumeHandle / awsElasticBlockStore.volumeID.
+ *   2. PV.spec.claimRef -> PVC (namespace/name) in the same cluster.
+ *   3. PVC -> usage (kubelet stats/summary), pod -> node -> instance type.
+ *   4. PVC named TEMPLATE-STS-ORDINAL in the StatefulSet's namespace -> that StatefulSet.
+ *   5. A volume bound in two clusters keeps the first binding; a notice names both.
+ *   6. A PV whose volume is absent from the EC2 data becomes a `missing` volume, so the plan
+ *      shows it (flagged volume-not-found) instead of silently dropping it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/aws_ec2.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
+#include "ebsmigrate/strmap.h"
+
+static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
+{
+	for (size_t i = 0; name && i < f->n_scs; i++)
+		if (strcmp(f->scs[i].cluster, cluster) == 0 && strcmp(f->scs[i].name, name) == 0)
+			return &f->scs[i];
+	return NULL;
+}
+
+static char *owner_statefulset(const struct fleet *f, const char *cluster, const char *ns, const char *pvc)
+{
+	for (size_t i = 0; i < f->n_sts; i++) {
+		const struct statefulset_ref *s = &f->sts[i];
+		if (strcmp(s->cluster, cluster) != 0 || strcmp(s->namespace_, ns) != 0)
+			continue;
+		for (size_t t = 0; t < s->n_templates; t++) {
+			size_t tl = strlen(s->claim_templates[t]), sl = strlen(s->name);
+			if (strncmp(pvc, s->claim_templates[t], tl) != 0 || pvc[tl] != '-' ||
+			    strncmp(pvc + tl + 1, s->name, sl) != 0 || pvc[tl + 1 + sl] != '-')
+				continue;
+			const char *ord = pvc + tl + sl + 2;
+			if (*ord && strspn(ord, "0123456789") == strlen(ord))
+				return xstrdup(s->name);
+		}
+	}
+	return NULL;
+}
+
+static struct volume *missing_volume(struct fleet *f, const struct kube_pv *pv)
+{
+	struct volume *v = fleet_add_volume(f, pv->volume_id);
+	v->missing = 1;
+	v->size_gib = pv->capacity_gib;
+	const struct storage_class *sc = find_sc(f, pv->cluster, pv->storage_class);
+	const char *type = pv->type_param ? pv->type_param : (sc ? sc->type : NULL);
+	/* The in-tree provisioner's default type is gp2 (the CSI driver's is gp3). */
+	if (!type && sc && sc->provisioner)
+		type = strcmp(sc->provisioner, EBS_INTREE_DRIVER) == 0 ? "gp2"
+		       : strcmp(sc->provisioner, EBS_CSI_DRIVER) == 0 ? "gp3" : NULL;
+	v->type = ebs_type_parse(type);
+	if (pv->zone) {
+		v->availability_zone = xstrdup(pv->zone);
+		if (volume_split_az(pv->zone, &v->region, &v->location)) {
+			v->region = NULL;
+			v->location = NULL;
+		}
+	}
+	v->state = xstrdup("unknown");
+	v->source = xstrdup(pv->origin);
+	return v;
+}
+
+void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_data)
+{
+	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT;
+	struct buf k = BUF_INIT;
+	for (size_t i = 0; i < ks->n_usage; i++) {
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
+		strmap_put(&usage, k.s, i);
+	}
+	for (size_t i = 0; i < ks->n_uses; i++) {
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s\t%s", ks->uses[i].cluster, ks->uses[i].namespace_, ks->uses[i].claim);
+		strmap_put(&uses, k.s, i);
+	}
+	for (size_t i = 0; i < ks->n_nodes; i++) {
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s", ks->nodes[i].cluster, ks->nodes[i].name);
+		strmap_put(&nodes, k.s, i);
+	}
+	size_t n_missing = 0, n_double = 0;
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		const struct kube_pv *pv = &ks->pvs[i];
+		struct volume *v = fleet_find(f, pv->volume_id);
+		if (!v) {
+			v = missing_volume(f, pv);
+			n_missing++;
+		} else if (v->kube) {
+			if (!n_double++)
+				fleet_add_notice(f, "volume '%s' is bound to PV '%s' in cluster '%s' and PV '%s' in cluster '%s'; "
+						    "using the first",
+						 v->volume_id, v->kube->pv, v->kube->cluster, pv->name, pv->cluster);
+			continue;
+		}
+		struct kube_binding *b = xcalloc(1, sizeof *b);
+		b->cluster = xstrdup(pv->cluster);
+		b->pv = xstrdup(pv->name);
+		b->driver = xstrdup(pv->driver);
+		b->in_tree = pv->in_tree;
+		b->storage_class = xstrdup(pv->storage_class);
+		if (pv->claim_namespace && pv->claim_name) {
+			b->namespace_ = xstrdup(pv->claim_namespace);
+			b->pvc = xstrdup(pv->claim_name);
+			size_t pos;
+			buf_reset(&k);
+			buf_addf(&k, "%s\t%s\t%s", pv->cluster, pv->claim_namespace, pv->claim_name);
+			if (strmap_get(&ks->pvc_by_key, k.s, &pos)) {
+				const struct kube_pvc *c = &ks->pvcs[pos];
+				b->vac = xstrdup(c->vac);
+				b->current_vac = xstrdup(c->current_vac);
+				if (!b->storage_class)
+					b->storage_class = xstrdup(c->storage_class);
+				if (c->n_labels) {
+					b->labels = xcalloc(c->n_labels, sizeof *b->labels);
+					for (size_t l = 0; l < c->n_labels; l++) {
+						b->labels[l].key = xstrdup(c->labels[l].key);
+						b->labels[l].value = xstrdup(c->labels[l].value);
+					}
+					b->n_labels = c->n_labels;
+				}
+			}
+			if (strmap_get(&usage, k.s, &pos)) {
+				b->has_usage = 1;
+				b->used_bytes = ks->usage[pos].used_bytes;
+				b->capacity_bytes = ks->usage[pos].capacity_bytes;
+			}
+			if (strmap_get(&uses, k.s, &pos)) {
+				b->node = xstrdup(ks->uses[pos].node);
+				buf_reset(&k);
+				buf_addf(&k, "%s\t%s", pv->cluster, b->node);
+				size_t npos;
+				if (strmap_get(&nodes, k.s, &npos))
+					b->node_instance_type = xstrdup(ks->nodes[npos].instance_type);
+			}
+			b->statefulset = owner_statefulset(f, pv->cluster, pv->claim_namespace, pv->claim_name);
+		}
+		v->kube = b;
+	}
+	if (n_double > 1)
+		fleet_add_notice(f, "%zu more volumes are bound in more than one cluster", n_double - 1);
+	if (n_missing && have_ec2_data)
+		fleet_add_notice(f, "%zu PersistentVolume(s) name EBS volumes absent from the EC2 data (flagged volume-not-found)",
+				 n_missing);
+	else if (n_missing)
+		fleet_add_notice(f, "no EC2 data given: %zu EBS PersistentVolume(s) listed from Kubernetes only; "
+				    "their configuration, prices and modification history are unknown",
+				 n_missing);
+	if (ks->ignored_pvs)
+		fleet_add_notice(f, "%zu PersistentVolume(s) of other drivers ignored", ks->ignored_pvs);
+	buf_release(&k);
+	strmap_release(&usage);
+	strmap_release(&uses);
+	strmap_release(&nodes);
+}
+
+static char *default_cluster_name(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return xstrdup("default");
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t n = strlen(base);
+	if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+		n -= 5;
+	return xstrndup(base, n);
+}
+
+int inventory_load_exports(struct fleet *f, const struct inventory_exports *src, struct buf *err)
+{
+	struct ec2_mod_list mods;
+	memset(&mods, 0, sizeof mods);
+	struct kube_set ks;
+	kube_set_init(&ks);
+	struct buf text = BUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < src->n_aws && !rc; i++) {
+		buf_reset(&text);
+		rc = em_read_file(src->aws[i].path, &text, err);
+		if (!rc) {
+			int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
+			rc = r < 0 ? r : 0;
+		}
+	}
+	if (!rc)
+		aws_ec2_attach_mods(f, &mods);
+	for (size_t i = 0; i < src->n_kube && !rc; i++) {
+		buf_reset(&text);
+		rc = em_read_file(src->kube[i].path, &text, err);
+		if (rc)
+			break;
+		char *cluster = src->kube[i].label ? xstrdup(src->kube[i].label) : default_cluster_name(src->kube[i].path);
+		int r = kube_objects_load(&ks, f, cluster, text.s, text.len, src->kube[i].path, err);
+		free(cluster);
+		rc = r < 0 ? r : 0;
+	}
+	if (!rc && src->n_kube)
+		inventory_join(f, &ks, src->n_aws > 0);
+	buf_release(&text);
+	kube_set_release(&ks);
+	ec2_mod_list_release(&mods);
+	return rc;
+}

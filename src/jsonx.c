@@ -1,0 +1,101 @@
+/*
+ * jsonx.c - read-only helpers over cJSON with errors that name the file and JSON path.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonx.h"
+
+cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err)
+{
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (j)
+		return j;
+	size_t off = end && end >= text ? (size_t)(end - text) : 0;
+	if (off > len)
+		off = len;
+	size_t line = 1, col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	if (len == 0 || strspn(text, " \t\r\n") == len)
+		em_err(err, EM_EINPUT, "%s: empty file, expected JSON", origin);
+	else
+		em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
+	return NULL;
+}
+
+const cJSON *jsonx_get(const cJSON *obj, const char *key)
+{
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+const char *jsonx_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const cJSON *jsonx_path(const cJSON *obj, const char *dotted)
+{
+	char key[128];
+	const char *p = dotted;
+	while (obj && *p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof key)
+			return NULL;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		obj = jsonx_get(obj, key);
+		p += n + (dot ? 1 : 0);
+	}
+	return obj;
+}
+
+const char *jsonx_path_str(const cJSON *obj, const char *dotted)
+{
+	const cJSON *v = jsonx_path(obj, dotted);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out, int *present,
+	      const char *origin, const char *path, struct buf *err)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	*out = 0;
+	if (present)
+		*present = 0;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v))
+		return em_err(err, EM_EINPUT, "%s: %s.%s: expected an integer, got %s", origin, path, key,
+			      cJSON_IsString(v) ? "a string" : "a non-number");
+	double d = v->valuedouble;
+	if (d != floor(d) || !isfinite(d))
+		return em_err(err, EM_EINPUT, "%s: %s.%s: expected an integer, got %g", origin, path, key, d);
+	if (d < (double)min || d > (double)max)
+		return em_err(err, EM_EINPUT, "%s: %s.%s: %.0f is outside %lld..%lld", origin, path, key, d,
+			      (long long)min, (long long)max);
+	*out = (int64_t)d;
+	if (present)
+		*present = 1;
+	return 0;
+}
+
+int jsonx_bool(const cJSON *obj, const char *key, int def)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	if (cJSON_IsBool(v))
+		return cJSON_IsTrue(v);
+	return def;
+}

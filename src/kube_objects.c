@@ -1,0 +1,514 @@
+/*
+ * kube_objects.c - Kubernetes objects from `kubectl -o json` documents or API list pages.
+ *
+ * Entry points: kube_objects_load, kube_parse_quantity, kube_ebs_volume_id.
+ *
+ * Invariants: only EBS-backed PVs are kept (CSI driver ebs.csi.aws.com, or in-tree
+ * awsElasticBlockStore); other PVs are counted and ignored. A PV/PVC seen twice for one cluster
+ * keeps the first copy. The document shape is detected: a List ("items"), a single object with
+ * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_objects.h"
+
+#define GROW(arr, n, alloc) XGROW(arr, n, alloc)
+
+void kube_set_init(struct kube_set *ks)
+{
+	memset(ks, 0, sizeof *ks);
+}
+
+static void kv_free(struct kv *kv, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+void kube_set_release(struct kube_set *ks)
+{
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		struct kube_pv *p = &ks->pvs[i];
+		free(p->cluster), free(p->name), free(p->volume_id), free(p->driver);
+		free(p->claim_namespace), free(p->claim_name), free(p->storage_class);
+		free(p->zone), free(p->type_param), free(p->origin);
+	}
+	free(ks->pvs);
+	for (size_t i = 0; i < ks->n_pvcs; i++) {
+		struct kube_pvc *p = &ks->pvcs[i];
+		free(p->cluster), free(p->namespace_), free(p->name), free(p->volume_name);
+		free(p->storage_class), free(p->vac), free(p->current_vac);
+		kv_free(p->labels, p->n_labels);
+	}
+	free(ks->pvcs);
+	for (size_t i = 0; i < ks->n_uses; i++)
+		free(ks->uses[i].cluster), free(ks->uses[i].namespace_), free(ks->uses[i].claim),
+			free(ks->uses[i].node);
+	free(ks->uses);
+	for (size_t i = 0; i < ks->n_nodes; i++)
+		free(ks->nodes[i].cluster), free(ks->nodes[i].name), free(ks->nodes[i].instance_type);
+	free(ks->nodes);
+	for (size_t i = 0; i < ks->n_usage; i++)
+		free(ks->usage[i].cluster), free(ks->usage[i].namespace_), free(ks->usage[i].pvc);
+	free(ks->usage);
+	strmap_release(&ks->pv_by_name);
+	strmap_release(&ks->pvc_by_key);
+	memset(ks, 0, sizeof *ks);
+}
+
+int kube_parse_quantity(const char *s, int64_t *bytes_out)
+{
+	if (!s || !*s)
+		return EM_EINPUT;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return EM_EINPUT;
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {
+		{"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+		{"Pi", 1125899906842624.0}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15},
+		{"", 1.0},
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			double b = v * units[i].mult;
+			if (b > 9.2e18)
+				return EM_EINPUT;
+			*bytes_out = (int64_t)(b + 0.5);
+			return 0;
+		}
+	}
+	return EM_EINPUT;
+}
+
+static int is_volume_id(const char *s)
+{
+	if (strncmp(s, "vol-", 4) != 0 || !s[4])
+		return 0;
+	for (const char *p = s + 4; *p; p++)
+		if (!isxdigit((unsigned char)*p))
+			return 0;
+	return 1;
+}
+
+char *kube_ebs_volume_id(const char *field)
+{
+	if (!field)
+		return NULL;
+	const char *last = strrchr(field, '/');
+	last = last ? last + 1 : field;
+	return is_volume_id(last) ? xstrdup(last) : NULL;
+}
+
+static struct kv *copy_string_map(const cJSON *obj, size_t *n_out)
+{
+	*n_out = 0;
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	size_t n = (size_t)cJSON_GetArraySize(obj);
+	struct kv *kv = n ? xcalloc(n, sizeof *kv) : NULL;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, obj)
+	{
+		if (!cJSON_IsString(it))
+			continue;
+		kv[*n_out].key = xstrdup(it->string);
+		kv[*n_out].value = xstrdup(it->valuestring);
+		(*n_out)++;
+	}
+	return kv;
+}
+
+static char *key2(const char *a, const char *b)
+{
+	struct buf k = BUF_INIT;
+	buf_addf(&k, "%s\t%s", a, b);
+	return buf_detach(&k);
+}
+
+static char *key3(const char *a, const char *b, const char *c)
+{
+	struct buf k = BUF_INIT;
+	buf_addf(&k, "%s\t%s\t%s", a, b, c);
+	return buf_detach(&k);
+}
+
+/* Zone of a PV: topology label, or the CSI/in-tree node affinity term. */
+static const char *pv_zone(const cJSON *pv)
+{
+	static const char *const labels[] = {"topology.kubernetes.io/zone",
+					     "failure-domain.beta.kubernetes.io/zone", NULL};
+	const cJSON *lab = jsonx_path(pv, "metadata.labels");
+	for (int i = 0; labels[i]; i++) {
+		const char *z = jsonx_str(lab, labels[i]);
+		if (z)
+			return z;
+	}
+	const cJSON *terms = jsonx_path(pv, "spec.nodeAffinity.required.nodeSelectorTerms");
+	const cJSON *t;
+	cJSON_ArrayForEach(t, terms)
+	{
+		const cJSON *e;
+		cJSON_ArrayForEach(e, jsonx_get(t, "matchExpressions"))
+		{
+			const char *key = jsonx_str(e, "key");
+			const cJSON *vals = jsonx_get(e, "values");
+			if (key && (strcmp(key, "topology.ebs.csi.aws.com/zone") == 0 ||
+				    strcmp(key, "topology.kubernetes.io/zone") == 0) &&
+			    cJSON_IsArray(vals) && cJSON_IsString(cJSON_GetArrayItem(vals, 0)))
+				return cJSON_GetArrayItem(vals, 0)->valuestring;
+		}
+	}
+	return NULL;
+}
+
+static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, const char *origin,
+		   const char *path, struct buf *err)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	if (!name)
+		return em_err(err, EM_EINPUT, "%s: %s: PersistentVolume without metadata.name", origin, path);
+	const char *driver = jsonx_path_str(o, "spec.csi.driver");
+	const char *handle = jsonx_path_str(o, "spec.csi.volumeHandle");
+	const char *intree = jsonx_path_str(o, "spec.awsElasticBlockStore.volumeID");
+	int in_tree = 0;
+	const char *field;
+	if (driver && strcmp(driver, EBS_CSI_DRIVER) == 0) {
+		field = handle;
+		if (!field)
+			return em_err(err, EM_EINPUT, "%s: %s (PersistentVolume '%s'): spec.csi.volumeHandle is missing",
+				      origin, path, name);
+	} else if (intree) {
+		field = intree;
+		in_tree = 1;
+	} else {
+		ks->ignored_pvs++;
+		return 0;
+	}
+	char *vid = kube_ebs_volume_id(field);
+	if (!vid)
+		return em_err(err, EM_EINPUT, "%s: %s (PersistentVolume '%s'): %s '%s' is not an EBS volume id",
+			      origin, path, name, in_tree ? "spec.awsElasticBlockStore.volumeID" : "spec.csi.volumeHandle",
+			      field);
+	char *k = key2(cluster, name);
+	size_t dummy;
+	if (strmap_get(&ks->pv_by_name, k, &dummy)) {
+		free(k);
+		free(vid);
+		return 0;
+	}
+	GROW(ks->pvs, ks->n_pvs, ks->alloc_pvs);
+	struct kube_pv *p = &ks->pvs[ks->n_pvs];
+	memset(p, 0, sizeof *p);
+	p->cluster = xstrdup(cluster);
+	p->name = xstrdup(name);
+	p->volume_id = vid;
+	p->in_tree = in_tree;
+	p->driver = xstrdup(in_tree ? EBS_INTREE_DRIVER : EBS_CSI_DRIVER);
+	p->claim_namespace = xstrdup(jsonx_path_str(o, "spec.claimRef.namespace"));
+	p->claim_name = xstrdup(jsonx_path_str(o, "spec.claimRef.name"));
+	p->storage_class = xstrdup(jsonx_path_str(o, "spec.storageClassName"));
+	p->zone = xstrdup(pv_zone(o));
+	p->type_param = xstrdup(jsonx_path_str(o, "spec.csi.volumeAttributes.type"));
+	int64_t bytes;
+	const char *cap = jsonx_path_str(o, "spec.capacity.storage");
+	if (cap && kube_parse_quantity(cap, &bytes) == 0)
+		p->capacity_gib = (bytes + (1LL << 30) - 1) >> 30;
+	p->origin = xstrdup(origin);
+	strmap_put(&ks->pv_by_name, k, ks->n_pvs);
+	free(k);
+	ks->n_pvs++;
+	return 1;
+}
+
+static int load_pvc(struct kube_set *ks, const char *cluster, const cJSON *o, const char *origin,
+		    const char *path, struct buf *err)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	const char *ns = jsonx_path_str(o, "metadata.namespace");
+	if (!name || !ns)
+		return em_err(err, EM_EINPUT, "%s: %s: PersistentVolumeClaim without metadata.name/namespace",
+			      origin, path);
+	char *k = key3(cluster, ns, name);
+	size_t dummy;
+	if (strmap_get(&ks->pvc_by_key, k, &dummy)) {
+		free(k);
+		return 0;
+	}
+	GROW(ks->pvcs, ks->n_pvcs, ks->alloc_pvcs);
+	struct kube_pvc *p = &ks->pvcs[ks->n_pvcs];
+	memset(p, 0, sizeof *p);
+	p->cluster = xstrdup(cluster);
+	p->namespace_ = xstrdup(ns);
+	p->name = xstrdup(name);
+	p->volume_name = xstrdup(jsonx_path_str(o, "spec.volumeName"));
+	p->storage_class = xstrdup(jsonx_path_str(o, "spec.storageClassName"));
+	p->vac = xstrdup(jsonx_path_str(o, "spec.volumeAttributesClassName"));
+	p->current_vac = xstrdup(jsonx_path_str(o, "status.currentVolumeAttributesClassName"));
+	p->labels = copy_string_map(jsonx_path(o, "metadata.labels"), &p->n_labels);
+	strmap_put(&ks->pvc_by_key, k, ks->n_pvcs);
+	free(k);
+	ks->n_pvcs++;
+	return 1;
+}
+
+static int load_storage_class(struct fleet *f, const char *cluster, const cJSON *o)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < f->n_scs; i++)
+		if (strcmp(f->scs[i].cluster, cluster) == 0 && strcmp(f->scs[i].name, name) == 0)
+			return 0;
+	GROW(f->scs, f->n_scs, f->alloc_scs);
+	struct storage_class *s = &f->scs[f->n_scs++];
+	memset(s, 0, sizeof *s);
+	s->cluster = xstrdup(cluster);
+	s->name = xstrdup(name);
+	s->provisioner = xstrdup(jsonx_str(o, "provisioner"));
+	const cJSON *params = jsonx_get(o, "parameters");
+	s->type = xstrdup(jsonx_str(params, "type"));
+	s->encrypted = xstrdup(jsonx_str(params, "encrypted"));
+	s->kms_key_id = xstrdup(jsonx_str(params, "kmsKeyId"));
+	s->parameters = copy_string_map(params, &s->n_parameters);
+	const cJSON *ann = jsonx_path(o, "metadata.annotations");
+	const char *d = jsonx_str(ann, "storageclass.kubernetes.io/is-default-class");
+	const char *d2 = jsonx_str(ann, "storageclass.beta.kubernetes.io/is-default-class");
+	s->is_default = (d && strcmp(d, "true") == 0) || (d2 && strcmp(d2, "true") == 0);
+	s->allow_expansion = jsonx_bool(o, "allowVolumeExpansion", 0);
+	/* In-tree provisioner defaults to gp2 when no type parameter is given. */
+	return 1;
+}
+
+static int load_statefulset(struct fleet *f, const char *cluster, const cJSON *o)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	const char *ns = jsonx_path_str(o, "metadata.namespace");
+	const cJSON *tpls = jsonx_path(o, "spec.volumeClaimTemplates");
+	if (!name || !ns)
+		return 0;
+	for (size_t i = 0; i < f->n_sts; i++)
+		if (strcmp(f->sts[i].cluster, cluster) == 0 && strcmp(f->sts[i].namespace_, ns) == 0 &&
+		    strcmp(f->sts[i].name, name) == 0)
+			return 0;
+	GROW(f->sts, f->n_sts, f->alloc_sts);
+	struct statefulset_ref *s = &f->sts[f->n_sts++];
+	memset(s, 0, sizeof *s);
+	s->cluster = xstrdup(cluster);
+	s->namespace_ = xstrdup(ns);
+	s->name = xstrdup(name);
+	size_t n = cJSON_IsArray(tpls) ? (size_t)cJSON_GetArraySize(tpls) : 0;
+	if (n) {
+		s->claim_templates = xcalloc(n, sizeof(char *));
+		s->claim_storage_classes = xcalloc(n, sizeof(char *));
+	}
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tpls)
+	{
+		const char *tn = jsonx_path_str(t, "metadata.name");
+		if (!tn)
+			continue;
+		s->claim_templates[s->n_templates] = xstrdup(tn);
+		s->claim_storage_classes[s->n_templates] = xstrdup(jsonx_path_str(t, "spec.storageClassName"));
+		s->n_templates++;
+	}
+	return 1;
+}
+
+static int load_vac(struct fleet *f, const char *cluster, const cJSON *o)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	if (!name)
+		return 0;
+	GROW(f->vacs, f->n_vacs, f->alloc_vacs);
+	struct vac_ref *v = &f->vacs[f->n_vacs++];
+	memset(v, 0, sizeof *v);
+	v->cluster = xstrdup(cluster);
+	v->name = xstrdup(name);
+	v->driver = xstrdup(jsonx_str(o, "driverName"));
+	v->api_version = xstrdup(jsonx_str(o, "apiVersion"));
+	v->parameters = copy_string_map(jsonx_get(o, "parameters"), &v->n_parameters);
+	return 1;
+}
+
+static int load_pod(struct kube_set *ks, const char *cluster, const cJSON *o)
+{
+	const char *ns = jsonx_path_str(o, "metadata.namespace");
+	const char *node = jsonx_path_str(o, "spec.nodeName");
+	int used = 0;
+	if (!ns || !node)
+		return 0;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, jsonx_path(o, "spec.volumes"))
+	{
+		const char *claim = jsonx_path_str(v, "persistentVolumeClaim.claimName");
+		if (!claim)
+			continue;
+		GROW(ks->uses, ks->n_uses, ks->alloc_uses);
+		struct kube_claim_use *u = &ks->uses[ks->n_uses++];
+		u->cluster = xstrdup(cluster);
+		u->namespace_ = xstrdup(ns);
+		u->claim = xstrdup(claim);
+		u->node = xstrdup(node);
+		used = 1;
+	}
+	return used;
+}
+
+static int load_node(struct kube_set *ks, const char *cluster, const cJSON *o)
+{
+	const char *name = jsonx_path_str(o, "metadata.name");
+	const cJSON *lab = jsonx_path(o, "metadata.labels");
+	const char *it = jsonx_str(lab, "node.kubernetes.io/instance-type");
+	if (!it)
+		it = jsonx_str(lab, "beta.kubernetes.io/instance-type");
+	if (!name)
+		return 0;
+	GROW(ks->nodes, ks->n_nodes, ks->alloc_nodes);
+	struct kube_node *n = &ks->nodes[ks->n_nodes++];
+	n->cluster = xstrdup(cluster);
+	n->name = xstrdup(name);
+	n->instance_type = xstrdup(it);
+	return 1;
+}
+
+static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *root)
+{
+	int used = 0;
+	const cJSON *pod;
+	cJSON_ArrayForEach(pod, jsonx_get(root, "pods"))
+	{
+		const cJSON *vol;
+		cJSON_ArrayForEach(vol, jsonx_get(pod, "volume"))
+		{
+			const char *pvc = jsonx_path_str(vol, "pvcRef.name");
+			const char *ns = jsonx_path_str(vol, "pvcRef.namespace");
+			const cJSON *usedb = jsonx_get(vol, "usedBytes");
+			if (!pvc || !ns || !cJSON_IsNumber(usedb))
+				continue;
+			GROW(ks->usage, ks->n_usage, ks->alloc_usage);
+			struct kube_usage *u = &ks->usage[ks->n_usage++];
+			u->cluster = xstrdup(cluster);
+			u->namespace_ = xstrdup(ns);
+			u->pvc = xstrdup(pvc);
+			u->used_bytes = (int64_t)usedb->valuedouble;
+			const cJSON *cap = jsonx_get(vol, "capacityBytes");
+			u->capacity_bytes = cJSON_IsNumber(cap) ? (int64_t)cap->valuedouble : 0;
+			used++;
+		}
+	}
+	return used;
+}
+
+static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o,
+		     const char *origin, const char *path, struct buf *err)
+{
+	const char *kind = jsonx_str(o, "kind");
+	if (!kind)
+		return em_err(err, EM_EINPUT, "%s: %s: object without \"kind\"", origin, path);
+	if (strcmp(kind, "PersistentVolume") == 0)
+		return load_pv(ks, cluster, o, origin, path, err);
+	if (strcmp(kind, "PersistentVolumeClaim") == 0)
+		return load_pvc(ks, cluster, o, origin, path, err);
+	if (strcmp(kind, "StorageClass") == 0)
+		return load_storage_class(f, cluster, o);
+	if (strcmp(kind, "StatefulSet") == 0)
+		return load_statefulset(f, cluster, o);
+	if (strcmp(kind, "VolumeAttributesClass") == 0)
+		return load_vac(f, cluster, o);
+	if (strcmp(kind, "Pod") == 0)
+		return load_pod(ks, cluster, o);
+	if (strcmp(kind, "Node") == 0)
+		return load_node(ks, cluster, o);
+	return 0;
+}
+
+/* kubectl lists of typed objects ("PersistentVolumeList") carry no kind on items. */
+static const char *item_kind_for_list(const char *list_kind)
+{
+	static const char *const map[][2] = {
+		{"PersistentVolumeList", "PersistentVolume"},
+		{"PersistentVolumeClaimList", "PersistentVolumeClaim"},
+		{"StorageClassList", "StorageClass"},
+		{"StatefulSetList", "StatefulSet"},
+		{"VolumeAttributesClassList", "VolumeAttributesClass"},
+		{"PodList", "Pod"},
+		{"NodeList", "Node"},
+	};
+	for (size_t i = 0; list_kind && i < sizeof map / sizeof map[0]; i++)
+		if (strcmp(list_kind, map[i][0]) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
+		      size_t len, const char *origin, struct buf *err)
+{
+	cJSON *root = jsonx_parse(text, len, origin, err);
+	if (!root)
+		return EM_EINPUT;
+	size_t ci = fleet_add_cluster(f, cluster);
+	int used = 0, rc = 0;
+	const cJSON *items = jsonx_get(root, "items");
+	const char *kind = jsonx_str(root, "kind");
+	if (cJSON_IsArray(items)) {
+		const char *implied = item_kind_for_list(kind);
+		int i = 0;
+		cJSON *it;
+		cJSON_ArrayForEach(it, items)
+		{
+			char path[48];
+			snprintf(path, sizeof path, "items[%d]", i++);
+			if (implied && cJSON_IsObject(it) && !jsonx_get(it, "kind"))
+				cJSON_AddStringToObject(it, "kind", implied);
+			int r = load_item(ks, f, cluster, it, origin, path, err);
+			if (r < 0) {
+				rc = r;
+				break;
+			}
+			used += r;
+		}
+		/* VolumeAttributesClass lists name their served version. */
+		if (!rc && kind && strcmp(kind, "VolumeAttributesClassList") == 0) {
+			const char *av = jsonx_str(root, "apiVersion");
+			for (size_t v = 0; av && v < f->n_vacs; v++)
+				if (!f->vacs[v].api_version)
+					f->vacs[v].api_version = xstrdup(av);
+		}
+	} else if (kind) {
+		rc = load_item(ks, f, cluster, root, origin, "(document)", err);
+		used = rc > 0 ? rc : 0;
+		rc = rc < 0 ? rc : 0;
+	} else if (jsonx_get(root, "node") && cJSON_IsArray(jsonx_get(root, "pods"))) {
+		used = load_summary(ks, cluster, root);
+	} else if (cJSON_IsObject(jsonx_get(root, "serverVersion"))) {
+		const cJSON *sv = jsonx_get(root, "serverVersion");
+		const char *maj = jsonx_str(sv, "major"), *min = jsonx_str(sv, "minor");
+		if (maj && min) {
+			struct buf v = BUF_INIT;
+			/* EKS reports minor as "33+" */
+			buf_addf(&v, "%s.%.*s", maj, (int)strspn(min, "0123456789"), min);
+			free(f->cluster_versions[ci]);
+			f->cluster_versions[ci] = buf_detach(&v);
+			used = 1;
+		}
+	} else {
+		rc = em_err(err, EM_EINPUT,
+			    "%s: not a kubectl JSON export: expected a List with \"items\", an object with "
+			    "\"kind\", a kubelet stats/summary or `kubectl version -o json` output",
+			    origin);
+	}
+	cJSON_Delete(root);
+	return rc < 0 ? rc : used;
+}

@@ -1,0 +1,546 @@
+/*
+ * ledger.c - the SQLite database: the only file that speaks SQL.
+ *
+ * Entry points: ledger_default_path, ledger_open / ledger_close, ledger_schema_version,
+ * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
+ * ledger_plan_record.
+ *
+ * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
+ * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
+ * its -wal and -shm files the database file's mode). Then: busy timeout 5 s, foreign keys on,
+ * WAL journal, and the schema migrations.
+ *
+ * Migrations: the embedded files "migrations/NNNN_name.sql", numbered 1..N without gaps, run in
+ * order; each one runs in its own BEGIN IMMEDIATE transaction that also sets
+ * PRAGMA user_version = NNNN, so a crash leaves the schema at a whole version and two processes
+ * opening a new database at once migrate it once. A database whose user_version is above N was
+ * written by a newer ebsmigrate and is refused.
+ *
+ * Invariants: every multi-statement write is one transaction (a failure rolls all of it back);
+ * exactly one price_versions row is current once any book is stored; money goes in and out as
+ * INTEGER price units, never REAL.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/embedded.h"
+#include "ebsmigrate/ledger.h"
+
+#ifndef EM_VERSION
+#define EM_VERSION "unknown"
+#endif
+
+struct ledger {
+	sqlite3 *db;
+	char *path;
+	int schema_version;
+};
+
+struct migration {
+	int number;
+	const struct embedded_file *file;
+};
+
+void ledger_default_path(struct buf *out)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	if (state && state[0] == '/') /* the XDG spec says to ignore relative values */
+		buf_addf(out, "%s/ebsmigrate/ebsmigrate.db", state);
+	else if (home && *home)
+		buf_addf(out, "%s/.local/state/ebsmigrate/ebsmigrate.db", home);
+	else
+		buf_adds(out, "ebsmigrate.db");
+}
+
+/* Appends "database 'PATH': WHAT: sqlite's message" and returns the matching EM_E* code. */
+static int db_err(struct ledger *l, struct buf *err, const char *what)
+{
+	int code = sqlite3_errcode(l->db);
+	int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? EM_ECONFLICT : EM_EIO;
+	return em_err(err, rc, "database '%s': %s: %s", l->path, what, sqlite3_errmsg(l->db));
+}
+
+static int exec(struct ledger *l, const char *sql, const char *what, struct buf *err)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(l->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	int code = sqlite3_errcode(l->db);
+	int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? EM_ECONFLICT : EM_EIO;
+	em_err(err, rc, "database '%s': %s: %s", l->path, what, msg ? msg : sqlite3_errmsg(l->db));
+	sqlite3_free(msg);
+	return rc;
+}
+
+static void rollback(struct ledger *l)
+{
+	if (!sqlite3_get_autocommit(l->db))
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err)
+{
+	if (sqlite3_prepare_v2(l->db, sql, -1, st, NULL) == SQLITE_OK)
+		return 0;
+	*st = NULL;
+	return db_err(l, err, "cannot prepare a statement");
+}
+
+/* Binds a string or NULL. SQLITE_TRANSIENT: the caller's strings may not outlive the step. */
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static char *column_dup(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? xstrdup((const char *)s) : NULL;
+}
+
+static int read_user_version(struct ledger *l, int *out, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(l, "PRAGMA user_version", &st, err);
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out = sqlite3_column_int(st, 0);
+	} else {
+		rc = db_err(l, err, "cannot read the schema version");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int cmp_migration(const void *a, const void *b)
+{
+	const struct migration *x = a, *y = b;
+	return (x->number > y->number) - (x->number < y->number);
+}
+
+/* The embedded migrations, sorted; *n_out = how many. Fails unless numbered 1..N. */
+static int list_migrations(struct migration **out, size_t *n_out, struct buf *err)
+{
+	struct migration *m = NULL;
+	size_t n = 0, alloc = 0;
+	for (const struct embedded_file *f = embedded_files; f->path; f++) {
+		const char *name = f->path + strlen("migrations/");
+		size_t len = strlen(f->path);
+		if (strncmp(f->path, "migrations/", 11) != 0 || len < 4 || strcmp(f->path + len - 4, ".sql") != 0)
+			continue;
+		int number = 0, digits = 0;
+		for (; name[digits] >= '0' && name[digits] <= '9' && digits < 9; digits++)
+			number = number * 10 + (name[digits] - '0');
+		if (digits != 4 || name[digits] != '_') {
+			free(m);
+			return em_err(err, EM_EIO, "embedded migration '%s' is not named NNNN_name.sql", f->path);
+		}
+		XGROW(m, n, alloc);
+		m[n].number = number;
+		m[n].file = f;
+		n++;
+	}
+	if (n)
+		qsort(m, n, sizeof *m, cmp_migration);
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].number != (int)i + 1) {
+			int rc = em_err(err, EM_EIO, "embedded migration '%s' breaks the numbering 1..%zu",
+					m[i].file->path, n);
+			free(m);
+			return rc;
+		}
+	}
+	*out = m;
+	*n_out = n;
+	return 0;
+}
+
+static int migrate(struct ledger *l, struct buf *err)
+{
+	struct migration *m = NULL;
+	size_t n = 0;
+	int rc = list_migrations(&m, &n, err);
+	if (rc)
+		return rc;
+	int version;
+	rc = read_user_version(l, &version, err);
+	if (!rc && version > (int)n)
+		rc = em_err(err, EM_EUNSUPPORTED,
+			    "database '%s' has schema version %d, newer than this ebsmigrate knows (%zu): "
+			    "upgrade ebsmigrate to use it",
+			    l->path, version, n);
+	int from = version;
+	for (size_t i = 0; !rc && i < n; i++) {
+		if (m[i].number <= version)
+			continue;
+		rc = exec(l, "BEGIN IMMEDIATE", "cannot start a migration", err);
+		if (rc)
+			break;
+		/* Another process may have migrated between our read and the lock. */
+		rc = read_user_version(l, &version, err);
+		if (!rc && m[i].number <= version) {
+			rc = exec(l, "COMMIT", "cannot finish a migration", err);
+			continue;
+		}
+		char *msg = NULL;
+		if (!rc && sqlite3_exec(l->db, m[i].file->data, NULL, NULL, &msg) != SQLITE_OK) {
+			rc = em_err(err, EM_EIO, "database '%s': migration '%s' failed: %s", l->path, m[i].file->path,
+				    msg ? msg : sqlite3_errmsg(l->db));
+		}
+		sqlite3_free(msg);
+		if (!rc) {
+			char pragma[64];
+			snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", m[i].number);
+			rc = exec(l, pragma, "cannot set the schema version", err);
+		}
+		if (!rc && from == 0 && m[i].number == 1)
+			rc = exec(l, "INSERT OR IGNORE INTO meta (key, value) VALUES ('created_by', 'ebsmigrate " EM_VERSION "')",
+				  "cannot record the creator", err);
+		if (!rc)
+			rc = exec(l, "COMMIT", "cannot finish a migration", err);
+		if (rc)
+			rollback(l);
+		else
+			version = m[i].number;
+	}
+	if (!rc)
+		l->schema_version = version;
+	free(m);
+	return rc;
+}
+
+/* Creates the parent directories (0700) and the file (0600) when missing. */
+static int create_file(const char *path, struct buf *err)
+{
+	const char *slash = strrchr(path, '/');
+	if (slash && slash != path) {
+		char *dir = xstrndup(path, (size_t)(slash - path));
+		int rc = em_mkdirs(dir, 0700, err);
+		free(dir);
+		if (rc)
+			return rc;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return 0;
+		return em_err(err, EM_EIO, "cannot create database '%s': %s", path, strerror(errno));
+	}
+	int rc = 0;
+	if (fchmod(fd, 0600) != 0) /* open's mode went through the umask; make it exact */
+		rc = em_err(err, EM_EIO, "cannot set the mode of '%s': %s", path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
+int ledger_open(struct ledger **out, const char *path, struct buf *err)
+{
+	*out = NULL;
+	int rc = create_file(path, err);
+	if (rc)
+		return rc;
+	struct ledger *l = xcalloc(1, sizeof *l);
+	l->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		rc = em_err(err, EM_EIO, "cannot open database '%s': %s", path,
+			    l->db ? sqlite3_errmsg(l->db) : "out of memory");
+		ledger_close(l);
+		return rc;
+	}
+	sqlite3_extended_result_codes(l->db, 1);
+	sqlite3_busy_timeout(l->db, 5000);
+	rc = exec(l, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
+	if (!rc) {
+		sqlite3_stmt *st;
+		rc = prepare(l, "PRAGMA journal_mode = WAL", &st, err);
+		if (!rc) {
+			const unsigned char *mode = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+			if (!mode || strcmp((const char *)mode, "wal") != 0)
+				rc = db_err(l, err, "cannot switch to WAL journal mode");
+			sqlite3_finalize(st);
+		}
+	}
+	if (!rc)
+		rc = migrate(l, err);
+	if (rc) {
+		ledger_close(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}
+
+void ledger_close(struct ledger *l)
+{
+	if (!l)
+		return;
+	sqlite3_close(l->db);
+	free(l->path);
+	free(l);
+}
+
+int ledger_schema_version(struct ledger *l)
+{
+	return l->schema_version;
+}
+
+static void now_rfc3339(char out[static 21])
+{
+	em_format_time(em_now(), out);
+}
+
+/* Inserts pb as a new version and makes it current. The caller holds a write transaction. */
+static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
+{
+	char now[21];
+	now_rfc3339(now);
+	sqlite3_stmt *st;
+	int rc = prepare(l,
+			 "INSERT INTO price_versions (source, effective_date, fetched_at, created_at, is_current) "
+			 "VALUES (?, ?, ?, ?, 0)",
+			 &st, err);
+	if (rc)
+		return rc;
+	bind_text(st, 1, pb->source);
+	bind_text(st, 2, pb->effective_date);
+	bind_text(st, 3, pb->fetched_at);
+	bind_text(st, 4, now);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_err(l, err, "cannot store the price book version");
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	int64_t id = sqlite3_last_insert_rowid(l->db);
+
+	rc = prepare(l, "INSERT INTO prices (version_id, location, location_name, item, price_units) "
+			"VALUES (?, ?, ?, ?, ?)",
+		     &st, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < pb->n && !rc; i++) {
+		const struct price_location *loc = &pb->locs[i];
+		for (int item = 0; item < PRICE_ITEMS && !rc; item++) {
+			price_t price;
+			if (!pricebook_item_get(loc, item, &price))
+				continue;
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, id);
+			bind_text(st, 2, loc->code);
+			bind_text(st, 3, loc->name);
+			bind_text(st, 4, pricebook_item_name(item));
+			sqlite3_bind_int64(st, 5, price);
+			if (sqlite3_step(st) != SQLITE_DONE) {
+				struct buf what = BUF_INIT;
+				buf_addf(&what, "cannot store the %s price for '%s'", pricebook_item_name(item),
+					 loc->code ? loc->code : "(null)");
+				rc = db_err(l, err, what.s);
+				buf_release(&what);
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+
+	rc = exec(l, "UPDATE price_versions SET is_current = 0 WHERE is_current = 1",
+		  "cannot retire the current price book", err);
+	if (rc)
+		return rc;
+	rc = prepare(l, "UPDATE price_versions SET is_current = 1 WHERE id = ?", &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = db_err(l, err, "cannot make the new price book current");
+	sqlite3_finalize(st);
+	if (!rc)
+		pb->version = id;
+	return rc;
+}
+
+int ledger_pricebook_store(struct ledger *l, struct pricebook *pb, struct buf *err)
+{
+	if (!pb->source || !pb->effective_date)
+		return em_err(err, EM_EINPUT, "price book has no %s: not stored in '%s'",
+			      pb->source ? "effective date" : "source", l->path);
+	int rc = exec(l, "BEGIN IMMEDIATE", "cannot start storing the price book", err);
+	if (rc)
+		return rc;
+	rc = store_in_tx(l, pb, err);
+	if (!rc)
+		rc = exec(l, "COMMIT", "cannot commit the price book", err);
+	if (rc) {
+		rollback(l);
+		pb->version = 0;
+	}
+	return rc;
+}
+
+/* The current version's id, source and effective date; EM_ENOTFOUND when there is none. */
+static int current_version(struct ledger *l, int64_t *id, char **source, char **effective_date,
+			   char **fetched_at, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(l,
+			 "SELECT id, source, effective_date, fetched_at FROM price_versions WHERE is_current = 1",
+			 &st, err);
+	if (rc)
+		return rc;
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		*source = column_dup(st, 1);
+		*effective_date = column_dup(st, 2);
+		if (fetched_at)
+			*fetched_at = column_dup(st, 3);
+	} else if (step == SQLITE_DONE) {
+		rc = em_err(err, EM_ENOTFOUND, "database '%s' holds no price book", l->path);
+	} else {
+		rc = db_err(l, err, "cannot read the current price book");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int load_current(struct ledger *l, struct pricebook *out, struct buf *err)
+{
+	int64_t id;
+	int rc = current_version(l, &id, &out->source, &out->effective_date, &out->fetched_at, err);
+	if (rc)
+		return rc;
+	out->version = id;
+	sqlite3_stmt *st;
+	rc = prepare(l,
+		     "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
+		     "ORDER BY location, item",
+		     &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *code = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		/* An item this binary does not know (written by a newer one) stays unknown here. */
+		int item = pricebook_item_parse((const char *)sqlite3_column_text(st, 2));
+		if (!code || item < 0)
+			continue;
+		struct price_location *loc = pricebook_location(out, code);
+		if (!loc->name && name)
+			loc->name = xstrdup(name);
+		pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
+	}
+	if (step != SQLITE_DONE)
+		rc = db_err(l, err, "cannot read the prices");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf *err)
+{
+	pricebook_init(out);
+	int rc = exec(l, "BEGIN", "cannot start reading the price book", err);
+	if (rc)
+		return rc;
+	rc = load_current(l, out, err);
+	if (!rc)
+		rc = exec(l, "COMMIT", "cannot finish reading the price book", err);
+	if (rc) {
+		rollback(l);
+		pricebook_release(out);
+	}
+	return rc;
+}
+
+int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struct buf *err)
+{
+	pricebook_init(out);
+	struct pricebook bundled;
+	pricebook_init(&bundled);
+	struct buf bundle_err = BUF_INIT;
+	int have_bundle = pricebook_load_bundled(&bundled, &bundle_err) == 0 && bundled.effective_date;
+
+	int rc = exec(l, "BEGIN IMMEDIATE", "cannot start choosing the price book", err);
+	int64_t id = 0;
+	char *source = NULL, *date = NULL;
+	int stored = 0;
+	if (!rc) {
+		struct buf none = BUF_INIT;
+		int cur = current_version(l, &id, &source, &date, NULL, &none);
+		if (cur != 0 && cur != EM_ENOTFOUND) {
+			rc = em_err(err, cur, "%s", none.s);
+		} else if (cur == EM_ENOTFOUND && !have_bundle) {
+			rc = em_err(err, EM_ENOTFOUND, "database '%s' holds no price book and the bundled one "
+						       "cannot be used: %s",
+				    l->path, bundle_err.s);
+		} else if (have_bundle && (cur == EM_ENOTFOUND ||
+					   (strcmp(source, PRICEBOOK_SOURCE_BUNDLED) == 0 && date &&
+					    strcmp(date, bundled.effective_date) < 0))) {
+			rc = store_in_tx(l, &bundled, err);
+			stored = !rc;
+		}
+		buf_release(&none);
+		if (!rc && !stored)
+			rc = load_current(l, out, err);
+		if (!rc)
+			rc = exec(l, "COMMIT", "cannot commit the price book", err);
+		if (rc)
+			rollback(l);
+	}
+	if (!rc && stored) {
+		*out = bundled; /* the stored copy is exactly this book; hand it over */
+		pricebook_init(&bundled);
+	}
+	if (rc)
+		pricebook_release(out);
+	free(source);
+	free(date);
+	pricebook_release(&bundled);
+	buf_release(&bundle_err);
+	return rc;
+}
+
+int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
+		       struct buf *err)
+{
+	char now[21];
+	now_rfc3339(now);
+	sqlite3_stmt *st;
+	int rc = prepare(l,
+			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
+			 "plan_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			 &st, err);
+	if (rc)
+		return rc;
+	bind_text(st, 1, generated_at);
+	bind_text(st, 2, mode);
+	if (price_version > 0)
+		sqlite3_bind_int64(st, 3, price_version);
+	else
+		sqlite3_bind_null(st, 3);
+	sqlite3_bind_int64(st, 4, volumes);
+	sqlite3_bind_int64(st, 5, savings_monthly_micro);
+	bind_text(st, 6, plan_json);
+	bind_text(st, 7, now);
+	if (sqlite3_step(st) == SQLITE_DONE) {
+		if (id_out)
+			*id_out = sqlite3_last_insert_rowid(l->db);
+	} else {
+		rc = db_err(l, err, "cannot record the plan");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

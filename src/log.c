@@ -1,0 +1,96 @@
+/*
+ * log.c - stderr diagnostics with levels, colour only on a TTY without NO_COLOR, and a
+ * redaction helper so request dumps never carry secrets.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/log.h"
+
+static enum log_level level = LOG_NORMAL; /* set once by main.c from -q/-v */
+
+void log_set_level(enum log_level l)
+{
+	level = l;
+}
+
+enum log_level log_get_level(void)
+{
+	return level;
+}
+
+int log_color_enabled(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	return isatty(2) && !(nc && *nc);
+}
+
+static void emit(const char *prefix, const char *color, const char *fmt, va_list ap)
+{
+	struct buf b = BUF_INIT;
+	if (prefix) {
+		if (log_color_enabled())
+			buf_addf(&b, "\033[%sm%s\033[0m ", color, prefix);
+		else
+			buf_addf(&b, "%s ", prefix);
+	}
+	buf_vaddf(&b, fmt, ap);
+	buf_addc(&b, '\n');
+	fwrite(b.s, 1, b.len, stderr);
+	buf_release(&b);
+}
+
+#define LOG_FN(name, min, prefix, color)                \
+	void name(const char *fmt, ...)                 \
+	{                                               \
+		if (level < (min))                      \
+			return;                         \
+		va_list ap;                             \
+		va_start(ap, fmt);                      \
+		emit(prefix, color, fmt, ap);           \
+		va_end(ap);                             \
+	}
+
+LOG_FN(log_error, LOG_QUIET, "error:", "1;31")
+LOG_FN(log_warning, LOG_NORMAL, "warning:", "1;33")
+LOG_FN(log_notice, LOG_NORMAL, "note:", "1;36")
+LOG_FN(log_info, LOG_VERBOSE, NULL, "0")
+LOG_FN(log_debug, LOG_DEBUG, "debug:", "2")
+
+static const char *const secret_keys[] = {
+	"authorization", "x-amz-security-token", "x-amz-signature", "x-aws-ec2-metadata-token",
+	"token", "secretaccesskey", "aws_secret_access_key", "sessiontoken", NULL,
+};
+
+char *log_redact(const char *text)
+{
+	struct buf out = BUF_INIT;
+	const char *p = text;
+	while (*p) {
+		int hit = 0;
+		for (const char *const *k = secret_keys; *k; k++) {
+			size_t kl = strlen(*k);
+			if (strncasecmp(p, *k, kl) == 0 && (p[kl] == ':' || p[kl] == '=' || p[kl] == '"')) {
+				const char *v = p + kl;
+				buf_add(&out, p, kl);
+				/* copy separators, then replace the value up to a delimiter */
+				while (*v == ':' || *v == '=' || *v == '"' || *v == ' ')
+					buf_addc(&out, *v++);
+				buf_adds(&out, "REDACTED");
+				while (*v && *v != '&' && *v != '\n' && *v != '"' && *v != ',' && *v != '\r')
+					v++;
+				p = v;
+				hit = 1;
+				break;
+			}
+		}
+		if (!hit)
+			buf_addc(&out, *p++);
+	}
+	return buf_detach(&out);
+}

@@ -1,0 +1,111 @@
+/*
+ * main.c - the entry point: global options, the command table, dispatch.
+ *
+ * `ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`. Global options may also follow the
+ * command (every command's parser knows them). Setup (database, prices) is done by each
+ * command through cmd_prepare(ctx, needs) once its own options are parsed, because --db and
+ * --pricing-dir may come after the command name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+
+const struct cmd commands[] = {
+	{"plan", cmd_plan, NEEDS_PRICES, "recommend gp3 settings, cost and savings for every volume", &plan_help},
+	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
+	{"version", cmd_version, NEEDS_NOTHING, "print the version", &version_help},
+	{NULL, NULL, 0, NULL, NULL},
+};
+
+const struct cmd *cmd_find(const char *name)
+{
+	for (const struct cmd *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ebsmigrate [--db FILE] [--now TIME] [-v|-q] COMMAND [OPTIONS]\n\n"
+		   "Move Kubernetes EBS volumes from gp2 to gp3 safely, and prove the money and the speed.\n\n"
+		   "Commands:\n");
+	for (const struct cmd *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cmd_ctx ctx;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.argv0 = argv[0];
+	const char *nc = getenv("NO_COLOR");
+	ctx.color_stdout = isatty(1) && !(nc && *nc);
+	ctx.now = time(NULL);
+	if (getenv("EBSMIGRATE_DEBUG"))
+		log_set_level(LOG_DEBUG);
+
+	int i = 1;
+	/* Global options before the command. */
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--version") == 0) {
+			printf("ebsmigrate %s\n", EM_VERSION);
+			return EXIT_OK;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return EXIT_OK;
+		} else if ((strcmp(a, "--db") == 0 || strcmp(a, "--now") == 0 || strcmp(a, "--pricing-dir") == 0) &&
+			   i + 1 < argc) {
+			if (a[2] == 'd')
+				ctx.db_path = argv[++i];
+			else if (a[2] == 'p')
+				ctx.pricing_dir = argv[++i];
+			else {
+				time_t t;
+				if (em_parse_time(argv[i + 1], &t)) {
+					log_error("--now: '%s' is not an RFC 3339 time", argv[i + 1]);
+					return EXIT_USAGE;
+				}
+				ctx.now_arg = argv[++i];
+				ctx.now = t;
+				em_set_now(t);
+			}
+		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			ctx.verbose++;
+			log_set_level(ctx.verbose > 1 ? LOG_DEBUG : LOG_VERBOSE);
+		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			ctx.quiet = 1;
+			log_set_level(LOG_QUIET);
+		} else if (strcmp(a, "--no-color") == 0) {
+			ctx.no_color = 1;
+			ctx.color_stdout = 0;
+		} else {
+			log_error("unknown option '%s'", a);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const struct cmd *cmd = cmd_find(argv[i]);
+	if (!cmd) {
+		log_error("unknown command '%s'; run 'ebsmigrate help' for the list", argv[i]);
+		return EXIT_USAGE;
+	}
+	int rc = cmd->fn(&ctx, argc - i, argv + i);
+	if (ctx.have_book)
+		pricebook_release(&ctx.book);
+	if (ctx.db)
+		ledger_close(ctx.db);
+	return rc;
+}

@@ -1,0 +1,511 @@
+/*
+ * plan_output.c - plan writers: table, json, csv, markdown.
+ *
+ * Entry points: plan_write, plan_write_table, out_format_parse.
+ * Invariants: every format lists every volume of the plan in the plan's order; money is
+ * printed from exact micro-dollar values rounded to cents; JSON is produced by streaming into
+ * a buf (no DOM), so 100,000 volumes cost one pass and one buffer.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/plan_output.h"
+
+int out_format_parse(const char *s, enum out_format *out)
+{
+	static const char *const names[] = {"table", "json", "csv", "markdown"};
+	for (int i = 0; i < 4; i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = (enum out_format)i;
+			return 0;
+		}
+	}
+	if (strcmp(s, "md") == 0) {
+		*out = FORMAT_MARKDOWN;
+		return 0;
+	}
+	return EM_EINPUT;
+}
+
+static void json_str(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
+static void json_time(struct buf *b, time_t t)
+{
+	if (!t) {
+		buf_adds(b, "null");
+		return;
+	}
+	char ts[21];
+	em_format_time(t, ts);
+	buf_addf(b, "\"%s\"", ts);
+}
+
+static void json_money(struct buf *b, int known, micro_t m)
+{
+	if (known)
+		money_add_json(b, m);
+	else
+		buf_adds(b, "null");
+}
+
+static void flags_join(struct buf *b, unsigned flags, const char *sep)
+{
+	int first = 1;
+	for (unsigned i = 0; i < FLAG_COUNT; i++) {
+		if (!(flags & (1u << i)))
+			continue;
+		if (!first)
+			buf_adds(b, sep);
+		buf_adds(b, plan_flag_name(i));
+		first = 0;
+	}
+}
+
+static void write_json_item(struct buf *b, const struct plan_item *it)
+{
+	const struct volume *v = it->v;
+	buf_adds(b, "{\"volume_id\":");
+	json_str(b, v->volume_id);
+	buf_adds(b, ",\"account\":");
+	json_str(b, v->account);
+	buf_adds(b, ",\"region\":");
+	json_str(b, v->region);
+	buf_adds(b, ",\"availability_zone\":");
+	json_str(b, v->availability_zone);
+	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
+	json_str(b, v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
+	if (v->iops)
+		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
+	else
+		buf_adds(b, ",\"iops\":null");
+	if (v->throughput)
+		buf_addf(b, ",\"throughput_mibps\":%lld", (long long)v->throughput);
+	else
+		buf_adds(b, ",\"throughput_mibps\":null");
+	buf_adds(b, ",\"state\":");
+	json_str(b, v->state);
+	buf_adds(b, ",\"kubernetes\":");
+	if (v->kube) {
+		const struct kube_binding *k = v->kube;
+		buf_adds(b, "{\"cluster\":");
+		json_str(b, k->cluster);
+		buf_adds(b, ",\"pv\":");
+		json_str(b, k->pv);
+		buf_adds(b, ",\"namespace\":");
+		json_str(b, k->namespace_);
+		buf_adds(b, ",\"pvc\":");
+		json_str(b, k->pvc);
+		buf_adds(b, ",\"storage_class\":");
+		json_str(b, k->storage_class);
+		buf_adds(b, ",\"driver\":");
+		json_str(b, k->driver);
+		buf_adds(b, ",\"statefulset\":");
+		json_str(b, k->statefulset);
+		buf_adds(b, ",\"node\":");
+		json_str(b, k->node);
+		buf_adds(b, ",\"node_instance_type\":");
+		json_str(b, k->node_instance_type);
+		if (k->has_usage)
+			buf_addf(b, ",\"used_bytes\":%lld,\"capacity_bytes\":%lld", (long long)k->used_bytes,
+				 (long long)k->capacity_bytes);
+		else
+			buf_adds(b, ",\"used_bytes\":null,\"capacity_bytes\":null");
+		buf_addc(b, '}');
+	} else {
+		buf_adds(b, "null");
+	}
+	buf_adds(b, ",\"current_monthly_usd\":");
+	json_money(b, it->current_priced, it->current_monthly);
+	buf_adds(b, ",\"target\":");
+	if (it->has_target)
+		buf_addf(b, "{\"type\":\"%s\",\"iops\":%lld,\"throughput_mibps\":%lld}", ebs_type_name(it->target.type),
+			 (long long)it->target.iops, (long long)it->target.throughput);
+	else
+		buf_adds(b, "null");
+	buf_adds(b, ",\"target_monthly_usd\":");
+	json_money(b, it->target_priced, it->target_monthly);
+	buf_adds(b, ",\"savings_monthly_usd\":");
+	json_money(b, it->current_priced && it->target_priced, it->savings_monthly);
+	if (it->burst_duration_s)
+		buf_addf(b, ",\"burst_duration_s\":%lld", (long long)it->burst_duration_s);
+	else
+		buf_adds(b, ",\"burst_duration_s\":null");
+	buf_adds(b, ",\"eligible_at\":");
+	json_time(b, it->eligible_at);
+	buf_addf(b, ",\"action\":\"%s\",\"flags\":[", plan_action_name(it->action));
+	if (it->flags) {
+		buf_addc(b, '"');
+		flags_join(b, it->flags, "\",\"");
+		buf_addc(b, '"');
+	}
+	buf_addc(b, ']');
+	if (it->has_rightsize) {
+		buf_addf(b, ",\"rightsize_size_gib\":%lld,\"rightsize_monthly_usd\":", (long long)it->rightsize_size_gib);
+		money_add_json(b, it->rightsize_monthly);
+	}
+	buf_adds(b, ",\"note\":");
+	json_str(b, it->note);
+	buf_addc(b, '}');
+}
+
+static void write_totals_json(struct buf *b, const struct plan_totals *t)
+{
+	buf_addf(b,
+		 "{\"volumes\":%lld,\"gp2_volumes\":%lld,\"migrate\":%lld,\"blocked\":%lld,\"review\":%lld,"
+		 "\"skip\":%lld,\"unpriced\":%lld,\"current_monthly_usd\":",
+		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
+		 (long long)t->review, (long long)t->skip, (long long)t->unpriced);
+	money_add_json(b, t->current_monthly);
+	buf_adds(b, ",\"target_monthly_usd\":");
+	money_add_json(b, t->target_monthly);
+	buf_adds(b, ",\"savings_monthly_usd\":");
+	money_add_json(b, t->savings_monthly);
+	buf_adds(b, ",\"savings_annual_usd\":");
+	money_add_json(b, t->savings_annual);
+	buf_adds(b, ",\"rightsize_monthly_usd\":");
+	money_add_json(b, t->rightsize_monthly);
+	buf_addc(b, '}');
+}
+
+static void write_json(struct buf *b, const struct plan *p)
+{
+	buf_adds(b, "{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":");
+	json_time(b, p->generated_at);
+	buf_addf(b, ",\"mode\":\"%s\",\"pricing\":{\"source\":", plan_mode_name(p->mode));
+	json_str(b, p->book->source);
+	buf_adds(b, ",\"effective_date\":");
+	json_str(b, p->book->effective_date);
+	if (p->book->version)
+		buf_addf(b, ",\"version\":%lld", (long long)p->book->version);
+	buf_adds(b, "},\"warnings\":[");
+	for (size_t i = 0; i < p->n_warnings; i++) {
+		if (i)
+			buf_addc(b, ',');
+		json_str(b, p->warnings[i]);
+	}
+	buf_adds(b, "],\"volumes\":[");
+	for (size_t i = 0; i < p->n; i++) {
+		buf_adds(b, i ? ",\n" : "\n");
+		write_json_item(b, &p->items[i]);
+	}
+	buf_adds(b, "\n],\"totals\":");
+	write_totals_json(b, &p->totals);
+	buf_adds(b, "}\n");
+}
+
+static const char *const csv_header =
+	"volume_id,account,region,availability_zone,size_gib,type,iops,throughput_mibps,state,cluster,pv,"
+	"namespace,pvc,storage_class,driver,current_monthly_usd,target_type,target_iops,"
+	"target_throughput_mibps,target_monthly_usd,savings_monthly_usd,burst_duration_s,eligible_at,"
+	"action,flags,rightsize_size_gib,rightsize_monthly_usd\r\n";
+
+static void csv_money(struct buf *b, int known, micro_t m)
+{
+	if (known)
+		money_add_usd(b, m);
+	buf_addc(b, ',');
+}
+
+static void csv_int(struct buf *b, int64_t v)
+{
+	if (v)
+		buf_addf(b, "%lld", (long long)v);
+	buf_addc(b, ',');
+}
+
+static void csv_str(struct buf *b, const char *s)
+{
+	buf_add_csv_field(b, s);
+	buf_addc(b, ',');
+}
+
+static void write_csv(struct buf *b, const struct plan *p)
+{
+	buf_adds(b, csv_header);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_item *it = &p->items[i];
+		const struct volume *v = it->v;
+		const struct kube_binding *k = v->kube;
+		csv_str(b, v->volume_id);
+		csv_str(b, v->account);
+		csv_str(b, v->region);
+		csv_str(b, v->availability_zone);
+		buf_addf(b, "%lld,", (long long)v->size_gib);
+		csv_str(b, v->type == EBS_UNKNOWN ? "" : ebs_type_name(v->type));
+		csv_int(b, v->iops);
+		csv_int(b, v->throughput);
+		csv_str(b, v->state);
+		csv_str(b, k ? k->cluster : NULL);
+		csv_str(b, k ? k->pv : NULL);
+		csv_str(b, k ? k->namespace_ : NULL);
+		csv_str(b, k ? k->pvc : NULL);
+		csv_str(b, k ? k->storage_class : NULL);
+		csv_str(b, k ? k->driver : NULL);
+		csv_money(b, it->current_priced, it->current_monthly);
+		csv_str(b, it->has_target ? ebs_type_name(it->target.type) : NULL);
+		csv_int(b, it->has_target ? it->target.iops : 0);
+		csv_int(b, it->has_target ? it->target.throughput : 0);
+		csv_money(b, it->target_priced, it->target_monthly);
+		csv_money(b, it->current_priced && it->target_priced, it->savings_monthly);
+		csv_int(b, it->burst_duration_s);
+		if (it->eligible_at) {
+			char ts[21];
+			em_format_time(it->eligible_at, ts);
+			buf_adds(b, ts);
+		}
+		buf_addc(b, ',');
+		csv_str(b, plan_action_name(it->action));
+		struct buf fl = BUF_INIT;
+		flags_join(&fl, it->flags, ";");
+		csv_str(b, fl.s);
+		buf_release(&fl);
+		csv_int(b, it->has_rightsize ? it->rightsize_size_gib : 0);
+		if (it->has_rightsize)
+			money_add_usd(b, it->rightsize_monthly);
+		buf_adds(b, "\r\n");
+	}
+}
+
+/* ---- table and markdown ---- */
+
+struct cell_row {
+	char *c[12];
+};
+
+enum { COL_VOLUME, COL_WHERE, COL_GIB, COL_NOW, COL_NOWUSD, COL_TARGET, COL_TGTUSD, COL_SAVE, COL_ACTION,
+       COL_ELIGIBLE, COL_FLAGS, NCOLS };
+
+static const char *const col_titles[NCOLS] = {"VOLUME", "KUBERNETES", "GiB", "NOW", "NOW $/MO", "TARGET",
+					      "TARGET $/MO", "SAVES $/MO", "ACTION", "ELIGIBLE", "FLAGS"};
+static const int col_right[NCOLS] = {0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0};
+
+static char *fmt_cfg(enum ebs_type t, int64_t iops, int64_t tput)
+{
+	struct buf b = BUF_INIT;
+	buf_adds(&b, t == EBS_UNKNOWN ? "?" : ebs_type_name(t));
+	if (iops)
+		buf_addf(&b, " %lld", (long long)iops);
+	if (tput)
+		buf_addf(&b, "/%lld", (long long)tput);
+	return buf_detach(&b);
+}
+
+static char *fmt_money(int known, micro_t m)
+{
+	struct buf b = BUF_INIT;
+	if (known)
+		money_add_usd_pretty(&b, m);
+	else
+		buf_adds(&b, "-");
+	return buf_detach(&b);
+}
+
+static void fill_row(struct cell_row *r, const struct plan_item *it, time_t generated_at)
+{
+	const struct volume *v = it->v;
+	struct buf b = BUF_INIT;
+	r->c[COL_VOLUME] = xstrdup(v->volume_id);
+	if (v->kube && v->kube->pvc)
+		buf_addf(&b, "%s/%s/%s", v->kube->cluster, v->kube->namespace_, v->kube->pvc);
+	else if (v->kube)
+		buf_addf(&b, "%s/pv:%s", v->kube->cluster, v->kube->pv);
+	else
+		buf_adds(&b, "-");
+	r->c[COL_WHERE] = buf_detach(&b);
+	buf_addf(&b, "%lld", (long long)v->size_gib);
+	r->c[COL_GIB] = buf_detach(&b);
+	r->c[COL_NOW] = fmt_cfg(v->type, v->type == EBS_GP2 ? 0 : v->iops, v->throughput);
+	r->c[COL_NOWUSD] = fmt_money(it->current_priced, it->current_monthly);
+	r->c[COL_TARGET] = it->has_target ? fmt_cfg(it->target.type, it->target.iops, it->target.throughput)
+					  : xstrdup("-");
+	r->c[COL_TGTUSD] = fmt_money(it->target_priced && it->has_target, it->target_monthly);
+	r->c[COL_SAVE] = fmt_money(it->current_priced && it->target_priced && it->has_target, it->savings_monthly);
+	r->c[COL_ACTION] = xstrdup(plan_action_name(it->action));
+	if (!it->eligible_at) {
+		buf_adds(&b, it->flags & FLAG_MODIFICATION_IN_FLIGHT ? "after current" : "-");
+	} else if (it->eligible_at <= generated_at) {
+		buf_adds(&b, "now");
+	} else {
+		char ts[21];
+		em_format_time(it->eligible_at, ts);
+		buf_adds(&b, ts);
+	}
+	r->c[COL_ELIGIBLE] = buf_detach(&b);
+	flags_join(&b, it->flags, ",");
+	r->c[COL_FLAGS] = b.len ? buf_detach(&b) : xstrdup("-");
+	buf_release(&b);
+}
+
+static void free_row(struct cell_row *r)
+{
+	for (int i = 0; i < NCOLS; i++)
+		free(r->c[i]);
+}
+
+static void pad(struct buf *b, size_t n)
+{
+	while (n--)
+		buf_addc(b, ' ');
+}
+
+void plan_write_table(struct buf *out, const struct plan *p, int color)
+{
+	size_t w[NCOLS];
+	for (int c = 0; c < NCOLS; c++)
+		w[c] = strlen(col_titles[c]);
+	struct cell_row *rows = p->n ? xcalloc(p->n, sizeof *rows) : NULL;
+	for (size_t i = 0; i < p->n; i++) {
+		fill_row(&rows[i], &p->items[i], p->generated_at);
+		for (int c = 0; c < NCOLS; c++) {
+			size_t l = strlen(rows[i].c[c]);
+			if (l > w[c])
+				w[c] = l;
+		}
+	}
+	for (int c = 0; c < NCOLS; c++) {
+		size_t l = strlen(col_titles[c]);
+		if (col_right[c])
+			pad(out, w[c] - l);
+		buf_adds(out, col_titles[c]);
+		if (c + 1 < NCOLS) {
+			if (!col_right[c])
+				pad(out, w[c] - l);
+			buf_adds(out, "  ");
+		}
+	}
+	buf_addc(out, '\n');
+	for (size_t i = 0; i < p->n; i++) {
+		for (int c = 0; c < NCOLS; c++) {
+			const char *s = rows[i].c[c];
+			size_t l = strlen(s);
+			const char *col = NULL;
+			if (color && c == COL_ACTION) {
+				switch (p->items[i].action) {
+				case ACTION_MIGRATE: col = "32"; break;
+				case ACTION_BLOCKED: col = "33"; break;
+				case ACTION_REVIEW: col = "31"; break;
+				default: col = "2"; break;
+				}
+			}
+			if (col_right[c])
+				pad(out, w[c] - l);
+			if (col)
+				buf_addf(out, "\033[%sm%s\033[0m", col, s);
+			else
+				buf_adds(out, s);
+			if (c + 1 < NCOLS) {
+				if (!col_right[c])
+					pad(out, w[c] - l);
+				buf_adds(out, "  ");
+			}
+		}
+		buf_addc(out, '\n');
+		free_row(&rows[i]);
+	}
+	free(rows);
+	const struct plan_totals *t = &p->totals;
+	buf_addf(out, "\n%lld volumes (%lld gp2): %lld to migrate, %lld blocked, %lld to review, %lld skipped",
+		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
+		 (long long)t->review, (long long)t->skip);
+	if (t->unpriced)
+		buf_addf(out, ", %lld unpriced (excluded from totals)", (long long)t->unpriced);
+	buf_adds(out, "\nmonthly now ");
+	money_add_usd_pretty(out, t->current_monthly);
+	buf_adds(out, ", after ");
+	money_add_usd_pretty(out, t->target_monthly);
+	buf_adds(out, ", savings ");
+	money_add_usd_pretty(out, t->savings_monthly);
+	buf_adds(out, "/month (");
+	money_add_usd_pretty(out, t->savings_annual);
+	buf_adds(out, "/year)");
+	if (t->rightsize_monthly) {
+		buf_adds(out, "; right-sizing flagged volumes would save ");
+		money_add_usd_pretty(out, t->rightsize_monthly);
+		buf_adds(out, "/month more");
+	}
+	buf_addf(out, "\nprices: %s, effective %s\n", p->book->source ? p->book->source : "unknown",
+		 p->book->effective_date ? p->book->effective_date : "unknown");
+}
+
+static void md_cell(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			buf_addc(b, '\\');
+		buf_addc(b, *s);
+	}
+}
+
+static void write_markdown(struct buf *b, const struct plan *p)
+{
+	char ts[21];
+	em_format_time(p->generated_at, ts);
+	const struct plan_totals *t = &p->totals;
+	buf_addf(b, "# ebsmigrate plan\n\nGenerated %s, mode `%s`. Prices: %s, effective %s.\n\n", ts,
+		 plan_mode_name(p->mode), p->book->source ? p->book->source : "unknown",
+		 p->book->effective_date ? p->book->effective_date : "unknown");
+	buf_adds(b, "| | Monthly | Annual |\n|---|---:|---:|\n| Current | ");
+	money_add_usd_pretty(b, t->current_monthly);
+	buf_adds(b, " | ");
+	money_add_usd_pretty(b, t->current_monthly * 12);
+	buf_adds(b, " |\n| After migration | ");
+	money_add_usd_pretty(b, t->target_monthly);
+	buf_adds(b, " | ");
+	money_add_usd_pretty(b, t->target_monthly * 12);
+	buf_adds(b, " |\n| **Savings** | **");
+	money_add_usd_pretty(b, t->savings_monthly);
+	buf_adds(b, "** | **");
+	money_add_usd_pretty(b, t->savings_annual);
+	buf_addf(b, "** |\n\n%lld volumes (%lld gp2): %lld to migrate, %lld blocked, %lld to review, %lld skipped, "
+		    "%lld unpriced.\n\n",
+		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
+		 (long long)t->review, (long long)t->skip, (long long)t->unpriced);
+	if (p->n_warnings) {
+		buf_adds(b, "## Warnings\n\n");
+		for (size_t i = 0; i < p->n_warnings; i++) {
+			buf_adds(b, "- ");
+			buf_adds(b, p->warnings[i]);
+			buf_addc(b, '\n');
+		}
+		buf_addc(b, '\n');
+	}
+	buf_adds(b, "## Volumes\n\n|");
+	for (int c = 0; c < NCOLS; c++)
+		buf_addf(b, " %s |", col_titles[c]);
+	buf_adds(b, "\n|");
+	for (int c = 0; c < NCOLS; c++)
+		buf_adds(b, col_right[c] ? "---:|" : "---|");
+	buf_addc(b, '\n');
+	for (size_t i = 0; i < p->n; i++) {
+		struct cell_row r;
+		fill_row(&r, &p->items[i], p->generated_at);
+		buf_addc(b, '|');
+		for (int c = 0; c < NCOLS; c++) {
+			buf_addc(b, ' ');
+			md_cell(b, r.c[c]);
+			buf_adds(b, " |");
+		}
+		buf_addc(b, '\n');
+		free_row(&r);
+	}
+}
+
+void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
+{
+	switch (fmt) {
+	case FORMAT_TABLE: plan_write_table(out, p, 0); break;
+	case FORMAT_JSON: write_json(out, p); break;
+	case FORMAT_CSV: write_csv(out, p); break;
+	case FORMAT_MARKDOWN: write_markdown(out, p); break;
+	}
+}

@@ -1,0 +1,476 @@
+/*
+ * planner.c - the recommendation per volume (target, cost, savings, flags, action, eligibility).
+ *
+ * Entry points: planner_build, planner_eligible_at, plan_release.
+ *
+ * Modification rules (FACTS.md §2), applied by planner_eligible_at and, later, by apply:
+ *   R1. One modification in flight per volume: while the latest is `modifying` or `optimizing`
+ *       no new one may start (the volume is blocked until it completes).
+ *   R2. Since 2026-01-15: at most 4 modifications per volume in any rolling 24 h. With starts
+ *       s1 < ... < sk inside the window and k >= 4, the next may start at s(k-3) + 24 h.
+ *   R3. Before 2026-01-15 the rule was one per 6 h: next start >= last start + 6 h.
+ *   R4. A no-op modification still counts: a volume whose target equals its configuration is
+ *       never planned (action skip).
+ *   R5. Size, type, IOPS and throughput go in one request; ebsmigrate always sends IOPS and
+ *       throughput explicitly (AWS documents disagree on the defaults for type-only changes).
+ *
+ * Target rules (--mode):
+ *   match (default): IOPS = max(3000, gp2 baseline); throughput 125 MiB/s up to 170 GiB,
+ *     250 from 334 GiB; 170-334 GiB: 125 and flag throughput-burst-only unless metrics show
+ *     more than 125 MiB/s (then 250).
+ *   baseline: 3000 / 125 for every size (flag performance-reduced where gp2 gave more).
+ *   observed: p99 x 1.2 from metrics, never below 3000/125, never above match; volumes
+ *     without metrics fall back to match.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/cost.h"
+#include "ebsmigrate/planner.h"
+
+#define DAY_S 86400
+#define RULE_4_PER_DAY_SINCE 1768435200 /* 2026-01-15T00:00:00Z */
+
+static const char *const flag_names[FLAG_COUNT] = {
+	"unattached", "not-kubernetes", "in-tree-pv", "needs-provisioned-iops",
+	"throughput-burst-only", "oversized-for-iops", "possibly-oversized",
+	"modification-in-flight", "modification-limit", "volume-not-found", "unpriced",
+	"performance-reduced", "burst-dependent",
+};
+
+const char *plan_flag_name(unsigned bit_index)
+{
+	return bit_index < FLAG_COUNT ? flag_names[bit_index] : "unknown";
+}
+
+const char *plan_action_name(enum plan_action a)
+{
+	static const char *const names[] = {"migrate", "skip", "blocked", "review"};
+	return names[a];
+}
+
+static const char *const mode_names[] = {"match", "baseline", "observed"};
+
+const char *plan_mode_name(enum plan_mode m)
+{
+	return mode_names[m];
+}
+
+int plan_mode_parse(const char *s, enum plan_mode *out)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(s, mode_names[i]) == 0) {
+			*out = (enum plan_mode)i;
+			return 0;
+		}
+	}
+	return EM_EINPUT;
+}
+
+static int in_flight(const char *state)
+{
+	return state && (strcmp(state, "modifying") == 0 || strcmp(state, "optimizing") == 0);
+}
+
+int planner_eligible_at(const struct volume *v, time_t now, time_t *at)
+{
+	const struct volume_mod *latest = volume_latest_mod(v);
+	if (latest && in_flight(latest->state))
+		return 2; /* R1 */
+	time_t next = 0;
+	if (now < RULE_4_PER_DAY_SINCE) {
+		if (latest && latest->start_time + 6 * 3600 > now) /* R3 */
+			next = latest->start_time + 6 * 3600;
+	} else {
+		/* R2: starts within (now - 24h, now]; mods are ordered by start time. */
+		size_t k = 0, first = v->n_mods;
+		for (size_t i = 0; i < v->n_mods; i++) {
+			if (v->mods[i].start_time > now - DAY_S && v->mods[i].start_time <= now) {
+				if (first == v->n_mods)
+					first = i;
+				k++;
+			}
+		}
+		if (k >= 4)
+			next = v->mods[first + k - 4].start_time + DAY_S;
+	}
+	if (next > now) {
+		*at = next;
+		return 1;
+	}
+	return 0;
+}
+
+static void add_note(struct plan_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct plan_item *it, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	if (it->note) {
+		buf_adds(&b, it->note);
+		buf_adds(&b, "; ");
+		free(it->note);
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	it->note = buf_detach(&b);
+}
+
+static void match_target(const struct volume *v, struct plan_item *it)
+{
+	int64_t size = v->size_gib;
+	it->target.iops = ebs_gp2_baseline_iops(size);
+	if (it->target.iops < GP3_BASE_IOPS)
+		it->target.iops = GP3_BASE_IOPS;
+	if (size <= 170) {
+		it->target.throughput = GP3_BASE_MIBPS;
+	} else if (size >= 334) {
+		it->target.throughput = 250;
+	} else if (v->metrics.has && (v->metrics.p99_mibps > GP3_BASE_MIBPS || v->metrics.max_mibps > GP3_BASE_MIBPS)) {
+		it->target.throughput = 250;
+	} else {
+		it->target.throughput = GP3_BASE_MIBPS;
+		it->flags |= FLAG_THROUGHPUT_BURST_ONLY;
+	}
+}
+
+static void observed_target(const struct volume *v, struct plan_item *it)
+{
+	match_target(v, it);
+	if (!v->metrics.has)
+		return;
+	it->flags &= ~(unsigned)FLAG_THROUGHPUT_BURST_ONLY;
+	int64_t iops = (int64_t)ceil(v->metrics.p99_iops * 1.2);
+	int64_t mibps = (int64_t)ceil(v->metrics.p99_mibps * 1.2);
+	if (iops < GP3_BASE_IOPS)
+		iops = GP3_BASE_IOPS;
+	if (mibps < GP3_BASE_MIBPS)
+		mibps = GP3_BASE_MIBPS;
+	int64_t match_mibps = v->size_gib > 170 ? 250 : GP3_BASE_MIBPS;
+	if (iops < it->target.iops)
+		it->target.iops = iops;
+	it->target.throughput = mibps < match_mibps ? mibps : match_mibps;
+}
+
+static void compute_target(const struct volume *v, enum plan_mode mode, struct plan_item *it)
+{
+	it->has_target = 1;
+	it->target.type = EBS_GP3;
+	it->target.size_gib = v->size_gib;
+	switch (mode) {
+	case PLAN_MODE_MATCH:
+		match_target(v, it);
+		break;
+	case PLAN_MODE_OBSERVED:
+		observed_target(v, it);
+		break;
+	case PLAN_MODE_BASELINE:
+		it->target.iops = GP3_BASE_IOPS;
+		it->target.throughput = GP3_BASE_MIBPS;
+		if (ebs_gp2_baseline_iops(v->size_gib) > GP3_BASE_IOPS || v->size_gib > 170)
+			it->flags |= FLAG_PERFORMANCE_REDUCED;
+		break;
+	}
+	/* Keep within the ratio limits (IOPS <= 500/GiB above 3,000; MiB/s <= IOPS/4). */
+	int64_t max_iops = ebs_gp3_max_iops_for_size(v->size_gib);
+	if (it->target.iops > max_iops)
+		it->target.iops = max_iops;
+	int64_t max_mibps = ebs_gp3_max_mibps_for_iops(it->target.iops);
+	if (it->target.throughput > max_mibps)
+		it->target.throughput = max_mibps;
+	if (it->target.iops > GP3_BASE_IOPS)
+		it->flags |= FLAG_NEEDS_PROVISIONED_IOPS;
+}
+
+/* oversized-for-iops: usage known, < 30 % used, and a smaller gp3 that keeps the data at
+ * <= 80 % full with the target IOPS/throughput costs less. */
+static void check_rightsize(const struct volume *v, const struct pricebook *book, struct plan_item *it)
+{
+	const struct kube_binding *k = v->kube;
+	if (!k || !k->has_usage || !it->has_target || !it->target_priced) {
+		if (v->type == EBS_GP2 && v->size_gib >= 334 && !(k && k->has_usage))
+			it->flags |= FLAG_POSSIBLY_OVERSIZED;
+		return;
+	}
+	int64_t cap = k->capacity_bytes > 0 ? k->capacity_bytes : v->size_gib << 30;
+	if (k->used_bytes * 10 >= cap * 3)
+		return;
+	const int64_t gib = 1LL << 30;
+	int64_t need = (k->used_bytes * 5 + 4 * gib - 1) / (4 * gib); /* used / 0.8, rounded up */
+	if (need < 1)
+		need = 1;
+	if (it->target.iops > GP3_BASE_IOPS) {
+		int64_t by_ratio = (it->target.iops + GP3_MAX_IOPS_PER_GIB - 1) / GP3_MAX_IOPS_PER_GIB;
+		if (need < by_ratio)
+			need = by_ratio;
+	}
+	if (need >= v->size_gib)
+		return;
+	struct ebs_config rs = it->target;
+	rs.size_gib = need;
+	micro_t cost;
+	if (cost_monthly(book, v->location, &rs, &cost, NULL))
+		return;
+	if (cost >= it->target_monthly)
+		return;
+	it->flags |= FLAG_OVERSIZED_FOR_IOPS;
+	it->has_rightsize = 1;
+	it->rightsize_size_gib = need;
+	it->rightsize_monthly = cost;
+}
+
+static void plan_volume(const struct volume *v, const struct pricebook *book, const struct plan_options *opt,
+			struct plan_item *it)
+{
+	memset(it, 0, sizeof *it);
+	it->v = v;
+	it->action = ACTION_MIGRATE;
+	if (v->missing) {
+		it->flags |= FLAG_VOLUME_NOT_FOUND;
+		it->action = ACTION_REVIEW;
+		add_note(it, "PersistentVolume '%s' names a volume absent from the EC2 data",
+			 v->kube ? v->kube->pv : "?");
+	}
+	if (!v->kube)
+		it->flags |= FLAG_NOT_KUBERNETES;
+	else if (v->kube->in_tree)
+		it->flags |= FLAG_IN_TREE_PV;
+	if (!v->missing && v->n_attachments == 0)
+		it->flags |= FLAG_UNATTACHED;
+	if (v->metrics.has && v->metrics.min_burst_balance >= 0 && v->metrics.min_burst_balance < 50)
+		it->flags |= FLAG_BURST_DEPENDENT;
+
+	struct ebs_config cur = {v->type, v->size_gib, v->iops, v->throughput};
+	if (v->type == EBS_GP3 && !cur.throughput)
+		cur.throughput = GP3_BASE_MIBPS;
+	if (v->type == EBS_GP2) {
+		it->burst_duration_s = ebs_gp2_burst_duration_s(v->size_gib);
+		cur.iops = ebs_gp2_baseline_iops(v->size_gib);
+	}
+	struct buf err = BUF_INIT;
+	if (!v->missing && cost_monthly(book, v->location, &cur, &it->current_monthly, &err) == 0)
+		it->current_priced = 1;
+	else if (!v->missing) {
+		it->flags |= FLAG_UNPRICED;
+		add_note(it, "%s", err.s);
+	}
+	buf_release(&err);
+
+	if (v->type != EBS_GP2) {
+		if (!v->missing) {
+			it->action = ACTION_SKIP;
+			if (v->type == EBS_GP3)
+				add_note(it, "already gp3");
+			else
+				add_note(it, "%s volumes are not migrated", ebs_type_name(v->type));
+		} else if (v->type == EBS_UNKNOWN) {
+			add_note(it, "volume type unknown");
+		}
+		it->target_monthly = it->current_monthly;
+		it->target_priced = it->current_priced;
+		return;
+	}
+
+	compute_target(v, opt->mode, it);
+	struct buf verr = BUF_INIT;
+	if (ebs_gp3_validate(&it->target, &verr)) {
+		it->action = ACTION_REVIEW;
+		add_note(it, "target outside gp3 limits: %s", verr.s);
+	}
+	buf_release(&verr);
+	if (!v->missing) {
+		struct buf terr = BUF_INIT;
+		if (cost_monthly(book, v->location, &it->target, &it->target_monthly, &terr) == 0) {
+			it->target_priced = 1;
+		} else if (!(it->flags & FLAG_UNPRICED)) {
+			it->flags |= FLAG_UNPRICED;
+			add_note(it, "%s", terr.s);
+		}
+		buf_release(&terr);
+	}
+	if (it->current_priced && it->target_priced)
+		it->savings_monthly = it->current_monthly - it->target_monthly;
+	if ((it->flags & FLAG_UNPRICED) && it->action == ACTION_MIGRATE) {
+		it->action = ACTION_REVIEW;
+	}
+	if (v->state && strcmp(v->state, "available") != 0 && strcmp(v->state, "in-use") != 0 && !v->missing &&
+	    it->action == ACTION_MIGRATE) {
+		it->action = ACTION_REVIEW;
+		add_note(it, "volume state is '%s'", v->state);
+	}
+	check_rightsize(v, book, it);
+
+	time_t at = 0;
+	switch (planner_eligible_at(v, opt->now, &at)) {
+	case 2:
+		it->flags |= FLAG_MODIFICATION_IN_FLIGHT;
+		if (it->action == ACTION_MIGRATE)
+			it->action = ACTION_BLOCKED;
+		add_note(it, "a modification is %s; the next may start after it completes",
+			 volume_latest_mod(v)->state);
+		break;
+	case 1:
+		it->flags |= FLAG_MODIFICATION_LIMIT;
+		if (it->action == ACTION_MIGRATE)
+			it->action = ACTION_BLOCKED;
+		it->eligible_at = at;
+		break;
+	default:
+		if (it->action == ACTION_MIGRATE)
+			it->eligible_at = opt->now;
+	}
+}
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct plan_item *x = a, *y = b;
+	if (x->savings_monthly != y->savings_monthly)
+		return x->savings_monthly > y->savings_monthly ? -1 : 1;
+	return strcmp(x->v->volume_id, y->v->volume_id);
+}
+
+static void add_warning(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(struct plan *p, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	XGROW(p->warnings, p->n_warnings, p->alloc_warnings);
+	p->warnings[p->n_warnings++] = buf_detach(&b);
+}
+
+/* The volume type a StorageClass creates: its `type` parameter, else the provisioner's default
+ * (in-tree kubernetes.io/aws-ebs: gp2; EBS CSI driver: gp3). */
+static const char *sc_effective_type(const struct storage_class *sc)
+{
+	if (sc->type)
+		return sc->type;
+	if (sc->provisioner && strcmp(sc->provisioner, "kubernetes.io/aws-ebs") == 0)
+		return "gp2";
+	if (sc->provisioner && strcmp(sc->provisioner, "ebs.csi.aws.com") == 0)
+		return "gp3";
+	return NULL;
+}
+
+static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
+{
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *sc = &f->scs[i];
+		if (strcmp(sc->cluster, cluster) != 0)
+			continue;
+		if (name ? strcmp(sc->name, name) == 0 : sc->is_default)
+			return sc;
+	}
+	return NULL;
+}
+
+static int sc_makes_gp2(const struct storage_class *sc)
+{
+	const char *t = sc ? sc_effective_type(sc) : NULL;
+	return t && strcmp(t, "gp2") == 0;
+}
+
+static void cluster_warnings(struct plan *p, const struct fleet *f)
+{
+	for (size_t i = 0; i < f->n_notices; i++)
+		add_warning(p, "%s", f->notices[i]);
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *sc = &f->scs[i];
+		if (!sc_makes_gp2(sc))
+			continue;
+		if (sc->is_default)
+			add_warning(p, "cluster '%s': the default StorageClass '%s' still creates gp2 volumes", sc->cluster,
+				    sc->name);
+		else
+			add_warning(p, "cluster '%s': StorageClass '%s' creates gp2 volumes", sc->cluster, sc->name);
+	}
+	for (size_t i = 0; i < f->n_sts; i++) {
+		const struct statefulset_ref *s = &f->sts[i];
+		for (size_t t = 0; t < s->n_templates; t++) {
+			const struct storage_class *sc = find_sc(f, s->cluster, s->claim_storage_classes[t]);
+			if (sc_makes_gp2(sc))
+				add_warning(p,
+					    "cluster '%s': StatefulSet '%s/%s' volumeClaimTemplate '%s' uses StorageClass "
+					    "'%s' (gp2): new replicas will keep creating gp2 volumes",
+					    s->cluster, s->namespace_, s->name, s->claim_templates[t], sc->name);
+		}
+	}
+	for (size_t i = 0; i < f->n_vacs; i++) {
+		const struct vac_ref *vac = &f->vacs[i];
+		int has_type = 0, has_iops = 0, has_tput = 0;
+		for (size_t k = 0; k < vac->n_parameters; k++) {
+			has_type |= strcmp(vac->parameters[k].key, "type") == 0;
+			has_iops |= strcmp(vac->parameters[k].key, "iops") == 0;
+			has_tput |= strcmp(vac->parameters[k].key, "throughput") == 0;
+		}
+		if (has_type && (!has_iops || !has_tput))
+			add_warning(p,
+				    "cluster '%s': VolumeAttributesClass '%s' sets type without %s: AWS documents disagree "
+				    "on the IOPS/throughput such a modification gets; set them explicitly",
+				    vac->cluster, vac->name,
+				    !has_iops && !has_tput ? "iops and throughput" : !has_iops ? "iops" : "throughput");
+	}
+}
+
+void planner_build(struct plan *out, const struct fleet *f, const struct pricebook *book,
+		   const struct plan_options *opt)
+{
+	memset(out, 0, sizeof *out);
+	out->generated_at = opt->now;
+	out->mode = opt->mode;
+	out->book = book;
+	out->n = f->n;
+	out->items = f->n ? xcalloc(f->n, sizeof *out->items) : NULL;
+	struct plan_totals *t = &out->totals;
+	for (size_t i = 0; i < f->n; i++) {
+		struct plan_item *it = &out->items[i];
+		plan_volume(&f->vols[i], book, opt, it);
+		t->volumes++;
+		if (f->vols[i].type == EBS_GP2)
+			t->gp2_volumes++;
+		switch (it->action) {
+		case ACTION_MIGRATE: t->migrate++; break;
+		case ACTION_BLOCKED: t->blocked++; break;
+		case ACTION_REVIEW: t->review++; break;
+		case ACTION_SKIP: t->skip++; break;
+		}
+		if (it->current_priced && it->target_priced) {
+			t->current_monthly += it->current_monthly;
+			t->target_monthly += it->target_monthly;
+		} else {
+			t->unpriced++;
+		}
+		if (it->has_rightsize)
+			t->rightsize_monthly += it->target_monthly - it->rightsize_monthly;
+	}
+	t->savings_monthly = t->current_monthly - t->target_monthly;
+	t->savings_annual = t->savings_monthly * 12;
+	if (out->n > 1)
+		qsort(out->items, out->n, sizeof *out->items, item_cmp);
+	cluster_warnings(out, f);
+	if (opt->mode == PLAN_MODE_OBSERVED) {
+		size_t without = 0;
+		for (size_t i = 0; i < f->n; i++)
+			without += f->vols[i].type == EBS_GP2 && !f->vols[i].metrics.has;
+		if (without)
+			add_warning(out, "--mode observed: %zu gp2 volume(s) have no CloudWatch metrics; planned as --mode match",
+				    without);
+	}
+}
+
+void plan_release(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->items[i].note);
+	free(p->items);
+	for (size_t i = 0; i < p->n_warnings; i++)
+		free(p->warnings[i]);
+	free(p->warnings);
+	memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,1386 @@
+"""ebssim core: the simulator's clock, state, servers and shared machinery.
+
+What lives here (the AWS APIs are in ebssim_aws.py, Kubernetes in ebssim_kube.py):
+  - time helpers (RFC 3339 <-> epoch seconds) and `Clock`, the sim clock: runs
+    `time_scale` times faster than wall time from the scenario's start_time, plus
+    whatever `ctl advance` added;
+  - `CA`: a throw-away certificate authority made with the openssl CLI in the state dir
+    (server certificates for 127.0.0.1/localhost, client certificates for kube users);
+  - `Sim`: the whole simulated world (volumes, modifications, instances, principals),
+    the EBS modification state machine, the request log, fault injection and the
+    SigV4 verifier.  This object is the in-process interface the kube module uses
+    (see CONTRACT.md, "Shared in-process interface");
+  - `HTTPServer`s: one per AWS service, one per cluster, one plain-HTTP control endpoint;
+  - `serve()` / `ctl()`: the `ebssim serve` and `ebssim ctl` commands.
+
+Invariants:
+  - every mutation of simulated state happens under `sim.lock` (an RLock);
+  - every server binds 127.0.0.1 only, on an OS-chosen port;
+  - signatures and credential expiry are judged on the *wall* clock (clients sign with
+    their real clock); everything EBS does (modification progress, metrics, the 24 h
+    modification window) runs on the *sim* clock;
+  - modifications progress lazily: `sim.update()` (called on every request, every
+    clock advance and by the background ticker) moves in-flight ones forward.
+"""
+
+import base64
+import calendar
+import datetime
+import fnmatch
+import hashlib
+import hmac
+import http.server
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+SCENARIO_DIR = os.path.join(HERE, "scenarios")
+
+# --------------------------------------------------------------------------- time
+
+
+def parse_time(value):
+    """RFC 3339 / ISO 8601 string (or epoch number) -> float epoch seconds (UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    if re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return float(text)
+    if text.endswith("Z") or text.endswith("z"):
+        text = text[:-1] + "+00:00"
+    dt = datetime.datetime.fromisoformat(text)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=datetime.timezone.utc)
+    return dt.timestamp()
+
+
+def fmt_time(epoch, millis=False):
+    """epoch seconds -> '2026-11-01T00:00:00Z' (or with '.000' milliseconds, as EC2 sends)."""
+    dt = datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc)
+    if millis:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (dt.microsecond // 1000)
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def amz_date(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def parse_amz_date(text):
+    dt = datetime.datetime.strptime(text, "%Y%m%dT%H%M%SZ")
+    return calendar.timegm(dt.timetuple())
+
+
+def http_date(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime(
+        "%a, %d %b %Y %H:%M:%S GMT")
+
+
+class Clock:
+    """The sim clock: start + (wall elapsed) * scale + advanced seconds."""
+
+    def __init__(self, start_epoch, scale=1.0):
+        self.start = start_epoch
+        self.scale = float(scale)
+        self.wall0 = time.time()
+        self.advanced = 0.0
+
+    def now(self):
+        return self.start + (time.time() - self.wall0) * self.scale + self.advanced
+
+    def advance(self, seconds):
+        self.advanced += float(seconds)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class ApiError(Exception):
+    """An AWS-style error; the protocol layer renders it (XML, JSON, ...)."""
+
+    def __init__(self, code, message, status=400, sender=True, query_code=None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status
+        self.sender = sender
+        self.query_code = query_code  # awsQueryCompatible code for JSON (x-amzn-query-error)
+
+
+# --------------------------------------------------------------------------- CA
+
+
+class CA:
+    """A certificate authority for the run, made with the openssl CLI in `directory`.
+
+    `cert_path`/`key_path` are the CA's; `issue(hostnames)` makes a server certificate,
+    `client_cert(cn)` a client certificate (both cached by name in the directory).
+    """
+
+    def __init__(self, directory):
+        self.dir = directory
+        os.makedirs(directory, exist_ok=True)
+        self.cert_path = os.path.join(directory, "ca.crt")
+        self.key_path = os.path.join(directory, "ca.key")
+        self._lock = threading.Lock()
+        self._make("ca", "ebssim test CA", [
+            "basicConstraints = critical,CA:TRUE",
+            "keyUsage = critical,keyCertSign,cRLSign",
+            "subjectKeyIdentifier = hash",
+        ], self.cert_path, self.key_path, signer=False)
+
+    def _make(self, name, cn, extensions, cert, key, signer=True, org=None):
+        conf = os.path.join(self.dir, name + ".cnf")
+        dn = "CN = %s\n" % cn + ("O = %s\n" % org if org else "")
+        with open(conf, "w") as f:
+            f.write("[req]\ndistinguished_name = dn\nprompt = no\nx509_extensions = ext\n"
+                    "[dn]\n" + dn + "[ext]\n" + "\n".join(extensions) + "\n")
+        cmd = ["openssl", "req", "-x509", "-config", conf, "-newkey", "ec",
+               "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+               "-out", cert, "-days", "3650", "-set_serial", str(secrets.randbits(63))]
+        if signer:
+            cmd += ["-CA", self.cert_path, "-CAkey", self.key_path]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.chmod(key, 0o600)
+
+    def issue(self, hostnames):
+        name = "server-" + hashlib.sha1(",".join(hostnames).encode()).hexdigest()[:10]
+        cert = os.path.join(self.dir, name + ".crt")
+        key = os.path.join(self.dir, name + ".key")
+        with self._lock:
+            if not os.path.exists(cert):
+                sans = ",".join(("IP:" if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]+:[0-9a-fA-F:]*", h)
+                                 else "DNS:") + h for h in hostnames)
+                self._make(name, hostnames[0], [
+                    "basicConstraints = critical,CA:FALSE",
+                    "keyUsage = critical,digitalSignature,keyEncipherment",
+                    "extendedKeyUsage = serverAuth",
+                    "subjectAltName = " + sans,
+                    "authorityKeyIdentifier = keyid",
+                ], cert, key)
+        return cert, key
+
+    def client_cert(self, cn, org=None):
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", cn)
+        cert = os.path.join(self.dir, "client-%s.crt" % safe)
+        key = os.path.join(self.dir, "client-%s.key" % safe)
+        with self._lock:
+            if not os.path.exists(cert):
+                self._make("client-" + safe, cn, [
+                    "basicConstraints = critical,CA:FALSE",
+                    "keyUsage = critical,digitalSignature,keyEncipherment",
+                    "extendedKeyUsage = clientAuth",
+                    "authorityKeyIdentifier = keyid",
+                ], cert, key, org=org)
+        return cert, key
+
+
+# --------------------------------------------------------------------------- SigV4
+
+# botocore does the signing maths: we rebuild the request as the client sent it and let
+# SigV4Auth compute the signature with the principal's secret, then compare.
+import botocore.auth  # noqa: E402
+import botocore.awsrequest  # noqa: E402
+import botocore.credentials  # noqa: E402
+
+
+class _ExactHeadersSigV4(botocore.auth.SigV4Auth):
+    """SigV4Auth that signs exactly the headers the client listed in SignedHeaders.
+
+    (botocore's own headers_to_sign drops user-agent/expect; a client may sign them.)"""
+
+    def __init__(self, credentials, service, region, signed_headers, received):
+        super().__init__(credentials, service, region)
+        self._signed = signed_headers
+        self._received = received
+
+    def headers_to_sign(self, request):
+        out = botocore.awsrequest.HTTPHeaders()
+        for name in self._signed:
+            if name in self._received:
+                out[name] = self._received[name]
+        return out
+
+
+def sigv4_signature(secret, service, region, amzdate, method, url, headers, body,
+                    signed_headers, payload_hash=None):
+    """The signature a client holding `secret` would have computed for this request."""
+    creds = botocore.credentials.Credentials("AKID", secret)
+    auth = _ExactHeadersSigV4(creds, service, region, signed_headers, headers)
+    req = botocore.awsrequest.AWSRequest(method=method, url=url, data=body)
+    for name in signed_headers:
+        if name in headers:
+            req.headers[name] = headers[name]
+    if payload_hash is not None:
+        req.headers["X-Amz-Content-SHA256"] = payload_hash
+    req.context["timestamp"] = amzdate
+    canonical = auth.canonical_request(req)
+    return auth.signature(auth.string_to_sign(req, canonical), req)
+
+
+REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+SKEW_LIMIT_S = 300
+
+
+class AuthFailure(Exception):
+    """kind: missing | malformed | unknown_key | invalid_token | bad_signature |
+    expired_sig | expired_token | bad_region | bad_service"""
+
+    def __init__(self, kind, message, akid=None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.akid = akid
+
+
+# --------------------------------------------------------------------------- HTTP plumbing
+
+
+class Request:
+    """One received HTTP request, protocol-neutral."""
+
+    def __init__(self, method, target, headers, body, client_cert_cn, server):
+        self.method = method
+        split = urllib.parse.urlsplit(target)
+        self.path = split.path or "/"
+        self.query = split.query
+        self.target = target
+        self.headers = headers  # lower-case name -> value
+        self.body = body
+        self.client_cert_cn = client_cert_cn
+        self.server = server
+
+    @property
+    def url(self):
+        scheme = "https" if self.server.ssl_ctx else "http"
+        return "%s://%s%s" % (scheme, self.headers.get("host", "127.0.0.1"), self.target)
+
+
+class Response:
+    def __init__(self, status=200, headers=None, body=b"", fault=None):
+        self.status = status
+        self.headers = headers or {}
+        self.body = body if isinstance(body, bytes) else body.encode()
+        self.fault = fault  # None | "drop" | "truncate"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "ebssim"
+    sys_version = ""
+    timeout = 120
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _handle(self):
+        body = self._read_body()
+        headers = {}
+        for k, v in self.headers.items():
+            k = k.lower()
+            headers[k] = headers[k] + "," + v if k in headers else v
+        cn = None
+        if isinstance(self.connection, ssl.SSLSocket):
+            try:
+                peer = self.connection.getpeercert()
+            except ValueError:
+                peer = None
+            if peer:
+                for rdn in peer.get("subject", ()):
+                    for key, value in rdn:
+                        if key == "commonName":
+                            cn = value
+        req = Request(self.command, self.path, headers, body, cn, self.server)
+        try:
+            resp = self.server.app.handle(req)
+        except Exception as exc:  # a simulator bug: say so loudly, answer 500
+            import traceback
+            traceback.print_exc()
+            resp = Response(500, {"Content-Type": "text/plain"}, "ebssim internal error: %r\n" % exc)
+        self._send(resp)
+
+    def _send(self, resp):
+        body = resp.body
+        if resp.fault == "truncate":
+            body = body[:max(1, len(body) // 2)]
+        self.send_response(resp.status)
+        headers = dict(resp.headers)
+        headers.setdefault("Date", http_date(time.time()))
+        headers.setdefault("Content-Type", "application/octet-stream")
+        for k, v in headers.items():
+            if k.lower() not in ("content-length", "connection", "date", "server"):
+                self.send_header(k, v)
+            elif k.lower() == "date":
+                pass
+        self.send_header("Content-Length", str(len(body)))
+        if resp.fault == "drop":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+    def send_response(self, code, message=None):
+        # BaseHTTPRequestHandler writes its own Date/Server headers; keep it to Date.
+        self.log_request(code)
+        self.send_response_only(code, message)
+        self.send_header("Date", self.date_time_string())
+
+
+class HTTPServer(http.server.ThreadingHTTPServer):
+    """A threaded HTTP/1.1 server on 127.0.0.1; TLS (optional) is negotiated in the
+    connection's own thread so a slow handshake never blocks accept()."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, app, ssl_ctx=None, name=""):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.app = app
+        self.ssl_ctx = ssl_ctx
+        self.name = name
+
+    @property
+    def port(self):
+        return self.server_address[1]
+
+    @property
+    def url(self):
+        return "%s://127.0.0.1:%d" % ("https" if self.ssl_ctx else "http", self.port)
+
+    def finish_request(self, request, client_address):
+        conn = request
+        if self.ssl_ctx is not None:
+            request.settimeout(15)
+            try:
+                conn = self.ssl_ctx.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError):
+                return
+            conn.settimeout(None)
+        try:
+            self.RequestHandlerClass(conn, client_address, self)
+        finally:
+            if conn is not request:
+                try:
+                    conn.close()
+                except OSError:
+                    pass
+
+    def start(self):
+        t = threading.Thread(target=self.serve_forever, name="srv-" + self.name, daemon=True)
+        t.start()
+        return t
+
+
+def server_ssl_context(cert, key, client_ca=None):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    if client_ca:
+        ctx.load_verify_locations(client_ca)
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+    return ctx
+
+
+# --------------------------------------------------------------------------- EBS rules
+
+GIB = 1024 ** 3
+
+# Per-type limits for ModifyVolume (size GiB, IOPS, IOPS per GiB, throughput MiB/s).
+VOLUME_LIMITS = {
+    "gp3": {"size": (1, 65536), "iops": (3000, 80000), "iops_per_gib": 500,
+            "throughput": (125, 2000), "tput_per_iops": 0.25},
+    "gp2": {"size": (1, 16384)},
+    "io1": {"size": (4, 16384), "iops": (100, 64000), "iops_per_gib": 50},
+    "io2": {"size": (4, 65536), "iops": (100, 256000), "iops_per_gib": 1000},
+    "st1": {"size": (125, 16384)},
+    "sc1": {"size": (125, 16384)},
+    "standard": {"size": (1, 1024)},
+}
+
+MODIFYING_S = 60.0          # every modification spends 60 s in `modifying`
+OPTIMIZING_S_PER_GIB = 20.0  # then 20 s per GiB of target size in `optimizing`
+OPTIMIZING_MIN_S = 60.0
+OPTIMIZING_MAX_S = 86400.0
+MODS_PER_WINDOW = 4
+MOD_WINDOW_S = 86400.0
+
+
+def gp2_baseline_iops(size):
+    return int(min(16000, max(100, 3 * int(size))))
+
+
+def optimizing_seconds(target_size):
+    return min(OPTIMIZING_MAX_S, max(OPTIMIZING_MIN_S, OPTIMIZING_S_PER_GIB * float(target_size)))
+
+
+def volume_config(vol):
+    return {"type": vol["type"], "size": int(vol["size"]), "iops": vol.get("iops"),
+            "throughput": vol.get("throughput")}
+
+
+def _as_int(value, name):
+    if value is None or value == "":
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ApiError("InvalidParameterValue",
+                       "Value (%s) for parameter %s is invalid. Expected: 'Integer'." % (value, name))
+
+
+# --------------------------------------------------------------------------- the world
+
+
+class Sim:
+    """The simulated world.  See the module comment and CONTRACT.md."""
+
+    def __init__(self, scenario, state_dir, seed=0, time_scale=1.0, repo_root=REPO_ROOT):
+        self.lock = threading.RLock()
+        self.scenario = scenario
+        self.state_dir = state_dir
+        self.repo_root = repo_root
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.account = str(scenario.get("account", "111122223333"))
+        self.default_region = scenario.get("default_region") or "us-east-1"
+        self.clock = Clock(parse_time(scenario.get("start_time") or "2026-11-01T00:00:00Z"),
+                           time_scale)
+        self.wall0 = time.time()
+        self.regions = scenario.get("regions") or {self.default_region: {}}
+        self.ca = None
+        self.endpoints = {}       # service -> URL (filled by serve())
+        self.kube = {}            # cluster name -> KubeCluster
+        self.requests = []
+        self._seq = 0
+        self.faults = []
+        self.imds_tokens = {}     # token -> wall expiry
+        self.container_token = None
+        self._load_principals(scenario.get("principals") or [])
+        self._load_instances(scenario.get("instances") or [])
+        self._load_volumes(scenario.get("volumes") or [])
+        self.aws = None           # ebssim_aws.AwsApis, set by serve()
+
+    # ---- loading
+
+    def _load_principals(self, items):
+        self.principals = {}      # access key id -> principal dict
+        self.principals_by_name = {}
+        for p in items:
+            p = dict(p)
+            p.setdefault("allow", ["*"])
+            p.setdefault("session_token", None)
+            p["_expires"] = self._scenario_expiry(p.get("expires"))
+            if p.get("role_arn"):
+                p.setdefault("arn", p["role_arn"])
+            else:
+                p.setdefault("arn", "arn:aws:iam::%s:user/%s" % (self.account, p["name"]))
+            p.setdefault("user_id", "AIDA" + hashlib.sha1(p["name"].encode()).hexdigest()[:17].upper())
+            if p.get("access_key_id"):
+                self.principals[p["access_key_id"]] = p
+            self.principals_by_name[p["name"]] = p
+
+    def _scenario_expiry(self, value):
+        """`expires`: null, an RFC 3339 time (wall clock), or seconds relative to start-up."""
+        if value is None:
+            return None
+        if isinstance(value, (int, float)):
+            return self.wall0 + float(value)
+        return parse_time(value)
+
+    def _load_instances(self, items):
+        self.instances = {}
+        self.instances_by_region = {}
+        for inst in items:
+            inst = dict(inst)
+            inst.setdefault("region", self.default_region)
+            inst.setdefault("state", "running")
+            self.instances[inst["instance_id"]] = inst
+            self.instances_by_region.setdefault(inst["region"], []).append(inst["instance_id"])
+
+    def _load_volumes(self, items):
+        self.volumes = {}
+        self.by_region = {}
+        self.modifications = {}   # volume id -> [modification, oldest first]
+        self.inflight = set()     # volume ids whose latest modification is not final
+        start = self.clock.start
+        for raw in items:
+            v = dict(raw)
+            mods = v.pop("modifications", None) or []
+            v.setdefault("region", self.default_region)
+            v.setdefault("type", "gp2")
+            v["size"] = int(v.get("size", 8))
+            if v["type"] == "gp2":
+                v["iops"] = gp2_baseline_iops(v["size"])
+            elif v["type"] == "gp3":
+                v["iops"] = int(v.get("iops") or 3000)
+            if v["type"] == "gp3":
+                v["throughput"] = int(v.get("throughput") or 125)
+            else:
+                v["throughput"] = None
+            v.setdefault("attachments", [])
+            v.setdefault("state", "in-use" if v["attachments"] else "available")
+            v.setdefault("create_time", fmt_time(start - 30 * 86400))
+            v.setdefault("encrypted", False)
+            v.setdefault("kms_key_id", None)
+            v.setdefault("snapshot_id", "")
+            v.setdefault("multi_attach", False)
+            v.setdefault("tags", {})
+            v.setdefault("modify_fails", False)
+            vid = v["volume_id"]
+            self.volumes[vid] = v
+            self.by_region.setdefault(v["region"], []).append(vid)
+            if mods:
+                self.modifications[vid] = [self._mod_from_scenario(vid, m) for m in mods]
+                if self.modifications[vid][-1]["state"] in ("modifying", "optimizing"):
+                    self.inflight.add(vid)
+
+    def _mod_from_scenario(self, vid, m):
+        start = parse_time(m["start_time"])
+        sim_start = self.clock.start
+        target = dict(m["target"])
+        state = m.get("state", "completed")
+        mod = {"volume_id": vid, "state": state, "start": start, "fails": state == "failed",
+               "original": dict(m["original"]), "target": target,
+               "status_message": m.get("status_message"), "applied": state != "modifying",
+               "defaults_applied": m.get("defaults_applied", [])}
+        if state in ("completed", "failed"):
+            end = parse_time(m.get("end_time")) or start + MODIFYING_S
+            mod["t_opt"] = min(end, start + MODIFYING_S)
+            mod["t_end"] = end
+        elif state == "optimizing":
+            # keep it optimizing at the scenario's start: the remainder runs from there
+            progress = float(m.get("progress", 50))
+            mod["t_opt"] = min(start + MODIFYING_S, sim_start)
+            mod["t_end"] = sim_start + optimizing_seconds(target["size"]) * (100 - progress) / 100.0
+        else:  # modifying
+            mod["t_opt"] = max(start + MODIFYING_S, sim_start + 1)
+            mod["t_end"] = mod["t_opt"] + optimizing_seconds(target["size"])
+        if state == "failed" and not mod["status_message"]:
+            mod["status_message"] = "Modification failed"
+        return mod
+
+    # ---- clock and progress
+
+    def now(self):
+        return self.clock.now()
+
+    def wall_now(self):
+        return time.time()
+
+    def update(self):
+        """Move in-flight modifications forward to the current sim time."""
+        with self.lock:
+            if not self.inflight:
+                return
+            now = self.now()
+            for vid in list(self.inflight):
+                mod = self.modifications[vid][-1]
+                vol = self.volumes[vid]
+                if mod["fails"]:
+                    if now >= mod["t_opt"]:
+                        mod["state"] = "failed"
+                        mod["t_end"] = mod["t_opt"]
+                        mod["status_message"] = mod.get("status_message") or (
+                            "The volume modification failed. The volume configuration is unchanged.")
+                        self.inflight.discard(vid)
+                    continue
+                if now >= mod["t_opt"] and not mod["applied"]:
+                    # Size and type take effect when the volume enters `optimizing`.
+                    vol.update({"type": mod["target"]["type"], "size": mod["target"]["size"],
+                                "iops": mod["target"]["iops"],
+                                "throughput": mod["target"]["throughput"]})
+                    mod["applied"] = True
+                    mod["state"] = "optimizing"
+                if now >= mod["t_end"]:
+                    mod["state"] = "completed"
+                    self.inflight.discard(vid)
+
+    def advance(self, seconds):
+        with self.lock:
+            self.clock.advance(seconds)
+        self.tick()
+
+    def tick(self):
+        with self.lock:
+            self.update()
+            for cluster in self.kube.values():
+                tick = getattr(cluster, "tick", None)
+                if tick:
+                    tick()
+
+    # ---- modifications (shared interface)
+
+    def mod_view(self, mod, now=None):
+        """A modification as the outside world sees it (scenario shape + extras)."""
+        now = self.now() if now is None else now
+        state = mod["state"]
+        if state == "completed":
+            progress = 100
+        elif state == "failed":
+            progress = 0
+        else:
+            span = max(1.0, mod["t_end"] - mod["start"])
+            progress = int(max(0, min(99, 100 * (now - mod["start"]) / span)))
+        return {"volume_id": mod["volume_id"], "state": state,
+                "start_time": fmt_time(mod["start"]),
+                "end_time": fmt_time(mod["t_end"]) if state in ("completed", "failed") else None,
+                "original": dict(mod["original"]), "target": dict(mod["target"]),
+                "progress": progress, "status_message": mod.get("status_message"),
+                "defaults_applied": list(mod.get("defaults_applied") or [])}
+
+    def latest_modification(self, volume_id):
+        with self.lock:
+            self.update()
+            mods = self.modifications.get(volume_id)
+            return self.mod_view(mods[-1]) if mods else None
+
+    def ec2_modify_volume(self, region, volume_id, params, principal):
+        """ModifyVolume's rules.  -> (True, modification view) or (False, error dict)."""
+        try:
+            with self.lock:
+                self.update()
+                return True, self.mod_view(self._modify_volume(region, volume_id, params))
+        except ApiError as err:
+            return False, {"code": err.code, "message": err.message, "status": err.status}
+
+    def _modify_volume(self, region, volume_id, params):
+        vol = self.volumes.get(volume_id)
+        if vol is None or vol["region"] != region:
+            if not re.fullmatch(r"vol-[0-9a-f]{8}([0-9a-f]{9})?", volume_id or ""):
+                raise ApiError("InvalidVolumeID.Malformed",
+                               'Invalid id: "%s" (expecting "vol-...")' % volume_id)
+            raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % volume_id)
+        now = self.now()
+        mods = self.modifications.get(volume_id, [])
+        if mods and mods[-1]["state"] in ("modifying", "optimizing"):
+            raise ApiError("IncorrectModificationState",
+                           "Volume %s cannot be modified in modification state %s"
+                           % (volume_id, mods[-1]["state"].upper()))
+        recent = [m for m in mods if m["start"] > now - MOD_WINDOW_S]
+        if len(recent) >= MODS_PER_WINDOW:
+            next_ok = min(m["start"] for m in recent) + MOD_WINDOW_S
+            raise ApiError("VolumeModificationRateExceeded",
+                           "You've reached the maximum modification rate per volume limit. "
+                           "You can modify this volume again after %s." % fmt_time(next_ok))
+        if vol["state"] not in ("in-use", "available"):
+            raise ApiError("IncorrectState", "The volume '%s' is not in a state that can be "
+                           "modified (%s)." % (volume_id, vol["state"]))
+        original = volume_config(vol)
+        vtype = (params.get("VolumeType") or original["type"])
+        if vtype not in VOLUME_LIMITS:
+            raise ApiError("InvalidParameterValue",
+                           "Value (%s) for parameter volumeType is invalid. Valid values: "
+                           "standard | io1 | io2 | gp2 | sc1 | st1 | gp3" % vtype)
+        size = _as_int(params.get("Size"), "size")
+        iops = _as_int(params.get("Iops"), "iops")
+        tput = _as_int(params.get("Throughput"), "throughput")
+        if size is None:
+            size = original["size"]
+        elif size < original["size"]:
+            raise ApiError("InvalidParameterValue", "New size cannot be smaller than existing size")
+        if tput is not None and vtype != "gp3":
+            raise ApiError("InvalidParameterCombination",
+                           "throughput can only be specified for volumeType gp3.")
+        defaults = []
+        if vtype == "gp3":
+            if iops is None:
+                if original["type"] == "gp3":
+                    iops = original["iops"]
+                else:
+                    iops = 3000
+                    defaults.append("iops")
+            if tput is None:
+                if original["type"] == "gp3":
+                    tput = original["throughput"]
+                else:
+                    tput = 125
+                    defaults.append("throughput")
+        elif vtype in ("io1", "io2"):
+            if iops is None:
+                if original["type"] in ("io1", "io2"):
+                    iops = original["iops"]
+                else:
+                    raise ApiError("InvalidParameterCombination",
+                                   "The parameter iops must be specified for %s volumes." % vtype)
+        else:
+            if iops is not None:
+                raise ApiError("InvalidParameterCombination",
+                               "The parameter iops is not supported for %s volumes." % vtype)
+            iops = gp2_baseline_iops(size) if vtype == "gp2" else None
+        limits = VOLUME_LIMITS[vtype]
+        lo, hi = limits["size"]
+        if size > hi:
+            raise ApiError("InvalidParameterValue",
+                           "Volume of %dGiB is too large for %s; maximum is %dGiB." % (size, vtype, hi))
+        if size < lo:
+            raise ApiError("InvalidParameterValue",
+                           "Volume of %dGiB is too small for %s; minimum is %dGiB." % (size, vtype, lo))
+        if "iops" in limits:
+            lo, hi = limits["iops"]
+            if iops < lo:
+                raise ApiError("InvalidParameterValue",
+                               "Volume iops of %d is too low; minimum is %d." % (iops, lo))
+            if iops > hi:
+                raise ApiError("InvalidParameterValue",
+                               "Volume iops of %d is too high; maximum is %d." % (iops, hi))
+            if iops > limits["iops_per_gib"] * size:
+                raise ApiError("InvalidParameterValue",
+                               "Iops to volume size ratio of %f is too high; maximum is %d"
+                               % (iops / float(size), limits["iops_per_gib"]))
+        if "throughput" in limits:
+            lo, hi = limits["throughput"]
+            if tput < lo:
+                raise ApiError("InvalidParameterValue",
+                               "Volume throughput of %d is too low; minimum is %d." % (tput, lo))
+            if tput > hi:
+                raise ApiError("InvalidParameterValue",
+                               "Volume throughput of %d is too high; maximum is %d." % (tput, hi))
+            if tput > limits["tput_per_iops"] * iops:
+                raise ApiError("InvalidParameterValue",
+                               "Throughput (MiBps) to iops ratio of %f is too high; maximum is "
+                               "%f MiBps per iops" % (tput / float(iops), limits["tput_per_iops"]))
+        target = {"type": vtype, "size": size, "iops": iops,
+                  "throughput": tput if vtype == "gp3" else None}
+        if target == original:
+            raise ApiError("InvalidParameterValue",
+                           "The modification request does not change the volume: the requested "
+                           "size, type, IOPS and throughput equal the current ones.")
+        mod = {"volume_id": volume_id, "state": "modifying", "start": now,
+               "t_opt": now + MODIFYING_S, "t_end": now + MODIFYING_S + optimizing_seconds(size),
+               "fails": bool(vol.get("modify_fails")), "original": original, "target": target,
+               "status_message": None, "applied": False, "defaults_applied": defaults}
+        self.modifications.setdefault(volume_id, []).append(mod)
+        self.inflight.add(volume_id)
+        if self.aws is not None:
+            self.aws.metrics.forget(volume_id)
+        return mod
+
+    def config_timeline(self, volume_id):
+        """[(t, config)] of the volume's performance configuration over time (metrics use it):
+        the original before each modification, the target from its completion on."""
+        with self.lock:
+            vol = self.volumes[volume_id]
+            mods = [m for m in self.modifications.get(volume_id, []) if not m["fails"]]
+            if not mods:
+                return [(float("-inf"), volume_config(vol))]
+            out = [(float("-inf"), dict(mods[0]["original"]))]
+            for m in mods:
+                out.append((m["t_end"], dict(m["target"])))
+            return out
+
+    # ---- request log
+
+    def log_request(self, entry):
+        with self.lock:
+            self._seq += 1
+            e = {"seq": self._seq, "time": fmt_time(self.now()), "service": None, "region": None,
+                 "cluster": None, "action": None, "params": {}, "status": None,
+                 "error_code": None, "principal": None}
+            e.update(entry)
+            e["seq"] = self._seq
+            self.requests.append(e)
+            return e
+
+    # ---- faults
+
+    def add_fault(self, spec):
+        with self.lock:
+            if spec.get("clear"):
+                self.faults = []
+                return
+            f = {"service": "*", "action": "*", "kind": None, "rate": None, "count": None,
+                 "delay_s": 2.0, "skew_s": 600.0}
+            f.update(spec)
+            if f["kind"] not in ("throttle", "5xx", "slow", "drop", "truncate",
+                                 "expire-continue", "skew"):
+                raise ValueError("unknown fault kind %r" % f["kind"])
+            f["_fired"] = 0
+            self.faults.append(f)
+
+    def fault(self, service, action):
+        """The fault to apply to this request, or None (a `skew` fault shifts the wall
+        clock the signature check uses for that request by skew_s)."""
+        with self.lock:
+            for f in self.faults:
+                if f["service"] not in ("*", service):
+                    continue
+                if f["action"] != "*" and not fnmatch.fnmatchcase(action or "", f["action"]):
+                    continue
+                if f["count"] is not None and f["_fired"] >= int(f["count"]):
+                    continue
+                if f["rate"] is not None and self.rng.random() >= float(f["rate"]):
+                    continue
+                f["_fired"] += 1
+                return {k: v for k, v in f.items() if not k.startswith("_")}
+            return None
+
+    # ---- authentication
+
+    def lookup_principal(self, akid):
+        with self.lock:
+            return self.principals.get(akid)
+
+    def add_temporary_principal(self, base, session_name, duration_s):
+        """Temporary credentials for `base` (a principal dict): returns the new principal."""
+        with self.lock:
+            akid = "ASIA" + "".join(self.rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+                                    for _ in range(16))
+            role = base.get("role_arn") or base["arn"]
+            role_name = role.rsplit("/", 1)[-1]
+            p = {"name": "%s/%s" % (role_name, session_name), "access_key_id": akid,
+                 "secret_access_key": secrets.token_urlsafe(30)[:40],
+                 "session_token": "IQoJb3JpZ2luX2VjE" + secrets.token_urlsafe(96),
+                 "_expires": time.time() + duration_s, "allow": list(base.get("allow", ["*"])),
+                 "arn": "arn:aws:sts::%s:assumed-role/%s/%s" % (self.account, role_name, session_name),
+                 "user_id": "AROA%s:%s" % (hashlib.sha1(role.encode()).hexdigest()[:17].upper(),
+                                            session_name),
+                 "temporary": True, "base": base["name"]}
+            self.principals[akid] = p
+            return p
+
+    def check_sigv4(self, req, service, skew=0.0):
+        """Verify the request's SigV4 signature (header or presigned query form).
+
+        -> (principal, region).  Raises AuthFailure."""
+        h = req.headers
+        qs = urllib.parse.parse_qs(req.query, keep_blank_values=True)
+        auth = h.get("authorization")
+        presigned = False
+        if auth:
+            m = re.match(r"AWS4-HMAC-SHA256\s+(.*)", auth)
+            if not m:
+                raise AuthFailure("malformed", "Authorization header requires 'Credential', "
+                                  "'Signature' and 'SignedHeaders' parameters.")
+            fields = {}
+            for part in m.group(1).split(","):
+                k, _, v = part.strip().partition("=")
+                fields[k] = v
+            if not all(k in fields for k in ("Credential", "SignedHeaders", "Signature")):
+                raise AuthFailure("malformed", "Authorization header requires 'Credential', "
+                                  "'Signature' and 'SignedHeaders' parameters.")
+            credential, signed, signature = fields["Credential"], fields["SignedHeaders"], fields["Signature"]
+            date_text = h.get("x-amz-date")
+            token = h.get("x-amz-security-token")
+            expires = None
+        elif "X-Amz-Signature" in qs:
+            presigned = True
+            get = lambda k: (qs.get(k) or [None])[0]  # noqa: E731
+            if get("X-Amz-Algorithm") != "AWS4-HMAC-SHA256":
+                raise AuthFailure("malformed", "X-Amz-Algorithm only supports \"AWS4-HMAC-SHA256\"")
+            credential, signed, signature = get("X-Amz-Credential") or "", get("X-Amz-SignedHeaders") or "", get("X-Amz-Signature")
+            date_text = get("X-Amz-Date")
+            token = get("X-Amz-Security-Token")
+            expires = get("X-Amz-Expires")
+        else:
+            raise AuthFailure("missing", "Missing Authentication Token")
+        parts = credential.split("/")
+        if len(parts) != 5 or parts[4] != "aws4_request":
+            raise AuthFailure("malformed", "Credential should be scoped to a valid region.")
+        akid, day, region, scope_service, _ = parts
+        if scope_service != service:
+            raise AuthFailure("bad_service", "Credential should be scoped to correct service: '%s'."
+                              % service, akid)
+        if not REGION_RE.match(region):
+            raise AuthFailure("bad_region", "Credential should be scoped to a valid region. ", akid)
+        principal = self.lookup_principal(akid)
+        if principal is None:
+            raise AuthFailure("unknown_key", "The security token included in the request is invalid.", akid)
+        if principal.get("session_token") and token != principal["session_token"]:
+            raise AuthFailure("invalid_token", "The security token included in the request is invalid.", akid)
+        if not principal.get("session_token") and token:
+            raise AuthFailure("invalid_token", "The security token included in the request is invalid.", akid)
+        if not date_text:
+            if h.get("date"):
+                try:
+                    date_epoch = parse_http_date(h["date"])
+                    date_text = amz_date(date_epoch)
+                except ValueError:
+                    date_text = None
+            if not date_text:
+                raise AuthFailure("malformed", "Authorization header requires existence of either "
+                                  "a 'X-Amz-Date' or a 'Date' header.", akid)
+        try:
+            date_epoch = parse_amz_date(date_text)
+        except ValueError:
+            raise AuthFailure("malformed", "Invalid X-Amz-Date %r" % date_text, akid)
+        if date_text[:8] != day:
+            raise AuthFailure("bad_signature", "Date in Credential scope does not match YYYYMMDD "
+                              "from ISO-8601 version of date from HTTP: '%s' != '%s', from '%s'."
+                              % (day, date_text[:8], date_text), akid)
+        signed_headers = [s.strip().lower() for s in signed.split(";") if s.strip()]
+        if "host" not in signed_headers:
+            raise AuthFailure("bad_signature", "'Host' must be a 'SignedHeader' in the AWS Authorization.", akid)
+        if presigned:
+            base_query = "&".join(p for p in req.query.split("&") if not p.startswith("X-Amz-Signature="))
+            url = "%s://%s%s%s" % ("https" if req.server.ssl_ctx else "http", h.get("host", ""),
+                                   req.path, "?" + base_query if base_query else "")
+            candidates = [None, "UNSIGNED-PAYLOAD"]
+        else:
+            url = req.url
+            candidates = [h.get("x-amz-content-sha256")]
+        ok = False
+        for payload in candidates:
+            expect = sigv4_signature(principal["secret_access_key"], service, region, date_text,
+                                     req.method, url, h, req.body if not presigned else b"",
+                                     signed_headers, payload_hash=payload)
+            if hmac.compare_digest(expect, signature or ""):
+                ok = True
+                break
+        if not ok:
+            raise AuthFailure("bad_signature",
+                              "The request signature we calculated does not match the signature you "
+                              "provided. Check your AWS Secret Access Key and signing method. Consult "
+                              "the service documentation for details.", akid)
+        wall = self.wall_now() + skew
+        if presigned:
+            try:
+                exp_s = int(expires)
+            except (TypeError, ValueError):
+                raise AuthFailure("malformed", "X-Amz-Expires must be a number", akid)
+            if wall > date_epoch + exp_s:
+                raise AuthFailure("expired_sig", "Request has expired", akid)
+            if date_epoch - wall > SKEW_LIMIT_S:
+                raise AuthFailure("expired_sig", "Request is not yet valid", akid)
+        elif abs(wall - date_epoch) > SKEW_LIMIT_S:
+            if date_epoch < wall:
+                msg = ("Signature expired: %s is now earlier than %s (%s - 5 min.)"
+                       % (date_text, amz_date(wall - SKEW_LIMIT_S), amz_date(wall)))
+            else:
+                msg = ("Signature not yet current: %s is still later than %s (%s + 5 min.)"
+                       % (date_text, amz_date(wall + SKEW_LIMIT_S), amz_date(wall)))
+            raise AuthFailure("expired_sig", msg, akid)
+        if principal.get("_expires") is not None and wall >= principal["_expires"]:
+            raise AuthFailure("expired_token", "The security token included in the request is expired", akid)
+        return principal, region
+
+    def verify_presigned_sts(self, url, headers):
+        """EKS token check: -> (principal name, None) or (None, reason)."""
+        split = urllib.parse.urlsplit(url)
+        host = split.netloc
+        sts_url = self.endpoints.get("sts", "")
+        allowed = host == "sts.amazonaws.com" or re.fullmatch(r"sts\.[a-z0-9-]+\.amazonaws\.com(\.cn)?", host) \
+            or (sts_url and host == urllib.parse.urlsplit(sts_url).netloc)
+        if not allowed:
+            return None, "unexpected hostname %r in pre-signed URL" % host
+        qs = urllib.parse.parse_qs(split.query, keep_blank_values=True)
+        lower = {k.lower(): v for k, v in (headers or {}).items()}
+        if (qs.get("Action") or [""])[0] != "GetCallerIdentity":
+            return None, "unexpected action in pre-signed URL"
+        signed = [s.lower() for s in (qs.get("X-Amz-SignedHeaders") or [""])[0].split(";")]
+        if "x-k8s-aws-id" not in signed:
+            return None, "client did not sign the x-k8s-aws-id header in the pre-signed URL"
+        if "x-amz-expires" not in {k.lower() for k in qs}:
+            return None, "X-Amz-Expires parameter missing"
+        date_text = (qs.get("X-Amz-Date") or [""])[0]
+        try:
+            date_epoch = parse_amz_date(date_text)
+        except ValueError:
+            return None, "bad X-Amz-Date"
+        wall = self.wall_now()
+        if wall > date_epoch + 15 * 60:
+            return None, "token expired: X-Amz-Date %s is more than 15 minutes old" % date_text
+        fake_headers = dict(lower)
+        fake_headers["host"] = host
+        req = Request("GET", split.path + "?" + split.query if split.path else "/?" + split.query,
+                      fake_headers, b"", None, _FakeServer(split.scheme == "https"))
+        try:
+            principal, _region = self.check_sigv4(req, "sts")
+        except AuthFailure as err:
+            if err.kind != "expired_sig":
+                return None, err.message
+            principal = self.lookup_principal(err.akid)
+            if principal is None:
+                return None, err.message
+        return principal["name"], None
+
+    # ---- permissions
+
+    def allowed(self, principal, action):
+        return any(fnmatch.fnmatchcase(action.lower(), pat.lower())
+                   for pat in principal.get("allow", []))
+
+    # ---- state dump
+
+    def state(self):
+        with self.lock:
+            self.update()
+            now = self.now()
+            vols = {}
+            for vid, v in self.volumes.items():
+                vols[vid] = {k: val for k, val in v.items() if not k.startswith("_")}
+            mods = {vid: [self.mod_view(m, now) for m in ms] for vid, ms in self.modifications.items()}
+            clusters = {}
+            for name, c in self.kube.items():
+                st = getattr(c, "state", None)
+                clusters[name] = st() if st else {}
+            return {"now": fmt_time(now), "volumes": vols, "modifications": mods,
+                    "clusters": clusters}
+
+
+class _FakeServer:
+    def __init__(self, tls):
+        self.ssl_ctx = True if tls else None
+
+
+def parse_http_date(text):
+    from email.utils import parsedate_to_datetime
+    return parsedate_to_datetime(text).timestamp()
+
+
+# --------------------------------------------------------------------------- control endpoint
+
+
+class ControlApp:
+    """Plain-HTTP JSON control endpoint used by `ebssim ctl`."""
+
+    def __init__(self, sim):
+        self.sim = sim
+
+    def handle(self, req):
+        def ok(obj, status=200):
+            return Response(status, {"Content-Type": "application/json"},
+                            json.dumps(obj, indent=None, sort_keys=False) + "\n")
+        try:
+            body = json.loads(req.body) if req.body.strip() else {}
+        except ValueError:
+            return ok({"error": "body is not JSON"}, 400)
+        q = urllib.parse.parse_qs(req.query)
+        path = req.path.rstrip("/")
+        if path == "/advance" and req.method == "POST":
+            self.sim.advance(float(body.get("seconds", 0)))
+            return ok({"now": fmt_time(self.sim.now())})
+        if path == "/state":
+            return ok(self.sim.state())
+        if path == "/requests":
+            with self.sim.lock:
+                items = list(self.sim.requests)
+            svc = (q.get("service") or [None])[0]
+            if svc:
+                items = [e for e in items if e.get("service") == svc]
+            return ok(items)
+        if path == "/reset-requests" and req.method == "POST":
+            with self.sim.lock:
+                self.sim.requests = []
+            return ok({"ok": True})
+        if path == "/fault" and req.method == "POST":
+            try:
+                self.sim.add_fault(body)
+            except ValueError as err:
+                return ok({"error": str(err)}, 400)
+            return ok({"ok": True})
+        if path in ("", "/healthz"):
+            return ok({"ok": True, "now": fmt_time(self.sim.now())})
+        return ok({"error": "no such control path %s" % req.path}, 404)
+
+
+# --------------------------------------------------------------------------- kube serving
+
+
+class KubeApp:
+    """Adapter: HTTP request -> KubeCluster.handle()."""
+
+    def __init__(self, sim, cluster):
+        self.sim = sim
+        self.cluster = cluster
+
+    def handle(self, req):
+        status, headers, body = self.cluster.handle(req.method, req.path, req.query, req.headers,
+                                                    req.body, req.client_cert_cn)
+        return Response(status, dict(headers or {}), body or b"")
+
+
+def _load_kube_module():
+    try:
+        import ebssim_kube  # noqa: F401
+    except ImportError as err:
+        if getattr(err, "name", None) == "ebssim_kube":
+            return None
+        raise
+    return ebssim_kube
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def load_scenario(name_or_path):
+    path = name_or_path
+    if not os.path.exists(path):
+        path = os.path.join(SCENARIO_DIR, name_or_path + ".json")
+    with open(path) as f:
+        return json.load(f)
+
+
+def _write(path, text, mode=0o644):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def _yaml_scalar(v):
+    return json.dumps(v)  # JSON strings are valid YAML scalars
+
+
+def render_kubeconfig(sim, clusters, state_dir):
+    """kubeconfig in YAML (written by hand: stdlib has no YAML emitter; JSON-quoted scalars)."""
+    ca = os.path.join(state_dir, "ca.crt")
+    lines = ["apiVersion: v1", "kind: Config", "preferences: {}", "clusters:"]
+    for spec in clusters:
+        lines += ["- name: %s" % _yaml_scalar(spec["name"]), "  cluster:",
+                  "    server: %s" % _yaml_scalar(spec["server"]),
+                  "    certificate-authority: %s" % _yaml_scalar(ca)]
+    lines.append("users:")
+    contexts = []
+    for spec in clusters:
+        default_user = None
+        for u in spec.get("users") or []:
+            uname = "%s@%s" % (u["name"], spec["name"])
+            lines += ["- name: %s" % _yaml_scalar(uname), "  user:"]
+            if u.get("token"):
+                lines.append("    token: %s" % _yaml_scalar(u["token"]))
+                default_user = default_user or uname
+            elif u.get("client_cert"):
+                cert, key = sim.ca.client_cert(u["name"], org=u.get("group"))
+                lines += ["    client-certificate: %s" % _yaml_scalar(cert),
+                          "    client-key: %s" % _yaml_scalar(key)]
+            elif u.get("eks_principal"):
+                p = sim.principals_by_name.get(u["eks_principal"], {})
+                region = spec.get("region") or sim.default_region
+                lines += ["    exec:", "      apiVersion: client.authentication.k8s.io/v1beta1",
+                          "      command: aws",
+                          "      args: %s" % json.dumps(["--region", region, "eks", "get-token",
+                                                         "--cluster-name",
+                                                         spec.get("eks_name") or spec["name"],
+                                                         "--output", "json"]),
+                          "      interactiveMode: Never", "      env:"]
+                env = {"AWS_ACCESS_KEY_ID": p.get("access_key_id", ""),
+                       "AWS_SECRET_ACCESS_KEY": p.get("secret_access_key", ""),
+                       "AWS_ENDPOINT_URL_STS": sim.endpoints.get("sts", ""),
+                       "AWS_CA_BUNDLE": ca}
+                if p.get("session_token"):
+                    env["AWS_SESSION_TOKEN"] = p["session_token"]
+                for k, v in env.items():
+                    lines += ["      - name: %s" % k, "        value: %s" % _yaml_scalar(v)]
+            else:
+                lines.append("    {}")
+        if default_user is None and spec.get("users"):
+            default_user = "%s@%s" % (spec["users"][0]["name"], spec["name"])
+        contexts.append((spec["name"], default_user))
+    if len(lines) and lines[-1] == "users:":
+        lines[-1] = "users: []"
+    lines.append("contexts:" if contexts else "contexts: []")
+    for name, user in contexts:
+        lines += ["- name: %s" % _yaml_scalar(name), "  context:",
+                  "    cluster: %s" % _yaml_scalar(name)]
+        if user:
+            lines.append("    user: %s" % _yaml_scalar(user))
+    if contexts:
+        lines.append("current-context: %s" % _yaml_scalar(contexts[0][0]))
+    if lines[3] == "clusters:" and not clusters:
+        lines[3] = "clusters: []"
+    return "\n".join(lines) + "\n"
+
+
+def serve(args):
+    import ebssim_aws
+    state_dir = os.path.abspath(args.state_dir)
+    os.makedirs(state_dir, exist_ok=True)
+    for stale in ("ready", "pid", "ctl.url", "env"):
+        try:
+            os.unlink(os.path.join(state_dir, stale))
+        except FileNotFoundError:
+            pass
+    scenario = load_scenario(args.scenario)
+    sim = Sim(scenario, state_dir, seed=args.seed, time_scale=args.time_scale)
+    sim.ca = CA(os.path.join(state_dir, "pki"))
+    _write(os.path.join(state_dir, "ca.crt"), open(sim.ca.cert_path).read())
+    cert, key = sim.ca.issue(["localhost", "127.0.0.1"])
+    tls = server_ssl_context(cert, key)
+
+    sim.container_token = secrets.token_urlsafe(24)
+    _write(os.path.join(state_dir, "container-token"), sim.container_token, 0o600)
+    _write(os.path.join(state_dir, "web-identity-token"),
+           scenario.get("web_identity_token") or "eyJhbGciOiJSUzI1NiJ9.ebssim.web-identity", 0o600)
+
+    apis = ebssim_aws.AwsApis(sim)
+    sim.aws = apis
+    servers = {}
+    for service in ("ec2", "monitoring", "pricing", "sts"):
+        servers[service] = HTTPServer(apis.app(service), tls, service)
+    servers["imds"] = HTTPServer(apis.app("imds"), None, "imds")
+    servers["container"] = HTTPServer(apis.app("container"), None, "container")
+    servers["ctl"] = HTTPServer(ControlApp(sim), None, "ctl")
+    for name, srv in servers.items():
+        sim.endpoints[name] = srv.url
+
+    kube_mod = _load_kube_module()
+    cluster_specs = []
+    kube_tls = server_ssl_context(cert, key, client_ca=sim.ca.cert_path)
+    for spec in scenario.get("clusters") or []:
+        srv = HTTPServer(None, kube_tls, "kube-" + spec["name"])
+        spec["server"] = srv.url
+        cluster_specs.append(spec)
+        if kube_mod is not None:
+            cluster = kube_mod.KubeCluster(sim, spec)
+            sim.kube[spec["name"]] = cluster
+            srv.app = KubeApp(sim, cluster)
+        else:
+            srv.app = _NoKubeApp()
+        servers["kube:" + spec["name"]] = srv
+
+    for srv in servers.values():
+        srv.start()
+
+    admin = sim.principals_by_name.get("admin") or next(
+        (p for p in sim.principals_by_name.values() if p.get("access_key_id")), {})
+    env = [
+        ("AWS_ENDPOINT_URL_EC2", sim.endpoints["ec2"]),
+        ("AWS_ENDPOINT_URL_CLOUDWATCH", sim.endpoints["monitoring"]),
+        ("AWS_ENDPOINT_URL_MONITORING", sim.endpoints["monitoring"]),
+        ("AWS_ENDPOINT_URL_PRICING", sim.endpoints["pricing"]),
+        ("AWS_ENDPOINT_URL_STS", sim.endpoints["sts"]),
+        ("AWS_ACCESS_KEY_ID", admin.get("access_key_id", "")),
+        ("AWS_SECRET_ACCESS_KEY", admin.get("secret_access_key", "")),
+    ]
+    if admin.get("session_token"):
+        env.append(("AWS_SESSION_TOKEN", admin["session_token"]))
+    env += [
+        ("AWS_REGION", sim.default_region),
+        ("AWS_DEFAULT_REGION", sim.default_region),
+        ("AWS_CA_BUNDLE", os.path.join(state_dir, "ca.crt")),
+        ("AWS_EC2_METADATA_SERVICE_ENDPOINT", sim.endpoints["imds"]),
+        ("AWS_CONTAINER_CREDENTIALS_FULL_URI", sim.endpoints["container"] + "/v1/credentials"),
+        ("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", os.path.join(state_dir, "container-token")),
+        ("EBSSIM_WEB_IDENTITY_TOKEN_FILE", os.path.join(state_dir, "web-identity-token")),
+        ("EBSSIM_CTL", sim.endpoints["ctl"]),
+        ("KUBECONFIG", os.path.join(state_dir, "kubeconfig")),
+    ]
+    role = next((p for p in sim.principals_by_name.values() if p.get("role_arn")), None)
+    if role:
+        env.append(("EBSSIM_ROLE_ARN", role["role_arn"]))
+    import shlex
+    _write(os.path.join(state_dir, "env"),
+           "".join("export %s=%s\n" % (k, shlex.quote(v)) for k, v in env))
+    _write(os.path.join(state_dir, "kubeconfig"), render_kubeconfig(sim, cluster_specs, state_dir), 0o600)
+    _write(os.path.join(state_dir, "ctl.url"), sim.endpoints["ctl"] + "\n")
+    _write(os.path.join(state_dir, "pid"), "%d\n" % os.getpid())
+    _write(os.path.join(state_dir, "ready"), "ready\n")
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    while not stop.wait(0.25):
+        try:
+            sim.tick()
+        except Exception:  # a tick bug must not kill the server
+            import traceback
+            traceback.print_exc()
+    for srv in servers.values():
+        srv.shutdown()
+        srv.server_close()
+    try:
+        os.unlink(os.path.join(state_dir, "ready"))
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+class _NoKubeApp:
+    def handle(self, req):
+        return Response(503, {"Content-Type": "application/json"},
+                        json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                    "message": "ebssim: Kubernetes module not available",
+                                    "code": 503}))
+
+
+# --------------------------------------------------------------------------- ctl
+
+
+def ctl(args):
+    with open(os.path.join(args.state_dir, "ctl.url")) as f:
+        base = f.read().strip()
+
+    def call(method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    op = args.op
+    if op == "advance":
+        status, text = call("POST", "/advance", {"seconds": float(args.arg)})
+    elif op == "state":
+        status, text = call("GET", "/state")
+    elif op == "requests":
+        path = "/requests"
+        if args.service:
+            path += "?service=" + urllib.parse.quote(args.service)
+        status, text = call("GET", path)
+    elif op == "fault":
+        try:
+            spec = json.loads(args.arg)
+        except (TypeError, ValueError):
+            sys.stderr.write("ebssim ctl fault: SPEC must be JSON\n")
+            return 2
+        status, text = call("POST", "/fault", spec)
+    elif op == "reset-requests":
+        status, text = call("POST", "/reset-requests", {})
+    else:
+        sys.stderr.write("ebssim ctl: unknown operation %r\n" % op)
+        return 2
+    if status >= 300:
+        sys.stderr.write(text)
+        return 1
+    if op in ("state", "requests"):
+        sys.stdout.write(json.dumps(json.loads(text), indent=2) + "\n")
+    else:
+        sys.stdout.write(text)
+    return 0

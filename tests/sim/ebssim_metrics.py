@@ -1,0 +1,443 @@
+"""ebssim metrics: deterministic CloudWatch AWS/EBS series from each volume's workload.
+
+Model (documented in docs/TESTING.md, "Metrics"):
+  - A volume's *demand* (read/write IOPS and MiB/s) comes from its scenario `workload`
+    and is constant within each 5-minute slot (SLOT_S).  Patterns: steady, diurnal
+    (sinusoid over the UTC day), bursty (a 15-minute burst at 3x each hour, 1/3 of the
+    rest of the time), idle (no I/O).  `active_from`/`active_until` bound the load.
+  - EBS counts I/O in 256 KiB units; an op of avg size s KiB costs ceil(s/256) units.
+  - gp2 below 1,000 GiB has a credit bucket of 5.4 M units, refilled at the baseline
+    (3 IOPS/GiB, min 100), spent while delivering up to 3,000 IOPS; empty -> baseline.
+    Within a slot the bucket is solved exactly (the instant it empties is computed),
+    so a 100 GiB gp2 under 3,000 IOPS demand starting full falls to 300 IOPS at
+    5.4e6 / (3000 - 300) = 2,000 s.
+  - Other types deliver min(demand, their IOPS cap) with a throughput cap
+    (gp3: provisioned; gp2: 128 MiB/s up to 170 GiB, 250 above; io1/io2 min(1000, iops/4) ...).
+  - The performance configuration follows the modification history: the original until
+    a modification completes, the target afterwards (optimizing keeps the source's
+    performance, which AWS documents as the lower bound).
+  - History exists from the later of the volume's create_time and 63 days before the
+    scenario start; the bucket starts there at the volume's `burst_balance` percent
+    (default 100).  Unattached volumes report no data.  Only whole periods that ended
+    before the sim clock's "now" are returned.
+
+Bucket levels at day boundaries are cached per volume so long look-backs are computed
+once; `forget(volume_id)` drops the cache when a new modification changes the future.
+"""
+
+import hashlib
+import math
+
+SLOT_S = 300.0
+DAY_SLOTS = int(86400 / SLOT_S)
+HISTORY_S = 63 * 86400.0
+BUCKET = 5.4e6
+BURST_IOPS = 3000.0
+UNIT_KIB = 256.0
+BASE_LATENCY_S = 0.0006
+
+METRICS = ("VolumeReadOps", "VolumeWriteOps", "VolumeReadBytes", "VolumeWriteBytes",
+           "BurstBalance", "VolumeQueueLength", "VolumeIOPSExceededCheck",
+           "VolumeThroughputExceededCheck", "VolumeIdleTime", "VolumeTotalReadTime",
+           "VolumeTotalWriteTime")
+
+
+def gp2_baseline(size):
+    return float(min(16000, max(100, 3 * int(size))))
+
+
+def caps(config, bucket_nonempty=True):
+    """(iops cap, MiB/s cap, bursting) for a configuration."""
+    t, size, iops = config["type"], int(config["size"]), config.get("iops")
+    if t == "gp2":
+        base = gp2_baseline(size)
+        bursting = size < 1000
+        if size <= 170:
+            tput = 128.0
+        elif size < 334:
+            tput = 250.0 if bucket_nonempty else 128.0
+        else:
+            tput = 250.0
+        return base, tput, bursting
+    if t == "gp3":
+        return float(iops or 3000), float(config.get("throughput") or 125), False
+    if t in ("io1", "io2"):
+        return float(iops or 100), float(min(4000 if t == "io2" else 1000, (iops or 100) / 4.0)), False
+    if t == "st1":
+        tib = size / 1024.0
+        return 500.0, float(min(500, max(40, 250 * tib))), False
+    if t == "sc1":
+        tib = size / 1024.0
+        return 250.0, float(min(250, max(12, 80 * tib))), False
+    return 200.0, 90.0, False  # standard (magnetic)
+
+
+def _hash_frac(text):
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16) / float(0xFFFFFFFF)
+
+
+class Workload:
+    """Demand of one volume as a function of slot start time."""
+
+    def __init__(self, vid, spec, parse_time):
+        spec = spec or {}
+        self.read_iops = float(spec.get("read_iops", 0) or 0)
+        self.write_iops = float(spec.get("write_iops", 0) or 0)
+        self.read_mibps = float(spec.get("read_mibps", 0) or 0)
+        self.write_mibps = float(spec.get("write_mibps", 0) or 0)
+        self.pattern = spec.get("pattern", "steady" if (self.read_iops or self.write_iops) else "idle")
+        self.queue_depth = spec.get("queue_depth")
+        self.active_from = parse_time(spec.get("active_from")) if spec.get("active_from") else None
+        self.active_until = parse_time(spec.get("active_until")) if spec.get("active_until") else None
+        self.phase = _hash_frac(vid)
+        iops = self.read_iops + self.write_iops
+        mib = self.read_mibps + self.write_mibps
+        self.total_iops = iops
+        self.total_mibps = mib
+        self.read_frac = self.read_iops / iops if iops else 0.5
+        self.read_bytes_frac = self.read_mibps / mib if mib else self.read_frac
+        avg_kib = (mib * 1024.0 / iops) if iops else 4.0
+        self.units_per_op = max(1.0, math.ceil(avg_kib / UNIT_KIB - 1e-9))
+
+    def factor(self, t):
+        """Demand multiplier for the slot starting at t."""
+        if self.active_from is not None and t + SLOT_S <= self.active_from:
+            return 0.0
+        if self.active_until is not None and t >= self.active_until:
+            return 0.0
+        p = self.pattern
+        if p == "idle" or not self.total_iops:
+            return 0.0
+        if p == "diurnal":
+            day = ((t / 86400.0) + self.phase) % 1.0
+            return max(0.0, 1.0 + 0.6 * math.sin(2 * math.pi * day))
+        if p == "bursty":
+            offset = int(self.phase * 45) * 60.0  # burst start within the hour
+            pos = t % 3600.0
+            return 3.0 if offset <= pos < offset + 900.0 else 1.0 / 3.0
+        return 1.0
+
+    def constant(self):
+        return self.pattern in ("steady", "idle") or not self.total_iops
+
+    def peak_factor(self):
+        return {"diurnal": 1.6, "bursty": 3.0}.get(self.pattern, 1.0 if self.total_iops else 0.0)
+
+
+class Slot:
+    """One solved slot: delivery rate r1 (units/s) for [0, te), r2 after; bucket b0..b1."""
+    __slots__ = ("t", "length", "demand_ops", "units", "r1", "te", "r2", "b0", "b1", "base",
+                 "refill", "tput_demand", "tput_cap", "config_type", "bursting", "factor")
+
+
+def _solve(slot, demand_units, cap, base, burst, bucket_start, length):
+    """Fill r1/te/r2/b0/b1 for constant demand over `length` seconds."""
+    slot.b0 = bucket_start
+    slot.base = base
+    if not burst:
+        r = min(demand_units, cap)
+        slot.r1 = slot.r2 = r
+        slot.te = length
+        slot.b1 = bucket_start
+        slot.refill = 0.0
+        return
+    if demand_units <= base:
+        slot.r1 = slot.r2 = demand_units
+        slot.te = length
+        slot.refill = base - demand_units
+        slot.b1 = min(BUCKET, bucket_start + slot.refill * length)
+        return
+    hi = min(demand_units, BURST_IOPS)
+    drain = hi - base
+    slot.refill = -drain
+    if bucket_start <= 0:
+        slot.r1 = slot.r2 = base
+        slot.te = length
+        slot.refill = 0.0
+        slot.b1 = 0.0
+        return
+    te = bucket_start / drain
+    slot.r1 = hi
+    if te >= length:
+        slot.te = length
+        slot.r2 = hi
+        slot.b1 = bucket_start - drain * length
+    else:
+        slot.te = te
+        slot.r2 = base
+        slot.b1 = 0.0
+
+
+def _overlap(a0, a1, b0, b1):
+    return max(0.0, min(a1, b1) - max(a0, b0))
+
+
+def _bucket_integral(s, x, y):
+    """Integral of the bucket level over [x, y) (offsets within slot s)."""
+    if y <= x:
+        return 0.0
+    k = s.refill
+    total = 0.0
+    # phase 1: [0, te) linear with slope k clipped to [0, BUCKET]; phase 2: 0 (emptied)
+    p1x, p1y = x, min(y, s.te)
+    if p1y > p1x:
+        if k >= 0:
+            tc = (BUCKET - s.b0) / k if k > 0 else float("inf")
+            lin_end = min(p1y, max(p1x, tc))
+            if lin_end > p1x:
+                total += (s.b0 + k * (p1x + lin_end) / 2.0) * (lin_end - p1x)
+            if p1y > lin_end:
+                total += BUCKET * (p1y - lin_end)
+        else:
+            total += (s.b0 + k * (p1x + p1y) / 2.0) * (p1y - p1x)
+    return max(0.0, total)
+
+
+class MetricsModel:
+    def __init__(self, sim):
+        self.sim = sim
+        self._workloads = {}
+        self._checkpoints = {}   # volume id -> {slot index: bucket level}
+
+    def forget(self, volume_id):
+        self._checkpoints.pop(volume_id, None)
+
+    def workload(self, vid, vol):
+        w = self._workloads.get(vid)
+        if w is None:
+            from ebssim_core import parse_time
+            w = Workload(vid, vol.get("workload"), parse_time)
+            self._workloads[vid] = w
+        return w
+
+    def origin(self, vol):
+        from ebssim_core import parse_time
+        created = parse_time(vol.get("create_time")) or (self.sim.clock.start - HISTORY_S)
+        start = max(created, self.sim.clock.start - HISTORY_S)
+        return math.ceil(start / SLOT_S) * SLOT_S
+
+    def _config_at(self, timeline, t):
+        cfg = timeline[0][1]
+        for since, c in timeline:
+            if since <= t:
+                cfg = c
+            else:
+                break
+        return cfg
+
+    def slots(self, vid, t0, t1):
+        """Solved slots covering [t0, t1) (clamped to the volume's history)."""
+        vol = self.sim.volumes[vid]
+        w = self.workload(vid, vol)
+        timeline = self.sim.config_timeline(vid)
+        origin = self.origin(vol)
+        first = max(origin, math.floor(t0 / SLOT_S) * SLOT_S)
+        last = math.ceil(t1 / SLOT_S) * SLOT_S
+        if first >= last:
+            return []
+        ever_bursts = any(caps(c)[2] for _, c in timeline)
+        b0 = BUCKET * float(vol.get("burst_balance", 100.0)) / 100.0
+        if ever_bursts:
+            # Start from the latest cached day checkpoint at or before `first`.
+            cps = self._checkpoints.setdefault(vid, {})
+            idx0 = int(round(origin / SLOT_S))
+            target = int(round(first / SLOT_S))
+            best = None
+            for i in cps:
+                if i <= target and (best is None or i > best):
+                    best = i
+            if best is None:
+                pos, bucket = idx0, b0
+            else:
+                pos, bucket = best, cps[best]
+            peak_units = w.total_iops * w.peak_factor() * w.units_per_op
+            base_min = min(caps(c)[0] for _, c in timeline)
+            if bucket >= BUCKET and peak_units <= base_min:
+                pos = target  # never drains: stays full
+            now_idx = int(self.sim.now() // SLOT_S)
+            while pos < target:
+                t = pos * SLOT_S
+                cfg = self._config_at(timeline, t)
+                cap, tput_cap, burst = caps(cfg, bucket > 0)
+                units = self._demand_units(w, t, tput_cap)
+                s = Slot()
+                _solve(s, units, cap, cap, burst, bucket, SLOT_S)
+                bucket = s.b1 if burst else BUCKET
+                pos += 1
+                if pos % DAY_SLOTS == 0 and pos <= now_idx:
+                    cps[pos] = bucket
+        else:
+            bucket = BUCKET
+        out = []
+        t = first
+        while t < last:
+            cfg = self._config_at(timeline, t)
+            cap, tput_cap, burst = caps(cfg, bucket > 0)
+            f = w.factor(t)
+            s = Slot()
+            s.t = t
+            s.length = SLOT_S
+            s.factor = f
+            s.config_type = cfg["type"]
+            s.bursting = burst
+            s.tput_cap = tput_cap
+            s.tput_demand = w.total_mibps * f
+            s.units = w.units_per_op
+            s.demand_ops = w.total_iops * f
+            units = self._demand_units(w, t, tput_cap)
+            _solve(s, units, cap, cap, burst, bucket if burst else BUCKET, SLOT_S)
+            bucket = s.b1 if burst else BUCKET
+            out.append(s)
+            t += SLOT_S
+            if ever_bursts and int(round(t / SLOT_S)) % DAY_SLOTS == 0 and t <= self.sim.now():
+                self._checkpoints[vid][int(round(t / SLOT_S))] = bucket
+        return out
+
+    @staticmethod
+    def _demand_units(w, t, tput_cap):
+        f = w.factor(t)
+        ops = w.total_iops * f
+        mib = w.total_mibps * f
+        if mib > tput_cap > 0:
+            ops *= tput_cap / mib
+        return ops * w.units_per_op
+
+    # ---- aggregation
+
+    def value(self, metric, vid, slots, a, b):
+        """(integral-or-average value over [a, b), seconds covered) for one metric."""
+        vol = self.sim.volumes[vid]
+        w = self.workload(vid, vol)
+        total = 0.0
+        covered = 0.0
+        if not slots:
+            return None, 0.0
+        i0 = max(0, int((a - slots[0].t) // SLOT_S))
+        i1 = min(len(slots), int(math.ceil((b - slots[0].t) / SLOT_S)) + 1)
+        for s in slots[i0:i1]:
+            x = max(a, s.t) - s.t
+            y = min(b, s.t + s.length) - s.t
+            if y <= x:
+                continue
+            covered += y - x
+            if metric in ("VolumeReadOps", "VolumeWriteOps", "VolumeReadBytes",
+                          "VolumeWriteBytes", "VolumeIdleTime", "VolumeTotalReadTime",
+                          "VolumeTotalWriteTime", "VolumeQueueLength"):
+                units = s.r1 * _overlap(x, y, 0, s.te) + s.r2 * _overlap(x, y, s.te, s.length)
+                ops = units / s.units
+                if metric == "VolumeReadOps":
+                    total += ops * w.read_frac
+                elif metric == "VolumeWriteOps":
+                    total += ops * (1 - w.read_frac)
+                elif metric in ("VolumeReadBytes", "VolumeWriteBytes"):
+                    per_op = (w.total_mibps * 1048576.0 / w.total_iops) if w.total_iops else 0.0
+                    frac = w.read_bytes_frac if metric == "VolumeReadBytes" else 1 - w.read_bytes_frac
+                    total += ops * per_op * frac
+                elif metric == "VolumeIdleTime":
+                    total += (y - x) if ops == 0 else 0.0
+                elif metric in ("VolumeTotalReadTime", "VolumeTotalWriteTime"):
+                    frac = w.read_frac if metric == "VolumeTotalReadTime" else 1 - w.read_frac
+                    total += ops * frac * self._latency(s, w, units / (y - x) if y > x else 0)
+                else:  # queue length, time-weighted
+                    rate = units / (y - x) / s.units if y > x else 0.0
+                    total += self._queue(s, w, rate) * (y - x)
+            elif metric == "BurstBalance":
+                if s.bursting:
+                    total += _bucket_integral(s, x, y) / BUCKET * 100.0
+                elif s.config_type in ("gp2", "st1", "sc1"):
+                    total += 100.0 * (y - x)
+                else:
+                    covered -= y - x
+            elif metric == "VolumeIOPSExceededCheck":
+                d = s.demand_ops * s.units
+                exceeded = 0.0
+                if d > s.r1 + 1e-9:
+                    exceeded += _overlap(x, y, 0, s.te)
+                if d > s.r2 + 1e-9:
+                    exceeded += _overlap(x, y, s.te, s.length)
+                total += exceeded
+            elif metric == "VolumeThroughputExceededCheck":
+                total += (y - x) if s.tput_demand > s.tput_cap + 1e-9 else 0.0
+        if metric in ("BurstBalance", "VolumeQueueLength", "VolumeIOPSExceededCheck",
+                      "VolumeThroughputExceededCheck"):
+            return (total / covered if covered else None), covered
+        return total, covered
+
+    @staticmethod
+    def _latency(s, w, ops_rate):
+        if w.queue_depth and ops_rate > 0:
+            return float(w.queue_depth) / ops_rate
+        return BASE_LATENCY_S
+
+    @staticmethod
+    def _queue(s, w, ops_rate):
+        if ops_rate <= 0:
+            return 0.0
+        if w.queue_depth:
+            return float(w.queue_depth)
+        demand = s.demand_ops
+        q = ops_rate * BASE_LATENCY_S
+        if demand > ops_rate * 1.0001:  # throttled: latency grows with the overload ratio
+            q *= (demand / ops_rate) ** 2
+        return min(q, 256.0)
+
+    def series(self, vid, metric, stat, start, end, period):
+        """[(timestamp, value)] ascending for one metric/stat, CloudWatch-style."""
+        vol = self.sim.volumes.get(vid)
+        if vol is None or metric not in METRICS:
+            return []
+        if not vol.get("attachments"):
+            return []
+        now = self.sim.now()
+        end = min(end, now)
+        if end <= start:
+            return []
+        slots = self.slots(vid, start, end)
+        if not slots:
+            return []
+        lo = slots[0].t
+        out = []
+        t = start
+        per_minute = stat in ("Minimum", "Maximum") or stat.startswith("p")
+        while t + period <= end:
+            if t >= lo:
+                pts = self._point(metric, stat, vid, slots, t, period, per_minute)
+                if pts is not None:
+                    out.append((t, pts))
+            t += period
+        return out
+
+    def _point(self, metric, stat, vid, slots, t, period, per_minute):
+        rated = metric in ("BurstBalance", "VolumeQueueLength", "VolumeIOPSExceededCheck",
+                           "VolumeThroughputExceededCheck")
+        if not per_minute:
+            value, covered = self.value(metric, vid, slots, t, t + period)
+            if covered <= 0 or value is None:
+                return None
+            minutes = max(1.0, covered / 60.0)
+            if stat == "Sum":
+                return value * minutes if rated else value
+            if stat == "SampleCount":
+                return float(round(minutes))
+            return value if rated else value / minutes  # Average
+        step = 60.0 if period >= 60 else period
+        vals = []
+        m = t
+        while m < t + period - 1e-9:
+            v, covered = self.value(metric, vid, slots, m, m + step)
+            if covered > 0 and v is not None:
+                vals.append(v)
+            m += step
+        if not vals:
+            return None
+        if stat == "Minimum":
+            return min(vals)
+        if stat == "Maximum":
+            return max(vals)
+        try:
+            q = float(stat[1:])
+        except ValueError:
+            return None
+        vals.sort()
+        k = min(len(vals) - 1, max(0, int(math.ceil(q / 100.0 * len(vals))) - 1))
+        return vals[k]

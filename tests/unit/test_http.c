@@ -1,0 +1,580 @@
+/* test_http.c - http.c over real HTTP on loopback: retries, backoff, Retry-After, throttling,
+ * dropped connections, timeouts, rate limits, connection reuse, body caps and redaction.
+ * Sleeps and the clock are injected, so the test never waits for a backoff for real. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/http.h"
+#include "loopback_http.h"
+#include "tap.h"
+
+struct fake {
+	int64_t now;
+	int64_t sleeps[64];
+	int n_sleeps;
+	uint64_t rnd;
+};
+
+static int64_t fake_clock(void *ctx)
+{
+	return ((struct fake *)ctx)->now;
+}
+
+static void fake_sleep(void *ctx, int64_t ms)
+{
+	struct fake *f = ctx;
+	if (f->n_sleeps < 64)
+		f->sleeps[f->n_sleeps++] = ms;
+	f->now += ms;
+}
+
+static uint64_t fake_random(void *ctx)
+{
+	return ((struct fake *)ctx)->rnd;
+}
+
+static void client(struct http_client *c, struct fake *f, int max_attempts)
+{
+	memset(f, 0, sizeof *f);
+	f->now = 1000000;
+	f->rnd = 1000;
+	struct http_options o = {0};
+	o.max_attempts = max_attempts;
+	o.backoff_base_ms = 100;
+	o.backoff_max_ms = 1000;
+	o.timeout_ms = 5000;
+	o.connect_timeout_ms = 2000;
+	o.default_rate = -1;
+	o.clock_ms = fake_clock;
+	o.sleep_ms = fake_sleep;
+	o.random = fake_random;
+	o.inject_ctx = f;
+	struct buf err = BUF_INIT;
+	int rc = http_client_init(c, &o, &err);
+	CHECK(rc == 0);
+	buf_release(&err);
+}
+
+static int send_get(struct http_client *c, const char *url, struct http_response *resp, struct buf *err)
+{
+	struct http_request rq;
+	http_request_init(&rq, "GET", url);
+	int rc = http_send(c, &rq, resp, err);
+	http_request_release(&rq);
+	return rc;
+}
+
+static void test_headers(void)
+{
+	struct http_headers h = HTTP_HEADERS_INIT;
+	http_headers_add(&h, "X-One", "1");
+	http_headers_add(&h, "x-one", "2");
+	http_headers_add(&h, "Two", "");
+	CHECK_STR(http_headers_get(&h, "X-ONE"), "1");
+	CHECK_STR(http_headers_get(&h, "two"), "");
+	CHECK(http_headers_get(&h, "three") == NULL);
+	http_headers_set(&h, "X-One", "3");
+	CHECK_I64(h.n, 2);
+	CHECK_STR(http_headers_get(&h, "x-one"), "3");
+	http_headers_remove(&h, "TWO");
+	CHECK_I64(h.n, 1);
+	http_headers_release(&h);
+	CHECK(h.n == 0 && h.v == NULL);
+}
+
+/* 503 twice then 200: three attempts, two jittered backoffs, one connection reused. */
+static void test_retry_5xx(void)
+{
+	static const struct lb_response script[] = {
+		{503, NULL, "busy", 0, 0},
+		{503, NULL, "busy", 0, 0},
+		{200, "X-Answer: yes\r\n", "hello", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 3) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	char url[128];
+	snprintf(url, sizeof url, "%s/path?a=1", s.url);
+	int rc = send_get(&c, url, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_STR(resp.body.s, "hello");
+	CHECK_STR(http_headers_get(&resp.headers, "x-answer"), "yes");
+	CHECK_I64(resp.attempts, 3);
+	CHECK_I64(resp.throttled, 0);
+	CHECK_I64(lb_count(&s), 3);
+	CHECK_STR(lb_req(&s, 2)->target, "/path?a=1");
+	CHECK_STR(lb_req(&s, 0)->method, "GET");
+	/* full jitter: random % (cap + 1) with caps 100 and 200 */
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK_I64(f.sleeps[0], 1000 % 101);
+	CHECK_I64(f.sleeps[1], 1000 % 201);
+	CHECK_I64(lb_conns(&s), 1);
+	CHECK_STR(err.s, "");
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+static void test_backoff_bounds(void)
+{
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	f.rnd = UINT64_MAX;
+	/* caps: 100, 200, 400, 800, 1000 (max), 1000 */
+	int64_t caps[] = {100, 200, 400, 800, 1000, 1000};
+	for (int i = 0; i < 6; i++) {
+		int64_t d = http_backoff_ms(&c, i + 1);
+		CHECK(d >= 0 && d <= caps[i]);
+		CHECK_I64(d, (int64_t)(UINT64_MAX % (uint64_t)(caps[i] + 1)));
+	}
+	http_client_release(&c);
+	/* the real generator stays within the cap */
+	struct http_options o = {0};
+	o.backoff_base_ms = 50;
+	o.backoff_max_ms = 300;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&c, &o, &err) == 0);
+	int ok = 1, spread = 0;
+	int64_t first = http_backoff_ms(&c, 3);
+	for (int i = 0; i < 200; i++) {
+		int64_t d = http_backoff_ms(&c, 3);
+		if (d < 0 || d > 200)
+			ok = 0;
+		if (d != first)
+			spread = 1;
+	}
+	CHECK(ok);
+	CHECK(spread);
+	http_client_release(&c);
+	buf_release(&err);
+}
+
+/* 429 with Retry-After: 3 then 200: the wait is exactly the server's. */
+static void test_retry_after(void)
+{
+	static const struct lb_response script[] = {
+		{429, "Retry-After: 3\r\n", "slow down", 0, 0},
+		{200, NULL, "ok", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	int rc = send_get(&c, s.url, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(resp.throttled, 1);
+	CHECK_I64(f.n_sleeps, 1);
+	CHECK_I64(f.sleeps[0], 3000);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* Throttled on every attempt: EM_ETHROTTLED, the last answer kept for the caller. */
+static void test_throttled_exhausted(void)
+{
+	static const struct lb_response script[] = {
+		{429, "Retry-After: 120\r\n", "no", 0, 0},
+		{429, NULL, "no", 0, 0},
+		{429, NULL, "still no", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 3) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 3);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	char url[128];
+	snprintf(url, sizeof url, "%s/x?X-Amz-Signature=deadbeef", s.url);
+	int rc = send_get(&c, url, &resp, &err);
+	CHECK_I64(rc, EM_ETHROTTLED);
+	CHECK_I64(resp.status, 429);
+	CHECK_STR(resp.body.s, "still no");
+	CHECK_I64(resp.attempts, 3);
+	CHECK_I64(resp.throttled, 3);
+	CHECK_I64(lb_count(&s), 3);
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK_I64(f.sleeps[0], 60000); /* Retry-After 120 s capped at retry_after_max_ms */
+	CHECK(strstr(err.s, "still throttled (HTTP 429) after 3 attempts") != NULL);
+	CHECK(strstr(err.s, "deadbeef") == NULL);
+	CHECK(strstr(err.s, "/x") != NULL);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* 5xx on every attempt: 0 with the last answer (the caller reports the service's error). */
+static void test_5xx_exhausted(void)
+{
+	static const struct lb_response script[] = {
+		{500, NULL, "a", 0, 0},
+		{502, NULL, "b", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 2);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	int rc = send_get(&c, s.url, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 502);
+	CHECK_STR(resp.body.s, "b");
+	CHECK_I64(resp.attempts, 2);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* A connection dropped without an answer is retried on a new connection. */
+static void test_dropped_connection(void)
+{
+	static const struct lb_response script[] = {
+		{0, NULL, NULL, 0, 0},
+		{200, NULL, "second", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 3);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	int rc = send_get(&c, s.url, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_STR(resp.body.s, "second");
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(lb_count(&s), 2);
+	CHECK_I64(lb_conns(&s), 2);
+	CHECK_I64(f.n_sleeps, 1);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+struct classify_seen {
+	int calls;
+	long last_status;
+	int saw_code;
+};
+
+static enum http_verdict ec2_like(void *ctx, long status, const struct http_headers *h, const struct buf *body)
+{
+	struct classify_seen *cs = ctx;
+	cs->calls++;
+	cs->last_status = status;
+	if (strstr(body->s, "<Code>RequestLimitExceeded</Code>")) {
+		cs->saw_code = 1;
+		return HTTP_THROTTLED;
+	}
+	if (strstr(body->s, "<Code>Permanent</Code>"))
+		return HTTP_FINAL;
+	return HTTP_DEFAULT;
+}
+
+/* The caller's classifier turns a 400 into throttling and a 503 into a final answer. */
+static void test_classifier(void)
+{
+	static const struct lb_response script[] = {
+		{400, NULL, "<Response><Errors><Error><Code>RequestLimitExceeded</Code></Error></Errors></Response>", 0, 0},
+		{200, NULL, "fine", 0, 0},
+		{503, NULL, "<Code>Permanent</Code>", 0, 0},
+		{404, NULL, "nope", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 4) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct classify_seen cs = {0};
+	struct http_request rq;
+	http_request_init(&rq, "POST", s.url);
+	buf_adds(&rq.body, "Action=DescribeVolumes");
+	rq.classify = ec2_like;
+	rq.classify_ctx = &cs;
+	int rc = http_send(&c, &rq, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(resp.throttled, 1);
+	CHECK(cs.saw_code);
+	CHECK_I64(cs.calls, 2);
+	/* a 503 the classifier calls final is not retried */
+	rc = http_send(&c, &rq, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 503);
+	CHECK_I64(resp.attempts, 1);
+	/* a 404 is final under the built-in rule */
+	rc = http_send(&c, &rq, &resp, &err);
+	CHECK_I64(rc, 0);
+	CHECK_I64(resp.status, 404);
+	CHECK_I64(resp.attempts, 1);
+	CHECK_I64(lb_count(&s), 4);
+	CHECK_I64(lb_conns(&s), 1);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* What goes on the wire: method, target, the caller's headers, the body; no Expect and no
+ * Content-Type the caller did not set. */
+static void test_wire(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, "posted", 0, 0},
+		{200, NULL, "token", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 1);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	char url[128], v[256];
+	snprintf(url, sizeof url, "%s/api/v1?limit=5", s.url);
+	struct http_request rq;
+	http_request_init(&rq, "POST", url);
+	http_headers_add(&rq.headers, "X-Test", "a b");
+	http_headers_add(&rq.headers, "X-Empty", "");
+	/* a body over 1 KiB would make curl 7.x ask for 100-continue */
+	for (int i = 0; i < 300; i++)
+		buf_adds(&rq.body, "abcd");
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	const struct lb_request *r = lb_req(&s, 0);
+	CHECK(r != NULL);
+	CHECK_STR(r->method, "POST");
+	CHECK_STR(r->target, "/api/v1?limit=5");
+	CHECK_STR(lb_header(r, "X-Test", v, sizeof v), "a b");
+	CHECK_STR(lb_header(r, "X-Empty", v, sizeof v), "");
+	CHECK_STR(lb_header(r, "Content-Length", v, sizeof v), "1200");
+	CHECK(lb_header(r, "Expect", v, sizeof v) == NULL);
+	CHECK(lb_header(r, "Content-Type", v, sizeof v) == NULL);
+	CHECK(lb_header(r, "User-Agent", v, sizeof v) && strncmp(v, "ebsmigrate/", 11) == 0);
+	CHECK_I64(r->body_len, 1200);
+	CHECK(r->body && memcmp(r->body, rq.body.s, 1200) == 0);
+	http_request_release(&rq);
+
+	/* PUT without a body (the IMDS token request) */
+	http_request_init(&rq, "PUT", s.url);
+	http_headers_add(&rq.headers, "X-aws-ec2-metadata-token-ttl-seconds", "21600");
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_STR(resp.body.s, "token");
+	r = lb_req(&s, 1);
+	CHECK(r != NULL);
+	CHECK_STR(r->method, "PUT");
+	CHECK_STR(r->target, "/");
+	CHECK_STR(lb_header(r, "X-aws-ec2-metadata-token-ttl-seconds", v, sizeof v), "21600");
+	CHECK_STR(lb_header(r, "Content-Length", v, sizeof v), "0");
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+static void test_timeout(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, "late", 700, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 1) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 1);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct http_request rq;
+	http_request_init(&rq, "GET", s.url);
+	rq.timeout_ms = 300;
+	int rc = http_send(&c, &rq, &resp, &err);
+	CHECK_I64(rc, EM_ENET);
+	CHECK_I64(resp.status, 0);
+	CHECK(strstr(err.s, "GET http://127.0.0.1:") == err.s);
+	CHECK(strstr(err.s, "timed out") != NULL);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+static void test_refused(void)
+{
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 3);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	char url[128];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/creds?X-Amz-Security-Token=SECRETTOKEN", lb_dead_port());
+	int rc = send_get(&c, url, &resp, &err);
+	CHECK_I64(rc, EM_ENET);
+	CHECK_I64(resp.attempts, 3);
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK(strstr(err.s, "(after 3 attempts)") != NULL);
+	CHECK(strstr(err.s, "/creds") != NULL);
+	CHECK(strstr(err.s, "SECRETTOKEN") == NULL);
+	/* a malformed URL is not retried */
+	buf_reset(&err);
+	rc = send_get(&c, "nope://x", &resp, &err);
+	CHECK_I64(rc, EM_ENET);
+	CHECK_I64(resp.attempts, 1);
+	http_response_release(&resp);
+	http_client_release(&c);
+	buf_release(&err);
+}
+
+static void test_body_cap(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, "0123456789abcdefghij", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 1) == 0);
+	struct http_client c;
+	struct fake f;
+	memset(&f, 0, sizeof f);
+	struct http_options o = {0};
+	o.max_body = 10;
+	o.sleep_ms = fake_sleep;
+	o.clock_ms = fake_clock;
+	o.inject_ctx = &f;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&c, &o, &err) == 0);
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = send_get(&c, s.url, &resp, &err);
+	CHECK_I64(rc, EM_ETOOBIG);
+	CHECK(strstr(err.s, "exceeds 10 bytes") != NULL);
+	CHECK_I64(resp.attempts, 1);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* 2 requests/s with a burst of 1: three requests need two waits of about half a second. */
+static void test_rate_limit(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, "1", 0, 0}, {200, NULL, "2", 0, 0}, {200, NULL, "3", 0, 0}, {200, NULL, "4", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 4) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 1);
+	http_client_set_rate(&c, "ec2:us-east-1", 2, 1);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct http_request rq;
+	http_request_init(&rq, "GET", s.url);
+	rq.rate_key = "ec2:us-east-1";
+	for (int i = 0; i < 3; i++)
+		CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK(f.sleeps[0] >= 499 && f.sleeps[0] <= 502);
+	CHECK(f.sleeps[1] >= 499 && f.sleeps[1] <= 502);
+	CHECK(f.sleeps[0] + f.sleeps[1] >= 1000);
+	/* another key is not held back by this one (default rate unlimited here) */
+	rq.rate_key = "sts:us-east-1";
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK_I64(lb_conns(&s), 1);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+static void test_dump(void)
+{
+	struct http_request rq;
+	http_request_init(&rq, "POST",
+			  "https://sts.amazonaws.com/?Action=GetCallerIdentity&X-Amz-Credential=AKIDEXAMPLE%2F20150830&"
+			  "X-Amz-Signature=abcdef0123&X-Amz-Security-Token=SESSIONTOK");
+	http_headers_add(&rq.headers, "Authorization", "AWS4-HMAC-SHA256 Credential=AKID/x, Signature=SIGVALUE");
+	http_headers_add(&rq.headers, "X-Amz-Security-Token", "SESSIONTOK");
+	http_headers_add(&rq.headers, "X-aws-ec2-metadata-token", "IMDSTOK");
+	http_headers_add(&rq.headers, "X-aws-ec2-metadata-token-ttl-seconds", "21600");
+	http_headers_add(&rq.headers, "Content-Type", "application/x-www-form-urlencoded");
+	buf_adds(&rq.body, "Action=AssumeRoleWithWebIdentity&WebIdentityToken=JWTVALUE");
+	char *d = http_request_dump(&rq);
+	CHECK(strstr(d, "SIGVALUE") == NULL);
+	CHECK(strstr(d, "SESSIONTOK") == NULL);
+	CHECK(strstr(d, "IMDSTOK") == NULL);
+	CHECK(strstr(d, "abcdef0123") == NULL);
+	CHECK(strstr(d, "JWTVALUE") == NULL);
+	CHECK(strstr(d, "X-aws-ec2-metadata-token-ttl-seconds: 21600") != NULL);
+	CHECK(strstr(d, "Content-Type: application/x-www-form-urlencoded") != NULL);
+	CHECK(strstr(d, "Action=GetCallerIdentity") != NULL);
+	free(d);
+	rq.secret_body = 1;
+	d = http_request_dump(&rq);
+	CHECK(strstr(d, "AssumeRoleWithWebIdentity") == NULL);
+	CHECK(strstr(d, "bytes, not shown]") != NULL);
+	free(d);
+	http_request_release(&rq);
+
+	struct buf m = BUF_INIT;
+	http_url_for_message(&m, "https://h/p?X-Amz-Signature=1#frag");
+	CHECK_STR(m.s, "https://h/p");
+	buf_release(&m);
+}
+
+int main(void)
+{
+	test_headers();
+	test_backoff_bounds();
+	test_retry_5xx();
+	test_retry_after();
+	test_throttled_exhausted();
+	test_5xx_exhausted();
+	test_dropped_connection();
+	test_classifier();
+	test_wire();
+	test_timeout();
+	test_refused();
+	test_body_cap();
+	test_rate_limit();
+	test_dump();
+	return tap_done();
+}

@@ -1,0 +1,335 @@
+/* test_ledger.c - the database on temp files: modes, WAL, migrations, price book versions, plans. */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/embedded.h"
+#include "ebsmigrate/ledger.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/em-ledger-XXXXXX";
+
+/* A path under the temp directory; the last 8 results stay valid. */
+static const char *tmp_path(const char *rel)
+{
+	static char paths[8][4096];
+	static int next;
+	char *path = paths[next++ % 8];
+	snprintf(path, sizeof paths[0], "%s/%s", tmpdir, rel);
+	return path;
+}
+
+static int mode_of(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+static int embedded_migrations(void)
+{
+	int n = 0;
+	for (const struct embedded_file *f = embedded_files; f->path; f++)
+		if (strncmp(f->path, "migrations/", 11) == 0)
+			n++;
+	return n;
+}
+
+/* One value from a SQL query run on a separate raw connection; -1 on failure. */
+static int64_t sql_int(const char *db_path, const char *sql)
+{
+	sqlite3 *db;
+	int64_t v = -1;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				v = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+static char *sql_text(const char *db_path, const char *sql)
+{
+	sqlite3 *db;
+	char *v = NULL;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+				v = xstrdup((const char *)sqlite3_column_text(st, 0));
+			sqlite3_finalize(st);
+		}
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+/* Every location, name and price of a equals b's, to the last price unit. */
+static void check_same_book(const struct pricebook *a, const struct pricebook *b)
+{
+	CHECK_STR(a->source, b->source);
+	CHECK_STR(a->effective_date, b->effective_date);
+	CHECK_I64(a->n, b->n);
+	int mismatches = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct price_location *x = &a->locs[i], *y = pricebook_find(b, x->code);
+		if (!y || !x->name || !y->name || strcmp(x->name, y->name) != 0) {
+			mismatches++;
+			continue;
+		}
+		for (int item = 0; item < PRICE_ITEMS; item++) {
+			price_t px = -1, py = -1;
+			int kx = pricebook_item_get(x, item, &px), ky = pricebook_item_get(y, item, &py);
+			if (kx != ky || (kx && px != py))
+				mismatches++;
+		}
+		if (x->storage_known != y->storage_known || x->has_io2_iops != y->has_io2_iops ||
+		    x->has_gp3_iops != y->has_gp3_iops || x->has_gp3_throughput != y->has_gp3_throughput ||
+		    x->has_io1_iops != y->has_io1_iops)
+			mismatches++;
+	}
+	CHECK_I64(mismatches, 0);
+}
+
+static void test_open_modes_and_wal(void)
+{
+	const char *db = tmp_path("state/ebsmigrate/ebsmigrate.db");
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	mode_t old = umask(0); /* a permissive umask must not widen the modes */
+	int rc = ledger_open(&l, db, &err);
+	umask(old);
+	CHECK_I64(rc, 0);
+	CHECK_STR(err.s, "");
+	CHECK(l != NULL);
+	if (!l)
+		return;
+	CHECK_I64(mode_of(db), 0600);
+	CHECK_I64(mode_of(tmp_path("state/ebsmigrate")), 0700);
+	CHECK_I64(mode_of(tmp_path("state")), 0700);
+	CHECK_I64(ledger_schema_version(l), embedded_migrations());
+	CHECK(embedded_migrations() >= 1);
+
+	struct pricebook pb;
+	CHECK_I64(ledger_pricebook_current(l, &pb, &err), EM_ENOTFOUND);
+	CHECK(strstr(err.s, "holds no price book") != NULL);
+	buf_reset(&err);
+	CHECK_I64(ledger_pricebook_for_planning(l, &pb, &err), 0); /* writes: the -wal file exists now */
+	pricebook_release(&pb);
+
+	char *mode = sql_text(db, "PRAGMA journal_mode");
+	CHECK_STR(mode, "wal");
+	free(mode);
+	struct buf wal = BUF_INIT;
+	buf_addf(&wal, "%s-wal", db);
+	CHECK_I64(mode_of(wal.s), 0600);
+	buf_release(&wal);
+	CHECK_I64(sql_int(db, "PRAGMA user_version"), embedded_migrations());
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM meta WHERE key = 'created_by'"), 1);
+	ledger_close(l);
+
+	/* opening again migrates nothing and changes nothing */
+	int64_t objects = sql_int(db, "SELECT count(*) FROM sqlite_master");
+	rc = ledger_open(&l, db, &err);
+	CHECK_I64(rc, 0);
+	CHECK_STR(err.s, "");
+	if (!l)
+		return;
+	CHECK_I64(ledger_schema_version(l), embedded_migrations());
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM sqlite_master"), objects);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM price_versions"), 1);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM meta"), 1);
+	ledger_close(l);
+	buf_release(&err);
+}
+
+static void test_pricebook_versions(void)
+{
+	const char *db = tmp_path("books.db");
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	if (ledger_open(&l, db, &err) != 0) {
+		CHECK(!"ledger_open");
+		return;
+	}
+	struct pricebook bundled, got;
+	pricebook_init(&bundled);
+	CHECK_I64(pricebook_load_bundled(&bundled, &err), 0);
+
+	/* empty database: the bundled book is stored and returned */
+	CHECK_I64(ledger_pricebook_for_planning(l, &got, &err), 0);
+	CHECK_STR(err.s, "");
+	CHECK_I64(got.version, 1);
+	check_same_book(&got, &bundled);
+	pricebook_release(&got);
+	CHECK_I64(ledger_pricebook_current(l, &got, &err), 0);
+	CHECK_I64(got.version, 1);
+	check_same_book(&got, &bundled); /* the round trip through SQL, to the last price unit */
+	CHECK(got.fetched_at == NULL);
+	pricebook_release(&got);
+
+	/* asking again stores nothing new */
+	CHECK_I64(ledger_pricebook_for_planning(l, &got, &err), 0);
+	CHECK_I64(got.version, 1);
+	pricebook_release(&got);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM price_versions"), 1);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM prices WHERE version_id = 1"), 21 * 8 + 4 + 3); /* 6 storage + gp3 IOPS + gp3 throughput; io1 IOPS x4; io2 tiers */
+
+	/* an explicit store makes a new current version */
+	bundled.fetched_at = xstrdup("2026-09-02T10:00:00Z");
+	CHECK_I64(ledger_pricebook_store(l, &bundled, &err), 0);
+	CHECK_I64(bundled.version, 2);
+	CHECK_I64(ledger_pricebook_current(l, &got, &err), 0);
+	CHECK_I64(got.version, 2);
+	CHECK_STR(got.fetched_at, "2026-09-02T10:00:00Z");
+	check_same_book(&got, &bundled);
+	pricebook_release(&got);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM price_versions WHERE is_current = 1"), 1);
+
+	/* a failed store (a CHECK constraint on the last row) leaves version 2 current */
+	struct pricebook broken;
+	pricebook_init(&broken);
+	broken.source = xstrdup("pricing refresh");
+	broken.effective_date = xstrdup("2026-10-01");
+	pricebook_item_set(pricebook_location(&broken, "us-east-1"), 0, 1000000000);
+	pricebook_item_set(pricebook_location(&broken, "zz-test-1"), 1, -5);
+	CHECK_I64(ledger_pricebook_store(l, &broken, &err), EM_EIO);
+	CHECK(strstr(err.s, "CHECK constraint failed") != NULL);
+	CHECK(strstr(err.s, "zz-test-1") != NULL);
+	CHECK_I64(broken.version, 0);
+	buf_reset(&err);
+	CHECK_I64(ledger_pricebook_current(l, &got, &err), 0);
+	CHECK_I64(got.version, 2);
+	pricebook_release(&got);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM price_versions"), 2);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM prices WHERE location = 'us-east-1' AND version_id > 2"), 0);
+	free(broken.effective_date);
+	broken.effective_date = NULL;
+	CHECK_I64(ledger_pricebook_store(l, &broken, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "no effective date") != NULL);
+	buf_reset(&err);
+	pricebook_release(&broken);
+
+	/* an older bundled version is replaced by this binary's bundle */
+	struct pricebook old;
+	pricebook_init(&old);
+	old.source = xstrdup(PRICEBOOK_SOURCE_BUNDLED);
+	old.effective_date = xstrdup("2020-01-01");
+	pricebook_item_set(pricebook_location(&old, "us-east-1"), 0, 1000000000);
+	CHECK_I64(ledger_pricebook_store(l, &old, &err), 0);
+	CHECK_I64(old.version, 3);
+	CHECK_I64(ledger_pricebook_for_planning(l, &got, &err), 0);
+	CHECK_I64(got.version, 4);
+	CHECK_STR(got.effective_date, "2026-09-01");
+	check_same_book(&got, &bundled);
+	pricebook_release(&got);
+
+	/* ... but a refreshed book is kept even when older than the bundle */
+	free(old.source);
+	old.source = xstrdup("pricing refresh");
+	CHECK_I64(ledger_pricebook_store(l, &old, &err), 0);
+	CHECK_I64(old.version, 5);
+	CHECK_I64(ledger_pricebook_for_planning(l, &got, &err), 0);
+	CHECK_I64(got.version, 5);
+	CHECK_STR(got.source, "pricing refresh");
+	CHECK_STR(got.effective_date, "2020-01-01");
+	CHECK_I64(got.n, 1);
+	pricebook_release(&got);
+	pricebook_release(&old);
+
+	/* plans */
+	int64_t id = 0;
+	CHECK_I64(ledger_plan_record(l, "2026-11-01T00:00:00Z", "keep-performance", 5, 12, 34560000, "{\"plan\":1}", &id,
+				     &err),
+		  0);
+	CHECK_STR(err.s, "");
+	CHECK_I64(id, 1);
+	CHECK_I64(ledger_plan_record(l, "2026-11-01T00:00:00Z", "cheapest", 0, 0, 0, "{}", &id, &err), 0);
+	CHECK_I64(id, 2);
+	CHECK_I64(sql_int(db, "SELECT savings_monthly_micro FROM plans WHERE id = 1"), 34560000);
+	CHECK_I64(sql_int(db, "SELECT price_version IS NULL FROM plans WHERE id = 2"), 1);
+	/* foreign keys are enforced */
+	CHECK_I64(ledger_plan_record(l, "2026-11-01T00:00:00Z", "cheapest", 999, 0, 0, "{}", &id, &err), EM_EIO);
+	CHECK(strstr(err.s, "FOREIGN KEY") != NULL);
+	buf_reset(&err);
+
+	pricebook_release(&bundled);
+	ledger_close(l);
+	buf_release(&err);
+}
+
+static void test_refuse_newer_and_garbage(void)
+{
+	const char *db = tmp_path("future.db");
+	sqlite3 *raw;
+	CHECK(sqlite3_open(db, &raw) == SQLITE_OK);
+	CHECK(sqlite3_exec(raw, "CREATE TABLE future (x); PRAGMA user_version = 999", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(raw);
+
+	struct ledger *l = (struct ledger *)1;
+	struct buf err = BUF_INIT;
+	CHECK_I64(ledger_open(&l, db, &err), EM_EUNSUPPORTED);
+	CHECK(l == NULL);
+	struct buf want = BUF_INIT;
+	buf_addf(&want, "database '%s' has schema version 999, newer than this ebsmigrate knows (%d): upgrade ebsmigrate to use it",
+		 db, embedded_migrations());
+	CHECK_STR(err.s, want.s);
+	CHECK_I64(sql_int(db, "PRAGMA user_version"), 999); /* untouched */
+	buf_release(&want);
+	buf_reset(&err);
+
+	const char *junk = tmp_path("junk.db");
+	FILE *f = fopen(junk, "w");
+	if (f) {
+		fputs("this is not a database, just some text that is long enough to look like a header....", f);
+		fclose(f);
+	}
+	CHECK_I64(ledger_open(&l, junk, &err), EM_EIO);
+	CHECK(l == NULL);
+	CHECK(strstr(err.s, junk) != NULL);
+	buf_reset(&err);
+
+	CHECK_I64(ledger_open(&l, tmp_path("junk.db/below.db"), &err), EM_EIO); /* parent is a file */
+	CHECK(l == NULL);
+	buf_release(&err);
+}
+
+static void test_default_path(void)
+{
+	struct buf p = BUF_INIT;
+	setenv("XDG_STATE_HOME", "/x/state", 1);
+	ledger_default_path(&p);
+	CHECK_STR(p.s, "/x/state/ebsmigrate/ebsmigrate.db");
+	buf_reset(&p);
+	setenv("XDG_STATE_HOME", "relative", 1); /* ignored, as the XDG spec says */
+	setenv("HOME", "/home/u", 1);
+	ledger_default_path(&p);
+	CHECK_STR(p.s, "/home/u/.local/state/ebsmigrate/ebsmigrate.db");
+	buf_reset(&p);
+	unsetenv("XDG_STATE_HOME");
+	ledger_default_path(&p);
+	CHECK_STR(p.s, "/home/u/.local/state/ebsmigrate/ebsmigrate.db");
+	buf_release(&p);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return tap_skip_all("cannot create a temporary directory");
+	test_open_modes_and_wal();
+	test_pricebook_versions();
+	test_refuse_newer_and_garbage();
+	test_default_path();
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", tmpdir);
+	return tap_done();
+}
