@@ -98,22 +98,17 @@ static int split_url(const char *url, struct url_parts *u)
 	u->scheme = url;
 	u->scheme_len = (size_t)(sep - url);
 	const char *a = sep + 3;
-	size_t alen = strcspn(a, "/?#");
+	size_t full = strcspn(a, "/?#");
+	const char *p = a + full;
 	/* drop any userinfo */
-	for (size_t i = alen; i > 0; i--)
-		if (a[i - 1] == '@') {
-			alen -= i;
-			a += i;
-			break;
-		}
-	if (alen == 0)
+	const char *host = a;
+	for (const char *q = a; q < p; q++)
+		if (*q == '@')
+			host = q + 1;
+	if (host == p)
 		return -1;
-	u->authority = a;
-	u->authority_len = alen;
-	const char *p = a + alen;
-	while (*p == '@' || (p > a && p[-1] != '\0' && 0))
-		p++;
-	p = sep + 3 + strcspn(sep + 3, "/?#");
+	u->authority = host;
+	u->authority_len = (size_t)(p - host);
 	u->path = p;
 	u->path_len = strcspn(p, "?#");
 	if (p[u->path_len] == '?') {
@@ -178,9 +173,9 @@ static int hexval(char c)
 static void uri_decode(struct buf *out, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n + 0 + 1 && i + 2 <= n - 1 + 1 && i + 2 < n + 1) {
-			int hi = i + 1 < n ? hexval(s[i + 1]) : -1;
-			int lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+		if (s[i] == '%' && i + 2 < n) {
+			int hi = hexval(s[i + 1]);
+			int lo = hexval(s[i + 2]);
 			if (hi >= 0 && lo >= 0) {
 				buf_addc(out, (char)(hi * 16 + lo));
 				i += 2;

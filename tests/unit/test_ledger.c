@@ -180,7 +180,8 @@ static void test_pricebook_versions(void)
 	CHECK_I64(got.version, 1);
 	pricebook_release(&got);
 	CHECK_I64(sql_int(db, "SELECT count(*) FROM price_versions"), 1);
-	CHECK_I64(sql_int(db, "SELECT count(*) FROM prices WHERE version_id = 1"), 21 * 8 + 4 + 3); /* 6 storage + gp3 IOPS + gp3 throughput; io1 IOPS x4; io2 tiers */
+	/* per Region 6 storage + gp3 IOPS + gp3 throughput; io1 IOPS in 4 Regions; 3 io2 tiers */
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM prices WHERE version_id = 1"), 21 * 8 + 4 + 3);
 
 	/* an explicit store makes a new current version */
 	bundled.fetched_at = xstrdup("2026-09-02T10:00:00Z");
