@@ -2097,3 +2097,996 @@ class KubeCluster:
                     self._sync_job("%s/%s" % (meta(old)["namespace"], r.get("name")))
         if rt.plural in ("persistentvolumeclaims", "persistentvolumes", "volumeattributesclasses"):
             self._reconcile_all()
+
+    # ------------------------------------------------------------------ pods/log, nodes/proxy
+    def _pod_log(self, ns, name, q):
+        with self.sim.lock:
+            key, pod = self._lookup(self.by_plural["pods"], ns, name)
+            names = [c.get("name") for c in dig(pod, "spec", "containers", default=[]) or []]
+            c = q.get("container")
+            if not c:
+                if len(names) != 1:
+                    raise self.bad_request("a container name must be specified for pod %s, choose one of: [%s]" % (
+                        name, " ".join(names)))
+                c = names[0]
+            if c not in names:
+                raise self.bad_request("container %s is not valid for pod %s" % (c, name))
+            if q.get("previous") in ("true", "1"):
+                raise self.bad_request('previous terminated container "%s" in pod "%s" not found' % (c, name))
+            cs = next((s for s in dig(pod, "status", "containerStatuses", default=[]) or [] if s.get("name") == c), None)
+            if cs is None or "waiting" in (cs.get("state") or {}):
+                reason = dig(cs or {}, "state", "waiting", "reason", default="ContainerCreating")
+                raise self.bad_request('container "%s" in pod "%s" is waiting to start: %s' % (c, name, reason))
+            run = self.runs.get(key, {}).get(c)
+        if run is not None and q.get("follow") in ("true", "1"):
+            run.done.wait(self.follow_wait)
+        data = run.text() if run is not None else b""
+        if q.get("timestamps") in ("true", "1") and data:
+            ts = (dig(cs, "state", "running", "startedAt") or dig(cs, "state", "terminated", "startedAt") or
+                  rfc3339(self.now())).replace("Z", ".000000000Z")
+            data = b"".join(ts.encode() + b" " + line for line in data.splitlines(True))
+        if q.get("tailLines"):
+            try:
+                n = int(q["tailLines"])
+                lines = data.splitlines(True)
+                data = b"".join(lines[-n:]) if n > 0 else b""
+            except ValueError:
+                pass
+        if q.get("limitBytes"):
+            try:
+                data = data[:int(q["limitBytes"])]
+            except ValueError:
+                pass
+        return 200, {"Content-Type": "text/plain", "Cache-Control": "no-cache, private"}, data
+
+    def _node_proxy(self, name, rest, method):
+        with self.sim.lock:
+            _key, node = self._lookup(self.by_plural["nodes"], None, name)
+            ready = next((c for c in dig(node, "status", "conditions", default=[]) or [] if c.get("type") == "Ready"), None)
+            if ready is not None and ready.get("status") != "True":
+                ip = self._node_ip(node)
+                raise ApiError(503, "ServiceUnavailable", "error trying to reach service: dial tcp %s:10250: connect: "
+                               "connection refused" % ip, {})
+            path = "/".join(rest)
+            if method != "GET" or path not in ("stats/summary", "healthz"):
+                return 404, {"Content-Type": "text/plain; charset=utf-8"}, b"404 page not found\n"
+            if path == "healthz":
+                return 200, {"Content-Type": "text/plain; charset=utf-8"}, b"ok"
+            return self._json(200, self._summary(node))
+
+    def _summary(self, node):
+        now = self.now()
+        ts = rfc3339(now)
+        name = meta(node)["name"]
+        start = dig(node, "metadata", "creationTimestamp") or ts
+        pods = []
+        for pk in sorted(self.store["pods"]):
+            pod = self.store["pods"][pk]
+            if dig(pod, "spec", "nodeName") != name or dig(pod, "status", "phase") != "Running":
+                continue
+            pm = meta(pod)
+            vols = []
+            for v in dig(pod, "spec", "volumes", default=[]) or []:
+                claim = dig(v, "persistentVolumeClaim", "claimName")
+                if not claim:
+                    continue
+                u = self.usage.get("%s/%s" % (pm["namespace"], claim))
+                if not u:
+                    continue
+                e = {"time": ts}
+                used, cap = u.get("used_bytes"), u.get("capacity_bytes")
+                avail = u.get("available_bytes", cap - used if cap is not None and used is not None else None)
+                if avail is not None:
+                    e["availableBytes"] = int(avail)
+                if cap is not None:
+                    e["capacityBytes"] = int(cap)
+                if used is not None:
+                    e["usedBytes"] = int(used)
+                for src, dst in (("inodes_free", "inodesFree"), ("inodes", "inodes"), ("inodes_used", "inodesUsed")):
+                    if u.get(src) is not None:
+                        e[dst] = int(u[src])
+                e["name"] = v.get("name")
+                e["pvcRef"] = {"name": claim, "namespace": pm["namespace"]}
+                vols.append(e)
+            ctrs = [{"name": c.get("name"), "startTime": dig(pod, "status", "startTime") or ts,
+                     "cpu": {"time": ts, "usageNanoCores": 1000000, "usageCoreNanoSeconds": 1000000000},
+                     "memory": {"time": ts, "workingSetBytes": 16777216, "usageBytes": 16777216}}
+                    for c in dig(pod, "spec", "containers", default=[]) or []]
+            e = {"podRef": {"name": pm["name"], "namespace": pm["namespace"], "uid": pm.get("uid")},
+                 "startTime": dig(pod, "status", "startTime") or ts, "containers": ctrs,
+                 "cpu": {"time": ts, "usageNanoCores": 1000000 * len(ctrs), "usageCoreNanoSeconds": 1000000000},
+                 "memory": {"time": ts, "workingSetBytes": 16777216 * len(ctrs), "usageBytes": 16777216 * len(ctrs)}}
+            if vols:
+                e["volume"] = vols
+            e["ephemeral-storage"] = {"time": ts, "availableBytes": 40000000000, "capacityBytes": 85886742528,
+                                      "usedBytes": 65536}
+            pods.append(e)
+        fs = {"time": ts, "availableBytes": 70000000000, "capacityBytes": 85886742528, "usedBytes": 15886742528,
+              "inodesFree": 41000000, "inodes": 41942512, "inodesUsed": 942512}
+        return {"node": {"nodeName": name, "systemContainers": [
+                    {"name": "kubelet", "startTime": start, "cpu": {"time": ts, "usageNanoCores": 20000000},
+                     "memory": {"time": ts, "workingSetBytes": 67108864}},
+                    {"name": "runtime", "startTime": start, "cpu": {"time": ts, "usageNanoCores": 10000000},
+                     "memory": {"time": ts, "workingSetBytes": 67108864}},
+                    {"name": "pods", "startTime": start, "cpu": {"time": ts, "usageNanoCores": 50000000},
+                     "memory": {"time": ts, "workingSetBytes": 536870912}}],
+                    "startTime": start,
+                    "cpu": {"time": ts, "usageNanoCores": 100000000, "usageCoreNanoSeconds": 3600000000000},
+                    "memory": {"time": ts, "availableBytes": 14000000000, "usageBytes": 2000000000,
+                               "workingSetBytes": 1500000000, "rssBytes": 800000000},
+                    "fs": fs, "runtime": {"imageFs": dict(fs), "containerFs": dict(fs)},
+                    "rlimit": {"time": ts, "maxpid": 4194304, "curproc": 300}},
+                "pods": pods}
+
+    # ------------------------------------------------------------------ controllers
+    def _maybe_progress(self):
+        t = self.now()
+        if getattr(self, "_last_progress", None) != t:
+            self._last_progress = t
+            self._progress()
+
+    def tick(self):
+        with self.sim.lock:
+            self._last_progress = self.now()
+            self._progress()
+            self._reconcile_all()
+
+    def _progress(self):
+        for opkey in list(self.ops):
+            self._check_op(opkey)
+        for jk in list(self.store["jobs"]):
+            self._sync_job(jk)
+        for pk in list(self.store["pods"]):
+            if dig(self.store["pods"].get(pk), "status", "phase") == "Pending" and pk not in self.runs:
+                self._start_pod(pk)
+
+    def _reconcile_all(self):
+        for key in list(self.store["persistentvolumeclaims"]):
+            pvc = self.store["persistentvolumeclaims"].get(key)
+            if pvc is None:
+                continue
+            self._bind_pvc(key, pvc)
+            pvc = self.store["persistentvolumeclaims"].get(key)
+            self._csi_vac(key, pvc)
+            if self.sidecar:
+                pvc = self.store["persistentvolumeclaims"].get(key)
+                self._csi_annotations(key, pvc)
+        for opkey in list(self.ops):
+            if opkey[1] not in self.store["persistentvolumeclaims"]:
+                self.ops.pop(opkey, None)
+
+    # static binding
+    def _bind_pvc(self, key, pvc):
+        if dig(pvc, "status", "phase") not in (None, "", "Pending"):
+            return
+        pvrt, pvcrt = self.by_plural["persistentvolumes"], self.by_plural["persistentvolumeclaims"]
+        ns, name = key.split("/", 1)
+        vn = dig(pvc, "spec", "volumeName")
+        pv = self.store["persistentvolumes"].get(vn) if vn else None
+        if pv is None and not vn:
+            for cand in self.store["persistentvolumes"].values():
+                cr = dig(cand, "spec", "claimRef") or {}
+                if cr.get("namespace") == ns and cr.get("name") == name and dig(cand, "status", "phase") in (
+                        None, "", "Available", "Pending"):
+                    pv = cand
+                    break
+        if pv is None:
+            return
+        cr = dig(pv, "spec", "claimRef") or {}
+        if cr and (cr.get("namespace") != ns or cr.get("name") != name):
+            return
+        npv = copy.deepcopy(pv)
+        npv["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns, "name": name,
+                                   "uid": meta(pvc).get("uid"), "apiVersion": "v1",
+                                   "resourceVersion": meta(pvc).get("resourceVersion")}
+        npv.setdefault("status", {})["phase"] = "Bound"
+        self._update(pvrt, npv)
+        npvc = copy.deepcopy(pvc)
+        npvc["spec"]["volumeName"] = meta(pv)["name"]
+        ann = meta(npvc).setdefault("annotations", {})
+        ann["pv.kubernetes.io/bind-completed"] = "yes"
+        npvc["status"] = {"phase": "Bound", "accessModes": copy.deepcopy(dig(pv, "spec", "accessModes", default=[])),
+                          "capacity": copy.deepcopy(dig(pv, "spec", "capacity", default={}))}
+        self._update(pvcrt, npvc)
+
+    def _event(self, obj, rt, etype, reason, message, component):
+        now = rfc3339(self.now())
+        m = meta(obj)
+        ns = m.get("namespace") or "default"
+        for ek, ev in self.store["events"].items():
+            io = ev.get("involvedObject") or {}
+            if io.get("uid") == m.get("uid") and ev.get("reason") == reason and ev.get("message") == message:
+                ne = copy.deepcopy(ev)
+                ne["count"] = int(ev.get("count", 1)) + 1
+                ne["lastTimestamp"] = now
+                self._update(self.by_plural["events"], ne)
+                return
+        self.event_seq += 1
+        name = "%s.%x" % (m.get("name"), int(self.now() * 1e9) + self.event_seq)
+        ev = {"kind": "Event", "apiVersion": "v1",
+              "metadata": {"name": name, "namespace": ns},
+              "involvedObject": {"kind": rt.kind, "namespace": m.get("namespace"), "name": m.get("name"),
+                                 "uid": m.get("uid"), "apiVersion": rt.api_version,
+                                 "resourceVersion": m.get("resourceVersion")},
+              "reason": reason, "message": message, "source": {"component": component},
+              "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": etype, "eventTime": None,
+              "reportingComponent": component, "reportingInstance": ""}
+        if not m.get("namespace"):
+            del ev["involvedObject"]["namespace"]
+        erm = self.by_plural["events"]
+        self._prepare_stored(erm, ev, self.now())
+        self._write(erm, "%s/%s" % (ns, name), ev, None)
+
+    # --- CSI: VolumeAttributesClass (external-resizer modify controller + EBS CSI driver)
+    def _pv_for(self, pvc):
+        if dig(pvc, "status", "phase") != "Bound":
+            return None
+        vn = dig(pvc, "spec", "volumeName")
+        return self.store["persistentvolumes"].get(vn) if vn else None
+
+    @staticmethod
+    def _volume_id(pv):
+        h = dig(pv, "spec", "csi", "volumeHandle")
+        if h:
+            return h
+        v = dig(pv, "spec", "awsElasticBlockStore", "volumeID")
+        return v.rstrip("/").split("/")[-1] if v else None
+
+    def _set_pvc_status(self, key, fn):
+        pvc = self.store["persistentvolumeclaims"].get(key)
+        if pvc is None:
+            return None
+        n = copy.deepcopy(pvc)
+        st = n.setdefault("status", {})
+        fn(st)
+        return self._update(self.by_plural["persistentvolumeclaims"], n)
+
+    @staticmethod
+    def _merge_modify_condition(st, ctype, message, now):
+        conds = [c for c in st.get("conditions") or [] if c.get("type") not in ("ModifyingVolume", "ModifyVolumeError")]
+        conds.append({"type": ctype, "status": "True", "lastProbeTime": None, "lastTransitionTime": now,
+                      "message": message})
+        st["conditions"] = conds
+
+    def _csi_vac(self, key, pvc):
+        if pvc is None:
+            return
+        opkey = ("vac", key)
+        target = dig(pvc, "spec", "volumeAttributesClassName")
+        cur = dig(pvc, "status", "currentVolumeAttributesClassName")
+        op = self.ops.get(opkey)
+        if op and op.get("pvc_uid") and op["pvc_uid"] != meta(pvc).get("uid"):
+            self.ops.pop(opkey, None)
+            op = None
+        if not target or target == cur:
+            if op and op["state"] not in ("waiting", "waiting-existing"):
+                self.ops.pop(opkey, None)
+            return
+        pv = self._pv_for(pvc)
+        if pv is None:
+            return
+        pvcrt = self.by_plural["persistentvolumeclaims"]
+        if dig(pv, "spec", "awsElasticBlockStore") is not None or dig(pv, "spec", "csi", "driver") != EBS_DRIVER:
+            if dig(pv, "spec", "awsElasticBlockStore") is not None and not (op and op.get("target") == target):
+                self.ops[opkey] = {"state": "intree", "target": target, "pvc_uid": meta(pvc).get("uid")}
+                self._event(pvc, pvcrt, "Warning", "VolumeModifyFailed",
+                            "in-tree volume %s (kubernetes.io/aws-ebs) cannot be modified with a "
+                            "VolumeAttributesClass; only CSI volumes support it" % meta(pv)["name"], RESIZER_COMPONENT)
+            return
+        vacs = self.store.get("volumeattributesclasses", {})
+        vac = vacs.get(target)
+        if op and op.get("target") == target:
+            st = op["state"]
+            if st in ("waiting", "waiting-existing"):
+                return
+            if st == "pending" and vac is None:
+                return
+            if st == "infeasible" and vac is not None and meta(vac).get("uid") == op.get("vac_uid"):
+                return
+            if st == "error":
+                if self.now() < op.get("retry_at", 0):
+                    return
+                self._vac_modify(opkey, op)
+                return
+        elif op and op["state"] in ("waiting", "waiting-existing"):
+            return  # the running ModifyVolume must finish first; then the new target is taken up
+        now = rfc3339(self.now())
+        if vac is None:
+            self.ops[opkey] = {"state": "pending", "target": target, "pvc_uid": meta(pvc).get("uid")}
+
+            def pend(st):
+                st["modifyVolumeStatus"] = {"targetVolumeAttributesClassName": target, "status": "Pending"}
+            self._set_pvc_status(key, pend)
+            return
+        op = {"state": "new", "kind": "vac", "target": target, "vac_uid": meta(vac).get("uid"),
+              "pvc_uid": meta(pvc).get("uid"), "pv": meta(pv)["name"], "volume_id": self._volume_id(pv),
+              "attempts": 0, "params": dict(vac.get("parameters") or {}), "driver": vac.get("driverName")}
+        self.ops[opkey] = op
+
+        def inprog(st):
+            st["modifyVolumeStatus"] = {"targetVolumeAttributesClassName": target, "status": "InProgress"}
+            self._merge_modify_condition(st, "ModifyingVolume", "ModifyVolume operation in progress.", now)
+        pvc = self._set_pvc_status(key, inprog)
+        self._event(pvc, pvcrt, "Normal", "VolumeModify", "external resizer is modifying volume %s with vac %s" % (
+            meta(pvc)["name"], target), RESIZER_COMPONENT)
+        if op["driver"] != EBS_DRIVER:
+            self._op_infeasible(opkey, op, 'rpc error: code = InvalidArgument desc = VolumeAttributesClass "%s" has '
+                                'driverName "%s" but volume "%s" is handled by "%s"' % (
+                                    target, op["driver"], op["volume_id"], EBS_DRIVER))
+            return
+        self._vac_modify(opkey, op)
+
+    def _vac_modify(self, opkey, op):
+        parsed, perr = parse_modify_params(op["params"])
+        if perr:
+            self._op_infeasible(opkey, op, "rpc error: code = InvalidArgument desc = " + perr)
+            return
+        self._ec2_modify(opkey, op, parsed)
+
+    def _op_infeasible(self, opkey, op, err):
+        op["state"] = "infeasible"
+        op["error"] = err
+        key = opkey[1]
+        now = rfc3339(self.now())
+        pvcrt = self.by_plural["persistentvolumeclaims"]
+        if op.get("kind", "vac") == "vac":
+            def inf(st):
+                st["modifyVolumeStatus"] = {"targetVolumeAttributesClassName": op["target"], "status": "Infeasible"}
+                self._merge_modify_condition(st, "ModifyingVolume",
+                                             "ModifyVolume failed with error: %s. Waiting for retry." % err, now)
+            pvc = self._set_pvc_status(key, inf)
+            if pvc is not None:
+                self._event(pvc, pvcrt, "Warning", "VolumeModifyFailed", err, RESIZER_COMPONENT)
+        else:
+            op["retry_at"] = self.now() + 600
+            pvc = self.store["persistentvolumeclaims"].get(key)
+            if pvc is not None:
+                self._event(pvc, pvcrt, "Warning", "VolumeModificationFailed", err, MODIFIER_COMPONENT)
+
+    def _op_error(self, opkey, op, err):
+        op["state"] = "error"
+        op["error"] = err
+        delay = min(self.modify_retry * (2 ** max(0, op.get("attempts", 1) - 1)), 300.0)
+        op["retry_at"] = self.now() + (600 if op.get("kind") == "ann" else delay)
+        key = opkey[1]
+        now = rfc3339(self.now())
+        pvcrt = self.by_plural["persistentvolumeclaims"]
+        if op.get("kind", "vac") == "vac":
+            def e(st):
+                self._merge_modify_condition(st, "ModifyVolumeError",
+                                             "ModifyVolume failed with error: %s. Waiting for retry." % err, now)
+            pvc = self._set_pvc_status(key, e)
+            if pvc is not None:
+                self._event(pvc, pvcrt, "Warning", "VolumeModifyFailed", err, RESIZER_COMPONENT)
+        else:
+            pvc = self.store["persistentvolumeclaims"].get(key)
+            if pvc is not None:
+                self._event(pvc, pvcrt, "Warning", "VolumeModificationFailed", err, MODIFIER_COMPONENT)
+
+    def _log_ec2(self, action, params, status, code):
+        try:
+            self.sim.log_request({"time": rfc3339(self.now()), "service": "ec2", "region": self.region,
+                                  "cluster": self.name, "action": action, "params": params, "status": status,
+                                  "error_code": code, "principal": CSI_PRINCIPAL})
+        except Exception:
+            pass
+
+    def _volume_region(self, vid):
+        vol = (getattr(self.sim, "volumes", None) or {}).get(vid)
+        return (vol or {}).get("region") or self.region
+
+    def _ec2_modify(self, opkey, op, parsed):
+        vid = op["volume_id"]
+        vols = getattr(self.sim, "volumes", None) or {}
+        vol = vols.get(vid)
+        op["parsed"] = parsed
+        if vol is not None and (parsed["add_tags"] or parsed["del_tags"]):
+            tags = vol.setdefault("tags", {})
+            if parsed["del_tags"]:
+                for k in parsed["del_tags"]:
+                    tags.pop(k, None)
+                self._log_ec2("DeleteTags", {"ResourceId.1": vid, "Tag": [{"Key": k} for k in parsed["del_tags"]]}, 200, None)
+            if parsed["add_tags"]:
+                tags.update(parsed["add_tags"])
+                self._log_ec2("CreateTags", {"ResourceId.1": vid, "Tag": [{"Key": k, "Value": v} for k, v in
+                                                                          sorted(parsed["add_tags"].items())]}, 200, None)
+        latest = self._latest_mod(vid)
+        if latest is not None and mod_state(latest) == "modifying":
+            op["state"] = "waiting-existing"
+            return
+        req = {}
+        if parsed["type"]:
+            req["VolumeType"] = parsed["type"]
+        if parsed["iops"] is not None:
+            req["Iops"] = parsed["iops"]
+        if parsed["throughput"] is not None:
+            req["Throughput"] = parsed["throughput"]
+        if not req or (vol is not None and not needs_modification(vol, req)):
+            self._op_done(opkey, op)
+            return
+        op["attempts"] = op.get("attempts", 0) + 1
+        try:
+            ok, res = self.sim.ec2_modify_volume(self._volume_region(vid), vid, req, principal=CSI_PRINCIPAL)
+        except TypeError:
+            ok, res = self.sim.ec2_modify_volume(self._volume_region(vid), vid, req, CSI_PRINCIPAL)
+        if ok:
+            op["state"] = "waiting"
+            op["requested"] = req
+            self._check_op(opkey)
+            return
+        code, msg = error_info(res)
+        if code and (code.startswith("InvalidParameter") or code in ("UnknownVolumeType", "InvalidVolumeType")):
+            self._op_infeasible(opkey, op, 'rpc error: code = InvalidArgument desc = Could not modify volume (invalid '
+                                'argument) "%s": invalid argument: api error %s: %s' % (vid, code, msg))
+        else:
+            self._op_error(opkey, op, 'rpc error: code = Internal desc = Could not modify volume "%s": api error %s: %s'
+                           % (vid, code, msg))
+
+    def _latest_mod(self, vid):
+        try:
+            return self.sim.latest_modification(vid)
+        except Exception:
+            return None
+
+    def _check_op(self, opkey):
+        op = self.ops.get(opkey)
+        if op is None:
+            return
+        if op["state"] == "waiting":
+            latest = self._latest_mod(op["volume_id"])
+            st = mod_state(latest)
+            if st in ("optimizing", "completed"):
+                self._op_done(opkey, op)
+            elif st == "failed":
+                self._op_error(opkey, op, 'rpc error: code = Internal desc = Could not modify volume "%s": volume '
+                               'modification failed: %s' % (op["volume_id"], (latest or {}).get("status_message") or
+                                                             (latest or {}).get("StatusMessage") or "failed"))
+        elif op["state"] == "waiting-existing":
+            if mod_state(self._latest_mod(op["volume_id"])) != "modifying":
+                op["state"] = "retry"
+                self._ec2_modify(opkey, op, op["parsed"])
+        elif op["state"] == "error" and self.now() >= op.get("retry_at", 0):
+            pvc = self.store["persistentvolumeclaims"].get(opkey[1])
+            if pvc is None:
+                self.ops.pop(opkey, None)
+                return
+            if op.get("kind", "vac") == "vac":
+                if dig(pvc, "spec", "volumeAttributesClassName") == op["target"]:
+                    self._vac_modify(opkey, op)
+            else:
+                self.ops.pop(opkey, None)
+                self._csi_annotations(opkey[1], pvc)
+
+    def _op_done(self, opkey, op):
+        key = opkey[1]
+        self.ops.pop(opkey, None)
+        pvc = self.store["persistentvolumeclaims"].get(key)
+        pv = self.store["persistentvolumes"].get(op.get("pv") or "")
+        if pvc is None:
+            return
+        pvcrt, pvrt = self.by_plural["persistentvolumeclaims"], self.by_plural["persistentvolumes"]
+        if op.get("kind", "vac") == "vac":
+            target = op["target"]
+            if pv is not None:
+                npv = copy.deepcopy(pv)
+                npv.setdefault("spec", {})["volumeAttributesClassName"] = target
+                self._update(pvrt, npv)
+
+            def done(st):
+                st.pop("modifyVolumeStatus", None)
+                st["currentVolumeAttributesClassName"] = target
+                conds = [c for c in st.get("conditions") or [] if c.get("type") not in ("ModifyingVolume",
+                                                                                       "ModifyVolumeError")]
+                if conds:
+                    st["conditions"] = conds
+                else:
+                    st.pop("conditions", None)
+            pvc = self._set_pvc_status(key, done)
+            self._event(pvc, pvcrt, "Normal", "VolumeModifySuccessful",
+                        "external resizer modified volume %s with vac %s successfully" % (meta(pvc)["name"], target),
+                        RESIZER_COMPONENT)
+            self._csi_vac(key, pvc)
+        else:
+            if pv is not None:
+                npv = copy.deepcopy(pv)
+                ann = meta(npv).setdefault("annotations", {})
+                ann.update(op["annotations"])
+                self._update(pvrt, npv)
+            self._event(pvc, pvcrt, "Normal", "VolumeModificationSuccessful",
+                        "External modifier has successfully modified volume %s" % op.get("pv"), MODIFIER_COMPONENT)
+
+    # --- CSI: volume-modifier-for-k8s sidecar (PVC annotations)
+    def _csi_annotations(self, key, pvc):
+        if pvc is None:
+            return
+        pv = self._pv_for(pvc)
+        if pv is None or dig(pv, "spec", "csi", "driver") != EBS_DRIVER:
+            return
+        prefix = EBS_DRIVER + "/"
+        ann = {k: v for k, v in (meta(pvc).get("annotations") or {}).items()
+               if k.startswith(prefix) and not k.endswith("-status")}
+        if not ann:
+            return
+        pv_ann = meta(pv).get("annotations") or {}
+        if all(pv_ann.get(k) == v for k, v in ann.items()):
+            return
+        opkey = ("ann", key)
+        op = self.ops.get(opkey)
+        if op is not None:
+            if op["state"] in ("waiting", "waiting-existing"):
+                return
+            if op["annotations"] == ann and self.now() < op.get("retry_at", 0):
+                return
+        op = {"state": "new", "kind": "ann", "annotations": ann, "pv": meta(pv)["name"],
+              "volume_id": self._volume_id(pv), "pvc_uid": meta(pvc).get("uid"), "attempts": 0}
+        self.ops[opkey] = op
+        self._event(pvc, self.by_plural["persistentvolumeclaims"], "Normal", "VolumeModificationStarted",
+                    "External modifier is modifying volume %s" % meta(pv)["name"], MODIFIER_COMPONENT)
+        parsed, perr = parse_modify_params({k[len(prefix):]: v for k, v in ann.items()})
+        if perr:
+            self._op_infeasible(opkey, op, "rpc error: code = InvalidArgument desc = " + perr)
+            return
+        self._ec2_modify(opkey, op, parsed)
+
+    # --- pods
+    def _node_ip(self, node):
+        for a in dig(node, "status", "addresses", default=[]) or []:
+            if a.get("type") == "InternalIP":
+                return a.get("address")
+        h = int(hashlib.sha1(meta(node)["name"].encode()).hexdigest()[:6], 16)
+        return "10.0.%d.%d" % ((h >> 8) % 250 + 1, h % 250 + 2)
+
+    def _schedule(self, pod):
+        """-> (node name, None) or (None, reason message)."""
+        nodes = [self.store["nodes"][k] for k in sorted(self.store["nodes"])]
+        if not nodes:
+            return None, "no nodes available to schedule pods"
+        ns = meta(pod)["namespace"]
+        cands = []
+        for n in nodes:
+            ready = next((c for c in dig(n, "status", "conditions", default=[]) or [] if c.get("type") == "Ready"), None)
+            if ready is not None and ready.get("status") != "True":
+                continue
+            if dig(n, "spec", "unschedulable"):
+                continue
+            labels = meta(n).get("labels") or {}
+            if any(labels.get(k) != v for k, v in (dig(pod, "spec", "nodeSelector") or {}).items()):
+                continue
+            cands.append(n)
+        preferred = []
+        for v in dig(pod, "spec", "volumes", default=[]) or []:
+            claim = dig(v, "persistentVolumeClaim", "claimName")
+            if not claim:
+                continue
+            pvc = self.store["persistentvolumeclaims"].get("%s/%s" % (ns, claim))
+            if pvc is None:
+                return None, 'persistentvolumeclaim "%s" not found' % claim
+            pv = self._pv_for(pvc)
+            if pv is None:
+                return None, "pod has unbound immediate PersistentVolumeClaims"
+            vid = self._volume_id(pv)
+            vol = (getattr(self.sim, "volumes", None) or {}).get(vid) or {}
+            az = vol.get("az")
+            if az:
+                cands = [n for n in cands if (meta(n).get("labels") or {}).get(
+                    "topology.kubernetes.io/zone", az) == az]
+            for term in dig(pv, "spec", "nodeAffinity", "required", "nodeSelectorTerms", default=[]) or []:
+                for ex in term.get("matchExpressions") or []:
+                    if ex.get("operator") == "In":
+                        cands = [n for n in cands if (meta(n).get("labels") or {}).get(ex.get("key")) in
+                                 (ex.get("values") or []) or ex.get("key") not in (meta(n).get("labels") or {})]
+            for other in self.store["pods"].values():
+                if other is pod or dig(other, "status", "phase") != "Running":
+                    continue
+                if meta(other).get("namespace") == ns and any(
+                        dig(ov, "persistentVolumeClaim", "claimName") == claim
+                        for ov in dig(other, "spec", "volumes", default=[]) or []):
+                    preferred.append(dig(other, "spec", "nodeName"))
+            for a in vol.get("attachments") or []:
+                iid = a.get("instance_id") or a.get("InstanceId")
+                for n in cands:
+                    if iid and str(dig(n, "spec", "providerID", default="")).endswith("/" + iid):
+                        preferred.append(meta(n)["name"])
+        if not cands:
+            return None, "0/%d nodes are available: %d node(s) didn't match the pod's node affinity/selector or " \
+                         "volume node affinity." % (len(nodes), len(nodes))
+        names = [meta(n)["name"] for n in cands]
+        for p in preferred:
+            if p in names:
+                return p, None
+        return names[0], None
+
+    def _start_pod(self, key):
+        pod = self.store["pods"].get(key)
+        if pod is None or dig(pod, "status", "phase") not in (None, "", "Pending") or key in self.runs:
+            return
+        prt = self.by_plural["pods"]
+        now = rfc3339(self.now())
+        node = dig(pod, "spec", "nodeName")
+        if not node:
+            node, why = self._schedule(pod)
+            if node is None:
+                np = copy.deepcopy(pod)
+                np["status"] = {"phase": "Pending", "conditions": [{
+                    "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
+                    "reason": "Unschedulable", "message": why}], "qosClass": "BestEffort"}
+                self._update(prt, np)
+                return
+        nodeobj = self.store["nodes"].get(node) or {"metadata": {"name": node}}
+        np = copy.deepcopy(pod)
+        np["spec"]["nodeName"] = node
+        h = int(hashlib.sha1(key.encode()).hexdigest()[:6], 16)
+        pod_ip = "10.%d.%d.%d" % (100 + (h >> 16) % 100, (h >> 8) % 256, h % 254 + 1)
+        host_ip = self._node_ip(nodeobj)
+        statuses = []
+        for c in np["spec"].get("containers") or []:
+            statuses.append({"name": c.get("name"), "state": {"running": {"startedAt": now}}, "lastState": {},
+                             "ready": True, "restartCount": 0, "image": c.get("image"),
+                             "imageID": "docker.io/library/%s@sha256:%s" % (
+                                 c.get("image", "").split(":")[0].split("/")[-1],
+                                 hashlib.sha256(c.get("image", "").encode()).hexdigest()),
+                             "containerID": "containerd://" + hashlib.sha256(
+                                 (key + c.get("name", "") + now).encode()).hexdigest(), "started": True})
+        conds = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+                 for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")]
+        np["status"] = {"phase": "Running", "conditions": conds, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
+                        "podIP": pod_ip, "podIPs": [{"ip": pod_ip}], "startTime": now, "containerStatuses": statuses,
+                        "qosClass": "BestEffort"}
+        stored = self._update(prt, np)
+        runs = {}
+        for c in stored["spec"].get("containers") or []:
+            plan = self._fio_plan(key, stored, c)
+            if plan is not None:
+                argv, cwd, env = plan
+                runs[c["name"]] = PodRun(self, key, meta(stored).get("uid"), c["name"], argv, cwd, env)
+        if runs:
+            self.runs[key] = runs
+            for r in runs.values():
+                r.start()
+
+    def _pod_dir(self, key):
+        if key in self.pod_dirs:
+            return self.pod_dirs[key]
+        if self.workdir is None:
+            sd = getattr(self.sim, "state_dir", None)
+            if sd and os.path.isdir(str(sd)):
+                self.workdir = os.path.join(str(sd), "kube", self.name)
+                os.makedirs(self.workdir, exist_ok=True)
+                self._own_workdir = False
+            else:
+                self.workdir = tempfile.mkdtemp(prefix="ebssim-kube-%s-" % re.sub(r"[^A-Za-z0-9_.-]", "_", self.name))
+                self._own_workdir = True
+        d = os.path.join(self.workdir, "pods", key.replace("/", "__") + "-" + self._rand_suffix(4))
+        os.makedirs(d, exist_ok=True)
+        self.pod_dirs[key] = d
+        return d
+
+    def _fio_plan(self, key, pod, c):
+        env_vals = {}
+        for e in c.get("env") or []:
+            if "value" in e:
+                env_vals[e["name"]] = expand_vars(str(e.get("value", "")), env_vals)
+        argv = [expand_vars(str(a), env_vals) for a in (c.get("command") or []) + (c.get("args") or [])]
+        if not c.get("command") and "fio" in str(c.get("image", "")).split(":")[0].split("/")[-1]:
+            argv = ["fio"] + argv
+        if not argv:
+            return None
+        base = os.path.basename(argv[0])
+        shell = base in SHELLS and len(argv) >= 3 and "-c" in argv[1:3]
+        if shell:
+            idx = argv.index("-c", 1)
+            script = argv[idx + 1] if idx + 1 < len(argv) else ""
+            if not re.search(r"(^|[^A-Za-z0-9_.-])fio($|[^A-Za-z0-9_.-])", script):
+                return None
+        elif base != "fio":
+            return None
+        pdir = self._pod_dir(key)
+        ns = meta(pod)["namespace"]
+        vols = {v.get("name"): v for v in dig(pod, "spec", "volumes", default=[]) or []}
+        mounts = []
+        for vm in c.get("volumeMounts") or []:
+            v = vols.get(vm.get("name")) or {}
+            host = os.path.join(pdir, "volumes", vm.get("name", "vol"))
+            os.makedirs(host, exist_ok=True)
+            if vm.get("subPath"):
+                host = os.path.join(host, vm["subPath"])
+                os.makedirs(host, exist_ok=True)
+            mp = vm.get("mountPath", "").rstrip("/")
+            if mp:
+                mounts.append((mp, host, v))
+        mounts.sort(key=lambda m: -len(m[0]))
+
+        def rewrite(s):
+            for mp, host, _v in mounts:
+                s = re.sub(r"(?<![A-Za-z0-9_./-])" + re.escape(mp) + r"(?=$|/|[^A-Za-z0-9_.-])", host.replace("\\", "\\\\"), s)
+            return s
+        for mp, host, v in mounts:
+            cmname = dig(v, "configMap", "name")
+            if cmname:
+                cm = self.store["configmaps"].get("%s/%s" % (ns, cmname)) or {}
+                data = cm.get("data") or {}
+                items = dig(v, "configMap", "items")
+                pairs = [(it.get("key"), it.get("path")) for it in items] if items else [(k, k) for k in data]
+                for k, p in pairs:
+                    if k in data and p:
+                        fp = os.path.join(host, p)
+                        os.makedirs(os.path.dirname(fp), exist_ok=True)
+                        with open(fp, "w") as f:
+                            f.write(rewrite(data[k]))
+        env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": pdir,
+               "HOSTNAME": meta(pod)["name"]}
+        env.update(env_vals)
+        if shell:
+            argv = ["/bin/sh", "-c", rewrite(script)] + [rewrite(a) for a in argv[idx + 2:]]
+        else:
+            argv = [shutil.which("fio") or "fio"] + [rewrite(a) for a in argv[1:]]
+        workdir = rewrite(c.get("workingDir")) if c.get("workingDir") else pdir
+        if not os.path.isdir(workdir):
+            workdir = pdir
+        return argv, workdir, env
+
+    def _container_exited(self, run, rc, err):
+        with self.sim.lock:
+            pod = self.store["pods"].get(run.key)
+            if pod is None or meta(pod).get("uid") != run.uid or run.killed:
+                return
+            now = rfc3339(self.now())
+            np = copy.deepcopy(pod)
+            st = np.setdefault("status", {})
+            runs = self.runs.get(run.key, {})
+            for cs in st.get("containerStatuses") or []:
+                if cs.get("name") != run.container:
+                    continue
+                started = dig(cs, "state", "running", "startedAt") or now
+                if err is not None:
+                    term = {"exitCode": 128, "reason": "StartError", "message": "failed to create containerd task: "
+                            "exec: %s: %s" % (run.argv[0] if run.argv else "", getattr(err, "strerror", None) or err)}
+                else:
+                    code = rc if rc >= 0 else 128 - rc
+                    term = {"exitCode": code, "reason": "Completed" if code == 0 else "Error"}
+                term.update({"startedAt": started, "finishedAt": now, "containerID": cs.get("containerID")})
+                cs["state"] = {"terminated": term}
+                cs["ready"] = False
+                cs["started"] = False
+            if all(r.done.is_set() or r is run for r in runs.values()):
+                codes = []
+                for cs in st.get("containerStatuses") or []:
+                    t = dig(cs, "state", "terminated")
+                    if t is None:
+                        t = {"exitCode": 0, "reason": "Completed", "startedAt": dig(cs, "state", "running", "startedAt"),
+                             "finishedAt": now, "containerID": cs.get("containerID")}
+                        cs["state"] = {"terminated": t}
+                        cs["ready"] = False
+                        cs["started"] = False
+                    codes.append(t.get("exitCode", 0))
+                st["phase"] = "Succeeded" if all(c == 0 for c in codes) else "Failed"
+                for cnd in st.get("conditions") or []:
+                    if cnd["type"] in ("Ready", "ContainersReady"):
+                        cnd.update({"status": "False", "reason": "PodCompleted", "lastTransitionTime": now})
+                    elif cnd["type"] == "PodReadyToStartContainers":
+                        cnd.update({"status": "False", "lastTransitionTime": now})
+            self._update(self.by_plural["pods"], np)
+            for r in meta(np).get("ownerReferences") or []:
+                if r.get("kind") == "Job":
+                    self._sync_job("%s/%s" % (meta(np)["namespace"], r.get("name")))
+
+    def _stop_pod(self, key):
+        for r in (self.runs.pop(key, None) or {}).values():
+            r.kill()
+        d = self.pod_dirs.pop(key, None)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+
+    # --- jobs
+    def _sync_job(self, key):
+        job = self.store["jobs"].get(key)
+        if job is None:
+            return
+        for c in dig(job, "status", "conditions", default=[]) or []:
+            if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
+                return
+        jrt, prt = self.by_plural["jobs"], self.by_plural["pods"]
+        spec = job.get("spec") or {}
+        uid = meta(job).get("uid")
+        ns = meta(job)["namespace"]
+        js = self.job_state.setdefault(key, {"counted": {}, "last_fail": None})
+        now_t = self.now()
+        now = rfc3339(now_t)
+        pods = [(pk, p) for pk, p in sorted(self.store["pods"].items())
+                if any(r.get("uid") == uid for r in meta(p).get("ownerReferences") or [])]
+        active = []
+        for pk, p in pods:
+            ph = dig(p, "status", "phase")
+            if ph in ("Succeeded", "Failed"):
+                if meta(p)["uid"] not in js["counted"]:
+                    js["counted"][meta(p)["uid"]] = ph
+                    if ph == "Failed":
+                        js["last_fail"] = now_t
+            else:
+                active.append((pk, p))
+        succeeded = sum(1 for v in js["counted"].values() if v == "Succeeded")
+        failed = sum(1 for v in js["counted"].values() if v == "Failed")
+        completions = spec.get("completions") or 1
+        parallelism = spec.get("parallelism", 1)
+        backoff_limit = spec.get("backoffLimit", 6)
+        nj = copy.deepcopy(job)
+        st = nj.setdefault("status", {})
+        if spec.get("suspend"):
+            return
+        st.setdefault("startTime", now)
+
+        def cond(t, reason, msg):
+            return {"type": t, "status": "True", "lastProbeTime": now, "lastTransitionTime": now,
+                    "reason": reason, "message": msg}
+        finished = None
+        start_t = parse_time(st.get("startTime")) or now_t
+        if spec.get("activeDeadlineSeconds") is not None and now_t - start_t >= float(spec["activeDeadlineSeconds"]):
+            finished = ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+        elif failed > backoff_limit:
+            finished = ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+        elif succeeded >= completions:
+            finished = ("Complete", "CompletionsReached", "Reached expected number of succeeded pods")
+        if finished is not None:
+            for pk, p in active:
+                self._stop_pod(pk)
+                self._write(prt, pk, None, p)
+            active = []
+            conds = list(st.get("conditions") or [])
+            if self.minor >= 31:
+                conds.append(cond("FailureTarget" if finished[0] == "Failed" else "SuccessCriteriaMet",
+                                  finished[1], finished[2]))
+            conds.append(cond(finished[0], finished[1], finished[2]))
+            st["conditions"] = conds
+            if finished[0] == "Complete":
+                st["completionTime"] = now
+        else:
+            want = min(parallelism, completions - succeeded) - len(active)
+            delay = self.job_backoff * (2 ** (failed - 1)) if failed else 0
+            delay = min(delay, 360.0)
+            if want > 0 and (not failed or js["last_fail"] is None or now_t >= js["last_fail"] + delay):
+                for _ in range(want):
+                    pk, p = self._job_pod(nj)
+                    active.append((pk, p))
+        st.pop("active", None)
+        if active:
+            st["active"] = len(active)
+        if succeeded:
+            st["succeeded"] = succeeded
+        if failed:
+            st["failed"] = failed
+        st["ready"] = sum(1 for _pk, p in active if dig(p, "status", "phase") == "Running")
+        st["terminating"] = 0
+        st["uncountedTerminatedPods"] = {}
+        order = ["conditions", "startTime", "completionTime", "active", "succeeded", "failed", "terminating",
+                 "uncountedTerminatedPods", "ready"]
+        nj["status"] = {k: st[k] for k in order if k in st}
+        nj["status"].update({k: v for k, v in st.items() if k not in nj["status"]})
+        self._update(jrt, nj)
+
+    def _job_pod(self, job):
+        prt = self.by_plural["pods"]
+        jm = meta(job)
+        tmpl = copy.deepcopy(dig(job, "spec", "template") or {})
+        tm = tmpl.get("metadata") or {}
+        name = "%s-%s" % (jm["name"], self._rand_suffix())
+        while "%s/%s" % (jm["namespace"], name) in self.store["pods"]:
+            name = "%s-%s" % (jm["name"], self._rand_suffix())
+        pod = {"kind": "Pod", "apiVersion": "v1",
+               "metadata": {"name": name, "generateName": jm["name"] + "-", "namespace": jm["namespace"],
+                            "labels": dict(tm.get("labels") or {}),
+                            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": jm["name"],
+                                                 "uid": jm.get("uid"), "controller": True, "blockOwnerDeletion": True}],
+                            "finalizers": ["batch.kubernetes.io/job-tracking"]},
+               "spec": tmpl.get("spec") or {}, "status": {"phase": "Pending", "qosClass": "BestEffort"}}
+        if tm.get("annotations"):
+            pod["metadata"]["annotations"] = dict(tm["annotations"])
+        self._default_pod_spec(pod["spec"])
+        self._prepare_stored(prt, pod, self.now())
+        key = "%s/%s" % (jm["namespace"], name)
+        stored = self._write(prt, key, pod, None)
+        self._start_pod(key)
+        return key, self.store["pods"].get(key, stored)
+
+    # ------------------------------------------------------------------ state, close
+    def state(self):
+        with self.sim.lock:
+            def items(plural):
+                rt = self.by_plural.get(plural)
+                if rt is None:
+                    return []
+                return [self._out(rt, self.store[plural][k]) for k in sorted(self.store[plural])]
+            ops = []
+            for (kind, key), op in sorted(self.ops.items()):
+                ops.append({k: v for k, v in op.items() if k in ("state", "target", "volume_id", "error", "attempts",
+                                                                 "annotations", "kind", "pv")} | {"pvc": key})
+            return {"version": self.git_version, "resource_version": str(self.rv),
+                    "pvcs": items("persistentvolumeclaims"), "pvs": items("persistentvolumes"),
+                    "vacs": items("volumeattributesclasses"), "storageclasses": items("storageclasses"),
+                    "jobs": items("jobs"), "pods": items("pods"), "nodes": items("nodes"),
+                    "events": items("events"), "modify_ops": ops}
+
+    def close(self):
+        if self.closed:
+            return
+        self.closed = True
+        for key in list(self.runs):
+            for r in self.runs[key].values():
+                r.kill()
+        self.runs.clear()
+        if self.workdir and getattr(self, "_own_workdir", False):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        if self in _ALL_CLUSTERS:
+            _ALL_CLUSTERS.remove(self)
+
+
+# ----------------------------------------------------------------------------------------------
+# EBS CSI driver helpers
+
+def parse_modify_params(params):
+    """EBS CSI driver parseModifyVolumeParameters -> (parsed, None) or (None, error message)."""
+    out = {"type": None, "iops": None, "throughput": None, "add_tags": {}, "del_tags": []}
+    for k in sorted(params):
+        v = params[k]
+        if k == "iops":
+            try:
+                out["iops"] = int(v)
+            except (TypeError, ValueError):
+                return None, 'Could not parse IOPS: "%s"' % v
+        elif k == "throughput":
+            try:
+                out["throughput"] = int(v)
+            except (TypeError, ValueError):
+                return None, 'Could not parse throughput: "%s"' % v
+        elif k == "volumeType":
+            if "type" not in params:
+                out["type"] = v
+        elif k == "type":
+            out["type"] = v
+        elif k in ("csi.storage.k8s.io/pvc/name", "csi.storage.k8s.io/pvc/namespace", "csi.storage.k8s.io/pv/name"):
+            continue
+        elif k.startswith("tagSpecification"):
+            key, sep, val = str(v).partition("=")
+            if not sep or not key:
+                return None, "Invalid tag value: Invalid extra tags: %s" % v
+            out["add_tags"][key] = val
+        elif k.startswith("tagDeletion"):
+            out["del_tags"].append(v)
+        else:
+            return None, "Invalid mutable parameter key: %s" % k
+    return out, None
+
+
+def needs_modification(vol, req):
+    if "VolumeType" in req and str(req["VolumeType"]) != str(vol.get("type")):
+        return True
+    if "Iops" in req and int(req["Iops"]) != int(vol.get("iops") or 0):
+        return True
+    if "Throughput" in req and int(req["Throughput"]) != int(vol.get("throughput") or 0):
+        return True
+    return False
+
+
+def mod_state(m):
+    if not m:
+        return None
+    return m.get("state") or m.get("ModificationState") or m.get("modification_state")
+
+
+def error_info(res):
+    if isinstance(res, dict):
+        return (res.get("code") or res.get("Code") or res.get("error_code") or "InternalError",
+                res.get("message") or res.get("Message") or "")
+    if isinstance(res, (tuple, list)) and len(res) >= 2:
+        return str(res[0]), str(res[1])
+    if isinstance(res, Exception):
+        return getattr(res, "code", type(res).__name__), str(res)
+    return "InternalError", str(res)
+
+
+def expand_vars(s, env):
+    """Kubernetes $(VAR) expansion ($$ escapes)."""
+    def rep(m):
+        if m.group(0) == "$$":
+            return "$"
+        return env.get(m.group(1), m.group(0))
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)", rep, s)

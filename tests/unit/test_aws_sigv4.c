@@ -333,6 +333,11 @@ static void test_host_from_url(void)
 	buf_release(&err);
 }
 
+static int starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 /* aws_sigv4_sign_http replaces an earlier signature; presign_url composes the URL. */
 static void test_conveniences(void)
 {
@@ -372,13 +377,12 @@ static void test_conveniences(void)
 	p.expires = 60;
 	struct aws_sigv4_request req = {"GET", "https://sts.amazonaws.com/?Action=GetCallerIdentity", NULL, NULL, 0};
 	CHECK_I64(aws_sigv4_presign_url(&url, &req, &p, &err), 0);
-	CHECK(strncmp(url.s, "https://sts.amazonaws.com/?Action=GetCallerIdentity&X-Amz-Algorithm=AWS4-HMAC-SHA256&", 86) ==
-	      0);
+	CHECK(starts(url.s, "https://sts.amazonaws.com/?Action=GetCallerIdentity&X-Amz-Algorithm=AWS4-HMAC-SHA256&"));
 	CHECK(strstr(url.s, "&X-Amz-Security-Token=TOKEN%2F%2B%3D&X-Amz-Signature=") != NULL);
 	buf_reset(&url);
 	struct aws_sigv4_request req2 = {"GET", "https://sts.amazonaws.com", NULL, NULL, 0};
 	CHECK_I64(aws_sigv4_presign_url(&url, &req2, &p, &err), 0);
-	CHECK(strncmp(url.s, "https://sts.amazonaws.com?X-Amz-Algorithm=", 42) == 0);
+	CHECK(starts(url.s, "https://sts.amazonaws.com?X-Amz-Algorithm="));
 	buf_release(&url);
 	buf_release(&err);
 

@@ -1,0 +1,217 @@
+/* test_planner.c - targets, flags, actions and the modification rules, one volume at a time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/planner.h"
+#include "tap.h"
+
+static struct pricebook book;
+static time_t NOW;
+
+static struct volume *add(struct fleet *f, const char *id, const char *az, enum ebs_type t, int64_t size)
+{
+	struct volume *v = fleet_add_volume(f, id);
+	v->availability_zone = xstrdup(az);
+	volume_split_az(az, &v->region, &v->location);
+	v->type = t;
+	v->size_gib = size;
+	v->state = xstrdup("in-use");
+	v->attachments = xcalloc(1, sizeof *v->attachments);
+	v->attachments[0].instance_id = xstrdup("i-0abc");
+	v->n_attachments = 1;
+	return v;
+}
+
+static void bind(struct volume *v, int in_tree, int64_t used_gib, int64_t cap_gib)
+{
+	v->kube = xcalloc(1, sizeof *v->kube);
+	v->kube->cluster = xstrdup("prod");
+	v->kube->pv = xstrdup("pv-1");
+	v->kube->namespace_ = xstrdup("db");
+	v->kube->pvc = xstrdup("data-0");
+	v->kube->in_tree = in_tree;
+	if (cap_gib) {
+		v->kube->has_usage = 1;
+		v->kube->used_bytes = used_gib << 30;
+		v->kube->capacity_bytes = cap_gib << 30;
+	}
+}
+
+static void mod(struct volume *v, const char *state, const char *start)
+{
+	struct volume_mod m;
+	memset(&m, 0, sizeof m);
+	m.state = (char *)state;
+	em_parse_time(start, &m.start_time);
+	volume_add_mod(v, &m);
+}
+
+static const struct plan_item *item(const struct plan *p, const char *id)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->items[i].v->volume_id, id) == 0)
+			return &p->items[i];
+	return NULL;
+}
+
+static int has(const struct plan_item *it, unsigned flag)
+{
+	return it && (it->flags & flag) != 0;
+}
+
+int main(void)
+{
+	struct buf err = BUF_INIT;
+	pricebook_init(&book);
+	if (pricebook_load_bundled(&book, &err)) {
+		printf("# %s\n", err.s);
+		return 1;
+	}
+	em_parse_time("2026-12-01T12:00:00Z", &NOW);
+	struct fleet f;
+	fleet_init(&f);
+	bind(add(&f, "vol-01", "ap-northeast-2a", EBS_GP2, 100), 0, 40, 98);      /* plain */
+	bind(add(&f, "vol-02", "ap-northeast-2a", EBS_GP2, 1000), 0, 52, 984);    /* oversized */
+	bind(add(&f, "vol-03", "ap-northeast-2a", EBS_GP2, 2000), 0, 0, 0);       /* prov IOPS, possibly */
+	bind(add(&f, "vol-04", "ap-northeast-2a", EBS_GP2, 200), 0, 150, 196);    /* burst-only tput */
+	struct volume *v05 = add(&f, "vol-05", "ap-northeast-2a", EBS_GP2, 50);   /* unattached */
+	free(v05->attachments[0].instance_id);
+	free(v05->attachments);
+	v05->attachments = NULL;
+	v05->n_attachments = 0;
+	bind(add(&f, "vol-06", "ap-northeast-2a", EBS_GP2, 100), 1, 0, 0);       /* in-tree */
+	add(&f, "vol-07", "ap-northeast-2a", EBS_GP3, 100)->throughput = 125;    /* skip */
+	add(&f, "vol-08", "us-west-2-lax-1a", EBS_GP2, 100);                     /* unpriced */
+	struct volume *v09 = add(&f, "vol-09", "ap-northeast-2a", EBS_GP2, 300);  /* 4 in 24h */
+	mod(v09, "completed", "2026-11-30T14:00:00Z");
+	mod(v09, "completed", "2026-11-30T18:00:00Z");
+	mod(v09, "failed", "2026-11-30T22:00:00Z");
+	mod(v09, "completed", "2026-12-01T02:00:00Z");
+	struct volume *v10 = add(&f, "vol-10", "ap-northeast-2a", EBS_GP2, 80);   /* in flight */
+	mod(v10, "optimizing", "2026-12-01T10:00:00Z");
+	struct volume *v11 = add(&f, "vol-11", "ap-northeast-2a", EBS_GP2, 80);   /* 3 in 24h: ok */
+	mod(v11, "completed", "2026-11-30T11:00:00Z"); /* outside the window */
+	mod(v11, "completed", "2026-11-30T18:00:00Z");
+	mod(v11, "completed", "2026-11-30T22:00:00Z");
+	mod(v11, "completed", "2026-12-01T02:00:00Z");
+	struct volume *v12 = add(&f, "vol-12", "ap-northeast-2a", EBS_GP2, 100);
+	v12->missing = 1;
+	add(&f, "vol-13", "ap-northeast-2a", EBS_GP2, 250)->metrics = (struct volume_metrics){
+		1, 2000, 2500, 180, 200, 40, 0, 0, 14 * 86400}; /* observed > 125 MiB/s, burst-dependent */
+	add(&f, "vol-14", "ap-northeast-2a", EBS_GP2, 5);
+	struct volume *v15 = add(&f, "vol-15", "ap-northeast-2a", EBS_GP2, 100);
+	free(v15->state);
+	v15->state = xstrdup("error");
+
+	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &opt);
+	const struct plan_item *it;
+
+	it = item(&p, "vol-01");
+	CHECK(it->action == ACTION_MIGRATE && it->flags == 0);
+	CHECK_I64(it->target.iops, 3000);
+	CHECK_I64(it->target.throughput, 125);
+	CHECK_I64(it->current_monthly, 11400000);
+	CHECK_I64(it->target_monthly, 9120000);
+	CHECK_I64(it->savings_monthly, 2280000);
+	CHECK_I64(it->burst_duration_s, 2000);
+	CHECK_I64(it->eligible_at, NOW);
+
+	it = item(&p, "vol-02");
+	CHECK(has(it, FLAG_OVERSIZED_FOR_IOPS));
+	CHECK_I64(it->target.throughput, 250);
+	CHECK_I64(it->rightsize_size_gib, 65); /* 52 GiB at <= 80 % */
+	CHECK_I64(it->rightsize_monthly, 11630000); /* 65 x 0.0912 + 125 x 0.0456 */
+	CHECK_I64(it->burst_duration_s, 0);
+
+	it = item(&p, "vol-03");
+	CHECK(has(it, FLAG_NEEDS_PROVISIONED_IOPS) && has(it, FLAG_POSSIBLY_OVERSIZED));
+	CHECK_I64(it->target.iops, 6000);
+	CHECK_I64(it->target_monthly, 205200000);
+
+	it = item(&p, "vol-04");
+	CHECK(has(it, FLAG_THROUGHPUT_BURST_ONLY) && !has(it, FLAG_OVERSIZED_FOR_IOPS));
+	CHECK_I64(it->target.throughput, 125);
+
+	it = item(&p, "vol-05");
+	CHECK(has(it, FLAG_UNATTACHED) && has(it, FLAG_NOT_KUBERNETES) && it->action == ACTION_MIGRATE);
+	it = item(&p, "vol-06");
+	CHECK(has(it, FLAG_IN_TREE_PV) && it->action == ACTION_MIGRATE);
+	it = item(&p, "vol-07");
+	CHECK(it->action == ACTION_SKIP && !it->has_target && it->target_monthly == it->current_monthly);
+	CHECK_STR(it->note, "already gp3");
+	it = item(&p, "vol-08");
+	CHECK(has(it, FLAG_UNPRICED) && it->action == ACTION_REVIEW && !it->current_priced);
+
+	it = item(&p, "vol-09");
+	CHECK(has(it, FLAG_MODIFICATION_LIMIT) && it->action == ACTION_BLOCKED);
+	time_t want;
+	em_parse_time("2026-12-01T14:00:00Z", &want);
+	CHECK_I64(it->eligible_at, want);
+	it = item(&p, "vol-10");
+	CHECK(has(it, FLAG_MODIFICATION_IN_FLIGHT) && it->action == ACTION_BLOCKED && it->eligible_at == 0);
+	it = item(&p, "vol-11");
+	CHECK(it->action == ACTION_MIGRATE && it->eligible_at == NOW);
+	it = item(&p, "vol-12");
+	CHECK(has(it, FLAG_VOLUME_NOT_FOUND) && it->action == ACTION_REVIEW);
+	it = item(&p, "vol-13");
+	CHECK(has(it, FLAG_BURST_DEPENDENT) && !has(it, FLAG_THROUGHPUT_BURST_ONLY));
+	CHECK_I64(it->target.throughput, 250);
+	it = item(&p, "vol-14");
+	CHECK_I64(it->target.iops, 3000); /* 5 GiB gp3 still gets the included 3,000 */
+	CHECK_I64(it->burst_duration_s, 1862);
+	it = item(&p, "vol-15");
+	CHECK(it->action == ACTION_REVIEW);
+
+	/* Totals reconcile: current - target = savings; items sorted by savings. */
+	CHECK_I64(p.totals.current_monthly - p.totals.target_monthly, p.totals.savings_monthly);
+	CHECK_I64(p.totals.savings_annual, p.totals.savings_monthly * 12);
+	micro_t sum_cur = 0, sum_tgt = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		if (p.items[i].current_priced && p.items[i].target_priced) {
+			sum_cur += p.items[i].current_monthly;
+			sum_tgt += p.items[i].target_monthly;
+		}
+		if (i)
+			CHECK(p.items[i - 1].savings_monthly >= p.items[i].savings_monthly);
+	}
+	CHECK_I64(sum_cur, p.totals.current_monthly);
+	CHECK_I64(sum_tgt, p.totals.target_monthly);
+	plan_release(&p);
+
+	/* --mode baseline: 3000/125 everywhere, performance-reduced where gp2 gave more */
+	opt.mode = PLAN_MODE_BASELINE;
+	planner_build(&p, &f, &book, &opt);
+	it = item(&p, "vol-03");
+	CHECK(has(it, FLAG_PERFORMANCE_REDUCED) && it->target.iops == 3000 && it->target.throughput == 125);
+	CHECK(!has(item(&p, "vol-01"), FLAG_PERFORMANCE_REDUCED));
+	plan_release(&p);
+
+	/* --mode observed: p99 x 1.2, never below baseline, never above match */
+	opt.mode = PLAN_MODE_OBSERVED;
+	planner_build(&p, &f, &book, &opt);
+	it = item(&p, "vol-13");
+	CHECK_I64(it->target.iops, 3000);   /* 2000 x 1.2 = 2400 -> 3000 */
+	CHECK_I64(it->target.throughput, 216); /* 180 x 1.2 */
+	CHECK(p.n_warnings >= 1);
+	plan_release(&p);
+
+	/* Before 2026-01-15 the rule was one modification per 6 h. */
+	time_t old_now;
+	em_parse_time("2025-12-01T12:00:00Z", &old_now);
+	struct volume *v16 = add(&f, "vol-16", "ap-northeast-2a", EBS_GP2, 100);
+	mod(v16, "completed", "2025-12-01T08:00:00Z");
+	time_t at;
+	CHECK_I64(planner_eligible_at(v16, old_now, &at), 1);
+	em_parse_time("2025-12-01T14:00:00Z", &want);
+	CHECK_I64(at, want);
+	CHECK_I64(planner_eligible_at(v16, NOW, &at), 0);
+
+	fleet_release(&f);
+	pricebook_release(&book);
+	buf_release(&err);
+	return tap_done();
+}
