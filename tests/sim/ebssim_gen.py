@@ -79,7 +79,7 @@ def node(name, instance_id, instance_type, region, az):
                        "nodeInfo": {"kubeletVersion": "v1.33.5-eks-1234567"}}}
 
 
-def pv(name, volume_id, size_gib, az, sc, claim_ns, claim_name, in_tree=False, created=None):
+def pv(name, volume_id, size_gib, az, sc, claim_ns, claim_name, in_tree=False, created=None, slim=False):
     spec = {"capacity": {"storage": "%dGi" % size_gib}, "accessModes": ["ReadWriteOnce"],
             "persistentVolumeReclaimPolicy": "Delete", "storageClassName": sc,
             "volumeMode": "Filesystem",
@@ -89,10 +89,14 @@ def pv(name, volume_id, size_gib, az, sc, claim_ns, claim_name, in_tree=False, c
         spec["awsElasticBlockStore"] = {"volumeID": "aws://%s/%s" % (az, volume_id), "fsType": "ext4"}
         key = "topology.kubernetes.io/zone"
     else:
-        spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": volume_id, "fsType": "ext4",
-                       "volumeAttributes": {"storage.kubernetes.io/csiProvisionerIdentity":
-                                            "1730000000000-8081-ebs.csi.aws.com"}}
+        spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": volume_id, "fsType": "ext4"}
+        if not slim:
+            spec["csi"]["volumeAttributes"] = {"storage.kubernetes.io/csiProvisionerIdentity":
+                                               "1730000000000-8081-ebs.csi.aws.com"}
         key = "topology.ebs.csi.aws.com/zone"
+    if slim:  # generated fleets: leave out what a reader does not need, to keep files small
+        return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                "spec": spec, "status": {"phase": "Bound"}}
     spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
         {"key": key, "operator": "In", "values": [az]}]}]}}
     meta = {"name": name, "annotations": {"pv.kubernetes.io/provisioned-by":
@@ -103,11 +107,14 @@ def pv(name, volume_id, size_gib, az, sc, claim_ns, claim_name, in_tree=False, c
             "status": {"phase": "Bound"}}
 
 
-def pvc(ns, name, size_gib, sc, pv_name, labels=None, annotations=None, status_size=None, created=None):
-    meta = {"name": name, "namespace": ns,
-            "annotations": {"pv.kubernetes.io/bind-completed": "yes",
-                            "pv.kubernetes.io/bound-by-controller": "yes"}}
-    meta["annotations"].update(annotations or {})
+def pvc(ns, name, size_gib, sc, pv_name, labels=None, annotations=None, status_size=None, created=None,
+        slim=False):
+    meta = {"name": name, "namespace": ns}
+    if not slim:
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes",
+                               "pv.kubernetes.io/bound-by-controller": "yes"}
+    if annotations:
+        meta.setdefault("annotations", {}).update(annotations)
     if labels:
         meta["labels"] = labels
     if created:
@@ -135,7 +142,7 @@ def statefulset(ns, name, replicas, size_gib, sc, image="busybox:1.36", claim="d
             "status": {"replicas": replicas, "readyReplicas": replicas}}
 
 
-def pod(ns, name, node_name, claims, owner=None, labels=None, image="busybox:1.36"):
+def pod(ns, name, node_name, claims, owner=None, labels=None, image="busybox:1.36", slim=False):
     meta = {"name": name, "namespace": ns}
     if labels:
         meta["labels"] = labels
@@ -145,9 +152,10 @@ def pod(ns, name, node_name, claims, owner=None, labels=None, image="busybox:1.3
     vols = [{"name": "v%d" % i, "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"nodeName": node_name, "volumes": vols,
-                     "containers": [{"name": "main", "image": image,
-                                     "volumeMounts": [{"name": v["name"], "mountPath": "/data%d" % i}
-                                                      for i, v in enumerate(vols)]}]},
+                     "containers": [{"name": "main", "image": image}] if slim else
+                     [{"name": "main", "image": image,
+                       "volumeMounts": [{"name": v["name"], "mountPath": "/data%d" % i}
+                                        for i, v in enumerate(vols)]}]},
             "status": {"phase": "Running"}}
 
 
@@ -271,20 +279,26 @@ def generate(n_volumes, n_clusters, n_regions, seed):
             return cands[0]
         return new_node(cl)
 
-    pending_sts = {}  # cluster name -> (ns, sts name, replicas, ordinal, vtype, size)
+    group = None  # the StatefulSet being filled: its replicas share type, size and cluster
     for i in range(n_volumes):
-        region, azs = regions[i % len(regions)]
-        vtype = _weighted(rng, TYPES)
-        size = _weighted(rng, SIZES)
-        if vtype in ("st1", "sc1"):
-            size = max(125, size if size >= 125 else rng.choice([500, 1000, 2000]))
-        if vtype in ("io1", "io2"):
-            size = max(4, size)
+        if group and group["ordinal"] < group["replicas"]:
+            region, azs = group["region"], group["azs"]
+            vtype, size = group["vtype"], group["size"]
+        else:
+            group = None
+            region, azs = regions[i % len(regions)]
+            vtype = _weighted(rng, TYPES)
+            size = _weighted(rng, SIZES)
+            if vtype in ("st1", "sc1"):
+                size = max(125, size if size >= 125 else rng.choice([500, 1000, 2000]))
+            if vtype in ("io1", "io2"):
+                size = max(4, size)
         vid = rid("vol-")
         created = start - rng.randrange(3 * 86400, 900 * 86400)
         vol = {"volume_id": vid, "region": region, "az": azs[rng.randrange(len(azs))], "type": vtype,
-               "size": size, "state": "available", "create_time": ts(created),
-               "encrypted": rng.random() < 0.7, "snapshot_id": "", "attachments": [], "tags": {}}
+               "size": size, "create_time": ts(created)}
+        if rng.random() < 0.7:
+            vol["encrypted"] = True
         if vtype == "gp3":
             vol["iops"] = rng.choice([3000, 3000, 3000, 4000, 6000])
             vol["throughput"] = rng.choice([125, 125, 125, 250])
@@ -298,18 +312,19 @@ def generate(n_volumes, n_clusters, n_regions, seed):
         base = gp2_iops(size) if vtype == "gp2" else (vol.get("iops") or 500)
         r = rng.random()
         if r < 0.12:
-            pattern, demand = "idle", 0
-        elif r < 0.27 and vtype == "gp2" and size < 1000:
-            pattern, demand = rng.choice(["steady", "bursty", "diurnal"]), int(min(2800, base * rng.uniform(1.5, 6)))
+            vol["workload"] = {"pattern": "idle"}
         else:
-            pattern = rng.choice(["steady", "diurnal", "diurnal", "bursty"])
-            demand = max(1, int(base * rng.uniform(0.02, 0.5)))
-        read_frac = rng.uniform(0.3, 0.9)
-        io_kib = rng.choice([4, 4, 8, 16, 64, 128])
-        vol["workload"] = {"read_iops": int(demand * read_frac), "write_iops": demand - int(demand * read_frac),
-                           "read_mibps": round(demand * read_frac * io_kib / 1024.0, 2),
-                           "write_mibps": round((demand - demand * read_frac) * io_kib / 1024.0, 2),
-                           "pattern": pattern}
+            if r < 0.27 and vtype == "gp2" and size < 1000:
+                pattern, demand = rng.choice(["steady", "bursty", "diurnal"]), int(min(2800, base * rng.uniform(1.5, 6)))
+            else:
+                pattern = rng.choice(["steady", "diurnal", "diurnal", "bursty"])
+                demand = max(1, int(base * rng.uniform(0.02, 0.5)))
+            reads = int(demand * rng.uniform(0.3, 0.9))
+            io_kib = rng.choice([4, 4, 8, 16, 64, 128])
+            vol["workload"] = {"read_iops": reads, "write_iops": demand - reads,
+                               "read_mibps": round(reads * io_kib / 1024.0, 1),
+                               "write_mibps": round((demand - reads) * io_kib / 1024.0, 1),
+                               "pattern": pattern}
         # modifications
         m = rng.random()
         if m < 0.05 and vtype in ("gp2", "gp3"):
@@ -332,73 +347,67 @@ def generate(n_volumes, n_clusters, n_regions, seed):
             cur = size - 4
             for k in range(4):
                 t0 = start - (20 - 5 * k) * 3600
-                nxt = cur + 1
                 mods.append({"state": "completed", "start_time": ts(t0), "end_time": ts(t0 + 900),
                              "original": {"type": "gp2", "size": cur, "iops": gp2_iops(cur), "throughput": None},
-                             "target": {"type": "gp2", "size": nxt, "iops": gp2_iops(nxt), "throughput": None}})
-                cur = nxt
+                             "target": {"type": "gp2", "size": cur + 1, "iops": gp2_iops(cur + 1), "throughput": None}})
+                cur += 1
             vol["modifications"] = mods
         volumes.append(vol)
         cands = by_region.get(region)
-        if not cands or rng.random() < 0.10:
+        if group is None and (not cands or rng.random() < 0.10):
             if rng.random() < 0.3:
-                vol["tags"]["Name"] = "orphan-%d" % i
+                vol["tags"] = {"Name": "orphan-%d" % i}
             continue  # unattached
-        cl = cands[rng.randrange(len(cands))]
-        # choose StatefulSet replica or standalone PVC
-        ns = "ns-%d" % (rng.randrange(8) + 1)
-        if ns not in cl["_ns"]:
-            cl["_ns"].add(ns)
-            cl["objects"].append(namespace(ns))
-        sc = {"gp2": "gp2", "gp3": "gp3", "io1": "io1", "io2": "io2", "st1": "st1", "sc1": "sc1"}[vtype]
-        in_tree = vtype == "gp2" and cl["_minor"] <= 30 and rng.random() < 0.03
-        if in_tree:
-            sc = "gp2-intree"
-        st = pending_sts.get(cl["name"])
-        if st and st["vtype"] == vtype and st["size"] == size and st["ordinal"] < st["replicas"] and not in_tree:
-            ns = st["ns"]
-            claim = "data-%s-%d" % (st["name"], st["ordinal"])
-            owner = ("StatefulSet", st["name"])
-            podname = "%s-%d" % (st["name"], st["ordinal"])
-            st["ordinal"] += 1
-            labels = {"app": st["name"]}
-        elif rng.random() < 0.7 and not in_tree:
-            sts_counter[0] += 1
-            name = "%s-%d" % (rng.choice(["postgres", "mysql", "kafka", "redis", "elastic", "mongo",
-                                          "zookeeper", "prometheus", "minio", "etcd"]), sts_counter[0])
-            replicas = rng.choice([1, 1, 3, 3, 5])
-            cl["objects"].append(statefulset(ns, name, replicas, size, sc))
-            pending_sts[cl["name"]] = {"ns": ns, "name": name, "replicas": replicas, "ordinal": 1,
-                                       "vtype": vtype, "size": size}
-            claim = "data-%s-0" % name
-            owner = ("StatefulSet", name)
-            podname = "%s-0" % name
-            labels = {"app": name}
+        sc = vtype
+        if group is not None:
+            cl, ns = group["cluster"], group["ns"]
+            claim = "data-%s-%d" % (group["name"], group["ordinal"])
+            owner = ("StatefulSet", group["name"])
+            podname = "%s-%d" % (group["name"], group["ordinal"])
+            labels = {"app": group["name"]}
+            in_tree = False
+            group["ordinal"] += 1
         else:
-            claim = "pvc-%s-%d" % (rng.choice(["uploads", "cache", "scratch", "logs", "backup"]), i)
-            owner = None
-            podname = "%s-%s" % (claim, rid("", 5))
-            labels = None
+            cl = cands[rng.randrange(len(cands))]
+            ns = "ns-%d" % (rng.randrange(8) + 1)
+            if ns not in cl["_ns"]:
+                cl["_ns"].add(ns)
+                cl["objects"].append(namespace(ns))
+            in_tree = vtype == "gp2" and cl["_minor"] <= 30 and rng.random() < 0.03
+            if in_tree:
+                sc = "gp2-intree"
+            if rng.random() < 0.7 and not in_tree:
+                sts_counter[0] += 1
+                name = "%s-%d" % (rng.choice(["postgres", "mysql", "kafka", "redis", "elastic", "mongo",
+                                              "zookeeper", "prometheus", "minio", "etcd"]), sts_counter[0])
+                replicas = rng.choice([1, 1, 3, 3, 5])
+                cl["objects"].append(statefulset(ns, name, replicas, size, sc))
+                group = {"cluster": cl, "ns": ns, "name": name, "replicas": replicas, "ordinal": 1,
+                         "vtype": vtype, "size": size, "region": region, "azs": azs}
+                claim = "data-%s-0" % name
+                owner = ("StatefulSet", name)
+                podname = "%s-0" % name
+                labels = {"app": name}
+            else:
+                claim = "pvc-%s-%d" % (rng.choice(["uploads", "cache", "scratch", "logs", "backup"]), i)
+                owner = None
+                podname = "%s-%s" % (claim, rid("", 5))
+                labels = None
         nd = pick_node(cl, None)
         nd["count"] += 1
         vol["az"] = nd["az"]
         pv_name = "pvc-" + ruid()
         dev = "/dev/xvd%s%s" % ("abcdefghijklmnopqrstuvwxyz"[(nd["count"] // 26) % 26],
                                "abcdefghijklmnopqrstuvwxyz"[nd["count"] % 26])
-        vol["state"] = "in-use"
-        vol["attachments"] = [{"instance_id": nd["iid"], "device": dev, "state": "attached",
-                               "attach_time": ts(created + 60), "delete_on_termination": False}]
+        vol["attachments"] = [{"instance_id": nd["iid"], "device": dev, "attach_time": ts(created + 60)}]
+        vol["tags"] = {"kubernetes.io/created-for/pvc/name": claim,
+                       "kubernetes.io/created-for/pvc/namespace": ns,
+                       "kubernetes.io/created-for/pv/name": pv_name}
         if not in_tree:
-            vol["tags"].update(csi_tags(cl["name"], ns, claim, pv_name))
-        else:
-            vol["tags"].update({"kubernetes.io/created-for/pvc/name": claim,
-                                "kubernetes.io/created-for/pvc/namespace": ns,
-                                "kubernetes.io/created-for/pv/name": pv_name,
-                                "KubernetesCluster": cl["name"]})
-        cl["objects"].append(pv(pv_name, vid, size, nd["az"], sc, ns, claim, in_tree=in_tree,
-                                created=ts(created)))
-        cl["objects"].append(pvc(ns, claim, size, sc, pv_name, labels=labels, created=ts(created)))
-        cl["objects"].append(pod(ns, podname, nd["name"], [claim], owner=owner, labels=labels))
+            vol["tags"]["ebs.csi.aws.com/cluster"] = "true"
+        cl["objects"].append(pv(pv_name, vid, size, nd["az"], sc, ns, claim, in_tree=in_tree, slim=True))
+        cl["objects"].append(pvc(ns, claim, size, sc, pv_name, labels=labels, slim=True))
+        cl["objects"].append(pod(ns, podname, nd["name"], [claim], owner=owner, labels=labels, slim=True))
         if rng.random() < 0.85:
             cap = size * GIB
             cl["usage"]["%s/%s" % (ns, claim)] = {"used_bytes": int(cap * rng.uniform(0.02, 0.95)),
@@ -414,10 +423,13 @@ def generate(n_volumes, n_clusters, n_regions, seed):
 
 
 def main(args):
+    import gc
     t0 = time.time()
+    gc.disable()  # millions of small objects: the collector would only slow this down
     scenario = generate(args.volumes, args.clusters, args.regions, args.seed)
+    text = json.dumps(scenario, separators=(",", ":"))  # dumps uses the C encoder, dump does not
     with open(args.out, "w") as f:
-        json.dump(scenario, f, separators=(",", ":"))
+        f.write(text)
     import sys
     sys.stderr.write("ebssim gen: %d volumes, %d clusters, %d regions -> %s (%.1f s)\n"
                      % (len(scenario["volumes"]), len(scenario["clusters"]), len(scenario["regions"]),

@@ -761,6 +761,7 @@ class PodRun:
                 with self.log_lock:
                     self.log += chunk
             rc = self.proc.wait()
+            self.proc.stdout.close()
         except OSError as e:
             err = e
             with self.log_lock:

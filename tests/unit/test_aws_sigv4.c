@@ -1,7 +1,7 @@
 /* test_aws_sigv4.c - SigV4 against every case of AWS's published signing test suite
  * (../shared/testdata/aws-signing-test-suite/v4): canonical request, string to sign,
  * signature and signed request, for header and for query signing; plus the conveniences. */
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
