@@ -152,7 +152,7 @@ int cmd_prepare(struct cmd_ctx *ctx, unsigned needs)
 		struct buf path = BUF_INIT;
 		if (!ctx->db_path) {
 			ledger_default_path(&path);
-			ctx->db_path = buf_detach(&path); /* lives until exit */
+			ctx->db_path = ctx->db_path_owned = buf_detach(&path); /* freed by main */
 		}
 		rc = ledger_open(&ctx->db, ctx->db_path, &err);
 		if (rc)

@@ -107,5 +107,6 @@ int main(int argc, char **argv)
 		pricebook_release(&ctx.book);
 	if (ctx.db)
 		ledger_close(ctx.db);
+	free(ctx.db_path_owned);
 	return rc;
 }

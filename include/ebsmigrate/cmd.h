@@ -31,7 +31,8 @@ enum cmd_needs {
 /* The command context: the only mutable state shared across the program, built by main.c. */
 struct cmd_ctx {
 	const char *argv0;
-	const char *db_path;      /* --db, else the default path */
+	const char *db_path;      /* --db, else the default path (then owned via db_path_owned) */
+	char *db_path_owned;
 	const char *pricing_dir;  /* --pricing-dir: prices from GetProducts files, not the database */
 	const char *now_arg;      /* --now as given */
 	time_t now;

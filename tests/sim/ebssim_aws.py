@@ -1134,16 +1134,17 @@ def get_metric_data(sim, metrics, region, p):
 
 
 class PriceBook:
-    """The repository's pricing/*.json (GetProducts responses), loaded on first use."""
+    """Every *.json in the pricing directory (default: the repository's pricing/), each a
+    GetProducts response; loaded on first use."""
 
-    def __init__(self, root):
-        self.root = root
+    def __init__(self, directory):
+        self.dir = directory
         self._items = None
 
     def items(self):
         if self._items is None:
             items = []
-            for path in sorted(glob.glob(os.path.join(self.root, "pricing", "*.json"))):
+            for path in sorted(glob.glob(os.path.join(self.dir, "*.json"))):
                 try:
                     with open(path) as f:
                         doc = json.load(f)
@@ -1515,7 +1516,7 @@ class AwsApis:
     def __init__(self, sim):
         self.sim = sim
         self.metrics = ebssim_metrics.MetricsModel(sim)
-        self.pricing = PriceBook(sim.repo_root)
+        self.pricing = PriceBook(sim.pricing_dir)
         self.credential_seconds = int(sim.scenario.get("temporary_credentials_s", 3600))
         self._apps = {}
 

@@ -482,6 +482,7 @@ class Sim:
         self.scenario = scenario
         self.state_dir = state_dir
         self.repo_root = repo_root
+        self.pricing_dir = os.path.join(repo_root, "pricing")
         self.seed = seed
         self.rng = random.Random(seed)
         self.account = str(scenario.get("account", "111122223333"))
@@ -1129,7 +1130,13 @@ class KubeApp:
     def handle(self, req):
         status, headers, body = self.cluster.handle(req.method, req.path, req.query, req.headers,
                                                     req.body, req.client_cert_cn)
-        return Response(status, dict(headers or {}), body or b"")
+        headers = dict(headers or {})
+        if status == 0 or headers.get("X-Ebssim-Fault") == "drop":
+            # the kube module's DROP marker: answer 200 and close the connection mid-body
+            return Response(200, {"Content-Type": "application/json"},
+                            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}',
+                            fault="drop")
+        return Response(status, headers, body or b"")
 
 
 def _load_kube_module():
@@ -1234,8 +1241,12 @@ def serve(args):
             os.unlink(os.path.join(state_dir, stale))
         except FileNotFoundError:
             pass
+    import gc
+    gc.disable()  # loading a large scenario makes millions of objects; collecting meanwhile is waste
     scenario = load_scenario(args.scenario)
     sim = Sim(scenario, state_dir, seed=args.seed, time_scale=args.time_scale)
+    if getattr(args, "pricing_dir", None):
+        sim.pricing_dir = os.path.abspath(args.pricing_dir)
     sim.ca = CA(os.path.join(state_dir, "pki"))
     _write(os.path.join(state_dir, "ca.crt"), open(sim.ca.cert_path).read())
     cert, key = sim.ca.issue(["localhost", "127.0.0.1"])
@@ -1272,6 +1283,8 @@ def serve(args):
             srv.app = _NoKubeApp()
         servers["kube:" + spec["name"]] = srv
 
+    gc.freeze()  # everything loaded so far lives until exit: keep it out of collections
+    gc.enable()
     for srv in servers.values():
         srv.start()
 
@@ -1322,6 +1335,10 @@ def serve(args):
     for srv in servers.values():
         srv.shutdown()
         srv.server_close()
+    for cluster in sim.kube.values():
+        close = getattr(cluster, "close", None)
+        if close:
+            close()
     try:
         os.unlink(os.path.join(state_dir, "ready"))
     except FileNotFoundError:

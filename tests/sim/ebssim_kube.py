@@ -2464,9 +2464,9 @@ class KubeCluster:
             if pvc is not None:
                 self._event(pvc, pvcrt, "Warning", "VolumeModificationFailed", err, MODIFIER_COMPONENT)
 
-    def _log_ec2(self, action, params, status, code):
+    def _log_ec2(self, action, params, status, code, region=None):
         try:
-            self.sim.log_request({"time": rfc3339(self.now()), "service": "ec2", "region": self.region,
+            self.sim.log_request({"time": rfc3339(self.now()), "service": "ec2", "region": region or self.region,
                                   "cluster": self.name, "action": action, "params": params, "status": status,
                                   "error_code": code, "principal": CSI_PRINCIPAL})
         except Exception:
@@ -2486,11 +2486,16 @@ class KubeCluster:
             if parsed["del_tags"]:
                 for k in parsed["del_tags"]:
                     tags.pop(k, None)
-                self._log_ec2("DeleteTags", {"ResourceId.1": vid, "Tag": [{"Key": k} for k in parsed["del_tags"]]}, 200, None)
+                p = {"ResourceId.1": vid}
+                for i, k in enumerate(parsed["del_tags"], 1):
+                    p["Tag.%d.Key" % i] = k
+                self._log_ec2("DeleteTags", p, 200, None, self._volume_region(vid))
             if parsed["add_tags"]:
                 tags.update(parsed["add_tags"])
-                self._log_ec2("CreateTags", {"ResourceId.1": vid, "Tag": [{"Key": k, "Value": v} for k, v in
-                                                                          sorted(parsed["add_tags"].items())]}, 200, None)
+                p = {"ResourceId.1": vid}
+                for i, (k, v) in enumerate(sorted(parsed["add_tags"].items()), 1):
+                    p["Tag.%d.Key" % i], p["Tag.%d.Value" % i] = k, v
+                self._log_ec2("CreateTags", p, 200, None, self._volume_region(vid))
         latest = self._latest_mod(vid)
         if latest is not None and mod_state(latest) == "modifying":
             op["state"] = "waiting-existing"
@@ -2506,10 +2511,16 @@ class KubeCluster:
             self._op_done(opkey, op)
             return
         op["attempts"] = op.get("attempts", 0) + 1
-        try:
-            ok, res = self.sim.ec2_modify_volume(self._volume_region(vid), vid, req, principal=CSI_PRINCIPAL)
-        except TypeError:
-            ok, res = self.sim.ec2_modify_volume(self._volume_region(vid), vid, req, CSI_PRINCIPAL)
+        region = self._volume_region(vid)
+        ok, res = self.sim.ec2_modify_volume(region, vid, req, CSI_PRINCIPAL)
+        logp = {"VolumeId": vid}
+        logp.update({k: str(v) for k, v in req.items()})
+        if ok:
+            self._log_ec2("ModifyVolume", logp, 200, None, region)
+        else:
+            ecode, _msg = error_info(res)
+            status = res.get("status", 400) if isinstance(res, dict) else 400
+            self._log_ec2("ModifyVolume", logp, status, ecode, region)
         if ok:
             op["state"] = "waiting"
             op["requested"] = req

@@ -56,9 +56,7 @@ class StubSim:
             vol = self.volumes.get(vid)
 
             def fail(code, msg):
-                self.log_request({"service": "ec2", "region": region, "action": "ModifyVolume", "params": params,
-                                  "status": 400, "error_code": code, "principal": principal})
-                return False, {"code": code, "message": msg}
+                return False, {"code": code, "message": msg, "status": 400}
             if vol is None:
                 return fail("InvalidVolume.NotFound", "The volume '%s' does not exist." % vid)
             m = self.latest_modification(vid)
@@ -77,8 +75,6 @@ class StubSim:
                 target.update({"iops": iops, "throughput": tp})
             self.mods.setdefault(vid, []).append({"state": "modifying", "start": self.t, "target": target,
                                                   "original": {k: vol.get(k) for k in ("type", "iops", "throughput")}})
-            self.log_request({"service": "ec2", "region": region, "action": "ModifyVolume", "params": params,
-                              "status": 200, "error_code": None, "principal": principal})
             return True, {"VolumeModification": {"VolumeId": vid, "ModificationState": "modifying"}}
 
     def latest_modification(self, vid):
@@ -565,7 +561,8 @@ class TestCSI(Base):
         calls = self.ec2_calls()
         self.assertEqual(len(calls), 1)
         self.assertEqual(calls[0]["principal"], "ebs-csi-controller")
-        self.assertEqual(calls[0]["params"], {"VolumeType": "gp3", "Iops": 3000, "Throughput": 125})
+        self.assertEqual(calls[0]["params"], {"VolumeId": "vol-0a", "VolumeType": "gp3", "Iops": "3000",
+                                              "Throughput": "125"})
         self.advance(30)
         self.assertEqual(self.pvc_obj("db", "data-db-0")["status"]["modifyVolumeStatus"]["status"], "InProgress")
         self.advance(31)   # optimizing
@@ -663,7 +660,8 @@ class TestSidecar(Base):
                                                                "ebs.csi.aws.com/throughput": "250"}}},
                 ctype="application/merge-patch+json")
         calls = [r for r in self.sim.requests if r["action"] == "ModifyVolume"]
-        self.assertEqual(calls[0]["params"], {"VolumeType": "gp3", "Iops": 4000, "Throughput": 250})
+        self.assertEqual(calls[0]["params"], {"VolumeId": "vol-0b", "VolumeType": "gp3", "Iops": "4000",
+                                              "Throughput": "250"})
         self.advance(61)
         ann = self.ok("GET", "/api/v1/persistentvolumes/pv-b")["metadata"]["annotations"]
         self.assertEqual(ann["ebs.csi.aws.com/iops"], "4000")
