@@ -8,7 +8,7 @@
  * Size and a known VolumeType; anything else is bad input naming the file and JSON path.
  * The same volume in two exports must agree on type/size/iops/throughput/AZ (exports of one
  * account taken at different times may legitimately differ in state and attachments: the
- * later file wins for those).
+ * first record is kept).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,24 +43,6 @@ static int parse_time_field(const cJSON *o, const char *key, time_t *out, const 
 	return 0;
 }
 
-static void set_kv_list(struct kv **out, size_t *n, const cJSON *arr, const char *kname, const char *vname)
-{
-	const cJSON *it;
-	size_t cnt = (size_t)cJSON_GetArraySize(arr);
-	*out = cnt ? xcalloc(cnt, sizeof **out) : NULL;
-	*n = 0;
-	cJSON_ArrayForEach(it, arr)
-	{
-		const char *k = jsonx_str(it, kname);
-		if (!k)
-			continue;
-		const char *v = jsonx_str(it, vname);
-		(*out)[*n].key = xstrdup(k);
-		(*out)[*n].value = xstrdup(v ? v : "");
-		(*n)++;
-	}
-}
-
 /* Fields that identify the volume's configuration; two sources must agree on them. */
 static int same_config(const struct volume *a, const struct volume *b)
 {
@@ -68,98 +50,153 @@ static int same_config(const struct volume *a, const struct volume *b)
 	       a->throughput == b->throughput && strcmp(a->availability_zone, b->availability_zone) == 0;
 }
 
-static int load_volume(struct fleet *f, const cJSON *o, const char *origin, const char *path,
-		       const char *account, struct buf *err)
+/* One volume as read from either source (JSON export or Query API XML), before validation.
+ * Strings are borrowed from the parser for the duration of ec2_add_volume. */
+struct ec2_vol_rec {
+	const char *id, *az, *type, *state, *kms_key_id;
+	int64_t size, iops, throughput;
+	int has_size;
+	time_t create_time;
+	int encrypted, multi_attach;
+	struct attachment *atts; /* borrowed strings */
+	size_t n_atts;
+	struct kv *tags;         /* borrowed strings */
+	size_t n_tags;
+};
+
+/* Validates rec and adds it to f (or merges it with an identical record). path names the
+ * record for messages ("Volumes[3]" or "DescribeVolumes page 2 item 7"). */
+static int ec2_add_volume(struct fleet *f, const struct ec2_vol_rec *rec, const char *origin, const char *path,
+			  const char *account, struct buf *err)
 {
-	if (!cJSON_IsObject(o))
-		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
-	const char *id = jsonx_str(o, "VolumeId");
-	if (!id || !*id)
+	if (!rec->id || !*rec->id)
 		return em_err(err, EM_EINPUT, "%s: %s: volume without VolumeId", origin, path);
+	const char *id = rec->id;
 	struct volume tmp;
 	memset(&tmp, 0, sizeof tmp);
-	const char *az = jsonx_str(o, "AvailabilityZone");
-	if (!az)
+	if (!rec->az)
 		return em_err(err, EM_EINPUT, "%s: %s: volume '%s' has no AvailabilityZone", origin, path, id);
-	if (volume_split_az(az, &tmp.region, &tmp.location))
+	if (volume_split_az(rec->az, &tmp.region, &tmp.location))
 		return em_err(err, EM_EINPUT, "%s: %s.AvailabilityZone: '%s' of volume '%s' is not an availability zone name",
-			      origin, path, az, id);
-	int rc, present;
-	struct buf sub = BUF_INIT;
-	buf_addf(&sub, "%s (volume '%s')", path, id);
-	rc = jsonx_int(o, "Size", 1, 65536, &tmp.size_gib, &present, origin, sub.s, err);
-	if (!rc && !present)
-		rc = em_err(err, EM_EINPUT, "%s: %s: volume has no Size", origin, sub.s);
-	if (!rc)
-		rc = jsonx_int(o, "Iops", 0, 1000000, &tmp.iops, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "Throughput", 0, 100000, &tmp.throughput, NULL, origin, sub.s, err);
-	const char *type = jsonx_str(o, "VolumeType");
-	if (!rc) {
-		tmp.type = ebs_type_parse(type);
-		if (tmp.type == EBS_UNKNOWN)
-			rc = em_err(err, EM_EINPUT, "%s: %s.VolumeType: unknown volume type '%s'", origin, sub.s,
-				    type ? type : "(missing)");
-	}
-	time_t created = 0;
-	if (!rc)
-		rc = parse_time_field(o, "CreateTime", &created, origin, sub.s, err);
-	buf_release(&sub);
+			      origin, path, rec->az, id);
+	int rc = 0;
+	if (!rec->has_size)
+		rc = em_err(err, EM_EINPUT, "%s: %s (volume '%s'): volume has no Size", origin, path, id);
+	tmp.type = ebs_type_parse(rec->type);
+	if (!rc && tmp.type == EBS_UNKNOWN)
+		rc = em_err(err, EM_EINPUT, "%s: %s (volume '%s').VolumeType: unknown volume type '%s'", origin, path, id,
+			    rec->type ? rec->type : "(missing)");
 	if (rc) {
 		free(tmp.region);
 		free(tmp.location);
 		return rc;
 	}
-	tmp.availability_zone = (char *)az;
-
+	tmp.size_gib = rec->size;
+	tmp.iops = rec->iops;
+	tmp.throughput = rec->throughput;
+	tmp.availability_zone = (char *)rec->az;
 	struct volume *v = fleet_find(f, id);
 	if (v) {
-		if (!same_config(v, &tmp)) {
-			em_err(err, EM_EINPUT,
-			       "%s: %s: volume '%s' conflicts with '%s' (size/type/iops/throughput/zone differ)",
-			       origin, path, id, v->source);
-			free(tmp.region);
-			free(tmp.location);
-			return EM_EINPUT;
-		}
+		int same = same_config(v, &tmp);
 		free(tmp.region);
 		free(tmp.location);
-		/* Same volume again: keep the first record, it is the same configuration. */
-		return 0;
+		if (!same)
+			return em_err(err, EM_EINPUT,
+				      "%s: %s: volume '%s' conflicts with '%s' (size/type/iops/throughput/zone differ)",
+				      origin, path, id, v->source);
+		return 0; /* the same volume again (overlapping exports): keep the first record */
 	}
 	v = fleet_add_volume(f, id);
 	v->region = tmp.region;
 	v->location = tmp.location;
-	v->availability_zone = xstrdup(az);
-	v->size_gib = tmp.size_gib;
+	v->availability_zone = xstrdup(rec->az);
+	v->size_gib = rec->size;
 	v->type = tmp.type;
-	v->iops = tmp.iops;
-	v->throughput = tmp.throughput;
-	v->create_time = created;
+	v->iops = rec->iops;
+	v->throughput = rec->throughput;
+	v->create_time = rec->create_time;
 	v->account = xstrdup(account);
-	const char *state = jsonx_str(o, "State");
-	v->state = xstrdup(state ? state : "unknown");
-	v->encrypted = jsonx_bool(o, "Encrypted", 0);
-	v->kms_key_id = xstrdup(jsonx_str(o, "KmsKeyId"));
-	v->multi_attach = jsonx_bool(o, "MultiAttachEnabled", 0);
+	v->state = xstrdup(rec->state ? rec->state : "unknown");
+	v->encrypted = rec->encrypted;
+	v->kms_key_id = xstrdup(rec->kms_key_id);
+	v->multi_attach = rec->multi_attach;
 	v->source = xstrdup(origin);
-	const cJSON *atts = jsonx_get(o, "Attachments");
-	if (cJSON_IsArray(atts)) {
-		size_t n = (size_t)cJSON_GetArraySize(atts);
-		v->attachments = n ? xcalloc(n, sizeof *v->attachments) : NULL;
-		const cJSON *a;
-		cJSON_ArrayForEach(a, atts)
-		{
-			struct attachment *at = &v->attachments[v->n_attachments++];
-			at->instance_id = xstrdup(jsonx_str(a, "InstanceId"));
-			at->device = xstrdup(jsonx_str(a, "Device"));
-			at->state = xstrdup(jsonx_str(a, "State"));
+	if (rec->n_atts) {
+		v->attachments = xcalloc(rec->n_atts, sizeof *v->attachments);
+		for (size_t i = 0; i < rec->n_atts; i++) {
+			v->attachments[i].instance_id = xstrdup(rec->atts[i].instance_id);
+			v->attachments[i].device = xstrdup(rec->atts[i].device);
+			v->attachments[i].state = xstrdup(rec->atts[i].state);
 		}
+		v->n_attachments = rec->n_atts;
+	}
+	if (rec->n_tags) {
+		v->tags = xcalloc(rec->n_tags, sizeof *v->tags);
+		for (size_t i = 0; i < rec->n_tags; i++) {
+			v->tags[i].key = xstrdup(rec->tags[i].key);
+			v->tags[i].value = xstrdup(rec->tags[i].value ? rec->tags[i].value : "");
+		}
+		v->n_tags = rec->n_tags;
+	}
+	return 0;
+}
+
+static int load_volume(struct fleet *f, const cJSON *o, const char *origin, const char *path,
+		       const char *account, struct buf *err)
+{
+	if (!cJSON_IsObject(o))
+		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
+	struct ec2_vol_rec rec;
+	memset(&rec, 0, sizeof rec);
+	rec.id = jsonx_str(o, "VolumeId");
+	if (!rec.id || !*rec.id)
+		return em_err(err, EM_EINPUT, "%s: %s: volume without VolumeId", origin, path);
+	rec.az = jsonx_str(o, "AvailabilityZone");
+	struct buf sub = BUF_INIT;
+	buf_addf(&sub, "%s (volume '%s')", path, rec.id);
+	int rc = jsonx_int(o, "Size", 1, 65536, &rec.size, &rec.has_size, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_int(o, "Iops", 0, 1000000, &rec.iops, NULL, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_int(o, "Throughput", 0, 100000, &rec.throughput, NULL, origin, sub.s, err);
+	if (!rc && rec.az)
+		rc = parse_time_field(o, "CreateTime", &rec.create_time, origin, sub.s, err);
+	buf_release(&sub);
+	if (rc)
+		return rc;
+	rec.type = jsonx_str(o, "VolumeType");
+	rec.state = jsonx_str(o, "State");
+	rec.encrypted = jsonx_bool(o, "Encrypted", 0);
+	rec.kms_key_id = jsonx_str(o, "KmsKeyId");
+	rec.multi_attach = jsonx_bool(o, "MultiAttachEnabled", 0);
+	const cJSON *atts = jsonx_get(o, "Attachments");
+	size_t na = cJSON_IsArray(atts) ? (size_t)cJSON_GetArraySize(atts) : 0;
+	rec.atts = na ? xcalloc(na, sizeof *rec.atts) : NULL;
+	const cJSON *a;
+	cJSON_ArrayForEach(a, atts)
+	{
+		struct attachment *at = &rec.atts[rec.n_atts++];
+		at->instance_id = (char *)jsonx_str(a, "InstanceId");
+		at->device = (char *)jsonx_str(a, "Device");
+		at->state = (char *)jsonx_str(a, "State");
 	}
 	const cJSON *tags = jsonx_get(o, "Tags");
-	if (cJSON_IsArray(tags))
-		set_kv_list(&v->tags, &v->n_tags, tags, "Key", "Value");
-	return 0;
+	size_t nt = cJSON_IsArray(tags) ? (size_t)cJSON_GetArraySize(tags) : 0;
+	rec.tags = nt ? xcalloc(nt, sizeof *rec.tags) : NULL;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tags)
+	{
+		const char *k = jsonx_str(t, "Key");
+		if (!k)
+			continue;
+		rec.tags[rec.n_tags].key = (char *)k;
+		rec.tags[rec.n_tags].value = (char *)jsonx_str(t, "Value");
+		rec.n_tags++;
+	}
+	rc = ec2_add_volume(f, &rec, origin, path, account, err);
+	free(rec.atts);
+	free(rec.tags);
+	return rc;
 }
 
 static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, const char *path,

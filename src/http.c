@@ -425,6 +425,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 		while (i < len && (data[i] == ' ' || data[i] == '\t'))
 			i++;
 		buf_add(&v, data + i, len - i);
+		wipe_str(h->v[h->n - 1].value);
 		free(h->v[h->n - 1].value);
 		h->v[h->n - 1].value = buf_detach(&v);
 		return size * n;
@@ -629,7 +630,7 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 			if (v == HTTP_THROTTLED)
 				out->throttled++;
 			log_debug("%s: HTTP %ld (attempt %d of %d)", where.s, out->status, attempt, max);
-			if (v == HTTP_FINAL || v == HTTP_DEFAULT)
+			if (v == HTTP_FINAL)
 				break;
 			if (attempt >= max) {
 				if (v == HTTP_THROTTLED)

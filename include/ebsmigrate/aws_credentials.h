@@ -2,7 +2,8 @@
  * aws_credentials.h - AWS credentials, the chain that finds them (in the AWS CLI's order), and
  * region resolution. docs/aws.md is the user-facing description.
  *
- * Chain, first match wins (botocore's order; an explicit --profile skips link 1, as in the CLI):
+ * Chain, first match wins (botocore's order; an explicit --profile skips the environment keys
+ * of link 1 and the environment variables of link 3, as in the CLI):
  *   1. environment: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY [+ AWS_SESSION_TOKEN]
  *   2. profile role: role_arn + source_profile | credential_source -> STS AssumeRole (signed)
  *   3. web identity: AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN (environment first, then the

@@ -22,8 +22,9 @@ What it serves, on the wire formats of the real kube-apiserver:
     served as if the VolumeAttributesClass feature gate and alpha API were switched on).
     Before 1.29 the field spec.volumeAttributesClassName is dropped like an unknown field.
   * list (limit/continue with consistent snapshots, labelSelector, fieldSelector, Table output),
-    watch (long-poll: the stream ends after the first batch of events or after
-    ``watch_poll_s``), get, create (generateName, dryRun), update (409 on stale resourceVersion),
+    watch (long-poll: the body ends after the first batch of events or after ``watch_poll_s``,
+    default 1 s, since the core cannot stream), get, create (generateName, dryRun), update (409 on
+    stale resourceVersion),
     patch (merge, strategic merge for the simple cases, JSON patch, apply-patch treated as merge),
     delete (propagationPolicy; Jobs default to orphan as in the REST API), deletecollection,
     status subresources, pods/log, nodes/NAME/proxy/stats/summary (kubelet Summary from ``usage``).
@@ -51,12 +52,12 @@ What it serves, on the wire formats of the real kube-apiserver:
     just run. Deleting a Pod (or its Job) kills fio.
   * faults: ``sim.fault("kube", "VERB:RESOURCE")`` (e.g. ``list:persistentvolumes``,
     ``get:nodes/proxy``, ``patch:persistentvolumeclaims``): throttle (429 + Retry-After), 5xx,
-    slow (sleeps delay_s first), drop (returns the DROP marker, see CONTRACT.md), truncate (the
+    slow (sleeps delay_s first), drop (returns the DROP marker; CONTRACT.md), truncate (the
     body is cut in half, Content-Length matches the cut body), expire-continue (410 on the next
     request that carries a continue token).
 
 Cluster spec knobs: version, git_version, region, eks_name, users, objects, usage,
-volume_modifier_sidecar, continue_ttl_s (300), watch_poll_s (5), log_follow_wait_s (60),
+volume_modifier_sidecar, continue_ttl_s (300), watch_poll_s (1), log_follow_wait_s (60),
 job_backoff_s (10), modify_retry_s (10).
 
 Not emulated: dynamic provisioning (new PVCs stay Pending unless spec.volumeName names an
@@ -835,7 +836,7 @@ class KubeCluster:
         self.usage = spec.get("usage") or {}
         self.sidecar = bool(spec.get("volume_modifier_sidecar"))
         self.continue_ttl = float(spec.get("continue_ttl_s", 300))
-        self.watch_poll = float(spec.get("watch_poll_s", 5))
+        self.watch_poll = float(spec.get("watch_poll_s", 1))
         self.follow_wait = float(spec.get("log_follow_wait_s", 60))
         self.job_backoff = float(spec.get("job_backoff_s", 10))
         self.modify_retry = float(spec.get("modify_retry_s", 10))
@@ -1145,7 +1146,19 @@ class KubeCluster:
             f = self.sim.fault("kube", action)
         except TypeError:
             f = None
+        if f and (f.get("kind") == "skew" or (f.get("kind") == "expire-continue" and not (
+                ri["verb"] == "list" and ri.get("continue")))):
+            self._unfire(f)  # only a continued list can expire; give the shot back
+            return None
         return f or None
+
+    def _unfire(self, f):
+        with self.sim.lock:
+            for g in getattr(self.sim, "faults", None) or []:
+                if isinstance(g, dict) and g.get("_fired", 0) > 0 and all(
+                        g.get(k) == f.get(k) for k in ("service", "action", "kind", "count", "rate")):
+                    g["_fired"] -= 1
+                    return
 
     # ------------------------------------------------------------------ request info, authn, authz
     def _request_info(self, method, path, q):
@@ -1180,6 +1193,7 @@ class KubeCluster:
                 ri["rest"] = rest[3:]
         if verb == "get" and not ri["name"]:
             verb = "watch" if q.get("watch") in ("1", "true", "True") else "list"
+        ri["continue"] = bool(q.get("continue"))
         if verb == "delete" and not ri["name"]:
             verb = "deletecollection"
         ri["verb"] = verb

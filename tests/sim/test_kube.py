@@ -85,10 +85,12 @@ class StubSim:
         self.requests.append(dict(e))
 
     def fault(self, service, action):
+        """Like the core's: count limits how often a fault fires (bookkept in _fired)."""
         for f in self.faults:
-            if f["service"] in (service, "*") and f["action"] in (action, "*") and f.get("count", 1) > 0:
-                f["count"] = f.get("count", 1) - 1
-                return dict(f)
+            if f["service"] in (service, "*") and f["action"] in (action, "*") and \
+                    f.get("_fired", 0) < f.get("count", 1):
+                f["_fired"] = f.get("_fired", 0) + 1
+                return {k: v for k, v in f.items() if not k.startswith("_")}
         return None
 
     def verify_presigned_sts(self, url, headers):
@@ -376,8 +378,8 @@ class TestLists(Base):
         self.assertEqual([i["metadata"]["name"] for i in o3["items"]], ["data-db-1", "data-db-2", "data-old-0"])
 
     def test_expire_continue_fault(self):
-        o = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=1")
         self.sim.faults.append({"service": "kube", "action": "list:persistentvolumeclaims", "kind": "expire-continue"})
+        o = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=1")  # a first page cannot expire
         st, s = self.req("GET", "/api/v1/persistentvolumeclaims", "limit=1&continue=" + o["metadata"]["continue"])
         self.assertEqual(st, 410)
         self.assertEqual(self.sim.requests[-1]["error_code"], "Expired")

@@ -1,0 +1,59 @@
+/*
+ * aws_client.h - one signed call to an AWS service, shared by the EC2, CloudWatch and Pricing
+ * clients: endpoint resolution, credentials (from the chain), SigV4, retries on throttling,
+ * and the service's error envelope turned into one message and an EM_E* code.
+ *
+ *   Query protocol (EC2, CloudWatch query, STS): POST form body "Action=...&Version=..."
+ *   JSON protocols (CloudWatch JSON 1.0, Pricing JSON 1.1): POST with X-Amz-Target
+ *
+ * Errors name the service call, the region and AWS's code, never a secret:
+ *   "ec2 DescribeVolumes in us-east-1: UnauthorizedOperation: You are not authorized ..."
+ * Codes: AuthFailure/UnauthorizedOperation/AccessDenied(Exception)/InvalidClientTokenId/ExpiredToken/
+ * SignatureDoesNotMatch/RequestExpired -> EM_EAUTH; throttling after all retries ->
+ * EM_ETHROTTLED; *NotFound -> EM_ENOTFOUND; other 4xx -> EM_ESERVER (caller may inspect
+ * code_out); no answer -> EM_ENET.
+ *
+ * Ownership: struct aws_client owns its HTTP client and credentials provider.
+ */
+#ifndef EBSMIGRATE_AWS_CLIENT_H
+#define EBSMIGRATE_AWS_CLIENT_H
+
+#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_endpoint.h"
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/http.h"
+
+struct aws_client {
+	struct http_client http;
+	struct aws_credentials_provider creds;
+	char *profile;
+	int calls;       /* requests answered (for progress and tests) */
+	int throttled;   /* throttling answers seen (retried) */
+};
+
+struct aws_client_options {
+	const char *profile;  /* --profile; NULL = the chain's default */
+	int max_attempts;     /* 0 = 8 */
+	double rate;          /* requests/s per service+region; 0 = 20 */
+	long timeout_ms;      /* 0 = 60000 */
+};
+
+int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err);
+void aws_client_release(struct aws_client *c);
+
+/* Query protocol. params is the form body after "Action=A&Version=V" (already encoded, may
+ * be empty, without a leading '&'). On success resp holds the 2xx answer. code_out (may be
+ * NULL) receives AWS's error code on failure (caller frees). */
+int aws_query(struct aws_client *c, enum aws_service svc, const char *region, const char *action,
+	      const char *version, const char *params, struct http_response *resp, char **code_out,
+	      struct buf *err);
+/* JSON protocol: target "GraniteServiceVersion20100801.GetMetricData", content type
+ * "application/x-amz-json-1.0" or "-1.1". */
+int aws_json(struct aws_client *c, enum aws_service svc, const char *region, const char *target,
+	     const char *content_type, const char *body, struct http_response *resp, char **code_out,
+	     struct buf *err);
+
+/* Appends "&NAME=VALUE" with VALUE percent-encoded (form encoding for Query APIs). */
+void aws_form_add(struct buf *form, const char *name, const char *value);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * aws_client.c - signed AWS calls with the services' error envelopes decoded.
+ *
+ * Entry points: aws_client_init/release, aws_query, aws_json, aws_form_add.
+ * Invariants: every request is signed right before it is sent (a retry re-signs, so a long
+ * backoff never sends a stale X-Amz-Date); a credentials error from the service (ExpiredToken)
+ * expires the cached credentials once and retries; messages never include secrets.
+ */
+#include <expat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_sigv4.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/log.h"
+
+int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err)
+{
+	memset(c, 0, sizeof *c);
+	struct http_options ho;
+	memset(&ho, 0, sizeof ho);
+	ho.max_attempts = opt && opt->max_attempts ? opt->max_attempts : 8;
+	ho.timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
+	ho.default_rate = opt && opt->rate ? opt->rate : 20;
+	int rc = http_client_init(&c->http, &ho, err);
+	if (rc)
+		return rc;
+	c->profile = xstrdup(opt ? opt->profile : NULL);
+	struct aws_credentials_options co;
+	memset(&co, 0, sizeof co);
+	co.profile = c->profile;
+	co.http = &c->http;
+	aws_credentials_provider_init(&c->creds, &co);
+	return 0;
+}
+
+void aws_client_release(struct aws_client *c)
+{
+	aws_credentials_provider_release(&c->creds);
+	http_client_release(&c->http);
+	free(c->profile);
+	memset(c, 0, sizeof *c);
+}
+
+void aws_form_add(struct buf *form, const char *name, const char *value)
+{
+	if (form->len)
+		buf_addc(form, '&');
+	buf_add_urlencoded(form, name, 1);
+	buf_addc(form, '=');
+	buf_add_urlencoded(form, value, 1);
+}
+
+/* ---- error envelopes ---- */
+
+struct xml_err {
+	char *code, *message;
+	struct buf text;
+	int in_code, in_message;
+};
+
+static void XMLCALL xe_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+	struct xml_err *x = ud;
+	buf_reset(&x->text);
+	x->in_code = !x->code && strcmp(name, "Code") == 0;
+	x->in_message = !x->message && strcmp(name, "Message") == 0;
+}
+
+static void XMLCALL xe_end(void *ud, const XML_Char *name)
+{
+	struct xml_err *x = ud;
+	if (x->in_code && strcmp(name, "Code") == 0)
+		x->code = xstrdup(x->text.s);
+	if (x->in_message && strcmp(name, "Message") == 0)
+		x->message = xstrdup(x->text.s);
+	x->in_code = x->in_message = 0;
+}
+
+static void XMLCALL xe_text(void *ud, const XML_Char *s, int len)
+{
+	struct xml_err *x = ud;
+	if (x->in_code || x->in_message)
+		buf_add(&x->text, s, (size_t)len);
+}
+
+/* Code and message from <Response><Errors><Error> (EC2) or <ErrorResponse><Error> (query). */
+static void parse_xml_error(const struct buf *body, char **code, char **message)
+{
+	struct xml_err x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	XML_Parser p = XML_ParserCreate(NULL);
+	XML_SetUserData(p, &x);
+	XML_SetElementHandler(p, xe_start, xe_end);
+	XML_SetCharacterDataHandler(p, xe_text);
+	XML_Parse(p, body->s, (int)body->len, 1);
+	XML_ParserFree(p);
+	buf_release(&x.text);
+	*code = x.code;
+	*message = x.message;
+}
+
+/* JSON protocols: {"__type": "...#Code", "message"|"Message": "..."}; or x-amzn-ErrorType. */
+static void parse_json_error(const struct http_response *r, char **code, char **message)
+{
+	*code = *message = NULL;
+	cJSON *j = cJSON_ParseWithLength(r->body.s, r->body.len);
+	const char *t = j ? jsonx_str(j, "__type") : NULL;
+	if (!t)
+		t = http_headers_get(&r->headers, "x-amzn-ErrorType");
+	if (t) {
+		const char *hash = strrchr(t, '#');
+		const char *colon;
+		*code = xstrdup(hash ? hash + 1 : t);
+		if ((colon = strchr(*code, ':')) != NULL)
+			(*code)[colon - *code] = '\0';
+	}
+	const char *m = j ? jsonx_str(j, "message") : NULL;
+	if (!m && j)
+		m = jsonx_str(j, "Message");
+	*message = xstrdup(m);
+	cJSON_Delete(j);
+}
+
+static int is_throttle_code(const char *code)
+{
+	static const char *const codes[] = {"RequestLimitExceeded", "Throttling", "ThrottlingException",
+					    "ThrottledException", "RequestThrottled", "TooManyRequestsException",
+					    "RequestThrottledException", "SlowDown", "PriorRequestNotComplete",
+					    "EC2ThrottledException", NULL};
+	for (int i = 0; code && codes[i]; i++)
+		if (strcmp(code, codes[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int is_auth_code(const char *code)
+{
+	static const char *const codes[] = {"AuthFailure", "UnauthorizedOperation", "AccessDenied",
+					    "AccessDeniedException", "InvalidClientTokenId", "ExpiredToken",
+					    "ExpiredTokenException", "SignatureDoesNotMatch", "RequestExpired",
+					    "InvalidSignatureException", "UnrecognizedClientException",
+					    "MissingAuthenticationToken", "IncompleteSignature", "OptInRequired", NULL};
+	for (int i = 0; code && codes[i]; i++)
+		if (strcmp(code, codes[i]) == 0)
+			return 1;
+	return 0;
+}
+
+struct classify_ctx {
+	int json;
+};
+
+static enum http_verdict classify(void *ctx, long status, const struct http_headers *headers,
+				  const struct buf *body)
+{
+	struct classify_ctx *cc = ctx;
+	if (status < 400)
+		return HTTP_FINAL;
+	char *code = NULL, *msg = NULL;
+	if (cc->json) {
+		struct http_response r;
+		memset(&r, 0, sizeof r);
+		r.headers = *headers;
+		r.body = *body;
+		parse_json_error(&r, &code, &msg);
+	} else {
+		parse_xml_error(body, &code, &msg);
+	}
+	enum http_verdict v = is_throttle_code(code) ? HTTP_THROTTLED : HTTP_DEFAULT;
+	if (v == HTTP_DEFAULT && status >= 400 && status < 500 && status != 429)
+		v = HTTP_FINAL;
+	free(code);
+	free(msg);
+	return v;
+}
+
+static const char *service_label(enum aws_service svc)
+{
+	switch (svc) {
+	case AWS_SERVICE_EC2: return "ec2";
+	case AWS_SERVICE_CLOUDWATCH: return "cloudwatch";
+	case AWS_SERVICE_PRICING: return "pricing";
+	case AWS_SERVICE_STS: return "sts";
+	}
+	return "aws";
+}
+
+static int send_signed(struct aws_client *c, enum aws_service svc, const char *region, const char *what,
+		       struct http_request *req, int json, struct http_response *resp, char **code_out,
+		       struct buf *err)
+{
+	struct aws_endpoint ep;
+	memset(&ep, 0, sizeof ep);
+	int rc = aws_endpoint_resolve(&ep, svc, region, err);
+	if (rc)
+		return rc;
+	free(req->url);
+	req->url = xstrdup(ep.url);
+	if (!strchr(ep.url + 8, '/')) {
+		free(req->url);
+		struct buf u = BUF_INIT;
+		buf_addf(&u, "%s/", ep.url);
+		req->url = buf_detach(&u);
+	}
+	char rate_key[96];
+	snprintf(rate_key, sizeof rate_key, "%s:%s", ep.signing_name, ep.signing_region);
+	req->rate_key = rate_key;
+	struct classify_ctx cc = {json};
+	req->classify = classify;
+	req->classify_ctx = &cc;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		const struct aws_credentials *cr = NULL;
+		struct buf cerr = BUF_INIT;
+		rc = aws_credentials_provider_get(&c->creds, &cr, &cerr);
+		if (rc) {
+			em_err(err, rc, "%s %s in %s: no AWS credentials: %s", service_label(svc), what,
+			       region ? region : ep.signing_region, cerr.s);
+			buf_release(&cerr);
+			break;
+		}
+		buf_release(&cerr);
+		struct aws_sigv4_params sp;
+		memset(&sp, 0, sizeof sp);
+		sp.creds = cr;
+		sp.region = ep.signing_region;
+		sp.service = ep.signing_name;
+		sp.now = time(NULL);
+		sp.normalize_path = 1;
+		rc = aws_sigv4_sign_http(req, &sp, err);
+		if (rc)
+			break;
+		struct buf herr = BUF_INIT;
+		rc = http_send(&c->http, req, resp, &herr);
+		c->throttled += resp->throttled;
+		if (rc && rc != EM_ETHROTTLED) {
+			em_err(err, rc, "%s %s in %s: %s", service_label(svc), what, ep.signing_region, herr.s);
+			buf_release(&herr);
+			break;
+		}
+		buf_release(&herr);
+		c->calls++;
+		if (resp->status >= 200 && resp->status < 300 && !rc)
+			break;
+		char *code = NULL, *msg = NULL;
+		if (json)
+			parse_json_error(resp, &code, &msg);
+		else
+			parse_xml_error(&resp->body, &code, &msg);
+		if (attempt == 0 && code && (strcmp(code, "ExpiredToken") == 0 || strcmp(code, "ExpiredTokenException") == 0 ||
+					     strcmp(code, "RequestExpired") == 0) &&
+		    cr->session_token) {
+			aws_credentials_provider_expire(&c->creds);
+			free(code);
+			free(msg);
+			continue;
+		}
+		int ec = is_throttle_code(code) || rc == EM_ETHROTTLED ? EM_ETHROTTLED
+			 : is_auth_code(code) || resp->status == 401 || resp->status == 403 ? EM_EAUTH
+			 : code && strstr(code, "NotFound")                                ? EM_ENOTFOUND
+														: EM_ESERVER;
+		em_err(err, ec, "%s %s in %s: %s%s%s (HTTP %ld)", service_label(svc), what, ep.signing_region,
+		       code ? code : "error", msg ? ": " : "", msg ? msg : "", resp->status);
+		if (code_out)
+			*code_out = code;
+		else
+			free(code);
+		free(msg);
+		rc = ec;
+		break;
+	}
+	req->rate_key = NULL;
+	aws_endpoint_release(&ep);
+	return rc;
+}
+
+int aws_query(struct aws_client *c, enum aws_service svc, const char *region, const char *action,
+	      const char *version, const char *params, struct http_response *resp, char **code_out,
+	      struct buf *err)
+{
+	struct http_request req;
+	http_request_init(&req, "POST", "");
+	http_headers_add(&req.headers, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8");
+	aws_form_add(&req.body, "Action", action);
+	aws_form_add(&req.body, "Version", version);
+	if (params && *params) {
+		buf_addc(&req.body, '&');
+		buf_adds(&req.body, params);
+	}
+	int rc = send_signed(c, svc, region, action, &req, 0, resp, code_out, err);
+	http_request_release(&req);
+	return rc;
+}
+
+int aws_json(struct aws_client *c, enum aws_service svc, const char *region, const char *target,
+	     const char *content_type, const char *body, struct http_response *resp, char **code_out,
+	     struct buf *err)
+{
+	struct http_request req;
+	http_request_init(&req, "POST", "");
+	http_headers_add(&req.headers, "Content-Type", content_type);
+	http_headers_add(&req.headers, "X-Amz-Target", target);
+	buf_adds(&req.body, body);
+	const char *dot = strrchr(target, '.');
+	int rc = send_signed(c, svc, region, dot ? dot + 1 : target, &req, 1, resp, code_out, err);
+	http_request_release(&req);
+	return rc;
+}
