@@ -230,11 +230,10 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 		sp.creds = cr;
 		sp.region = ep.signing_region;
 		sp.service = ep.signing_name;
-		sp.now = time(NULL);
+		sp.now = 0; /* presend signs each attempt with the real clock */
 		sp.normalize_path = 1;
-		rc = aws_sigv4_sign_http(req, &sp, err);
-		if (rc)
-			break;
+		req->presend = aws_sigv4_presend;
+		req->presend_ctx = &sp;
 		struct buf herr = BUF_INIT;
 		rc = http_send(&c->http, req, resp, &herr);
 		c->throttled += resp->throttled;
@@ -275,6 +274,8 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 		break;
 	}
 	req->rate_key = NULL;
+	req->presend = NULL;
+	req->presend_ctx = NULL;
 	aws_endpoint_release(&ep);
 	return rc;
 }

@@ -14,9 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <expat.h>
+
+#include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/strmap.h"
 
 void ec2_mod_list_release(struct ec2_mod_list *l)
 {
@@ -317,4 +321,526 @@ void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods)
 		fleet_add_notice(f, "%s: %zu modification record(s) name volumes absent from the volume exports "
 				    "(first: '%s'); they were ignored",
 				 first_origin, orphans, first);
+}
+
+/* ---- live EC2 Query API ---- */
+
+#define EC2_VERSION "2016-11-15"
+#define MAX_DEPTH 12
+
+/* Streaming parse state for DescribeVolumes / DescribeVolumesModifications / DescribeInstances
+ * pages. Element names are tracked on a small stack; text is collected for leaves only. */
+struct ec2_sax {
+	const char *names[MAX_DEPTH];
+	char name_store[MAX_DEPTH][40];
+	int depth;
+	struct buf text;
+	/* DescribeVolumes */
+	struct ec2_vol_rec rec;
+	struct attachment *atts;
+	size_t n_atts, alloc_atts;
+	struct kv *tags;
+	size_t n_tags, alloc_tags;
+	char *next_token;
+	int rc;
+	struct fleet *fleet;
+	const char *origin, *account;
+	struct buf *err;
+	size_t n_items;
+	/* DescribeVolumesModifications */
+	struct ec2_mod_list *mods;
+	struct volume_mod mod;
+	char *mod_volume;
+	/* DescribeInstances */
+	char *inst_id, *inst_type;
+	struct strmap *types;       /* instance id -> index into type_names */
+	char ***type_names;
+	size_t *n_type_names;
+};
+
+static char *dup_text(struct ec2_sax *x)
+{
+	return xstrdup(x->text.s);
+}
+
+static void XMLCALL sax_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+	struct ec2_sax *x = ud;
+	if (x->depth < MAX_DEPTH) {
+		snprintf(x->name_store[x->depth], sizeof x->name_store[0], "%s", name);
+		x->names[x->depth] = x->name_store[x->depth];
+	}
+	x->depth++;
+	buf_reset(&x->text);
+}
+
+static void XMLCALL sax_text(void *ud, const XML_Char *s, int len)
+{
+	struct ec2_sax *x = ud;
+	buf_add(&x->text, s, (size_t)len);
+}
+
+static void vol_rec_reset(struct ec2_sax *x)
+{
+	for (size_t i = 0; i < x->n_atts; i++) {
+		free(x->atts[i].instance_id);
+		free(x->atts[i].device);
+		free(x->atts[i].state);
+	}
+	for (size_t i = 0; i < x->n_tags; i++) {
+		free(x->tags[i].key);
+		free(x->tags[i].value);
+	}
+	free((char *)x->rec.id);
+	free((char *)x->rec.az);
+	free((char *)x->rec.type);
+	free((char *)x->rec.state);
+	free((char *)x->rec.kms_key_id);
+	x->n_atts = x->n_tags = 0;
+	memset(&x->rec, 0, sizeof x->rec);
+}
+
+static int64_t text_int(struct ec2_sax *x, const char *field)
+{
+	int64_t v = 0;
+	if (em_parse_i64(x->text.s, &v) && !x->rc)
+		x->rc = em_err(x->err, EM_EINPUT, "%s: %s of volume '%s': '%s' is not an integer", x->origin, field,
+			       x->rec.id ? x->rec.id : "?", x->text.s);
+	return v;
+}
+
+static void XMLCALL vol_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	/* depth counts the element being closed */
+	if (x->depth == 4 && strcmp(x->names[1], "volumeSet") == 0) {
+		const char *f = x->names[3];
+		if (strcmp(f, "volumeId") == 0) x->rec.id = dup_text(x);
+		else if (strcmp(f, "availabilityZone") == 0) x->rec.az = dup_text(x);
+		else if (strcmp(f, "volumeType") == 0) x->rec.type = dup_text(x);
+		else if (strcmp(f, "status") == 0) x->rec.state = dup_text(x);
+		else if (strcmp(f, "kmsKeyId") == 0) x->rec.kms_key_id = dup_text(x);
+		else if (strcmp(f, "size") == 0) { x->rec.size = text_int(x, "size"); x->rec.has_size = 1; }
+		else if (strcmp(f, "iops") == 0) x->rec.iops = text_int(x, "iops");
+		else if (strcmp(f, "throughput") == 0) x->rec.throughput = text_int(x, "throughput");
+		else if (strcmp(f, "encrypted") == 0) x->rec.encrypted = strcmp(x->text.s, "true") == 0;
+		else if (strcmp(f, "multiAttachEnabled") == 0) x->rec.multi_attach = strcmp(x->text.s, "true") == 0;
+		else if (strcmp(f, "createTime") == 0) em_parse_time(x->text.s, &x->rec.create_time);
+	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(x->names[3], "attachmentSet") == 0) {
+		struct attachment *a = &x->atts[x->n_atts - 1];
+		const char *f = x->names[5];
+		if (strcmp(f, "instanceId") == 0) a->instance_id = dup_text(x);
+		else if (strcmp(f, "device") == 0) a->device = dup_text(x);
+		else if (strcmp(f, "status") == 0) a->state = dup_text(x);
+	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(x->names[3], "tagSet") == 0) {
+		struct kv *t = &x->tags[x->n_tags - 1];
+		if (strcmp(x->names[5], "key") == 0) t->key = dup_text(x);
+		else if (strcmp(x->names[5], "value") == 0) t->value = dup_text(x);
+	} else if (x->depth == 3 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(name, "item") == 0) {
+		if (!x->rc) {
+			char path[64];
+			snprintf(path, sizeof path, "volumeSet item %zu", x->n_items);
+			x->rec.atts = x->atts;
+			x->rec.n_atts = x->n_atts;
+			x->rec.tags = x->tags;
+			x->rec.n_tags = x->n_tags;
+			x->rc = ec2_add_volume(x->fleet, &x->rec, x->origin, path, x->account, x->err);
+		}
+		x->n_items++;
+		vol_rec_reset(x);
+	} else if (x->depth == 2 && strcmp(name, "nextToken") == 0) {
+		free(x->next_token);
+		x->next_token = x->text.len ? dup_text(x) : NULL;
+	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+static void XMLCALL vol_start(void *ud, const XML_Char *name, const XML_Char **atts)
+{
+	struct ec2_sax *x = ud;
+	sax_start(ud, name, atts);
+	if (x->depth == 5 && strcmp(name, "item") == 0 && strcmp(x->names[1], "volumeSet") == 0) {
+		if (strcmp(x->names[3], "attachmentSet") == 0) {
+			XGROW(x->atts, x->n_atts, x->alloc_atts);
+			memset(&x->atts[x->n_atts++], 0, sizeof *x->atts);
+		} else if (strcmp(x->names[3], "tagSet") == 0) {
+			XGROW(x->tags, x->n_tags, x->alloc_tags);
+			memset(&x->tags[x->n_tags++], 0, sizeof *x->tags);
+		}
+	}
+}
+
+static int parse_page(struct ec2_sax *x, const struct buf *body, XML_StartElementHandler s, XML_EndElementHandler e,
+		      const char *what)
+{
+	XML_Parser p = XML_ParserCreate(NULL);
+	XML_SetUserData(p, x);
+	XML_SetElementHandler(p, s, e);
+	XML_SetCharacterDataHandler(p, sax_text);
+	x->depth = 0;
+	int ok = XML_Parse(p, body->s, (int)body->len, 1) == XML_STATUS_OK;
+	if (!ok && !x->rc)
+		x->rc = em_err(x->err, EM_ESERVER, "%s: %s answer is not valid XML (%s at line %lu)", x->origin, what,
+			       XML_ErrorString(XML_GetErrorCode(p)), (unsigned long)XML_GetCurrentLineNumber(p));
+	XML_ParserFree(p);
+	return x->rc;
+}
+
+static void sax_release(struct ec2_sax *x)
+{
+	vol_rec_reset(x);
+	free(x->atts);
+	free(x->tags);
+	free(x->next_token);
+	buf_release(&x->text);
+	volume_mod_release(&x->mod);
+	free(x->mod_volume);
+	free(x->inst_id);
+	free(x->inst_type);
+}
+
+int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
+			     void (*progress)(void *ctx, const char *region, size_t n), void *pctx,
+			     struct buf *err)
+{
+	struct ec2_sax x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	x.fleet = f;
+	x.account = account;
+	x.err = err;
+	struct buf origin = BUF_INIT;
+	buf_addf(&origin, "ec2:%s", region);
+	x.origin = origin.s;
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = 0;
+	for (int page = 1;; page++) {
+		struct buf form = BUF_INIT;
+		aws_form_add(&form, "MaxResults", "1000");
+		if (x.next_token)
+			aws_form_add(&form, "NextToken", x.next_token);
+		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumes", EC2_VERSION, form.s, &resp, NULL, err);
+		buf_release(&form);
+		if (rc)
+			break;
+		free(x.next_token);
+		x.next_token = NULL;
+		rc = parse_page(&x, &resp.body, vol_start, vol_end, "DescribeVolumes");
+		if (rc)
+			break;
+		if (progress)
+			progress(pctx, region, x.n_items);
+		if (!x.next_token)
+			break;
+	}
+	http_response_release(&resp);
+	sax_release(&x);
+	buf_release(&origin);
+	return rc;
+}
+
+static void XMLCALL mod_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	if (x->depth == 4 && strcmp(x->names[1], "volumeModificationSet") == 0) {
+		const char *f = x->names[3];
+		struct volume_mod *m = &x->mod;
+		int64_t v = 0;
+		int is_int = em_parse_i64(x->text.s, &v) == 0;
+		if (strcmp(f, "volumeId") == 0) x->mod_volume = dup_text(x);
+		else if (strcmp(f, "modificationState") == 0) m->state = dup_text(x);
+		else if (strcmp(f, "statusMessage") == 0) m->status_message = dup_text(x);
+		else if (strcmp(f, "startTime") == 0) em_parse_time(x->text.s, &m->start_time);
+		else if (strcmp(f, "endTime") == 0) em_parse_time(x->text.s, &m->end_time);
+		else if (strcmp(f, "targetVolumeType") == 0) m->target_type = ebs_type_parse(x->text.s);
+		else if (strcmp(f, "originalVolumeType") == 0) m->original_type = ebs_type_parse(x->text.s);
+		else if (is_int && strcmp(f, "targetSize") == 0) m->target_size = v;
+		else if (is_int && strcmp(f, "targetIops") == 0) m->target_iops = v;
+		else if (is_int && strcmp(f, "targetThroughput") == 0) m->target_throughput = v;
+		else if (is_int && strcmp(f, "originalSize") == 0) m->original_size = v;
+		else if (is_int && strcmp(f, "originalIops") == 0) m->original_iops = v;
+		else if (is_int && strcmp(f, "originalThroughput") == 0) m->original_throughput = v;
+		else if (is_int && strcmp(f, "progress") == 0) m->progress = v;
+	} else if (x->depth == 3 && strcmp(x->names[1], "volumeModificationSet") == 0 && strcmp(name, "item") == 0) {
+		struct ec2_mod_list *l = x->mods;
+		if (x->mod_volume && x->mod.state && x->mod.start_time) {
+			if (l->n >= l->alloc) {
+				l->alloc = l->alloc ? l->alloc * 2 : 64;
+				l->volume_ids = xrealloc(l->volume_ids, l->alloc * sizeof *l->volume_ids);
+				l->mods = xrealloc(l->mods, l->alloc * sizeof *l->mods);
+				l->origins = xrealloc(l->origins, l->alloc * sizeof *l->origins);
+			}
+			l->volume_ids[l->n] = x->mod_volume;
+			l->mods[l->n] = x->mod;
+			l->origins[l->n] = xstrdup(x->origin);
+			l->n++;
+			x->mod_volume = NULL;
+			memset(&x->mod, 0, sizeof x->mod);
+		} else {
+			free(x->mod_volume);
+			x->mod_volume = NULL;
+			volume_mod_release(&x->mod);
+		}
+	} else if (x->depth == 2 && strcmp(name, "nextToken") == 0) {
+		free(x->next_token);
+		x->next_token = x->text.len ? dup_text(x) : NULL;
+	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+int aws_ec2_describe_modifications(struct aws_client *c, const char *region, struct ec2_mod_list *mods,
+				   struct buf *err)
+{
+	struct ec2_sax x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	x.mods = mods;
+	x.err = err;
+	struct buf origin = BUF_INIT;
+	buf_addf(&origin, "ec2:%s", region);
+	x.origin = origin.s;
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = 0;
+	for (;;) {
+		struct buf form = BUF_INIT;
+		aws_form_add(&form, "MaxResults", "500");
+		if (x.next_token)
+			aws_form_add(&form, "NextToken", x.next_token);
+		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumesModifications", EC2_VERSION, form.s, &resp, NULL,
+			       err);
+		buf_release(&form);
+		if (rc)
+			break;
+		free(x.next_token);
+		x.next_token = NULL;
+		rc = parse_page(&x, &resp.body, sax_start, mod_end, "DescribeVolumesModifications");
+		if (rc || !x.next_token)
+			break;
+	}
+	http_response_release(&resp);
+	sax_release(&x);
+	buf_release(&origin);
+	return rc;
+}
+
+static void XMLCALL inst_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	/* DescribeInstancesResponse/reservationSet/item/instancesSet/item/{instanceId,instanceType} */
+	if (x->depth == 6 && strcmp(x->names[1], "reservationSet") == 0 && strcmp(x->names[3], "instancesSet") == 0) {
+		if (strcmp(name, "instanceId") == 0) {
+			free(x->inst_id);
+			x->inst_id = dup_text(x);
+		} else if (strcmp(name, "instanceType") == 0) {
+			free(x->inst_type);
+			x->inst_type = dup_text(x);
+		}
+	} else if (x->depth == 5 && strcmp(name, "item") == 0 && strcmp(x->names[3], "instancesSet") == 0) {
+		if (x->inst_id && x->inst_type) {
+			size_t n = *x->n_type_names;
+			*x->type_names = xrealloc(*x->type_names, (n + 1) * sizeof(char *));
+			(*x->type_names)[n] = x->inst_type;
+			x->inst_type = NULL;
+			strmap_put(x->types, x->inst_id, n);
+			(*x->n_type_names)++;
+		}
+		free(x->inst_id);
+		free(x->inst_type);
+		x->inst_id = x->inst_type = NULL;
+	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err)
+{
+	struct strmap wanted = STRMAP_INIT, types = STRMAP_INIT;
+	char **ids = NULL, **names = NULL;
+	size_t n_ids = 0, alloc_ids = 0, n_names = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (!v->region || strcmp(v->region, region) != 0)
+			continue;
+		for (size_t a = 0; a < v->n_attachments; a++) {
+			const char *id = v->attachments[a].instance_id;
+			size_t dummy;
+			if (!id || strmap_get(&wanted, id, &dummy))
+				continue;
+			strmap_put(&wanted, id, n_ids);
+			XGROW(ids, n_ids, alloc_ids);
+			ids[n_ids++] = xstrdup(id);
+		}
+	}
+	struct ec2_sax x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	x.err = err;
+	x.types = &types;
+	x.type_names = &names;
+	x.n_type_names = &n_names;
+	struct buf origin = BUF_INIT;
+	buf_addf(&origin, "ec2:%s", region);
+	x.origin = origin.s;
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = 0;
+	for (size_t start = 0; start < n_ids && !rc; start += 100) {
+		struct buf form = BUF_INIT;
+		for (size_t i = start; i < n_ids && i < start + 100; i++) {
+			char key[32];
+			snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
+			aws_form_add(&form, key, ids[i]);
+		}
+		char *code = NULL;
+		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeInstances", EC2_VERSION, form.s, &resp, &code, err);
+		buf_release(&form);
+		if (rc == EM_ENOTFOUND || (code && strcmp(code, "InvalidInstanceID.NotFound") == 0)) {
+			/* A terminated instance makes the whole call fail: not fatal for an inventory. */
+			buf_reset(err);
+			rc = 0;
+			free(code);
+			continue;
+		}
+		free(code);
+		if (!rc)
+			rc = parse_page(&x, &resp.body, sax_start, inst_end, "DescribeInstances");
+	}
+	if (!rc) {
+		for (size_t i = 0; i < f->n; i++) {
+			struct volume *v = &f->vols[i];
+			if (!v->region || strcmp(v->region, region) != 0)
+				continue;
+			for (size_t a = 0; a < v->n_attachments; a++) {
+				size_t pos;
+				if (v->attachments[a].instance_id && strmap_get(&types, v->attachments[a].instance_id, &pos)) {
+					free(v->attachments[a].instance_type);
+					v->attachments[a].instance_type = xstrdup(names[pos]);
+				}
+			}
+		}
+	}
+	http_response_release(&resp);
+	sax_release(&x);
+	buf_release(&origin);
+	for (size_t i = 0; i < n_ids; i++)
+		free(ids[i]);
+	free(ids);
+	for (size_t i = 0; i < n_names; i++)
+		free(names[i]);
+	free(names);
+	strmap_release(&wanted);
+	strmap_release(&types);
+	return rc;
+}
+
+static void json_kv(struct buf *b, const char *key, const char *val, int comma)
+{
+	if (comma)
+		buf_addc(b, ',');
+	buf_addf(b, "\"%s\":\"", key);
+	buf_add_json_escaped(b, val ? val : "");
+	buf_addc(b, '"');
+}
+
+void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region)
+{
+	buf_adds(out, "{\"Volumes\":[");
+	int first = 1;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (v->missing || !v->region || strcmp(v->region, region) != 0)
+			continue;
+		buf_adds(out, first ? "\n{" : ",\n{");
+		first = 0;
+		buf_adds(out, "\"Attachments\":[");
+		for (size_t a = 0; a < v->n_attachments; a++) {
+			buf_adds(out, a ? ",{" : "{");
+			json_kv(out, "Device", v->attachments[a].device, 0);
+			json_kv(out, "InstanceId", v->attachments[a].instance_id, 1);
+			json_kv(out, "State", v->attachments[a].state, 1);
+			json_kv(out, "VolumeId", v->volume_id, 1);
+			buf_addc(out, '}');
+		}
+		buf_addc(out, ']');
+		json_kv(out, "AvailabilityZone", v->availability_zone, 1);
+		if (v->create_time) {
+			char ts[21];
+			em_format_time(v->create_time, ts);
+			json_kv(out, "CreateTime", ts, 1);
+		}
+		buf_addf(out, ",\"Encrypted\":%s", v->encrypted ? "true" : "false");
+		if (v->kms_key_id)
+			json_kv(out, "KmsKeyId", v->kms_key_id, 1);
+		buf_addf(out, ",\"Size\":%lld", (long long)v->size_gib);
+		json_kv(out, "State", v->state, 1);
+		json_kv(out, "VolumeId", v->volume_id, 1);
+		if (v->iops)
+			buf_addf(out, ",\"Iops\":%lld", (long long)v->iops);
+		if (v->n_tags) {
+			buf_adds(out, ",\"Tags\":[");
+			for (size_t t = 0; t < v->n_tags; t++) {
+				buf_adds(out, t ? ",{" : "{");
+				json_kv(out, "Key", v->tags[t].key, 0);
+				json_kv(out, "Value", v->tags[t].value, 1);
+				buf_addc(out, '}');
+			}
+			buf_addc(out, ']');
+		}
+		json_kv(out, "VolumeType", ebs_type_name(v->type), 1);
+		buf_addf(out, ",\"MultiAttachEnabled\":%s", v->multi_attach ? "true" : "false");
+		if (v->throughput)
+			buf_addf(out, ",\"Throughput\":%lld", (long long)v->throughput);
+		buf_addc(out, '}');
+	}
+	buf_adds(out, "\n]}\n");
+}
+
+void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region)
+{
+	buf_adds(out, "{\"VolumesModifications\":[");
+	int first = 1;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (v->missing || !v->region || strcmp(v->region, region) != 0)
+			continue;
+		for (size_t k = 0; k < v->n_mods; k++) {
+			const struct volume_mod *m = &v->mods[k];
+			char ts[21];
+			buf_adds(out, first ? "\n{" : ",\n{");
+			first = 0;
+			json_kv(out, "VolumeId", v->volume_id, 0);
+			json_kv(out, "ModificationState", m->state, 1);
+			if (m->status_message)
+				json_kv(out, "StatusMessage", m->status_message, 1);
+			if (m->target_size)
+				buf_addf(out, ",\"TargetSize\":%lld", (long long)m->target_size);
+			if (m->target_iops)
+				buf_addf(out, ",\"TargetIops\":%lld", (long long)m->target_iops);
+			if (m->target_type)
+				json_kv(out, "TargetVolumeType", ebs_type_name(m->target_type), 1);
+			if (m->target_throughput)
+				buf_addf(out, ",\"TargetThroughput\":%lld", (long long)m->target_throughput);
+			if (m->original_size)
+				buf_addf(out, ",\"OriginalSize\":%lld", (long long)m->original_size);
+			if (m->original_iops)
+				buf_addf(out, ",\"OriginalIops\":%lld", (long long)m->original_iops);
+			if (m->original_type)
+				json_kv(out, "OriginalVolumeType", ebs_type_name(m->original_type), 1);
+			if (m->original_throughput)
+				buf_addf(out, ",\"OriginalThroughput\":%lld", (long long)m->original_throughput);
+			buf_addf(out, ",\"Progress\":%lld", (long long)m->progress);
+			em_format_time(m->start_time, ts);
+			json_kv(out, "StartTime", ts, 1);
+			if (m->end_time) {
+				em_format_time(m->end_time, ts);
+				json_kv(out, "EndTime", ts, 1);
+			}
+			buf_addc(out, '}');
+		}
+	}
+	buf_adds(out, "\n]}\n");
 }

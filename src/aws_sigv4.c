@@ -2,7 +2,8 @@
  * aws_sigv4.c - AWS Signature Version 4 (see aws_sigv4.h for the conventions).
  *
  * Entry points: aws_sigv4_sign (Authorization header), aws_sigv4_presign (query parameters),
- * aws_sigv4_sign_http / aws_sigv4_presign_url (conveniences over them), aws_sha256_hex.
+ * aws_sigv4_sign_http / aws_sigv4_presend / aws_sigv4_presign_url (conveniences over them),
+ * aws_sha256_hex.
  *
  * The steps, as AWS documents them:
  *   canonical request = METHOD \n canonical URI \n canonical query \n canonical headers \n
@@ -635,6 +636,21 @@ int aws_sigv4_sign_http(struct http_request *req, const struct aws_sigv4_params 
 	if (rc == 0)
 		for (size_t i = 0; i < s.headers.n; i++)
 			http_headers_add(&req->headers, s.headers.v[i].name, s.headers.v[i].value);
+	aws_sigv4_signature_release(&s);
+	return rc;
+}
+
+int aws_sigv4_presend(void *ctx, const struct http_request *req, struct http_headers *extra, struct buf *err)
+{
+	struct aws_sigv4_params p = *(const struct aws_sigv4_params *)ctx;
+	p.now = time(NULL);
+	struct aws_sigv4_request r = {req->method, req->url, &req->headers, req->body.s, req->body.len};
+	struct aws_sigv4_signature s;
+	aws_sigv4_signature_init(&s);
+	int rc = aws_sigv4_sign(&s, &r, &p, err);
+	if (rc == 0)
+		for (size_t i = 0; i < s.headers.n; i++)
+			http_headers_add(extra, s.headers.v[i].name, s.headers.v[i].value);
 	aws_sigv4_signature_release(&s);
 	return rc;
 }

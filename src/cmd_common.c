@@ -66,14 +66,15 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest)
 {
 	const struct cmd_option *own = cmd->help ? cmd->help->options : NULL;
-	size_t n_own = count_opts(own), n_glob = count_opts(global_options);
-	struct option *lo = xcalloc(n_own + n_glob + 1, sizeof *lo);
-	const struct cmd_option **by_index = xcalloc(n_own + n_glob + 1, sizeof *by_index);
+	const struct cmd_option *shared = cmd->help ? cmd->help->shared : NULL;
+	size_t n_own = count_opts(own), n_glob = count_opts(global_options), n_shared = count_opts(shared);
+	struct option *lo = xcalloc(n_own + n_shared + n_glob + 1, sizeof *lo);
+	const struct cmd_option **by_index = xcalloc(n_own + n_shared + n_glob + 1, sizeof *by_index);
 	struct buf shorts = BUF_INIT;
 	buf_addc(&shorts, ':'); /* report missing arguments as ':' */
 	size_t k = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		const struct cmd_option *tab = pass ? global_options : own;
+	for (int pass = 0; pass < 3; pass++) {
+		const struct cmd_option *tab = pass == 0 ? own : pass == 1 ? shared : global_options;
 		for (size_t i = 0; tab && tab[i].long_name; i++) {
 			lo[k].name = tab[i].long_name;
 			lo[k].has_arg = tab[i].arg == ARG_REQUIRED ? required_argument : no_argument;
@@ -248,6 +249,11 @@ void cmd_print_help(const struct cmd *cmd)
 	if (h && h->options && h->options[0].long_name) {
 		printf("Options:\n");
 		print_options(h->options);
+		printf("\n");
+	}
+	if (h && h->shared) {
+		printf("Live inventory options:\n");
+		print_options(h->shared);
 		printf("\n");
 	}
 	printf("Global options:\n");

@@ -9,15 +9,13 @@
 
 static const char *const help_usage[] = {"[COMMAND]", NULL};
 const struct cmd_help help_help = {
-	help_usage,
-	"Without a command, lists the commands. With one, prints its usage, options, global options "
-	"and exit codes.",
-	NULL,
-	NULL,
+	.usage = help_usage,
+	.description = "Without a command, lists the commands. With one, prints its usage, options, global "
+		       "options and exit codes.",
 };
 
 static const char *const version_usage[] = {"", NULL};
-const struct cmd_help version_help = {version_usage, "Prints the version (same as --version).", NULL, NULL};
+const struct cmd_help version_help = {.usage = version_usage, .description = "Prints the version (same as --version)."};
 
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 {

@@ -39,8 +39,8 @@ static const char *const plan_usage[] = {
 };
 
 const struct cmd_help plan_help = {
-	plan_usage,
-	"Reads EBS volumes (AWS CLI JSON exports) and Kubernetes objects (kubectl JSON exports), "
+	.usage = plan_usage,
+	.description = "Reads EBS volumes (AWS CLI JSON exports) and Kubernetes objects (kubectl JSON exports), "
 	"prices every volume from the price book and recommends, for each gp2 volume, the gp3 "
 	"IOPS and throughput that keep its performance, with the monthly cost before and after, "
 	"the savings, flags (unattached, in-tree-pv, throughput-burst-only, oversized-for-iops, "
@@ -56,8 +56,9 @@ const struct cmd_help plan_help = {
 	"  kubectl get pv,pvc,storageclass,statefulset -A -o json > prod.json\n"
 	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
 	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json",
-	plan_options,
-	"Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
+	.options = plan_options,
+	.shared = live_options,
+	.exit_codes = "Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
 	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal.",
 };
 

@@ -478,12 +478,13 @@ static void set_tls(struct http_client *c, CURL *h)
 	}
 }
 
-static struct curl_slist *build_headers(const struct http_request *req, struct buf *scratch)
+static struct curl_slist *build_headers(const struct http_request *req, const struct http_headers *extra,
+					 struct buf *scratch)
 {
 	struct curl_slist *list = NULL;
 	int has_ctype = 0;
-	for (size_t i = 0; i < req->headers.n; i++) {
-		const struct http_header *hd = &req->headers.v[i];
+	for (size_t i = 0; i < req->headers.n + extra->n; i++) {
+		const struct http_header *hd = i < req->headers.n ? &req->headers.v[i] : &extra->v[i - req->headers.n];
 		if (strcasecmp(hd->name, "Content-Type") == 0)
 			has_ctype = 1;
 		buf_reset(scratch);
@@ -511,8 +512,8 @@ static struct curl_slist *build_headers(const struct http_request *req, struct b
 	return list;
 }
 
-static CURLcode perform(struct http_client *c, const struct http_request *req, struct http_response *resp,
-			struct transfer *t)
+static CURLcode perform(struct http_client *c, const struct http_request *req, const struct http_headers *extra,
+			struct http_response *resp, struct transfer *t)
 {
 	CURL *h = c->curl;
 	curl_easy_reset(h); /* keeps the connection cache, so connections are reused */
@@ -535,7 +536,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req, s
 	set_tls(c, h);
 
 	struct buf scratch = BUF_INIT;
-	struct curl_slist *list = build_headers(req, &scratch);
+	struct curl_slist *list = build_headers(req, extra, &scratch);
 	buf_release(&scratch);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
 
@@ -577,11 +578,11 @@ void http_url_for_message(struct buf *out, const char *url)
 	buf_add(out, url, strcspn(url, "?#"));
 }
 
-static void debug_dump(const struct http_request *req, int attempt)
+static void debug_dump(const struct http_request *req, const struct http_headers *extra, int attempt)
 {
 	if (log_get_level() < LOG_DEBUG)
 		return;
-	char *d = http_request_dump(req);
+	char *d = http_request_dump(req, extra);
 	log_debug("http attempt %d:\n%s", attempt, d);
 	free(d);
 }
@@ -600,13 +601,25 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 	out->attempts = 0;
 	out->throttled = 0;
 	int rc = 0;
+	struct http_headers extra = HTTP_HEADERS_INIT;
 	for (int attempt = 1;; attempt++) {
 		rate_acquire(c, req->rate_key);
 		response_reset(out, c->opt.max_body);
 		out->attempts = attempt;
-		debug_dump(req, attempt);
+		http_headers_release(&extra);
+		if (req->presend) {
+			struct buf e = BUF_INIT;
+			rc = req->presend(req->presend_ctx, req, &extra, &e);
+			if (rc) {
+				em_err(err, rc, "%s: %s", where.s, e.s);
+				buf_release(&e);
+				break;
+			}
+			buf_release(&e);
+		}
+		debug_dump(req, &extra, attempt);
 		struct transfer t = {out, 0};
-		CURLcode cc = perform(c, req, out, &t);
+		CURLcode cc = perform(c, req, &extra, out, &t);
 		int64_t delay;
 		if (cc != CURLE_OK) {
 			if (t.too_big) {
@@ -646,6 +659,7 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 		}
 		sleep_for(c, delay);
 	}
+	http_headers_release(&extra);
 	buf_release(&where);
 	return rc;
 }
@@ -671,12 +685,13 @@ static int secret_header(const char *name)
 	return 0;
 }
 
-char *http_request_dump(const struct http_request *r)
+char *http_request_dump(const struct http_request *r, const struct http_headers *extra)
 {
 	struct buf b = BUF_INIT;
 	buf_addf(&b, "%s %s\n", r->method ? r->method : "?", r->url ? r->url : "?");
-	for (size_t i = 0; i < r->headers.n; i++) {
-		const struct http_header *h = &r->headers.v[i];
+	size_t n_extra = extra ? extra->n : 0;
+	for (size_t i = 0; i < r->headers.n + n_extra; i++) {
+		const struct http_header *h = i < r->headers.n ? &r->headers.v[i] : &extra->v[i - r->headers.n];
 		buf_addf(&b, "%s: %s\n", h->name, secret_header(h->name) ? "REDACTED" : h->value);
 	}
 	if (r->body.len) {

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_cloudwatch.h"
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
@@ -212,4 +214,175 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_release(&ks);
 	ec2_mod_list_release(&mods);
 	return rc;
+}
+
+/* ---- live inventory ---- */
+
+/* The Kubernetes side: every requested context through the API client (kube_client.c). */
+static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
+		     struct inventory_live_result *r, struct buf *err);
+
+
+static void add_region(struct inventory_live_result *r, const char *region)
+{
+	for (size_t i = 0; i < r->n_regions; i++)
+		if (strcmp(r->regions[i], region) == 0)
+			return;
+	r->regions = xrealloc(r->regions, (r->n_regions + 1) * sizeof *r->regions);
+	r->regions[r->n_regions++] = xstrdup(region);
+}
+
+static void add_saved(struct inventory_live_result *r, const char *path)
+{
+	r->saved = xrealloc(r->saved, (r->n_saved + 1) * sizeof *r->saved);
+	r->saved[r->n_saved++] = xstrdup(path);
+}
+
+void inventory_live_result_release(struct inventory_live_result *r)
+{
+	for (size_t i = 0; i < r->n_regions; i++)
+		free(r->regions[i]);
+	free(r->regions);
+	for (size_t i = 0; i < r->n_saved; i++)
+		free(r->saved[i]);
+	free(r->saved);
+	free(r->account);
+	memset(r, 0, sizeof *r);
+}
+
+static int save_file(struct inventory_live_result *r, const char *dir, const char *name, const struct buf *data,
+		     struct buf *err)
+{
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s/%s", dir, name);
+	int rc = em_write_file_atomic(path.s, data->s, data->len, 0644, err);
+	if (!rc)
+		add_saved(r, path.s);
+	buf_release(&path);
+	return rc;
+}
+
+static int aws_side(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
+		    struct buf *err)
+{
+	struct aws_client c;
+	struct aws_client_options co;
+	memset(&co, 0, sizeof co);
+	co.profile = o->profile;
+	int rc = aws_client_init(&c, &co, err);
+	if (rc)
+		return rc;
+	const struct aws_credentials *cr = NULL;
+	struct buf cerr = BUF_INIT;
+	if (aws_credentials_provider_get(&c.creds, &cr, &cerr) != 0) {
+		/* No credentials at all: list Kubernetes only (issue: either side may be absent). */
+		if (o->profile) {
+			rc = em_err(err, EM_EAUTH, "AWS profile '%s': %s", o->profile, cerr.s);
+		} else {
+			fleet_add_notice(f, "no AWS credentials (%s): EBS volumes were not read; volumes are listed "
+					    "from Kubernetes only and cannot be priced or checked",
+					 cerr.s);
+		}
+		buf_release(&cerr);
+		aws_client_release(&c);
+		return rc;
+	}
+	buf_release(&cerr);
+	if (cr->account_id)
+		r->account = xstrdup(cr->account_id);
+	for (size_t i = 0; i < r->n_regions && !rc; i++) {
+		const char *region = r->regions[i];
+		rc = aws_ec2_describe_volumes(&c, region, f, r->account, o->progress ? (void (*)(void *, const char *, size_t))o->progress : NULL,
+					      o->progress_ctx, err);
+		struct ec2_mod_list mods;
+		memset(&mods, 0, sizeof mods);
+		if (!rc)
+			rc = aws_ec2_describe_modifications(&c, region, &mods, err);
+		if (!rc)
+			aws_ec2_attach_mods(f, &mods);
+		ec2_mod_list_release(&mods);
+		if (!rc)
+			rc = aws_ec2_instance_types(&c, region, f, err);
+		if (!rc && !o->no_metrics) {
+			struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1};
+			rc = aws_cloudwatch_volume_metrics(&c, region, f, &cw, err);
+		}
+		if (!rc && o->save_dir) {
+			struct buf data = BUF_INIT, name = BUF_INIT;
+			aws_ec2_write_volumes_export(&data, f, region);
+			buf_addf(&name, "volumes-%s.json", region);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+			buf_reset(&data);
+			buf_reset(&name);
+			if (!rc) {
+				aws_ec2_write_modifications_export(&data, f, region);
+				buf_addf(&name, "modifications-%s.json", region);
+				rc = save_file(r, o->save_dir, name.s, &data, err);
+			}
+			buf_release(&data);
+			buf_release(&name);
+		}
+	}
+	r->aws_calls = c.calls;
+	r->aws_throttled = c.throttled;
+	r->aws_read = !rc;
+	aws_client_release(&c);
+	return rc;
+}
+
+int inventory_load_live(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
+			struct buf *err)
+{
+	memset(r, 0, sizeof *r);
+	int rc = 0;
+	if (o->save_dir && (rc = em_mkdirs(o->save_dir, 0755, err)))
+		return rc;
+	struct kube_set ks;
+	kube_set_init(&ks);
+	if (!o->no_kube)
+		rc = kube_side(f, &ks, o, r, err);
+	if (rc) {
+		kube_set_release(&ks);
+		return rc;
+	}
+	for (size_t i = 0; i < o->n_regions; i++)
+		add_region(r, o->regions[i]);
+	if (!o->n_regions && !o->no_aws) {
+		char *def = NULL;
+		struct buf rerr = BUF_INIT;
+		if (aws_region_resolve(&def, NULL, o->profile, &rerr) == 0) {
+			add_region(r, def);
+			free(def);
+		}
+		buf_release(&rerr);
+		/* ... and every region the clusters' EBS PVs live in. */
+		for (size_t i = 0; i < ks.n_pvs; i++) {
+			char *region = NULL, *loc = NULL;
+			if (ks.pvs[i].zone && volume_split_az(ks.pvs[i].zone, &region, &loc) == 0)
+				add_region(r, region);
+			free(region);
+			free(loc);
+		}
+		if (!r->n_regions) {
+			kube_set_release(&ks);
+			return em_err(err, EM_EINPUT, "no AWS region: give --region, or set AWS_REGION or a profile region");
+		}
+	}
+	if (!o->no_aws)
+		rc = aws_side(f, o, r, err);
+	if (!rc && (ks.n_pvs || ks.n_pvcs))
+		inventory_join(f, &ks, r->aws_read);
+	kube_set_release(&ks);
+	return rc;
+}
+
+static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
+		     struct inventory_live_result *r, struct buf *err)
+{
+	(void)ks;
+	(void)r;
+	(void)err;
+	(void)o;
+	fleet_add_notice(f, "Kubernetes API reading is not built in yet: volumes are listed from AWS only");
+	return 0;
 }

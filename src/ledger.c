@@ -544,3 +544,33 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	sqlite3_finalize(st);
 	return rc;
 }
+
+int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
+			    struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(l,
+			 "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
+			 "kube_volumes, aws_calls, notices, inventory_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 &st, err);
+	if (rc)
+		return rc;
+	bind_text(st, 1, run->started_at);
+	bind_text(st, 2, run->finished_at);
+	bind_text(st, 3, run->source);
+	bind_text(st, 4, run->regions ? run->regions : "");
+	bind_text(st, 5, run->clusters ? run->clusters : "");
+	sqlite3_bind_int64(st, 6, run->volumes);
+	sqlite3_bind_int64(st, 7, run->kube_volumes);
+	sqlite3_bind_int64(st, 8, run->aws_calls);
+	bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
+	bind_text(st, 10, run->inventory_json);
+	if (sqlite3_step(st) == SQLITE_DONE) {
+		if (id_out)
+			*id_out = sqlite3_last_insert_rowid(l->db);
+	} else {
+		rc = db_err(l, err, "cannot record the inventory run");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

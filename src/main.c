@@ -18,6 +18,7 @@
 
 const struct cmd commands[] = {
 	{"plan", cmd_plan, NEEDS_PRICES, "recommend gp3 settings, cost and savings for every volume", &plan_help},
+	{"inventory", cmd_inventory, NEEDS_DB, "read the live fleet from the AWS and Kubernetes APIs", &inventory_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
 	{"version", cmd_version, NEEDS_NOTHING, "print the version", &version_help},
 	{NULL, NULL, 0, NULL, NULL},

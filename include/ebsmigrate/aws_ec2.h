@@ -35,3 +35,25 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods);
 
 #endif
+
+/* ---- live EC2 Query API (2016-11-15) ---- */
+struct aws_client;
+
+/* Reads every volume of region (DescribeVolumes, MaxResults 1000, all pages) into f, parsing
+ * each page with expat as it streams (no document tree). progress (may be NULL) is called
+ * after each page with the number of volumes read so far. */
+int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
+			     void (*progress)(void *ctx, const char *region, size_t n), void *pctx,
+			     struct buf *err);
+/* Reads the latest modification of every modified volume of region (DescribeVolumesModifications
+ * without ids, all pages: asking by id fails with InvalidVolumeModification.NotFound for volumes
+ * never modified). */
+int aws_ec2_describe_modifications(struct aws_client *c, const char *region, struct ec2_mod_list *mods,
+				   struct buf *err);
+/* Fills attachments[].instance_type of region's volumes (DescribeInstances by id, 100 a call). */
+int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
+/* Writes the region's volumes of f as `aws ec2 describe-volumes --output json` would, and
+ * their modifications as `describe-volumes-modifications` would (so plan --from-aws-json
+ * replays them). */
+void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region);
+void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region);

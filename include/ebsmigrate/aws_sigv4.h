@@ -79,6 +79,11 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
  * X-Amz-Security-Token and x-amz-content-sha256, then appends the new ones. */
 int aws_sigv4_sign_http(struct http_request *req, const struct aws_sigv4_params *p, struct buf *err);
 
+/* An http_presend_fn: signs every attempt of an http_send afresh, so a retry after a long
+ * backoff never carries a stale X-Amz-Date. ctx is a const struct aws_sigv4_params * whose
+ * `now` is replaced by time(NULL) at each attempt; the request itself stays unsigned. */
+int aws_sigv4_presend(void *ctx, const struct http_request *req, struct http_headers *extra, struct buf *err);
+
 /* The presigned URL: req->url with the signature parameters appended. */
 int aws_sigv4_presign_url(struct buf *out, const struct aws_sigv4_request *req, const struct aws_sigv4_params *p,
 			  struct buf *err);

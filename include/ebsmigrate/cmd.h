@@ -59,6 +59,7 @@ struct cmd_help {
 	const char *const *usage;   /* NULL-terminated usage lines without the program name */
 	const char *description;    /* paragraphs */
 	const struct cmd_option *options; /* terminated by a zero row */
+	const struct cmd_option *shared;  /* a shared group (e.g. live_options), or NULL */
 	const char *exit_codes;     /* command-specific notes on exit codes, or NULL */
 };
 
@@ -90,10 +91,22 @@ int cmd_write_output(const char *path, const struct buf *data);
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);
 
+/* The live-inventory options shared by plan and inventory (ids >= OPT_LIVE_BASE). */
+enum { OPT_LIVE_BASE = 500, OPT_REGION, OPT_PROFILE, OPT_KUBECONFIG, OPT_CONTEXT, OPT_ALL_CONTEXTS, OPT_NO_KUBE,
+       OPT_NO_AWS, OPT_NO_METRICS, OPT_LOOKBACK, OPT_NO_USAGE };
+extern const struct cmd_option live_options[];
+struct inventory_live_options;
+/* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */
+int cmd_live_option(struct inventory_live_options *o, int id, const char *arg);
+void cmd_live_options_release(struct inventory_live_options *o);
+/* Progress on stderr, only on a TTY and not with --quiet. */
+void cmd_progress(void *ctx, const char *what, size_t n);
+
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
-extern const struct cmd_help plan_help, help_help, version_help;
+extern const struct cmd_help plan_help, help_help, version_help, inventory_help;
 
 #endif

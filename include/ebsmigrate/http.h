@@ -65,6 +65,14 @@ enum http_verdict {
 typedef enum http_verdict (*http_classify_fn)(void *ctx, long status, const struct http_headers *headers,
 					      const struct buf *body);
 
+struct http_request;
+
+/* Called before every attempt, after the rate-limit wait: the headers it adds to `extra` go
+ * with that attempt only (http_send frees them). SigV4 uses it to sign each attempt with the
+ * time it is sent (aws_sigv4_presend). A nonzero return stops http_send with that code. */
+typedef int (*http_presend_fn)(void *ctx, const struct http_request *req, struct http_headers *extra,
+			       struct buf *err);
+
 struct http_request {
 	const char *method;         /* "GET", "POST", "PUT", ...; borrowed */
 	char *url;                  /* owned */
@@ -77,6 +85,8 @@ struct http_request {
 	int secret_body;            /* never show the body (or the answer's) in debug dumps */
 	http_classify_fn classify;  /* NULL = built-in rule only */
 	void *classify_ctx;
+	http_presend_fn presend;    /* NULL = send the headers as they are */
+	void *presend_ctx;
 };
 
 void http_request_init(struct http_request *r, const char *method, const char *url);
@@ -144,8 +154,9 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 int64_t http_backoff_ms(struct http_client *c, int retry);
 
 /* A request as text for debug logs: secret headers and query values replaced by REDACTED,
- * the body shown (redacted, at most 2 KiB) unless secret_body. Caller frees. */
-char *http_request_dump(const struct http_request *r);
+ * the body shown (redacted, at most 2 KiB) unless secret_body. extra (may be NULL): the
+ * attempt's presend headers. Caller frees. */
+char *http_request_dump(const struct http_request *r, const struct http_headers *extra);
 
 /* Appends url without its query and fragment (for messages). */
 void http_url_for_message(struct buf *out, const char *url);

@@ -31,4 +31,38 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
  * become volumes with missing = 1 (size/type/zone from the PV and its StorageClass). */
 void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_data);
 
+/* ---- live inventory ---- */
+struct inventory_live_options {
+	const char *profile;                 /* --profile */
+	const char *const *regions;          /* --region (repeatable); none = the default region plus
+					      * every region the clusters' PVs live in */
+	size_t n_regions;
+	int no_aws, no_kube, no_metrics, no_usage;
+	int64_t lookback_s, period_s;        /* CloudWatch look-back (default 14 d) and period (300 s) */
+	const char *kubeconfig;              /* --kubeconfig; NULL = KUBECONFIG or ~/.kube/config */
+	const char *const *contexts;         /* --context (repeatable); none = the current context */
+	size_t n_contexts;
+	int all_contexts;
+	const char *save_dir;                /* --save: write the exports replayable by plan */
+	void (*progress)(void *ctx, const char *what, size_t n);
+	void *progress_ctx;
+};
+
+struct inventory_live_result {
+	char **regions;                      /* regions read */
+	size_t n_regions;
+	char *account;                       /* from STS GetCallerIdentity, NULL unknown */
+	int aws_calls, aws_throttled;
+	int aws_read, kube_read;             /* 1 when that side was read */
+	char **saved;                        /* files written by save_dir */
+	size_t n_saved;
+};
+
+/* Reads the fleet from the live APIs. A side that is not configured (no kubeconfig, no AWS
+ * credentials) is skipped with a notice in the fleet; failures of a configured side are errors
+ * naming the context/profile/region and call. */
+int inventory_load_live(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
+			struct buf *err);
+void inventory_live_result_release(struct inventory_live_result *r);
+
 #endif

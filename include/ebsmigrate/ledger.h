@@ -44,4 +44,14 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
 		       const char *plan_json, int64_t *id_out, struct buf *err);
 
+/* Records an inventory run (migration 0002). */
+struct ledger_inventory_run {
+	const char *started_at, *finished_at, *source, *regions, *clusters;
+	int64_t volumes, kube_volumes, aws_calls;
+	const char *notices_json;   /* JSON array of strings */
+	const char *inventory_json; /* ebsmigrate.inventory/v1 */
+};
+int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
+			    struct buf *err);
+
 #endif

@@ -1043,9 +1043,9 @@ def get_metric_data(sim, metrics, region, p):
             raise ApiError("ValidationError", "MetricDataQueries.member.%d.MetricStat.Stat is required" % (i + 1))
         total_points += int(math.ceil((end - start) / period))
     if total_points > MAX_POINTS:
-        raise ApiError("InvalidParameterValue", "You have requested up to %d datapoints, which exceeds the "
-                       "limit of %d. You may reduce the datapoints requested by increasing Period, or "
-                       "decreasing the time range." % (total_points, MAX_POINTS))
+        raise ApiError("InvalidParameterValue", "You have requested up to {:,} datapoints, which exceeds the "
+                       "limit of {:,}. You may reduce the datapoints requested by increasing Period, or "
+                       "decreasing the time range.".format(total_points, MAX_POINTS))
     series = {}
     periods = {}
     labels = {}

@@ -29,7 +29,8 @@ What it serves, on the wire formats of the real kube-apiserver:
     delete (propagationPolicy; Jobs default to orphan as in the REST API), deletecollection,
     status subresources, pods/log, nodes/NAME/proxy/stats/summary (kubelet Summary from ``usage``).
   * continue tokens look like the real ones (base64url JSON with rv and start key) plus the list's
-    start time; they expire after ``continue_ttl_s`` (sim clock, default 300) or with the
+    start time; they expire after ``continue_ttl_s`` (default 300; wall clock plus ``ctl advance``
+    jumps, not scaled by --time-scale) or with the
     ``expire-continue`` fault: 410 Expired with the apiserver's "inconsistent continue" message
     and a fresh token in metadata.continue (resourceVersion -1, continues at the latest state).
   * CSI emulation (ebs.csi.aws.com external-resizer + driver): a bound PVC on a CSI PV whose
@@ -729,6 +730,28 @@ class Printer:
 # fio pods
 
 SHELLS = {"sh", "bash", "ash", "dash", "busybox"}
+FIO_PATH_OPTS = {"filename", "directory", "output", "write_bw_log", "write_lat_log", "write_iops_log",
+                 "write_hist_log", "opendir", "trigger-file", "ioengine_lib", "fdp_pli", "filename_format"}
+HARMLESS_DEV = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/stdin", "/dev/stdout",
+                "/dev/stderr", "/dev/fd/", "/dev/shm/")
+
+
+def safe_join(base, rel):
+    """base/rel, refusing to climb out of base."""
+    p = os.path.normpath(os.path.join(base, str(rel).lstrip("/")))
+    if p != base and not p.startswith(base.rstrip("/") + "/"):
+        p = os.path.join(base, "_" + re.sub(r"[^A-Za-z0-9_.-]", "_", str(rel)))
+    return p
+
+
+def host_device(text):
+    """The first /dev path in text that could touch a host device, or None."""
+    for m in re.finditer(r"(?<![A-Za-z0-9_.-])/dev/[^\s:'\";,]*", text):
+        p = m.group(0)
+        if p.rstrip("/") == "/dev" or any(p == h or (h.endswith("/") and p.startswith(h)) for h in HARMLESS_DEV):
+            continue
+        return p
+    return None
 
 
 class PodRun:
@@ -842,6 +865,9 @@ class KubeCluster:
         self.modify_retry = float(spec.get("modify_retry_s", 10))
         self.rand = random.Random(int(hashlib.sha256(("ebssim-kube/" + self.name).encode()).hexdigest()[:12], 16))
         self.store = {rt.plural: {} for rt in self.types}
+        self.dirty = set()         # PVC keys the CSI emulation must look at
+        self.pending_pods = set()  # pods not yet started
+        self.active_jobs = set()   # jobs not yet finished
         self.rv = 1000
         self.history = []          # (rv, time, plural, key, old, new)
         self.cond = threading.Condition(sim.lock)
@@ -891,6 +917,8 @@ class KubeCluster:
             if not rt.namespaced:
                 m.pop("namespace", None)
             self._prepare_stored(rt, o, start)
+            if rt.plural == "pods" and not dig(o, "status", "phase"):
+                o.setdefault("status", {})["phase"] = "Running"  # pre-existing workload: never executed
             self.rv += 1
             m["resourceVersion"] = str(self.rv)
             self.store[rt.plural][self._key(o, rt)] = ordered(o)
@@ -935,8 +963,34 @@ class KubeCluster:
             self.store[rt.plural].pop(key, None)
         self.history.append((self.rv, self.now(), rt.plural, key, old, new))
         self._prune_history()
+        self._note_change(rt.plural, key, old, new)
         self.cond.notify_all()
         return new
+
+    def _note_change(self, plural, key, old, new):
+        """Remember what the controllers must look at again (no full scans on every tick)."""
+        if plural == "persistentvolumeclaims":
+            self.dirty.add(key)
+        elif plural == "persistentvolumes":
+            for o in (old, new):
+                cr = dig(o, "spec", "claimRef") if o else None
+                if cr and cr.get("name"):
+                    self.dirty.add("%s/%s" % (cr.get("namespace", ""), cr["name"]))
+        elif plural == "volumeattributesclasses":
+            for k, pvc in self.store["persistentvolumeclaims"].items():
+                if dig(pvc, "spec", "volumeAttributesClassName") == key:
+                    self.dirty.add(k)
+        elif plural == "pods":
+            if new is not None and dig(new, "status", "phase") in (None, "", "Pending"):
+                self.pending_pods.add(key)
+            else:
+                self.pending_pods.discard(key)
+        elif plural == "jobs":
+            if new is None or any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                                  for c in dig(new, "status", "conditions", default=[]) or []):
+                self.active_jobs.discard(key)
+            else:
+                self.active_jobs.add(key)
 
     def _prune_history(self):
         keep = max(self.continue_ttl * 2, 600)
@@ -989,7 +1043,7 @@ class KubeCluster:
     def _json(self, code, obj, extra_headers=None, ctype="application/json"):
         body = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
         h = {"Content-Type": ctype, "Cache-Control": "no-cache, private",
-             "Audit-Id": str(uuid.UUID(int=self.rand.getrandbits(128)))}
+             "Audit-Id": str(uuid.uuid4())}
         h["X-Kubernetes-Pf-Flowschema-Uid"] = self._uid("flowschema", "exempt")
         h["X-Kubernetes-Pf-Prioritylevel-Uid"] = self._uid("prioritylevel", "exempt")
         if extra_headers:
@@ -1506,6 +1560,14 @@ class KubeCluster:
                 return False
         return True
 
+    def _compaction_clock(self):
+        """Continue tokens age on the wall clock plus explicit `ctl advance` jumps: --time-scale
+        must not make every paginated list expire, while an advance past the TTL still does."""
+        clock = getattr(self.sim, "clock", None)
+        if clock is not None and hasattr(clock, "advanced"):
+            return time.time() + float(clock.advanced)
+        return self.now()
+
     def _encode_continue(self, rv, start, t):
         raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start, "t": int(t)}, separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
@@ -1527,7 +1589,7 @@ class KubeCluster:
         lsel, fsel = self._selectors(rt, q)
         cont = q.get("continue") or ""
         with self.sim.lock:
-            now = self.now()
+            now = self._compaction_clock()
             if cont:
                 tok = self._decode_continue(cont)
                 t0 = tok.get("t", now)
@@ -2110,8 +2172,7 @@ class KubeCluster:
             for r in meta(old).get("ownerReferences") or []:
                 if r.get("kind") == "Job":
                     self._sync_job("%s/%s" % (meta(old)["namespace"], r.get("name")))
-        if rt.plural in ("persistentvolumeclaims", "persistentvolumes", "volumeattributesclasses"):
-            self._reconcile_all()
+        self._reconcile_dirty()
 
     # ------------------------------------------------------------------ pods/log, nodes/proxy
     def _pod_log(self, ns, name, q):
@@ -2244,31 +2305,36 @@ class KubeCluster:
         with self.sim.lock:
             self._last_progress = self.now()
             self._progress()
-            self._reconcile_all()
+            self._reconcile_dirty()
 
     def _progress(self):
         for opkey in list(self.ops):
             self._check_op(opkey)
-        for jk in list(self.store["jobs"]):
+        for jk in sorted(self.active_jobs):
             self._sync_job(jk)
-        for pk in list(self.store["pods"]):
-            if dig(self.store["pods"].get(pk), "status", "phase") == "Pending" and pk not in self.runs:
+        for pk in sorted(self.pending_pods):
+            if pk not in self.runs:
                 self._start_pod(pk)
 
     def _reconcile_all(self):
-        for key in list(self.store["persistentvolumeclaims"]):
-            pvc = self.store["persistentvolumeclaims"].get(key)
-            if pvc is None:
-                continue
-            self._bind_pvc(key, pvc)
-            pvc = self.store["persistentvolumeclaims"].get(key)
-            self._csi_vac(key, pvc)
-            if self.sidecar:
+        self.dirty.update(self.store["persistentvolumeclaims"])
+        self._reconcile_dirty()
+
+    def _reconcile_dirty(self):
+        for _round in range(5):   # controllers' own writes mark claims dirty again; they settle quickly
+            if not self.dirty:
+                break
+            keys, self.dirty = sorted(self.dirty), set()
+            for key in keys:
                 pvc = self.store["persistentvolumeclaims"].get(key)
-                self._csi_annotations(key, pvc)
-        for opkey in list(self.ops):
-            if opkey[1] not in self.store["persistentvolumeclaims"]:
-                self.ops.pop(opkey, None)
+                if pvc is None:
+                    for opkey in [k for k in self.ops if k[1] == key]:
+                        self.ops.pop(opkey, None)
+                    continue
+                self._bind_pvc(key, pvc)
+                self._csi_vac(key, self.store["persistentvolumeclaims"].get(key))
+                if self.sidecar:
+                    self._csi_annotations(key, self.store["persistentvolumeclaims"].get(key))
 
     # static binding
     def _bind_pvc(self, key, pvc):
@@ -2571,6 +2637,8 @@ class KubeCluster:
             if mod_state(self._latest_mod(op["volume_id"])) != "modifying":
                 op["state"] = "retry"
                 self._ec2_modify(opkey, op, op["parsed"])
+        elif op.get("kind") == "ann" and op["state"] == "infeasible" and self.now() >= op.get("retry_at", 0):
+            self.dirty.add(opkey[1])
         elif op["state"] == "error" and self.now() >= op.get("retry_at", 0):
             pvc = self.store["persistentvolumeclaims"].get(opkey[1])
             if pvc is None:
@@ -2809,23 +2877,30 @@ class KubeCluster:
         pdir = self._pod_dir(key)
         ns = meta(pod)["namespace"]
         vols = {v.get("name"): v for v in dig(pod, "spec", "volumes", default=[]) or []}
-        mounts = []
+        mounts = []   # (path in the container, path here, volume); block devices become plain files
         for vm in c.get("volumeMounts") or []:
             v = vols.get(vm.get("name")) or {}
-            host = os.path.join(pdir, "volumes", vm.get("name", "vol"))
-            os.makedirs(host, exist_ok=True)
+            host = safe_join(os.path.join(pdir, "volumes"), vm.get("name") or "vol")
             if vm.get("subPath"):
-                host = os.path.join(host, vm["subPath"])
-                os.makedirs(host, exist_ok=True)
+                host = safe_join(host, vm["subPath"])
+            os.makedirs(host, exist_ok=True)
             mp = vm.get("mountPath", "").rstrip("/")
             if mp:
                 mounts.append((mp, host, v))
+        for vd in c.get("volumeDevices") or []:
+            os.makedirs(os.path.join(pdir, "devices"), exist_ok=True)
+            host = safe_join(os.path.join(pdir, "devices"), (vd.get("name") or "dev") + ".img")
+            open(host, "ab").close()
+            if vd.get("devicePath"):
+                mounts.append((vd["devicePath"].rstrip("/"), host, vols.get(vd.get("name")) or {}))
         mounts.sort(key=lambda m: -len(m[0]))
 
         def rewrite(s):
             for mp, host, _v in mounts:
-                s = re.sub(r"(?<![A-Za-z0-9_./-])" + re.escape(mp) + r"(?=$|/|[^A-Za-z0-9_.-])", host.replace("\\", "\\\\"), s)
+                s = re.sub(r"(?<![A-Za-z0-9_./-])" + re.escape(mp) + r"(?=$|/|[^A-Za-z0-9_.-])",
+                           host.replace("\\", "\\\\"), s)
             return s
+        written = []
         for mp, host, v in mounts:
             cmname = dig(v, "configMap", "name")
             if cmname:
@@ -2835,21 +2910,47 @@ class KubeCluster:
                 pairs = [(it.get("key"), it.get("path")) for it in items] if items else [(k, k) for k in data]
                 for k, p in pairs:
                     if k in data and p:
-                        fp = os.path.join(host, p)
+                        fp = safe_join(host, p)
                         os.makedirs(os.path.dirname(fp), exist_ok=True)
+                        text = rewrite(data[k])
+                        written.append(text)
                         with open(fp, "w") as f:
-                            f.write(rewrite(data[k]))
+                            f.write(text)
         env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": pdir,
                "HOSTNAME": meta(pod)["name"]}
         env.update(env_vals)
         if shell:
             argv = ["/bin/sh", "-c", rewrite(script)] + [rewrite(a) for a in argv[idx + 2:]]
         else:
-            argv = [shutil.which("fio") or "fio"] + [rewrite(a) for a in argv[1:]]
+            rootfs = os.path.join(pdir, "rootfs")
+            out = [shutil.which("fio") or "fio"]
+            for a in argv[1:]:
+                a = rewrite(a)
+                m = re.match(r"^(--?([A-Za-z_-]+)=)(.*)$", a)
+                if m and m.group(2) in FIO_PATH_OPTS:
+                    a = m.group(1) + ":".join(self._rootfs_path(rootfs, pdir, part) for part in m.group(3).split(":"))
+                elif not a.startswith("-"):
+                    a = self._rootfs_path(rootfs, pdir, a)
+                out.append(a)
+            argv = out
+        bad = host_device(" ".join(argv[1:]) + "\n" + "\n".join(written))
+        if bad:
+            msg = ("ebssim: refusing to run fio against host path %s: only the pod's volumes and "
+                   "volumeDevices are emulated (as files under %s)" % (bad, pdir))
+            argv = ["/bin/sh", "-c", 'echo "$0" >&2; exit 1', msg]
         workdir = rewrite(c.get("workingDir")) if c.get("workingDir") else pdir
-        if not os.path.isdir(workdir):
+        if not os.path.isdir(workdir) or not os.path.realpath(workdir).startswith(os.path.realpath(pdir)):
             workdir = pdir
         return argv, workdir, env
+
+    @staticmethod
+    def _rootfs_path(rootfs, pdir, p):
+        """An absolute path outside the pod's volumes lives in the container's own filesystem."""
+        if not p.startswith("/") or p.startswith(pdir + "/") or p == pdir or p.startswith("/dev/"):
+            return p
+        q = safe_join(rootfs, p.lstrip("/"))
+        os.makedirs(os.path.dirname(q), exist_ok=True)
+        return q
 
     def _container_exited(self, run, rc, err):
         with self.sim.lock:

@@ -100,7 +100,7 @@ class SimProcess:
         return session.create_client(
             service, region_name=region, endpoint_url=self.env[endpoint], verify=self.ca,
             aws_access_key_id=keys[0], aws_secret_access_key=keys[1], aws_session_token=token,
-            config=botocore.config.Config(retries={"max_attempts": retries, "mode": "standard"},
+            config=botocore.config.Config(retries={"total_max_attempts": retries, "mode": "standard"},
                                           read_timeout=20, connect_timeout=5))
 
     def signed(self, service, endpoint_var, body, headers=None, region="us-east-1", keys=ADMIN,

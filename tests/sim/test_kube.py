@@ -747,6 +747,44 @@ class TestJobs(Base):
         self.assertTrue(run.done.wait(10))
         self.assertEqual(self.ok("GET", "/api/v1/namespaces/db/pods", "labelSelector=job-name%3Dlong")["items"], [])
 
+    def run_pod(self, name, container, volumes=None):
+        self.ok("POST", "/api/v1/namespaces/db/pods", body={"metadata": {"name": name}, "spec": {
+            "restartPolicy": "Never", "containers": [container], "volumes": volumes or []}})
+        for _ in range(300):
+            p = self.ok("GET", "/api/v1/namespaces/db/pods/" + name)
+            if p["status"]["phase"] in ("Succeeded", "Failed"):
+                return p, self.req("GET", "/api/v1/namespaces/db/pods/%s/log" % name)[1]
+            time.sleep(0.05)
+        self.fail("pod did not finish")
+
+    def test_block_device_and_host_paths(self):
+        vol = [{"name": "raw", "persistentVolumeClaim": {"claimName": "data-db-2"}}]
+        p, log = self.run_pod("blk", {"name": "fio", "image": "fio", "command": [
+            "fio", "--name=b", "--filename=/dev/xvdf", "--size=1M", "--rw=write", "--output=/results/o.json",
+            "--output-format=json"], "volumeDevices": [{"name": "raw", "devicePath": "/dev/xvdf"}]}, vol)
+        self.assertEqual(p["status"]["phase"], "Succeeded", log)
+        pdir = self.c.pod_dirs["db/blk"]
+        self.assertEqual(os.path.getsize(os.path.join(pdir, "devices", "raw.img")), 1 << 20)
+        with open(os.path.join(pdir, "rootfs", "results", "o.json")) as f:
+            self.assertEqual(json.load(f)["jobs"][0]["jobname"], "b")
+        # a host device that is not one of the pod's volumeDevices is never touched
+        p, log = self.run_pod("host", {"name": "fio", "image": "fio", "command": [
+            "sh", "-c", "fio --name=h --filename=/dev/sda --rw=read --size=1M"]})
+        self.assertEqual(p["status"]["phase"], "Failed")
+        self.assertIn(b"refusing to run fio against host path /dev/sda", log)
+
+    def test_configmap_job_file(self):
+        self.ok("POST", "/api/v1/namespaces/db/configmaps", body={"metadata": {"name": "fiojob"}, "data": {
+            "job.fio": "[global]\ndirectory=/data\nsize=1M\n[w]\nrw=write\n"}})
+        p, log = self.run_pod("cm", {"name": "fio", "image": "fio", "command": [
+            "fio", "--output-format=json", "/etc/fio/job.fio"],
+            "volumeMounts": [{"name": "job", "mountPath": "/etc/fio"}, {"name": "d", "mountPath": "/data"}]},
+            [{"name": "job", "configMap": {"name": "fiojob"}},
+             {"name": "d", "persistentVolumeClaim": {"claimName": "data-db-2"}}])
+        self.assertEqual(p["status"]["phase"], "Succeeded", log)
+        rep = log if isinstance(log, dict) else json.loads(log[log.index(b"{"):])
+        self.assertEqual(rep["jobs"][0]["jobname"], "w")
+
     def test_bad_restart_policy(self):
         st, o = self.req("POST", "/apis/batch/v1/namespaces/db/jobs", body=self.job("x", ["fio"], restart="Always"))
         self.assertEqual((st, o["reason"]), (422, "Invalid"))

@@ -149,6 +149,20 @@ class TestKubectl(unittest.TestCase):
         p = self.kubectl("describe", "pvc", "data-db-1", "-n", "db")
         self.assertIn("VolumeModifySuccessful", p.stdout)
 
+    def test_server_side_apply_and_annotate(self):
+        vac = {"apiVersion": "storage.k8s.io/v1beta1", "kind": "VolumeAttributesClass",
+               "metadata": {"name": "ssa"}, "driverName": "ebs.csi.aws.com", "parameters": {"type": "gp3"}}
+        p = self.kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(vac))
+        self.assertIn("serverside-applied", p.stdout)
+        p = self.kubectl("apply", "--server-side", "-f", "-", stdin=json.dumps(vac))
+        self.assertIn("serverside-applied", p.stdout)
+        self.kubectl("annotate", "pvc", "data-db-0", "-n", "db", "x=1")
+        self.kubectl("label", "pvc", "data-db-0", "-n", "db", "y=2")
+        o = json.loads(self.kubectl("get", "pvc", "data-db-0", "-n", "db", "-o", "json").stdout)
+        self.assertEqual((o["metadata"]["annotations"]["x"], o["metadata"]["labels"]["y"]), ("1", "2"))
+        p = self.kubectl("delete", "vac", "ssa")
+        self.assertIn("deleted", p.stdout)
+
     @unittest.skipUnless(shutil.which("fio"), "fio not installed")
     def test_job_logs_wait(self):
         job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bench", "namespace": "db"},

@@ -355,6 +355,51 @@ static void test_assume_role(void)
 	buf_release(&err);
 }
 
+/* aws_sigv4_presend signs each attempt; the server can verify every one of them. */
+static void test_presend_signing(void)
+{
+	static const struct lb_response script[] = {
+		{503, NULL, "", 0, 0},
+		{200, NULL, "ok", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f);
+	struct aws_credentials creds = {0};
+	creds.access_key_id = xstrdup("AKIDPRESEND");
+	creds.secret_access_key = xstrdup("PRESENDSECRET");
+	creds.session_token = xstrdup("PRESENDTOKEN");
+	struct aws_sigv4_params sp = {&creds, "ca-central-1", "sts", 0, 1, 0, 0, 0};
+	struct buf url = BUF_INIT, err = BUF_INIT;
+	buf_addf(&url, "%s/", s.url);
+	struct http_request rq;
+	http_request_init(&rq, "POST", url.s);
+	http_headers_add(&rq.headers, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8");
+	buf_adds(&rq.body, "Action=GetCallerIdentity&Version=2011-06-15");
+	rq.presend = aws_sigv4_presend;
+	rq.presend_ctx = &sp;
+	struct http_response resp;
+	http_response_init(&resp);
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 2);
+	CHECK(http_headers_get(&rq.headers, "Authorization") == NULL);
+	char v[256];
+	for (size_t i = 0; i < 2; i++) {
+		const struct lb_request *r = lb_req(&s, i);
+		CHECK(r && signature_verifies(&s, r, &creds, "ca-central-1"));
+		CHECK_STR(lb_header(r, "X-Amz-Security-Token", v, sizeof v), "PRESENDTOKEN");
+	}
+	http_response_release(&resp);
+	http_request_release(&rq);
+	aws_credentials_release(&creds);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&url);
+	buf_release(&err);
+}
+
 /* ---- EKS token ---- */
 
 static int b64url_decode(const char *in, struct buf *out)
@@ -467,6 +512,7 @@ int main(void)
 	test_endpoints();
 	test_caller_identity();
 	test_assume_role();
+	test_presend_signing();
 	test_eks_token();
 	return tap_done();
 }

@@ -525,6 +525,75 @@ static void test_rate_limit(void)
 	buf_release(&err);
 }
 
+struct presend_seen {
+	int calls;
+	int fail_on;
+};
+
+static int stamp(void *ctx, const struct http_request *req, struct http_headers *extra, struct buf *err)
+{
+	struct presend_seen *ps = ctx;
+	ps->calls++;
+	if (ps->calls == ps->fail_on)
+		return em_err(err, EM_EAUTH, "no credentials for attempt %d", ps->calls);
+	char v[32];
+	snprintf(v, sizeof v, "attempt-%d", ps->calls);
+	http_headers_add(extra, "X-Stamp", v);
+	http_headers_add(extra, "Authorization", "SECRETAUTH");
+	return 0;
+}
+
+/* The presend hook runs before every attempt; its headers go with that attempt only. */
+static void test_presend(void)
+{
+	static const struct lb_response script[] = {
+		{503, NULL, "", 0, 0},
+		{200, NULL, "ok", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 2) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 3);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct presend_seen ps = {0, 0};
+	struct http_request rq;
+	http_request_init(&rq, "GET", s.url);
+	http_headers_add(&rq.headers, "X-Fixed", "1");
+	rq.presend = stamp;
+	rq.presend_ctx = &ps;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(ps.calls, 2);
+	char v[64];
+	CHECK_STR(lb_header(lb_req(&s, 0), "X-Stamp", v, sizeof v), "attempt-1");
+	CHECK_STR(lb_header(lb_req(&s, 1), "X-Stamp", v, sizeof v), "attempt-2");
+	CHECK_STR(lb_header(lb_req(&s, 1), "X-Fixed", v, sizeof v), "1");
+	CHECK_I64(rq.headers.n, 1); /* the request itself is untouched */
+	/* a failing hook stops the send before anything goes out */
+	ps.calls = 0;
+	ps.fail_on = 1;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), EM_EAUTH);
+	CHECK(strstr(err.s, "no credentials for attempt 1") != NULL);
+	CHECK_I64(lb_count(&s), 2);
+	/* the dump shows presend headers, redacted */
+	struct http_headers extra = HTTP_HEADERS_INIT;
+	http_headers_add(&extra, "Authorization", "SECRETAUTH");
+	http_headers_add(&extra, "X-Stamp", "attempt-9");
+	char *d = http_request_dump(&rq, &extra);
+	CHECK(strstr(d, "X-Stamp: attempt-9") != NULL);
+	CHECK(strstr(d, "SECRETAUTH") == NULL);
+	free(d);
+	http_headers_release(&extra);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
 static void test_dump(void)
 {
 	struct http_request rq;
@@ -537,7 +606,7 @@ static void test_dump(void)
 	http_headers_add(&rq.headers, "X-aws-ec2-metadata-token-ttl-seconds", "21600");
 	http_headers_add(&rq.headers, "Content-Type", "application/x-www-form-urlencoded");
 	buf_adds(&rq.body, "Action=AssumeRoleWithWebIdentity&WebIdentityToken=JWTVALUE");
-	char *d = http_request_dump(&rq);
+	char *d = http_request_dump(&rq, NULL);
 	CHECK(strstr(d, "SIGVALUE") == NULL);
 	CHECK(strstr(d, "SESSIONTOK") == NULL);
 	CHECK(strstr(d, "IMDSTOK") == NULL);
@@ -548,7 +617,7 @@ static void test_dump(void)
 	CHECK(strstr(d, "Action=GetCallerIdentity") != NULL);
 	free(d);
 	rq.secret_body = 1;
-	d = http_request_dump(&rq);
+	d = http_request_dump(&rq, NULL);
 	CHECK(strstr(d, "AssumeRoleWithWebIdentity") == NULL);
 	CHECK(strstr(d, "bytes, not shown]") != NULL);
 	free(d);
@@ -575,6 +644,7 @@ int main(void)
 	test_refused();
 	test_body_cap();
 	test_rate_limit();
+	test_presend();
 	test_dump();
 	return tap_done();
 }

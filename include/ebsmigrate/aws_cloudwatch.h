@@ -1,0 +1,38 @@
+/*
+ * aws_cloudwatch.h - per-volume EBS metrics from CloudWatch GetMetricData (JSON 1.0 protocol),
+ * reduced to the figures the planner uses (struct volume_metrics): p99 and max IOPS and MiB/s
+ * over the look-back, minimum BurstBalance, and the share of periods at the volume's IOPS or
+ * throughput ceiling.
+ *
+ * Per volume 4 queries (VolumeReadOps, VolumeWriteOps, VolumeReadBytes, VolumeWriteBytes: Sum)
+ * plus BurstBalance (Minimum) for burst-credit types; batched up to 500 queries per call, pages
+ * followed with NextToken (the service returns at most 100,800 points per page).
+ */
+#ifndef EBSMIGRATE_AWS_CLOUDWATCH_H
+#define EBSMIGRATE_AWS_CLOUDWATCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/volume.h"
+
+struct aws_client;
+
+struct cw_options {
+	time_t end;          /* end of the look-back (real time; default now) */
+	int64_t lookback_s;  /* default 14 days */
+	int64_t period_s;    /* >= 300; default 300 */
+	int only_gp2;        /* fetch for gp2 volumes only (what planning needs) */
+};
+
+/* Fills metrics of f's volumes in region. Volumes without data points keep metrics.has = 0. */
+int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, struct fleet *f,
+				  const struct cw_options *opt, struct buf *err);
+
+/* The reduction, exposed for tests: ops[i] and bytes[i] are per-period sums (NAN when absent),
+ * burst[i] per-period minimum BurstBalance (NAN when absent). */
+void cw_reduce(struct volume_metrics *out, const struct volume *v, int64_t period_s, const double *ops, const double *bytes,
+	       size_t n, const double *burst, size_t n_burst);
+
+#endif

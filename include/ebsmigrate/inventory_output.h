@@ -1,0 +1,23 @@
+/*
+ * inventory_output.h - writes the joined fleet (ebsmigrate.inventory/v1 JSON, or a table).
+ * Appends to a caller-owned buf; never prints.
+ */
+#ifndef EBSMIGRATE_INVENTORY_OUTPUT_H
+#define EBSMIGRATE_INVENTORY_OUTPUT_H
+
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/volume.h"
+
+struct inventory_meta {
+	time_t generated_at;
+	const char *account;
+	const char *const *regions;
+	size_t n_regions;
+};
+
+void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m);
+void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * cmd_inventory.c - `ebsmigrate inventory`: read the live fleet (AWS and Kubernetes APIs),
+ * print it, record the run, optionally save it as exports that `plan --from-*-json` replays.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
+#include "ebsmigrate/inventory_output.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+
+enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD };
+
+static const struct cmd_option inventory_options[] = {
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json", OPT_FORMAT},
+	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"save", 0, ARG_REQUIRED, "DIR",
+	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
+	 OPT_SAVE},
+	{"no-record", 0, ARG_NONE, NULL, "do not record the run in the database", OPT_NO_RECORD},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const inventory_usage[] = {
+	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [--format json]",
+	NULL,
+};
+
+const struct cmd_help inventory_help = {
+	.usage = inventory_usage,
+	.description =
+		"Reads EBS volumes (EC2 DescribeVolumes, DescribeVolumesModifications, DescribeInstances), their "
+		"CloudWatch metrics over --lookback, and the clusters' PersistentVolumes, claims, StorageClasses, "
+		"VolumeAttributesClasses, StatefulSets, pods, nodes and kubelet volume usage, joins them and prints "
+		"the fleet. The run is recorded in the database. With --save DIR the data is also written as "
+		"exports (volumes-REGION.json, modifications-REGION.json, CLUSTER.json) that `ebsmigrate plan "
+		"--from-aws-json/--from-kube-json` replays into the same plan.\n"
+		"\n"
+		"Either side may be absent: without a kubeconfig (or with --no-kube) every volume is not-kubernetes; "
+		"without AWS credentials the clusters' EBS PVs are listed and cannot be priced. Credentials: "
+		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.",
+	.options = inventory_options,
+	.shared = live_options,
+	.exit_codes = "Exit 1 when a configured side fails (credentials refused, network, throttled after all "
+		      "retries): the message names the call, region or context.",
+};
+
+struct inv_args {
+	struct inventory_live_options live;
+	int json;
+	const char *output;
+	int no_record;
+};
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct inv_args *a = st;
+	if (id > OPT_LIVE_BASE)
+		return cmd_live_option(&a->live, id, arg);
+	switch (id) {
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0) {
+			a->json = 1;
+		} else if (strcmp(arg, "table") != 0) {
+			log_error("--format: '%s' is not one of table, json", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_SAVE: a->live.save_dir = arg; return 0;
+	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	}
+	return EXIT_USAGE;
+}
+
+static void join_strings(struct buf *b, char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_addc(b, ',');
+		buf_adds(b, v[i]);
+	}
+}
+
+int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct inv_args a;
+	memset(&a, 0, sizeof a);
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("inventory"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		cmd_live_options_release(&a.live);
+		return rc < 0 ? EXIT_OK : rc;
+	}
+	if (n_rest) {
+		log_error("unexpected argument '%s'", rest[0]);
+		cmd_live_options_release(&a.live);
+		return EXIT_USAGE;
+	}
+	if (a.live.no_aws && a.live.no_kube) {
+		log_error("--no-aws and --no-kube together leave nothing to read");
+		cmd_live_options_release(&a.live);
+		return EXIT_USAGE;
+	}
+	if (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB))) {
+		cmd_live_options_release(&a.live);
+		return rc;
+	}
+	a.live.progress = cmd_progress;
+	char started[21], finished[21];
+	em_format_time(time(NULL), started);
+	struct fleet fleet;
+	fleet_init(&fleet);
+	struct inventory_live_result res;
+	struct buf err = BUF_INIT, out = BUF_INIT;
+	int lrc = inventory_load_live(&fleet, &a.live, &res, &err);
+	cmd_progress(NULL, "", 0);
+	if (isatty(2))
+		fputs("\r\033[K", stderr);
+	if (lrc) {
+		log_error("%s", err.s);
+		rc = lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;
+		goto done;
+	}
+	em_format_time(time(NULL), finished);
+	for (size_t i = 0; i < fleet.n_notices; i++)
+		log_notice("%s", fleet.notices[i]);
+	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
+	struct buf json = BUF_INIT;
+	inventory_write_json(&json, &fleet, &meta);
+	if (a.json)
+		buf_add(&out, json.s, json.len);
+	else
+		inventory_write_table(&out, &fleet, &meta);
+	rc = cmd_write_output(a.output, &out);
+	for (size_t i = 0; i < res.n_saved; i++)
+		log_notice("saved %s", res.saved[i]);
+	if (!rc && !a.no_record) {
+		struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
+		join_strings(&regions, res.regions, res.n_regions);
+		join_strings(&clusters, fleet.clusters, fleet.n_clusters);
+		buf_addc(&notices, '[');
+		for (size_t i = 0; i < fleet.n_notices; i++) {
+			buf_adds(&notices, i ? ",\"" : "\"");
+			buf_add_json_escaped(&notices, fleet.notices[i]);
+			buf_addc(&notices, '"');
+		}
+		buf_addc(&notices, ']');
+		int64_t kube = 0, id = 0;
+		for (size_t i = 0; i < fleet.n; i++)
+			kube += fleet.vols[i].kube != NULL;
+		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, (int64_t)fleet.n,
+						   kube, res.aws_calls, notices.s, json.s};
+		buf_reset(&err);
+		if (ledger_inventory_record(ctx->db, &run, &id, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		} else {
+			log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
+		}
+		buf_release(&regions);
+		buf_release(&clusters);
+		buf_release(&notices);
+	}
+	buf_release(&json);
+done:
+	inventory_live_result_release(&res);
+	fleet_release(&fleet);
+	buf_release(&err);
+	buf_release(&out);
+	cmd_live_options_release(&a.live);
+	return rc;
+}

@@ -1,0 +1,95 @@
+/*
+ * cmd_live.c - the options every command that reads the live APIs shares (plan, inventory),
+ * their parsing into struct inventory_live_options, and the TTY progress line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
+#include "ebsmigrate/log.h"
+
+const struct cmd_option live_options[] = {
+	{"region", 0, ARG_REQUIRED, "REGION",
+	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions)", OPT_REGION},
+	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_PROFILE},
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
+	 OPT_KUBECONFIG},
+	{"context", 0, ARG_REQUIRED, "NAME", "kubeconfig context to read (repeatable; default: the current one)",
+	 OPT_CONTEXT},
+	{"all-contexts", 0, ARG_NONE, NULL, "read every context of the kubeconfig", OPT_ALL_CONTEXTS},
+	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: AWS only (every volume not-kubernetes)", OPT_NO_KUBE},
+	{"no-aws", 0, ARG_NONE, NULL, "do not read AWS: list the clusters' EBS PVs only", OPT_NO_AWS},
+	{"no-metrics", 0, ARG_NONE, NULL, "skip CloudWatch metrics", OPT_NO_METRICS},
+	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_NO_USAGE},
+	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LOOKBACK},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static void push(const char *const **arr, size_t *n, const char *v)
+{
+	const char **a = xrealloc((void *)*arr, (*n + 1) * sizeof *a);
+	a[(*n)++] = v;
+	*arr = a;
+}
+
+static int parse_duration(const char *s, int64_t *out)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (end == s || v <= 0)
+		return EM_EINPUT;
+	int64_t mult = 0;
+	if (strcmp(end, "d") == 0)
+		mult = 86400;
+	else if (strcmp(end, "h") == 0)
+		mult = 3600;
+	else if (strcmp(end, "m") == 0)
+		mult = 60;
+	else if (strcmp(end, "s") == 0 || *end == '\0')
+		mult = 1;
+	if (!mult)
+		return EM_EINPUT;
+	*out = v * mult;
+	return 0;
+}
+
+int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
+{
+	switch (id) {
+	case OPT_REGION: push(&o->regions, &o->n_regions, arg); return 0;
+	case OPT_PROFILE: o->profile = arg; return 0;
+	case OPT_KUBECONFIG: o->kubeconfig = arg; return 0;
+	case OPT_CONTEXT: push(&o->contexts, &o->n_contexts, arg); return 0;
+	case OPT_ALL_CONTEXTS: o->all_contexts = 1; return 0;
+	case OPT_NO_KUBE: o->no_kube = 1; return 0;
+	case OPT_NO_AWS: o->no_aws = 1; return 0;
+	case OPT_NO_METRICS: o->no_metrics = 1; return 0;
+	case OPT_NO_USAGE: o->no_usage = 1; return 0;
+	case OPT_LOOKBACK:
+		if (parse_duration(arg, &o->lookback_s) || o->lookback_s < 3600 || o->lookback_s > 455 * 86400) {
+			log_error("--lookback: '%s' is not a duration between 1h and 455d (e.g. 14d, 36h)", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	return EXIT_USAGE;
+}
+
+void cmd_live_options_release(struct inventory_live_options *o)
+{
+	free((void *)o->regions);
+	free((void *)o->contexts);
+}
+
+void cmd_progress(void *ctx, const char *what, size_t n)
+{
+	(void)ctx;
+	if (!isatty(2) || log_get_level() < LOG_NORMAL)
+		return;
+	fprintf(stderr, "\r\033[Kreading %s: %zu volumes", what, n);
+	fflush(stderr);
+}

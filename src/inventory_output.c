@@ -1,0 +1,257 @@
+/*
+ * inventory_output.c - the fleet as JSON (schema ebsmigrate.inventory/v1, docs/inventory.md)
+ * or as a table: volume, where it lives in Kubernetes, workload, node type, metrics, usage.
+ * Streams into a buf; volumes in fleet order (region, then the order the API returned them).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory_output.h"
+
+static void jstr(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
+static void jnum(struct buf *b, double v)
+{
+	if (isnan(v) || isinf(v))
+		buf_adds(b, "null");
+	else
+		buf_addf(b, "%.10g", round(v * 100) / 100);
+}
+
+static void write_volume(struct buf *b, const struct volume *v)
+{
+	buf_adds(b, "{\"volume_id\":");
+	jstr(b, v->volume_id);
+	buf_adds(b, ",\"account\":");
+	jstr(b, v->account);
+	buf_adds(b, ",\"region\":");
+	jstr(b, v->region);
+	buf_adds(b, ",\"availability_zone\":");
+	jstr(b, v->availability_zone);
+	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
+	jstr(b, v->type ? ebs_type_name(v->type) : NULL);
+	buf_adds(b, v->iops ? "" : ",\"iops\":null");
+	if (v->iops)
+		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
+	buf_adds(b, v->throughput ? "" : ",\"throughput_mibps\":null");
+	if (v->throughput)
+		buf_addf(b, ",\"throughput_mibps\":%lld", (long long)v->throughput);
+	buf_adds(b, ",\"state\":");
+	jstr(b, v->state);
+	buf_addf(b, ",\"found_in_ec2\":%s,\"attachments\":[", v->missing ? "false" : "true");
+	for (size_t i = 0; i < v->n_attachments; i++) {
+		buf_adds(b, i ? ",{\"instance_id\":" : "{\"instance_id\":");
+		jstr(b, v->attachments[i].instance_id);
+		buf_adds(b, ",\"instance_type\":");
+		jstr(b, v->attachments[i].instance_type);
+		buf_adds(b, ",\"device\":");
+		jstr(b, v->attachments[i].device);
+		buf_addc(b, '}');
+	}
+	buf_adds(b, "],\"tags\":{");
+	for (size_t i = 0; i < v->n_tags; i++) {
+		if (i)
+			buf_addc(b, ',');
+		jstr(b, v->tags[i].key);
+		buf_addc(b, ':');
+		jstr(b, v->tags[i].value);
+	}
+	buf_adds(b, "},\"kubernetes\":");
+	const struct kube_binding *k = v->kube;
+	if (k) {
+		buf_adds(b, "{\"cluster\":");
+		jstr(b, k->cluster);
+		buf_adds(b, ",\"pv\":");
+		jstr(b, k->pv);
+		buf_adds(b, ",\"namespace\":");
+		jstr(b, k->namespace_);
+		buf_adds(b, ",\"pvc\":");
+		jstr(b, k->pvc);
+		buf_adds(b, ",\"storage_class\":");
+		jstr(b, k->storage_class);
+		buf_adds(b, ",\"driver\":");
+		jstr(b, k->driver);
+		buf_adds(b, ",\"volume_attributes_class\":");
+		jstr(b, k->current_vac);
+		buf_adds(b, ",\"statefulset\":");
+		jstr(b, k->statefulset);
+		buf_adds(b, ",\"node\":");
+		jstr(b, k->node);
+		buf_adds(b, ",\"node_instance_type\":");
+		jstr(b, k->node_instance_type);
+		buf_adds(b, ",\"labels\":{");
+		for (size_t i = 0; i < k->n_labels; i++) {
+			if (i)
+				buf_addc(b, ',');
+			jstr(b, k->labels[i].key);
+			buf_addc(b, ':');
+			jstr(b, k->labels[i].value);
+		}
+		buf_addc(b, '}');
+		if (k->has_usage)
+			buf_addf(b, ",\"usage\":{\"used_bytes\":%lld,\"capacity_bytes\":%lld}", (long long)k->used_bytes,
+				 (long long)k->capacity_bytes);
+		else
+			buf_adds(b, ",\"usage\":null");
+		buf_addc(b, '}');
+	} else {
+		buf_adds(b, "null");
+	}
+	buf_adds(b, ",\"metrics\":");
+	if (v->metrics.has) {
+		const struct volume_metrics *m = &v->metrics;
+		buf_adds(b, "{\"p99_iops\":");
+		jnum(b, m->p99_iops);
+		buf_adds(b, ",\"max_iops\":");
+		jnum(b, m->max_iops);
+		buf_adds(b, ",\"p99_mibps\":");
+		jnum(b, m->p99_mibps);
+		buf_adds(b, ",\"max_mibps\":");
+		jnum(b, m->max_mibps);
+		buf_adds(b, ",\"min_burst_balance\":");
+		jnum(b, m->min_burst_balance < 0 ? NAN : m->min_burst_balance);
+		buf_adds(b, ",\"share_at_iops_ceiling\":");
+		jnum(b, m->share_at_iops_ceiling);
+		buf_adds(b, ",\"share_at_throughput_ceiling\":");
+		jnum(b, m->share_at_tput_ceiling);
+		buf_addf(b, ",\"lookback_s\":%lld}", (long long)m->lookback_s);
+	} else {
+		buf_adds(b, "null");
+	}
+	buf_adds(b, ",\"latest_modification\":");
+	const struct volume_mod *lm = volume_latest_mod(v);
+	if (lm) {
+		char ts[21];
+		buf_adds(b, "{\"state\":");
+		jstr(b, lm->state);
+		em_format_time(lm->start_time, ts);
+		buf_addf(b, ",\"start_time\":\"%s\",\"end_time\":", ts);
+		if (lm->end_time) {
+			em_format_time(lm->end_time, ts);
+			buf_addf(b, "\"%s\"", ts);
+		} else {
+			buf_adds(b, "null");
+		}
+		buf_addf(b, ",\"progress\":%lld}", (long long)lm->progress);
+	} else {
+		buf_adds(b, "null");
+	}
+	buf_addc(b, '}');
+}
+
+void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
+{
+	char ts[21];
+	em_format_time(m->generated_at, ts);
+	buf_addf(out, "{\"schema\":\"ebsmigrate.inventory/v1\",\"generated_at\":\"%s\",\"account\":", ts);
+	jstr(out, m->account);
+	buf_adds(out, ",\"regions\":[");
+	for (size_t i = 0; i < m->n_regions; i++) {
+		if (i)
+			buf_addc(out, ',');
+		jstr(out, m->regions[i]);
+	}
+	buf_adds(out, "],\"clusters\":[");
+	for (size_t i = 0; i < f->n_clusters; i++) {
+		buf_adds(out, i ? ",{\"name\":" : "{\"name\":");
+		jstr(out, f->clusters[i]);
+		buf_adds(out, ",\"version\":");
+		jstr(out, f->cluster_versions[i]);
+		buf_addc(out, '}');
+	}
+	buf_adds(out, "],\"notices\":[");
+	for (size_t i = 0; i < f->n_notices; i++) {
+		if (i)
+			buf_addc(out, ',');
+		jstr(out, f->notices[i]);
+	}
+	buf_adds(out, "],\"volumes\":[");
+	for (size_t i = 0; i < f->n; i++) {
+		buf_adds(out, i ? ",\n" : "\n");
+		write_volume(out, &f->vols[i]);
+	}
+	buf_addf(out, "\n],\"totals\":{\"volumes\":%zu", f->n);
+	size_t kube = 0, missing = 0, gp2 = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		kube += f->vols[i].kube != NULL;
+		missing += f->vols[i].missing;
+		gp2 += f->vols[i].type == EBS_GP2;
+	}
+	buf_addf(out, ",\"gp2_volumes\":%zu,\"kubernetes_volumes\":%zu,\"not_found_in_ec2\":%zu}}\n", gp2, kube, missing);
+}
+
+static void cell(struct buf *row, const char *s, int width)
+{
+	buf_addf(row, "%-*s  ", width, s ? s : "-");
+}
+
+void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
+{
+	buf_addf(out, "%-22s  %-16s  %-5s  %6s  %6s  %5s  %-9s  %-40s  %-14s  %-12s  %8s  %7s  %6s  %5s\n", "VOLUME",
+		 "ZONE", "TYPE", "GiB", "IOPS", "MiB/s", "STATE", "KUBERNETES", "WORKLOAD", "NODE TYPE", "P99 IOPS",
+		 "P99 MiB", "BURST%", "USED%");
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		const struct kube_binding *k = v->kube;
+		struct buf where = BUF_INIT, num = BUF_INIT;
+		if (k && k->pvc)
+			buf_addf(&where, "%s/%s/%s", k->cluster, k->namespace_, k->pvc);
+		else if (k)
+			buf_addf(&where, "%s/pv:%s", k->cluster, k->pv);
+		cell(out, v->volume_id, 22);
+		cell(out, v->availability_zone, 16);
+		cell(out, v->type ? ebs_type_name(v->type) : NULL, 5);
+		buf_addf(out, "%6lld  ", (long long)v->size_gib);
+		if (v->iops)
+			buf_addf(out, "%6lld  ", (long long)v->iops);
+		else
+			buf_addf(out, "%6s  ", "-");
+		if (v->throughput)
+			buf_addf(out, "%5lld  ", (long long)v->throughput);
+		else
+			buf_addf(out, "%5s  ", "-");
+		cell(out, v->missing ? "not-found" : v->state, 9);
+		cell(out, where.len ? where.s : NULL, 40);
+		cell(out, k ? k->statefulset : NULL, 14);
+		const char *itype = k && k->node_instance_type ? k->node_instance_type
+				    : v->n_attachments            ? v->attachments[0].instance_type
+								  : NULL;
+		cell(out, itype, 12);
+		if (v->metrics.has) {
+			buf_addf(out, "%8.0f  %7.1f  ", v->metrics.p99_iops, v->metrics.p99_mibps);
+			if (v->metrics.min_burst_balance >= 0)
+				buf_addf(out, "%6.0f  ", v->metrics.min_burst_balance);
+			else
+				buf_addf(out, "%6s  ", "-");
+		} else {
+			buf_addf(out, "%8s  %7s  %6s  ", "-", "-", "-");
+		}
+		if (k && k->has_usage && k->capacity_bytes > 0)
+			buf_addf(out, "%5.0f", 100.0 * (double)k->used_bytes / (double)k->capacity_bytes);
+		else
+			buf_addf(out, "%5s", "-");
+		buf_trim_trailing(out, ' ');
+		buf_addc(out, '\n');
+		buf_release(&where);
+		buf_release(&num);
+	}
+	size_t kube = 0;
+	for (size_t i = 0; i < f->n; i++)
+		kube += f->vols[i].kube != NULL;
+	buf_addf(out, "\n%zu volumes in %zu region(s), %zu bound to Kubernetes in %zu cluster(s)", f->n, m->n_regions, kube,
+		 f->n_clusters);
+	if (m->account)
+		buf_addf(out, "; account %s", m->account);
+	buf_addc(out, '\n');
+}
