@@ -35,6 +35,7 @@ static const struct cmd_option plan_options[] = {
 
 static const char *const plan_usage[] = {
 	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--mode MODE] [--format FORMAT] [-o FILE]",
+	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
 	NULL,
 };
 
@@ -48,8 +49,11 @@ const struct cmd_help plan_help = {
 	"the volume may be modified under EBS's rules (one modification in flight, at most 4 per "
 	"rolling 24 hours).\n"
 	"\n"
-	"The plan is recorded in the database (its id is printed on stderr) unless --no-record. "
-	"Reading live from the AWS and Kubernetes APIs (no --from-* options) is not available yet.\n"
+	"Without --from-* options the fleet is read live from the AWS and Kubernetes APIs, as "
+	"`ebsmigrate inventory` does (see its options below), and CloudWatch metrics sharpen the plan: "
+	"burst-dependent volumes, the throughput of 170-334 GiB volumes, and --mode observed.\n"
+	"\n"
+	"The plan is recorded in the database (its id is printed on stderr) unless --no-record.\n"
 	"\n"
 	"Examples:\n"
 	"  aws ec2 describe-volumes --output json > vols.json\n"
@@ -63,6 +67,8 @@ const struct cmd_help plan_help = {
 };
 
 struct plan_args {
+	struct inventory_live_options live;
+	int live_given;
 	struct inventory_source *aws, *kube;
 	size_t n_aws, n_kube, alloc_aws, alloc_kube;
 	enum plan_mode mode;
@@ -89,6 +95,10 @@ static void add_source(struct inventory_source **arr, size_t *n, size_t *alloc, 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
+	if (id > OPT_LIVE_BASE) {
+		a->live_given = 1;
+		return cmd_live_option(&a->live, id, arg);
+	}
 	switch (id) {
 	case OPT_FROM_AWS: add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
 	case OPT_FROM_KUBE: add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
@@ -133,9 +143,14 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
-	if (!a.n_aws && !a.n_kube) {
-		log_error("no inputs: give --from-aws-json FILE and/or --from-kube-json FILE "
-			  "(reading live from the AWS and Kubernetes APIs is not available yet)");
+	int live = !a.n_aws && !a.n_kube;
+	if (!live && a.live_given) {
+		log_error("live options (--region, --context, ...) do not apply to --from-aws-json/--from-kube-json inputs");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (live && a.live.no_aws && a.live.no_kube) {
+		log_error("--no-aws and --no-kube together leave nothing to read");
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -146,11 +161,21 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct fleet fleet;
 	fleet_init(&fleet);
 	struct buf err = BUF_INIT;
-	struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};
-	int lrc = inventory_load_exports(&fleet, &src, &err);
+	int lrc;
+	if (live) {
+		struct inventory_live_result res;
+		a.live.progress = cmd_progress;
+		lrc = inventory_load_live(&fleet, &a.live, &res, &err);
+		if (isatty(2))
+			fputs("\r\033[K", stderr);
+		inventory_live_result_release(&res);
+	} else {
+		struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};
+		lrc = inventory_load_exports(&fleet, &src, &err);
+	}
 	if (lrc) {
 		log_error("%s", err.s);
-		rc = em_exit_code_for(lrc);
+		rc = live ? (lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME) : em_exit_code_for(lrc);
 		buf_release(&err);
 		fleet_release(&fleet);
 		goto out;
@@ -193,6 +218,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	plan_release(&plan);
 	fleet_release(&fleet);
 out:
+	cmd_live_options_release(&a.live);
 	free_sources(a.aws, a.n_aws);
 	free_sources(a.kube, a.n_kube);
 	return rc;

@@ -104,9 +104,11 @@ void cmd_progress(void *ctx, const char *what, size_t n);
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
-extern const struct cmd_help plan_help, help_help, version_help, inventory_help;
+extern const struct cmd_help plan_help, help_help, version_help, inventory_help, iam_policy_help, rbac_help;
 
 #endif

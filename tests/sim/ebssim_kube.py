@@ -876,6 +876,7 @@ class KubeCluster:
         self.pod_dirs = {}         # pod key -> dir
         self.job_state = {}        # job key -> {"counted": set(uids), "last_fail": t}
         self.event_seq = 0
+        self.event_index = {}      # (involved uid, reason, message) -> event key
         self.workdir = None
         self.closed = False
         self.printer = Printer(self)
@@ -961,7 +962,7 @@ class KubeCluster:
             self.store[rt.plural][key] = new
         else:
             self.store[rt.plural].pop(key, None)
-        self.history.append((self.rv, self.now(), rt.plural, key, old, new))
+        self.history.append((self.rv, self._compaction_clock(), rt.plural, key, old, new))
         self._prune_history()
         self._note_change(rt.plural, key, old, new)
         self.cond.notify_all()
@@ -994,7 +995,7 @@ class KubeCluster:
 
     def _prune_history(self):
         keep = max(self.continue_ttl * 2, 600)
-        cutoff = self.now() - keep
+        cutoff = self._compaction_clock() - keep
         if len(self.history) > 5000:
             cutoff = max(cutoff, self.history[-5000][1])
         i = 0
@@ -1377,13 +1378,23 @@ class KubeCluster:
         return rt
 
     def _wants_table(self, h):
-        acc = h.get("accept", "")
-        for part in acc.split(","):
+        return self._wants_as(h, "Table")
+
+    @staticmethod
+    def _wants_as(h, kind):
+        """Accept: application/json;as=KIND;v=V;g=meta.k8s.io -> V (first acceptable entry wins)."""
+        for part in h.get("accept", "").split(","):
             params = {kv.split("=", 1)[0].strip(): kv.split("=", 1)[1].strip()
                       for kv in part.split(";")[1:] if "=" in kv}
-            if params.get("as") == "Table" and params.get("g") == "meta.k8s.io":
+            if "as" not in params and part.split(";")[0].strip() in ("application/json", "*/*", ""):
+                return None
+            if params.get("as") == kind and params.get("g") == "meta.k8s.io":
                 return params.get("v", "v1")
         return None
+
+    def _partial(self, o, v):
+        return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/" + v,
+                "metadata": copy.deepcopy(o.get("metadata", {}))}
 
     # ------------------------------------------------------------------ non-resource
     def _groups(self):
@@ -1626,6 +1637,11 @@ class KubeCluster:
             tv = self._wants_table(h)
             if tv:
                 return self._table(rt, items, lmeta, q, tv)
+            pv = self._wants_as(h, "PartialObjectMetadataList")
+            if pv:
+                return self._json(200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/" + pv,
+                                        "metadata": lmeta, "items": [self._partial(o, pv) for o in items]},
+                                  ctype="application/json;as=PartialObjectMetadataList;v=%s;g=meta.k8s.io" % pv)
             out = {"kind": rt.kind + "List", "apiVersion": rt.api_version, "metadata": lmeta,
                    "items": [self._out(rt, o, with_type=False) for o in items]}
             return self._json(200, out)
@@ -1653,6 +1669,10 @@ class KubeCluster:
             tv = self._wants_table(h)
             if tv:
                 return self._table(rt, [o], {"resourceVersion": meta(o).get("resourceVersion", "")}, q, tv)
+            pv = self._wants_as(h, "PartialObjectMetadata")
+            if pv:
+                return self._json(200, self._partial(o, pv),
+                                  ctype="application/json;as=PartialObjectMetadata;v=%s;g=meta.k8s.io" % pv)
             return self._json(200, self._out(rt, o))
 
     def _watch(self, rt, ns, q, h):
@@ -2374,14 +2394,14 @@ class KubeCluster:
         now = rfc3339(self.now())
         m = meta(obj)
         ns = m.get("namespace") or "default"
-        for ek, ev in self.store["events"].items():
-            io = ev.get("involvedObject") or {}
-            if io.get("uid") == m.get("uid") and ev.get("reason") == reason and ev.get("message") == message:
-                ne = copy.deepcopy(ev)
-                ne["count"] = int(ev.get("count", 1)) + 1
-                ne["lastTimestamp"] = now
-                self._update(self.by_plural["events"], ne)
-                return
+        ident = (m.get("uid"), reason, message)
+        ev = self.store["events"].get(self.event_index.get(ident, ""))
+        if ev is not None:
+            ne = copy.deepcopy(ev)
+            ne["count"] = int(ev.get("count", 1)) + 1
+            ne["lastTimestamp"] = now
+            self._update(self.by_plural["events"], ne)
+            return
         self.event_seq += 1
         name = "%s.%x" % (m.get("name"), int(self.now() * 1e9) + self.event_seq)
         ev = {"kind": "Event", "apiVersion": "v1",
@@ -2397,6 +2417,7 @@ class KubeCluster:
         erm = self.by_plural["events"]
         self._prepare_stored(erm, ev, self.now())
         self._write(erm, "%s/%s" % (ns, name), ev, None)
+        self.event_index[ident] = "%s/%s" % (ns, name)
 
     # --- CSI: VolumeAttributesClass (external-resizer modify controller + EBS CSI driver)
     def _pv_for(self, pvc):

@@ -377,6 +377,16 @@ class TestLists(Base):
         o3 = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=10&continue=" + s["metadata"]["continue"])
         self.assertEqual([i["metadata"]["name"] for i in o3["items"]], ["data-db-1", "data-db-2", "data-old-0"])
 
+    def test_continue_ttl_ignores_time_scale(self):
+        import types
+        self.sim.clock = types.SimpleNamespace(advanced=0.0)
+        o = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=1")
+        self.sim.t += 100000          # a fast --time-scale moves the sim clock, not the token's age
+        o2 = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=1&continue=" + o["metadata"]["continue"])
+        self.sim.clock.advanced += 301  # `ctl advance 301` does age it
+        st, _ = self.req("GET", "/api/v1/persistentvolumeclaims", "limit=1&continue=" + o2["metadata"]["continue"])
+        self.assertEqual(st, 410)
+
     def test_expire_continue_fault(self):
         self.sim.faults.append({"service": "kube", "action": "list:persistentvolumeclaims", "kind": "expire-continue"})
         o = self.ok("GET", "/api/v1/persistentvolumeclaims", "limit=1")  # a first page cannot expire
@@ -412,6 +422,11 @@ class TestLists(Base):
         self.assertEqual(o["rows"][0]["object"]["kind"], "PartialObjectMetadata")
         sc = self.ok("GET", "/apis/storage.k8s.io/v1/storageclasses", headers=h)
         self.assertEqual(sc["rows"][0]["cells"][0], "gp2 (default)")
+        o = self.ok("GET", "/api/v1/persistentvolumeclaims", headers={"Accept": "application/json"})
+        self.assertEqual(o["kind"], "PersistentVolumeClaimList")
+        pm = {"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"}
+        o = self.ok("GET", "/api/v1/namespaces/db/persistentvolumeclaims", headers=pm)
+        self.assertEqual((o["kind"], o["items"][0]["kind"]), ("PartialObjectMetadataList", "PartialObjectMetadata"))
 
 
 class TestWrites(Base):

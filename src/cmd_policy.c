@@ -1,0 +1,169 @@
+/*
+ * cmd_policy.c - `ebsmigrate iam-policy` and `ebsmigrate rbac`: the least privileges each
+ * capability needs, as an IAM policy document (JSON) and a Kubernetes ClusterRole (YAML).
+ * The lists are data here and are checked by scenario tests: the simulator grants exactly
+ * these permissions and the commands must work (and anything else gets 403).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/log.h"
+
+enum { OPT_FOR = 1 };
+enum capability { CAP_PLAN = 1, CAP_APPLY = 2, CAP_BENCH = 4 };
+
+static const struct cmd_option policy_options[] = {
+	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+struct iam_stmt {
+	unsigned caps;
+	const char *sid;
+	const char *actions[6];
+};
+
+/* Read-only EC2/CloudWatch/Pricing for plan; ModifyVolume and CreateTags for apply. */
+static const struct iam_stmt iam[] = {
+	{CAP_PLAN | CAP_APPLY | CAP_BENCH, "EbsmigrateReadVolumes",
+	 {"ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeInstances", NULL}},
+	{CAP_PLAN | CAP_APPLY, "EbsmigrateReadMetrics", {"cloudwatch:GetMetricData", NULL}},
+	{CAP_PLAN, "EbsmigrateReadPrices", {"pricing:GetProducts", NULL}},
+	{CAP_APPLY, "EbsmigrateModifyVolumes", {"ec2:ModifyVolume", "ec2:CreateTags", NULL}},
+};
+
+struct rbac_rule {
+	unsigned caps;
+	const char *group;
+	const char *resources[7];
+	const char *verbs[5];
+};
+
+static const struct rbac_rule rbac[] = {
+	{CAP_PLAN | CAP_APPLY | CAP_BENCH, "",
+	 {"persistentvolumes", "persistentvolumeclaims", "pods", "nodes", NULL},
+	 {"get", "list", NULL}},
+	{CAP_PLAN | CAP_APPLY, "", {"nodes/proxy", NULL}, {"get", NULL}},
+	{CAP_PLAN | CAP_APPLY | CAP_BENCH, "storage.k8s.io", {"storageclasses", "volumeattributesclasses", NULL},
+	 {"get", "list", NULL}},
+	{CAP_PLAN | CAP_APPLY, "apps", {"statefulsets", NULL}, {"get", "list", NULL}},
+	{CAP_APPLY, "", {"persistentvolumeclaims", NULL}, {"patch", NULL}},
+	{CAP_APPLY, "storage.k8s.io", {"volumeattributesclasses", NULL}, {"create", NULL}},
+	{CAP_BENCH, "", {"persistentvolumeclaims", "pods", NULL}, {"create", "delete", NULL}},
+	{CAP_BENCH, "", {"pods/log", NULL}, {"get", NULL}},
+	{CAP_BENCH, "batch", {"jobs", NULL}, {"get", "list", "create", "delete", NULL}},
+};
+
+static const char *const policy_usage[] = {"[--for plan|apply|bench|all]", NULL};
+
+const struct cmd_help iam_policy_help = {
+	.usage = policy_usage,
+	.description = "Prints the minimal AWS IAM policy (JSON) for a capability: plan/inventory/report read "
+		       "EC2 volumes, modifications, instances, CloudWatch metrics and prices; apply adds "
+		       "ec2:ModifyVolume and ec2:CreateTags; bench reads volumes only. Attach it to the role "
+		       "ebsmigrate runs as (IRSA, Pod Identity, or a user).",
+	.options = policy_options,
+};
+
+const struct cmd_help rbac_help = {
+	.usage = policy_usage,
+	.description = "Prints the minimal Kubernetes ClusterRole (YAML) for a capability: plan/inventory read "
+		       "PVs, PVCs, pods, nodes, StorageClasses, VolumeAttributesClasses, StatefulSets and the "
+		       "kubelet stats summary (nodes/proxy); apply adds patching PVCs and creating "
+		       "VolumeAttributesClasses; bench creates and deletes Jobs, pods and scratch PVCs. Bind it "
+		       "with a ClusterRoleBinding to the user or service account ebsmigrate uses.",
+	.options = policy_options,
+};
+
+static int parse_for(const char *arg, unsigned *caps)
+{
+	if (strcmp(arg, "plan") == 0 || strcmp(arg, "inventory") == 0 || strcmp(arg, "report") == 0)
+		*caps = CAP_PLAN;
+	else if (strcmp(arg, "apply") == 0)
+		*caps = CAP_APPLY;
+	else if (strcmp(arg, "bench") == 0)
+		*caps = CAP_BENCH;
+	else if (strcmp(arg, "all") == 0)
+		*caps = CAP_PLAN | CAP_APPLY | CAP_BENCH;
+	else
+		return EM_EINPUT;
+	return 0;
+}
+
+static int on_option(void *st, int id, const char *arg)
+{
+	if (id == OPT_FOR && parse_for(arg, st) == 0)
+		return 0;
+	log_error("--for: '%s' is not one of plan, apply, bench, all", arg);
+	return EXIT_USAGE;
+}
+
+static int parse(struct cmd_ctx *ctx, const char *name, int argc, char **argv, unsigned *caps)
+{
+	char **rest;
+	int n_rest;
+	*caps = CAP_PLAN;
+	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, caps, &rest, &n_rest);
+	if (rc)
+		return rc < 0 ? -1 : rc;
+	if (n_rest) {
+		log_error("unexpected argument '%s'", rest[0]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	unsigned caps;
+	int rc = parse(ctx, "iam-policy", argc, argv, &caps);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct buf b = BUF_INIT;
+	buf_adds(&b, "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [");
+	int first = 1;
+	for (size_t i = 0; i < sizeof iam / sizeof iam[0]; i++) {
+		if (!(iam[i].caps & caps))
+			continue;
+		buf_addf(&b, "%s\n    {\n      \"Sid\": \"%s\",\n      \"Effect\": \"Allow\",\n      \"Action\": [", first ? "" : ",",
+			 iam[i].sid);
+		for (int k = 0; iam[i].actions[k]; k++)
+			buf_addf(&b, "%s\"%s\"", k ? ", " : "", iam[i].actions[k]);
+		buf_adds(&b, "],\n      \"Resource\": \"*\"\n    }");
+		first = 0;
+	}
+	buf_adds(&b, "\n  ]\n}\n");
+	rc = cmd_write_output(NULL, &b);
+	buf_release(&b);
+	return rc;
+}
+
+int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	unsigned caps;
+	int rc = parse(ctx, "rbac", argc, argv, &caps);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	struct buf b = BUF_INIT;
+	const char *name = caps == CAP_PLAN ? "ebsmigrate-plan" : caps == CAP_APPLY ? "ebsmigrate-apply"
+							    : caps == CAP_BENCH ? "ebsmigrate-bench" : "ebsmigrate";
+	buf_addf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n"
+		     "  labels:\n    app.kubernetes.io/name: ebsmigrate\nrules:\n",
+		 name);
+	for (size_t i = 0; i < sizeof rbac / sizeof rbac[0]; i++) {
+		if (!(rbac[i].caps & caps))
+			continue;
+		buf_addf(&b, "  - apiGroups: [\"%s\"]\n    resources: [", rbac[i].group);
+		for (int k = 0; rbac[i].resources[k]; k++)
+			buf_addf(&b, "%s\"%s\"", k ? ", " : "", rbac[i].resources[k]);
+		buf_adds(&b, "]\n    verbs: [");
+		for (int k = 0; rbac[i].verbs[k]; k++)
+			buf_addf(&b, "%s\"%s\"", k ? ", " : "", rbac[i].verbs[k]);
+		buf_adds(&b, "]\n");
+	}
+	rc = cmd_write_output(NULL, &b);
+	buf_release(&b);
+	return rc;
+}
