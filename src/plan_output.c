@@ -140,6 +140,8 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 		buf_addf(b, ",\"burst_duration_s\":%lld", (long long)it->burst_duration_s);
 	else
 		buf_adds(b, ",\"burst_duration_s\":null");
+	if (it->burst_empty_s)
+		buf_addf(b, ",\"burst_time_to_empty_s\":%lld", (long long)it->burst_empty_s);
 	buf_adds(b, ",\"eligible_at\":");
 	json_time(b, it->eligible_at);
 	buf_addf(b, ",\"action\":\"%s\",\"flags\":[", plan_action_name(it->action));

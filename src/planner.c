@@ -241,8 +241,14 @@ static void plan_volume(const struct volume *v, const struct pricebook *book, co
 		it->flags |= FLAG_IN_TREE_PV;
 	if (!v->missing && v->n_attachments == 0)
 		it->flags |= FLAG_UNATTACHED;
-	if (v->metrics.has && v->metrics.min_burst_balance >= 0 && v->metrics.min_burst_balance < 50)
+	if (v->metrics.has && v->metrics.min_burst_balance >= 0 && v->metrics.min_burst_balance < 50) {
 		it->flags |= FLAG_BURST_DEPENDENT;
+		/* Time to empty a full bucket at the observed demand (capped at the burst rate). */
+		double demand = v->metrics.p99_iops < GP2_BURST_IOPS ? v->metrics.p99_iops : GP2_BURST_IOPS;
+		double base = (double)ebs_gp2_baseline_iops(v->size_gib);
+		if (v->type == EBS_GP2 && ebs_gp2_bursts(v->size_gib) && demand > base)
+			it->burst_empty_s = (int64_t)((double)GP2_BURST_CREDITS / (demand - base) + 0.5);
+	}
 
 	struct ebs_config cur = {v->type, v->size_gib, v->iops, v->throughput};
 	if (v->type == EBS_GP3 && !cur.throughput)

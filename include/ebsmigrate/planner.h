@@ -61,6 +61,8 @@ struct plan_item {
 	micro_t target_monthly;   /* cost after the plan (= current when not migrating) */
 	micro_t savings_monthly;
 	int64_t burst_duration_s; /* gp2 that bursts; 0 otherwise */
+	int64_t burst_empty_s;    /* burst-dependent: seconds a full bucket lasts at the observed p99
+				   * demand; 0 when not burst-dependent or demand <= baseline */
 	time_t eligible_at;       /* 0 = not applicable / unknown */
 	int has_rightsize;
 	int64_t rightsize_size_gib;

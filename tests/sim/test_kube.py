@@ -409,6 +409,16 @@ class TestLists(Base):
         st, s = self.req("GET", "/api/v1/persistentvolumeclaims", "fieldSelector=spec.nodeName%3Dx")
         self.assertEqual((st, s["message"]), (400, "field label not supported: spec.nodeName"))
 
+    def test_every_resource_lists_as_table_and_json(self):
+        h = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}
+        for rt in self.c.types:
+            base = "/api/v1" if not rt.group else "/apis/%s/%s" % (rt.group, rt.version)
+            t = self.ok("GET", base + "/" + rt.plural, headers=h)
+            self.assertEqual(t["kind"], "Table", rt.plural)
+            for row in t["rows"]:
+                self.assertEqual(len(row["cells"]), len(t["columnDefinitions"]), rt.plural)
+            self.assertEqual(self.ok("GET", base + "/" + rt.plural)["kind"], rt.kind + "List")
+
     def test_table(self):
         h = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;"
                        "g=meta.k8s.io,application/json"}

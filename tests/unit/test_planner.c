@@ -159,6 +159,7 @@ int main(void)
 	CHECK(has(it, FLAG_VOLUME_NOT_FOUND) && it->action == ACTION_REVIEW);
 	it = item(&p, "vol-13");
 	CHECK(has(it, FLAG_BURST_DEPENDENT) && !has(it, FLAG_THROUGHPUT_BURST_ONLY));
+	CHECK_I64(it->burst_empty_s, 4320); /* 5.4M credits / (2,000 observed - 750 baseline) */
 	CHECK_I64(it->target.throughput, 250);
 	it = item(&p, "vol-14");
 	CHECK_I64(it->target.iops, 3000); /* 5 GiB gp3 still gets the included 3,000 */
