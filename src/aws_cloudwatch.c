@@ -108,6 +108,189 @@ static void add_query(struct buf *b, int first, size_t idx, int m, const char *v
 		 m == M_BURST ? "Minimum" : "Sum");
 }
 
+static void save_series(struct buf *b, const char *vol, int m, int64_t period, time_t start, const double *v,
+			size_t n)
+{
+	if (b->len && b->s[b->len - 1] == '}')
+		buf_adds(b, ",\n");
+	buf_addf(b, "{\"Id\":\"m%c\",\"Label\":\"", metric_tags[m]);
+	buf_add_json_escaped(b, vol);
+	buf_addf(b, " %s %s %lld\",\"Timestamps\":[", metric_names[m], m == M_BURST ? "Minimum" : "Sum", (long long)period);
+	int first = 1;
+	for (size_t k = 0; k < n; k++) {
+		if (isnan(v[k]))
+			continue;
+		char ts[21];
+		em_format_time(start + (time_t)((int64_t)k * period), ts);
+		buf_addf(b, "%s\"%s\"", first ? "" : ",", ts);
+		first = 0;
+	}
+	buf_adds(b, "],\"Values\":[");
+	first = 1;
+	for (size_t k = 0; k < n; k++) {
+		if (isnan(v[k]))
+			continue;
+		buf_addf(b, "%s%.17g", first ? "" : ",", v[k]);
+		first = 0;
+	}
+	buf_adds(b, "],\"StatusCode\":\"Complete\"}");
+}
+
+void aws_cloudwatch_export_begin(struct buf *out)
+{
+	buf_adds(out, "{\"MetricDataResults\":[\n");
+}
+
+void aws_cloudwatch_export_end(struct buf *out)
+{
+	buf_adds(out, "\n],\"Messages\":[]}\n");
+}
+
+int aws_cloudwatch_is_export(const char *text, size_t len)
+{
+	size_t i = 0;
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
+		i++;
+	if (i >= len || text[i] != '{')
+		return 0;
+	i++;
+	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
+		i++;
+	return len - i >= 19 && memcmp(text + i, "\"MetricDataResults\"", 19) == 0;
+}
+
+/* Series of one volume collected from an export document. */
+struct imported {
+	double *v[M_COUNT];
+	time_t start;
+	int64_t period;
+	size_t n;
+};
+
+int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	cJSON *root = jsonx_parse(text, len, origin, err);
+	if (!root)
+		return EM_EINPUT;
+	const cJSON *res = jsonx_get(root, "MetricDataResults");
+	if (!cJSON_IsArray(res)) {
+		cJSON_Delete(root);
+		return em_err(err, EM_EINPUT, "%s: expected {\"MetricDataResults\": [...]}", origin);
+	}
+	/* Pass 1: per volume, the time range and period. */
+	struct imported *imp = xcalloc(f->n ? f->n : 1, sizeof *imp);
+	int rc = 0, idx = 0;
+	const cJSON *r;
+	for (int pass = 0; pass < 2 && !rc; pass++) {
+		idx = 0;
+		cJSON_ArrayForEach(r, res)
+		{
+			const char *label = jsonx_str(r, "Label");
+			char vol[64], metric[40], stat[16];
+			long long period;
+			if (!label || sscanf(label, "%63s %39s %15s %lld", vol, metric, stat, &period) != 4 || period < 60) {
+				rc = em_err(err, EM_EINPUT,
+					    "%s: MetricDataResults[%d].Label: expected \"VOLUME-ID METRIC STAT PERIOD\", got '%s'",
+					    origin, idx, label ? label : "(missing)");
+				break;
+			}
+			idx++;
+			int m = -1;
+			for (int k = 0; k < M_COUNT; k++)
+				if (strcmp(metric, metric_names[k]) == 0)
+					m = k;
+			struct volume *v = fleet_find(f, vol);
+			if (m < 0 || !v)
+				continue;
+			struct imported *im = &imp[v - f->vols];
+			const cJSON *ts = jsonx_get(r, "Timestamps"), *vals = jsonx_get(r, "Values");
+			const cJSON *t, *val;
+			int k = 0;
+			cJSON_ArrayForEach(t, ts)
+			{
+				time_t when;
+				val = cJSON_GetArrayItem(vals, k++);
+				if (!cJSON_IsString(t) || em_parse_time(t->valuestring, &when) || !cJSON_IsNumber(val))
+					continue;
+				if (pass == 0) {
+					if (!im->period || when < im->start)
+						im->start = when;
+					if (!im->period) {
+						im->period = period;
+						im->n = 1;
+					}
+					size_t need = (size_t)((when - im->start) / im->period) + 1;
+					if (need > im->n)
+						im->n = need;
+				} else {
+					size_t off = (size_t)((when - im->start) / im->period);
+					if (!im->v[m]) {
+						im->v[m] = xmalloc(im->n * sizeof(double));
+						for (size_t z = 0; z < im->n; z++)
+							im->v[m][z] = NAN;
+					}
+					if (off < im->n)
+						im->v[m][off] = val->valuedouble;
+				}
+			}
+		}
+		/* After pass 0 the start may have moved back: recompute n from the full range. */
+		if (pass == 0) {
+			for (size_t i = 0; i < f->n; i++)
+				imp[i].n = 0, imp[i].period = 0;
+			cJSON_ArrayForEach(r, res)
+			{
+				const char *label = jsonx_str(r, "Label");
+				char vol[64], metric[40], stat[16];
+				long long period;
+				if (!label || sscanf(label, "%63s %39s %15s %lld", vol, metric, stat, &period) != 4)
+					continue;
+				struct volume *v = fleet_find(f, vol);
+				if (!v)
+					continue;
+				struct imported *im = &imp[v - f->vols];
+				const cJSON *t;
+				cJSON_ArrayForEach(t, jsonx_get(r, "Timestamps"))
+				{
+					time_t when;
+					if (!cJSON_IsString(t) || em_parse_time(t->valuestring, &when) || when < im->start)
+						continue;
+					im->period = period;
+					size_t need = (size_t)((when - im->start) / period) + 1;
+					if (need > im->n)
+						im->n = need;
+				}
+			}
+		}
+	}
+	int given = 0;
+	for (size_t i = 0; i < f->n && !rc; i++) {
+		struct imported *im = &imp[i];
+		if (!im->n || (!im->v[M_READ_OPS] && !im->v[M_WRITE_OPS] && !im->v[M_READ_BYTES] && !im->v[M_WRITE_BYTES]))
+			continue;
+		double *ops = xmalloc(im->n * sizeof *ops), *bytes = xmalloc(im->n * sizeof *bytes);
+		for (size_t k = 0; k < im->n; k++) {
+			double a = im->v[M_READ_OPS] ? im->v[M_READ_OPS][k] : NAN, b = im->v[M_WRITE_OPS] ? im->v[M_WRITE_OPS][k] : NAN;
+			ops[k] = isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
+			a = im->v[M_READ_BYTES] ? im->v[M_READ_BYTES][k] : NAN;
+			b = im->v[M_WRITE_BYTES] ? im->v[M_WRITE_BYTES][k] : NAN;
+			bytes[k] = isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
+		}
+		cw_reduce(&f->vols[i].metrics, &f->vols[i], im->period, ops, bytes, im->n, im->v[M_BURST],
+			  im->v[M_BURST] ? im->n : 0);
+		f->vols[i].metrics.lookback_s = (int64_t)im->n * im->period;
+		given++;
+		free(ops);
+		free(bytes);
+	}
+	for (size_t i = 0; i < f->n; i++)
+		for (int m = 0; m < M_COUNT; m++)
+			free(imp[i].v[m]);
+	free(imp);
+	cJSON_Delete(root);
+	return rc ? rc : given;
+}
+
 static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
 		       const struct cw_options *o, time_t start, size_t n_points, struct buf *err)
 {
@@ -182,6 +365,16 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		cJSON_Delete(j);
 	} while (next);
 	http_response_release(&resp);
+	if (!rc && o->save) {
+		for (size_t i = 0; i < nv; i++) {
+			const struct volume *v = &f->vols[vols[i]];
+			for (int m = 0; m < M_COUNT; m++) {
+				if (m == M_BURST && !burst_type(v->type))
+					continue;
+				save_series(o->save, v->volume_id, m, o->period_s, start, s[i].v[m], n_points);
+			}
+		}
+	}
 	if (!rc) {
 		double *ops = xmalloc(n_points * sizeof *ops), *bytes = xmalloc(n_points * sizeof *bytes);
 		for (size_t i = 0; i < nv; i++) {

@@ -188,16 +188,29 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_init(&ks);
 	struct buf text = BUF_INIT;
 	int rc = 0;
+	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_file(src->aws[i].path, &text, err);
-		if (!rc) {
+		if (!rc && aws_cloudwatch_is_export(text.s, text.len)) {
+			metric_files[n_metric++] = i; /* after every volume is known */
+		} else if (!rc) {
 			int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
 			rc = r < 0 ? r : 0;
 		}
 	}
 	if (!rc)
 		aws_ec2_attach_mods(f, &mods);
+	for (size_t k = 0; k < n_metric && !rc; k++) {
+		const char *path = src->aws[metric_files[k]].path;
+		buf_reset(&text);
+		rc = em_read_file(path, &text, err);
+		if (!rc) {
+			int r = aws_cloudwatch_load_export(f, text.s, text.len, path, err);
+			rc = r < 0 ? r : 0;
+		}
+	}
+	free(metric_files);
 	for (size_t i = 0; i < src->n_kube && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_file(src->kube[i].path, &text, err);
@@ -303,10 +316,21 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, str
 		ec2_mod_list_release(&mods);
 		if (!rc)
 			rc = aws_ec2_instance_types(&c, region, f, err);
+		struct buf metrics = BUF_INIT;
 		if (!rc && !o->no_metrics) {
-			struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1};
+			struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL};
+			if (o->save_dir)
+				aws_cloudwatch_export_begin(&metrics);
 			rc = aws_cloudwatch_volume_metrics(&c, region, f, &cw, err);
+			if (!rc && o->save_dir) {
+				struct buf name = BUF_INIT;
+				aws_cloudwatch_export_end(&metrics);
+				buf_addf(&name, "metrics-%s.json", region);
+				rc = save_file(r, o->save_dir, name.s, &metrics, err);
+				buf_release(&name);
+			}
 		}
+		buf_release(&metrics);
 		if (!rc && o->save_dir) {
 			struct buf data = BUF_INIT, name = BUF_INIT;
 			aws_ec2_write_volumes_export(&data, f, region);

@@ -24,7 +24,22 @@ struct cw_options {
 	int64_t lookback_s;  /* default 14 days */
 	int64_t period_s;    /* >= 300; default 300 */
 	int only_gp2;        /* fetch for gp2 volumes only (what planning needs) */
+	struct buf *save;    /* when set, every series is also appended here as a
+			      * MetricDataResults[] element (see aws_cloudwatch_write_export) */
 };
+
+/* Export format: the JSON `aws cloudwatch get-metric-data --output json` prints,
+ * {"MetricDataResults": [{"Id", "Label", "Timestamps", "Values", "StatusCode"}], "Messages": []},
+ * with each Label "VOLUME-ID METRIC STAT PERIOD" (e.g. "vol-0abc VolumeReadOps Sum 300") so the
+ * series can be matched to volumes and periods without the request. */
+void aws_cloudwatch_export_begin(struct buf *out);
+void aws_cloudwatch_export_end(struct buf *out);
+/* Reads such a document and fills metrics of f's volumes (volumes must be loaded first).
+ * Returns the number of volumes given metrics, or EM_EINPUT naming origin and the JSON path. */
+int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, const char *origin,
+			       struct buf *err);
+/* 1 when text looks like a MetricDataResults document (cheap check of the first bytes). */
+int aws_cloudwatch_is_export(const char *text, size_t len);
 
 /* Fills metrics of f's volumes in region. Volumes without data points keep metrics.has = 0. */
 int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, struct fleet *f,

@@ -918,8 +918,21 @@ class KubeCluster:
             if not rt.namespaced:
                 m.pop("namespace", None)
             self._prepare_stored(rt, o, start)
-            if rt.plural == "pods" and not dig(o, "status", "phase"):
-                o.setdefault("status", {})["phase"] = "Running"  # pre-existing workload: never executed
+            if rt.plural == "pods":
+                st = o.setdefault("status", {})
+                st.setdefault("phase", "Running")  # a pre-existing workload: shown running, never executed
+                if st["phase"] == "Running" and "containerStatuses" not in st:
+                    t0 = m.get("creationTimestamp") or rfc3339(start)
+                    st.setdefault("conditions", [{"type": c, "status": "True", "lastProbeTime": None,
+                                                  "lastTransitionTime": t0} for c in (
+                        "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")])
+                    st.setdefault("startTime", t0)
+                    st["containerStatuses"] = [{
+                        "name": c.get("name"), "state": {"running": {"startedAt": t0}}, "lastState": {},
+                        "ready": True, "restartCount": 0, "image": c.get("image"), "imageID": "",
+                        "containerID": "containerd://" + hashlib.sha256(
+                            ("%s/%s/%s" % (m.get("namespace"), m.get("name"), c.get("name"))).encode()).hexdigest(),
+                        "started": True} for c in dig(o, "spec", "containers", default=[]) or []]
             self.rv += 1
             m["resourceVersion"] = str(self.rv)
             self.store[rt.plural][self._key(o, rt)] = ordered(o)

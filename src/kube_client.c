@@ -1,0 +1,1428 @@
+/*
+ * kube_client.c - the Kubernetes API client for one context (contract in kube_client.h).
+ *
+ * Entry points: kube_client_init / kube_client_release, kube_get, kube_list, kube_patch_merge,
+ * kube_create, kube_delete, kube_server_version, kube_vac_api_version, kube_inventory_load;
+ * kube_exec_run, kube_eks_args_parse, kube_credential_release.
+ *
+ * Request path: authorize (token file / token / cached exec or EKS credential, refreshed when
+ * expired) -> make sure the HTTP client carries the current TLS identity -> http_send (retries
+ * 429/5xx with Retry-After, rate limit per context) -> one retry with fresh credentials after a
+ * 401 when the credential was dynamic -> Status error mapping.
+ *
+ * Invariants:
+ * - No global state: credential caches, the AWS provider and counters live in struct kube_client.
+ * - Secrets (tokens, keys, exec env values, plugin stdout) are wiped before their memory is
+ *   freed; messages carry the context, user, method and path, never a query or a credential.
+ * - Exec plugins never get a shell or a terminal; they are killed at the timeout.
+ * - kube_inventory_load moves a list's objects into the caller's set only once the whole list
+ *   has been read, so a list restarted after 410 Expired leaves no duplicates.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_sts.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/http.h"
+#include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_objects.h"
+#include "ebsmigrate/strmap.h"
+#include "ebsmigrate/volume.h"
+
+extern char **environ;
+
+#define EXEC_STDOUT_MAX (1u << 20)
+#define EXEC_STDERR_MAX (64u << 10)
+#define CRED_REFRESH_MARGIN_S 10
+#define EKS_SESSION_NAME "EKSGetTokenAuth"
+
+/* ---- small helpers ---- */
+
+static void wipe_free(char *s)
+{
+	if (s) {
+		OPENSSL_cleanse(s, strlen(s));
+		free(s);
+	}
+}
+
+static void buf_wipe(struct buf *b)
+{
+	if (b->cap)
+		OPENSSL_cleanse(b->s, b->cap);
+	buf_release(b);
+}
+
+static time_t now_s(const struct kube_client *c)
+{
+	return c->opt.clock ? c->opt.clock() : time(NULL);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wipes every string in a cJSON tree (plugin output holds tokens and keys). */
+static void json_wipe(cJSON *j)
+{
+	for (; j; j = j->next) {
+		if (j->valuestring)
+			OPENSSL_cleanse(j->valuestring, strlen(j->valuestring));
+		json_wipe(j->child);
+	}
+}
+
+/* "context 'prod': user 'eks-admin': exec plugin 'aws'" */
+static void plugin_who(struct buf *b, const struct kube_target *t)
+{
+	buf_addf(b, "context '%s': user '%s': exec plugin '%s'", t->context ? t->context : "?",
+		 t->user_name ? t->user_name : "?", t->exec.command ? t->exec.command : "?");
+}
+
+void kube_credential_release(struct kube_credential *c)
+{
+	wipe_free(c->token);
+	free(c->client_cert_pem);
+	wipe_free(c->client_key_pem);
+	memset(c, 0, sizeof *c);
+}
+
+/* ---- exec plugins ---- */
+
+static const char *exec_env(const struct kube_target *t, const char *name)
+{
+	for (size_t i = 0; i < t->exec.n_env; i++)
+		if (strcmp(t->exec.env[i].name, name) == 0)
+			return t->exec.env[i].value;
+	return NULL;
+}
+
+/* Full path of cmd: as given when it has a '/', else the first executable match on our PATH
+ * (as client-go does: the plugin's env does not change where it is looked up). */
+static int find_command(const char *cmd, struct buf *out)
+{
+	if (strchr(cmd, '/')) {
+		buf_adds(out, cmd);
+		return access(cmd, X_OK) == 0 ? 0 : -1;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (1) {
+		size_t n = strcspn(path, ":");
+		buf_reset(out);
+		if (n)
+			buf_add(out, path, n);
+		else
+			buf_addc(out, '.');
+		buf_addf(out, "/%s", cmd);
+		struct stat st;
+		if (stat(out->s, &st) == 0 && S_ISREG(st.st_mode) && access(out->s, X_OK) == 0)
+			return 0;
+		if (!path[n])
+			break;
+		path += n + 1;
+	}
+	buf_reset(out);
+	return -1;
+}
+
+static void exec_info_json(struct buf *out, const struct kube_target *t)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "apiVersion", t->exec.api_version);
+	cJSON_AddStringToObject(root, "kind", "ExecCredential");
+	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
+	cJSON_AddBoolToObject(spec, "interactive", 0);
+	if (t->exec.provide_cluster_info) {
+		cJSON *cl = cJSON_AddObjectToObject(spec, "cluster");
+		cJSON_AddStringToObject(cl, "server", t->server);
+		if (t->insecure)
+			cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1);
+		struct buf ca = BUF_INIT, ignore = BUF_INIT;
+		if (t->ca_pem)
+			buf_adds(&ca, t->ca_pem);
+		else if (t->ca_file)
+			em_read_file(t->ca_file, &ca, &ignore);
+		if (ca.len) {
+			/* []byte fields travel as standard base64 in JSON */
+			char *b64 = xmalloc(4 * ((ca.len + 2) / 3) + 1);
+			EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ca.s, (int)ca.len);
+			cJSON_AddStringToObject(cl, "certificate-authority-data", b64);
+			free(b64);
+		}
+		buf_release(&ca);
+		buf_release(&ignore);
+	}
+	char *s = cJSON_PrintUnformatted(root);
+	buf_adds(out, s);
+	free(s);
+	cJSON_Delete(root);
+}
+
+/* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with envp_free. */
+static char **plugin_envp(const struct kube_target *t, const char *exec_info)
+{
+	size_t n = 0;
+	for (char **e = environ; e && *e; e++)
+		n++;
+	char **v = xcalloc(n + t->exec.n_env + 2, sizeof(char *));
+	size_t k = 0;
+	for (char **e = environ; e && *e; e++) {
+		size_t nl = strcspn(*e, "=");
+		int overridden = nl == strlen("KUBERNETES_EXEC_INFO") && strncmp(*e, "KUBERNETES_EXEC_INFO", nl) == 0;
+		for (size_t i = 0; i < t->exec.n_env && !overridden; i++)
+			overridden = strlen(t->exec.env[i].name) == nl && strncmp(*e, t->exec.env[i].name, nl) == 0;
+		if (!overridden)
+			v[k++] = xstrdup(*e);
+	}
+	for (size_t i = 0; i < t->exec.n_env; i++) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s=%s", t->exec.env[i].name, t->exec.env[i].value);
+		v[k++] = buf_detach(&b);
+	}
+	struct buf b = BUF_INIT;
+	buf_addf(&b, "KUBERNETES_EXEC_INFO=%s", exec_info);
+	v[k++] = buf_detach(&b);
+	v[k] = NULL;
+	return v;
+}
+
+static void envp_free(char **v)
+{
+	for (char **e = v; *e; e++)
+		wipe_free(*e);
+	free(v);
+}
+
+struct child_result {
+	struct buf out, errtxt;
+	int status;
+	int timed_out;
+	int spawn_errno;
+};
+
+static void read_into(int *fd, struct buf *b, size_t cap)
+{
+	char chunk[8192];
+	ssize_t r = read(*fd, chunk, sizeof chunk);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (r <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	size_t keep = b->len < cap ? cap - b->len : 0;
+	buf_add(b, chunk, (size_t)r < keep ? (size_t)r : keep); /* beyond the cap: drained, dropped */
+	OPENSSL_cleanse(chunk, sizeof chunk);
+}
+
+/* Runs path with stdin /dev/null, capturing stdout and stderr, killing it at the deadline.
+ * Returns 0 when it ran (see r->status / r->timed_out), -1 when it could not start. */
+static int run_capture(const char *path, char *const argv[], char *const envp[], long timeout_ms,
+		       struct child_result *r)
+{
+	int op[2], ep[2];
+	if (pipe(op) != 0) {
+		r->spawn_errno = errno;
+		return -1;
+	}
+	if (pipe(ep) != 0) {
+		r->spawn_errno = errno;
+		close(op[0]);
+		close(op[1]);
+		return -1;
+	}
+	int fds[4] = {op[0], op[1], ep[0], ep[1]};
+	for (int i = 0; i < 4; i++)
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
+	pid_t pid;
+	int rc = posix_spawn(&pid, path, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	close(op[1]);
+	close(ep[1]);
+	if (rc != 0) {
+		close(op[0]);
+		close(ep[0]);
+		r->spawn_errno = rc;
+		return -1;
+	}
+	int out_fd = op[0], err_fd = ep[0];
+	int64_t deadline = mono_ms() + timeout_ms;
+	while (out_fd >= 0 || err_fd >= 0) {
+		int64_t left = deadline - mono_ms();
+		if (left <= 0) {
+			r->timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+		int pr = poll(p, 2, left > 1000 ? 1000 : (int)left);
+		if (pr < 0 && errno != EINTR)
+			break;
+		if (pr <= 0)
+			continue;
+		if (out_fd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			read_into(&out_fd, &r->out, EXEC_STDOUT_MAX);
+		if (err_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			read_into(&err_fd, &r->errtxt, EXEC_STDERR_MAX);
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r->status = st;
+	return 0;
+}
+
+/* The first non-empty line of a plugin's stderr, trimmed, printable, at most 300 bytes. */
+static void first_line(struct buf *out, const struct buf *text)
+{
+	const char *p = text->s;
+	while (*p == '\n' || *p == '\r' || *p == ' ' || *p == '\t')
+		p++;
+	size_t n = strcspn(p, "\r\n");
+	while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+		n--;
+	if (n > 300)
+		n = 300;
+	for (size_t i = 0; i < n; i++)
+		buf_addc(out, (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i]);
+}
+
+static int parse_exec_credential(struct kube_credential *out, struct buf *text, const struct kube_target *t,
+				 const char *who, struct buf *err)
+{
+	cJSON *root = cJSON_ParseWithLength(text->s, text->len);
+	int rc = 0;
+	if (!cJSON_IsObject(root)) {
+		rc = em_err(err, EM_EAUTH, "%s: output is not an ExecCredential (not a JSON object)", who);
+		goto out;
+	}
+	const char *kind = jsonx_str(root, "kind"), *av = jsonx_str(root, "apiVersion");
+	if (!kind || strcmp(kind, "ExecCredential") != 0) {
+		rc = em_err(err, EM_EAUTH, "%s: output is not an ExecCredential (kind)", who);
+		goto out;
+	}
+	if (!av || strcmp(av, t->exec.api_version) != 0) {
+		rc = em_err(err, EM_EAUTH, "%s: answered with another apiVersion than the configured %s", who,
+			    t->exec.api_version);
+		goto out;
+	}
+	const cJSON *st = jsonx_get(root, "status");
+	if (!cJSON_IsObject(st)) {
+		rc = em_err(err, EM_EAUTH, "%s: ExecCredential has no status", who);
+		goto out;
+	}
+	const char *token = jsonx_str(st, "token");
+	const char *cert = jsonx_str(st, "clientCertificateData"), *key = jsonx_str(st, "clientKeyData");
+	if ((cert && *cert) != (key && *key)) {
+		rc = em_err(err, EM_EAUTH, "%s: ExecCredential status has %s without %s", who,
+			    cert && *cert ? "clientCertificateData" : "clientKeyData",
+			    cert && *cert ? "clientKeyData" : "clientCertificateData");
+		goto out;
+	}
+	if (!(token && *token) && !(cert && *cert)) {
+		rc = em_err(err, EM_EAUTH,
+			    "%s: ExecCredential status has neither a token nor clientCertificateData and clientKeyData", who);
+		goto out;
+	}
+	if (token && strpbrk(token, "\r\n")) {
+		rc = em_err(err, EM_EAUTH, "%s: ExecCredential token contains a line break", who);
+		goto out;
+	}
+	const cJSON *exp = jsonx_get(st, "expirationTimestamp");
+	if (exp && !cJSON_IsNull(exp)) {
+		if (!cJSON_IsString(exp) || em_parse_time(exp->valuestring, &out->expires) != 0) {
+			rc = em_err(err, EM_EAUTH, "%s: status.expirationTimestamp is not an RFC 3339 time", who);
+			goto out;
+		}
+	}
+	out->token = token && *token ? xstrdup(token) : NULL;
+	out->client_cert_pem = cert && *cert ? xstrdup(cert) : NULL;
+	out->client_key_pem = key && *key ? xstrdup(key) : NULL;
+out:
+	if (root) {
+		json_wipe(root);
+		cJSON_Delete(root);
+	}
+	if (rc)
+		kube_credential_release(out);
+	return rc;
+}
+
+int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long timeout_ms, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	struct buf who = BUF_INIT, path = BUF_INIT, info = BUF_INIT;
+	int rc = 0;
+	plugin_who(&who, t);
+	if (!t->has_exec) {
+		rc = em_err(err, EM_EINPUT, "%s: no exec plugin configured", who.s);
+		goto out;
+	}
+	if (t->exec.interactive_mode == KUBE_INTERACTIVE_ALWAYS) {
+		rc = em_err(err, EM_EUNSUPPORTED,
+			    "%s: needs an interactive terminal (interactiveMode: Always), which ebsmigrate never provides",
+			    who.s);
+		goto out;
+	}
+	if (find_command(t->exec.command, &path) != 0) {
+		rc = em_err(err, EM_EAUTH, "%s: command not found%s%s", who.s, t->exec.install_hint ? "; " : "",
+			    t->exec.install_hint ? t->exec.install_hint : "");
+		goto out;
+	}
+	if (timeout_ms <= 0)
+		timeout_ms = 60000;
+	char **argv = xcalloc(t->exec.n_args + 2, sizeof(char *));
+	argv[0] = t->exec.command;
+	for (size_t i = 0; i < t->exec.n_args; i++)
+		argv[i + 1] = t->exec.args[i];
+	exec_info_json(&info, t);
+	char **envp = plugin_envp(t, info.s);
+	struct child_result r = {BUF_INIT, BUF_INIT, 0, 0, 0};
+	int ran = run_capture(path.s, argv, envp, timeout_ms, &r);
+	envp_free(envp);
+	free(argv);
+	if (ran != 0) {
+		rc = em_err(err, EM_EAUTH, "%s: cannot run '%s': %s", who.s, path.s, strerror(r.spawn_errno));
+	} else if (r.timed_out) {
+		rc = em_err(err, EM_EAUTH, "%s: timed out after %ld ms", who.s, timeout_ms);
+	} else if (WIFSIGNALED(r.status) || (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0)) {
+		struct buf line = BUF_INIT;
+		first_line(&line, &r.errtxt);
+		if (WIFSIGNALED(r.status))
+			rc = em_err(err, EM_EAUTH, "%s: killed by signal %d%s%s", who.s, WTERMSIG(r.status),
+				    line.len ? ": " : "", line.s);
+		else
+			rc = em_err(err, EM_EAUTH, "%s: exited with status %d: %s", who.s, WEXITSTATUS(r.status),
+				    line.len ? line.s : "(nothing on stderr)");
+		buf_release(&line);
+	} else {
+		rc = parse_exec_credential(out, &r.out, t, who.s, err);
+	}
+	buf_wipe(&r.out);
+	buf_wipe(&r.errtxt);
+out:
+	buf_release(&who);
+	buf_release(&path);
+	buf_wipe(&info);
+	return rc;
+}
+
+/* ---- EKS token plugins ---- */
+
+void kube_eks_args_release(struct kube_eks_args *a)
+{
+	free(a->cluster);
+	free(a->region);
+	free(a->role_arn);
+	free(a->profile);
+	free(a->session_name);
+	memset(a, 0, sizeof *a);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* "--name value" or "--name=value": 1 and *val set; 0 when args[*i] is not this option;
+ * -1 when the value is missing. */
+static int opt_value(const struct kube_exec *e, size_t *i, const char *name, const char **val)
+{
+	const char *a = e->args[*i];
+	size_t nl = strlen(name);
+	if (strncmp(a, name, nl) != 0)
+		return 0;
+	if (a[nl] == '=') {
+		*val = a + nl + 1;
+		return 1;
+	}
+	if (a[nl] != '\0')
+		return 0;
+	if (*i + 1 >= e->n_args)
+		return -1;
+	*val = e->args[++*i];
+	return 1;
+}
+
+struct eks_opt {
+	const char *name;
+	size_t field; /* offsetof in kube_eks_args, or (size_t)-1 = accepted and ignored */
+};
+
+#define EKS_IGNORE ((size_t)-1)
+
+static int eks_parse(struct kube_eks_args *out, const struct kube_exec *e, const struct eks_opt *opts,
+		     const char *const *positional, const char *const *flags)
+{
+	size_t pos = 0;
+	for (size_t i = 0; i < e->n_args; i++) {
+		const char *a = e->args[i], *val = NULL;
+		int matched = 0;
+		for (const struct eks_opt *o = opts; o->name && !matched; o++) {
+			int r = opt_value(e, &i, o->name, &val);
+			if (r < 0)
+				return 0;
+			if (r == 0)
+				continue;
+			matched = 1;
+			if (o->field != EKS_IGNORE) {
+				char **slot = (char **)((char *)out + o->field);
+				free(*slot);
+				*slot = xstrdup(val);
+			}
+		}
+		for (const char *const *f = flags; *f && !matched; f++)
+			matched = strcmp(a, *f) == 0;
+		if (matched)
+			continue;
+		if (a[0] == '-' || !positional[pos] || strcmp(a, positional[pos]) != 0)
+			return 0; /* an option or a word we do not understand: leave it to the binary */
+		pos++;
+	}
+	return !positional[pos] && out->cluster && *out->cluster;
+}
+
+int kube_eks_args_parse(struct kube_eks_args *out, const struct kube_exec *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!e || !e->command)
+		return 0;
+	const char *cmd = base_name(e->command);
+	int ok = 0;
+	if (strcmp(cmd, "aws") == 0) {
+		static const struct eks_opt opts[] = {
+			{"--region", offsetof(struct kube_eks_args, region)},
+			{"--profile", offsetof(struct kube_eks_args, profile)},
+			{"--cluster-name", offsetof(struct kube_eks_args, cluster)},
+			{"--cluster-id", offsetof(struct kube_eks_args, cluster)},
+			{"--role-arn", offsetof(struct kube_eks_args, role_arn)},
+			{"--output", EKS_IGNORE},
+			{"--color", EKS_IGNORE},
+			{NULL, 0},
+		};
+		static const char *const positional[] = {"eks", "get-token", NULL};
+		static const char *const flags[] = {"--debug", "--no-cli-pager", "--no-paginate", NULL};
+		ok = eks_parse(out, e, opts, positional, flags);
+	} else if (strcmp(cmd, "aws-iam-authenticator") == 0) {
+		static const struct eks_opt opts[] = {
+			{"--cluster-id", offsetof(struct kube_eks_args, cluster)},
+			{"-i", offsetof(struct kube_eks_args, cluster)},
+			{"--role", offsetof(struct kube_eks_args, role_arn)},
+			{"-r", offsetof(struct kube_eks_args, role_arn)},
+			{"--region", offsetof(struct kube_eks_args, region)},
+			{"--session-name", offsetof(struct kube_eks_args, session_name)},
+			{"-s", offsetof(struct kube_eks_args, session_name)},
+			{NULL, 0},
+		};
+		static const char *const positional[] = {"token", NULL};
+		static const char *const flags[] = {"--token-only", NULL};
+		ok = eks_parse(out, e, opts, positional, flags);
+		out->authenticator = 1;
+	}
+	if (!ok)
+		kube_eks_args_release(out);
+	return ok;
+}
+
+static int aws_http_ready(struct kube_client *c, struct buf *err)
+{
+	if (c->aws_http)
+		return 0;
+	struct http_options o = {0};
+	o.ca_file = exec_env(&c->target, "AWS_CA_BUNDLE"); /* NULL: http.c reads ours */
+	o.timeout_ms = 30000;
+	o.connect_timeout_ms = 5000;
+	o.max_attempts = 3;
+	c->aws_http = xcalloc(1, sizeof *c->aws_http);
+	int rc = http_client_init(c->aws_http, &o, err);
+	if (rc) {
+		free(c->aws_http);
+		c->aws_http = NULL;
+	}
+	return rc;
+}
+
+/* A native EKS token into out. Returns 0, 1 when the AWS credentials chain has nothing (why says
+ * so; the caller runs the binary instead), or a negative code with the message in err. */
+static int eks_native_token(struct kube_client *c, struct kube_credential *out, struct buf *why, struct buf *err)
+{
+	const struct kube_target *t = &c->target;
+	const struct kube_eks_args *a = &c->eks;
+	struct aws_credentials statc = {0}, assumed = {0};
+	const struct aws_credentials *creds = NULL;
+	struct buf e = BUF_INIT, tok = BUF_INIT, who = BUF_INIT;
+	char *region = NULL;
+	int rc = 0;
+	buf_addf(&who, "context '%s': user '%s': eks token for cluster '%s'", t->context, t->user_name ? t->user_name : "?",
+		 a->cluster);
+
+	const char *profile = a->profile;
+	if (!profile) {
+		const char *p = exec_env(t, "AWS_PROFILE");
+		if (!p)
+			p = exec_env(t, "AWS_DEFAULT_PROFILE");
+		/* as in the plugin's process: environment keys outrank AWS_PROFILE */
+		if (p && !(getenv("AWS_ACCESS_KEY_ID") && getenv("AWS_SECRET_ACCESS_KEY")))
+			profile = p;
+	}
+	const char *r = a->region;
+	if (!r)
+		r = exec_env(t, "AWS_REGION");
+	if (!r)
+		r = exec_env(t, "AWS_DEFAULT_REGION");
+	if (aws_region_resolve(&region, r, profile, &e) != 0) {
+		region = NULL; /* no region anywhere: the global STS endpoint, as EKS accepts */
+		buf_reset(&e);
+	}
+
+	const char *akid = exec_env(t, "AWS_ACCESS_KEY_ID"), *secret = exec_env(t, "AWS_SECRET_ACCESS_KEY");
+	if (akid && *akid && secret && *secret) {
+		statc.access_key_id = xstrdup(akid);
+		statc.secret_access_key = xstrdup(secret);
+		const char *st = exec_env(t, "AWS_SESSION_TOKEN");
+		statc.session_token = st && *st ? xstrdup(st) : NULL;
+		statc.source = xstrdup("exec plugin environment");
+		creds = &statc;
+	} else {
+		if ((rc = aws_http_ready(c, &e)) != 0) {
+			rc = em_err(err, rc, "%s: %s", who.s, e.s);
+			goto out;
+		}
+		if (!c->aws) {
+			struct aws_credentials_options ao = {0};
+			ao.profile = profile;
+			ao.region = region;
+			ao.http = c->aws_http;
+			ao.clock = c->opt.clock;
+			c->aws = xcalloc(1, sizeof *c->aws);
+			aws_credentials_provider_init(c->aws, &ao);
+		}
+		rc = aws_credentials_provider_get(c->aws, &creds, &e);
+		if (rc == EM_EAUTH || rc == EM_EUNSUPPORTED) {
+			buf_addf(why, "%s: no usable AWS credentials (%s)", who.s, e.s);
+			rc = 1;
+			goto out;
+		}
+		if (rc) {
+			rc = em_err(err, rc, "%s: %s", who.s, e.s);
+			goto out;
+		}
+	}
+	if (a->role_arn) {
+		if ((rc = aws_http_ready(c, &e)) != 0) {
+			rc = em_err(err, rc, "%s: %s", who.s, e.s);
+			goto out;
+		}
+		struct aws_assume_role_params p = {0};
+		p.role_arn = a->role_arn;
+		p.session_name = a->session_name ? a->session_name : EKS_SESSION_NAME;
+		rc = aws_sts_assume_role(&assumed, c->aws_http, region, creds, &p, &e);
+		if (rc) {
+			rc = em_err(err, rc, "%s: %s", who.s, e.s);
+			goto out;
+		}
+		creds = &assumed;
+	}
+	time_t exp = 0;
+	rc = aws_eks_token(&tok, &exp, a->cluster, region, creds, now_s(c), &e);
+	if (rc) {
+		rc = em_err(err, rc, "%s: %s", who.s, e.s);
+		goto out;
+	}
+	if (creds->expiration && creds->expiration < exp)
+		exp = creds->expiration;
+	out->token = buf_detach(&tok);
+	out->expires = exp;
+	c->eks_tokens++;
+out:
+	aws_credentials_release(&statc);
+	aws_credentials_release(&assumed);
+	free(region);
+	buf_wipe(&tok);
+	buf_release(&e);
+	buf_release(&who);
+	return rc;
+}
+
+/* ---- credentials and the HTTP client ---- */
+
+static int refresh_credential(struct kube_client *c, struct buf *err)
+{
+	kube_credential_release(&c->cred);
+	c->have_cred = 0;
+	struct kube_credential nc = {0};
+	int rc;
+	if (c->eks_native) {
+		struct buf why = BUF_INIT, e = BUF_INIT;
+		rc = eks_native_token(c, &nc, &why, err);
+		if (rc == 1) {
+			/* The chain has nothing: the plugin may know more (SSO, credential_process). */
+			c->eks_native = 0;
+			c->exec_runs++;
+			rc = kube_exec_run(&nc, &c->target, c->opt.exec_timeout_ms, &e);
+			if (rc)
+				em_err(err, rc, "%s; running the plugin instead: %s", why.s, e.s);
+		}
+		buf_release(&why);
+		buf_release(&e);
+	} else {
+		c->exec_runs++;
+		rc = kube_exec_run(&nc, &c->target, c->opt.exec_timeout_ms, err);
+	}
+	if (rc)
+		return rc;
+	c->cred = nc;
+	c->have_cred = 1;
+	c->cred_gen++;
+	return 0;
+}
+
+static int http_setup(struct kube_client *c, struct buf *err)
+{
+	const struct kube_target *t = &c->target;
+	int use_cred_cert = c->have_cred && c->cred.client_cert_pem;
+	if (c->http_ready && (!use_cred_cert || c->http_cert_gen == c->cred_gen))
+		return 0;
+	if (c->http_ready)
+		http_client_release(&c->http);
+	c->http_ready = 0;
+	struct http_options o = {0};
+	o.connect_timeout_ms = c->opt.connect_timeout_ms;
+	o.timeout_ms = c->opt.timeout_ms;
+	o.max_attempts = c->opt.max_attempts;
+	o.backoff_base_ms = c->opt.backoff_base_ms;
+	o.backoff_max_ms = c->opt.backoff_max_ms;
+	o.default_rate = c->opt.rate;
+	o.default_burst = c->opt.burst;
+	o.ca_file = t->ca_file;
+	o.ca_pem = t->ca_pem;
+	o.no_env_ca = 1;
+	o.insecure = t->insecure;
+	if (use_cred_cert) {
+		o.client_cert_pem = c->cred.client_cert_pem;
+		o.client_key_pem = c->cred.client_key_pem;
+	} else {
+		o.client_cert_file = t->client_cert_file;
+		o.client_key_file = t->client_key_file;
+		o.client_cert_pem = t->client_cert_pem;
+		o.client_key_pem = t->client_key_pem;
+	}
+	o.clock_ms = c->opt.clock_ms;
+	o.sleep_ms = c->opt.sleep_ms;
+	o.random = c->opt.random;
+	o.inject_ctx = c->opt.inject_ctx;
+	struct buf e = BUF_INIT;
+	int rc = http_client_init(&c->http, &o, &e);
+	if (rc)
+		em_err(err, rc, "context '%s': %s", t->context, e.s);
+	else
+		c->http_ready = 1;
+	c->http_cert_gen = c->cred_gen;
+	buf_release(&e);
+	return rc;
+}
+
+static void add_bearer(struct http_headers *h, const char *token)
+{
+	struct buf v = BUF_INIT;
+	buf_addf(&v, "Bearer %s", token);
+	http_headers_set(h, "Authorization", v.s);
+	buf_wipe(&v);
+}
+
+/* Adds Authorization (if any credential gives a token). *dynamic = 1 when the credential came
+ * from a plugin (a 401 then deserves one refresh). */
+static int authorize(struct kube_client *c, struct http_headers *h, int force_refresh, int *dynamic, struct buf *err)
+{
+	const struct kube_target *t = &c->target;
+	*dynamic = 0;
+	if (t->token_file) {
+		struct buf tok = BUF_INIT, e = BUF_INIT;
+		int rc = em_read_file(t->token_file, &tok, &e);
+		while (!rc && tok.len && strchr(" \t\r\n", tok.s[tok.len - 1]))
+			tok.s[--tok.len] = '\0';
+		if (!rc && (tok.len == 0 || strpbrk(tok.s, "\r\n")))
+			rc = em_err(&e, EM_EAUTH, "token file '%s' is empty or holds several lines", t->token_file);
+		if (rc)
+			em_err(err, EM_EAUTH, "context '%s': user '%s': %s", t->context, t->user_name ? t->user_name : "?",
+			       e.s);
+		else
+			add_bearer(h, tok.s);
+		buf_wipe(&tok);
+		buf_release(&e);
+		return rc ? EM_EAUTH : 0;
+	}
+	if (t->token) {
+		add_bearer(h, t->token);
+		return 0;
+	}
+	if (!t->has_exec)
+		return 0;
+	*dynamic = 1;
+	if (force_refresh || !c->have_cred ||
+	    (c->cred.expires && now_s(c) + CRED_REFRESH_MARGIN_S >= c->cred.expires)) {
+		int rc = refresh_credential(c, err);
+		if (rc)
+			return rc;
+	}
+	if (c->cred.token)
+		add_bearer(h, c->cred.token);
+	return 0;
+}
+
+int kube_client_init(struct kube_client *c, const struct kube_target *t, const struct kube_client_options *opt,
+		     struct buf *err)
+{
+	memset(c, 0, sizeof *c);
+	if (!t || !t->server)
+		return em_err(err, EM_EINPUT, "kube client: target without a server");
+	kube_target_copy(&c->target, t);
+	if (opt)
+		c->opt = *opt;
+	if (c->opt.rate == 0) {
+		c->opt.rate = 20;
+		if (c->opt.burst <= 0)
+			c->opt.burst = 40;
+	}
+	if (c->opt.list_limit <= 0)
+		c->opt.list_limit = 500;
+	if (c->opt.max_list_restarts <= 0)
+		c->opt.max_list_restarts = 3;
+	if (c->opt.exec_timeout_ms <= 0)
+		c->opt.exec_timeout_ms = 60000;
+	struct buf k = BUF_INIT;
+	buf_addf(&k, "kube:%s", t->context ? t->context : t->server);
+	c->rate_key = buf_detach(&k);
+	if (t->has_exec && !c->opt.no_native_eks)
+		c->eks_native = kube_eks_args_parse(&c->eks, &t->exec);
+	int rc = http_setup(c, err);
+	if (rc)
+		kube_client_release(c);
+	return rc;
+}
+
+void kube_client_release(struct kube_client *c)
+{
+	if (c->http_ready)
+		http_client_release(&c->http);
+	if (c->aws) {
+		aws_credentials_provider_release(c->aws);
+		free(c->aws);
+	}
+	if (c->aws_http) {
+		http_client_release(c->aws_http);
+		free(c->aws_http);
+	}
+	kube_credential_release(&c->cred);
+	kube_eks_args_release(&c->eks);
+	kube_target_release(&c->target);
+	free(c->rate_key);
+	free(c->server_version);
+	memset(c, 0, sizeof *c);
+}
+
+/* ---- requests ---- */
+
+static const char *status_phrase(long st)
+{
+	switch (st) {
+	case 400: return "bad request";
+	case 401: return "unauthorized";
+	case 403: return "forbidden";
+	case 404: return "not found";
+	case 405: return "method not allowed";
+	case 406: return "not acceptable";
+	case 409: return "conflict";
+	case 410: return "gone";
+	case 413: return "request entity too large";
+	case 415: return "unsupported media type";
+	case 422: return "invalid";
+	case 429: return "too many requests";
+	case 500: return "internal error";
+	case 502: return "bad gateway";
+	case 503: return "service unavailable";
+	case 504: return "gateway timeout";
+	default: return st >= 500 ? "server error" : "error";
+	}
+}
+
+/* The Status message of an error answer (sanitised, at most 500 bytes) into out. */
+static void status_message(struct buf *out, const struct http_response *resp)
+{
+	cJSON *root = cJSON_ParseWithLength(resp->body.s, resp->body.len);
+	const char *m = jsonx_str(root, "message");
+	if (m) {
+		size_t n = strlen(m);
+		while (n && strchr(" \t\r\n", m[n - 1]))
+			n--;
+		if (n > 500)
+			n = 500;
+		for (size_t i = 0; i < n; i++)
+			buf_addc(out, (unsigned char)m[i] < 0x20 ? ' ' : m[i]);
+	}
+	cJSON_Delete(root);
+}
+
+static int status_error(struct kube_client *c, const char *method, const char *path, const struct http_response *resp,
+			struct buf *err)
+{
+	long st = resp->status;
+	int code = (st == 401 || st == 403) ? EM_EAUTH : st == 404 ? EM_ENOTFOUND : st == 409 ? EM_ECONFLICT : EM_ESERVER;
+	struct buf msg = BUF_INIT;
+	status_message(&msg, resp);
+	const struct kube_target *t = &c->target;
+	em_err(err, code, "context '%s': %s %.*s: %s (HTTP %ld)%s%s", t->context, method, (int)strcspn(path, "?"), path,
+	       status_phrase(st), st, msg.len ? ": " : "", msg.s);
+	if (st == 401)
+		buf_addf(err, "; the server rejected the credentials of %s%s%s", t->user_name ? "user '" : "",
+			 t->user_name ? t->user_name : "an anonymous request", t->user_name ? "'" : "");
+	buf_release(&msg);
+	return code;
+}
+
+static int send_req(struct kube_client *c, const char *method, const char *path, const char *query, const char *ctype,
+		    const char *body, struct http_response *resp, struct buf *err)
+{
+	for (int attempt = 0;; attempt++) {
+		struct buf url = BUF_INIT;
+		buf_adds(&url, c->target.server);
+		if (path[0] != '/')
+			buf_addc(&url, '/');
+		buf_adds(&url, path);
+		if (query && *query) {
+			buf_addc(&url, strchr(path, '?') ? '&' : '?');
+			buf_adds(&url, query);
+		}
+		struct http_request rq;
+		http_request_init(&rq, method, url.s);
+		buf_release(&url);
+		http_headers_add(&rq.headers, "Accept", "application/json");
+		if (ctype)
+			http_headers_add(&rq.headers, "Content-Type", ctype);
+		if (body)
+			buf_adds(&rq.body, body);
+		rq.rate_key = c->rate_key;
+		int dynamic = 0;
+		int rc = authorize(c, &rq.headers, attempt > 0, &dynamic, err);
+		if (!rc)
+			rc = http_setup(c, err);
+		if (!rc) {
+			struct buf e = BUF_INIT;
+			rc = http_send(&c->http, &rq, resp, &e);
+			if (rc)
+				em_err(err, rc, "context '%s': %s", c->target.context, e.s);
+			buf_release(&e);
+		}
+		http_request_release(&rq);
+		if (rc)
+			return rc;
+		if (resp->status == 401 && dynamic && attempt == 0)
+			continue; /* the plugin's credential may have been revoked early: once more, fresh */
+		return 0;
+	}
+}
+
+static int request(struct kube_client *c, const char *method, const char *path, const char *query, const char *ctype,
+		   const char *body, struct buf *out, long *status, struct buf *err)
+{
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = send_req(c, method, path, query, ctype, body, &resp, err);
+	if (status)
+		*status = resp.status;
+	if (out && resp.body.len)
+		buf_add(out, resp.body.s, resp.body.len);
+	if (!rc && (resp.status < 200 || resp.status > 299))
+		rc = status_error(c, method, path, &resp, err);
+	http_response_release(&resp);
+	return rc;
+}
+
+int kube_get(struct kube_client *c, const char *path, const char *query, struct buf *body, long *status, struct buf *err)
+{
+	return request(c, "GET", path, query, NULL, NULL, body, status, err);
+}
+
+int kube_patch_merge(struct kube_client *c, const char *path, const char *json, struct buf *out, struct buf *err)
+{
+	return request(c, "PATCH", path, NULL, "application/merge-patch+json", json, out, NULL, err);
+}
+
+int kube_create(struct kube_client *c, const char *collection_path, const char *json, struct buf *out,
+		struct buf *err)
+{
+	return request(c, "POST", collection_path, NULL, "application/json", json, out, NULL, err);
+}
+
+int kube_delete(struct kube_client *c, const char *path, struct buf *out, struct buf *err)
+{
+	return request(c, "DELETE", path, NULL, NULL, NULL, out, NULL, err);
+}
+
+/* ---- lists ---- */
+
+int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ctx, struct buf *err)
+{
+	struct buf cont = BUF_INIT, query = BUF_INIT;
+	unsigned page = 0;
+	int restarts = 0, rc = 0;
+	for (;;) {
+		buf_reset(&query);
+		buf_addf(&query, "limit=%d", c->opt.list_limit);
+		if (cont.len) {
+			buf_adds(&query, "&continue=");
+			buf_add_urlencoded(&query, cont.s, 1);
+		}
+		struct http_response resp;
+		http_response_init(&resp);
+		rc = send_req(c, "GET", path, query.s, NULL, NULL, &resp, err);
+		if (rc) {
+			http_response_release(&resp);
+			break;
+		}
+		if (resp.status == 410 && cont.len) {
+			http_response_release(&resp);
+			if (++restarts > c->opt.max_list_restarts) {
+				rc = em_err(err, EM_ESERVER,
+					    "context '%s': list %s: the continue token expired %d times; giving up",
+					    c->target.context, path, restarts);
+				break;
+			}
+			c->list_restarts++;
+			buf_reset(&cont);
+			page = 0;
+			continue;
+		}
+		if (resp.status < 200 || resp.status > 299) {
+			rc = status_error(c, "GET", path, &resp, err);
+			http_response_release(&resp);
+			break;
+		}
+		cJSON *root = cJSON_ParseWithLength(resp.body.s, resp.body.len);
+		if (!cJSON_IsObject(root)) {
+			cJSON_Delete(root);
+			http_response_release(&resp);
+			rc = em_err(err, EM_ESERVER, "context '%s': list %s: the answer is not a JSON object",
+				    c->target.context, path);
+			break;
+		}
+		const char *next = jsonx_path_str(root, "metadata.continue");
+		char *next_copy = next && *next ? xstrdup(next) : NULL;
+		cJSON_Delete(root);
+		rc = fn(ctx, resp.body.s, resp.body.len, page, err);
+		http_response_release(&resp);
+		if (rc < 0) {
+			free(next_copy);
+			break;
+		}
+		rc = 0;
+		page++;
+		if (!next_copy)
+			break;
+		if (cont.len && strcmp(cont.s, next_copy) == 0) {
+			free(next_copy);
+			rc = em_err(err, EM_ESERVER, "context '%s': list %s: the server repeated its continue token",
+				    c->target.context, path);
+			break;
+		}
+		buf_reset(&cont);
+		buf_adds(&cont, next_copy);
+		free(next_copy);
+	}
+	buf_release(&cont);
+	buf_release(&query);
+	return rc;
+}
+
+/* ---- version and discovery ---- */
+
+int kube_server_version(struct kube_client *c, char **version_out, struct buf *raw_out, struct buf *err)
+{
+	if (version_out)
+		*version_out = NULL;
+	struct buf body = BUF_INIT;
+	int rc = kube_get(c, "/version", NULL, &body, NULL, err);
+	if (rc) {
+		buf_release(&body);
+		return rc;
+	}
+	cJSON *root = cJSON_ParseWithLength(body.s, body.len);
+	const char *maj = jsonx_str(root, "major"), *min = jsonx_str(root, "minor");
+	if (!maj || !min || !*maj || strspn(min, "0123456789") == 0) {
+		rc = em_err(err, EM_ESERVER, "context '%s': GET /version: no major/minor version in the answer",
+			    c->target.context);
+	} else {
+		struct buf v = BUF_INIT;
+		buf_addf(&v, "%s.%.*s", maj, (int)strspn(min, "0123456789"), min);
+		free(c->server_version);
+		c->server_version = xstrdup(v.s);
+		if (version_out)
+			*version_out = buf_detach(&v);
+		buf_release(&v);
+		if (raw_out)
+			buf_add(raw_out, body.s, body.len);
+	}
+	cJSON_Delete(root);
+	buf_release(&body);
+	return rc;
+}
+
+static int serves_resource(const char *json, size_t len, const char *resource)
+{
+	cJSON *root = cJSON_ParseWithLength(json, len);
+	int found = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, jsonx_get(root, "resources"))
+	{
+		const char *n = jsonx_str(r, "name");
+		if (n && strcmp(n, resource) == 0)
+			found = 1;
+	}
+	cJSON_Delete(root);
+	return found;
+}
+
+int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *err)
+{
+	static const char *const versions[] = {"v1", "v1beta1", "v1alpha1", NULL};
+	*out = NULL;
+	struct buf body = BUF_INIT, e = BUF_INIT;
+	int rc = kube_get(c, "/apis/storage.k8s.io", NULL, &body, NULL, &e);
+	if (rc == EM_ENOTFOUND) {
+		rc = 0;
+		goto out;
+	}
+	if (rc) {
+		em_err(err, rc, "%s", e.s);
+		goto out;
+	}
+	cJSON *group = cJSON_ParseWithLength(body.s, body.len);
+	for (int i = 0; versions[i] && !*out && !rc; i++) {
+		int listed = 0;
+		const cJSON *v;
+		cJSON_ArrayForEach(v, jsonx_get(group, "versions"))
+		{
+			const char *ver = jsonx_str(v, "version");
+			if (ver && strcmp(ver, versions[i]) == 0)
+				listed = 1;
+		}
+		if (!listed)
+			continue;
+		struct buf path = BUF_INIT, list = BUF_INIT;
+		buf_addf(&path, "/apis/storage.k8s.io/%s", versions[i]);
+		buf_reset(&e);
+		rc = kube_get(c, path.s, NULL, &list, NULL, &e);
+		if (rc == EM_ENOTFOUND)
+			rc = 0;
+		else if (rc)
+			em_err(err, rc, "%s", e.s);
+		else if (serves_resource(list.s, list.len, "volumeattributesclasses"))
+			*out = versions[i];
+		buf_release(&path);
+		buf_release(&list);
+	}
+	cJSON_Delete(group);
+out:
+	buf_release(&body);
+	buf_release(&e);
+	return rc;
+}
+
+/* ---- inventory ---- */
+
+/* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
+ * kube_objects_load would); src is left released. */
+static void move_set(struct kube_set *dst, struct kube_set *src)
+{
+	struct kube_set discard;
+	kube_set_init(&discard);
+	struct buf k = BUF_INIT;
+	size_t idx;
+	for (size_t i = 0; i < src->n_pvs; i++) {
+		struct kube_pv *p = &src->pvs[i];
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s", p->cluster, p->name);
+		if (strmap_get(&dst->pv_by_name, k.s, &idx)) {
+			XGROW(discard.pvs, discard.n_pvs, discard.alloc_pvs);
+			discard.pvs[discard.n_pvs++] = *p;
+			continue;
+		}
+		XGROW(dst->pvs, dst->n_pvs, dst->alloc_pvs);
+		dst->pvs[dst->n_pvs] = *p;
+		strmap_put(&dst->pv_by_name, k.s, dst->n_pvs);
+		dst->n_pvs++;
+	}
+	for (size_t i = 0; i < src->n_pvcs; i++) {
+		struct kube_pvc *p = &src->pvcs[i];
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s\t%s", p->cluster, p->namespace_, p->name);
+		if (strmap_get(&dst->pvc_by_key, k.s, &idx)) {
+			XGROW(discard.pvcs, discard.n_pvcs, discard.alloc_pvcs);
+			discard.pvcs[discard.n_pvcs++] = *p;
+			continue;
+		}
+		XGROW(dst->pvcs, dst->n_pvcs, dst->alloc_pvcs);
+		dst->pvcs[dst->n_pvcs] = *p;
+		strmap_put(&dst->pvc_by_key, k.s, dst->n_pvcs);
+		dst->n_pvcs++;
+	}
+	for (size_t i = 0; i < src->n_uses; i++) {
+		XGROW(dst->uses, dst->n_uses, dst->alloc_uses);
+		dst->uses[dst->n_uses++] = src->uses[i];
+	}
+	for (size_t i = 0; i < src->n_nodes; i++) {
+		XGROW(dst->nodes, dst->n_nodes, dst->alloc_nodes);
+		dst->nodes[dst->n_nodes++] = src->nodes[i];
+	}
+	for (size_t i = 0; i < src->n_usage; i++) {
+		XGROW(dst->usage, dst->n_usage, dst->alloc_usage);
+		dst->usage[dst->n_usage++] = src->usage[i];
+	}
+	dst->ignored_pvs += src->ignored_pvs;
+	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
+	kube_set_release(src);
+	kube_set_release(&discard);
+	buf_release(&k);
+}
+
+static int same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* Moves src's StorageClasses, StatefulSets, VACs, notices and cluster versions into dst
+ * (one entry per cluster and name, the first kept); src is left released. */
+static void move_fleet(struct fleet *dst, struct fleet *src)
+{
+	struct fleet discard;
+	fleet_init(&discard);
+	for (size_t i = 0; i < src->n_scs; i++) {
+		struct storage_class *s = &src->scs[i];
+		int dup = 0;
+		for (size_t j = 0; j < dst->n_scs && !dup; j++)
+			dup = same(dst->scs[j].cluster, s->cluster) && same(dst->scs[j].name, s->name);
+		if (dup) {
+			XGROW(discard.scs, discard.n_scs, discard.alloc_scs);
+			discard.scs[discard.n_scs++] = *s;
+		} else {
+			XGROW(dst->scs, dst->n_scs, dst->alloc_scs);
+			dst->scs[dst->n_scs++] = *s;
+		}
+	}
+	for (size_t i = 0; i < src->n_sts; i++) {
+		struct statefulset_ref *s = &src->sts[i];
+		int dup = 0;
+		for (size_t j = 0; j < dst->n_sts && !dup; j++)
+			dup = same(dst->sts[j].cluster, s->cluster) && same(dst->sts[j].namespace_, s->namespace_) &&
+			      same(dst->sts[j].name, s->name);
+		if (dup) {
+			XGROW(discard.sts, discard.n_sts, discard.alloc_sts);
+			discard.sts[discard.n_sts++] = *s;
+		} else {
+			XGROW(dst->sts, dst->n_sts, dst->alloc_sts);
+			dst->sts[dst->n_sts++] = *s;
+		}
+	}
+	for (size_t i = 0; i < src->n_vacs; i++) {
+		struct vac_ref *s = &src->vacs[i];
+		int dup = 0;
+		for (size_t j = 0; j < dst->n_vacs && !dup; j++)
+			dup = same(dst->vacs[j].cluster, s->cluster) && same(dst->vacs[j].name, s->name);
+		if (dup) {
+			XGROW(discard.vacs, discard.n_vacs, discard.alloc_vacs);
+			discard.vacs[discard.n_vacs++] = *s;
+		} else {
+			XGROW(dst->vacs, dst->n_vacs, dst->alloc_vacs);
+			dst->vacs[dst->n_vacs++] = *s;
+		}
+	}
+	for (size_t i = 0; i < src->n_notices; i++) {
+		XGROW(dst->notices, dst->n_notices, dst->alloc_notices);
+		dst->notices[dst->n_notices++] = src->notices[i];
+	}
+	for (size_t i = 0; i < src->n_clusters; i++) {
+		size_t di = fleet_add_cluster(dst, src->clusters[i]);
+		if (src->cluster_versions[i] && !dst->cluster_versions[di]) {
+			dst->cluster_versions[di] = src->cluster_versions[i];
+			src->cluster_versions[i] = NULL;
+		}
+	}
+	src->n_scs = src->n_sts = src->n_vacs = src->n_notices = 0;
+	fleet_release(src);
+	fleet_release(&discard);
+}
+
+struct inv_list {
+	struct kube_client *c;
+	const char *cluster;
+	const char *origin;
+	struct kube_set ks;
+	struct fleet f;
+};
+
+static int inv_page(void *ctx, const char *json, size_t len, unsigned page, struct buf *err)
+{
+	struct inv_list *x = ctx;
+	if (page == 0) { /* first page, or the list restarted: forget earlier pages */
+		kube_set_release(&x->ks);
+		fleet_release(&x->f);
+		kube_set_init(&x->ks);
+		fleet_init(&x->f);
+	}
+	int rc = kube_objects_load(&x->ks, &x->f, x->cluster, json, len, x->origin, err);
+	return rc < 0 ? rc : 0;
+}
+
+/* Lists path into scratch sets, then moves them into ks/f. names_out (may be NULL) receives the
+ * node names the list held, for the usage pass. */
+static int inventory_list(struct kube_client *c, const char *cluster, const char *path, struct kube_set *ks,
+			  struct fleet *f, char ***names_out, size_t *n_names, struct buf *err)
+{
+	struct buf origin = BUF_INIT;
+	buf_addf(&origin, "context '%s' list %s", c->target.context, path);
+	struct inv_list x = {c, cluster, origin.s, {0}, {0}};
+	kube_set_init(&x.ks);
+	fleet_init(&x.f);
+	int rc = kube_list(c, path, inv_page, &x, err);
+	if (!rc && names_out) {
+		*n_names = x.ks.n_nodes;
+		*names_out = x.ks.n_nodes ? xcalloc(x.ks.n_nodes, sizeof(char *)) : NULL;
+		for (size_t i = 0; i < x.ks.n_nodes; i++)
+			(*names_out)[i] = xstrdup(x.ks.nodes[i].name);
+	}
+	if (!rc) {
+		move_set(ks, &x.ks);
+		move_fleet(f, &x.f);
+	} else {
+		kube_set_release(&x.ks);
+		fleet_release(&x.f);
+	}
+	buf_release(&origin);
+	return rc;
+}
+
+static void inventory_usage(struct kube_client *c, const char *cluster, char **nodes, size_t n, struct kube_set *ks,
+			    struct fleet *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct buf path = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
+		buf_adds(&path, "/api/v1/nodes/");
+		buf_add_urlencoded(&path, nodes[i], 1);
+		buf_adds(&path, "/proxy/stats/summary");
+		long st = 0;
+		int rc = kube_get(c, path.s, NULL, &body, &st, &e);
+		int stop = 0;
+		if (rc == EM_EAUTH && st == 403) {
+			fleet_add_notice(f, "volume usage unavailable in cluster '%s': forbidden", cluster);
+			stop = 1;
+		} else if (rc) {
+			fleet_add_notice(f, "volume usage unavailable for node '%s' in cluster '%s': %s", nodes[i], cluster,
+					 e.s);
+		} else {
+			struct buf origin = BUF_INIT;
+			buf_addf(&origin, "context '%s' node '%s' stats/summary", c->target.context, nodes[i]);
+			rc = kube_objects_load(ks, f, cluster, body.s, body.len, origin.s, &e);
+			if (rc < 0)
+				fleet_add_notice(f, "volume usage unavailable for node '%s' in cluster '%s': %s", nodes[i],
+						 cluster, e.s);
+			buf_release(&origin);
+		}
+		buf_release(&path);
+		buf_release(&body);
+		buf_release(&e);
+		if (stop)
+			break;
+	}
+}
+
+int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
+			unsigned what, struct buf *err)
+{
+	static const struct {
+		unsigned bit;
+		const char *path;
+	} lists[] = {
+		{KUBE_INV_STORAGECLASSES, "/apis/storage.k8s.io/v1/storageclasses"},
+		{KUBE_INV_PVS, "/api/v1/persistentvolumes"},
+		{KUBE_INV_PVCS, "/api/v1/persistentvolumeclaims"},
+		{KUBE_INV_STATEFULSETS, "/apis/apps/v1/statefulsets"},
+		{KUBE_INV_PODS, "/api/v1/pods"},
+		{KUBE_INV_NODES, "/api/v1/nodes"},
+	};
+	int rc = 0;
+	fleet_add_cluster(f, cluster_name);
+	if (what & KUBE_INV_USAGE)
+		what |= KUBE_INV_NODES;
+	if (what & KUBE_INV_VERSION) {
+		struct buf raw = BUF_INIT, doc = BUF_INIT, origin = BUF_INIT;
+		rc = kube_server_version(c, NULL, &raw, err);
+		if (!rc) {
+			buf_addf(&doc, "{\"serverVersion\":%s}", raw.s);
+			buf_addf(&origin, "context '%s' /version", c->target.context);
+			rc = kube_objects_load(ks, f, cluster_name, doc.s, doc.len, origin.s, err);
+			rc = rc < 0 ? rc : 0;
+		}
+		buf_release(&raw);
+		buf_release(&doc);
+		buf_release(&origin);
+		if (rc)
+			return rc;
+	}
+	char **nodes = NULL;
+	size_t n_nodes = 0;
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !rc; i++) {
+		if (!(what & lists[i].bit))
+			continue;
+		int is_nodes = lists[i].bit == KUBE_INV_NODES;
+		rc = inventory_list(c, cluster_name, lists[i].path, ks, f, is_nodes ? &nodes : NULL,
+				    is_nodes ? &n_nodes : NULL, err);
+	}
+	if (!rc && (what & KUBE_INV_VACS)) {
+		const char *ver = NULL;
+		rc = kube_vac_api_version(c, &ver, err);
+		if (!rc && ver) {
+			struct buf path = BUF_INIT;
+			buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
+			rc = inventory_list(c, cluster_name, path.s, ks, f, NULL, NULL, err);
+			buf_release(&path);
+		}
+	}
+	if (!rc && (what & KUBE_INV_USAGE))
+		inventory_usage(c, cluster_name, nodes, n_nodes, ks, f);
+	for (size_t i = 0; i < n_nodes; i++)
+		free(nodes[i]);
+	free(nodes);
+	return rc;
+}
