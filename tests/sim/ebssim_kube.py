@@ -22,17 +22,17 @@ What it serves, on the wire formats of the real kube-apiserver:
     served as if the VolumeAttributesClass feature gate and alpha API were switched on).
     Before 1.29 the field spec.volumeAttributesClassName is dropped like an unknown field.
   * list (limit/continue with consistent snapshots, labelSelector, fieldSelector, Table output),
-    watch (long-poll: the body ends after the first batch of events or after ``watch_poll_s``,
-    default 1 s, since the core cannot stream), get, create (generateName, dryRun), update (409 on
-    stale resourceVersion),
-    patch (merge, strategic merge for the simple cases, JSON patch, apply-patch treated as merge),
+    PartialObjectMetadata(List) on request, watch (long-poll: the body ends after the first batch
+    of events or after ``watch_poll_s``, default 1 s, since the core cannot stream), get, create
+    (generateName, dryRun), update (409 on stale resourceVersion), patch (merge, strategic merge
+    for the simple cases, JSON patch, apply-patch treated as merge),
     delete (propagationPolicy; Jobs default to orphan as in the REST API), deletecollection,
     status subresources, pods/log, nodes/NAME/proxy/stats/summary (kubelet Summary from ``usage``).
   * continue tokens look like the real ones (base64url JSON with rv and start key) plus the list's
     start time; they expire after ``continue_ttl_s`` (default 300; wall clock plus ``ctl advance``
-    jumps, not scaled by --time-scale) or with the
-    ``expire-continue`` fault: 410 Expired with the apiserver's "inconsistent continue" message
-    and a fresh token in metadata.continue (resourceVersion -1, continues at the latest state).
+    jumps, not scaled by --time-scale) or with the ``expire-continue`` fault: 410 Expired with the
+    apiserver's "inconsistent continue" message and a fresh token in metadata.continue
+    (resourceVersion -1, continues at the latest state).
   * CSI emulation (ebs.csi.aws.com external-resizer + driver): a bound PVC on a CSI PV whose
     spec.volumeAttributesClassName differs from status.currentVolumeAttributesClassName gets
     modifyVolumeStatus InProgress and a ModifyVolume from principal ``ebs-csi-controller``; the
@@ -49,8 +49,11 @@ What it serves, on the wire formats of the real kube-apiserver:
     the PV (as volume-modifier-for-k8s does).
   * Jobs create their Pods (backoffLimit with 10 s doubling backoff on the sim clock); a Pod whose
     container runs ``fio`` (directly or via ``sh -c``) runs the real fio locally in a thread, with
-    volume mount paths rewritten to a per-pod directory; stdout+stderr is the pod log. Other Pods
-    just run. Deleting a Pod (or its Job) kills fio.
+    volume mount paths rewritten to a per-pod directory (configMap volumes are materialized,
+    volumeDevices become plain files, other absolute fio paths land in the pod's own rootfs
+    directory; any remaining /dev path is refused, so no host device is ever touched);
+    stdout+stderr is the pod log. restartPolicy OnFailure is treated as Never. Other Pods just
+    run; scenario Pods are shown running and never executed. Deleting a Pod (or its Job) kills fio.
   * faults: ``sim.fault("kube", "VERB:RESOURCE")`` (e.g. ``list:persistentvolumes``,
     ``get:nodes/proxy``, ``patch:persistentvolumeclaims``): throttle (429 + Retry-After), 5xx,
     slow (sleeps delay_s first), drop (returns the DROP marker; CONTRACT.md), truncate (the
