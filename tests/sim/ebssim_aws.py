@@ -679,9 +679,6 @@ class Ec2App(ServiceApp):
             _x("optInStatus", "opt-in-not-required")) for r in names)
         return "    <regionInfo>\n%s    </regionInfo>\n" % body
 
-    def always_allowed(self, action):
-        return action == "DescribeRegions" and False
-
 
 # =========================================================================== CloudWatch
 
@@ -1049,7 +1046,6 @@ def get_metric_data(sim, metrics, region, p):
     series = {}
     periods = {}
     labels = {}
-    messages = {}
     with sim.lock:
         for q in queries:
             ms = q.get("MetricStat")
@@ -1124,9 +1120,7 @@ def get_metric_data(sim, metrics, region, p):
         out["NextToken"] = next_token
     for r in results:
         r["Timestamps"] = [_num(float(t)) for t in r["Timestamps"]]
-        r["Values"] = [float(v) for v in r["Values"]]
-        if messages.get(r["Id"]):
-            r["Messages"] = messages[r["Id"]]
+        r["Values"] = [float(round(v, 6)) for v in r["Values"]]  # no float noise like 1e9-2e-7
     return out
 
 

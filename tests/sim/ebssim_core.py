@@ -484,7 +484,8 @@ class Sim:
         self.repo_root = repo_root
         self.pricing_dir = os.path.join(repo_root, "pricing")
         self.seed = seed
-        self.rng = random.Random(seed)
+        self.rng = random.Random(seed)          # ids of temporary credentials
+        self.fault_rng = random.Random(seed)    # fault `rate` draws only, so they depend on nothing else
         self.account = str(scenario.get("account", "111122223333"))
         self.default_region = scenario.get("default_region") or "us-east-1"
         self.clock = Clock(parse_time(scenario.get("start_time") or "2026-11-01T00:00:00Z"),
@@ -548,7 +549,7 @@ class Sim:
         self.inflight = set()     # volume ids whose latest modification is not final
         start = self.clock.start
         for raw in items:
-            v = dict(raw)
+            v = raw  # the scenario dict is ours: no copy
             mods = v.pop("modifications", None) or []
             v.setdefault("region", self.default_region)
             v.setdefault("type", "gp2")
@@ -852,7 +853,7 @@ class Sim:
                     continue
                 if f["count"] is not None and f["_fired"] >= int(f["count"]):
                     continue
-                if f["rate"] is not None and self.rng.random() >= float(f["rate"]):
+                if f["rate"] is not None and self.fault_rng.random() >= float(f["rate"]):
                     continue
                 f["_fired"] += 1
                 return {k: v for k, v in f.items() if not k.startswith("_")}
