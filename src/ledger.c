@@ -37,11 +37,7 @@
 #define EM_VERSION "unknown"
 #endif
 
-struct ledger {
-	sqlite3 *db;
-	char *path;
-	int schema_version;
-};
+#include "ledger_internal.h"
 
 struct migration {
 	int number;
@@ -61,14 +57,14 @@ void ledger_default_path(struct buf *out)
 }
 
 /* Appends "database 'PATH': WHAT: sqlite's message" and returns the matching EM_E* code. */
-static int db_err(struct ledger *l, struct buf *err, const char *what)
+int ledger_db_err(struct ledger *l, struct buf *err, const char *what)
 {
 	int code = sqlite3_errcode(l->db);
 	int rc = (code == SQLITE_BUSY || code == SQLITE_LOCKED) ? EM_ECONFLICT : EM_EIO;
 	return em_err(err, rc, "database '%s': %s: %s", l->path, what, sqlite3_errmsg(l->db));
 }
 
-static int exec(struct ledger *l, const char *sql, const char *what, struct buf *err)
+int ledger_exec(struct ledger *l, const char *sql, const char *what, struct buf *err)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(l->db, sql, NULL, NULL, &msg) == SQLITE_OK)
@@ -80,22 +76,22 @@ static int exec(struct ledger *l, const char *sql, const char *what, struct buf 
 	return rc;
 }
 
-static void rollback(struct ledger *l)
+void ledger_rollback(struct ledger *l)
 {
 	if (!sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err)
+int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err)
 {
 	if (sqlite3_prepare_v2(l->db, sql, -1, st, NULL) == SQLITE_OK)
 		return 0;
 	*st = NULL;
-	return db_err(l, err, "cannot prepare a statement");
+	return ledger_db_err(l, err, "cannot prepare a statement");
 }
 
 /* Binds a string or NULL. SQLITE_TRANSIENT: the caller's strings may not outlive the step. */
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+void ledger_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	if (s)
 		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
@@ -103,7 +99,7 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static char *column_dup(sqlite3_stmt *st, int i)
+char *ledger_column_dup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
 	return s ? xstrdup((const char *)s) : NULL;
@@ -112,13 +108,13 @@ static char *column_dup(sqlite3_stmt *st, int i)
 static int read_user_version(struct ledger *l, int *out, struct buf *err)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(l, "PRAGMA user_version", &st, err);
+	int rc = ledger_prepare(l, "PRAGMA user_version", &st, err);
 	if (rc)
 		return rc;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		*out = sqlite3_column_int(st, 0);
 	} else {
-		rc = db_err(l, err, "cannot read the schema version");
+		rc = ledger_db_err(l, err, "cannot read the schema version");
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -185,13 +181,13 @@ static int migrate(struct ledger *l, struct buf *err)
 	for (size_t i = 0; !rc && i < n; i++) {
 		if (m[i].number <= version)
 			continue;
-		rc = exec(l, "BEGIN IMMEDIATE", "cannot start a migration", err);
+		rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start a migration", err);
 		if (rc)
 			break;
 		/* Another process may have migrated between our read and the lock. */
 		rc = read_user_version(l, &version, err);
 		if (!rc && m[i].number <= version) {
-			rc = exec(l, "COMMIT", "cannot finish a migration", err);
+			rc = ledger_exec(l, "COMMIT", "cannot finish a migration", err);
 			continue;
 		}
 		char *msg = NULL;
@@ -203,15 +199,15 @@ static int migrate(struct ledger *l, struct buf *err)
 		if (!rc) {
 			char pragma[64];
 			snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", m[i].number);
-			rc = exec(l, pragma, "cannot set the schema version", err);
+			rc = ledger_exec(l, pragma, "cannot set the schema version", err);
 		}
 		if (!rc && from == 0 && m[i].number == 1)
-			rc = exec(l, "INSERT OR IGNORE INTO meta (key, value) VALUES ('created_by', 'ebsmigrate " EM_VERSION "')",
+			rc = ledger_exec(l, "INSERT OR IGNORE INTO meta (key, value) VALUES ('created_by', 'ebsmigrate " EM_VERSION "')",
 				  "cannot record the creator", err);
 		if (!rc)
-			rc = exec(l, "COMMIT", "cannot finish a migration", err);
+			rc = ledger_exec(l, "COMMIT", "cannot finish a migration", err);
 		if (rc)
-			rollback(l);
+			ledger_rollback(l);
 		else
 			version = m[i].number;
 	}
@@ -261,14 +257,14 @@ int ledger_open(struct ledger **out, const char *path, struct buf *err)
 	}
 	sqlite3_extended_result_codes(l->db, 1);
 	sqlite3_busy_timeout(l->db, 5000);
-	rc = exec(l, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
+	rc = ledger_exec(l, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
 	if (!rc) {
 		sqlite3_stmt *st;
-		rc = prepare(l, "PRAGMA journal_mode = WAL", &st, err);
+		rc = ledger_prepare(l, "PRAGMA journal_mode = WAL", &st, err);
 		if (!rc) {
 			const unsigned char *mode = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
 			if (!mode || strcmp((const char *)mode, "wal") != 0)
-				rc = db_err(l, err, "cannot switch to WAL journal mode");
+				rc = ledger_db_err(l, err, "cannot switch to WAL journal mode");
 			sqlite3_finalize(st);
 		}
 	}
@@ -307,24 +303,24 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 	char now[21];
 	now_rfc3339(now);
 	sqlite3_stmt *st;
-	int rc = prepare(l,
+	int rc = ledger_prepare(l,
 			 "INSERT INTO price_versions (source, effective_date, fetched_at, created_at, is_current) "
 			 "VALUES (?, ?, ?, ?, 0)",
 			 &st, err);
 	if (rc)
 		return rc;
-	bind_text(st, 1, pb->source);
-	bind_text(st, 2, pb->effective_date);
-	bind_text(st, 3, pb->fetched_at);
-	bind_text(st, 4, now);
+	ledger_bind_text(st, 1, pb->source);
+	ledger_bind_text(st, 2, pb->effective_date);
+	ledger_bind_text(st, 3, pb->fetched_at);
+	ledger_bind_text(st, 4, now);
 	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = db_err(l, err, "cannot store the price book version");
+		rc = ledger_db_err(l, err, "cannot store the price book version");
 	sqlite3_finalize(st);
 	if (rc)
 		return rc;
 	int64_t id = sqlite3_last_insert_rowid(l->db);
 
-	rc = prepare(l, "INSERT INTO prices (version_id, location, location_name, item, price_units) "
+	rc = ledger_prepare(l, "INSERT INTO prices (version_id, location, location_name, item, price_units) "
 			"VALUES (?, ?, ?, ?, ?)",
 		     &st, err);
 	if (rc)
@@ -337,15 +333,15 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 				continue;
 			sqlite3_reset(st);
 			sqlite3_bind_int64(st, 1, id);
-			bind_text(st, 2, loc->code);
-			bind_text(st, 3, loc->name);
-			bind_text(st, 4, pricebook_item_name(item));
+			ledger_bind_text(st, 2, loc->code);
+			ledger_bind_text(st, 3, loc->name);
+			ledger_bind_text(st, 4, pricebook_item_name(item));
 			sqlite3_bind_int64(st, 5, price);
 			if (sqlite3_step(st) != SQLITE_DONE) {
 				struct buf what = BUF_INIT;
 				buf_addf(&what, "cannot store the %s price for '%s'", pricebook_item_name(item),
 					 loc->code ? loc->code : "(null)");
-				rc = db_err(l, err, what.s);
+				rc = ledger_db_err(l, err, what.s);
 				buf_release(&what);
 			}
 		}
@@ -354,16 +350,16 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 	if (rc)
 		return rc;
 
-	rc = exec(l, "UPDATE price_versions SET is_current = 0 WHERE is_current = 1",
+	rc = ledger_exec(l, "UPDATE price_versions SET is_current = 0 WHERE is_current = 1",
 		  "cannot retire the current price book", err);
 	if (rc)
 		return rc;
-	rc = prepare(l, "UPDATE price_versions SET is_current = 1 WHERE id = ?", &st, err);
+	rc = ledger_prepare(l, "UPDATE price_versions SET is_current = 1 WHERE id = ?", &st, err);
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, id);
 	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = db_err(l, err, "cannot make the new price book current");
+		rc = ledger_db_err(l, err, "cannot make the new price book current");
 	sqlite3_finalize(st);
 	if (!rc)
 		pb->version = id;
@@ -375,14 +371,14 @@ int ledger_pricebook_store(struct ledger *l, struct pricebook *pb, struct buf *e
 	if (!pb->source || !pb->effective_date)
 		return em_err(err, EM_EINPUT, "price book has no %s: not stored in '%s'",
 			      pb->source ? "effective date" : "source", l->path);
-	int rc = exec(l, "BEGIN IMMEDIATE", "cannot start storing the price book", err);
+	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start storing the price book", err);
 	if (rc)
 		return rc;
 	rc = store_in_tx(l, pb, err);
 	if (!rc)
-		rc = exec(l, "COMMIT", "cannot commit the price book", err);
+		rc = ledger_exec(l, "COMMIT", "cannot commit the price book", err);
 	if (rc) {
-		rollback(l);
+		ledger_rollback(l);
 		pb->version = 0;
 	}
 	return rc;
@@ -393,7 +389,7 @@ static int current_version(struct ledger *l, int64_t *id, char **source, char **
 			   char **fetched_at, struct buf *err)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(l,
+	int rc = ledger_prepare(l,
 			 "SELECT id, source, effective_date, fetched_at FROM price_versions WHERE is_current = 1",
 			 &st, err);
 	if (rc)
@@ -401,14 +397,14 @@ static int current_version(struct ledger *l, int64_t *id, char **source, char **
 	int step = sqlite3_step(st);
 	if (step == SQLITE_ROW) {
 		*id = sqlite3_column_int64(st, 0);
-		*source = column_dup(st, 1);
-		*effective_date = column_dup(st, 2);
+		*source = ledger_column_dup(st, 1);
+		*effective_date = ledger_column_dup(st, 2);
 		if (fetched_at)
-			*fetched_at = column_dup(st, 3);
+			*fetched_at = ledger_column_dup(st, 3);
 	} else if (step == SQLITE_DONE) {
 		rc = em_err(err, EM_ENOTFOUND, "database '%s' holds no price book", l->path);
 	} else {
-		rc = db_err(l, err, "cannot read the current price book");
+		rc = ledger_db_err(l, err, "cannot read the current price book");
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -422,7 +418,7 @@ static int load_current(struct ledger *l, struct pricebook *out, struct buf *err
 		return rc;
 	out->version = id;
 	sqlite3_stmt *st;
-	rc = prepare(l,
+	rc = ledger_prepare(l,
 		     "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
 		     "ORDER BY location, item",
 		     &st, err);
@@ -443,7 +439,7 @@ static int load_current(struct ledger *l, struct pricebook *out, struct buf *err
 		pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
 	}
 	if (step != SQLITE_DONE)
-		rc = db_err(l, err, "cannot read the prices");
+		rc = ledger_db_err(l, err, "cannot read the prices");
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -451,14 +447,14 @@ static int load_current(struct ledger *l, struct pricebook *out, struct buf *err
 int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf *err)
 {
 	pricebook_init(out);
-	int rc = exec(l, "BEGIN", "cannot start reading the price book", err);
+	int rc = ledger_exec(l, "BEGIN", "cannot start reading the price book", err);
 	if (rc)
 		return rc;
 	rc = load_current(l, out, err);
 	if (!rc)
-		rc = exec(l, "COMMIT", "cannot finish reading the price book", err);
+		rc = ledger_exec(l, "COMMIT", "cannot finish reading the price book", err);
 	if (rc) {
-		rollback(l);
+		ledger_rollback(l);
 		pricebook_release(out);
 	}
 	return rc;
@@ -472,7 +468,7 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	struct buf bundle_err = BUF_INIT;
 	int have_bundle = pricebook_load_bundled(&bundled, &bundle_err) == 0 && bundled.effective_date;
 
-	int rc = exec(l, "BEGIN IMMEDIATE", "cannot start choosing the price book", err);
+	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start choosing the price book", err);
 	int64_t id = 0;
 	char *source = NULL, *date = NULL;
 	int stored = 0;
@@ -495,9 +491,9 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 		if (!rc && !stored)
 			rc = load_current(l, out, err);
 		if (!rc)
-			rc = exec(l, "COMMIT", "cannot commit the price book", err);
+			rc = ledger_exec(l, "COMMIT", "cannot commit the price book", err);
 		if (rc)
-			rollback(l);
+			ledger_rollback(l);
 	}
 	if (!rc && stored) {
 		*out = bundled; /* the stored copy is exactly this book; hand it over */
@@ -519,27 +515,27 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	char now[21];
 	now_rfc3339(now);
 	sqlite3_stmt *st;
-	int rc = prepare(l,
+	int rc = ledger_prepare(l,
 			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
 			 "plan_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			 &st, err);
 	if (rc)
 		return rc;
-	bind_text(st, 1, generated_at);
-	bind_text(st, 2, mode);
+	ledger_bind_text(st, 1, generated_at);
+	ledger_bind_text(st, 2, mode);
 	if (price_version > 0)
 		sqlite3_bind_int64(st, 3, price_version);
 	else
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_int64(st, 4, volumes);
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
-	bind_text(st, 6, plan_json);
-	bind_text(st, 7, now);
+	ledger_bind_text(st, 6, plan_json);
+	ledger_bind_text(st, 7, now);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
 	} else {
-		rc = db_err(l, err, "cannot record the plan");
+		rc = ledger_db_err(l, err, "cannot record the plan");
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -549,27 +545,27 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 			    struct buf *err)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(l,
+	int rc = ledger_prepare(l,
 			 "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
 			 "kube_volumes, aws_calls, notices, inventory_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			 &st, err);
 	if (rc)
 		return rc;
-	bind_text(st, 1, run->started_at);
-	bind_text(st, 2, run->finished_at);
-	bind_text(st, 3, run->source);
-	bind_text(st, 4, run->regions ? run->regions : "");
-	bind_text(st, 5, run->clusters ? run->clusters : "");
+	ledger_bind_text(st, 1, run->started_at);
+	ledger_bind_text(st, 2, run->finished_at);
+	ledger_bind_text(st, 3, run->source);
+	ledger_bind_text(st, 4, run->regions ? run->regions : "");
+	ledger_bind_text(st, 5, run->clusters ? run->clusters : "");
 	sqlite3_bind_int64(st, 6, run->volumes);
 	sqlite3_bind_int64(st, 7, run->kube_volumes);
 	sqlite3_bind_int64(st, 8, run->aws_calls);
-	bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
-	bind_text(st, 10, run->inventory_json);
+	ledger_bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
+	ledger_bind_text(st, 10, run->inventory_json);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
 	} else {
-		rc = db_err(l, err, "cannot record the inventory run");
+		rc = ledger_db_err(l, err, "cannot record the inventory run");
 	}
 	sqlite3_finalize(st);
 	return rc;

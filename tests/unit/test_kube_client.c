@@ -971,8 +971,18 @@ static int count_pvs(void *ctx, const char *json, size_t len, unsigned page, str
 	return 0;
 }
 
-static void sim_list_as(const char *context, int native_eks, int expect_eks)
+static int sim_ctl(const char *dir, const char *spec)
 {
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' ctl --state-dir '%s' fault '%s' >/dev/null",
+		 tap_src_path("tests/sim/ebssim"), dir, spec);
+	return system(cmd);
+}
+
+/* Lists PVs as context; returns the list restarts seen. */
+static unsigned sim_list_as(const char *context, int native_eks, int expect_eks)
+{
+	unsigned restarts = 0;
 	struct kube_selection sel = {0};
 	sel.context = context;
 	struct kube_target *v = NULL;
@@ -983,7 +993,7 @@ static void sim_list_as(const char *context, int native_eks, int expect_eks)
 	if (rc) {
 		printf("# %s\n", err.s);
 		buf_release(&err);
-		return;
+		return 0;
 	}
 	struct kube_client c;
 	struct kube_client_options o = {0};
@@ -995,11 +1005,13 @@ static void sim_list_as(const char *context, int native_eks, int expect_eks)
 	CHECK_I64(rc, 0);
 	if (rc)
 		printf("# %s: %s\n", context, err.s);
-	CHECK(pvs > 0);
+	CHECK_I64(pvs, 9);
 	CHECK_I64(c.eks_tokens, expect_eks);
+	restarts = c.list_restarts;
 	kube_client_release(&c);
 	kube_targets_free(v, n);
 	buf_release(&err);
+	return restarts;
 }
 
 static void test_simulator(void)
@@ -1021,11 +1033,45 @@ static void test_simulator(void)
 		   0600);
 	buf_addf(&env, "%s/kubeconfig:%s", dir, path_in("sim-extra"));
 	setenv("KUBECONFIG", env.s, 1);
-	sim_list_as("prod", 1, 0);
-	sim_list_as("prod-cert", 1, 0);
-	sim_list_as("prod-eks", 1, 1);
+	CHECK_I64(sim_list_as("prod", 1, 0), 0);
+	CHECK_I64(sim_list_as("prod-cert", 1, 0), 0);
+	CHECK_I64(sim_list_as("prod-eks", 1, 1), 0);
+	/* the simulator's own expired continue token and throttling */
+	CHECK_I64(sim_ctl(dir, "{\"service\":\"kube\",\"action\":\"list:persistentvolumes\","
+			       "\"kind\":\"expire-continue\",\"count\":1}"),
+		  0);
+	CHECK_I64(sim_list_as("prod", 1, 0), 1);
+	CHECK_I64(sim_ctl(dir, "{\"service\":\"kube\",\"action\":\"list:persistentvolumes\","
+			       "\"kind\":\"throttle\",\"count\":1}"),
+		  0);
+	CHECK_I64(sim_list_as("prod-reader", 1, 0), 0);
+	sim_ctl(dir, "{\"clear\":true}");
 
-	/* the full inventory read, over TLS, as admin and as the reader (no nodes/proxy? -> notices) */
+	/* RBAC: the reader may read but not delete */
+	{
+		struct kube_selection rs = {0};
+		rs.context = "prod-reader";
+		struct kube_target *rv = NULL;
+		size_t rn = 0;
+		struct buf e = BUF_INIT;
+		if (kube_targets_load(&rv, &rn, &rs, &e) == 0) {
+			struct kube_client c;
+			struct kube_client_options o = {0};
+			CHECK_I64(kube_client_init(&c, &rv[0], &o, &e), 0);
+			long st = 0;
+			CHECK_I64(kube_get(&c, "/api/v1/nodes", NULL, NULL, &st, &e), 0);
+			CHECK_I64(st, 200);
+			CHECK_I64(kube_delete(&c, "/api/v1/persistentvolumes/nope", NULL, &e), EM_EAUTH);
+			CHECK(strstr(e.s, "context 'prod-reader': DELETE /api/v1/persistentvolumes/nope: forbidden (HTTP 403): ")
+			      != NULL);
+			CHECK(strstr(e.s, "ebssim-prod-reader-token") == NULL);
+			kube_client_release(&c);
+			kube_targets_free(rv, rn);
+		}
+		buf_release(&e);
+	}
+
+	/* the full inventory read, over TLS, with usage from every node */
 	struct kube_selection sel = {0};
 	sel.context = "prod";
 	struct kube_target *v = NULL;

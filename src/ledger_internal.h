@@ -1,0 +1,28 @@
+/*
+ * ledger_internal.h - shared by the ledger module's files (ledger.c: open, migrations, price
+ * book, plans, inventory runs; ledger_apply.c: the apply ledger). Not a public header: nothing
+ * outside ledger*.c includes it, so SQL stays inside the ledger module.
+ */
+#ifndef EBSMIGRATE_LEDGER_INTERNAL_H
+#define EBSMIGRATE_LEDGER_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "ebsmigrate/buf.h"
+
+struct ledger {
+	sqlite3 *db;
+	char *path;
+	int schema_version;
+};
+
+/* Appends "database 'PATH': WHAT: sqlite's message" and returns the matching EM_E* code. */
+int ledger_db_err(struct ledger *l, struct buf *err, const char *what);
+int ledger_exec(struct ledger *l, const char *sql, const char *what, struct buf *err);
+void ledger_rollback(struct ledger *l);
+int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err);
+/* Binds a string or NULL (copied: the caller's string may not outlive the step). */
+void ledger_bind_text(sqlite3_stmt *st, int i, const char *s);
+char *ledger_column_dup(sqlite3_stmt *st, int i);
+
+#endif
