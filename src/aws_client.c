@@ -284,8 +284,16 @@ int aws_query(struct aws_client *c, enum aws_service svc, const char *region, co
 	      const char *version, const char *params, struct http_response *resp, char **code_out,
 	      struct buf *err)
 {
+	return aws_query_ex(c, svc, region, action, version, params, 0, resp, code_out, err);
+}
+
+int aws_query_ex(struct aws_client *c, enum aws_service svc, const char *region, const char *action,
+		 const char *version, const char *params, int max_attempts, struct http_response *resp,
+		 char **code_out, struct buf *err)
+{
 	struct http_request req;
 	http_request_init(&req, "POST", "");
+	req.max_attempts = max_attempts;
 	http_headers_add(&req.headers, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8");
 	aws_form_add(&req.body, "Action", action);
 	aws_form_add(&req.body, "Version", version);

@@ -500,9 +500,9 @@ static void sax_release(struct ec2_sax *x)
 	free(x->inst_type);
 }
 
-int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
-			     void (*progress)(void *ctx, const char *region, size_t n), void *pctx,
-			     struct buf *err)
+static int describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
+			    const char *filter, void (*progress)(void *ctx, const char *region, size_t n), void *pctx,
+			    struct buf *err)
 {
 	struct ec2_sax x;
 	memset(&x, 0, sizeof x);
@@ -519,6 +519,10 @@ int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fl
 	for (int page = 1;; page++) {
 		struct buf form = BUF_INIT;
 		aws_form_add(&form, "MaxResults", "1000");
+		if (filter) {
+			buf_addc(&form, '&');
+			buf_adds(&form, filter);
+		}
 		if (x.next_token)
 			aws_form_add(&form, "NextToken", x.next_token);
 		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumes", EC2_VERSION, form.s, &resp, NULL, err);
@@ -591,8 +595,8 @@ static void XMLCALL mod_end(void *ud, const XML_Char *name)
 	buf_reset(&x->text);
 }
 
-int aws_ec2_describe_modifications(struct aws_client *c, const char *region, struct ec2_mod_list *mods,
-				   struct buf *err)
+static int describe_modifications(struct aws_client *c, const char *region, const char *filter,
+				  struct ec2_mod_list *mods, struct buf *err)
 {
 	struct ec2_sax x;
 	memset(&x, 0, sizeof x);
@@ -608,6 +612,10 @@ int aws_ec2_describe_modifications(struct aws_client *c, const char *region, str
 	for (;;) {
 		struct buf form = BUF_INIT;
 		aws_form_add(&form, "MaxResults", "500");
+		if (filter) {
+			buf_addc(&form, '&');
+			buf_adds(&form, filter);
+		}
 		if (x.next_token)
 			aws_form_add(&form, "NextToken", x.next_token);
 		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumesModifications", EC2_VERSION, form.s, &resp, NULL,
@@ -624,6 +632,110 @@ int aws_ec2_describe_modifications(struct aws_client *c, const char *region, str
 	http_response_release(&resp);
 	sax_release(&x);
 	buf_release(&origin);
+	return rc;
+}
+
+int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
+			     void (*progress)(void *ctx, const char *region, size_t n), void *pctx,
+			     struct buf *err)
+{
+	return describe_volumes(c, region, f, account, NULL, progress, pctx, err);
+}
+
+int aws_ec2_describe_modifications(struct aws_client *c, const char *region, struct ec2_mod_list *mods,
+				   struct buf *err)
+{
+	return describe_modifications(c, region, NULL, mods, err);
+}
+
+/* "Filter.1.Name=volume-id&Filter.1.Value.1=..&..." for ids[start..start+n) */
+static void id_filter(struct buf *b, const char *const *ids, size_t start, size_t n)
+{
+	aws_form_add(b, "Filter.1.Name", "volume-id");
+	for (size_t i = 0; i < n; i++) {
+		char key[40];
+		snprintf(key, sizeof key, "Filter.1.Value.%zu", i + 1);
+		aws_form_add(b, key, ids[start + i]);
+	}
+}
+
+int aws_ec2_describe_volumes_by_id(struct aws_client *c, const char *region, const char *const *ids, size_t n,
+				   struct fleet *f, struct buf *err)
+{
+	int rc = 0;
+	for (size_t start = 0; start < n && !rc; start += 200) {
+		struct buf filter = BUF_INIT;
+		id_filter(&filter, ids, start, n - start < 200 ? n - start : 200);
+		rc = describe_volumes(c, region, f, NULL, filter.s, NULL, NULL, err);
+		buf_release(&filter);
+	}
+	return rc;
+}
+
+int aws_ec2_describe_modifications_by_id(struct aws_client *c, const char *region, const char *const *ids,
+					 size_t n, struct ec2_mod_list *mods, struct buf *err)
+{
+	int rc = 0;
+	for (size_t start = 0; start < n && !rc; start += 200) {
+		struct buf filter = BUF_INIT;
+		id_filter(&filter, ids, start, n - start < 200 ? n - start : 200);
+		rc = describe_modifications(c, region, filter.s, mods, err);
+		buf_release(&filter);
+	}
+	return rc;
+}
+
+/* ModifyVolumeResponse/volumeModification/{...}: the same fields as a modification item. */
+static void XMLCALL modify_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	if (x->depth == 3 && strcmp(x->names[1], "volumeModification") == 0) {
+		/* reuse the DescribeVolumesModifications field decoding by faking the path */
+		const char *saved1 = x->names[1], *saved3 = x->names[3];
+		x->names[1] = "volumeModificationSet";
+		x->names[3] = name;
+		x->depth = 4;
+		mod_end(ud, name); /* decodes the field, leaves depth at 3 */
+		x->names[1] = saved1;
+		x->names[3] = saved3;
+		x->depth = 2;
+		return;
+	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+int aws_ec2_modify_volume(struct aws_client *c, const char *region, const char *volume_id, enum ebs_type type,
+			  int64_t iops, int64_t throughput, struct volume_mod *out, char **code_out, struct buf *err)
+{
+	struct buf form = BUF_INIT;
+	char num[32];
+	aws_form_add(&form, "VolumeId", volume_id);
+	aws_form_add(&form, "VolumeType", ebs_type_name(type));
+	snprintf(num, sizeof num, "%lld", (long long)iops);
+	aws_form_add(&form, "Iops", num);
+	snprintf(num, sizeof num, "%lld", (long long)throughput);
+	aws_form_add(&form, "Throughput", num);
+	struct http_response resp;
+	http_response_init(&resp);
+	/* Exactly one attempt: a ModifyVolume whose answer was lost may have been applied, so the
+	 * caller (apply) records the intent first and reconciles from DescribeVolumesModifications
+	 * instead of resending. Throttling (EM_ETHROTTLED) means it was not applied. */
+	int rc = aws_query_ex(c, AWS_SERVICE_EC2, region, "ModifyVolume", EC2_VERSION, form.s, 1, &resp, code_out, err);
+	buf_release(&form);
+	memset(out, 0, sizeof *out);
+	if (!rc) {
+		struct ec2_sax x;
+		memset(&x, 0, sizeof x);
+		buf_init(&x.text);
+		x.err = err;
+		x.origin = "ModifyVolume";
+		rc = parse_page(&x, &resp.body, sax_start, modify_end, "ModifyVolume");
+		*out = x.mod;
+		memset(&x.mod, 0, sizeof x.mod);
+		sax_release(&x);
+	}
+	http_response_release(&resp);
 	return rc;
 }
 

@@ -47,6 +47,10 @@ void aws_client_release(struct aws_client *c);
 int aws_query(struct aws_client *c, enum aws_service svc, const char *region, const char *action,
 	      const char *version, const char *params, struct http_response *resp, char **code_out,
 	      struct buf *err);
+/* The same with an attempt limit (1 = never retried: for calls that are not idempotent). */
+int aws_query_ex(struct aws_client *c, enum aws_service svc, const char *region, const char *action,
+		 const char *version, const char *params, int max_attempts, struct http_response *resp,
+		 char **code_out, struct buf *err);
 /* JSON protocol: target "GraniteServiceVersion20100801.GetMetricData", content type
  * "application/x-amz-json-1.0" or "-1.1". */
 int aws_json(struct aws_client *c, enum aws_service svc, const char *region, const char *target,

@@ -50,6 +50,17 @@ int aws_ec2_describe_volumes(struct aws_client *c, const char *region, struct fl
  * never modified). */
 int aws_ec2_describe_modifications(struct aws_client *c, const char *region, struct ec2_mod_list *mods,
 				   struct buf *err);
+/* The same two reads restricted to the given volumes (Filter volume-id, 200 ids a call; a
+ * deleted volume is simply absent, never an error). */
+int aws_ec2_describe_volumes_by_id(struct aws_client *c, const char *region, const char *const *ids, size_t n,
+				   struct fleet *f, struct buf *err);
+int aws_ec2_describe_modifications_by_id(struct aws_client *c, const char *region, const char *const *ids,
+					 size_t n, struct ec2_mod_list *mods, struct buf *err);
+/* ModifyVolume with VolumeType, Iops and Throughput always explicit. On success *out holds the
+ * returned volumeModification (caller releases with volume_mod_release). On an AWS error
+ * code_out (may be NULL) receives the code (caller frees) and err the message. */
+int aws_ec2_modify_volume(struct aws_client *c, const char *region, const char *volume_id, enum ebs_type type,
+			  int64_t iops, int64_t throughput, struct volume_mod *out, char **code_out, struct buf *err);
 /* Fills attachments[].instance_type of region's volumes (DescribeInstances by id, 100 a call). */
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
 /* Writes the region's volumes of f as `aws ec2 describe-volumes --output json` would, and

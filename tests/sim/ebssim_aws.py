@@ -650,14 +650,18 @@ class Ec2App(ServiceApp):
         lines.append("%s    %s\n" % (i8, _x("architecture", "x86_64")))
         lines.append("%s    %s\n" % (i8, _x("rootDeviceType", "ebs")))
         lines.append("%s    %s\n" % (i8, _x("rootDeviceName", "/dev/xvda")))
-        bdm = [(a.get("device"), v) for v in (self.sim.volumes.get(x) for x in inst.get("_volumes", []))
-               if v for a in v.get("attachments", []) if a.get("instance_id") == iid]
+        bdm = [(a.get("device"), v) for v in (self.sim.volumes[x] for x in self.sim.attached_volumes(iid))
+               for a in v.get("attachments", []) if a.get("instance_id") == iid]
         if bdm:
             lines.append("%s    <blockDeviceMapping>\n" % i8)
             for dev, v in bdm:
-                lines.append("%s        <item>%s<ebs>%s%s%s</ebs></item>\n" % (
-                    i8, _x("deviceName", dev), _x("volumeId", v["volume_id"]), _x("status", "attached"),
-                    _x("deleteOnTermination", False)))
+                att = next(a for a in v["attachments"] if a.get("instance_id") == iid)
+                lines.append("%s        <item>%s<ebs>%s%s%s%s</ebs></item>\n" % (
+                    i8, _x("deviceName", dev), _x("volumeId", v["volume_id"]),
+                    _x("status", att.get("state", "attached")),
+                    _x("attachTime", fmt_time(parse_time(att["attach_time"]), millis=True)
+                       if att.get("attach_time") else None),
+                    _x("deleteOnTermination", bool(att.get("delete_on_termination")))))
             lines.append("%s    </blockDeviceMapping>\n" % i8)
         else:
             lines.append("%s    <blockDeviceMapping/>\n" % i8)

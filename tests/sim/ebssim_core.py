@@ -194,35 +194,43 @@ class CA:
 # --------------------------------------------------------------------------- SigV4
 
 # botocore does the signing maths: we rebuild the request as the client sent it and let
-# SigV4Auth compute the signature with the principal's secret, then compare.
-import botocore.auth  # noqa: E402
-import botocore.awsrequest  # noqa: E402
-import botocore.credentials  # noqa: E402
+# SigV4Auth compute the signature with the principal's secret, then compare.  botocore takes
+# ~0.5 s to import, so it is imported on first use (serve() warms it up in the background).
+_SIGV4 = None
 
 
-class _ExactHeadersSigV4(botocore.auth.SigV4Auth):
-    """SigV4Auth that signs exactly the headers the client listed in SignedHeaders.
+def _sigv4_class():
+    global _SIGV4
+    if _SIGV4 is None:
+        import botocore.auth
+        import botocore.awsrequest
 
-    (botocore's own headers_to_sign drops user-agent/expect; a client may sign them.)"""
+        class ExactHeadersSigV4(botocore.auth.SigV4Auth):
+            """SigV4Auth that signs exactly the headers the client listed in SignedHeaders
+            (botocore's own headers_to_sign drops user-agent/expect; a client may sign them)."""
 
-    def __init__(self, credentials, service, region, signed_headers, received):
-        super().__init__(credentials, service, region)
-        self._signed = signed_headers
-        self._received = received
+            def __init__(self, credentials, service, region, signed_headers, received):
+                super().__init__(credentials, service, region)
+                self._signed = signed_headers
+                self._received = received
 
-    def headers_to_sign(self, request):
-        out = botocore.awsrequest.HTTPHeaders()
-        for name in self._signed:
-            if name in self._received:
-                out[name] = self._received[name]
-        return out
+            def headers_to_sign(self, request):
+                out = botocore.awsrequest.HTTPHeaders()
+                for name in self._signed:
+                    if name in self._received:
+                        out[name] = self._received[name]
+                return out
+        _SIGV4 = ExactHeadersSigV4
+    return _SIGV4
 
 
 def sigv4_signature(secret, service, region, amzdate, method, url, headers, body,
                     signed_headers, payload_hash=None):
     """The signature a client holding `secret` would have computed for this request."""
+    import botocore.awsrequest
+    import botocore.credentials
     creds = botocore.credentials.Credentials("AKID", secret)
-    auth = _ExactHeadersSigV4(creds, service, region, signed_headers, headers)
+    auth = _sigv4_class()(creds, service, region, signed_headers, headers)
     req = botocore.awsrequest.AWSRequest(method=method, url=url, data=body)
     for name in signed_headers:
         if name in headers:
@@ -547,6 +555,7 @@ class Sim:
         self.by_region = {}
         self.modifications = {}   # volume id -> [modification, oldest first]
         self.inflight = set()     # volume ids whose latest modification is not final
+        self._attached = None     # instance id -> [volume id], see attached_volumes()
         start = self.clock.start
         for raw in items:
             v = raw  # the scenario dict is ours: no copy
@@ -578,6 +587,17 @@ class Sim:
                 self.modifications[vid] = [self._mod_from_scenario(vid, m) for m in mods]
                 if self.modifications[vid][-1]["state"] in ("modifying", "optimizing"):
                     self.inflight.add(vid)
+
+    def attached_volumes(self, instance_id):
+        """Volume ids attached to an instance (index built on first use: attachments are static)."""
+        with self.lock:
+            if self._attached is None:
+                index = {}
+                for vid, v in self.volumes.items():
+                    for a in v.get("attachments") or ():
+                        index.setdefault(a.get("instance_id"), []).append(vid)
+                self._attached = index
+            return self._attached.get(instance_id, [])
 
     def _mod_from_scenario(self, vid, m):
         start = parse_time(m["start_time"])
@@ -1286,6 +1306,7 @@ def serve(args):
 
     gc.freeze()  # everything loaded so far lives until exit: keep it out of collections
     gc.enable()
+    threading.Thread(target=_sigv4_class, name="warm-botocore", daemon=True).start()
     for srv in servers.values():
         srv.start()
 

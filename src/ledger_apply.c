@@ -1,0 +1,313 @@
+/*
+ * ledger_apply.c - the apply ledger's SQL (see ledger_apply.h for states and the write-first
+ * rule). Every save is one IMMEDIATE transaction holding the row and its event, committed
+ * before the function returns, so a kill -9 right after it returns loses nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger_apply.h"
+#include "ledger_internal.h"
+
+void apply_row_release(struct apply_row *r)
+{
+	free(r->volume_id), free(r->account), free(r->region), free(r->cluster), free(r->namespace_), free(r->pvc);
+	free(r->method), free(r->state), free(r->target_type), free(r->target_class);
+	free(r->error_code), free(r->error_message);
+	memset(r, 0, sizeof *r);
+}
+
+void apply_rows_free(struct apply_row *rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		apply_row_release(&rows[i]);
+	free(rows);
+}
+
+static void bind_time(sqlite3_stmt *st, int i, time_t t)
+{
+	if (!t) {
+		sqlite3_bind_null(st, i);
+		return;
+	}
+	char ts[21];
+	em_format_time(t, ts);
+	sqlite3_bind_text(st, i, ts, -1, SQLITE_TRANSIENT);
+}
+
+static time_t column_time(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	time_t t = 0;
+	if (s)
+		em_parse_time((const char *)s, &t);
+	return t;
+}
+
+int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+				id > 0 ? "SELECT id, plan_json FROM plans WHERE id = ?"
+				       : "SELECT id, plan_json FROM plans ORDER BY id DESC LIMIT 1",
+				&st, err);
+	if (rc)
+		return rc;
+	if (id > 0)
+		sqlite3_bind_int64(st, 1, id);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		*id_out = sqlite3_column_int64(st, 0);
+		*json_out = ledger_column_dup(st, 1);
+	} else if (step == SQLITE_DONE) {
+		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
+			    : em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
+				     l->path);
+	} else {
+		rc = ledger_db_err(l, err, "cannot read plans");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
+			   struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, "INSERT INTO apply_runs (plan_id, started_at, options_json, pid) VALUES (?, ?, ?, ?)",
+				&st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, plan_id);
+	bind_time(st, 2, time(NULL));
+	ledger_bind_text(st, 3, options_json ? options_json : "{}");
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
+	if (sqlite3_step(st) == SQLITE_DONE)
+		*run_id = sqlite3_last_insert_rowid(l->db);
+	else
+		rc = ledger_db_err(l, err, "cannot record the apply run");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, "UPDATE apply_runs SET finished_at = ?, outcome = ? WHERE id = ?", &st, err);
+	if (rc)
+		return rc;
+	bind_time(st, 1, time(NULL));
+	ledger_bind_text(st, 2, outcome);
+	sqlite3_bind_int64(st, 3, run_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = ledger_db_err(l, err, "cannot finish the apply run");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static const char *const COLS =
+	"id, plan_id, run_id, volume_id, account, region, cluster, namespace, pvc, method, state, target_type, "
+	"target_iops, target_throughput, target_class, current_monthly_micro, target_monthly_micro, eligible_at, "
+	"submitted_at, started_at, completed_at, error_code, error_message, updated_at";
+
+static void read_row(sqlite3_stmt *st, struct apply_row *r)
+{
+	memset(r, 0, sizeof *r);
+	r->id = sqlite3_column_int64(st, 0);
+	r->plan_id = sqlite3_column_int64(st, 1);
+	r->run_id = sqlite3_column_int64(st, 2);
+	r->volume_id = ledger_column_dup(st, 3);
+	r->account = ledger_column_dup(st, 4);
+	r->region = ledger_column_dup(st, 5);
+	r->cluster = ledger_column_dup(st, 6);
+	r->namespace_ = ledger_column_dup(st, 7);
+	r->pvc = ledger_column_dup(st, 8);
+	r->method = ledger_column_dup(st, 9);
+	r->state = ledger_column_dup(st, 10);
+	r->target_type = ledger_column_dup(st, 11);
+	r->target_iops = sqlite3_column_int64(st, 12);
+	r->target_throughput = sqlite3_column_int64(st, 13);
+	r->target_class = ledger_column_dup(st, 14);
+	r->current_monthly = sqlite3_column_int64(st, 15);
+	r->target_monthly = sqlite3_column_int64(st, 16);
+	r->eligible_at = column_time(st, 17);
+	r->submitted_at = column_time(st, 18);
+	r->started_at = column_time(st, 19);
+	r->completed_at = column_time(st, 20);
+	r->error_code = ledger_column_dup(st, 21);
+	r->error_message = ledger_column_dup(st, 22);
+	r->updated_at = column_time(st, 23);
+}
+
+int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, struct apply_row *out,
+		     struct buf *err)
+{
+	struct buf sql = BUF_INIT;
+	buf_addf(&sql, "SELECT %s FROM apply_volumes WHERE plan_id = ? AND volume_id = ?", COLS);
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, sql.s, &st, err);
+	buf_release(&sql);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, plan_id);
+	ledger_bind_text(st, 2, volume_id);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		read_row(st, out);
+	else if (step == SQLITE_DONE)
+		rc = EM_ENOTFOUND;
+	else
+		rc = ledger_db_err(l, err, "cannot read the apply ledger");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows, size_t *n, struct buf *err)
+{
+	struct buf sql = BUF_INIT;
+	if (plan_id > 0)
+		buf_addf(&sql, "SELECT %s FROM apply_volumes WHERE plan_id = ? ORDER BY id", COLS);
+	else
+		buf_addf(&sql,
+			 "SELECT %s FROM apply_volumes a WHERE id = (SELECT MAX(id) FROM apply_volumes b "
+			 "WHERE b.volume_id = a.volume_id) ORDER BY id",
+			 COLS);
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, sql.s, &st, err);
+	buf_release(&sql);
+	if (rc)
+		return rc;
+	if (plan_id > 0)
+		sqlite3_bind_int64(st, 1, plan_id);
+	size_t alloc = 0;
+	*rows = NULL;
+	*n = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		XGROW(*rows, *n, alloc);
+		read_row(st, &(*rows)[(*n)++]);
+	}
+	if (step != SQLITE_DONE)
+		rc = ledger_db_err(l, err, "cannot read the apply ledger");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times, size_t *n, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+				"SELECT submitted_at FROM apply_volumes WHERE volume_id = ? AND submitted_at IS NOT NULL "
+				"AND state IN ('submitted', 'modifying', 'optimizing', 'completed', 'failed') "
+				"ORDER BY submitted_at",
+				&st, err);
+	if (rc)
+		return rc;
+	ledger_bind_text(st, 1, volume_id);
+	size_t alloc = 0;
+	*times = NULL;
+	*n = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		XGROW(*times, *n, alloc);
+		(*times)[(*n)++] = column_time(st, 0);
+	}
+	if (step != SQLITE_DONE)
+		rc = ledger_db_err(l, err, "cannot read the apply ledger");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err)
+{
+	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start a ledger write", err);
+	if (rc)
+		return rc;
+	char *prev = NULL;
+	sqlite3_stmt *st = NULL;
+	r->updated_at = time(NULL);
+	if (r->id) {
+		rc = ledger_prepare(l, "SELECT state FROM apply_volumes WHERE id = ?", &st, err);
+		if (!rc) {
+			sqlite3_bind_int64(st, 1, r->id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				prev = ledger_column_dup(st, 0);
+			sqlite3_finalize(st);
+			st = NULL;
+		}
+		if (!rc)
+			rc = ledger_prepare(l,
+					    "UPDATE apply_volumes SET run_id = ?4, state = ?11, eligible_at = ?18, "
+					    "submitted_at = ?19, started_at = ?20, completed_at = ?21, error_code = ?22, "
+					    "error_message = ?23, updated_at = ?24, target_class = ?15 WHERE id = ?25",
+					    &st, err);
+	} else {
+		rc = ledger_prepare(l,
+				    "INSERT INTO apply_volumes (plan_id, run_id, volume_id, account, region, cluster, "
+				    "namespace, pvc, method, state, target_type, target_iops, target_throughput, "
+				    "target_class, current_monthly_micro, target_monthly_micro, eligible_at, submitted_at, "
+				    "started_at, completed_at, error_code, error_message, updated_at) VALUES "
+				    "(?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?26, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+				    "?21, ?22, ?23, ?24)",
+				    &st, err);
+	}
+	if (!rc) {
+		sqlite3_bind_int64(st, 3, r->plan_id);
+		if (r->run_id)
+			sqlite3_bind_int64(st, 4, r->run_id);
+		else
+			sqlite3_bind_null(st, 4);
+		ledger_bind_text(st, 5, r->volume_id);
+		ledger_bind_text(st, 6, r->account);
+		ledger_bind_text(st, 7, r->region);
+		ledger_bind_text(st, 8, r->cluster);
+		ledger_bind_text(st, 9, r->namespace_);
+		ledger_bind_text(st, 10, r->pvc);
+		ledger_bind_text(st, 11, r->state);
+		ledger_bind_text(st, 12, r->target_type);
+		sqlite3_bind_int64(st, 13, r->target_iops);
+		sqlite3_bind_int64(st, 14, r->target_throughput);
+		ledger_bind_text(st, 15, r->target_class);
+		sqlite3_bind_int64(st, 16, r->current_monthly);
+		sqlite3_bind_int64(st, 17, r->target_monthly);
+		bind_time(st, 18, r->eligible_at);
+		bind_time(st, 19, r->submitted_at);
+		bind_time(st, 20, r->started_at);
+		bind_time(st, 21, r->completed_at);
+		ledger_bind_text(st, 22, r->error_code);
+		ledger_bind_text(st, 23, r->error_message);
+		bind_time(st, 24, r->updated_at);
+		if (r->id)
+			sqlite3_bind_int64(st, 25, r->id);
+		ledger_bind_text(st, 26, r->method);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = ledger_db_err(l, err, "cannot write the apply ledger");
+		else if (!r->id)
+			r->id = sqlite3_last_insert_rowid(l->db);
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+	if (!rc && (!prev || strcmp(prev, r->state) != 0 || detail)) {
+		rc = ledger_prepare(l, "INSERT INTO apply_events (apply_volume_id, at, from_state, to_state, detail) "
+				       "VALUES (?, ?, ?, ?, ?)",
+				    &st, err);
+		if (!rc) {
+			sqlite3_bind_int64(st, 1, r->id);
+			bind_time(st, 2, r->updated_at);
+			ledger_bind_text(st, 3, prev);
+			ledger_bind_text(st, 4, r->state);
+			ledger_bind_text(st, 5, detail);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				rc = ledger_db_err(l, err, "cannot write the apply ledger");
+			sqlite3_finalize(st);
+		}
+	}
+	free(prev);
+	if (!rc)
+		rc = ledger_exec(l, "COMMIT", "cannot commit the apply ledger", err);
+	if (rc)
+		ledger_rollback(l);
+	return rc;
+}
