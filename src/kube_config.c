@@ -218,8 +218,10 @@ static int get_bool(const struct where *w, const yaml_node_t *map, const char *k
 	if (v->type == YAML_SCALAR_NODE) {
 		const char *s = (const char *)v->data.scalar.value;
 		for (int i = 0; yes[i]; i++)
-			if (strcmp(s, yes[i]) == 0)
-				return *out = 1, 0;
+			if (strcmp(s, yes[i]) == 0) {
+				*out = 1;
+				return 0;
+			}
 		for (int i = 0; no[i]; i++)
 			if (strcmp(s, no[i]) == 0)
 				return 0;
@@ -868,16 +870,17 @@ int kube_targets_load(struct kube_target **out, size_t *n_out, const struct kube
 	int rc = kube_config_load(&c, sel->kubeconfig, &e);
 	if (rc == EM_ENOTFOUND && !sel->kubeconfig && !sel->context && getenv("KUBERNETES_SERVICE_HOST")) {
 		struct kube_target *t = xcalloc(1, sizeof *t);
-		buf_reset(&e);
-		rc = kube_in_cluster_target(t, sel->sa_dir, &e);
+		struct buf e2 = BUF_INIT;
+		rc = kube_in_cluster_target(t, sel->sa_dir, &e2);
 		if (rc) {
 			free(t);
-			em_err(err, rc, "%s", e.s);
+			em_err(err, rc, "%s; %s", e.s, e2.s);
 		} else {
 			*out = t;
 			*n_out = 1;
 		}
 		buf_release(&e);
+		buf_release(&e2);
 		return rc;
 	}
 	if (rc) {

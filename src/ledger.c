@@ -3,7 +3,8 @@
  *
  * Entry points: ledger_default_path, ledger_open / ledger_close, ledger_schema_version,
  * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
- * ledger_plan_record.
+ * ledger_plan_record; price book history: ledger_price_versions / ledger_pricebook_load;
+ * realized savings: ledger_completed_volumes.
  *
  * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
@@ -568,5 +569,165 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 		rc = ledger_db_err(l, err, "cannot record the inventory run");
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+/* ---- price book history ---- */
+
+/* Reads version id's prices into out (which already holds its header fields). */
+static int load_prices(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+			 "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
+			 "ORDER BY location, item",
+			 &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, id);
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *code = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		int item = pricebook_item_parse((const char *)sqlite3_column_text(st, 2));
+		if (!code || item < 0)
+			continue; /* an item a newer ebsmigrate wrote stays unknown here */
+		struct price_location *loc = pricebook_location(out, code);
+		if (!loc->name && name)
+			loc->name = xstrdup(name);
+		pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
+	}
+	if (step != SQLITE_DONE)
+		rc = ledger_db_err(l, err, "cannot read the prices");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
+{
+	pricebook_init(out);
+	int rc = ledger_exec(l, "BEGIN", "cannot start reading the price book", err);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at FROM price_versions WHERE id = ?", &st, err);
+	if (!rc) {
+		sqlite3_bind_int64(st, 1, id);
+		int step = sqlite3_step(st);
+		if (step == SQLITE_ROW) {
+			out->source = ledger_column_dup(st, 0);
+			out->effective_date = ledger_column_dup(st, 1);
+			out->fetched_at = ledger_column_dup(st, 2);
+			out->version = id;
+		} else if (step == SQLITE_DONE) {
+			rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path,
+				    (long long)id);
+		} else {
+			rc = ledger_db_err(l, err, "cannot read the price book version");
+		}
+		sqlite3_finalize(st);
+	}
+	if (!rc)
+		rc = load_prices(l, id, out, err);
+	if (!rc)
+		rc = ledger_exec(l, "COMMIT", "cannot finish reading the price book", err);
+	if (rc) {
+		ledger_rollback(l);
+		pricebook_release(out);
+	}
+	return rc;
+}
+
+void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].source);
+		free(v[i].effective_date);
+		free(v[i].fetched_at);
+		free(v[i].created_at);
+	}
+	free(v);
+}
+
+int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
+{
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+			 "SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
+			 "(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
+			 &st, err);
+	if (rc)
+		return rc;
+	struct ledger_price_version *v = NULL;
+	size_t alloc = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		XGROW(v, *n, alloc);
+		struct ledger_price_version *r = &v[(*n)++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->source = ledger_column_dup(st, 1);
+		r->effective_date = ledger_column_dup(st, 2);
+		r->fetched_at = ledger_column_dup(st, 3);
+		r->created_at = ledger_column_dup(st, 4);
+		r->is_current = sqlite3_column_int(st, 5);
+		r->n_prices = sqlite3_column_int64(st, 6);
+	}
+	if (step != SQLITE_DONE) {
+		rc = ledger_db_err(l, err, "cannot list the price book versions");
+		ledger_price_versions_free(v, *n);
+		v = NULL;
+		*n = 0;
+	}
+	sqlite3_finalize(st);
+	*out = v;
+	return rc;
+}
+
+/* ---- realized savings ---- */
+
+void ledger_completed_free(struct ledger_completed *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].volume_id);
+		free(c[i].completed_at);
+	}
+	free(c);
+}
+
+int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
+{
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
+	int rc = ledger_prepare(l,
+			 "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
+			 " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
+			 " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
+			 " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
+			 &st, err);
+	if (rc)
+		return rc;
+	struct ledger_completed *c = NULL;
+	size_t alloc = 0;
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		XGROW(c, *n, alloc);
+		struct ledger_completed *r = &c[(*n)++];
+		r->volume_id = ledger_column_dup(st, 0);
+		r->completed_at = ledger_column_dup(st, 1);
+		r->current_monthly_micro = sqlite3_column_int64(st, 2);
+		r->target_monthly_micro = sqlite3_column_int64(st, 3);
+	}
+	if (step != SQLITE_DONE) {
+		rc = ledger_db_err(l, err, "cannot read the completed migrations");
+		ledger_completed_free(c, *n);
+		c = NULL;
+		*n = 0;
+	}
+	sqlite3_finalize(st);
+	*out = c;
 	return rc;
 }

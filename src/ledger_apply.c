@@ -81,7 +81,7 @@ int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *option
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, plan_id);
-	bind_time(st, 2, time(NULL));
+	bind_time(st, 2, em_now());
 	ledger_bind_text(st, 3, options_json ? options_json : "{}");
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
 	if (sqlite3_step(st) == SQLITE_DONE)
@@ -98,7 +98,7 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 	int rc = ledger_prepare(l, "UPDATE apply_runs SET finished_at = ?, outcome = ? WHERE id = ?", &st, err);
 	if (rc)
 		return rc;
-	bind_time(st, 1, time(NULL));
+	bind_time(st, 1, em_now());
 	ledger_bind_text(st, 2, outcome);
 	sqlite3_bind_int64(st, 3, run_id);
 	if (sqlite3_step(st) != SQLITE_DONE)
@@ -227,7 +227,7 @@ int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail,
 		return rc;
 	char *prev = NULL;
 	sqlite3_stmt *st = NULL;
-	r->updated_at = time(NULL);
+	r->updated_at = em_now();
 	if (r->id) {
 		rc = ledger_prepare(l, "SELECT state FROM apply_volumes WHERE id = ?", &st, err);
 		if (!rc) {

@@ -19,6 +19,8 @@
 const struct cmd commands[] = {
 	{"plan", cmd_plan, NEEDS_PRICES, "recommend gp3 settings, cost and savings for every volume", &plan_help},
 	{"inventory", cmd_inventory, NEEDS_DB, "read the live fleet from the AWS and Kubernetes APIs", &inventory_help},
+	{"apply", cmd_apply, NEEDS_DB, "apply the recorded plan in safe batches", &apply_help},
+	{"status", cmd_status, NEEDS_DB, "show the migration's progress from the ledger and AWS", &status_help},
 	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
 	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole", &rbac_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},

@@ -114,7 +114,10 @@ int kube_client_init(struct kube_client *c, const struct kube_target *t, const s
 		     struct buf *err);
 void kube_client_release(struct kube_client *c);
 
-/* GET path (which may carry its own "?query"; query, when not NULL/empty, is appended). The
+/* Paths below are API paths as they go on the wire ("/api/v1/nodes/NAME/proxy/stats/summary"),
+ * already percent-encoded, and may carry their own "?query".
+ *
+ * GET path (query, when not NULL/empty, is appended). The
  * answer's body is appended to body (also on error) and its status stored in *status (0 when
  * none arrived); either may be NULL. 0 for 2xx, else the codes at the top. */
 int kube_get(struct kube_client *c, const char *path, const char *query, struct buf *body, long *status,
@@ -162,7 +165,7 @@ enum {
 /* Reads the cluster into ks and f under cluster_name (the fleet's cluster label): each list is
  * read page by page into scratch sets and moved into ks/f once complete, so a restarted list
  * never leaves duplicates. Usage that cannot be read is not fatal: 403 adds the notice
- * "volume usage unavailable in cluster NAME: forbidden" and stops asking; other per-node
+ * "volume usage unavailable in cluster 'NAME': forbidden" and stops asking; other per-node
  * failures add a notice naming the node. Returns 0 or the first list's error. */
 int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
 			unsigned what, struct buf *err);

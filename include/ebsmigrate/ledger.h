@@ -54,4 +54,32 @@ struct ledger_inventory_run {
 int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
 			    struct buf *err);
 
+/* ---- price book history (pricing show/diff/export) ---- */
+struct ledger_price_version {
+	int64_t id;
+	char *source, *effective_date, *fetched_at, *created_at; /* fetched_at may be NULL */
+	int is_current;
+	int64_t n_prices;
+};
+/* Every stored version, oldest (lowest id) first. *out is caller-owned: free with
+ * ledger_price_versions_free. An empty book gives n = 0. */
+int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err);
+void ledger_price_versions_free(struct ledger_price_version *v, size_t n);
+/* Loads version id (current or not) into out (initialised here; release with pricebook_release).
+ * EM_ENOTFOUND (message names the id) when there is no such version. */
+int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err);
+
+/* ---- realized savings (report) ---- */
+/* One volume the apply ledger shows migrated: its latest apply_volumes row in state
+ * 'completed' (by completed_at, then id). Money in micro-dollars as the plan priced it. */
+struct ledger_completed {
+	char *volume_id;
+	char *completed_at;   /* RFC 3339, NULL when the row has none */
+	int64_t current_monthly_micro, target_monthly_micro;
+};
+/* Every completed volume, one row per volume_id, ordered by volume_id. Caller frees with
+ * ledger_completed_free. */
+int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err);
+void ledger_completed_free(struct ledger_completed *c, size_t n);
+
 #endif

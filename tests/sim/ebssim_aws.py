@@ -1071,20 +1071,28 @@ def get_metric_data(sim, metrics, region, p):
                     if t >= oldest:
                         data[t] = v
             series[q["Id"]] = data
-    for q in queries:
-        expr = q.get("Expression")
-        if not expr:
-            continue
-        labels[q["Id"]] = q.get("Label") or q["Id"]
-        try:
-            val = _Expr(expr, series, periods).parse()
-        except (_ExprError, ZeroDivisionError, TypeError) as err:
+    # Expressions may use each other in any order: evaluate until nothing new resolves.
+    pending = [q for q in queries if q.get("Expression")]
+    while pending:
+        progress, errors, left = False, [], []
+        for q in pending:
+            labels[q["Id"]] = q.get("Label") or q["Id"]
+            try:
+                val = _Expr(q["Expression"], series, periods).parse()
+            except (_ExprError, ZeroDivisionError, TypeError) as err:
+                errors.append((q, err))
+                left.append(q)
+                continue
+            if not isinstance(val, dict):
+                ref = next(iter(series.values()), {})
+                val = {t: val for t in ref}
+            series[q["Id"]] = val
+            periods[q["Id"]] = int(q.get("Period") or next(iter(periods.values()), 60))
+            progress = True
+        if not progress:
+            q, err = errors[0]
             raise ApiError("ValidationError", "Error in expression '%s': %s" % (q["Id"], err))
-        if not isinstance(val, dict):
-            ref = next(iter(series.values()), {})
-            val = {t: val for t in ref}
-        series[q["Id"]] = val
-        periods[q["Id"]] = int(q.get("Period") or next(iter(periods.values()), 60))
+        pending = left
 
     returned = [q for q in queries if _as_bool(q.get("ReturnData"), True)]
     # Pagination over (query index, point offset) with at most MaxDatapoints per page.

@@ -41,7 +41,8 @@ class Cliff(unittest.TestCase):
 
     def test_json_protocol_cliff(self):
         status, headers, out = self.json_call({
-            "MetricDataQueries": [stat("r", "VolumeReadOps", CLIFF), {"Id": "iops", "Expression": "r/PERIOD(r)"},
+            "MetricDataQueries": [{"Id": "kiops", "Expression": "iops / 1000"},  # uses a later expression
+                                  stat("r", "VolumeReadOps", CLIFF), {"Id": "iops", "Expression": "r/PERIOD(r)"},
                                   stat("b", "BurstBalance", CLIFF, stat="Average"),
                                   stat("q", "VolumeQueueLength", CLIFF, stat="Average"),
                                   stat("x", "VolumeIOPSExceededCheck", CLIFF, stat="Average")],
@@ -51,6 +52,7 @@ class Cliff(unittest.TestCase):
         res = {r["Id"]: r for r in out["MetricDataResults"]}
         self.assertEqual(res["r"]["Timestamps"], [START + 1800 + 60 * i for i in range(6)])
         self.assertEqual(res["iops"]["Values"], [3000.0, 3000.0, 3000.0, 1200.0, 300.0, 300.0])
+        self.assertEqual(res["kiops"]["Values"], [3.0, 3.0, 3.0, 1.2, 0.3, 0.3])
         self.assertEqual(res["r"]["Label"], "VolumeReadOps")
         self.assertTrue(all(r["StatusCode"] == "Complete" for r in res.values()))
         self.assertEqual(res["q"]["Values"], [32.0] * 6)

@@ -1,0 +1,81 @@
+/*
+ * apply.h - applying a recorded plan in batches, safely (issue: migrate safely).
+ *
+ * Ownership: struct apply_result owns its outcome list (apply_result_release). The ledger, the
+ * AWS client and the options are borrowed.
+ */
+#ifndef EBSMIGRATE_APPLY_H
+#define EBSMIGRATE_APPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/money.h"
+
+struct ledger;
+struct aws_client;
+
+enum apply_order { ORDER_SAVINGS = 0, ORDER_OLDEST, ORDER_RISK };
+enum apply_method { METHOD_AUTO = 0, METHOD_VAC, METHOD_ANNOTATION, METHOD_EC2 };
+
+struct apply_options {
+	int64_t plan_id;               /* 0 = the latest recorded plan */
+	size_t batch;                  /* volumes to submit in this run */
+	size_t max_in_flight;          /* modifications in flight per account-region (and cluster) */
+	enum apply_order order;
+	enum apply_method method;
+	const char *const *volumes;    /* --volume filters (empty = all) */
+	size_t n_volumes;
+	const char *const *namespaces; /* -n filters */
+	size_t n_namespaces;
+	const char *const *clusters;   /* --context filters */
+	size_t n_clusters;
+	int dry_run;
+	int wait;                      /* follow submitted modifications to completed */
+	int64_t wait_timeout_s;
+	int64_t poll_s;                /* --wait polling interval */
+	void (*say)(void *ctx, const char *line); /* progress and dry-run lines (stderr/stdout) */
+	void *say_ctx;
+};
+
+enum apply_outcome_kind {
+	OUT_SUBMITTED = 0, /* modification started (modifying) */
+	OUT_WOULD_SUBMIT,  /* --dry-run */
+	OUT_DEFERRED,      /* an EBS rule says later: eligible_at */
+	OUT_SKIPPED,       /* drift: deleted, resized, modified elsewhere, already done */
+	OUT_FAILED,        /* the service refused (recorded error) */
+	OUT_UNKNOWN,       /* no answer to ModifyVolume: reconciled on the next run */
+	OUT_COMPLETED,     /* reached completed (with --wait, or found done while reconciling) */
+	OUT_RECONCILED,    /* a ledger row brought up to date from AWS */
+};
+
+struct apply_outcome {
+	char *volume_id;
+	enum apply_outcome_kind kind;
+	char *detail;
+	time_t eligible_at;
+};
+
+struct apply_result {
+	int64_t plan_id, run_id;
+	struct apply_outcome *v;
+	size_t n, alloc;
+	size_t submitted, would_submit, deferred, skipped, failed, unknown, completed, left;
+};
+
+const char *apply_outcome_name(enum apply_outcome_kind k);
+void apply_result_release(struct apply_result *r);
+
+/* Takes the per-database apply lock (an flock'ed file next to the database). EM_ECONFLICT with
+ * a clear message when another apply holds it. *fd_out is closed by apply_unlock. */
+int apply_lock(const char *db_path, int *fd_out, struct buf *err);
+void apply_unlock(int fd);
+
+/* Runs one batch: reconcile the ledger with AWS, pick the next eligible volumes of the plan,
+ * record each intent, modify, record the result. */
+int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
+	      struct buf *err);
+
+#endif

@@ -1,0 +1,139 @@
+/*
+ * fio.h - fio, as ebsmigrate uses it: the named benchmark profiles and the job files that run
+ * them, and parsers for what fio writes (its JSON/json+ report, fio 2.x-3.x, plain or
+ * client/server, and its per-second IOPS logs). docs/bench.md describes the profiles.
+ *
+ * Units: IOPS as fio reports them; throughput in MiB/s (bytes / 1,048,576); latencies in
+ * milliseconds, converted from fio's nanoseconds (or microseconds for fio 2.x) by one division,
+ * so a value here equals fio's own number / 1e6 exactly. NAN marks a value fio did not report.
+ *
+ * Ownership: struct fio_report and struct fio_series own every string and array inside them;
+ * release with fio_report_release / fio_series_release. Profiles are static, read-only.
+ * Parsers never print; they return 0 or EM_EINPUT and append one message naming the origin.
+ */
+#ifndef EBSMIGRATE_FIO_H
+#define EBSMIGRATE_FIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+
+/* What limits a profile, and so what a verdict judges it on (bench.h). */
+enum fio_kind {
+	FIO_KIND_IOPS = 0,     /* small blocks, deep queue: reaches the IOPS limit */
+	FIO_KIND_THROUGHPUT,   /* large blocks: reaches the throughput limit */
+	FIO_KIND_LATENCY,      /* queue depth 1: latency-bound, never reaches a limit */
+};
+
+struct fio_profile {
+	const char *name;        /* "randread-qd32" */
+	const char *rw;          /* fio rw= */
+	unsigned bs;             /* bytes */
+	unsigned iodepth;
+	enum fio_kind kind;
+	const char *description;
+};
+
+/* The named profiles, terminated by a zero row. */
+extern const struct fio_profile fio_profiles[];
+/* NULL when name is not a profile. */
+const struct fio_profile *fio_profile_find(const char *name);
+/* The profile whose rw, bs and iodepth a job's options match (numjobs 1), or NULL. Used to
+ * name the profile of imported jobs (e.g. the field notes' "gp2-randread" is randread-qd32). */
+const struct fio_profile *fio_profile_infer(const char *rw, const char *bs, const char *iodepth,
+					    const char *numjobs);
+/* The kind of an arbitrary job from its options (custom job files): qd1 -> latency, blocks of
+ * 128 KiB or more -> throughput, else IOPS. */
+enum fio_kind fio_kind_infer(const char *rw, const char *bs, const char *iodepth);
+const char *fio_kind_name(enum fio_kind k); /* "iops", "throughput", "latency" */
+
+/* "16M", "8G", "100Gi", "512MiB", "4096" (bytes) -> bytes; units are powers of 1,024.
+ * 0 or EM_EINPUT. */
+int fio_parse_size(const char *s, uint64_t *out);
+/* Bytes as the shortest exact fio size ("8G", "16M", "1536K", "100"). Appends to out. */
+void fio_format_size(struct buf *out, uint64_t bytes);
+
+struct fio_job_spec {
+	const struct fio_profile *profile;
+	int runtime_s;            /* > 0 */
+	uint64_t size;            /* bytes of the test file; > 0 */
+	const char *directory;    /* directory= line, or NULL (then relative to fio's cwd) */
+	const char *filename;     /* the test file's name (default "ebsmigrate-bench.dat") */
+	const char *iops_log;     /* write_iops_log= prefix, or NULL for none */
+	const char *ioengine;     /* default "libaio" */
+};
+
+/* Appends a complete fio job file for one profile: libaio, direct=1, time_based, the IOPS log
+ * at 1 s (log_avg_msec=1000, per_job_logs=0 so the log is PREFIX_iops.log). */
+void fio_job_file(struct buf *out, const struct fio_job_spec *spec);
+
+/* ---- results ---- */
+
+struct fio_lat {
+	double mean, p50, p95, p99, p99_9; /* ms; NAN when not reported */
+};
+
+struct fio_dir {
+	int present;              /* the job did I/O in this direction */
+	double iops;
+	double mibps;
+	int64_t ios, bytes;
+	struct fio_lat lat;
+};
+
+struct fio_job {
+	char *name;               /* jobname */
+	char *profile;            /* the profile its options match, or NULL */
+	char *hostname;           /* client/server output: the server that ran it; else NULL */
+	char *options_json;       /* global options overlaid with the job's options, as a JSON object */
+	char *lat_source;         /* "clat_ns", "lat_ns", "clat" (fio 2.x, us), "lat" or NULL */
+	char *iops_log;           /* the job's write_iops_log prefix, or NULL */
+	enum fio_kind kind;
+	unsigned bs, iodepth;     /* from the options; 0 when unknown */
+	int error;                /* fio's per-job error (errno); 0 = ok */
+	int64_t runtime_ms;
+	struct fio_dir read, write;
+};
+
+struct fio_report {
+	char *fio_version;        /* "fio-3.33" */
+	int64_t timestamp;        /* epoch seconds, 0 when absent */
+	int client_server;        /* parsed from client_stats */
+	struct fio_job *jobs;
+	size_t n_jobs;
+};
+
+void fio_report_init(struct fio_report *r);
+void fio_report_release(struct fio_report *r);
+
+/* Parses fio's --output-format=json or json+ output (fio 3.x; fio 2.x's usec latencies too;
+ * client/server output with client_stats, whose "All clients" sum is skipped). Text before the
+ * first '{' (fio's notices) and after the document is ignored. Percentiles come from clat_ns,
+ * else lat_ns (lat_percentiles), else fio 2.x's clat/lat in microseconds. Errors, all EM_EINPUT:
+ * "ORIGIN: no JSON object in fio output" (with fio's first line when it printed text), "ORIGIN:
+ * fio JSON is truncated" (the document ends early), "ORIGIN: not valid JSON at line L, column C",
+ * "ORIGIN: not a fio report: no \"jobs\" or \"client_stats\" array", "ORIGIN: jobs[N].read.iops:
+ * ...". The report is left empty on error. Returns 0 or EM_EINPUT. */
+int fio_parse_report(struct fio_report *out, const char *text, size_t len, const char *origin, struct buf *err);
+/* How many bytes of text the JSON document took, counted from its first '{' (0 when none):
+ * lets a caller find what follows it (the pod log's IOPS logs). */
+size_t fio_report_extent(const char *text, size_t len);
+
+/* One IOPS time series at fio's log interval. */
+struct fio_series {
+	int64_t *t_ms;            /* end of each window, ms since the job started, ascending */
+	double *iops;             /* read + write IOPS in that window */
+	size_t n, alloc;
+};
+
+void fio_series_release(struct fio_series *s);
+/* Parses a write_iops_log file ("time_ms, value, ddir, bs[, offset[, prio]]" per line): samples
+ * of the same window (read and write lines, or several jobs) are summed; windows are rounded to
+ * interval_ms (1000 with log_avg_msec=1000; 0 = keep fio's times). Appends to out (which may
+ * hold an earlier series: samples are merged by window). EM_EINPUT with "ORIGIN: line N: ..." on
+ * a malformed line. */
+int fio_parse_iops_log(struct fio_series *out, const char *text, size_t len, int64_t interval_ms,
+		       const char *origin, struct buf *err);
+
+#endif

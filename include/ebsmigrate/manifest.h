@@ -1,0 +1,112 @@
+/*
+ * manifest.h - `plan --manifests DIR`: renders a plan as files an operator reviews and applies
+ * (VolumeAttributesClasses, PVC merge patches per batch with rollbacks, a gp3 StorageClass, the
+ * patch that removes gp2's default flag, EC2 modify-volume scripts, kustomization.yaml, README).
+ * Layout and rules: docs/manifests.md. Templates: templates/ (compiled in; --templates-dir).
+ *
+ * Two steps: manifest_build renders every file in memory (pure: no file system unless
+ * templates_dir is set), manifest_write_dir puts them on disk atomically (DIR.tmp-XXXXXX, then
+ * one rename). manifest_write does both.
+ *
+ * Ownership: struct manifest_set owns its files, paths, data and warnings (heap copies);
+ * manifest_set_release frees them. manifest_build borrows the plan, the fleet and the options.
+ */
+#ifndef EBSMIGRATE_MANIFEST_H
+#define EBSMIGRATE_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/planner.h"
+#include "ebsmigrate/volume.h"
+
+#define MANIFEST_DEFAULT_BATCH 10
+#define MANIFEST_MAX_BATCH 1000
+#define MANIFEST_MARKER ".ebsmigrate-manifests" /* marks a DIR that --force may replace */
+
+/* How CSI volumes in Kubernetes are modified (one choice per run). In-tree PVs, unbound PVs and
+ * volumes outside Kubernetes always take the EC2 route. */
+enum manifest_route {
+	MANIFEST_ROUTE_VAC = 0,    /* VolumeAttributesClass + spec.volumeAttributesClassName */
+	MANIFEST_ROUTE_ANNOTATION, /* ebs.csi.aws.com/* PVC annotations (volume-modifier sidecar) */
+	MANIFEST_ROUTE_EC2,        /* aws ec2 modify-volume for every volume */
+};
+
+const char *manifest_route_name(enum manifest_route r);
+int manifest_route_parse(const char *s, enum manifest_route *out); /* 0 or EM_EINPUT */
+
+struct manifest_options {
+	const char *dir;           /* output directory, created fresh */
+	int force;                 /* replace a non-empty DIR written by ebsmigrate (MANIFEST_MARKER) */
+	size_t batch_size;         /* volumes per batch; 0 = MANIFEST_DEFAULT_BATCH */
+	enum manifest_route route;
+	const char *templates_dir; /* NULL: the compiled-in templates; else files there override them */
+};
+
+struct manifest_file {
+	char *path; /* relative to DIR: "prod/00-volumeattributesclasses.yaml" */
+	char *data;
+	size_t len;
+	int mode;   /* 0644, 0755 for scripts */
+};
+
+struct manifest_set {
+	struct manifest_file *files;
+	size_t n, alloc;
+	char **warnings; /* complete lower-case messages, for stderr (also in the README) */
+	size_t n_warnings, alloc_warnings;
+	size_t n_clusters, n_vacs, n_pvcs, n_ec2, n_batches, n_blocked;
+};
+
+void manifest_set_init(struct manifest_set *s);
+void manifest_set_release(struct manifest_set *s);
+/* The file with that relative path, or NULL. */
+const struct manifest_file *manifest_set_find(const struct manifest_set *s, const char *path);
+
+/* Renders every file for the plan's migrate and blocked items. Returns 0, EM_EINPUT (bad
+ * template, bad options), EM_ENOTFOUND (unreadable template) or EM_ECONFLICT (a same-named
+ * VolumeAttributesClass with other parameters exists) with one message in err. */
+int manifest_build(struct manifest_set *out, const struct plan *p, const struct fleet *f,
+		   const struct manifest_options *o, struct buf *err);
+/* Checks that dir may be written: absent, an empty directory, or (force) a directory holding
+ * MANIFEST_MARKER. 0 or EM_EINPUT. Cheap: call it before a long inventory. */
+int manifest_check_dir(const char *dir, int force, struct buf *err);
+/* Writes s into a fresh dir atomically (see above); on failure nothing is left behind and an
+ * existing dir is untouched. 0, EM_EINPUT or EM_EIO. */
+int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err);
+/* manifest_build then manifest_write_dir. out is filled even when writing fails. */
+int manifest_write(struct manifest_set *out, const struct plan *p, const struct fleet *f,
+		   const struct manifest_options *o, struct buf *err);
+
+/* Pieces exposed for tests. */
+
+/* "gp3-IOPS-THROUGHPUT", e.g. "gp3-3000-125". */
+void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput);
+
+enum manifest_vac_api {
+	VAC_API_UNKNOWN = 0, /* version not known: v1beta1, with a warning */
+	VAC_API_NONE,        /* < 1.29: no VolumeAttributesClass at all */
+	VAC_API_V1ALPHA1,    /* 1.29-1.30: needs the feature gate and runtime-config */
+	VAC_API_V1BETA1,     /* 1.31-1.33 */
+	VAC_API_V1,          /* >= 1.34 */
+};
+/* Picks the VolumeAttributesClass API for a Kubernetes version ("1.33", "v1.33.4", "1.33+";
+ * NULL or unparsable = unknown). *api_version_out: "storage.k8s.io/v1beta1" etc., NULL for NONE. */
+enum manifest_vac_api manifest_vac_api(const char *k8s_version, const char **api_version_out);
+
+/* Appends s as one YAML scalar that every YAML 1.1/1.2 parser reads back as that exact string:
+ * plain when unambiguous (letters first, no indicators, not true/no/null/...), else
+ * double-quoted with escapes. */
+void manifest_yaml_quote(struct buf *out, const char *s);
+/* Appends s as one POSIX shell word: unchanged when only [A-Za-z0-9_./:=@%+,-], else in single
+ * quotes with ' written as '\''. */
+void manifest_sh_quote(struct buf *out, const char *s);
+/* Expands {{name}} placeholders of tpl with vars (name, value pairs ending with NULL). A
+ * placeholder alone on its line (indentation only) is removed with its line when the value is
+ * empty, and the value's further lines get the same indentation. Unknown or unclosed
+ * placeholders: EM_EINPUT naming tpl_name. Values are inserted verbatim: quote them first. */
+int manifest_render(struct buf *out, const char *tpl, const char *tpl_name, const char *const *vars,
+		    struct buf *err);
+
+#endif

@@ -1,0 +1,751 @@
+/*
+ * apply.c - applies a recorded plan in batches without ever breaking EBS's rules or losing a
+ * record.
+ *
+ * Entry points: apply_lock/apply_unlock, apply_run.
+ *
+ * State diagram of one volume (ledger row, ledger_apply.h):
+ *
+ *      (none) ──select──▶ planned ──ledger commit──▶ submitted ──ModifyVolume ok──▶ modifying
+ *                            ▲                          │  │                          │
+ *                            │ throttled / not received │  │ no answer: stays          ▼
+ *                            └──────────────────────────┘  │ submitted, reconciled   optimizing
+ *                                                          │ on the next run            │
+ *            deferred ◀── rule says later (in flight,      │                            ▼
+ *              (eligible_at)  4 per 24 h, RateExceeded) ◀──┘                        completed
+ *                                                          └── refused ──▶ failed
+ *
+ * Invariants:
+ *   1. A row reaches `submitted` (committed) before ModifyVolume is sent; ModifyVolume is sent
+ *      exactly once per submitted row (one HTTP attempt: a lost answer is never resent).
+ *   2. Every run first reconciles rows left in submitted/modifying/optimizing with
+ *      DescribeVolumesModifications: a submitted row whose modification EC2 knows moves on; one
+ *      EC2 never received goes back to planned. So a kill -9 at any point and a rerun send no
+ *      duplicate and lose no record.
+ *   3. Before every call the volume is re-read: deleted, resized, retyped or modified elsewhere
+ *      -> skipped (never forced); a modification in flight or 4 in the rolling 24 h (ledger
+ *      starts + EC2's latest) -> deferred with eligible_at; targets validated against gp3 limits.
+ *   4. At most max_in_flight modifications in flight per region (and per cluster).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "ebsmigrate/apply.h"
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_ec2.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ebs.h"
+#include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/ledger_apply.h"
+#include "ebsmigrate/planner.h"
+
+#define CLOCK_SKEW_S 300
+
+const char *apply_outcome_name(enum apply_outcome_kind k)
+{
+	static const char *const names[] = {"submitted", "would-submit", "deferred", "skipped",
+					    "failed", "unknown", "completed", "reconciled"};
+	return names[k];
+}
+
+void apply_result_release(struct apply_result *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].volume_id);
+		free(r->v[i].detail);
+	}
+	free(r->v);
+	memset(r, 0, sizeof *r);
+}
+
+int apply_lock(const char *db_path, int *fd_out, struct buf *err)
+{
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s.apply.lock", db_path);
+	int fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int rc = em_err(err, EM_EIO, "cannot open the apply lock '%s': %s", path.s, strerror(errno));
+		buf_release(&path);
+		return rc;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+		if (n > 0)
+			pid[n] = '\0';
+		int rc = em_err(err, EM_ECONFLICT,
+				"another 'ebsmigrate apply' is running on database '%s'%s%s; wait for it to finish", db_path,
+				n > 0 ? " (pid " : "", n > 0 ? pid : "");
+		if (n > 0)
+			buf_addc(err, ')');
+		close(fd);
+		buf_release(&path);
+		return rc;
+	}
+	char pid[32];
+	int len = snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)len, 0) < 0) {
+		/* the pid is only a hint for the message above */
+	}
+	*fd_out = fd;
+	buf_release(&path);
+	return 0;
+}
+
+void apply_unlock(int fd)
+{
+	if (fd >= 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+	}
+}
+
+/* ---- the plan's items ---- */
+
+struct item {
+	char *volume_id, *region, *account, *cluster, *namespace_, *pvc, *driver;
+	int64_t size, iops, throughput;
+	enum ebs_type type, target_type;
+	int64_t target_iops, target_throughput;
+	micro_t current, target, savings;
+	time_t create_order; /* position in the plan, for --order oldest fallback */
+	int in_tree, risk;
+};
+
+static void items_free(struct item *it, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(it[i].volume_id), free(it[i].region), free(it[i].account), free(it[i].cluster);
+		free(it[i].namespace_), free(it[i].pvc), free(it[i].driver);
+	}
+	free(it);
+}
+
+static micro_t usd(const cJSON *o, const char *key)
+{
+	const cJSON *v = jsonx_get(o, key);
+	if (!cJSON_IsNumber(v))
+		return 0;
+	/* JSON numbers rounded to cents: exact enough to recover the micro value */
+	double d = v->valuedouble * 100.0;
+	return (micro_t)(d < 0 ? d - 0.5 : d + 0.5) * MICRO_PER_CENT;
+}
+
+static int in_list(const char *s, const char *const *list, size_t n)
+{
+	if (!n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (s && strcmp(s, list[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int load_items(const char *json, const struct apply_options *o, struct item **out, size_t *n_out,
+		      struct buf *err)
+{
+	cJSON *root = jsonx_parse(json, strlen(json), "recorded plan", err);
+	if (!root)
+		return EM_EINPUT;
+	const char *schema = jsonx_str(root, "schema");
+	if (!schema || strcmp(schema, "ebsmigrate.plan/v1") != 0) {
+		cJSON_Delete(root);
+		return em_err(err, EM_EINPUT, "recorded plan: schema is '%s', expected ebsmigrate.plan/v1",
+			      schema ? schema : "(missing)");
+	}
+	struct item *items = NULL;
+	size_t n = 0, alloc = 0, pos = 0;
+	const cJSON *v;
+	cJSON_ArrayForEach(v, jsonx_get(root, "volumes"))
+	{
+		pos++;
+		const char *action = jsonx_str(v, "action");
+		const cJSON *target = jsonx_get(v, "target");
+		if (!action || (strcmp(action, "migrate") != 0 && strcmp(action, "blocked") != 0) || !cJSON_IsObject(target))
+			continue;
+		const cJSON *k = jsonx_get(v, "kubernetes");
+		const char *vid = jsonx_str(v, "volume_id");
+		const char *cluster = cJSON_IsObject(k) ? jsonx_str(k, "cluster") : NULL;
+		const char *ns = cJSON_IsObject(k) ? jsonx_str(k, "namespace") : NULL;
+		if (!vid || !in_list(vid, o->volumes, o->n_volumes) || !in_list(ns, o->namespaces, o->n_namespaces) ||
+		    !in_list(cluster, o->clusters, o->n_clusters))
+			continue;
+		XGROW(items, n, alloc);
+		struct item *it = &items[n++];
+		memset(it, 0, sizeof *it);
+		it->volume_id = xstrdup(vid);
+		it->region = xstrdup(jsonx_str(v, "region"));
+		it->account = xstrdup(jsonx_str(v, "account"));
+		it->cluster = xstrdup(cluster);
+		it->namespace_ = xstrdup(ns);
+		it->pvc = xstrdup(cJSON_IsObject(k) ? jsonx_str(k, "pvc") : NULL);
+		it->driver = xstrdup(cJSON_IsObject(k) ? jsonx_str(k, "driver") : NULL);
+		it->in_tree = it->driver && strcmp(it->driver, "kubernetes.io/aws-ebs") == 0;
+		it->type = ebs_type_parse(jsonx_str(v, "type"));
+		const cJSON *num = jsonx_get(v, "size_gib");
+		it->size = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
+		num = jsonx_get(v, "iops");
+		it->iops = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
+		num = jsonx_get(v, "throughput_mibps");
+		it->throughput = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
+		it->target_type = ebs_type_parse(jsonx_str(target, "type"));
+		num = jsonx_get(target, "iops");
+		it->target_iops = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
+		num = jsonx_get(target, "throughput_mibps");
+		it->target_throughput = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
+		it->current = usd(v, "current_monthly_usd");
+		it->target = usd(v, "target_monthly_usd");
+		it->savings = usd(v, "savings_monthly_usd");
+		it->create_order = (time_t)pos;
+		/* risk: bigger and busier volumes last (provisioned IOPS, StatefulSet data) */
+		it->risk = (int)(it->size / 100) + (it->target_iops > GP3_BASE_IOPS ? 100 : 0);
+		if (!it->region) {
+			n--;
+			free(it->volume_id), free(it->account), free(it->cluster), free(it->namespace_);
+			free(it->pvc), free(it->driver);
+		}
+	}
+	cJSON_Delete(root);
+	*out = items;
+	*n_out = n;
+	return 0;
+}
+
+static enum apply_order sort_order;
+
+static int item_cmp(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	switch (sort_order) {
+	case ORDER_SAVINGS:
+		if (x->savings != y->savings)
+			return x->savings > y->savings ? -1 : 1;
+		break;
+	case ORDER_OLDEST:
+		break;
+	case ORDER_RISK:
+		if (x->risk != y->risk)
+			return x->risk < y->risk ? -1 : 1;
+		break;
+	}
+	if (x->create_order != y->create_order)
+		return x->create_order < y->create_order ? -1 : 1;
+	return strcmp(x->volume_id, y->volume_id);
+}
+
+static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
+		    const char *fmt, ...)
+{
+	XGROW(r->v, r->n, r->alloc);
+	struct apply_outcome *o = &r->v[r->n++];
+	o->volume_id = xstrdup(vid);
+	o->kind = k;
+	o->eligible_at = eligible;
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	o->detail = buf_detach(&b);
+	switch (k) {
+	case OUT_SUBMITTED: r->submitted++; break;
+	case OUT_WOULD_SUBMIT: r->would_submit++; break;
+	case OUT_DEFERRED: r->deferred++; break;
+	case OUT_SKIPPED: r->skipped++; break;
+	case OUT_FAILED: r->failed++; break;
+	case OUT_UNKNOWN: r->unknown++; break;
+	case OUT_COMPLETED: r->completed++; break;
+	case OUT_RECONCILED: break;
+	}
+}
+
+static void say(const struct apply_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct apply_options *o, const char *fmt, ...)
+{
+	if (!o->say)
+		return;
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	o->say(o->say_ctx, b.s);
+	buf_release(&b);
+}
+
+/* Fresh EC2 state of one volume: its record (NULL when deleted) and latest modification. */
+struct fresh {
+	struct fleet f;
+	struct ec2_mod_list mods;
+};
+
+static int read_fresh(struct aws_client *aws, const char *region, const char *vid, struct fresh *fr, struct buf *err)
+{
+	fleet_init(&fr->f);
+	memset(&fr->mods, 0, sizeof fr->mods);
+	const char *ids[1] = {vid};
+	int rc = aws_ec2_describe_volumes_by_id(aws, region, ids, 1, &fr->f, err);
+	if (!rc)
+		rc = aws_ec2_describe_modifications_by_id(aws, region, ids, 1, &fr->mods, err);
+	if (!rc)
+		aws_ec2_attach_mods(&fr->f, &fr->mods);
+	return rc;
+}
+
+static void fresh_release(struct fresh *fr)
+{
+	fleet_release(&fr->f);
+	ec2_mod_list_release(&fr->mods);
+}
+
+static int is_in_flight(const char *s)
+{
+	return s && (strcmp(s, "modifying") == 0 || strcmp(s, "optimizing") == 0);
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = xstrdup(s);
+}
+
+/* Invariant 2: bring one unfinished row up to date from EC2. */
+static int reconcile_row(struct ledger *l, struct aws_client *aws, struct apply_row *row, struct apply_result *res,
+			 const struct apply_options *o, struct buf *err)
+{
+	struct fresh fr;
+	int rc = read_fresh(aws, row->region, row->volume_id, &fr, err);
+	if (rc) {
+		fresh_release(&fr);
+		return rc;
+	}
+	struct volume *v = fleet_find(&fr.f, row->volume_id);
+	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
+	const char *before = row->state;
+	char *was = xstrdup(before);
+	int matches_target = m && m->target_type == ebs_type_parse(row->target_type) && m->target_iops == row->target_iops &&
+			     (!row->target_throughput || m->target_throughput == row->target_throughput);
+	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
+	if (strcmp(row->state, "submitted") != 0)
+		sent = matches_target; /* already known to have started */
+	if (!v) {
+		set_str(&row->state, "failed");
+		set_str(&row->error_code, "InvalidVolume.NotFound");
+		set_str(&row->error_message, "the volume no longer exists");
+	} else if (sent) {
+		set_str(&row->state, m->state);
+		if (!row->started_at)
+			row->started_at = m->start_time;
+		if (strcmp(m->state, "completed") == 0)
+			row->completed_at = m->end_time ? m->end_time : em_now();
+		if (strcmp(m->state, "failed") == 0) {
+			set_str(&row->error_code, "ModificationFailed");
+			set_str(&row->error_message, m->status_message ? m->status_message : "the modification failed");
+		}
+	} else if (v->type == ebs_type_parse(row->target_type) && v->iops == row->target_iops &&
+		   v->throughput == row->target_throughput) {
+		set_str(&row->state, "completed");
+		row->completed_at = em_now();
+	} else if (strcmp(row->state, "submitted") == 0) {
+		/* EC2 never received it (a crash between the ledger write and the call): resend is safe. */
+		set_str(&row->state, "planned");
+		row->submitted_at = 0;
+	}
+	if (strcmp(was, row->state) != 0) {
+		if (!o->dry_run)
+			rc = ledger_apply_save(l, row, "reconciled from DescribeVolumesModifications", err);
+		say(o, "%s: %s -> %s (reconciled)", row->volume_id, was, row->state);
+		outcome(res, row->volume_id, strcmp(row->state, "completed") == 0 ? OUT_COMPLETED : OUT_RECONCILED, 0,
+			"%s -> %s", was, row->state);
+	}
+	free(was);
+	fresh_release(&fr);
+	return rc;
+}
+
+/* "You can modify this volume again after 2026-11-02T10:00:00Z" -> that time, else +24 h. */
+static time_t rate_limit_until(const char *msg, time_t now)
+{
+	const char *p = msg ? strstr(msg, "after ") : NULL;
+	while (p) {
+		time_t t;
+		char ts[32];
+		if (sscanf(p + 6, "%31[0-9TZ:.+-]", ts) == 1) {
+			size_t n = strlen(ts);
+			while (n && (ts[n - 1] == '.' || ts[n - 1] == ','))
+				ts[--n] = '\0';
+			if (em_parse_time(ts, &t) == 0 && t > now)
+				return t;
+		}
+		p = strstr(p + 6, "after ");
+	}
+	return now + 86400;
+}
+
+static int submit_one(struct ledger *l, struct aws_client *aws, const struct item *it, struct apply_row *row,
+		      const struct apply_options *o, struct apply_result *res, struct buf *err)
+{
+	time_t now = em_now();
+	struct fresh fr;
+	struct buf rerr = BUF_INIT;
+	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &rerr);
+	if (rc) {
+		outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", rerr.s);
+		if (row->id || !o->dry_run) {
+			set_str(&row->state, row->id ? row->state : "planned");
+			set_str(&row->error_code, "ReadFailed");
+			set_str(&row->error_message, rerr.s);
+			if (!o->dry_run)
+				rc = ledger_apply_save(l, row, "fresh state unavailable", err);
+			else
+				rc = 0;
+		}
+		buf_release(&rerr);
+		fresh_release(&fr);
+		return rc == EM_EIO ? rc : 0;
+	}
+	buf_release(&rerr);
+	struct volume *v = fleet_find(&fr.f, it->volume_id);
+	enum apply_outcome_kind kind = OUT_SUBMITTED;
+	const char *new_state = NULL, *code = NULL;
+	struct buf why = BUF_INIT;
+	time_t eligible = 0;
+	if (!v) {
+		kind = OUT_SKIPPED;
+		buf_adds(&why, "the volume no longer exists (deleted since the plan)");
+		new_state = "failed";
+		code = "InvalidVolume.NotFound";
+	} else if (v->type == it->target_type && v->iops == it->target_iops && v->throughput == it->target_throughput) {
+		kind = OUT_COMPLETED;
+		buf_adds(&why, "already at the target configuration: nothing to do (a no-op would use one of the 4 daily modifications)");
+		new_state = "completed";
+	} else if (v->type != it->type || v->size_gib != it->size ||
+		   (it->type != EBS_GP2 && (v->iops != it->iops || v->throughput != it->throughput))) {
+		kind = OUT_SKIPPED;
+		buf_addf(&why, "drifted since the plan: now %s %lld GiB %lld IOPS %lld MiB/s, planned from %s %lld GiB; re-plan",
+			 ebs_type_name(v->type), (long long)v->size_gib, (long long)v->iops, (long long)v->throughput,
+			 ebs_type_name(it->type), (long long)it->size);
+		new_state = "failed";
+		code = "Drifted";
+	} else {
+		/* Rules R1/R2: EC2's latest + every modification ebsmigrate made (ledger). */
+		time_t *starts = NULL;
+		size_t n_starts = 0;
+		rc = ledger_apply_starts(l, it->volume_id, &starts, &n_starts, err);
+		if (rc) {
+			buf_release(&why);
+			fresh_release(&fr);
+			return rc;
+		}
+		for (size_t i = 0; i < n_starts; i++) {
+			struct volume_mod m;
+			memset(&m, 0, sizeof m);
+			m.state = "completed";
+			m.start_time = starts[i];
+			int dup = 0;
+			for (size_t k = 0; k < v->n_mods; k++)
+				if (llabs((long long)(v->mods[k].start_time - starts[i])) <= CLOCK_SKEW_S)
+					dup = 1;
+			if (!dup)
+				volume_add_mod(v, &m);
+		}
+		free(starts);
+		time_t at = 0;
+		int r = planner_eligible_at(v, now, &at);
+		struct buf verr = BUF_INIT;
+		struct ebs_config cfg = {it->target_type, it->size, it->target_iops, it->target_throughput};
+		if (r == 2) {
+			kind = OUT_DEFERRED;
+			buf_addf(&why, "a modification is %s; the next may start after it completes", volume_latest_mod(v)->state);
+			new_state = "deferred";
+			code = "ModificationInFlight";
+		} else if (r == 1) {
+			kind = OUT_DEFERRED;
+			eligible = at;
+			char ts[21];
+			em_format_time(at, ts);
+			buf_addf(&why, "4 modifications in the last 24 hours; next allowed at %s", ts);
+			new_state = "deferred";
+			code = "ModificationLimit";
+		} else if (it->target_type == EBS_GP3 && ebs_gp3_validate(&cfg, &verr)) {
+			kind = OUT_FAILED;
+			buf_addf(&why, "target outside gp3 limits: %s", verr.s);
+			new_state = "failed";
+			code = "InvalidTarget";
+		}
+		buf_release(&verr);
+	}
+	if (kind != OUT_SUBMITTED) {
+		if (!o->dry_run) {
+			set_str(&row->state, new_state);
+			set_str(&row->error_code, code);
+			set_str(&row->error_message, code ? why.s : NULL);
+			row->eligible_at = eligible;
+			if (kind == OUT_COMPLETED)
+				row->completed_at = now;
+			rc = ledger_apply_save(l, row, why.s, err);
+		}
+		say(o, "%s: %s: %s", it->volume_id, apply_outcome_name(kind), why.s);
+		outcome(res, it->volume_id, kind, eligible, "%s", why.s);
+		buf_release(&why);
+		fresh_release(&fr);
+		return rc;
+	}
+	buf_release(&why);
+	fresh_release(&fr);
+	if (o->dry_run) {
+		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
+		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
+		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "ModifyVolume %s %lld/%lld", ebs_type_name(it->target_type),
+			(long long)it->target_iops, (long long)it->target_throughput);
+		return 0;
+	}
+	/* Invariant 1: the intent is committed before the call. */
+	set_str(&row->state, "submitted");
+	row->submitted_at = now;
+	set_str(&row->error_code, NULL);
+	set_str(&row->error_message, NULL);
+	rc = ledger_apply_save(l, row, "ModifyVolume about to be sent", err);
+	if (rc)
+		return rc;
+	struct volume_mod m;
+	char *aws_code = NULL;
+	struct buf merr = BUF_INIT;
+	int mrc = aws_ec2_modify_volume(aws, it->region, it->volume_id, it->target_type, it->target_iops,
+					it->target_throughput, &m, &aws_code, &merr);
+	const char *detail;
+	if (!mrc) {
+		set_str(&row->state, m.state ? m.state : "modifying");
+		row->started_at = m.start_time ? m.start_time : now;
+		detail = "ModifyVolume accepted";
+		say(o, "%s: modification started (%s)", it->volume_id, row->state);
+		outcome(res, it->volume_id, OUT_SUBMITTED, 0, "%s %lld IOPS %lld MiB/s: %s", ebs_type_name(it->target_type),
+			(long long)it->target_iops, (long long)it->target_throughput, row->state);
+	} else if (mrc == EM_ENET) {
+		/* No answer: it may have been applied. Stay submitted; the next run reconciles. */
+		set_str(&row->error_code, "NoAnswer");
+		set_str(&row->error_message, merr.s);
+		detail = "no answer to ModifyVolume: left submitted for reconciliation";
+		say(o, "%s: no answer (%s); will reconcile on the next run", it->volume_id, merr.s);
+		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", merr.s);
+	} else if (mrc == EM_ETHROTTLED) {
+		set_str(&row->state, "planned");
+		row->submitted_at = 0;
+		set_str(&row->error_code, aws_code ? aws_code : "Throttled");
+		set_str(&row->error_message, merr.s);
+		detail = "throttled: not applied, left planned";
+		say(o, "%s: throttled, not applied; left for the next run", it->volume_id);
+		outcome(res, it->volume_id, OUT_DEFERRED, 0, "%s", merr.s);
+	} else if (aws_code && (strcmp(aws_code, "VolumeModificationRateExceeded") == 0 ||
+				strcmp(aws_code, "IncorrectModificationState") == 0)) {
+		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
+		set_str(&row->state, "deferred");
+		row->submitted_at = 0;
+		row->eligible_at = rate ? rate_limit_until(merr.s, now) : 0;
+		set_str(&row->error_code, aws_code);
+		set_str(&row->error_message, merr.s);
+		detail = "EC2 refused for now: deferred";
+		say(o, "%s: deferred: %s", it->volume_id, merr.s);
+		outcome(res, it->volume_id, OUT_DEFERRED, row->eligible_at, "%s", merr.s);
+	} else {
+		set_str(&row->state, "failed");
+		row->submitted_at = 0;
+		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
+		set_str(&row->error_message, merr.s);
+		detail = "ModifyVolume refused";
+		say(o, "%s: failed: %s", it->volume_id, merr.s);
+		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", merr.s);
+	}
+	rc = ledger_apply_save(l, row, detail, err);
+	free(aws_code);
+	buf_release(&merr);
+	volume_mod_release(&m);
+	return rc;
+}
+
+static int wait_for(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
+		    struct buf *err)
+{
+	time_t deadline = em_now() + (o->wait_timeout_s > 0 ? o->wait_timeout_s : 6 * 3600);
+	int64_t poll = o->poll_s > 0 ? o->poll_s : 15;
+	for (;;) {
+		struct apply_row *rows = NULL;
+		size_t n = 0, open_rows = 0;
+		int rc = ledger_apply_list(l, res->plan_id, &rows, &n, err);
+		for (size_t i = 0; i < n && !rc; i++) {
+			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
+				continue;
+			rc = reconcile_row(l, aws, &rows[i], res, o, err);
+			if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
+				open_rows++;
+		}
+		apply_rows_free(rows, n);
+		if (rc)
+			return rc;
+		if (!open_rows)
+			return 0;
+		if (em_now() >= deadline)
+			return em_err(err, EM_ELIMIT, "--wait: %zu modification(s) still in flight after the timeout", open_rows);
+		say(o, "waiting: %zu modification(s) in flight", open_rows);
+		sleep((unsigned)poll);
+	}
+}
+
+int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
+	      struct buf *err)
+{
+	memset(res, 0, sizeof *res);
+	char *json = NULL;
+	int rc = ledger_plan_load(l, o->plan_id, &res->plan_id, &json, err);
+	if (rc)
+		return rc;
+	struct item *items = NULL;
+	size_t n_items = 0;
+	rc = load_items(json, o, &items, &n_items, err);
+	free(json);
+	if (rc)
+		return rc;
+	if (o->method == METHOD_VAC || o->method == METHOD_ANNOTATION) {
+		items_free(items, n_items);
+		return em_err(err, EM_EUNSUPPORTED,
+			      "--method %s is not available in this version: use --method ec2 (or auto, which uses EC2)",
+			      o->method == METHOD_VAC ? "vac" : "annotation");
+	}
+	sort_order = o->order;
+	if (n_items > 1)
+		qsort(items, n_items, sizeof *items, item_cmp);
+	if (!o->dry_run)
+		rc = ledger_apply_run_begin(l, res->plan_id, "{}", &res->run_id, err);
+
+	/* Invariant 2: reconcile every unfinished row of this plan first. */
+	struct apply_row *rows = NULL;
+	size_t n_rows = 0;
+	if (!rc)
+		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
+	for (size_t i = 0; i < n_rows && !rc; i++)
+		if (strcmp(rows[i].state, "submitted") == 0 || is_in_flight(rows[i].state))
+			rc = reconcile_row(l, aws, &rows[i], res, o, err);
+
+	/* In flight per region after reconciliation (invariant 4). */
+	struct {
+		char *key;
+		size_t n;
+	} *flight = NULL;
+	size_t n_flight = 0;
+	for (size_t i = 0; i < n_rows; i++) {
+		if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
+			continue;
+		for (int pass = 0; pass < 2; pass++) {
+			const char *key = pass ? rows[i].cluster : rows[i].region;
+			if (!key)
+				continue;
+			size_t k;
+			for (k = 0; k < n_flight && strcmp(flight[k].key, key) != 0; k++)
+				;
+			if (k == n_flight) {
+				flight = xrealloc(flight, (n_flight + 1) * sizeof *flight);
+				flight[n_flight].key = xstrdup(key);
+				flight[n_flight++].n = 0;
+			}
+			flight[k].n++;
+		}
+	}
+	size_t max_in_flight = o->max_in_flight ? o->max_in_flight : 10;
+	size_t batch = o->batch ? o->batch : 10;
+	size_t taken = 0;
+	time_t now = em_now();
+	for (size_t i = 0; i < n_items && !rc; i++) {
+		struct item *it = &items[i];
+		struct apply_row row;
+		memset(&row, 0, sizeof row);
+		int g = ledger_apply_get(l, res->plan_id, it->volume_id, &row, err);
+		if (g && g != EM_ENOTFOUND) {
+			rc = g;
+			break;
+		}
+		if (g == 0) {
+			/* done, in flight, failed (needs a human), or deferred until later */
+			int open = strcmp(row.state, "planned") == 0 ||
+				   (strcmp(row.state, "deferred") == 0 && (!row.eligible_at || row.eligible_at <= now));
+			if (!open) {
+				apply_row_release(&row);
+				continue;
+			}
+		} else {
+			row.plan_id = res->plan_id;
+			row.volume_id = xstrdup(it->volume_id);
+			row.account = xstrdup(it->account);
+			row.region = xstrdup(it->region);
+			row.cluster = xstrdup(it->cluster);
+			row.namespace_ = xstrdup(it->namespace_);
+			row.pvc = xstrdup(it->pvc);
+			row.method = xstrdup("ec2");
+			row.state = xstrdup("planned");
+			row.target_type = xstrdup(ebs_type_name(it->target_type));
+			row.target_iops = it->target_iops;
+			row.target_throughput = it->target_throughput;
+			row.current_monthly = it->current;
+			row.target_monthly = it->target;
+		}
+		if (taken >= batch) {
+			res->left++;
+			apply_row_release(&row);
+			continue;
+		}
+		int full = 0;
+		for (size_t k = 0; k < n_flight; k++)
+			if ((strcmp(flight[k].key, it->region) == 0 || (it->cluster && strcmp(flight[k].key, it->cluster) == 0)) &&
+			    flight[k].n >= max_in_flight)
+				full = 1;
+		if (full) {
+			res->left++;
+			say(o, "%s: left for a later run (%zu modifications already in flight in %s)", it->volume_id,
+			    max_in_flight, it->region);
+			apply_row_release(&row);
+			continue;
+		}
+		row.run_id = res->run_id;
+		size_t before = res->submitted + res->would_submit;
+		rc = submit_one(l, aws, it, &row, o, res, err);
+		if (res->submitted + res->would_submit > before) {
+			taken++;
+			for (int pass = 0; pass < 2; pass++) {
+				const char *key = pass ? it->cluster : it->region;
+				if (!key)
+					continue;
+				size_t k;
+				for (k = 0; k < n_flight && strcmp(flight[k].key, key) != 0; k++)
+					;
+				if (k == n_flight) {
+					flight = xrealloc(flight, (n_flight + 1) * sizeof *flight);
+					flight[n_flight].key = xstrdup(key);
+					flight[n_flight++].n = 0;
+				}
+				flight[k].n++;
+			}
+		}
+		apply_row_release(&row);
+	}
+	for (size_t k = 0; k < n_flight; k++)
+		free(flight[k].key);
+	free(flight);
+	apply_rows_free(rows, n_rows);
+	items_free(items, n_items);
+	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown))
+		rc = wait_for(l, aws, o, res, err);
+	if (!o->dry_run && res->run_id) {
+		struct buf e2 = BUF_INIT;
+		const char *outcome_s = rc ? "failed" : (res->failed || res->deferred || res->unknown) ? "partial" : "ok";
+		ledger_apply_run_end(l, res->run_id, outcome_s, &e2);
+		buf_release(&e2);
+	}
+	return rc;
+}

@@ -1,0 +1,258 @@
+/*
+ * cmd_apply.c - `ebsmigrate apply`: options, confirmation, the per-database lock, and printing
+ * what apply.c did. No domain logic here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/apply.h"
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/log.h"
+
+enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
+       OPT_CTX, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL };
+
+static const struct cmd_option apply_options[] = {
+	{"batch", 0, ARG_REQUIRED, "N", "volumes to submit in this run (default 10)", OPT_BATCH},
+	{"plan", 0, ARG_REQUIRED, "ID", "recorded plan to apply (default: the latest)", OPT_PLAN},
+	{"max-in-flight", 0, ARG_REQUIRED, "N", "modifications in flight at once per region and cluster (default 10)",
+	 OPT_MAX_IN_FLIGHT},
+	{"order", 0, ARG_REQUIRED, "ORDER", "savings (default), oldest (plan order) or risk (small, simple first)", OPT_ORDER},
+	{"method", 0, ARG_REQUIRED, "METHOD", "auto (default), ec2, vac or annotation", OPT_METHOD},
+	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_VOLUME},
+	{"namespace", 'n', ARG_REQUIRED, "NS", "only PVCs in this namespace (repeatable)", OPT_NAMESPACE},
+	{"context", 0, ARG_REQUIRED, "CLUSTER", "only volumes of this cluster (repeatable)", OPT_CTX},
+	{"dry-run", 0, ARG_NONE, NULL, "show exactly the calls that would be made; change nothing", OPT_DRY_RUN},
+	{"yes", 'y', ARG_NONE, NULL, "do not ask for confirmation", OPT_YES},
+	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
+	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600)", OPT_WAIT_TIMEOUT},
+	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
+	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_APROFILE},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const apply_usage[] = {"[--batch N] [--plan ID] [--dry-run] [--yes] [--wait] [filters]", NULL};
+
+const struct cmd_help apply_help = {
+	.usage = apply_usage,
+	.description =
+		"Applies the latest recorded plan (or --plan ID) in batches. Each run first reconciles the "
+		"ledger with AWS (modifications left in flight, or interrupted by a crash), then takes the next N "
+		"eligible volumes, re-reads each one (a volume that was deleted, resized or modified elsewhere is "
+		"skipped, never forced), enforces EBS's rules (one modification in flight; at most 4 per volume in "
+		"any rolling 24 hours, counting the ledger and EC2's latest), records the intent in the ledger, "
+		"and calls ModifyVolume with VolumeType, Iops and Throughput explicit. A volume that cannot go now "
+		"is deferred with the time it may, not failed. Returns once each submitted modification has "
+		"started; --wait follows them to completed.\n"
+		"\n"
+		"Without --yes, apply shows the batch and asks for confirmation on a terminal, and refuses without "
+		"one. Only one apply may run per database at a time.",
+	.options = apply_options,
+	.exit_codes = "Exit 3 when some volumes were deferred, failed or got no answer (see `ebsmigrate status`); "
+		      "2 for bad options or a missing plan; 1 when another apply holds the database.",
+};
+
+struct apply_args {
+	struct apply_options o;
+	const char **vols, **nss, **ctxs;
+	int yes;
+	const char *profile;
+};
+
+static int parse_count(const char *arg, const char *opt, size_t *out)
+{
+	int64_t v;
+	if (em_parse_i64(arg, &v) || v < 1 || v > 100000) {
+		log_error("%s: '%s' is not a number from 1 to 100000", opt, arg);
+		return EXIT_USAGE;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+static void push(const char ***arr, size_t *n, const char *v)
+{
+	*arr = xrealloc(*arr, (*n + 1) * sizeof **arr);
+	(*arr)[(*n)++] = v;
+}
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct apply_args *a = st;
+	size_t tmp;
+	switch (id) {
+	case OPT_BATCH: return parse_count(arg, "--batch", &a->o.batch);
+	case OPT_MAX_IN_FLIGHT: return parse_count(arg, "--max-in-flight", &a->o.max_in_flight);
+	case OPT_PLAN: {
+		int64_t v;
+		if (em_parse_i64(arg, &v) || v < 1) {
+			log_error("--plan: '%s' is not a plan id (see the id printed by 'ebsmigrate plan')", arg);
+			return EXIT_USAGE;
+		}
+		a->o.plan_id = v;
+		return 0;
+	}
+	case OPT_ORDER:
+		if (strcmp(arg, "savings") == 0)
+			a->o.order = ORDER_SAVINGS;
+		else if (strcmp(arg, "oldest") == 0)
+			a->o.order = ORDER_OLDEST;
+		else if (strcmp(arg, "risk") == 0)
+			a->o.order = ORDER_RISK;
+		else {
+			log_error("--order: '%s' is not one of savings, oldest, risk", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_METHOD:
+		if (strcmp(arg, "auto") == 0)
+			a->o.method = METHOD_AUTO;
+		else if (strcmp(arg, "ec2") == 0)
+			a->o.method = METHOD_EC2;
+		else if (strcmp(arg, "vac") == 0)
+			a->o.method = METHOD_VAC;
+		else if (strcmp(arg, "annotation") == 0)
+			a->o.method = METHOD_ANNOTATION;
+		else {
+			log_error("--method: '%s' is not one of auto, ec2, vac, annotation", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
+	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
+	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
+	case OPT_DRY_RUN: a->o.dry_run = 1; return 0;
+	case OPT_YES: a->yes = 1; return 0;
+	case OPT_WAIT: a->o.wait = 1; return 0;
+	case OPT_WAIT_TIMEOUT:
+		if (parse_count(arg, "--wait-timeout", &tmp))
+			return EXIT_USAGE;
+		a->o.wait_timeout_s = (int64_t)tmp;
+		return 0;
+	case OPT_POLL:
+		if (parse_count(arg, "--poll", &tmp))
+			return EXIT_USAGE;
+		a->o.poll_s = (int64_t)tmp;
+		return 0;
+	case OPT_APROFILE: a->profile = arg; return 0;
+	}
+	return EXIT_USAGE;
+}
+
+static void say_line(void *ctx, const char *line)
+{
+	FILE *f = ctx;
+	fprintf(f, "%s\n", line);
+	fflush(f);
+}
+
+int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct apply_args a;
+	memset(&a, 0, sizeof a);
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("apply"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	if (n_rest) {
+		log_error("unexpected argument '%s'", rest[0]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	a.o.volumes = a.vols;
+	a.o.namespaces = a.nss;
+	a.o.clusters = a.ctxs;
+	if (!a.o.dry_run && !a.yes) {
+		if (!isatty(0) || !isatty(2)) {
+			log_error("apply changes volumes: pass --yes to confirm (or --dry-run to see the calls); "
+				  "refusing without a terminal to ask on");
+			rc = EXIT_USAGE;
+			goto out;
+		}
+	}
+	if ((rc = cmd_prepare(ctx, NEEDS_DB)))
+		goto out;
+	int lock_fd = -1;
+	struct buf err = BUF_INIT;
+	if (!a.o.dry_run && apply_lock(ctx->db_path, &lock_fd, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (!a.o.dry_run && !a.yes) {
+		/* Show the batch first: a dry run of the same selection, then ask. */
+		struct aws_client aws;
+		struct aws_client_options co = {a.profile, 0, 0, 0};
+		if (aws_client_init(&aws, &co, &err) == 0) {
+			struct apply_options dry = a.o;
+			dry.dry_run = 1;
+			dry.wait = 0;
+			dry.say = say_line;
+			dry.say_ctx = stderr;
+			struct apply_result r;
+			if (apply_run(ctx->db, &aws, &dry, &r, &err) == 0)
+				fprintf(stderr, "%zu modification(s) would be sent. Proceed? [y/N] ", r.would_submit);
+			apply_result_release(&r);
+			aws_client_release(&aws);
+		}
+		char answer[16] = "";
+		if (!fgets(answer, sizeof answer, stdin) || (answer[0] != 'y' && answer[0] != 'Y')) {
+			log_error("not confirmed; nothing was changed");
+			apply_unlock(lock_fd);
+			buf_release(&err);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		buf_reset(&err);
+	}
+	struct aws_client aws;
+	struct aws_client_options co = {a.profile, 0, 0, 0};
+	if (aws_client_init(&aws, &co, &err)) {
+		log_error("%s", err.s);
+		apply_unlock(lock_fd);
+		buf_release(&err);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	a.o.say = say_line;
+	a.o.say_ctx = a.o.dry_run ? stdout : stderr;
+	struct apply_result res;
+	int arc = apply_run(ctx->db, &aws, &a.o, &res, &err);
+	if (arc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(arc);
+		if (arc == EM_ECONFLICT || arc == EM_EIO)
+			rc = EXIT_RUNTIME;
+	}
+	printf("plan %lld: %zu submitted, %zu would be submitted, %zu completed, %zu deferred, %zu skipped, %zu failed, "
+	       "%zu without answer, %zu left for later runs\n",
+	       (long long)res.plan_id, res.submitted, res.would_submit, res.completed, res.deferred, res.skipped,
+	       res.failed, res.unknown, res.left);
+	for (size_t i = 0; i < res.n; i++) {
+		const struct apply_outcome *oc = &res.v[i];
+		char ts[21] = "";
+		if (oc->eligible_at)
+			em_format_time(oc->eligible_at, ts);
+		printf("  %-22s %-12s %s%s%s\n", oc->volume_id, apply_outcome_name(oc->kind), oc->detail,
+		       ts[0] ? "; eligible at " : "", ts);
+	}
+	if (!rc && (res.deferred || res.failed || res.unknown || res.skipped))
+		rc = EXIT_PARTIAL;
+	apply_result_release(&res);
+	aws_client_release(&aws);
+	apply_unlock(lock_fd);
+	buf_release(&err);
+out:
+	free(a.vols);
+	free(a.nss);
+	free(a.ctxs);
+	return rc;
+}
