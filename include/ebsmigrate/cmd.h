@@ -109,9 +109,12 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help apply_help, status_help;
 int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
+extern const struct cmd_help report_help, pricing_help;
 extern const struct cmd_help plan_help, help_help, version_help, inventory_help, iam_policy_help, rbac_help;
 
 #endif

@@ -23,7 +23,6 @@ Invariants:
     clock advance and by the background ticker) moves in-flight ones forward.
 """
 
-import base64
 import calendar
 import datetime
 import fnmatch
@@ -44,7 +43,6 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -85,11 +83,6 @@ def amz_date(epoch):
 def parse_amz_date(text):
     dt = datetime.datetime.strptime(text, "%Y%m%dT%H%M%SZ")
     return calendar.timegm(dt.timetuple())
-
-
-def http_date(epoch):
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime(
-        "%a, %d %b %Y %H:%M:%S GMT")
 
 
 class Clock:
@@ -342,15 +335,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = resp.body
         if resp.fault == "truncate":
             body = body[:max(1, len(body) // 2)]
-        self.send_response(resp.status)
+        self.send_response(resp.status)  # status line + Date
         headers = dict(resp.headers)
-        headers.setdefault("Date", http_date(time.time()))
         headers.setdefault("Content-Type", "application/octet-stream")
         for k, v in headers.items():
-            if k.lower() not in ("content-length", "connection", "date", "server"):
+            if k.lower() not in ("content-length", "connection", "date"):
                 self.send_header(k, v)
-            elif k.lower() == "date":
-                pass
         self.send_header("Content-Length", str(len(body)))
         if resp.fault == "drop":
             self.send_header("Connection", "close")
@@ -371,8 +361,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
 
     def send_response(self, code, message=None):
-        # BaseHTTPRequestHandler writes its own Date/Server headers; keep it to Date.
-        self.log_request(code)
+        # like BaseHTTPRequestHandler's, without its Server header (apps set their own)
         self.send_response_only(code, message)
         self.send_header("Date", self.date_time_string())
 
@@ -788,7 +777,9 @@ class Sim:
             if iops > hi:
                 raise ApiError("InvalidParameterValue",
                                "Volume iops of %d is too high; maximum is %d." % (iops, hi))
-            if iops > limits["iops_per_gib"] * size:
+            # gp3's included 3,000 IOPS are available at every size (a 1 GiB gp3 has 3,000 IOPS);
+            # the 500:1 ratio limits provisioned IOPS above that baseline.
+            if iops > limits["iops_per_gib"] * size and not (vtype == "gp3" and iops <= 3000):
                 raise ApiError("InvalidParameterValue",
                                "Iops to volume size ratio of %f is too high; maximum is %d"
                                % (iops / float(size), limits["iops_per_gib"]))
@@ -975,6 +966,14 @@ class Sim:
         signed_headers = [s.strip().lower() for s in signed.split(";") if s.strip()]
         if "host" not in signed_headers:
             raise AuthFailure("bad_signature", "'Host' must be a 'SignedHeader' in the AWS Authorization.", akid)
+        if not presigned and h.get("x-amz-date") and "x-amz-date" not in signed_headers:
+            raise AuthFailure("bad_signature", "'X-Amz-Date' must be a 'SignedHeader' in the AWS "
+                              "Authorization.", akid)
+        claimed = h.get("x-amz-content-sha256")
+        if not presigned and claimed and claimed != "UNSIGNED-PAYLOAD" and \
+                claimed.lower() != hashlib.sha256(req.body).hexdigest():
+            raise AuthFailure("bad_signature", "The provided 'x-amz-content-sha256' header does not "
+                              "match what was computed.", akid)
         if presigned:
             base_query = "&".join(p for p in req.query.split("&") if not p.startswith("X-Amz-Signature="))
             url = "%s://%s%s%s" % ("https" if req.server.ssl_ctx else "http", h.get("host", ""),

@@ -18,7 +18,6 @@ the hand-written scenarios (see scenarios/README in docs/TESTING.md).
 """
 
 import json
-import math
 import random
 import time
 import uuid

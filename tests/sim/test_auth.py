@@ -4,12 +4,14 @@ IMDSv2 and the container credentials endpoint.
 Run: /usr/bin/python3 -m unittest tests/sim/test_auth.py"""
 
 import json
-import os
 import time
 import unittest
 import urllib.parse
 import xml.etree.ElementTree as ET
 
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
 import botocore.exceptions
 import botocore.session
 
@@ -73,10 +75,19 @@ class SignedProtocols(unittest.TestCase):
         status, _, body = self.sim.signed("ec2", "AWS_ENDPOINT_URL_EC2", "Action=DescribeVolumes&Version=2016-11-15",
                                           FORM, signing_name="monitoring")
         self.assertEqual(status, 401)
-        # the body is part of the signature
+        # a payload hash header that does not match the body is refused even if signed
         status, _, body = self.sim.signed("ec2", "AWS_ENDPOINT_URL_EC2", "Action=DescribeVolumes&Version=2016-11-15",
-                                          FORM)
-        self.assertEqual(status, 200)
+                                          dict(FORM, **{"X-Amz-Content-SHA256": "0" * 64}))
+        self.assertEqual(status, 401)
+        # the body is part of the signature: a body changed after signing is refused
+        url = self.sim.env["AWS_ENDPOINT_URL_EC2"] + "/"
+        req = botocore.awsrequest.AWSRequest(method="POST", url=url, headers=FORM,
+                                             data="Action=DescribeVolumes&Version=2016-11-15")
+        botocore.auth.SigV4Auth(botocore.credentials.Credentials(*ADMIN), "ec2", "us-east-1").add_auth(req)
+        headers = dict(req.headers.items())
+        self.assertEqual(raw("POST", url, headers, req.body, self.sim.ca)[0], 200)
+        tampered = "Action=DescribeVolumes&Version=2016-11-15&MaxResults=5"
+        self.assertEqual(raw("POST", url, headers, tampered, self.sim.ca)[0], 401)
 
     def test_cloudwatch_json_auth_errors(self):
         body = json.dumps({"MetricDataQueries": [{"Id": "e", "Expression": "1"}],

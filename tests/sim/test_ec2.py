@@ -4,7 +4,6 @@ Run: /usr/bin/python3 -m unittest tests/sim/test_ec2.py"""
 
 import json
 import os
-import re
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET

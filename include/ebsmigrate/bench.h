@@ -1,0 +1,190 @@
+/*
+ * bench.h - benchmark runs: what one run measured (jobs, latency percentiles, the IOPS series
+ * and its cliff), running fio locally on a directory, importing fio JSON made elsewhere, and
+ * comparing a before run with an after run into a verdict. In-cluster runs: bench_kube.h;
+ * writers (table, JSON, markdown, sparkline, SVG): bench_output.h; docs/bench.md for users.
+ *
+ * Persisting: runners record the run in the ledger as it progresses (ledger_bench_* in
+ * ledger.h): the run row first (status "running"), each fio result as soon as fio returns it,
+ * then the final status, so an interrupted or evicted run keeps every profile that finished.
+ *
+ * Ownership: struct bench_run owns its strings and jobs; struct bench_job owns its strings and
+ * series. Release with bench_run_release. A struct bench_comparison borrows the two runs it was
+ * built from (they must outlive it) and owns the rest; release with bench_comparison_release.
+ * Functions return 0 or a negative EM_E* code with one message appended to err.
+ */
+#ifndef EBSMIGRATE_BENCH_H
+#define EBSMIGRATE_BENCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ebsmigrate/buf.h"
+#include "ebsmigrate/fio.h"
+
+struct ledger;
+
+/* A sustained step down in an IOPS series (gp2's burst-credit cliff). */
+struct bench_cliff {
+	double at_s;         /* when the lower level began: end of the last window at the higher level */
+	double before_iops;  /* median level before the step */
+	double after_iops;   /* median level after it (until the next level change) */
+};
+
+/* Level changes of a series, up or down (internal detail of the cliff, exposed for tests). */
+struct bench_step {
+	size_t index;        /* first sample at the new level */
+	double at_s, before, after;
+};
+
+/* Finds the level changes of s: a change is a point where the median of the following window
+ * differs from the median of the preceding window by 30 % or more (after <= 0.7 x before, or
+ * the reverse), windows of clamp(n / 10, 3, 30) samples, placed where it best separates the
+ * two levels. Returns how many were found (at most max are written). */
+size_t bench_detect_steps(const struct fio_series *s, struct bench_step *out, size_t max);
+/* The first step down (see bench_detect_steps). Returns 1 with *out filled, or 0 when the
+ * series has no sustained step down (also when it is too short: fewer than 6 samples). */
+int bench_detect_cliff(const struct fio_series *s, struct bench_cliff *out);
+
+/* What is known about the volume under test; numbers 0 and burst_balance NAN when unknown. */
+struct bench_volume {
+	char *volume_id, *type, *instance_type, *node, *pvc; /* pvc: "NS/NAME" */
+	int64_t size_gib, iops, throughput;
+	double burst_balance;
+};
+
+struct bench_job {
+	int64_t id;              /* ledger id, 0 until recorded */
+	char *name, *profile, *options_json, *lat_source, *hostname;
+	enum fio_kind kind;
+	unsigned bs, iodepth;
+	int error;
+	int64_t runtime_ms;
+	struct fio_dir read, write;
+	struct fio_series series; /* IOPS at 1 s; n == 0 when fio logged none */
+	int has_cliff;
+	struct bench_cliff cliff;
+};
+
+struct bench_run {
+	int64_t id;              /* ledger id, 0 until recorded */
+	char *label;
+	char *source;            /* "local", "kube" or "import" */
+	char *target;            /* directory, "pvc NS/NAME", "storage-class SC", or the imported file */
+	char *status;            /* "running", "ok", "failed", "interrupted" */
+	char *created_at, *finished_at;
+	char *fio_version;
+	char *options_json;      /* how it was run: profiles, runtime, size, job file */
+	char *phase;             /* "before", "after" or NULL */
+	char *error;             /* why it failed, or NULL */
+	int has_volume;
+	struct bench_volume volume;
+	int64_t apply_volume_id; /* apply_volumes(id) of the migration this run is before/after; 0 = none */
+	struct bench_job *jobs;
+	size_t n_jobs, alloc_jobs;
+};
+
+void bench_run_init(struct bench_run *r);
+void bench_run_release(struct bench_run *r);
+void bench_volume_release(struct bench_volume *v);
+/* Appends a job made from fio's result (copied) and series (moved: *series is left empty), and
+ * detects its cliff. Returns the new job. */
+struct bench_job *bench_run_add_job(struct bench_run *r, const struct fio_job *j, struct fio_series *series);
+
+/* ---- local runs ---- */
+
+struct bench_local_options {
+	const char *path;                         /* directory to benchmark */
+	const struct fio_profile *const *profiles; /* run in this order */
+	size_t n_profiles;
+	const char *job_file;                     /* instead of profiles: any fio job file */
+	int runtime_s;                            /* per profile */
+	uint64_t size;                            /* test file bytes */
+	const char *fio;                          /* fio binary; NULL = "fio" from PATH */
+	const char *keep_json_dir;                /* copy each fio JSON document here; NULL = no */
+	volatile sig_atomic_t *stop;              /* set (by a signal handler) to stop early; may be NULL */
+	void (*progress)(void *ctx, const char *what, size_t i, size_t n);
+	void *progress_ctx;
+};
+
+/* Checks that fio runs and that path is a writable directory with room for the test file,
+ * then runs fio once per profile (or once on the job file) with its working directory in a
+ * fresh PATH/.ebsmigrate-bench-XXXXXX, recording into db (may be NULL) as results arrive, and
+ * removes that directory (test file, logs) at the end, also on failure or interruption.
+ * run must be initialised with label/phase/volume/options set; this sets source, target,
+ * fio_version, status, jobs and (with db) id. EM_ENOTFOUND (fio missing, path missing),
+ * EM_EINPUT (path not a directory, not writable, too small), EM_EIO (fio failed: its stderr is
+ * quoted), EM_ECONFLICT when stopped (the message says how many profiles were kept). */
+int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench_local_options *o, struct buf *err);
+
+/* Path of an executable named name (or name itself when it holds a '/'), NULL when not found.
+ * Caller frees. */
+char *bench_find_program(const char *name);
+
+/* ---- import ---- */
+
+struct bench_log_file {
+	const char *path;        /* for messages and for matching: PREFIX_iops[.N].log[.HOST] */
+	const char *text;
+	size_t len;
+};
+
+/* Parses a fio JSON document and attaches IOPS logs to the jobs whose write_iops_log prefix
+ * they carry (a single log and a single job always match), then records it in db (may be NULL)
+ * with the document itself. EM_EINPUT for malformed JSON/logs or a log that matches no job. */
+int bench_import(struct ledger *db, struct bench_run *run, const char *text, size_t len, const char *origin,
+		 const struct bench_log_file *logs, size_t n_logs, struct buf *err);
+
+/* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
+ * Appends to out; 0, or EM_EINPUT when the name is not an IOPS log's. */
+int bench_log_prefix(struct buf *out, const char *path);
+
+/* ---- compare ---- */
+
+enum bench_verdict { BENCH_NOT_JUDGED = 0, BENCH_PASS, BENCH_FAIL };
+const char *bench_verdict_name(enum bench_verdict v); /* "not-judged", "pass", "fail" */
+
+/* The rules (docs/bench.md): */
+#define BENCH_PROVISIONED_SHARE 0.95 /* deliver >= 95 % of provisioned IOPS / throughput */
+#define BENCH_P99_TOLERANCE 1.10     /* p99 latency at most 10 % worse than before */
+#define BENCH_SERVICE_MS 1.0         /* a limit is reachable when queue depth / 1 ms can exceed it */
+
+struct bench_check {
+	char *rule;              /* "iops", "throughput", "read-p99", "write-p99" */
+	double expected;         /* the bound: minimum for iops/throughput, maximum for p99 */
+	double actual;
+	int ok;
+	char *text;              /* "3001 IOPS >= 95 % of 3000 provisioned (2850)" */
+};
+
+struct bench_profile_cmp {
+	char *key;               /* the profile, or the job name for custom jobs */
+	const struct bench_job *before, *after; /* borrowed; either may be NULL (not in both runs) */
+	struct bench_check *checks;
+	size_t n_checks;
+	enum bench_verdict verdict;
+	char **notes;            /* why something was not judged */
+	size_t n_notes;
+};
+
+struct bench_comparison {
+	const struct bench_run *before, *after; /* borrowed */
+	struct bench_profile_cmp *profiles;
+	size_t n;
+	enum bench_verdict verdict; /* fail if any profile failed, pass if any passed, else not judged */
+};
+
+/* Matches jobs by profile (else by job name) and judges each pair. EM_EINPUT when the runs
+ * have no profile or job in common. */
+int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
+		  struct buf *err);
+void bench_comparison_release(struct bench_comparison *c);
+
+/* Total IOPS / MiB/s of a job (read + write). */
+double bench_job_iops(const struct bench_job *j);
+double bench_job_mibps(const struct bench_job *j);
+/* The direction a job is judged on: read when it read, else write. */
+const struct fio_dir *bench_job_main_dir(const struct bench_job *j);
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * cmd_pricing.c - `ebsmigrate pricing refresh|show|list|diff|export`: options, help and glue
+ * (aws_pricing.c fetches, compares and renders; ledger.c stores). No domain logic here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/aws_endpoint.h"
+#include "ebsmigrate/aws_pricing.h"
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+
+enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION };
+
+static const struct cmd_option pricing_options[] = {
+	{"region", 0, ARG_REQUIRED, "CODE",
+	 "refresh: fetch only this regionCode (repeatable; a Local Zone such as us-west-2-lax-1 is its own code); "
+	 "show: only this location and its zones",
+	 OPT_REGION},
+	{"profile", 0, ARG_REQUIRED, "NAME", "refresh: AWS profile from ~/.aws/config and ~/.aws/credentials",
+	 OPT_PROFILE},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "show, list, diff: table (default) or json", OPT_FORMAT},
+	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
+	 OPT_VERSION},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const pricing_usage[] = {
+	"refresh [--region CODE...] [--profile NAME]",
+	"show [--region CODE] [--version N] [--format table|json]",
+	"list [--format table|json]",
+	"diff [V1 [V2]] [--format table|json]",
+	"export DIR [--version N]",
+	NULL,
+};
+
+const struct cmd_help pricing_help = {
+	.usage = pricing_usage,
+	.description =
+		"The price book: every EBS price plans and reports use, kept in the database with its history.\n"
+		"\n"
+		"refresh calls the AWS Pricing API (GetProducts, SigV4, every NextToken page) for the EBS storage, "
+		"IOPS and gp3 throughput prices of every Region, Local Zone and Wavelength Zone (or only the "
+		"--region codes given; other locations are carried over from the current version) and stores them as a "
+		"new dated version, which becomes current. The whole price list is fetched before anything is stored: "
+		"a refresh that fails part-way leaves the current version unchanged. AWS_MAX_ATTEMPTS sets the "
+		"attempts per request (default 8).\n"
+		"\n"
+		"show prints a version (default: the one plans use) with its source and dates; list prints every "
+		"version; diff compares two versions (default: the previous and the current one; one argument: that "
+		"version and the current one) and lists changed, added and removed prices; export writes a version as "
+		"GetProducts files in the bundled pricing/ format (ec2-ebs-LOCATION.json), so the bundle can be "
+		"regenerated from a refresh.\n"
+		"\n"
+		"Examples:\n"
+		"  ebsmigrate pricing refresh\n"
+		"  ebsmigrate pricing refresh --region us-west-2 --region us-west-2-lax-1\n"
+		"  ebsmigrate pricing diff\n"
+		"  ebsmigrate pricing show --region ap-northeast-2\n"
+		"  ebsmigrate pricing export pricing/",
+	.options = pricing_options,
+	.shared = NULL,
+	.exit_codes = "refresh exits 1 when the Pricing API fails (network, credentials, throttling after all "
+		      "retries, a malformed page): nothing is stored. Exit 2 for an unknown subcommand, version or "
+		      "region code.",
+};
+
+struct pricing_args {
+	const char **regions;
+	size_t n_regions;
+	const char *profile;
+	int json;
+	int64_t version;
+};
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct pricing_args *a = st;
+	switch (id) {
+	case OPT_REGION:
+		if (!aws_region_valid(arg)) {
+			log_error("--region: '%s' is not a region or zone code", arg);
+			return EXIT_USAGE;
+		}
+		a->regions = xrealloc(a->regions, (a->n_regions + 1) * sizeof *a->regions);
+		a->regions[a->n_regions++] = arg;
+		return 0;
+	case OPT_PROFILE: a->profile = arg; return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0)
+			a->json = 1;
+		else if (strcmp(arg, "table") == 0)
+			a->json = 0;
+		else {
+			log_error("--format: '%s' is not one of table, json", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_VERSION:
+		if (em_parse_i64(arg, &a->version) || a->version <= 0) {
+			log_error("--version: '%s' is not a price book version number", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	return EXIT_USAGE;
+}
+
+/* Refuses options the subcommand does not take. */
+static int only(const char *sub, const struct pricing_args *a, int regions, int profile, int format, int version)
+{
+	const char *bad = !regions && a->n_regions ? "--region"
+			  : !profile && a->profile  ? "--profile"
+			  : !format && a->json      ? "--format"
+			  : !version && a->version  ? "--version"
+						    : NULL;
+	if (!bad)
+		return 0;
+	log_error("'pricing %s' does not take %s; see 'ebsmigrate help pricing'", sub, bad);
+	return EXIT_USAGE;
+}
+
+static void progress(void *ctx, const char *what, size_t n)
+{
+	(void)ctx;
+	if (!isatty(2) || log_get_level() < LOG_NORMAL)
+		return;
+	fprintf(stderr, "\r\033[Kreading %s: %zu", what, n);
+	fflush(stderr);
+}
+
+static size_t count_prices(const struct pricebook *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->n; i++)
+		for (int item = 0; item < PRICE_ITEMS; item++) {
+			price_t p;
+			n += (size_t)pricebook_item_get(&b->locs[i], item, &p);
+		}
+	return n;
+}
+
+static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
+{
+	if (ctx->pricing_dir) {
+		log_error("'pricing refresh' stores into the database; it does not take --pricing-dir");
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_PRICES); /* the current book: the base of a --region refresh */
+	if (rc)
+		return rc;
+	struct pricing_fetch_options o;
+	memset(&o, 0, sizeof o);
+	o.profile = a->profile;
+	o.regions = a->regions;
+	o.n_regions = a->n_regions;
+	o.progress = progress;
+	const char *attempts = getenv("AWS_MAX_ATTEMPTS");
+	int64_t n_attempts;
+	if (attempts && *attempts) {
+		if (em_parse_i64(attempts, &n_attempts) || n_attempts < 1 || n_attempts > 20) {
+			log_error("AWS_MAX_ATTEMPTS: '%s' is not a number of attempts between 1 and 20", attempts);
+			return EXIT_USAGE;
+		}
+		o.max_attempts = (int)n_attempts;
+	}
+	struct pricebook book;
+	struct pricing_fetch_result r;
+	struct buf err = BUF_INIT;
+	rc = pricing_fetch(&book, &o, &r, &err);
+	if (isatty(2) && log_get_level() >= LOG_NORMAL)
+		fputs("\r\033[K", stderr);
+	if (rc) {
+		log_error("pricing refresh: %s", err.s);
+		log_notice("nothing stored: the current price book (version %lld, %s) is unchanged",
+			   (long long)ctx->book.version, ctx->book.source ? ctx->book.source : "unknown source");
+		buf_release(&err);
+		return rc == EM_ENOTFOUND ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	if (a->n_regions)
+		pricing_merge_untouched(&book, &ctx->book, a->regions, a->n_regions);
+	rc = ledger_pricebook_store(ctx->db, &book, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		log_notice("nothing stored: the current price book (version %lld) is unchanged",
+			   (long long)ctx->book.version);
+		buf_release(&err);
+		pricebook_release(&book);
+		return EXIT_RUNTIME;
+	}
+	struct pricing_diff d;
+	pricing_diff_build(&d, &ctx->book, &book);
+	struct buf out = BUF_INIT;
+	buf_addf(&out, "price book version %lld stored and current: %zu locations, %zu prices, effective %s\n",
+		 (long long)book.version, book.n, count_prices(&book), book.effective_date);
+	buf_addf(&out, "source: %s\n", book.source);
+	buf_addf(&out, "compared with version %lld: %zu changed, %zu added, %zu removed ('ebsmigrate pricing diff' lists them)\n",
+		 (long long)ctx->book.version, d.changed, d.added, d.removed);
+	log_info("%d GetProducts pages, %d requests, %d throttled", r.pages, r.calls, r.throttled);
+	rc = cmd_write_output(NULL, &out);
+	buf_release(&out);
+	buf_release(&err);
+	pricing_diff_release(&d);
+	pricebook_release(&book);
+	return rc;
+}
+
+/* The book a show/export works on: --version N from the database, else the one plans use. */
+static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct pricebook *loaded,
+		       const struct pricebook **out, int *is_current)
+{
+	if (a->version && ctx->pricing_dir) {
+		log_error("--version and --pricing-dir name two different price books; give one");
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_PRICES);
+	if (rc)
+		return rc;
+	*is_current = ctx->pricing_dir ? -1 : 1;
+	*out = &ctx->book;
+	if (!a->version)
+		return 0;
+	struct buf err = BUF_INIT;
+	rc = ledger_pricebook_load(ctx->db, a->version, loaded, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return em_exit_code_for(rc);
+	}
+	buf_release(&err);
+	*is_current = a->version == ctx->book.version;
+	*out = loaded;
+	return 0;
+}
+
+static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
+{
+	if (a->n_regions > 1) {
+		log_error("'pricing show' takes one --region");
+		return EXIT_USAGE;
+	}
+	struct pricebook loaded;
+	pricebook_init(&loaded);
+	const struct pricebook *b;
+	int is_current;
+	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	if (rc)
+		return rc;
+	struct buf out = BUF_INIT;
+	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json);
+	rc = cmd_write_output(NULL, &out);
+	buf_release(&out);
+	pricebook_release(&loaded);
+	return rc;
+}
+
+static int do_export(struct cmd_ctx *ctx, struct pricing_args *a, const char *dir)
+{
+	struct pricebook loaded;
+	pricebook_init(&loaded);
+	const struct pricebook *b;
+	int is_current;
+	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	if (rc)
+		return rc;
+	struct buf err = BUF_INIT;
+	size_t n = 0;
+	if (pricing_export_dir(b, dir, &n, &err)) {
+		log_error("%s", err.s);
+		rc = EXIT_RUNTIME;
+	} else {
+		log_notice("wrote %zu files to %s (price book version %lld, effective %s)", n, dir, (long long)b->version,
+			   b->effective_date ? b->effective_date : "unknown");
+	}
+	buf_release(&err);
+	pricebook_release(&loaded);
+	return rc;
+}
+
+static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
+{
+	if (ctx->pricing_dir) {
+		log_error("'pricing list' lists the database's versions; it does not take --pricing-dir");
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_PRICES);
+	if (rc)
+		return rc;
+	struct ledger_price_version *v;
+	size_t n;
+	struct buf err = BUF_INIT;
+	if (ledger_price_versions(ctx->db, &v, &n, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return EXIT_RUNTIME;
+	}
+	struct buf out = BUF_INIT;
+	pricing_write_versions(&out, v, n, a->json);
+	rc = cmd_write_output(NULL, &out);
+	buf_release(&out);
+	buf_release(&err);
+	ledger_price_versions_free(v, n);
+	return rc;
+}
+
+static int parse_version_arg(const char *s, int64_t *out)
+{
+	if (em_parse_i64(s, out) || *out <= 0) {
+		log_error("'%s' is not a price book version number (see 'ebsmigrate pricing list')", s);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int n_args)
+{
+	if (ctx->pricing_dir) {
+		log_error("'pricing diff' compares stored versions; it does not take --pricing-dir");
+		return EXIT_USAGE;
+	}
+	if (n_args > 2) {
+		log_error("'pricing diff' takes at most two versions");
+		return EXIT_USAGE;
+	}
+	int64_t from = 0, to = 0;
+	if ((n_args > 0 && parse_version_arg(args[0], &from)) || (n_args > 1 && parse_version_arg(args[1], &to)))
+		return EXIT_USAGE;
+	int rc = cmd_prepare(ctx, NEEDS_PRICES);
+	if (rc)
+		return rc;
+	if (!to)
+		to = ctx->book.version;
+	if (!from) {
+		struct ledger_price_version *v;
+		size_t n;
+		struct buf err = BUF_INIT;
+		if (ledger_price_versions(ctx->db, &v, &n, &err)) {
+			log_error("%s", err.s);
+			buf_release(&err);
+			return EXIT_RUNTIME;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (v[i].id < to)
+				from = v[i].id;
+		ledger_price_versions_free(v, n);
+		buf_release(&err);
+		if (!from) {
+			log_error("the price book has no version before %lld to compare with; run 'ebsmigrate pricing "
+				  "refresh' to store a new one",
+				  (long long)to);
+			return EXIT_RUNTIME;
+		}
+	}
+	struct pricebook bf, bt;
+	struct buf err = BUF_INIT;
+	rc = ledger_pricebook_load(ctx->db, from, &bf, &err);
+	if (!rc) {
+		rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
+		if (rc)
+			pricebook_release(&bf);
+	}
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return em_exit_code_for(rc);
+	}
+	struct pricing_diff d;
+	pricing_diff_build(&d, &bf, &bt);
+	struct buf out = BUF_INIT;
+	pricing_diff_write(&out, &d, &bf, &bt, a->json);
+	rc = cmd_write_output(NULL, &out);
+	buf_release(&out);
+	buf_release(&err);
+	pricing_diff_release(&d);
+	pricebook_release(&bf);
+	pricebook_release(&bt);
+	return rc;
+}
+
+int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct pricing_args a;
+	memset(&a, 0, sizeof a);
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("pricing"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	if (n_rest == 0) {
+		log_error("'pricing' needs a subcommand: refresh, show, list, diff or export");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	const char *sub = rest[0];
+	if (strcmp(sub, "refresh") == 0) {
+		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE)
+				: only(sub, &a, 1, 1, 0, 0);
+		if (!rc)
+			rc = do_refresh(ctx, &a);
+	} else if (strcmp(sub, "show") == 0) {
+		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE) : only(sub, &a, 1, 0, 1, 1);
+		if (!rc)
+			rc = do_show(ctx, &a);
+	} else if (strcmp(sub, "list") == 0) {
+		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE) : only(sub, &a, 0, 0, 1, 0);
+		if (!rc)
+			rc = do_list(ctx, &a);
+	} else if (strcmp(sub, "diff") == 0) {
+		rc = only(sub, &a, 0, 0, 1, 0);
+		if (!rc)
+			rc = do_diff(ctx, &a, rest + 1, n_rest - 1);
+	} else if (strcmp(sub, "export") == 0) {
+		if (n_rest != 2) {
+			log_error("'pricing export' needs one directory: ebsmigrate pricing export DIR");
+			rc = EXIT_USAGE;
+		} else {
+			rc = only(sub, &a, 0, 0, 0, 1);
+			if (!rc)
+				rc = do_export(ctx, &a, rest[1]);
+		}
+	} else {
+		log_error("unknown pricing subcommand '%s'; use refresh, show, list, diff or export", sub);
+		rc = EXIT_USAGE;
+	}
+out:
+	free(a.regions);
+	return rc;
+}

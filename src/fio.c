@@ -1,0 +1,612 @@
+/*
+ * fio.c - the named benchmark profiles, the job files that run them, and the parsers for fio's
+ * JSON report and IOPS logs.
+ *
+ * Entry points: fio_profiles / fio_profile_find / fio_profile_infer / fio_kind_infer,
+ * fio_parse_size / fio_format_size, fio_job_file, fio_parse_report / fio_report_extent,
+ * fio_parse_iops_log.
+ *
+ * The report parser reads what every fio 3.x writes (and fio 2.x's microsecond latencies):
+ *   { "fio version", "timestamp", "global options": {..},
+ *     "jobs" | "client_stats": [ { "jobname", "error", "job options": {..}, "job_runtime",
+ *        "hostname" (client/server), "read" | "write": { "io_bytes", "bw_bytes" | "bw" (KiB/s),
+ *        "iops", "total_ios", "clat_ns" | "lat_ns": { "mean", "N", "percentile": {"99.000000": ns} },
+ *        fio 2.x: "clat" | "lat" in us } } ] }
+ * json+ adds "bins" beside "percentile"; they are not needed and ignored.
+ *
+ * Invariants: a latency here is fio's number divided once by 1e6 (ns) or 1e3 (us), never
+ * recomputed from buckets, so reports agree with fio's own JSON to the last bit; cJSON values
+ * never leave this file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/fio.h"
+#include "ebsmigrate/jsonx.h"
+
+const struct fio_profile fio_profiles[] = {
+	{"randread-qd32", "randread", 4096, 32, FIO_KIND_IOPS, "4 KiB random reads at queue depth 32: the IOPS limit"},
+	{"randwrite-qd32", "randwrite", 4096, 32, FIO_KIND_IOPS, "4 KiB random writes at queue depth 32: the IOPS limit"},
+	{"latency-qd1", "randread", 4096, 1, FIO_KIND_LATENCY,
+	 "4 KiB random reads at queue depth 1: the round-trip latency (judged on latency, not IOPS)"},
+	{"seq-read-1m", "read", 1048576, 8, FIO_KIND_THROUGHPUT, "1 MiB sequential reads at queue depth 8: the throughput limit"},
+	{"seq-write-1m", "write", 1048576, 8, FIO_KIND_THROUGHPUT,
+	 "1 MiB sequential writes at queue depth 8: the throughput limit"},
+	{NULL, NULL, 0, 0, 0, NULL},
+};
+
+const struct fio_profile *fio_profile_find(const char *name)
+{
+	for (const struct fio_profile *p = fio_profiles; name && p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+const char *fio_kind_name(enum fio_kind k)
+{
+	switch (k) {
+	case FIO_KIND_IOPS: return "iops";
+	case FIO_KIND_THROUGHPUT: return "throughput";
+	case FIO_KIND_LATENCY: return "latency";
+	}
+	return "iops";
+}
+
+int fio_parse_size(const char *s, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return EM_EINPUT;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return EM_EINPUT;
+	int shift = 0;
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 'k': shift = 10; break;
+		case 'm': shift = 20; break;
+		case 'g': shift = 30; break;
+		case 't': shift = 40; break;
+		case 'p': shift = 50; break;
+		case 'b': shift = 0; break;
+		default: return EM_EINPUT;
+		}
+		end++;
+		if (shift && (*end == 'i' || *end == 'I'))
+			end++;
+		if (shift && (*end == 'b' || *end == 'B'))
+			end++;
+		if (*end)
+			return EM_EINPUT;
+	}
+	if (shift && v > (UINT64_MAX >> shift))
+		return EM_EINPUT;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void fio_format_size(struct buf *out, uint64_t bytes)
+{
+	static const char units[] = "PTGMK";
+	for (int i = 0; i < 5; i++) {
+		int shift = 10 * (5 - i);
+		uint64_t unit = (uint64_t)1 << shift;
+		if (bytes >= unit && bytes % unit == 0) {
+			buf_addf(out, "%llu%c", (unsigned long long)(bytes >> shift), units[i]);
+			return;
+		}
+	}
+	buf_addf(out, "%llu", (unsigned long long)bytes);
+}
+
+/* fio's bs may be "4k", "4k,8k" (read,write) or absent (4 KiB). */
+static unsigned parse_bs(const char *bs)
+{
+	if (!bs || !*bs)
+		return 4096;
+	char first[64];
+	size_t n = strcspn(bs, ",:");
+	if (n == 0 || n >= sizeof first)
+		return 0;
+	memcpy(first, bs, n);
+	first[n] = '\0';
+	uint64_t v;
+	if (fio_parse_size(first, &v) || v == 0 || v > UINT32_MAX)
+		return 0;
+	return (unsigned)v;
+}
+
+static unsigned parse_uint_opt(const char *s, unsigned def)
+{
+	if (!s || !*s)
+		return def;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	return (*end || v > 1000000) ? 0 : (unsigned)v;
+}
+
+const struct fio_profile *fio_profile_infer(const char *rw, const char *bs, const char *iodepth,
+					    const char *numjobs)
+{
+	unsigned b = parse_bs(bs), qd = parse_uint_opt(iodepth, 1), nj = parse_uint_opt(numjobs, 1);
+	const char *r = rw && *rw ? rw : "read";
+	if (nj != 1 || !b || !qd)
+		return NULL;
+	for (const struct fio_profile *p = fio_profiles; p->name; p++)
+		if (strcmp(p->rw, r) == 0 && p->bs == b && p->iodepth == qd)
+			return p;
+	return NULL;
+}
+
+enum fio_kind fio_kind_infer(const char *rw, const char *bs, const char *iodepth)
+{
+	(void)rw;
+	unsigned b = parse_bs(bs), qd = parse_uint_opt(iodepth, 1);
+	if (qd == 1)
+		return FIO_KIND_LATENCY;
+	if (b >= 131072)
+		return FIO_KIND_THROUGHPUT;
+	return FIO_KIND_IOPS;
+}
+
+void fio_job_file(struct buf *out, const struct fio_job_spec *s)
+{
+	const struct fio_profile *p = s->profile;
+	buf_addf(out, "; ebsmigrate bench profile %s: %s\n", p->name, p->description);
+	buf_adds(out, "[global]\n");
+	buf_addf(out, "ioengine=%s\n", s->ioengine ? s->ioengine : "libaio");
+	buf_adds(out, "direct=1\ntime_based=1\n");
+	buf_addf(out, "runtime=%d\n", s->runtime_s);
+	buf_adds(out, "size=");
+	fio_format_size(out, s->size);
+	buf_addc(out, '\n');
+	if (s->directory)
+		buf_addf(out, "directory=%s\n", s->directory);
+	buf_addf(out, "filename=%s\n", s->filename ? s->filename : "ebsmigrate-bench.dat");
+	buf_adds(out, "group_reporting=1\n");
+	if (s->iops_log)
+		buf_addf(out, "write_iops_log=%s\nlog_avg_msec=1000\nper_job_logs=0\n", s->iops_log);
+	buf_addf(out, "\n[%s]\nrw=%s\nbs=", p->name, p->rw);
+	fio_format_size(out, p->bs);
+	buf_addf(out, "\niodepth=%u\n", p->iodepth);
+}
+
+/* ---- report ---- */
+
+void fio_report_init(struct fio_report *r)
+{
+	memset(r, 0, sizeof *r);
+}
+
+static void job_release(struct fio_job *j)
+{
+	free(j->name);
+	free(j->profile);
+	free(j->hostname);
+	free(j->options_json);
+	free(j->lat_source);
+	free(j->iops_log);
+}
+
+void fio_report_release(struct fio_report *r)
+{
+	for (size_t i = 0; i < r->n_jobs; i++)
+		job_release(&r->jobs[i]);
+	free(r->jobs);
+	free(r->fio_version);
+	fio_report_init(r);
+}
+
+size_t fio_report_extent(const char *text, size_t len)
+{
+	const char *open = memchr(text, '{', len);
+	if (!open)
+		return 0;
+	size_t off = (size_t)(open - text);
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(open, len - off, &end, 0);
+	if (!j)
+		return 0;
+	cJSON_Delete(j);
+	return (size_t)(end - open);
+}
+
+/* A number member as a double: absent/null -> NAN (ok); present but not a number -> error. */
+static int get_num(const cJSON *obj, const char *key, double *out, const char *origin, const char *path,
+		   struct buf *err)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	*out = NAN;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		return em_err(err, EM_EINPUT, "%s: %s.%s: expected a number", origin, path, key);
+	*out = v->valuedouble;
+	return 0;
+}
+
+/* The latency object to take percentiles from; *scale is its unit in ms. */
+static const cJSON *pick_latency(const cJSON *dir, const char **name, double *scale)
+{
+	static const struct {
+		const char *key;
+		double ms;
+	} order[] = {{"clat_ns", 1e6}, {"lat_ns", 1e6}, {"clat", 1e3}, {"lat", 1e3}};
+	for (size_t i = 0; i < 4; i++) {
+		const cJSON *o = jsonx_get(dir, order[i].key);
+		if (cJSON_IsObject(o) && cJSON_IsObject(jsonx_get(o, "percentile"))) {
+			*name = order[i].key;
+			*scale = order[i].ms;
+			return o;
+		}
+	}
+	/* No percentiles at all (clat_percentiles=0): the mean is still worth having. */
+	for (size_t i = 0; i < 4; i++) {
+		const cJSON *o = jsonx_get(dir, order[i].key);
+		if (cJSON_IsObject(o)) {
+			*name = order[i].key;
+			*scale = order[i].ms;
+			return o;
+		}
+	}
+	*name = NULL;
+	return NULL;
+}
+
+static double percentile(const cJSON *pct, double want)
+{
+	for (const cJSON *e = pct ? pct->child : NULL; e; e = e->next) {
+		char *end;
+		double k = strtod(e->string, &end);
+		if (end != e->string && fabs(k - want) < 1e-6 && cJSON_IsNumber(e))
+			return e->valuedouble;
+	}
+	return NAN;
+}
+
+static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, const char *origin, const char *path,
+		     struct buf *err)
+{
+	struct fio_lat nolat = {NAN, NAN, NAN, NAN, NAN};
+	memset(d, 0, sizeof *d);
+	d->lat = nolat;
+	d->iops = d->mibps = 0;
+	if (!o || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o))
+		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
+	double iops, bw_bytes, bw_kib, io_bytes, io_kbytes, total;
+	int rc = get_num(o, "iops", &iops, origin, path, err);
+	if (!rc)
+		rc = get_num(o, "bw_bytes", &bw_bytes, origin, path, err);
+	if (!rc)
+		rc = get_num(o, "bw", &bw_kib, origin, path, err);
+	if (!rc)
+		rc = get_num(o, "io_bytes", &io_bytes, origin, path, err);
+	if (!rc)
+		rc = get_num(o, "io_kbytes", &io_kbytes, origin, path, err);
+	if (!rc)
+		rc = get_num(o, "total_ios", &total, origin, path, err);
+	if (rc)
+		return rc;
+	if (isnan(iops))
+		return em_err(err, EM_EINPUT, "%s: %s: no \"iops\"", origin, path);
+	d->iops = iops;
+	d->mibps = !isnan(bw_bytes) ? bw_bytes / 1048576.0 : !isnan(bw_kib) ? bw_kib / 1024.0 : 0;
+	d->bytes = !isnan(io_bytes) ? (int64_t)io_bytes : !isnan(io_kbytes) ? (int64_t)io_kbytes * 1024 : 0;
+	d->ios = !isnan(total) ? (int64_t)total : 0;
+	d->present = d->ios > 0 || d->bytes > 0 || d->iops > 0;
+	if (!d->present)
+		return 0;
+
+	const char *name;
+	double scale = 1;
+	const cJSON *lat = pick_latency(o, &name, &scale);
+	if (!lat)
+		return 0;
+	double n;
+	rc = get_num(lat, "N", &n, origin, path, err);
+	double mean;
+	if (!rc)
+		rc = get_num(lat, "mean", &mean, origin, path, err);
+	if (rc)
+		return rc;
+	if (!isnan(n) && n <= 0)
+		return 0;
+	const cJSON *pct = jsonx_get(lat, "percentile");
+	d->lat.mean = mean / scale;
+	d->lat.p50 = percentile(pct, 50) / scale;
+	d->lat.p95 = percentile(pct, 95) / scale;
+	d->lat.p99 = percentile(pct, 99) / scale;
+	d->lat.p99_9 = percentile(pct, 99.9) / scale;
+	if (!*lat_name)
+		*lat_name = name;
+	return 0;
+}
+
+static const char *opt_str(const cJSON *opts, const char *key)
+{
+	return jsonx_str(opts, key);
+}
+
+static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, const char *origin, const char *arr,
+		     size_t idx, struct buf *err)
+{
+	char path[64];
+	snprintf(path, sizeof path, "%s[%zu]", arr, idx);
+	if (!cJSON_IsObject(o))
+		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
+	const char *name = jsonx_str(o, "jobname");
+	if (!name)
+		return em_err(err, EM_EINPUT, "%s: %s: no \"jobname\"", origin, path);
+	j->name = xstrdup(name);
+	const char *host = jsonx_str(o, "hostname");
+	j->hostname = xstrdup(host);
+
+	/* Options: the global section overlaid with the job's own. */
+	cJSON *opts = cJSON_CreateObject();
+	const cJSON *own = jsonx_get(o, "job options");
+	for (int pass = 0; pass < 2; pass++) {
+		const cJSON *src = pass == 0 ? global : own;
+		for (const cJSON *e = cJSON_IsObject(src) ? src->child : NULL; e; e = e->next) {
+			if (!e->string)
+				continue;
+			cJSON_DeleteItemFromObjectCaseSensitive(opts, e->string);
+			cJSON_AddItemToObject(opts, e->string, cJSON_Duplicate(e, 1));
+		}
+	}
+	char *printed = cJSON_PrintUnformatted(opts);
+	if (!printed) {
+		cJSON_Delete(opts);
+		return em_err(err, EM_EINPUT, "%s: %s: cannot print the job options", origin, path);
+	}
+	j->options_json = xstrdup(printed);
+	cJSON_free(printed);
+	const char *rw = opt_str(opts, "rw") ? opt_str(opts, "rw") : opt_str(opts, "readwrite");
+	const char *bs = opt_str(opts, "bs") ? opt_str(opts, "bs") : opt_str(opts, "blocksize");
+	const char *qd = opt_str(opts, "iodepth");
+	const struct fio_profile *p = fio_profile_infer(rw, bs, qd, opt_str(opts, "numjobs"));
+	j->profile = p ? xstrdup(p->name) : NULL;
+	j->kind = p ? p->kind : fio_kind_infer(rw, bs, qd);
+	j->bs = parse_bs(bs);
+	j->iodepth = parse_uint_opt(qd, 1);
+	j->iops_log = xstrdup(opt_str(opts, "write_iops_log"));
+	cJSON_Delete(opts);
+
+	int64_t v;
+	int present, rc = jsonx_int(o, "error", INT32_MIN, INT32_MAX, &v, &present, origin, path, err);
+	if (rc)
+		return rc;
+	j->error = (int)v;
+
+	char dpath[96];
+	const char *lat_name = NULL;
+	snprintf(dpath, sizeof dpath, "%s.read", path);
+	rc = parse_dir(&j->read, jsonx_get(o, "read"), &lat_name, origin, dpath, err);
+	if (!rc) {
+		snprintf(dpath, sizeof dpath, "%s.write", path);
+		rc = parse_dir(&j->write, jsonx_get(o, "write"), &lat_name, origin, dpath, err);
+	}
+	if (rc)
+		return rc;
+	if (!jsonx_get(o, "read") && !jsonx_get(o, "write"))
+		return em_err(err, EM_EINPUT, "%s: %s: no \"read\" or \"write\" statistics", origin, path);
+	j->lat_source = xstrdup(lat_name);
+
+	double rt;
+	rc = get_num(o, "job_runtime", &rt, origin, path, err);
+	if (rc)
+		return rc;
+	if (isnan(rt)) {
+		double r1 = NAN, r2 = NAN;
+		get_num(jsonx_get(o, "read"), "runtime", &r1, origin, path, err);
+		get_num(jsonx_get(o, "write"), "runtime", &r2, origin, path, err);
+		rt = fmax(isnan(r1) ? 0 : r1, isnan(r2) ? 0 : r2);
+	}
+	j->runtime_ms = (int64_t)rt;
+	return 0;
+}
+
+/* The first line of text, shortened, for messages. */
+static void first_line(struct buf *out, const char *text, size_t len)
+{
+	size_t i = 0;
+	while (i < len && isspace((unsigned char)text[i]))
+		i++;
+	size_t n = 0;
+	while (i + n < len && text[i + n] != '\n' && text[i + n] != '\r')
+		n++;
+	if (n > 72) {
+		buf_add(out, text + i, 69);
+		buf_adds(out, "...");
+	} else {
+		buf_add(out, text + i, n);
+	}
+}
+
+/* Bytes up to the '}' that closes the object text starts with (strings and escapes respected),
+ * or 0 when the text ends first: that is how a truncated document looks. */
+static size_t balanced_extent(const char *text, size_t len)
+{
+	int depth = 0, in_str = 0, esc = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (in_str) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"')
+				in_str = 0;
+			continue;
+		}
+		if (c == '"')
+			in_str = 1;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && --depth == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+int fio_parse_report(struct fio_report *out, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	fio_report_init(out);
+	const char *open = len ? memchr(text, '{', len) : NULL;
+	if (!open) {
+		if (len == 0 || strspn(text, " \t\r\n") == len)
+			return em_err(err, EM_EINPUT, "%s: empty, expected fio JSON output (--output-format=json)", origin);
+		struct buf fl = BUF_INIT;
+		first_line(&fl, text, len);
+		int rc = em_err(err, EM_EINPUT,
+				"%s: no JSON object in fio output (run fio with --output-format=json); it starts with '%s'",
+				origin, fl.s);
+		buf_release(&fl);
+		return rc;
+	}
+	size_t off = (size_t)(open - text);
+	const char *end = NULL;
+	cJSON *doc = cJSON_ParseWithLengthOpts(open, len - off, &end, 0);
+	if (!doc) {
+		size_t extent = balanced_extent(open, len - off);
+		if (extent == 0)
+			return em_err(err, EM_EINPUT, "%s: fio JSON is truncated (the document ends after %zu bytes)",
+				      origin, len - off);
+		struct buf sub = BUF_INIT;
+		cJSON *none = jsonx_parse(open, extent, origin, &sub); /* for the line and column */
+		cJSON_Delete(none);
+		int rc = em_err(err, EM_EINPUT, "%s", sub.len ? sub.s : "not valid JSON");
+		buf_release(&sub);
+		return rc;
+	}
+	int rc = 0;
+	const char *arr = "jobs";
+	const cJSON *jobs = jsonx_get(doc, "jobs");
+	if (!cJSON_IsArray(jobs)) {
+		jobs = jsonx_get(doc, "client_stats");
+		arr = "client_stats";
+		out->client_server = 1;
+	}
+	if (!cJSON_IsObject(doc) || !cJSON_IsArray(jobs)) {
+		rc = em_err(err, EM_EINPUT, "%s: not a fio report: no \"jobs\" or \"client_stats\" array", origin);
+		goto done;
+	}
+	const char *ver = jsonx_str(doc, "fio version");
+	out->fio_version = xstrdup(ver);
+	double ts;
+	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts))
+		out->timestamp = (int64_t)ts;
+	const cJSON *global = jsonx_get(doc, "global options");
+	size_t idx = 0, alloc = 0;
+	for (const cJSON *j = jobs->child; j && !rc; j = j->next, idx++) {
+		const char *name = jsonx_str(j, "jobname");
+		if (out->client_server && name && strcmp(name, "All clients") == 0)
+			continue; /* the sum over the servers, not a job */
+		XGROW(out->jobs, out->n_jobs, alloc);
+		struct fio_job *job = &out->jobs[out->n_jobs++];
+		memset(job, 0, sizeof *job);
+		rc = parse_job(job, j, global, origin, arr, idx, err);
+	}
+	if (!rc && out->n_jobs == 0)
+		rc = em_err(err, EM_EINPUT, "%s: fio report has no jobs", origin);
+done:
+	cJSON_Delete(doc);
+	if (rc)
+		fio_report_release(out);
+	return rc;
+}
+
+/* ---- IOPS logs ---- */
+
+void fio_series_release(struct fio_series *s)
+{
+	free(s->t_ms);
+	free(s->iops);
+	memset(s, 0, sizeof *s);
+}
+
+static void series_add(struct fio_series *s, int64_t t, double v)
+{
+	/* Logs arrive in time order: look from the end. */
+	size_t i = s->n;
+	while (i > 0 && s->t_ms[i - 1] > t)
+		i--;
+	if (i > 0 && s->t_ms[i - 1] == t) {
+		s->iops[i - 1] += v;
+		return;
+	}
+	if (s->n >= s->alloc) {
+		s->alloc = s->alloc ? s->alloc * 2 : 256;
+		s->t_ms = xrealloc(s->t_ms, s->alloc * sizeof *s->t_ms);
+		s->iops = xrealloc(s->iops, s->alloc * sizeof *s->iops);
+	}
+	memmove(s->t_ms + i + 1, s->t_ms + i, (s->n - i) * sizeof *s->t_ms);
+	memmove(s->iops + i + 1, s->iops + i, (s->n - i) * sizeof *s->iops);
+	s->t_ms[i] = t;
+	s->iops[i] = v;
+	s->n++;
+}
+
+int fio_parse_iops_log(struct fio_series *out, const char *text, size_t len, int64_t interval_ms,
+		       const char *origin, struct buf *err)
+{
+	size_t line = 0, pos = 0;
+	while (pos < len) {
+		const char *start = text + pos;
+		const char *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		pos += n + (nl ? 1 : 0);
+		line++;
+		char tmp[256];
+		if (n >= sizeof tmp)
+			return em_err(err, EM_EINPUT, "%s: line %zu: too long for an IOPS log line", origin, line);
+		memcpy(tmp, start, n);
+		tmp[n] = '\0';
+		if (strspn(tmp, " \t\r") == n)
+			continue;
+		/* time, value, ddir, bs[, offset[, prio]] */
+		long long f[3];
+		char *p = tmp;
+		for (int k = 0; k < 3; k++) {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			char *e;
+			errno = 0;
+			f[k] = strtoll(p, &e, 10);
+			if (e == p || errno)
+				return em_err(err, EM_EINPUT, "%s: line %zu: expected 'time, value, direction, ...', got '%.60s'",
+					      origin, line, tmp);
+			p = e;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (k < 2 && *p != ',')
+				return em_err(err, EM_EINPUT, "%s: line %zu: expected 'time, value, direction, ...', got '%.60s'",
+					      origin, line, tmp);
+			if (*p == ',')
+				p++;
+		}
+		if (f[0] < 0 || f[1] < 0 || f[2] < 0 || f[2] > 2)
+			return em_err(err, EM_EINPUT, "%s: line %zu: out-of-range value in '%.60s'", origin, line, tmp);
+		if (f[2] == 2)
+			continue; /* trim */
+		int64_t t = f[0];
+		if (interval_ms > 0) {
+			t = (t + interval_ms / 2) / interval_ms * interval_ms;
+			if (t == 0)
+				t = interval_ms;
+		}
+		series_add(out, t, (double)f[1]);
+	}
+	return 0;
+}
