@@ -14,18 +14,18 @@
 
 const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
-	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions)", OPT_REGION},
-	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_PROFILE},
+	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions)", OPT_LIVE_REGION},
+	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_LIVE_PROFILE},
 	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
-	 OPT_KUBECONFIG},
+	 OPT_LIVE_KUBECONFIG},
 	{"context", 0, ARG_REQUIRED, "NAME", "kubeconfig context to read (repeatable; default: the current one)",
-	 OPT_CONTEXT},
-	{"all-contexts", 0, ARG_NONE, NULL, "read every context of the kubeconfig", OPT_ALL_CONTEXTS},
-	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: AWS only (every volume not-kubernetes)", OPT_NO_KUBE},
-	{"no-aws", 0, ARG_NONE, NULL, "do not read AWS: list the clusters' EBS PVs only", OPT_NO_AWS},
-	{"no-metrics", 0, ARG_NONE, NULL, "skip CloudWatch metrics", OPT_NO_METRICS},
-	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_NO_USAGE},
-	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LOOKBACK},
+	 OPT_LIVE_CONTEXT},
+	{"all-contexts", 0, ARG_NONE, NULL, "read every context of the kubeconfig", OPT_LIVE_ALL_CONTEXTS},
+	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: AWS only (every volume not-kubernetes)", OPT_LIVE_NO_KUBE},
+	{"no-aws", 0, ARG_NONE, NULL, "do not read AWS: list the clusters' EBS PVs only", OPT_LIVE_NO_AWS},
+	{"no-metrics", 0, ARG_NONE, NULL, "skip CloudWatch metrics", OPT_LIVE_NO_METRICS},
+	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_LIVE_NO_USAGE},
+	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LIVE_LOOKBACK},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -60,16 +60,16 @@ static int parse_duration(const char *s, int64_t *out)
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 {
 	switch (id) {
-	case OPT_REGION: push(&o->regions, &o->n_regions, arg); return 0;
-	case OPT_PROFILE: o->profile = arg; return 0;
-	case OPT_KUBECONFIG: o->kubeconfig = arg; return 0;
-	case OPT_CONTEXT: push(&o->contexts, &o->n_contexts, arg); return 0;
-	case OPT_ALL_CONTEXTS: o->all_contexts = 1; return 0;
-	case OPT_NO_KUBE: o->no_kube = 1; return 0;
-	case OPT_NO_AWS: o->no_aws = 1; return 0;
-	case OPT_NO_METRICS: o->no_metrics = 1; return 0;
-	case OPT_NO_USAGE: o->no_usage = 1; return 0;
-	case OPT_LOOKBACK:
+	case OPT_LIVE_REGION: push(&o->regions, &o->n_regions, arg); return 0;
+	case OPT_LIVE_PROFILE: o->profile = arg; return 0;
+	case OPT_LIVE_KUBECONFIG: o->kubeconfig = arg; return 0;
+	case OPT_LIVE_CONTEXT: push(&o->contexts, &o->n_contexts, arg); return 0;
+	case OPT_LIVE_ALL_CONTEXTS: o->all_contexts = 1; return 0;
+	case OPT_LIVE_NO_KUBE: o->no_kube = 1; return 0;
+	case OPT_LIVE_NO_AWS: o->no_aws = 1; return 0;
+	case OPT_LIVE_NO_METRICS: o->no_metrics = 1; return 0;
+	case OPT_LIVE_NO_USAGE: o->no_usage = 1; return 0;
+	case OPT_LIVE_LOOKBACK:
 		if (parse_duration(arg, &o->lookback_s) || o->lookback_s < 3600 || o->lookback_s > 455 * 86400) {
 			log_error("--lookback: '%s' is not a duration between 1h and 455d (e.g. 14d, 36h)", arg);
 			return EXIT_USAGE;

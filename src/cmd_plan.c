@@ -12,10 +12,12 @@
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/manifest.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
 
-enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD };
+enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR };
 
 static const struct cmd_option plan_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
@@ -30,6 +32,15 @@ static const struct cmd_option plan_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
 	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
+	{"manifests", 0, ARG_REQUIRED, "DIR",
+	 "also write VolumeAttributesClasses, PVC patch batches, rollbacks, StorageClasses and EC2 scripts into "
+	 "DIR, created fresh (docs/manifests.md)", OPT_MANIFESTS},
+	{"batch-size", 0, ARG_REQUIRED, "N", "--manifests: volumes per batch (default 10)", OPT_BATCH_SIZE},
+	{"route", 0, ARG_REQUIRED, "ROUTE",
+	 "--manifests: vac (default), annotation (volume-modifier sidecar) or ec2, for CSI claims", OPT_ROUTE},
+	{"force", 0, ARG_NONE, NULL, "--manifests: replace a DIR that an earlier --manifests wrote", OPT_FORCE},
+	{"templates-dir", 0, ARG_REQUIRED, "DIR", "--manifests: templates here override the built-in ones",
+	 OPT_TEMPLATES_DIR},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -75,6 +86,8 @@ struct plan_args {
 	enum out_format format;
 	const char *output;
 	int no_record;
+	struct manifest_options man;
+	int man_opts;
 };
 
 static void add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
@@ -116,6 +129,26 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	case OPT_OUTPUT: a->output = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	case OPT_MANIFESTS: a->man.dir = arg; return 0;
+	case OPT_BATCH_SIZE: {
+		int64_t n;
+		if (em_parse_i64(arg, &n) || n < 1 || n > MANIFEST_MAX_BATCH) {
+			log_error("--batch-size: '%s' is not a number from 1 to %d", arg, MANIFEST_MAX_BATCH);
+			return EXIT_USAGE;
+		}
+		a->man.batch_size = (size_t)n;
+		a->man_opts = 1;
+		return 0;
+	}
+	case OPT_ROUTE:
+		if (manifest_route_parse(arg, &a->man.route)) {
+			log_error("--route: '%s' is not one of vac, annotation, ec2", arg);
+			return EXIT_USAGE;
+		}
+		a->man_opts = 1;
+		return 0;
+	case OPT_FORCE: a->man.force = 1; a->man_opts = 1; return 0;
+	case OPT_TEMPLATES_DIR: a->man.templates_dir = arg; a->man_opts = 1; return 0;
 	}
 	return EXIT_USAGE;
 }
@@ -154,6 +187,21 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (a.man_opts && !a.man.dir) {
+		log_error("--batch-size, --route, --force and --templates-dir go with --manifests DIR");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (a.man.dir) {
+		struct buf merr = BUF_INIT;
+		if (manifest_check_dir(a.man.dir, a.man.force, &merr)) {
+			log_error("%s", merr.s);
+			rc = EXIT_USAGE;
+		}
+		buf_release(&merr);
+		if (rc)
+			goto out;
+	}
 	rc = cmd_prepare(ctx, NEEDS_PRICES | (a.no_record ? 0 : NEEDS_DB));
 	if (rc)
 		goto out;
@@ -183,6 +231,27 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan_options po = {a.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
+	if (a.man.dir) {
+		struct manifest_set ms;
+		int mrc = manifest_write(&ms, &plan, &fleet, &a.man, &err);
+		for (size_t i = 0; i < ms.n_warnings; i++)
+			log_warning("%s", ms.warnings[i]);
+		if (mrc) {
+			log_error("%s", err.s);
+			rc = em_exit_code_for(mrc);
+		} else {
+			log_notice("manifests for %zu cluster(s), %zu claim(s) and %zu EC2 volume(s) in %zu batch(es) "
+				   "written to %s (see its README.md)",
+				   ms.n_clusters, ms.n_pvcs, ms.n_ec2, ms.n_batches, a.man.dir);
+		}
+		manifest_set_release(&ms);
+		if (mrc) {
+			buf_release(&err);
+			plan_release(&plan);
+			fleet_release(&fleet);
+			goto out;
+		}
+	}
 
 	struct buf out = BUF_INIT;
 	if (a.format == FORMAT_TABLE)

@@ -21,6 +21,8 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/strmap.h"
 
 static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
@@ -403,10 +405,80 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
 		     struct inventory_live_result *r, struct buf *err)
 {
-	(void)ks;
-	(void)r;
-	(void)err;
-	(void)o;
-	fleet_add_notice(f, "Kubernetes API reading is not built in yet: volumes are listed from AWS only");
-	return 0;
+	struct kube_target *targets = NULL;
+	size_t n_targets = 0;
+	int rc = 0;
+	size_t n_ctx = o->n_contexts ? o->n_contexts : 1;
+	for (size_t c = 0; c < n_ctx && !rc; c++) {
+		struct kube_selection sel;
+		memset(&sel, 0, sizeof sel);
+		sel.kubeconfig = o->kubeconfig;
+		sel.context = o->n_contexts ? o->contexts[c] : NULL;
+		sel.all_contexts = o->all_contexts;
+		struct kube_target *t = NULL;
+		size_t n = 0;
+		struct buf kerr = BUF_INIT;
+		rc = kube_targets_load(&t, &n, &sel, &kerr);
+		if (rc == EM_ENOTFOUND && !o->kubeconfig && !o->n_contexts && !o->all_contexts) {
+			/* No kubeconfig at all: AWS only, one notice (either side may be absent). */
+			fleet_add_notice(f, "no kubeconfig found (%s): Kubernetes was not read; every volume is not-kubernetes",
+					 kerr.s);
+			buf_release(&kerr);
+			return 0;
+		}
+		if (rc) {
+			em_err(err, rc, "%s", kerr.s);
+			buf_release(&kerr);
+			break;
+		}
+		buf_release(&kerr);
+		targets = xrealloc(targets, (n_targets + n) * sizeof *targets);
+		memcpy(targets + n_targets, t, n * sizeof *t);
+		n_targets += n;
+		free(t); /* the targets' contents moved into `targets` */
+	}
+	for (size_t i = 0; i < n_targets && !rc; i++) {
+		struct kube_target *t = &targets[i];
+		if (t->insecure)
+			fleet_add_notice(f, "context '%s': insecure-skip-tls-verify is set: the API server's certificate is NOT "
+					    "verified",
+					 t->context ? t->context : "?");
+		struct kube_client kc;
+		rc = kube_client_init(&kc, t, NULL, err);
+		if (rc)
+			break;
+		const char *cluster = t->context ? t->context : t->cluster_name;
+		unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
+		if (o->progress)
+			o->progress(o->progress_ctx, cluster, 0);
+		rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
+		kube_client_release(&kc);
+		if (!rc && o->save_dir) {
+			struct buf data = BUF_INIT, name = BUF_INIT;
+			kube_objects_write_export(&data, ks, f, cluster);
+			buf_addf(&name, "%s.json", cluster);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+			buf_reset(&data);
+			buf_reset(&name);
+			if (!rc && ks->n_usage) {
+				kube_objects_write_summary(&data, ks, cluster);
+				buf_addf(&name, "%s.stats-summary.json", cluster);
+				rc = save_file(r, o->save_dir, name.s, &data, err);
+				buf_reset(&data);
+				buf_reset(&name);
+			}
+			if (!rc) {
+				kube_objects_write_version(&data, f, cluster);
+				buf_addf(&name, "%s.version.json", cluster);
+				if (data.len)
+					rc = save_file(r, o->save_dir, name.s, &data, err);
+			}
+			buf_release(&data);
+			buf_release(&name);
+		}
+	}
+	if (!rc)
+		r->kube_read = 1;
+	kube_targets_free(targets, n_targets);
+	return rc;
 }

@@ -512,3 +512,218 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 	cJSON_Delete(root);
 	return rc < 0 ? rc : used;
 }
+
+/* ---- exports (inventory --save) ---- */
+
+static void js(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
+static void kv_object(struct buf *b, const struct kv *kv, size_t n)
+{
+	buf_addc(b, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_addc(b, ',');
+		js(b, kv[i].key);
+		buf_addc(b, ':');
+		js(b, kv[i].value);
+	}
+	buf_addc(b, '}');
+}
+
+static void item_sep(struct buf *b, int *first)
+{
+	buf_adds(b, *first ? "\n" : ",\n");
+	*first = 0;
+}
+
+void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster)
+{
+	int first = 1;
+	buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[");
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *s = &f->scs[i];
+		if (strcmp(s->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":");
+		js(b, s->name);
+		if (s->is_default)
+			buf_adds(b, ",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}");
+		buf_adds(b, "},\"provisioner\":");
+		js(b, s->provisioner);
+		buf_adds(b, ",\"parameters\":");
+		kv_object(b, s->parameters, s->n_parameters);
+		buf_addf(b, ",\"allowVolumeExpansion\":%s}", s->allow_expansion ? "true" : "false");
+	}
+	for (size_t i = 0; i < f->n_vacs; i++) {
+		const struct vac_ref *v = &f->vacs[i];
+		if (strcmp(v->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":");
+		js(b, v->api_version ? v->api_version : "storage.k8s.io/v1");
+		buf_adds(b, ",\"kind\":\"VolumeAttributesClass\",\"metadata\":{\"name\":");
+		js(b, v->name);
+		buf_adds(b, "},\"driverName\":");
+		js(b, v->driver);
+		buf_adds(b, ",\"parameters\":");
+		kv_object(b, v->parameters, v->n_parameters);
+		buf_addc(b, '}');
+	}
+	for (size_t i = 0; i < f->n_sts; i++) {
+		const struct statefulset_ref *s = &f->sts[i];
+		if (strcmp(s->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":");
+		js(b, s->name);
+		buf_adds(b, ",\"namespace\":");
+		js(b, s->namespace_);
+		buf_adds(b, "},\"spec\":{\"volumeClaimTemplates\":[");
+		for (size_t t = 0; t < s->n_templates; t++) {
+			buf_adds(b, t ? ",{\"metadata\":{\"name\":" : "{\"metadata\":{\"name\":");
+			js(b, s->claim_templates[t]);
+			buf_adds(b, "},\"spec\":{\"storageClassName\":");
+			js(b, s->claim_storage_classes[t]);
+			buf_adds(b, "}}");
+		}
+		buf_adds(b, "]}}");
+	}
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		const struct kube_pv *p = &ks->pvs[i];
+		if (strcmp(p->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":");
+		js(b, p->name);
+		if (p->zone) {
+			buf_adds(b, ",\"labels\":{\"topology.kubernetes.io/zone\":");
+			js(b, p->zone);
+			buf_addc(b, '}');
+		}
+		buf_addf(b, "},\"spec\":{\"capacity\":{\"storage\":\"%lldGi\"}", (long long)p->capacity_gib);
+		if (p->in_tree) {
+			buf_adds(b, ",\"awsElasticBlockStore\":{\"volumeID\":");
+			js(b, p->volume_id);
+			buf_addc(b, '}');
+		} else {
+			buf_adds(b, ",\"csi\":{\"driver\":\"" EBS_CSI_DRIVER "\",\"volumeHandle\":");
+			js(b, p->volume_id);
+			if (p->type_param) {
+				buf_adds(b, ",\"volumeAttributes\":{\"type\":");
+				js(b, p->type_param);
+				buf_addc(b, '}');
+			}
+			buf_addc(b, '}');
+		}
+		if (p->claim_name) {
+			buf_adds(b, ",\"claimRef\":{\"namespace\":");
+			js(b, p->claim_namespace);
+			buf_adds(b, ",\"name\":");
+			js(b, p->claim_name);
+			buf_addc(b, '}');
+		}
+		if (p->storage_class) {
+			buf_adds(b, ",\"storageClassName\":");
+			js(b, p->storage_class);
+		}
+		buf_adds(b, "}}");
+	}
+	for (size_t i = 0; i < ks->n_pvcs; i++) {
+		const struct kube_pvc *p = &ks->pvcs[i];
+		if (strcmp(p->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":");
+		js(b, p->name);
+		buf_adds(b, ",\"namespace\":");
+		js(b, p->namespace_);
+		buf_adds(b, ",\"labels\":");
+		kv_object(b, p->labels, p->n_labels);
+		buf_adds(b, "},\"spec\":{\"volumeName\":");
+		js(b, p->volume_name);
+		buf_adds(b, ",\"storageClassName\":");
+		js(b, p->storage_class);
+		if (p->vac) {
+			buf_adds(b, ",\"volumeAttributesClassName\":");
+			js(b, p->vac);
+		}
+		buf_adds(b, "},\"status\":{");
+		if (p->current_vac) {
+			buf_adds(b, "\"currentVolumeAttributesClassName\":");
+			js(b, p->current_vac);
+		}
+		buf_adds(b, "}}");
+	}
+	for (size_t i = 0; i < ks->n_uses; i++) {
+		const struct kube_claim_use *u = &ks->uses[i];
+		if (strcmp(u->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_addf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"ebsmigrate-saved-use-%zu\",\"namespace\":", i);
+		js(b, u->namespace_);
+		buf_adds(b, "},\"spec\":{\"nodeName\":");
+		js(b, u->node);
+		buf_adds(b, ",\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":");
+		js(b, u->claim);
+		buf_adds(b, "}}]}}");
+	}
+	for (size_t i = 0; i < ks->n_nodes; i++) {
+		const struct kube_node *nd = &ks->nodes[i];
+		if (strcmp(nd->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":");
+		js(b, nd->name);
+		buf_adds(b, ",\"labels\":{");
+		if (nd->instance_type) {
+			buf_adds(b, "\"node.kubernetes.io/instance-type\":");
+			js(b, nd->instance_type);
+		}
+		buf_adds(b, "}}}");
+	}
+	buf_adds(b, "\n]}\n");
+}
+
+void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const char *cluster)
+{
+	int first = 1;
+	buf_adds(b, "{\"node\":{\"nodeName\":\"(all nodes, saved by ebsmigrate inventory)\"},\"pods\":[");
+	for (size_t i = 0; i < ks->n_usage; i++) {
+		const struct kube_usage *u = &ks->usage[i];
+		if (strcmp(u->cluster, cluster) != 0)
+			continue;
+		item_sep(b, &first);
+		buf_addf(b, "{\"podRef\":{\"name\":\"saved-%zu\",\"namespace\":", i);
+		js(b, u->namespace_);
+		buf_adds(b, "},\"volume\":[{\"name\":\"v\",\"pvcRef\":{\"name\":");
+		js(b, u->pvc);
+		buf_adds(b, ",\"namespace\":");
+		js(b, u->namespace_);
+		buf_addf(b, "},\"usedBytes\":%lld,\"capacityBytes\":%lld}]}", (long long)u->used_bytes,
+			 (long long)u->capacity_bytes);
+	}
+	buf_adds(b, "\n]}\n");
+}
+
+void kube_objects_write_version(struct buf *b, const struct fleet *f, const char *cluster)
+{
+	for (size_t i = 0; i < f->n_clusters; i++) {
+		if (strcmp(f->clusters[i], cluster) != 0 || !f->cluster_versions[i])
+			continue;
+		const char *v = f->cluster_versions[i];
+		const char *dot = strchr(v, '.');
+		if (!dot)
+			return;
+		buf_addf(b, "{\"serverVersion\":{\"major\":\"%.*s\",\"minor\":\"%s\"}}\n", (int)(dot - v), v, dot + 1);
+	}
+}

@@ -87,3 +87,13 @@ int kube_parse_quantity(const char *s, int64_t *bytes_out);
 char *kube_ebs_volume_id(const char *volume_id_field);
 
 #endif
+
+/* Writes cluster's objects held in ks and f as `kubectl get pv,pvc,sc,sts,vac,pods,nodes -o json`
+ * prints them (a List; only the fields ebsmigrate reads), followed in the same file by nothing
+ * else: usage goes to a kubelet Summary document (kube_objects_write_summary) and the version
+ * to a `kubectl version -o json` document, so `plan --from-kube-json CLUSTER=FILE` replays
+ * all three into the same fleet. */
+void kube_objects_write_export(struct buf *out, const struct kube_set *ks, const struct fleet *f, const char *cluster);
+void kube_objects_write_summary(struct buf *out, const struct kube_set *ks, const char *cluster);
+/* Empty (nothing written) when the cluster's version is unknown. */
+void kube_objects_write_version(struct buf *out, const struct fleet *f, const char *cluster);

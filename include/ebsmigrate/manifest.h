@@ -29,7 +29,7 @@
  * volumes outside Kubernetes always take the EC2 route. */
 enum manifest_route {
 	MANIFEST_ROUTE_VAC = 0,    /* VolumeAttributesClass + spec.volumeAttributesClassName */
-	MANIFEST_ROUTE_ANNOTATION, /* ebs.csi.aws.com/* PVC annotations (volume-modifier sidecar) */
+	MANIFEST_ROUTE_ANNOTATION, /* PVC annotations ebs.csi.aws.com/volumeType etc. (volume-modifier sidecar) */
 	MANIFEST_ROUTE_EC2,        /* aws ec2 modify-volume for every volume */
 };
 

@@ -6,7 +6,6 @@ import json
 import unittest
 import xml.etree.ElementTree as ET
 
-import botocore.exceptions
 
 import ebssim_metrics as M
 from simtest import SimProcess

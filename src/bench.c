@@ -1,0 +1,1089 @@
+/*
+ * bench.c - benchmark runs: the run/job records, cliff detection on IOPS series, running fio
+ * locally, importing fio JSON, and judging a before/after pair.
+ *
+ * Entry points: bench_run_init / bench_run_release / bench_run_add_job, bench_detect_steps /
+ * bench_detect_cliff, bench_run_local, bench_find_program, bench_import / bench_log_prefix,
+ * bench_compare / bench_comparison_release.
+ *
+ * Cliff detection (a gp2 volume's burst bucket running dry: 3,000 IOPS, then the baseline
+ * within one second): for every split point k the median of the m samples before k is compared
+ * with the median of the m samples from k (m = clamp(n / 10, 3, 30)); a run of split points
+ * where one is at most 70 % of the other is one level change. Inside it the change is placed
+ * where it misclassifies the fewest samples against the midpoint of the two levels, so one
+ * transitional sample (the second the bucket ran dry in) or fio's odd first sample do not move
+ * it. Levels are medians of whole segments between changes. The cliff is the first change down;
+ * at_s is the end of the last window at the higher level.
+ *
+ * Local runs: fio runs as a child in its own process group (so a Ctrl-C reaches us, and we stop
+ * fio with SIGINT, then SIGKILL after 10 s), working directory PATH/.ebsmigrate-bench-XXXXXX
+ * (test file and logs live there; removed at the end whatever happens), stdout = the JSON.
+ *
+ * Verdicts (docs/bench.md): per profile, the after run must deliver >= 95 % of its volume's
+ * provisioned IOPS (4 KiB qd32 profiles) or throughput (1 MiB profiles) when the volume is not
+ * gp2 and the limit is reachable at the profile's queue depth (queue depth / 1 ms), and its p99
+ * latency may not be more than 10 % above the before run's. qd1 is latency-bound: judged on
+ * p99 only.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebsmigrate/bench.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger_bench.h"
+
+#define DROP_RATIO 0.7
+#define FIO_OUTPUT_CAP (256u << 20) /* json+ of a long run is large, not this large */
+#define FIO_STDERR_CAP (64u << 10)
+
+/* ---- records ---- */
+
+void bench_run_init(struct bench_run *r)
+{
+	memset(r, 0, sizeof *r);
+	r->volume.burst_balance = NAN;
+}
+
+void bench_volume_release(struct bench_volume *v)
+{
+	free(v->volume_id);
+	free(v->type);
+	free(v->instance_type);
+	free(v->node);
+	free(v->pvc);
+	memset(v, 0, sizeof *v);
+	v->burst_balance = NAN;
+}
+
+static void job_release(struct bench_job *j)
+{
+	free(j->name);
+	free(j->profile);
+	free(j->options_json);
+	free(j->lat_source);
+	free(j->hostname);
+	fio_series_release(&j->series);
+}
+
+void bench_run_release(struct bench_run *r)
+{
+	free(r->label);
+	free(r->source);
+	free(r->target);
+	free(r->status);
+	free(r->created_at);
+	free(r->finished_at);
+	free(r->fio_version);
+	free(r->options_json);
+	free(r->phase);
+	free(r->error);
+	bench_volume_release(&r->volume);
+	for (size_t i = 0; i < r->n_jobs; i++)
+		job_release(&r->jobs[i]);
+	free(r->jobs);
+	bench_run_init(r);
+}
+
+struct bench_job *bench_run_add_job(struct bench_run *r, const struct fio_job *j, struct fio_series *series)
+{
+	XGROW(r->jobs, r->n_jobs, r->alloc_jobs);
+	struct bench_job *b = &r->jobs[r->n_jobs++];
+	memset(b, 0, sizeof *b);
+	b->name = xstrdup(j->name);
+	b->profile = xstrdup(j->profile);
+	b->options_json = xstrdup(j->options_json);
+	b->lat_source = xstrdup(j->lat_source);
+	b->hostname = xstrdup(j->hostname);
+	b->kind = j->kind;
+	b->bs = j->bs;
+	b->iodepth = j->iodepth;
+	b->error = j->error;
+	b->runtime_ms = j->runtime_ms;
+	b->read = j->read;
+	b->write = j->write;
+	if (series) {
+		b->series = *series;
+		memset(series, 0, sizeof *series);
+	}
+	b->has_cliff = bench_detect_cliff(&b->series, &b->cliff);
+	return b;
+}
+
+/* ---- cliff detection ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(const double *v, size_t n, double *tmp)
+{
+	if (n == 0)
+		return NAN;
+	memcpy(tmp, v, n * sizeof *v);
+	qsort(tmp, n, sizeof *tmp, cmp_double);
+	return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* -1 when a is a step down from b, +1 a step up, 0 neither. */
+static int step_dir(double b, double a)
+{
+	if (b > 0 && a <= DROP_RATIO * b)
+		return -1;
+	if (a > 0 && b <= DROP_RATIO * a)
+		return 1;
+	return 0;
+}
+
+size_t bench_detect_steps(const struct fio_series *s, struct bench_step *out, size_t max)
+{
+	size_t n = s->n;
+	if (n < 6)
+		return 0;
+	size_t m = n / 10;
+	m = m < 3 ? 3 : m > 30 ? 30 : m;
+	if (n < 2 * m)
+		return 0;
+	const double *v = s->iops;
+	double *tmp = xmalloc(n * sizeof *tmp);
+	double *lb = xcalloc(n + 1, sizeof *lb), *la = xcalloc(n + 1, sizeof *la);
+	int *dir = xcalloc(n + 1, sizeof *dir);
+	for (size_t k = m; k + m <= n; k++) {
+		lb[k] = median_of(v + k - m, m, tmp);
+		la[k] = median_of(v + k, m, tmp);
+		dir[k] = step_dir(lb[k], la[k]);
+	}
+	size_t *idx = NULL, n_idx = 0, alloc = 0;
+	size_t prev = 0;
+	for (size_t k = m; k + m <= n;) {
+		if (!dir[k]) {
+			k++;
+			continue;
+		}
+		int d = dir[k];
+		size_t start = k, end = k;
+		while (end + 1 + m <= n && dir[end + 1] == d)
+			end++;
+		/* The two levels: where they differ most. */
+		size_t kb = start;
+		for (size_t i = start; i <= end; i++) {
+			double r = fabs(log((la[i] + 1e-9) / (lb[i] + 1e-9)));
+			if (r > fabs(log((la[kb] + 1e-9) / (lb[kb] + 1e-9))))
+				kb = i;
+		}
+		double mid = (lb[kb] + la[kb]) / 2;
+		size_t lo = start >= m ? start - m : 0, hi = end + m < n ? end + m : n;
+		if (lo < prev)
+			lo = prev;
+		size_t best = start, best_cost = SIZE_MAX;
+		for (size_t j = start; j <= end; j++) {
+			size_t cost = 0;
+			for (size_t i = lo; i < j; i++)
+				cost += d < 0 ? v[i] < mid : v[i] > mid;
+			for (size_t i = j; i < hi; i++)
+				cost += d < 0 ? v[i] >= mid : v[i] <= mid;
+			if (cost < best_cost) {
+				best_cost = cost;
+				best = j;
+			}
+		}
+		XGROW(idx, n_idx, alloc);
+		idx[n_idx++] = best;
+		prev = best;
+		k = end + 1;
+	}
+	size_t found = 0;
+	for (size_t i = 0; i < n_idx; i++) {
+		size_t from = i ? idx[i - 1] : 0, to = i + 1 < n_idx ? idx[i + 1] : n;
+		double before = median_of(v + from, idx[i] - from, tmp);
+		double after = median_of(v + idx[i], to - idx[i], tmp);
+		if (!step_dir(before, after))
+			continue; /* the segments do not bear the change out */
+		if (found < max) {
+			out[found].index = idx[i];
+			out[found].at_s = (double)(idx[i] ? s->t_ms[idx[i] - 1] : 0) / 1000.0;
+			out[found].before = before;
+			out[found].after = after;
+		}
+		found++;
+	}
+	free(idx);
+	free(tmp);
+	free(lb);
+	free(la);
+	free(dir);
+	return found;
+}
+
+int bench_detect_cliff(const struct fio_series *s, struct bench_cliff *out)
+{
+	struct bench_step steps[64];
+	size_t n = bench_detect_steps(s, steps, 64);
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (steps[i].after < steps[i].before) {
+			out->at_s = steps[i].at_s;
+			out->before_iops = steps[i].before;
+			out->after_iops = steps[i].after;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- processes and files ---- */
+
+char *bench_find_program(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	struct buf cand = BUF_INIT;
+	char *found = NULL;
+	while (!found && *path) {
+		size_t n = strcspn(path, ":");
+		buf_reset(&cand);
+		if (n)
+			buf_add(&cand, path, n);
+		else
+			buf_addc(&cand, '.');
+		buf_addf(&cand, "/%s", name);
+		struct stat st;
+		if (stat(cand.s, &st) == 0 && S_ISREG(st.st_mode) && access(cand.s, X_OK) == 0)
+			found = buf_detach(&cand);
+		path += n + (path[n] == ':');
+	}
+	buf_release(&cand);
+	return found;
+}
+
+/* rm -rf dir, not following symbolic links (only what fio made lives there). */
+static void remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		struct buf path = BUF_INIT;
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			buf_reset(&path);
+			buf_addf(&path, "%s/%s", dir, e->d_name);
+			struct stat st;
+			if (lstat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
+				remove_tree(path.s);
+			else
+				unlink(path.s);
+		}
+		closedir(d);
+		buf_release(&path);
+	}
+	rmdir(dir);
+}
+
+struct child_result {
+	int status;              /* waitpid status */
+	int stopped;             /* we stopped it (stop flag) */
+	struct buf out, err_text;
+};
+
+/* Runs argv in cwd with stdout and stderr captured, in its own process group. */
+static int run_child(struct child_result *r, char *const argv[], const char *cwd, volatile sig_atomic_t *stop,
+		     struct buf *err)
+{
+	memset(r, 0, sizeof *r);
+	buf_init(&r->out);
+	buf_init(&r->err_text);
+	int po[2], pe[2];
+	if (pipe(po) != 0)
+		return em_err(err, EM_EIO, "cannot create a pipe: %s", strerror(errno));
+	if (pipe(pe) != 0) {
+		close(po[0]);
+		close(po[1]);
+		return em_err(err, EM_EIO, "cannot create a pipe: %s", strerror(errno));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return em_err(err, EM_EIO, "cannot start '%s': %s", argv[0], strerror(e));
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (cwd && chdir(cwd) != 0) {
+			dprintf(2, "cannot enter '%s': %s\n", cwd, strerror(errno));
+			_exit(126);
+		}
+		execv(argv[0], argv);
+		dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid); /* also here: no race with the signal below */
+	close(po[1]);
+	close(pe[1]);
+	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+	int open_fds = 2;
+	time_t kill_at = 0;
+	char chunk[65536];
+	while (open_fds) {
+		if (stop && *stop && !r->stopped) {
+			r->stopped = 1;
+			kill(-pid, SIGINT);
+			kill_at = time(NULL) + 10;
+		}
+		if (kill_at && time(NULL) >= kill_at) {
+			kill(-pid, SIGKILL);
+			kill_at = 0;
+		}
+		int pr = poll(fds, 2, 200);
+		if (pr < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				close(fds[i].fd);
+				fds[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			struct buf *dst = i == 0 ? &r->out : &r->err_text;
+			size_t cap = i == 0 ? FIO_OUTPUT_CAP : FIO_STDERR_CAP;
+			if (dst->len < cap)
+				buf_add(dst, chunk, (size_t)got);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+	while (waitpid(pid, &r->status, 0) < 0) {
+		if (errno != EINTR) {
+			r->status = -1;
+			break;
+		}
+		if (stop && *stop && !r->stopped) {
+			r->stopped = 1;
+			kill(-pid, SIGINT);
+		}
+	}
+	return 0;
+}
+
+static void child_result_release(struct child_result *r)
+{
+	buf_release(&r->out);
+	buf_release(&r->err_text);
+}
+
+/* fio's complaint for messages: its stderr's meaningful lines, joined, bounded. */
+static void fio_complaint(struct buf *out, const struct buf *stderr_text, const struct buf *stdout_text)
+{
+	const struct buf *src = stderr_text->len ? stderr_text : stdout_text;
+	size_t added = 0;
+	const char *p = src->s;
+	while (*p && added < 3) {
+		size_t n = strcspn(p, "\n");
+		size_t lead = strspn(p, " \t");
+		if (n > lead) {
+			if (added)
+				buf_adds(out, "; ");
+			buf_add(out, p + lead, n - lead > 200 ? 200 : n - lead);
+			added++;
+		}
+		p += n + (p[n] == '\n');
+	}
+	if (!added)
+		buf_adds(out, "no message");
+}
+
+static void describe_status(struct buf *out, int status)
+{
+	if (status == -1)
+		buf_adds(out, "lost");
+	else if (WIFEXITED(status))
+		buf_addf(out, "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		buf_addf(out, "killed by signal %d", WTERMSIG(status));
+	else
+		buf_adds(out, "unknown status");
+}
+
+int bench_log_prefix(struct buf *out, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *hit = NULL;
+	for (const char *p = strstr(base, "_iops."); p; p = strstr(p + 1, "_iops."))
+		hit = p;
+	if (!hit || hit == base)
+		return EM_EINPUT;
+	const char *rest = hit + 6; /* "log", "N.log", "log.HOST", "N.log.HOST" */
+	while (*rest >= '0' && *rest <= '9')
+		rest++;
+	if (*rest == '.')
+		rest++;
+	if (strncmp(rest, "log", 3) != 0 || (rest[3] != '\0' && rest[3] != '.'))
+		return EM_EINPUT;
+	buf_add(out, base, (size_t)(hit - base));
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p;
+}
+
+/* Reads every IOPS log in dir whose prefix is prefix (a basename) into series, then removes
+ * the files (a later fio run in the same directory must not find them). */
+static int collect_logs(struct fio_series *series, const char *dir, const char *prefix, struct buf *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	struct buf name = BUF_INIT, path = BUF_INIT, text = BUF_INIT;
+	int rc = 0;
+	while (!rc && (e = readdir(d)) != NULL) {
+		buf_reset(&name);
+		if (bench_log_prefix(&name, e->d_name) || strcmp(name.s, prefix) != 0)
+			continue;
+		buf_reset(&path);
+		buf_addf(&path, "%s/%s", dir, e->d_name);
+		buf_reset(&text);
+		rc = em_read_file(path.s, &text, err);
+		if (!rc)
+			rc = fio_parse_iops_log(series, text.s, text.len, 1000, path.s, err);
+		remove(path.s);
+	}
+	closedir(d);
+	buf_release(&name);
+	buf_release(&path);
+	buf_release(&text);
+	return rc;
+}
+
+/* Stores one fio document's jobs: the raw JSON, then each job with the series of its log. */
+static int record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
+			 size_t json_len, const char *log_dir, struct buf *err)
+{
+	int64_t output_id = 0;
+	int rc = 0;
+	if (db) {
+		char *doc = xstrndup(json, json_len);
+		rc = ledger_bench_output_add(db, run->id, doc, &output_id, err);
+		free(doc);
+	}
+	for (size_t i = 0; !rc && i < rep->n_jobs; i++) {
+		const struct fio_job *fj = &rep->jobs[i];
+		struct fio_series series = {0};
+		if (log_dir && fj->iops_log) {
+			struct buf dir = BUF_INIT;
+			const char *slash = strrchr(fj->iops_log, '/');
+			if (!slash)
+				buf_adds(&dir, log_dir);
+			else if (fj->iops_log[0] == '/')
+				buf_add(&dir, fj->iops_log, (size_t)(slash - fj->iops_log));
+			else
+				buf_addf(&dir, "%s/%.*s", log_dir, (int)(slash - fj->iops_log), fj->iops_log);
+			rc = collect_logs(&series, dir.s, base_name(fj->iops_log), err);
+			buf_release(&dir);
+		}
+		struct bench_job *job = bench_run_add_job(run, fj, &series);
+		fio_series_release(&series);
+		if (!rc && db)
+			rc = ledger_bench_job_add(db, run->id, output_id, (int)run->n_jobs, job, err);
+	}
+	if (!rc && rep->fio_version && !run->fio_version)
+		run->fio_version = xstrdup(rep->fio_version);
+	return rc;
+}
+
+static void options_json_local(struct bench_run *run, const struct bench_local_options *o, const char *fio)
+{
+	if (run->options_json)
+		return;
+	cJSON *j = cJSON_CreateObject();
+	if (o->job_file) {
+		cJSON_AddStringToObject(j, "job_file", o->job_file);
+	} else {
+		cJSON *p = cJSON_AddArrayToObject(j, "profiles");
+		for (size_t i = 0; i < o->n_profiles; i++)
+			cJSON_AddItemToArray(p, cJSON_CreateString(o->profiles[i]->name));
+		cJSON_AddNumberToObject(j, "runtime_s", o->runtime_s);
+		struct buf sz = BUF_INIT;
+		fio_format_size(&sz, o->size);
+		cJSON_AddStringToObject(j, "size", sz.s);
+		buf_release(&sz);
+		cJSON_AddStringToObject(j, "ioengine", "libaio");
+	}
+	cJSON_AddStringToObject(j, "fio", fio);
+	char *s = cJSON_PrintUnformatted(j);
+	run->options_json = xstrdup(s);
+	cJSON_free(s);
+	cJSON_Delete(j);
+}
+
+static int check_directory(const char *path, uint64_t need, struct buf *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return em_err(err, EM_ENOTFOUND, "directory '%s' does not exist", path);
+		return em_err(err, EM_EINPUT, "cannot use directory '%s': %s", path, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return em_err(err, EM_EINPUT, "'%s' is not a directory: --local takes the directory to benchmark", path);
+	if (access(path, W_OK | X_OK) != 0)
+		return em_err(err, EM_EINPUT, "directory '%s' is not writable: %s", path, strerror(errno));
+	struct statvfs fs;
+	if (need && statvfs(path, &fs) == 0) {
+		uint64_t avail = (uint64_t)fs.f_bavail * fs.f_frsize;
+		if (avail < need) {
+			struct buf a = BUF_INIT, b = BUF_INIT;
+			fio_format_size(&a, avail / 1048576 * 1048576);
+			fio_format_size(&b, need);
+			int rc = em_err(err, EM_EINPUT,
+					"directory '%s' has %s free, less than the %s test file: pass a smaller --size", path,
+					avail < 1048576 ? "less than 1M" : a.s, b.s);
+			buf_release(&a);
+			buf_release(&b);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
+{
+	int rc = em_mkdirs(dir, 0755, err);
+	if (rc)
+		return rc;
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s/%s.json", dir, name);
+	rc = em_write_file_atomic(path.s, json, len, 0644, err);
+	buf_release(&path);
+	return rc;
+}
+
+/* One fio invocation: job_path in workdir; records what it reports. */
+static int run_one(struct ledger *db, struct bench_run *run, const char *fio, const char *job_path,
+		   const char *what, const char *workdir, const struct bench_local_options *o, struct buf *err)
+{
+	char *argv[] = {(char *)fio, "--output-format=json", (char *)job_path, NULL};
+	struct child_result cr;
+	int rc = run_child(&cr, argv, workdir, o->stop, err);
+	if (rc)
+		return rc;
+	if (cr.stopped) {
+		child_result_release(&cr);
+		return EM_ECONFLICT; /* the caller words it */
+	}
+	if (cr.status != 0) {
+		struct buf why = BUF_INIT, st = BUF_INIT;
+		fio_complaint(&why, &cr.err_text, &cr.out);
+		describe_status(&st, cr.status);
+		rc = em_err(err, EM_EIO, "fio failed on %s (%s): %s", what, st.s, why.s);
+		buf_release(&why);
+		buf_release(&st);
+		child_result_release(&cr);
+		return rc;
+	}
+	struct buf origin = BUF_INIT;
+	buf_addf(&origin, "fio output of %s", what);
+	struct fio_report rep;
+	rc = fio_parse_report(&rep, cr.out.s, cr.out.len, origin.s, err);
+	buf_release(&origin);
+	if (!rc) {
+		const char *open = strchr(cr.out.s, '{');
+		size_t len = open ? fio_report_extent(cr.out.s, cr.out.len) : 0;
+		if (o->keep_json_dir)
+			rc = write_keep_json(o->keep_json_dir, what, open, len, err);
+		if (!rc)
+			rc = record_report(db, run, &rep, open, len, workdir, err);
+		fio_report_release(&rep);
+	}
+	child_result_release(&cr);
+	return rc;
+}
+
+static char *fio_version_of(const char *fio, struct buf *err, int *rc)
+{
+	char *argv[] = {(char *)fio, "--version", NULL};
+	struct child_result cr;
+	*rc = run_child(&cr, argv, NULL, NULL, err);
+	if (*rc)
+		return NULL;
+	char *v = NULL;
+	if (cr.status == 0 && strncmp(cr.out.s, "fio-", 4) == 0) {
+		v = xstrndup(cr.out.s, strcspn(cr.out.s, "\r\n"));
+	} else {
+		struct buf why = BUF_INIT, st = BUF_INIT;
+		fio_complaint(&why, &cr.err_text, &cr.out);
+		describe_status(&st, cr.status);
+		*rc = em_err(err, EM_EUNSUPPORTED, "'%s --version' did not print a fio version (%s): %s", fio, st.s, why.s);
+		buf_release(&why);
+		buf_release(&st);
+	}
+	child_result_release(&cr);
+	return v;
+}
+
+int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench_local_options *o, struct buf *err)
+{
+	if (!o->job_file && (o->n_profiles == 0 || o->runtime_s <= 0 || o->size == 0))
+		return em_err(err, EM_EINPUT, "bench run needs at least one profile, a runtime and a size");
+	char *fio = bench_find_program(o->fio ? o->fio : "fio");
+	if (!fio)
+		return em_err(err, EM_EUNSUPPORTED,
+			      "fio not found%s: install fio 3.x (e.g. 'apt-get install fio') or pass --fio PATH",
+			      o->fio && strchr(o->fio, '/') ? " at that path" : " in PATH");
+	int rc = 0;
+	char *version = fio_version_of(fio, err, &rc);
+	if (rc) {
+		free(fio);
+		return rc;
+	}
+	rc = check_directory(o->path, o->job_file ? 0 : o->size, err);
+	char *job_abs = NULL;
+	if (!rc && o->job_file) {
+		job_abs = realpath(o->job_file, NULL);
+		if (!job_abs)
+			rc = em_err(err, errno == ENOENT ? EM_ENOTFOUND : EM_EINPUT, "cannot read job file '%s': %s",
+				    o->job_file, strerror(errno));
+	}
+	struct buf workdir = BUF_INIT;
+	if (!rc) {
+		char *abs = realpath(o->path, NULL);
+		buf_addf(&workdir, "%s/.ebsmigrate-bench-XXXXXX", abs ? abs : o->path);
+		if (!run->target)
+			run->target = xstrdup(abs ? abs : o->path);
+		free(abs);
+		if (!mkdtemp(workdir.s))
+			rc = em_err(err, EM_EINPUT, "directory '%s' is not writable: %s", o->path, strerror(errno));
+	}
+	if (rc) {
+		free(fio);
+		free(version);
+		free(job_abs);
+		buf_release(&workdir);
+		return rc;
+	}
+	free(run->source);
+	run->source = xstrdup("local");
+	if (!run->fio_version)
+		run->fio_version = xstrdup(version);
+	options_json_local(run, o, fio);
+	if (db)
+		rc = ledger_bench_run_begin(db, run, err);
+
+	size_t steps = o->job_file ? 1 : o->n_profiles, done = 0;
+	struct buf job = BUF_INIT, job_path = BUF_INIT;
+	for (size_t i = 0; !rc && i < steps; i++) {
+		const char *what = o->job_file ? "the job file" : o->profiles[i]->name;
+		if (o->progress)
+			o->progress(o->progress_ctx, what, i, steps);
+		if (o->job_file) {
+			rc = run_one(db, run, fio, job_abs, "jobs", workdir.s, o, err);
+		} else {
+			buf_reset(&job);
+			struct fio_job_spec spec = {o->profiles[i], o->runtime_s, o->size, NULL, NULL,
+						    o->profiles[i]->name, NULL};
+			fio_job_file(&job, &spec);
+			buf_reset(&job_path);
+			buf_addf(&job_path, "%s/%s.fio", workdir.s, o->profiles[i]->name);
+			rc = em_write_file_atomic(job_path.s, job.s, job.len, 0644, err);
+			if (!rc)
+				rc = run_one(db, run, fio, job_path.s, o->profiles[i]->name, workdir.s, o, err);
+		}
+		if (!rc)
+			done++;
+		if (!rc && o->stop && *o->stop)
+			rc = EM_ECONFLICT;
+	}
+	remove_tree(workdir.s);
+
+	free(run->status);
+	if (rc == EM_ECONFLICT) {
+		run->status = xstrdup("interrupted");
+		buf_reset(&job);
+		buf_addf(&job, "interrupted after %zu of %zu %s", done, steps, o->job_file ? "job files" : "profiles");
+		free(run->error);
+		run->error = xstrdup(job.s);
+		em_err(err, EM_ECONFLICT, "%s%s", job.s, done ? "; the finished ones are recorded" : "");
+	} else {
+		run->status = xstrdup(rc ? "failed" : "ok");
+		if (rc) {
+			free(run->error);
+			run->error = xstrdup(err->s);
+		}
+	}
+	if (db && run->id) {
+		struct buf ferr = BUF_INIT;
+		int frc = ledger_bench_run_finish(db, run, &ferr);
+		if (frc && !rc)
+			rc = em_err(err, frc, "%s", ferr.s);
+		buf_release(&ferr);
+	}
+	buf_release(&job);
+	buf_release(&job_path);
+	buf_release(&workdir);
+	free(fio);
+	free(version);
+	free(job_abs);
+	return rc;
+}
+
+/* ---- import ---- */
+
+int bench_import(struct ledger *db, struct bench_run *run, const char *text, size_t len, const char *origin,
+		 const struct bench_log_file *logs, size_t n_logs, struct buf *err)
+{
+	struct fio_report rep;
+	int rc = fio_parse_report(&rep, text, len, origin, err);
+	if (rc)
+		return rc;
+	/* Each log goes to the jobs whose write_iops_log prefix it carries. */
+	struct fio_series *series = xcalloc(rep.n_jobs, sizeof *series);
+	struct buf prefix = BUF_INIT;
+	for (size_t i = 0; !rc && i < n_logs; i++) {
+		buf_reset(&prefix);
+		int named = bench_log_prefix(&prefix, logs[i].path) == 0;
+		size_t hits = 0;
+		for (size_t j = 0; j < rep.n_jobs; j++) {
+			const char *want = base_name(rep.jobs[j].iops_log);
+			int match = (named && want && strcmp(prefix.s, want) == 0) || (rep.n_jobs == 1 && n_logs == 1);
+			if (!match)
+				continue;
+			hits++;
+			rc = fio_parse_iops_log(&series[j], logs[i].text, logs[i].len, 1000, logs[i].path, err);
+			if (rc)
+				break;
+		}
+		if (!rc && !hits) {
+			struct buf names = BUF_INIT;
+			for (size_t j = 0; j < rep.n_jobs; j++)
+				buf_addf(&names, "%s%s (%s)", j ? ", " : "", rep.jobs[j].name,
+					 rep.jobs[j].iops_log ? rep.jobs[j].iops_log : "no write_iops_log");
+			rc = em_err(err, EM_EINPUT, "IOPS log '%s' matches no job's write_iops_log prefix; jobs: %s",
+				    logs[i].path, names.s);
+			buf_release(&names);
+		}
+	}
+	buf_release(&prefix);
+	if (!rc) {
+		free(run->source);
+		run->source = xstrdup("import");
+		if (!run->target)
+			run->target = xstrdup(origin);
+		if (!run->fio_version)
+			run->fio_version = xstrdup(rep.fio_version);
+		if (!run->options_json) {
+			cJSON *j = cJSON_CreateObject();
+			cJSON_AddStringToObject(j, "file", origin);
+			if (rep.client_server)
+				cJSON_AddBoolToObject(j, "client_server", 1);
+			char *s = cJSON_PrintUnformatted(j);
+			run->options_json = xstrdup(s);
+			cJSON_free(s);
+			cJSON_Delete(j);
+		}
+		if (db)
+			rc = ledger_bench_run_begin(db, run, err);
+		const char *open = memchr(text, '{', len);
+		size_t ext = open ? fio_report_extent(open, len - (size_t)(open - text)) : 0;
+		int64_t output_id = 0;
+		if (!rc && db) {
+			char *doc = xstrndup(open, ext);
+			rc = ledger_bench_output_add(db, run->id, doc, &output_id, err);
+			free(doc);
+		}
+		for (size_t j = 0; !rc && j < rep.n_jobs; j++) {
+			struct bench_job *job = bench_run_add_job(run, &rep.jobs[j], &series[j]);
+			if (db)
+				rc = ledger_bench_job_add(db, run->id, output_id, (int)run->n_jobs, job, err);
+		}
+		free(run->status);
+		run->status = xstrdup(rc ? "failed" : "ok");
+		if (db && run->id) {
+			struct buf ferr = BUF_INIT;
+			int frc = ledger_bench_run_finish(db, run, &ferr);
+			if (frc && !rc)
+				rc = em_err(err, frc, "%s", ferr.s);
+			buf_release(&ferr);
+		}
+	}
+	for (size_t j = 0; j < rep.n_jobs; j++)
+		fio_series_release(&series[j]);
+	free(series);
+	fio_report_release(&rep);
+	return rc;
+}
+
+/* ---- compare ---- */
+
+const char *bench_verdict_name(enum bench_verdict v)
+{
+	switch (v) {
+	case BENCH_PASS: return "pass";
+	case BENCH_FAIL: return "fail";
+	case BENCH_NOT_JUDGED: break;
+	}
+	return "not-judged";
+}
+
+double bench_job_iops(const struct bench_job *j)
+{
+	return (j->read.present ? j->read.iops : 0) + (j->write.present ? j->write.iops : 0);
+}
+
+double bench_job_mibps(const struct bench_job *j)
+{
+	return (j->read.present ? j->read.mibps : 0) + (j->write.present ? j->write.mibps : 0);
+}
+
+const struct fio_dir *bench_job_main_dir(const struct bench_job *j)
+{
+	return j->read.present || !j->write.present ? &j->read : &j->write;
+}
+
+static const char *job_key(const struct bench_job *j)
+{
+	return j->profile ? j->profile : j->name;
+}
+
+static const struct bench_job *find_job(const struct bench_run *r, const char *key)
+{
+	for (size_t i = 0; i < r->n_jobs; i++)
+		if (strcmp(job_key(&r->jobs[i]), key) == 0)
+			return &r->jobs[i];
+	return NULL;
+}
+
+static void add_note(struct bench_profile_cmp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct bench_profile_cmp *p, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	p->notes = xrealloc(p->notes, (p->n_notes + 1) * sizeof *p->notes);
+	p->notes[p->n_notes++] = buf_detach(&b);
+}
+
+static void add_check(struct bench_profile_cmp *p, const char *rule, double expected, double actual, int ok,
+		      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void add_check(struct bench_profile_cmp *p, const char *rule, double expected, double actual, int ok,
+		      const char *fmt, ...)
+{
+	p->checks = xrealloc(p->checks, (p->n_checks + 1) * sizeof *p->checks);
+	struct bench_check *c = &p->checks[p->n_checks++];
+	c->rule = xstrdup(rule);
+	c->expected = expected;
+	c->actual = actual;
+	c->ok = ok;
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	c->text = buf_detach(&b);
+}
+
+/* Rule 1: the after volume delivers what it is provisioned for, where the profile can reach it. */
+static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_job *a, const struct bench_run *after)
+{
+	const struct bench_volume *v = after->has_volume ? &after->volume : NULL;
+	if (a->kind == FIO_KIND_LATENCY) {
+		add_note(p, "queue depth 1 is latency-bound: judged on latency, not IOPS");
+		return;
+	}
+	if (!v || (!v->iops && !v->throughput)) {
+		add_note(p, "the after run's provisioned IOPS and throughput are unknown (--iops/--throughput, or "
+			    "--volume with the apply ledger)");
+		return;
+	}
+	if (v->type && strcmp(v->type, "gp2") == 0) {
+		add_note(p, "the after volume is gp2: it has a baseline, not provisioned IOPS");
+		return;
+	}
+	unsigned bs = a->bs ? a->bs : 4096, qd = a->iodepth ? a->iodepth : 1;
+	if (a->kind == FIO_KIND_IOPS) {
+		if (!v->iops) {
+			add_note(p, "the after volume's provisioned IOPS are unknown");
+			return;
+		}
+		double target = (double)v->iops;
+		if (v->throughput)
+			target = fmin(target, (double)v->throughput * 1048576.0 / bs);
+		double reach = qd * (1000.0 / BENCH_SERVICE_MS);
+		if (target > reach) {
+			add_note(p, "%.0f IOPS cannot be reached at queue depth %u (at most %.0f at %.0f ms per I/O)",
+				 target, qd, reach, BENCH_SERVICE_MS);
+			return;
+		}
+		double actual = bench_job_iops(a), need = BENCH_PROVISIONED_SHARE * target;
+		add_check(p, "iops", need, actual, actual >= need, "%.0f IOPS %s %.0f %% of %.0f provisioned (%.0f)", actual,
+			  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
+		return;
+	}
+	if (!v->throughput) {
+		add_note(p, "the after volume's provisioned throughput is unknown");
+		return;
+	}
+	double target = (double)v->throughput;
+	if (v->iops) /* EBS counts I/O in units of at most 256 KiB */
+		target = fmin(target, (double)v->iops * fmin(bs, 262144) / 1048576.0);
+	double reach = qd * (bs / 1048576.0) * (1000.0 / BENCH_SERVICE_MS);
+	if (target > reach) {
+		add_note(p, "%.0f MiB/s cannot be reached at queue depth %u", target, qd);
+		return;
+	}
+	double actual = bench_job_mibps(a), need = BENCH_PROVISIONED_SHARE * target;
+	add_check(p, "throughput", need, actual, actual >= need, "%.1f MiB/s %s %.0f %% of %.0f provisioned (%.1f)", actual,
+		  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
+}
+
+/* Rule 2: p99 latency at most 10 % worse than before, per direction measured on both sides. */
+static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, const struct bench_job *a)
+{
+	const char *names[2] = {"read", "write"};
+	const struct fio_dir *bd[2] = {&b->read, &b->write}, *ad[2] = {&a->read, &a->write};
+	int judged = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!bd[i]->present || !ad[i]->present)
+			continue;
+		if (isnan(bd[i]->lat.p99) || isnan(ad[i]->lat.p99)) {
+			add_note(p, "%s p99 latency not reported on both sides", names[i]);
+			continue;
+		}
+		double bound = BENCH_P99_TOLERANCE * bd[i]->lat.p99, actual = ad[i]->lat.p99;
+		char rule[32];
+		snprintf(rule, sizeof rule, "%s-p99", names[i]);
+		add_check(p, rule, bound, actual, actual <= bound, "%s p99 %.3g ms %s %.0f %% of %.3g ms before (%.3g)",
+			  names[i], actual, actual <= bound ? "<=" : ">", BENCH_P99_TOLERANCE * 100, bd[i]->lat.p99, bound);
+		judged++;
+	}
+	if (!judged && !p->n_notes)
+		add_note(p, "no direction measured in both runs");
+}
+
+int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
+		  struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	out->before = before;
+	out->after = after;
+	size_t alloc = 0, common = 0;
+	/* The after run's order, then what only the before run has. */
+	for (int pass = 0; pass < 2; pass++) {
+		const struct bench_run *r = pass == 0 ? after : before;
+		for (size_t i = 0; i < r->n_jobs; i++) {
+			const char *key = job_key(&r->jobs[i]);
+			int seen = 0;
+			for (size_t k = 0; k < out->n; k++)
+				seen |= strcmp(out->profiles[k].key, key) == 0;
+			if (seen)
+				continue;
+			XGROW(out->profiles, out->n, alloc);
+			struct bench_profile_cmp *p = &out->profiles[out->n++];
+			memset(p, 0, sizeof *p);
+			p->key = xstrdup(key);
+			p->after = find_job(after, key);
+			p->before = find_job(before, key);
+		}
+	}
+	for (size_t k = 0; k < out->n; k++) {
+		struct bench_profile_cmp *p = &out->profiles[k];
+		if (!p->after) {
+			add_note(p, "not in the after run (%lld)", (long long)after->id);
+			continue;
+		}
+		if (!p->before)
+			add_note(p, "not in the before run (%lld)", (long long)before->id);
+		else
+			common++;
+		judge_provisioned(p, p->after, after);
+		if (p->before)
+			judge_p99(p, p->before, p->after);
+		int failed = 0;
+		for (size_t c = 0; c < p->n_checks; c++)
+			failed |= !p->checks[c].ok;
+		p->verdict = failed ? BENCH_FAIL : p->n_checks ? BENCH_PASS : BENCH_NOT_JUDGED;
+	}
+	if (!common) {
+		struct buf a = BUF_INIT, b = BUF_INIT;
+		for (size_t i = 0; i < before->n_jobs; i++)
+			buf_addf(&b, "%s%s", i ? ", " : "", job_key(&before->jobs[i]));
+		for (size_t i = 0; i < after->n_jobs; i++)
+			buf_addf(&a, "%s%s", i ? ", " : "", job_key(&after->jobs[i]));
+		int rc = em_err(err, EM_EINPUT, "bench runs %lld and %lld have no profile in common (before: %s; after: %s)",
+				(long long)before->id, (long long)after->id, b.len ? b.s : "no jobs", a.len ? a.s : "no jobs");
+		buf_release(&a);
+		buf_release(&b);
+		bench_comparison_release(out);
+		return rc;
+	}
+	int any_pass = 0, any_fail = 0;
+	for (size_t k = 0; k < out->n; k++) {
+		any_pass |= out->profiles[k].verdict == BENCH_PASS;
+		any_fail |= out->profiles[k].verdict == BENCH_FAIL;
+	}
+	out->verdict = any_fail ? BENCH_FAIL : any_pass ? BENCH_PASS : BENCH_NOT_JUDGED;
+	return 0;
+}
+
+void bench_comparison_release(struct bench_comparison *c)
+{
+	for (size_t k = 0; k < c->n; k++) {
+		struct bench_profile_cmp *p = &c->profiles[k];
+		free(p->key);
+		for (size_t i = 0; i < p->n_checks; i++) {
+			free(p->checks[i].rule);
+			free(p->checks[i].text);
+		}
+		free(p->checks);
+		for (size_t i = 0; i < p->n_notes; i++)
+			free(p->notes[i]);
+		free(p->notes);
+	}
+	free(c->profiles);
+	memset(c, 0, sizeof *c);
+}

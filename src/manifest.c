@@ -1,0 +1,1940 @@
+/*
+ * manifest.c - `plan --manifests DIR`: the plan as files an operator reviews and applies.
+ *
+ * Entry points: manifest_build (render in memory), manifest_check_dir, manifest_write_dir
+ * (atomic), manifest_write (both); helpers manifest_vac_name, manifest_vac_api,
+ * manifest_yaml_quote, manifest_sh_quote, manifest_render (exposed for tests).
+ *
+ * Layout (docs/manifests.md):
+ *   DIR/README.md                    the order to apply, rollback, what is left out, warnings
+ *   DIR/CLUSTER/kustomization.yaml   00 + 01 (what `kubectl apply -k` creates)
+ *   DIR/CLUSTER/00-volumeattributesclasses.yaml   one class per distinct target (route vac)
+ *   DIR/CLUSTER/01-storageclass-gp3.yaml          the new default gp3 StorageClass
+ *   DIR/CLUSTER/02-storageclass-gp2-undefault.json  merge patch for the gp2 default class(es)
+ *   DIR/CLUSTER/batches/batch-NNN-pvc-patches.sh, batch-NNN-rollback.sh
+ *   DIR/CLUSTER/batches/batch-NNN-blocked-pvc-patches.sh (+ rollback)  after the others
+ *   DIR/ec2[/ACCOUNT]/batch-NNN-modify-volume.sh, batch-NNN-rollback.sh, ...-blocked-...
+ *
+ * Invariants:
+ *   - Only `migrate` and `blocked` items appear; batches follow the plan's order; blocked items
+ *     come in later files, sorted by eligible_at, each guarded by its time.
+ *   - Every target is explicit: VACs always carry type, iops and throughput (strings); every
+ *     modify-volume gives --iops and --throughput; annotations give all three.
+ *   - Route per volume: in-tree PVs, PVs without a claim, volumes outside Kubernetes and
+ *     clusters older than 1.29 go to EC2; other CSI claims take --route (vac by default).
+ *   - Nothing is ever overwritten in a cluster: a same-named VAC with other parameters is an
+ *     error (EM_ECONFLICT); the gp3 StorageClass takes a free name (or one that is identical).
+ *   - Every value that reaches YAML, JSON or sh goes through its quoting helper.
+ *   - DIR is written whole or not at all: files go to DIR.tmp-XXXXXX, then one rename; --force
+ *     only replaces a directory that holds MANIFEST_MARKER (one this module wrote).
+ */
+#define _XOPEN_SOURCE 700
+#include <ctype.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/embedded.h"
+#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/money.h"
+
+#define EBS_CSI "ebs.csi.aws.com"
+#define EBS_INTREE "kubernetes.io/aws-ebs"
+#define DEFAULT_ANN "storageclass.kubernetes.io/is-default-class"
+
+/* ------------------------------------------------------------------ small helpers */
+
+const char *manifest_route_name(enum manifest_route r)
+{
+	static const char *const names[] = {"vac", "annotation", "ec2"};
+	return names[r];
+}
+
+int manifest_route_parse(const char *s, enum manifest_route *out)
+{
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(s, manifest_route_name((enum manifest_route)i)) == 0) {
+			*out = (enum manifest_route)i;
+			return 0;
+		}
+	}
+	return EM_EINPUT;
+}
+
+void manifest_set_init(struct manifest_set *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+void manifest_set_release(struct manifest_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->files[i].path);
+		free(s->files[i].data);
+	}
+	free(s->files);
+	for (size_t i = 0; i < s->n_warnings; i++)
+		free(s->warnings[i]);
+	free(s->warnings);
+	memset(s, 0, sizeof *s);
+}
+
+const struct manifest_file *manifest_set_find(const struct manifest_set *s, const char *path)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->files[i].path, path) == 0)
+			return &s->files[i];
+	return NULL;
+}
+
+static void add_file(struct manifest_set *s, const char *path, struct buf *data, int mode)
+{
+	XGROW(s->files, s->n, s->alloc);
+	struct manifest_file *f = &s->files[s->n++];
+	f->path = xstrdup(path);
+	f->len = data->len;
+	f->data = buf_detach(data);
+	f->mode = mode;
+}
+
+static void add_warning(struct manifest_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_warning(struct manifest_set *s, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	XGROW(s->warnings, s->n_warnings, s->alloc_warnings);
+	s->warnings[s->n_warnings++] = buf_detach(&b);
+}
+
+/* Text for a comment line (YAML, sh, Markdown code): control characters become '?'. */
+static void add_comment_text(struct buf *b, const char *s)
+{
+	for (; s && *s; s++)
+		buf_addc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+/* A Markdown inline code span that never breaks out of itself. */
+static void add_md_code(struct buf *b, const char *s)
+{
+	buf_addc(b, '`');
+	for (; s && *s; s++)
+		buf_addc(b, *s == '`' || (unsigned char)*s < 0x20 ? '?' : *s);
+	buf_addc(b, '`');
+}
+
+static void add_json_string(struct buf *b, const char *s)
+{
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
+static int ieq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* ------------------------------------------------------------------ quoting */
+
+static int yaml_plain_ok(const char *s)
+{
+	static const char *const keywords[] = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", NULL};
+	unsigned char c0 = (unsigned char)s[0];
+	if (!c0 || !(isalpha(c0) || c0 == '/' || c0 == '_'))
+		return 0;
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (!(isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/'))
+			return 0;
+	}
+	for (size_t i = 0; keywords[i]; i++)
+		if (strcasecmp(s, keywords[i]) == 0)
+			return 0;
+	return 1;
+}
+
+void manifest_yaml_quote(struct buf *out, const char *s)
+{
+	if (!s)
+		s = "";
+	if (yaml_plain_ok(s)) {
+		buf_adds(out, s);
+		return;
+	}
+	static const char hex[] = "0123456789ABCDEF";
+	buf_addc(out, '"');
+	for (const char *p = s; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		switch (c) {
+		case '"': buf_adds(out, "\\\""); break;
+		case '\\': buf_adds(out, "\\\\"); break;
+		case '\n': buf_adds(out, "\\n"); break;
+		case '\t': buf_adds(out, "\\t"); break;
+		case '\r': buf_adds(out, "\\r"); break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char x[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
+				buf_adds(out, x);
+			} else {
+				buf_addc(out, (char)c);
+			}
+		}
+	}
+	buf_addc(out, '"');
+}
+
+void manifest_sh_quote(struct buf *out, const char *s)
+{
+	if (!s)
+		s = "";
+	int plain = *s != '\0';
+	for (const char *p = s; *p && plain; p++) {
+		unsigned char c = (unsigned char)*p;
+		plain = isalnum(c) || strchr("_./:=@%+,-", c) != NULL;
+	}
+	if (plain) {
+		buf_adds(out, s);
+		return;
+	}
+	buf_addc(out, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			buf_adds(out, "'\\''");
+		else
+			buf_addc(out, *p);
+	}
+	buf_addc(out, '\'');
+}
+
+/* ------------------------------------------------------------------ naming and versions */
+
+void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput)
+{
+	buf_addf(out, "gp3-%lld-%lld", (long long)iops, (long long)throughput);
+}
+
+enum manifest_vac_api manifest_vac_api(const char *v, const char **api_version_out)
+{
+	static const char *const apis[] = {"storage.k8s.io/v1beta1", NULL, "storage.k8s.io/v1alpha1",
+					   "storage.k8s.io/v1beta1", "storage.k8s.io/v1"};
+	enum manifest_vac_api r = VAC_API_UNKNOWN;
+	long major = -1, minor = -1;
+	if (v) {
+		if (*v == 'v')
+			v++;
+		char *end;
+		if (isdigit((unsigned char)*v)) {
+			major = strtol(v, &end, 10);
+			if (*end == '.' && isdigit((unsigned char)end[1]))
+				minor = strtol(end + 1, &end, 10);
+		}
+	}
+	if (major > 1 || (major == 1 && minor >= 34))
+		r = VAC_API_V1;
+	else if (major == 1 && minor >= 31)
+		r = VAC_API_V1BETA1;
+	else if (major == 1 && minor >= 29)
+		r = VAC_API_V1ALPHA1;
+	else if (major == 1 && minor >= 0)
+		r = VAC_API_NONE;
+	if (api_version_out)
+		*api_version_out = apis[r];
+	return r;
+}
+
+/* ------------------------------------------------------------------ templates */
+
+static const char *var_lookup(const char *const *vars, const char *name, size_t len)
+{
+	for (size_t i = 0; vars && vars[i]; i += 2)
+		if (strlen(vars[i]) == len && memcmp(vars[i], name, len) == 0)
+			return vars[i + 1] ? vars[i + 1] : "";
+	return NULL;
+}
+
+/* Finds "{{ name }}" at p; sets the trimmed name and returns the position after "}}", or NULL
+ * when it is not closed on that line. */
+static const char *placeholder_at(const char *p, const char *line_end, const char **name, size_t *len)
+{
+	const char *q = p + 2;
+	const char *close = NULL;
+	for (const char *r = q; r + 1 < line_end; r++) {
+		if (r[0] == '}' && r[1] == '}') {
+			close = r;
+			break;
+		}
+	}
+	if (!close)
+		return NULL;
+	while (q < close && *q == ' ')
+		q++;
+	const char *e = close;
+	while (e > q && e[-1] == ' ')
+		e--;
+	*name = q;
+	*len = (size_t)(e - q);
+	return close + 2;
+}
+
+int manifest_render(struct buf *out, const char *tpl, const char *tpl_name, const char *const *vars,
+		    struct buf *err)
+{
+	const char *p = tpl;
+	while (*p) {
+		const char *line_end = strchr(p, '\n');
+		if (!line_end)
+			line_end = p + strlen(p);
+		const char *next = *line_end ? line_end + 1 : line_end;
+		const char *q = p;
+		while (q < line_end && (*q == ' ' || *q == '\t'))
+			q++;
+		const char *name;
+		size_t len;
+		if (q[0] == '{' && q[1] == '{') {
+			const char *after = placeholder_at(q, line_end, &name, &len);
+			const char *t = after;
+			while (t && t < line_end && (*t == ' ' || *t == '\t' || *t == '\r'))
+				t++;
+			if (after && t == line_end) {
+				/* A placeholder alone on its line: a block. */
+				const char *val = var_lookup(vars, name, len);
+				if (!val)
+					return em_err(err, EM_EINPUT, "template '%s': unknown placeholder '{{%.*s}}'",
+						      tpl_name, (int)len, name);
+				size_t vlen = strlen(val);
+				while (vlen && val[vlen - 1] == '\n')
+					vlen--;
+				if (vlen) {
+					buf_add(out, p, (size_t)(q - p));
+					for (size_t i = 0; i < vlen; i++) {
+						buf_addc(out, val[i]);
+						if (val[i] == '\n' && i + 1 < vlen && val[i + 1] != '\n')
+							buf_add(out, p, (size_t)(q - p));
+					}
+					if (*line_end)
+						buf_addc(out, '\n');
+				}
+				p = next;
+				continue;
+			}
+		}
+		for (const char *r = p; r < line_end;) {
+			if (r[0] == '{' && r[1] == '{') {
+				const char *after = placeholder_at(r, line_end, &name, &len);
+				if (!after)
+					return em_err(err, EM_EINPUT, "template '%s': '{{' without '}}' on the same line",
+						      tpl_name);
+				const char *val = var_lookup(vars, name, len);
+				if (!val)
+					return em_err(err, EM_EINPUT, "template '%s': unknown placeholder '{{%.*s}}'",
+						      tpl_name, (int)len, name);
+				buf_adds(out, val);
+				r = after;
+			} else {
+				buf_addc(out, *r++);
+			}
+		}
+		if (*line_end)
+			buf_addc(out, '\n');
+		p = next;
+	}
+	return 0;
+}
+
+enum tpl_id { TPL_VAC, TPL_SC, TPL_UNDEFAULT, TPL_PATCH, TPL_KUSTOMIZATION, TPL_README, TPL_COUNT };
+static const char *const tpl_files[TPL_COUNT] = {
+	"vac.yaml", "storageclass-gp3.yaml", "storageclass-gp2-undefault.json",
+	"pvc-patch.json", "kustomization.yaml", "manifests-README.md",
+};
+
+struct templates {
+	struct buf text[TPL_COUNT];
+	char *name[TPL_COUNT]; /* for messages: the override path or "templates/NAME" */
+};
+
+static void templates_release(struct templates *t)
+{
+	for (int i = 0; i < TPL_COUNT; i++) {
+		buf_release(&t->text[i]);
+		free(t->name[i]);
+	}
+}
+
+static int templates_load(struct templates *t, const char *dir, struct buf *err)
+{
+	memset(t, 0, sizeof *t);
+	for (int i = 0; i < TPL_COUNT; i++)
+		buf_init(&t->text[i]);
+	if (dir) {
+		struct stat st;
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			return em_err(err, EM_EINPUT, "--templates-dir: '%s' is not a directory", dir);
+	}
+	for (int i = 0; i < TPL_COUNT; i++) {
+		struct buf path = BUF_INIT;
+		if (dir)
+			buf_addf(&path, "%s/%s", dir, tpl_files[i]);
+		if (dir && access(path.s, F_OK) == 0) {
+			t->name[i] = buf_detach(&path);
+			int rc = em_read_file(t->name[i], &t->text[i], err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		buf_reset(&path);
+		buf_addf(&path, "templates/%s", tpl_files[i]);
+		const struct embedded_file *e = embedded_find(path.s);
+		t->name[i] = buf_detach(&path);
+		if (!e)
+			return em_err(err, EM_ENOTFOUND, "template '%s' is not built in", t->name[i]);
+		buf_add(&t->text[i], e->data, e->len);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ the model */
+
+struct entry {
+	const struct plan_item *it;
+	const char *why_ec2; /* why the EC2 route (NULL on a Kubernetes route) */
+};
+
+struct group {
+	struct entry *go, *later; /* migrate items (plan order), blocked items (by eligible_at) */
+	size_t n_go, n_later, alloc_go, alloc_later;
+};
+
+struct cluster {
+	const char *name;
+	char *dir;                /* directory name under DIR */
+	const char *version;      /* NULL when unknown */
+	enum manifest_vac_api api;
+	const char *api_version;
+	const char *api_evidence; /* "Kubernetes 1.33", "existing VolumeAttributesClasses", NULL */
+	enum manifest_route route;
+	struct group g;
+};
+
+struct ec2_account {
+	const char *account; /* NULL: unknown */
+	char *dir;
+	struct group g;
+};
+
+struct gen {
+	const struct plan *p;
+	const struct fleet *f;
+	const struct manifest_options *o;
+	struct manifest_set *out;
+	struct templates tpl;
+	struct cluster *cl;
+	size_t n_cl;
+	struct ec2_account *acc;
+	size_t n_acc, alloc_acc;
+	size_t batch;
+	char generated[21];
+	struct buf steps, skipped;
+	size_t n_review, n_skip;
+	micro_t savings;
+};
+
+static void group_add(struct group *g, const struct plan_item *it, const char *why)
+{
+	struct entry e = {it, why};
+	if (it->action == ACTION_MIGRATE) {
+		XGROW(g->go, g->n_go, g->alloc_go);
+		g->go[g->n_go++] = e;
+		return;
+	}
+	/* blocked: stable insertion by eligible_at; unknown (in flight) last */
+	XGROW(g->later, g->n_later, g->alloc_later);
+	size_t i = g->n_later;
+	time_t at = it->eligible_at ? it->eligible_at : (time_t)INT64_MAX;
+	while (i > 0) {
+		time_t prev = g->later[i - 1].it->eligible_at ? g->later[i - 1].it->eligible_at : (time_t)INT64_MAX;
+		if (prev <= at)
+			break;
+		g->later[i] = g->later[i - 1];
+		i--;
+	}
+	g->later[i] = e;
+	g->n_later++;
+}
+
+static void group_release(struct group *g)
+{
+	free(g->go);
+	free(g->later);
+}
+
+static size_t n_batches(size_t n, size_t size)
+{
+	return (n + size - 1) / size;
+}
+
+/* A directory name for a cluster or account: [A-Za-z0-9._-], unique, not reserved. */
+static char *dir_name(struct gen *g, const char *name, const char *fallback)
+{
+	struct buf b = BUF_INIT;
+	for (const char *p = name ? name : ""; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		buf_addc(&b, isalnum(c) || c == '.' || c == '_' || c == '-' ? (char)c : '_');
+	}
+	if (!b.len || strcmp(b.s, ".") == 0 || strcmp(b.s, "..") == 0) {
+		buf_reset(&b);
+		buf_adds(&b, fallback);
+	}
+	struct buf cand = BUF_INIT;
+	for (int n = 1;; n++) {
+		buf_reset(&cand);
+		buf_adds(&cand, b.s);
+		if (n > 1)
+			buf_addf(&cand, "-%d", n);
+		int taken = strcmp(cand.s, "ec2") == 0 || strcasecmp(cand.s, "README.md") == 0;
+		for (size_t i = 0; i < g->n_cl && !taken; i++)
+			taken = g->cl[i].dir && strcmp(g->cl[i].dir, cand.s) == 0;
+		if (!taken)
+			break;
+	}
+	buf_release(&b);
+	return buf_detach(&cand);
+}
+
+static struct cluster *find_cluster(struct gen *g, const char *name)
+{
+	for (size_t i = 0; i < g->n_cl; i++)
+		if (strcmp(g->cl[i].name, name) == 0)
+			return &g->cl[i];
+	return NULL;
+}
+
+static struct ec2_account *find_account(struct gen *g, const char *account)
+{
+	for (size_t i = 0; i < g->n_acc; i++)
+		if ((!account && !g->acc[i].account) || (account && ieq(g->acc[i].account, account)))
+			return &g->acc[i];
+	XGROW(g->acc, g->n_acc, g->alloc_acc);
+	struct ec2_account *a = &g->acc[g->n_acc++];
+	memset(a, 0, sizeof *a);
+	a->account = account;
+	return a;
+}
+
+static void setup_clusters(struct gen *g)
+{
+	const struct fleet *f = g->f;
+	g->cl = f->n_clusters ? xcalloc(f->n_clusters, sizeof *g->cl) : NULL;
+	for (size_t i = 0; i < f->n_clusters; i++) {
+		struct cluster *c = &g->cl[i];
+		c->name = f->clusters[i];
+		c->dir = dir_name(g, c->name, "cluster");
+		g->n_cl = i + 1;
+		c->version = f->cluster_versions ? f->cluster_versions[i] : NULL;
+		c->api = manifest_vac_api(c->version, &c->api_version);
+		if (c->api != VAC_API_UNKNOWN) {
+			c->api_evidence = "version";
+		} else {
+			/* No version: a VolumeAttributesClass read from the cluster names a served version. */
+			for (size_t k = 0; k < f->n_vacs; k++) {
+				const char *av = f->vacs[k].api_version;
+				if (ieq(f->vacs[k].cluster, c->name) && av && strncmp(av, "storage.k8s.io/v", 16) == 0) {
+					c->api_version = av;
+					c->api_evidence = "existing";
+					c->api = strcmp(av, "storage.k8s.io/v1") == 0        ? VAC_API_V1
+						 : strcmp(av, "storage.k8s.io/v1alpha1") == 0 ? VAC_API_V1ALPHA1
+											       : VAC_API_V1BETA1;
+					break;
+				}
+			}
+		}
+		c->route = g->o->route;
+		if (c->route == MANIFEST_ROUTE_VAC && c->api == VAC_API_NONE)
+			c->route = MANIFEST_ROUTE_EC2;
+	}
+}
+
+/* Sorts every migrate/blocked item into its cluster's group or an EC2 account group. */
+static void route_items(struct gen *g)
+{
+	for (size_t i = 0; i < g->p->n; i++) {
+		const struct plan_item *it = &g->p->items[i];
+		if (it->action == ACTION_REVIEW)
+			g->n_review++;
+		if (it->action == ACTION_SKIP)
+			g->n_skip++;
+		if ((it->action != ACTION_MIGRATE && it->action != ACTION_BLOCKED) || !it->has_target)
+			continue;
+		if (it->current_priced && it->target_priced)
+			g->savings += it->savings_monthly;
+		const struct kube_binding *k = it->v->kube;
+		const char *why = NULL;
+		struct cluster *c = k && k->cluster ? find_cluster(g, k->cluster) : NULL;
+		if (!k)
+			why = "not in Kubernetes";
+		else if (k->in_tree || !ieq(k->driver, EBS_CSI))
+			why = "in-tree PersistentVolume";
+		else if (!k->pvc || !k->namespace_)
+			why = "PersistentVolume without a claim";
+		else if (!c)
+			why = "cluster unknown";
+		else if (c->route == MANIFEST_ROUTE_EC2)
+			why = g->o->route == MANIFEST_ROUTE_EC2 ? "--route ec2" : "Kubernetes before 1.29";
+		if (!why) {
+			group_add(&c->g, it, NULL);
+			continue;
+		}
+		group_add(&find_account(g, it->v->account)->g, it, why);
+	}
+	for (size_t i = 0; i < g->n_acc; i++) {
+		struct ec2_account *a = &g->acc[i];
+		if (g->n_acc == 1)
+			a->dir = xstrdup("ec2");
+		else {
+			char *sub = dir_name(g, a->account, "unknown-account");
+			struct buf b = BUF_INIT;
+			buf_addf(&b, "ec2/%s", sub);
+			free(sub);
+			a->dir = buf_detach(&b);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ storage classes */
+
+static const char *sc_volume_type(const struct storage_class *sc)
+{
+	if (sc->type)
+		return sc->type;
+	if (ieq(sc->provisioner, EBS_INTREE))
+		return "gp2";
+	if (ieq(sc->provisioner, EBS_CSI))
+		return "gp3";
+	return NULL;
+}
+
+static int sc_is_ebs(const struct storage_class *sc)
+{
+	return ieq(sc->provisioner, EBS_CSI) || ieq(sc->provisioner, EBS_INTREE);
+}
+
+static int sc_makes(const struct storage_class *sc, const char *type)
+{
+	return sc && sc_is_ebs(sc) && ieq(sc_volume_type(sc), type);
+}
+
+static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
+{
+	for (size_t i = 0; i < f->n_scs; i++)
+		if (ieq(f->scs[i].cluster, cluster) && ieq(f->scs[i].name, name))
+			return &f->scs[i];
+	return NULL;
+}
+
+static const char *sc_param(const struct storage_class *sc, const char *key)
+{
+	for (size_t i = 0; sc && i < sc->n_parameters; i++)
+		if (strcmp(sc->parameters[i].key, key) == 0)
+			return sc->parameters[i].value;
+	return NULL;
+}
+
+/* The parameters the new class copies from the gp2 class (sorted by key, as emitted). */
+struct sc_params {
+	const char *keys[3], *values[3];
+	size_t n;
+};
+
+static void copied_params(const struct storage_class *src, struct sc_params *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!src)
+		return;
+	const char *fstype = sc_param(src, "csi.storage.k8s.io/fstype");
+	if (!fstype)
+		fstype = sc_param(src, "fsType"); /* in-tree spelling */
+	if (fstype) {
+		out->keys[out->n] = "csi.storage.k8s.io/fstype";
+		out->values[out->n++] = fstype;
+	}
+	if (src->encrypted) {
+		out->keys[out->n] = "encrypted";
+		out->values[out->n++] = src->encrypted;
+	}
+	if (src->kms_key_id) {
+		out->keys[out->n] = "kmsKeyId";
+		out->values[out->n++] = src->kms_key_id;
+	}
+}
+
+/* 1 when an existing class has exactly the provisioner and parameters the new one would. */
+static int sc_identical(const struct storage_class *sc, const struct sc_params *cp)
+{
+	if (!ieq(sc->provisioner, EBS_CSI) || sc->n_parameters != 3 + cp->n)
+		return 0;
+	if (!ieq(sc_param(sc, "type"), "gp3") || !ieq(sc_param(sc, "iops"), "3000") ||
+	    !ieq(sc_param(sc, "throughput"), "125"))
+		return 0;
+	for (size_t i = 0; i < cp->n; i++)
+		if (!ieq(sc_param(sc, cp->keys[i]), cp->values[i]))
+			return 0;
+	return 1;
+}
+
+/* The gp2 class whose encryption the new class copies: a gp2 default, else the gp2 class
+ * most of the cluster's planned claims use, else the first gp2 class. */
+static const struct storage_class *gp2_source(struct gen *g, const struct cluster *c)
+{
+	const struct fleet *f = g->f;
+	const struct storage_class *first = NULL, *best = NULL;
+	size_t best_n = 0;
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *sc = &f->scs[i];
+		if (!ieq(sc->cluster, c->name) || !sc_makes(sc, "gp2"))
+			continue;
+		if (sc->is_default)
+			return sc;
+		if (!first)
+			first = sc;
+		size_t n = 0;
+		for (size_t k = 0; k < g->p->n; k++) {
+			const struct kube_binding *kb = g->p->items[k].v->kube;
+			n += kb && ieq(kb->cluster, c->name) && ieq(kb->storage_class, sc->name);
+		}
+		if (n > best_n)
+			best = sc, best_n = n;
+	}
+	return best ? best : first;
+}
+
+struct sc_plan {
+	int emit;                    /* write 01-storageclass-gp3.yaml */
+	const char *name;
+	int make_default;
+	const struct storage_class *src;
+	struct sc_params cp;
+	const struct storage_class **undefault; /* gp2 defaults to patch (02) */
+	size_t n_undefault;
+	const char *why_not;         /* when !emit or !make_default: why (README) */
+	const char *existing_default;
+};
+
+static void plan_storage_class(struct gen *g, const struct cluster *c, struct sc_plan *sp)
+{
+	const struct fleet *f = g->f;
+	memset(sp, 0, sizeof *sp);
+	size_t n_known = 0, n_gp2_def = 0, n_other_def = 0;
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *sc = &f->scs[i];
+		if (!ieq(sc->cluster, c->name))
+			continue;
+		n_known++;
+		if (!sc->is_default)
+			continue;
+		if (sc_makes(sc, "gp3")) {
+			sp->why_not = "already-gp3";
+			sp->existing_default = sc->name;
+			return;
+		}
+		if (sc_makes(sc, "gp2"))
+			n_gp2_def++;
+		else {
+			n_other_def++;
+			sp->existing_default = sc->name;
+		}
+	}
+	sp->src = gp2_source(g, c);
+	copied_params(sp->src, &sp->cp);
+	static const char *const names[] = {"gp3", "gp3-ebsmigrate"};
+	for (size_t i = 0; i < 2 && !sp->name; i++) {
+		const struct storage_class *ex = find_sc(f, c->name, names[i]);
+		if (!ex || sc_identical(ex, &sp->cp))
+			sp->name = names[i];
+	}
+	if (!sp->name) {
+		sp->why_not = "names-taken";
+		return;
+	}
+	sp->emit = 1;
+	if (n_known == 0) {
+		sp->make_default = 1;
+		sp->why_not = "no-classes";
+	} else if (n_gp2_def && !n_other_def) {
+		sp->make_default = 1;
+	} else {
+		sp->why_not = n_other_def ? "other-default" : "no-default";
+	}
+	if (sp->make_default && n_gp2_def) {
+		sp->undefault = xcalloc(n_gp2_def, sizeof *sp->undefault);
+		for (size_t i = 0; i < f->n_scs; i++)
+			if (ieq(f->scs[i].cluster, c->name) && f->scs[i].is_default && sc_makes(&f->scs[i], "gp2"))
+				sp->undefault[sp->n_undefault++] = &f->scs[i];
+	}
+}
+
+static int has_csi_evidence(struct gen *g, const struct cluster *c)
+{
+	for (size_t i = 0; i < g->f->n_scs; i++)
+		if (ieq(g->f->scs[i].cluster, c->name) && ieq(g->f->scs[i].provisioner, EBS_CSI))
+			return 1;
+	for (size_t i = 0; i < g->f->n; i++) {
+		const struct kube_binding *k = g->f->vols[i].kube;
+		if (k && ieq(k->cluster, c->name) && ieq(k->driver, EBS_CSI))
+			return 1;
+	}
+	for (size_t i = 0; i < g->f->n_vacs; i++)
+		if (ieq(g->f->vacs[i].cluster, c->name) && ieq(g->f->vacs[i].driver, EBS_CSI))
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ scripts */
+
+static void add_path(struct buf *b, const char *dir, const char *file)
+{
+	buf_addf(b, "%s/%s", dir, file);
+}
+
+/* "vol-0a1: 300 GiB gp2 -> gp3 3000 IOPS, 125 MiB/s; saves $6.84/month" */
+static void describe_item(struct buf *b, const struct plan_item *it)
+{
+	const struct volume *v = it->v;
+	buf_adds(b, "# ");
+	add_comment_text(b, v->volume_id);
+	if (v->kube && v->kube->pvc) {
+		buf_adds(b, " (");
+		add_comment_text(b, v->kube->cluster);
+		buf_adds(b, " ");
+		add_comment_text(b, v->kube->namespace_);
+		buf_adds(b, "/");
+		add_comment_text(b, v->kube->pvc);
+		buf_adds(b, ")");
+	}
+	buf_addf(b, ": %lld GiB gp2 -> gp3 %lld IOPS, %lld MiB/s", (long long)v->size_gib,
+		 (long long)it->target.iops, (long long)it->target.throughput);
+	if (it->current_priced && it->target_priced) {
+		buf_adds(b, "; saves ");
+		money_add_usd_pretty(b, it->savings_monthly);
+		buf_adds(b, "/month");
+	}
+	buf_addc(b, '\n');
+}
+
+static void describe_eligibility(struct buf *b, const struct plan_item *it)
+{
+	if (it->eligible_at) {
+		char ts[21];
+		em_format_time(it->eligible_at, ts);
+		buf_addf(b, "# eligible at %s (EBS allows at most 4 modifications per volume in 24 h)\n", ts);
+		return;
+	}
+	const struct volume_mod *m = volume_latest_mod(it->v);
+	buf_adds(b, "# eligible after the modification in flight completes");
+	if (m && m->state) {
+		buf_adds(b, " (");
+		add_comment_text(b, m->state);
+		if (m->start_time) {
+			char ts[21];
+			em_format_time(m->start_time, ts);
+			buf_addf(b, " since %s", ts);
+		}
+		buf_adds(b, ")");
+	}
+	buf_addc(b, '\n');
+}
+
+static const char fn_idle[] =
+	"# idle REGION VOLUME: false (the volume is skipped) while a modification is in flight.\n"
+	"idle() {\n"
+	"\tstate=$(aws ec2 describe-volumes-modifications --region \"$1\" --volume-ids \"$2\" \\\n"
+	"\t\t--query 'VolumesModifications[0].ModificationState' --output text 2>/dev/null) || state=none\n"
+	"\tcase $state in modifying | optimizing)\n"
+	"\t\techo \"skipped $2: a modification is $state; run this again once it has completed\" >&2\n"
+	"\t\treturn 1 ;;\n"
+	"\tesac\n"
+	"}\n";
+
+static const char fn_still_gp2[] =
+	"# still_gp2 REGION VOLUME GIB: false (the volume is skipped) unless it is still the planned gp2\n"
+	"# volume of that size with no modification in flight.\n"
+	"still_gp2() {\n"
+	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" \\\n"
+	"\t\t--query 'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size)])' --output text)\n"
+	"\tif [ \"$now\" != \"gp2:$3\" ]; then\n"
+	"\t\techo \"skipped $2: it is $now (type:GiB), the plan expected gp2:$3; run ebsmigrate plan again\" >&2\n"
+	"\t\treturn 1\n"
+	"\tfi\n"
+	"\tidle \"$1\" \"$2\"\n"
+	"}\n";
+
+static const char fn_still_gp3[] =
+	"# still_gp3 REGION VOLUME GIB IOPS MIBPS: false (the volume is skipped) unless it is the gp3\n"
+	"# volume this batch made and its modification is no longer in flight.\n"
+	"still_gp3() {\n"
+	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" --query \\\n"
+	"\t\t'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size), to_string(Volumes[0].Iops), to_string(Volumes[0].Throughput)])' \\\n"
+	"\t\t--output text)\n"
+	"\tif [ \"$now\" != \"gp3:$3:$4:$5\" ]; then\n"
+	"\t\techo \"skipped $2: it is $now (type:GiB:IOPS:MiB/s), not gp3:$3:$4:$5\" >&2\n"
+	"\t\treturn 1\n"
+	"\tfi\n"
+	"\tidle \"$1\" \"$2\"\n"
+	"}\n";
+
+static const char fn_not_before[] =
+	"# not_before EPOCH TIME VOLUME: false (the volume is skipped) before EBS allows its next\n"
+	"# modification.\n"
+	"not_before() {\n"
+	"\tif [ \"$(date -u +%s)\" -lt \"$1\" ]; then\n"
+	"\t\techo \"skipped $3: EBS allows its next modification at $2\" >&2\n"
+	"\t\treturn 1\n"
+	"\tfi\n"
+	"}\n";
+
+static void script_begin(struct buf *b, const char *title, const char *body)
+{
+	buf_adds(b, "#!/bin/sh\n# ");
+	add_comment_text(b, title);
+	buf_addc(b, '\n');
+	buf_adds(b, body);
+	buf_adds(b, "set -eu\n");
+}
+
+static void add_context_var(struct buf *b, const char *cluster)
+{
+	buf_adds(b, "ctx=");
+	manifest_sh_quote(b, cluster);
+	buf_adds(b, "\n[ -z \"${KUBE_CONTEXT:-}\" ] || ctx=$KUBE_CONTEXT\n");
+}
+
+static void add_modify_volume(struct buf *b, const struct plan_item *it, const char *indent)
+{
+	const struct volume *v = it->v;
+	buf_addf(b, "%saws ec2 modify-volume --region ", indent);
+	manifest_sh_quote(b, v->region);
+	buf_adds(b, " --volume-id ");
+	manifest_sh_quote(b, v->volume_id);
+	buf_addf(b, " --volume-type gp3 --iops %lld --throughput %lld\n", (long long)it->target.iops,
+		 (long long)it->target.throughput);
+}
+
+static void add_ec2_rollback(struct buf *b, const struct plan_item *it)
+{
+	const struct volume *v = it->v;
+	buf_adds(b, "if still_gp3 ");
+	manifest_sh_quote(b, v->region);
+	buf_addc(b, ' ');
+	manifest_sh_quote(b, v->volume_id);
+	buf_addf(b, " %lld %lld %lld; then\n", (long long)v->size_gib, (long long)it->target.iops,
+		 (long long)it->target.throughput);
+	buf_adds(b, "\taws ec2 modify-volume --region ");
+	manifest_sh_quote(b, v->region);
+	buf_adds(b, " --volume-id ");
+	manifest_sh_quote(b, v->volume_id);
+	buf_adds(b, " --volume-type gp2\nfi\n");
+}
+
+/* Opens `if <guards>; then` for a blocked item; returns the indentation for its commands. */
+static const char *open_guard(struct buf *b, const struct plan_item *it, int blocked)
+{
+	if (!blocked)
+		return "";
+	if (it->eligible_at) {
+		char ts[21];
+		em_format_time(it->eligible_at, ts);
+		buf_addf(b, "if not_before %lld %s ", (long long)it->eligible_at, ts);
+		manifest_sh_quote(b, it->v->volume_id);
+	} else {
+		buf_adds(b, "if idle ");
+		manifest_sh_quote(b, it->v->region);
+		buf_addc(b, ' ');
+		manifest_sh_quote(b, it->v->volume_id);
+	}
+	buf_adds(b, "; then\n");
+	return "\t";
+}
+
+static void close_guard(struct buf *b, int blocked)
+{
+	if (blocked)
+		buf_adds(b, "fi\n");
+}
+
+static void add_kubectl_pvc(struct buf *b, const struct kube_binding *k, const char *indent, const char *verb)
+{
+	buf_addf(b, "%skubectl --context \"$ctx\" --namespace ", indent);
+	manifest_sh_quote(b, k->namespace_);
+	buf_addf(b, " %s pvc ", verb);
+	manifest_sh_quote(b, k->pvc);
+}
+
+static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, struct buf *err)
+{
+	struct buf cls = BUF_INIT, patch = BUF_INIT;
+	add_json_string(&cls, class_name);
+	const char *vars[] = {"class", cls.s, NULL};
+	int rc = manifest_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
+	while (patch.len && isspace((unsigned char)patch.s[patch.len - 1]))
+		patch.s[--patch.len] = '\0';
+	if (!rc)
+		manifest_sh_quote(b, patch.s);
+	buf_release(&cls);
+	buf_release(&patch);
+	return rc;
+}
+
+struct batch_ref {
+	const char *dir;        /* "prod/batches" or "ec2" */
+	size_t number, total;   /* 1-based batch number and the count of batches in the directory */
+	int blocked;
+	const struct entry *e;
+	size_t n;
+};
+
+static void batch_file(struct buf *b, const struct batch_ref *r, const char *kind)
+{
+	buf_addf(b, "%s/batch-%03zu-%s%s", r->dir, r->number, r->blocked ? "blocked-" : "", kind);
+}
+
+/* 1 when some claim of the batch named no class before (its rollback goes through EC2). */
+static int any_unclassed(const struct entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!e[i].it->v->kube->vac)
+			return 1;
+	return 0;
+}
+
+static int has_unknown_eligibility(const struct batch_ref *r)
+{
+	for (size_t i = 0; r->blocked && i < r->n; i++)
+		if (!r->e[i].it->eligible_at)
+			return 1;
+	return 0;
+}
+
+/* Forward + rollback script of one batch of a cluster's claims. */
+static int cluster_batch(struct gen *g, const struct cluster *c, const struct batch_ref *r, struct buf *err)
+{
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	int vac = c->route == MANIFEST_ROUTE_VAC;
+	buf_addf(&title, "Cluster %s, %sbatch %zu of %zu: %zu claim(s), route %s.", c->name, r->blocked ? "blocked " : "",
+		 r->number, r->total, r->n, manifest_route_name(c->route));
+	buf_addf(&body, "# From the plan of %s. ", g->generated);
+	if (vac)
+		buf_adds(&body, "Needs 00-volumeattributesclasses.yaml applied first.\n"
+				"# Each patch makes the EBS CSI driver modify the volume once. Run once; before the\n"
+				"# next batch wait until every claim shows its class in\n"
+				"# status.currentVolumeAttributesClassName. Running it again changes nothing.\n");
+	else
+		buf_adds(&body, "Needs the volume-modifier-for-k8s sidecar.\n"
+				"# Each annotation change makes the sidecar modify the volume once. Run once; before\n"
+				"# the next batch wait until the PersistentVolumes carry the same annotations.\n"
+				"# Running it again changes nothing.\n");
+	if (r->blocked)
+		buf_adds(&body, "# Blocked volumes: each is skipped until EBS allows its next modification.\n");
+	buf_adds(&body, "# Rollback: ");
+	buf_addf(&body, "batch-%03zu-%srollback.sh.\n# Context: KUBE_CONTEXT overrides the one below.\n", r->number,
+		 r->blocked ? "blocked-" : "");
+	script_begin(&fwd, title.s, body.s);
+	if (r->blocked && !has_unknown_eligibility(r)) {
+		buf_adds(&fwd, fn_not_before);
+	} else if (r->blocked) {
+		buf_adds(&fwd, fn_not_before);
+		buf_adds(&fwd, fn_idle);
+	}
+	add_context_var(&fwd, c->name);
+
+	buf_reset(&title);
+	buf_addf(&title, "Cluster %s, rollback of %sbatch %zu: back to the previous configuration.", c->name,
+		 r->blocked ? "blocked " : "", r->number);
+	buf_reset(&body);
+	buf_adds(&body, "# Run only after the batch's modifications have completed (a rollback is one more\n"
+			"# modification: same EBS rules). ");
+	if (vac)
+		buf_adds(&body, "Claims that named a class before go back to it; the others\n"
+				"# go back to gp2 with EC2 (needs AWS credentials): their claims keep naming the gp3\n"
+				"# class, which then no longer describes the volume.\n");
+	else
+		buf_adds(&body, "The annotations go back to gp2; the sidecar modifies the volume.\n");
+	script_begin(&back, title.s, body.s);
+	int ec2_back = vac && any_unclassed(r->e, r->n);
+	if (ec2_back) {
+		buf_adds(&back, fn_idle);
+		buf_adds(&back, fn_still_gp3);
+	}
+	add_context_var(&back, c->name);
+
+	int rc = 0;
+	for (size_t i = 0; i < r->n && !rc; i++) {
+		const struct plan_item *it = r->e[i].it;
+		const struct kube_binding *k = it->v->kube;
+		buf_addc(&fwd, '\n');
+		describe_item(&fwd, it);
+		if (r->blocked)
+			describe_eligibility(&fwd, it);
+		const char *ind = open_guard(&fwd, it, r->blocked);
+		if (vac) {
+			struct buf name = BUF_INIT;
+			manifest_vac_name(&name, it->target.iops, it->target.throughput);
+			add_kubectl_pvc(&fwd, k, ind, "patch");
+			buf_adds(&fwd, " --type=merge --patch ");
+			rc = add_vac_patch(g, &fwd, name.s, err);
+			buf_addc(&fwd, '\n');
+			buf_release(&name);
+		} else {
+			add_kubectl_pvc(&fwd, k, ind, "annotate --overwrite");
+			buf_addf(&fwd, " \\\n%s\tebs.csi.aws.com/volumeType=gp3 ebs.csi.aws.com/iops=%lld ebs.csi.aws.com/throughput=%lld\n",
+				 ind, (long long)it->target.iops, (long long)it->target.throughput);
+		}
+		close_guard(&fwd, r->blocked);
+
+		buf_addc(&back, '\n');
+		describe_item(&back, it);
+		if (vac && k->vac) {
+			buf_adds(&back, "# the claim named VolumeAttributesClass ");
+			add_comment_text(&back, k->vac);
+			buf_adds(&back, " before\n");
+			add_kubectl_pvc(&back, k, "", "patch");
+			buf_adds(&back, " --type=merge --patch ");
+			if (!rc)
+				rc = add_vac_patch(g, &back, k->vac, err);
+			buf_addc(&back, '\n');
+		} else if (vac) {
+			buf_adds(&back, "# the claim named no VolumeAttributesClass before: back to gp2 with EC2\n");
+			add_ec2_rollback(&back, it);
+		} else {
+			add_kubectl_pvc(&back, k, "", "annotate --overwrite");
+			buf_adds(&back, " \\\n\tebs.csi.aws.com/volumeType=gp2 ebs.csi.aws.com/iops- ebs.csi.aws.com/throughput-\n");
+		}
+	}
+	if (!rc) {
+		batch_file(&path, r, "pvc-patches.sh");
+		add_file(g->out, path.s, &fwd, 0755);
+		buf_reset(&path);
+		batch_file(&path, r, "rollback.sh");
+		add_file(g->out, path.s, &back, 0755);
+	}
+	buf_release(&fwd);
+	buf_release(&back);
+	buf_release(&title);
+	buf_release(&body);
+	buf_release(&path);
+	return rc;
+}
+
+/* Forward + rollback script of one batch of EC2-route volumes. */
+static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct batch_ref *r)
+{
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	buf_addf(&title, "EC2 route%s%s, %sbatch %zu of %zu: %zu volume(s).", a->account ? ", account " : "",
+		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number, r->total, r->n);
+	buf_addf(&body, "# From the plan of %s. Needs AWS credentials of the account that owns the volumes.\n"
+			"# Each volume is checked first (still the planned gp2 volume, nothing in flight) and then\n"
+			"# modified once with IOPS and throughput stated. Run once; before the next batch wait until\n"
+			"# each modification is optimizing or completed (aws ec2 describe-volumes-modifications).\n",
+		 g->generated);
+	if (r->blocked)
+		buf_adds(&body, "# Blocked volumes: each is skipped until EBS allows its next modification.\n");
+	buf_addf(&body, "# Rollback: batch-%03zu-%srollback.sh.\n", r->number, r->blocked ? "blocked-" : "");
+	script_begin(&fwd, title.s, body.s);
+	buf_adds(&fwd, fn_idle);
+	buf_adds(&fwd, fn_still_gp2);
+	if (r->blocked)
+		buf_adds(&fwd, fn_not_before);
+
+	buf_reset(&title);
+	buf_addf(&title, "EC2 route%s%s, rollback of %sbatch %zu: back to gp2.", a->account ? ", account " : "",
+		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number);
+	buf_reset(&body);
+	buf_adds(&body, "# Run only after the batch's modifications have completed (a rollback is one more\n"
+			"# modification: same EBS rules). gp2 takes no IOPS or throughput.\n");
+	script_begin(&back, title.s, body.s);
+	buf_adds(&back, fn_idle);
+	buf_adds(&back, fn_still_gp3);
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct plan_item *it = r->e[i].it;
+		const struct volume *v = it->v;
+		buf_addc(&fwd, '\n');
+		describe_item(&fwd, it);
+		buf_adds(&fwd, "# EC2 route: ");
+		buf_adds(&fwd, r->e[i].why_ec2);
+		buf_addc(&fwd, '\n');
+		if (r->blocked) {
+			describe_eligibility(&fwd, it);
+			if (it->eligible_at) {
+				char ts[21];
+				em_format_time(it->eligible_at, ts);
+				buf_addf(&fwd, "if not_before %lld %s ", (long long)it->eligible_at, ts);
+				manifest_sh_quote(&fwd, v->volume_id);
+				buf_adds(&fwd, " && ");
+			} else {
+				buf_adds(&fwd, "if ");
+			}
+		} else {
+			buf_adds(&fwd, "if ");
+		}
+		buf_adds(&fwd, "still_gp2 ");
+		manifest_sh_quote(&fwd, v->region);
+		buf_addc(&fwd, ' ');
+		manifest_sh_quote(&fwd, v->volume_id);
+		buf_addf(&fwd, " %lld; then\n", (long long)v->size_gib);
+		add_modify_volume(&fwd, it, "\t");
+		buf_adds(&fwd, "fi\n");
+
+		buf_addc(&back, '\n');
+		describe_item(&back, it);
+		add_ec2_rollback(&back, it);
+	}
+	batch_file(&path, r, "modify-volume.sh");
+	add_file(g->out, path.s, &fwd, 0755);
+	buf_reset(&path);
+	batch_file(&path, r, "rollback.sh");
+	add_file(g->out, path.s, &back, 0755);
+	buf_release(&fwd);
+	buf_release(&back);
+	buf_release(&title);
+	buf_release(&body);
+	buf_release(&path);
+}
+
+/* Calls fn for every batch of a group: migrate batches, then blocked ones numbered after them.
+ * Appends README lines for each. */
+typedef int (*batch_fn)(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err);
+
+static int each_batch(struct gen *g, const struct group *grp, const char *dir, const char *fwd_kind,
+		      const char *what, const char *readme_dir, batch_fn fn, const void *owner, size_t *step,
+		      struct buf *err)
+{
+	size_t size = g->batch;
+	size_t n_go = n_batches(grp->n_go, size), n_later = n_batches(grp->n_later, size);
+	size_t total = n_go + n_later;
+	for (size_t b = 0; b < total; b++) {
+		struct batch_ref r;
+		r.dir = dir;
+		r.number = b + 1;
+		r.total = total;
+		r.blocked = b >= n_go;
+		size_t first = (r.blocked ? b - n_go : b) * size;
+		size_t n = r.blocked ? grp->n_later : grp->n_go;
+		r.e = (r.blocked ? grp->later : grp->go) + first;
+		r.n = n - first < size ? n - first : size;
+		int rc = fn(g, owner, &r, err);
+		if (rc)
+			return rc;
+		g->out->n_batches++;
+		if (r.blocked)
+			g->out->n_blocked += r.n;
+		struct buf f = BUF_INIT, rb = BUF_INIT;
+		buf_addf(&f, "%s/batch-%03zu-%s%s", readme_dir, r.number, r.blocked ? "blocked-" : "", fwd_kind);
+		buf_addf(&rb, "%s/batch-%03zu-%srollback.sh", readme_dir, r.number, r.blocked ? "blocked-" : "");
+		buf_addf(&g->steps, "%zu. ", ++*step);
+		if (r.blocked) {
+			time_t last = 0;
+			int unknown = 0;
+			for (size_t i = 0; i < r.n; i++) {
+				if (!r.e[i].it->eligible_at)
+					unknown = 1;
+				else if (r.e[i].it->eligible_at > last)
+					last = r.e[i].it->eligible_at;
+			}
+			buf_adds(&g->steps, "Blocked volumes, later: ");
+			if (last) {
+				char ts[21];
+				em_format_time(last, ts);
+				buf_addf(&g->steps, "not before %s%s, ", ts, unknown ? " and" : "");
+			}
+			if (unknown)
+				buf_adds(&g->steps, "after the modifications in flight complete, ");
+		}
+		buf_adds(&g->steps, "`sh ");
+		buf_adds(&g->steps, f.s);
+		buf_addf(&g->steps, "` — %zu %s%s; rollback `sh %s`\n", r.n, what, r.n == 1 ? "" : "s", rb.s);
+		buf_release(&f);
+		buf_release(&rb);
+	}
+	return 0;
+}
+
+static int cluster_batch_cb(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err)
+{
+	return cluster_batch(g, owner, r, err);
+}
+
+static int ec2_batch_cb(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err)
+{
+	(void)err;
+	ec2_batch(g, owner, r);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ per cluster */
+
+struct target {
+	int64_t iops, throughput;
+};
+
+static int target_cmp(const void *a, const void *b)
+{
+	const struct target *x = a, *y = b;
+	if (x->iops != y->iops)
+		return x->iops < y->iops ? -1 : 1;
+	return x->throughput < y->throughput ? -1 : x->throughput > y->throughput;
+}
+
+static int vac_param_is(const struct vac_ref *v, const char *key, const char *want)
+{
+	for (size_t i = 0; i < v->n_parameters; i++)
+		if (strcmp(v->parameters[i].key, key) == 0)
+			return strcmp(v->parameters[i].value, want) == 0;
+	return 0;
+}
+
+/* 00-volumeattributesclasses.yaml; fills names (README). */
+static int cluster_vacs(struct gen *g, const struct cluster *c, struct buf *names, struct buf *err)
+{
+	const struct group *grp = &c->g;
+	size_t n_all = grp->n_go + grp->n_later, n = 0;
+	struct target *t = n_all ? xcalloc(n_all, sizeof *t) : NULL;
+	for (size_t i = 0; i < n_all; i++) {
+		const struct plan_item *it = i < grp->n_go ? grp->go[i].it : grp->later[i - grp->n_go].it;
+		struct target x = {it->target.iops, it->target.throughput};
+		size_t k = 0;
+		while (k < n && target_cmp(&t[k], &x) != 0)
+			k++;
+		if (k == n)
+			t[n++] = x;
+	}
+	if (n > 1)
+		qsort(t, n, sizeof *t, target_cmp);
+	struct buf doc = BUF_INIT, name = BUF_INIT, qname = BUF_INIT, iops = BUF_INIT, tput = BUF_INIT, num = BUF_INIT;
+	buf_adds(&doc, "# VolumeAttributesClasses for cluster ");
+	add_comment_text(&doc, c->name);
+	buf_addf(&doc, ": one per distinct gp3 target, written by ebsmigrate from the plan of %s.\n", g->generated);
+	buf_adds(&doc, "# apiVersion ");
+	buf_adds(&doc, c->api_version);
+	if (ieq(c->api_evidence, "version")) {
+		buf_adds(&doc, " for Kubernetes ");
+		add_comment_text(&doc, c->version);
+	} else if (c->api_evidence) {
+		buf_adds(&doc, " as the cluster's existing VolumeAttributesClasses use");
+	} else {
+		buf_adds(&doc, " (Kubernetes version unknown)");
+	}
+	buf_adds(&doc, ". Parameters are immutable: another target is another class.\n");
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		buf_reset(&name);
+		manifest_vac_name(&name, t[i].iops, t[i].throughput);
+		for (size_t k = 0; k < g->f->n_vacs && !rc; k++) {
+			const struct vac_ref *v = &g->f->vacs[k];
+			if (!ieq(v->cluster, c->name) || !ieq(v->name, name.s))
+				continue;
+			buf_reset(&num);
+			buf_addf(&num, "%lld", (long long)t[i].iops);
+			int same = ieq(v->driver, EBS_CSI) && v->n_parameters == 3 && vac_param_is(v, "type", "gp3") &&
+				   vac_param_is(v, "iops", num.s);
+			buf_reset(&num);
+			buf_addf(&num, "%lld", (long long)t[i].throughput);
+			same = same && vac_param_is(v, "throughput", num.s);
+			if (!same)
+				rc = em_err(err, EM_ECONFLICT,
+					    "cluster '%s': VolumeAttributesClass '%s' already exists with other parameters "
+					    "or driver; its parameters cannot change: delete or rename it, then plan again",
+					    c->name, name.s);
+		}
+		buf_reset(&qname);
+		buf_reset(&iops);
+		buf_reset(&tput);
+		manifest_yaml_quote(&qname, name.s);
+		buf_reset(&num);
+		buf_addf(&num, "%lld", (long long)t[i].iops);
+		manifest_yaml_quote(&iops, num.s);
+		buf_reset(&num);
+		buf_addf(&num, "%lld", (long long)t[i].throughput);
+		manifest_yaml_quote(&tput, num.s);
+		const char *vars[] = {"api_version", c->api_version, "name", qname.s, "iops", iops.s,
+				      "throughput", tput.s, NULL};
+		buf_adds(&doc, "---\n");
+		if (!rc)
+			rc = manifest_render(&doc, g->tpl.text[TPL_VAC].s, g->tpl.name[TPL_VAC], vars, err);
+		if (names->len)
+			buf_adds(names, ", ");
+		add_md_code(names, name.s);
+		g->out->n_vacs++;
+	}
+	if (!rc && n) {
+		struct buf path = BUF_INIT;
+		add_path(&path, c->dir, "00-volumeattributesclasses.yaml");
+		add_file(g->out, path.s, &doc, 0644);
+		buf_release(&path);
+	}
+	free(t);
+	buf_release(&doc);
+	buf_release(&name);
+	buf_release(&qname);
+	buf_release(&iops);
+	buf_release(&tput);
+	buf_release(&num);
+	return rc;
+}
+
+static int cluster_storage_class(struct gen *g, const struct cluster *c, const struct sc_plan *sp, struct buf *err)
+{
+	struct buf doc = BUF_INIT, qname = BUF_INIT, params = BUF_INIT, path = BUF_INIT;
+	buf_adds(&doc, "# The gp3 StorageClass for cluster ");
+	add_comment_text(&doc, c->name);
+	buf_addf(&doc, ", written by ebsmigrate from the plan of %s.\n", g->generated);
+	if (sp->src) {
+		buf_adds(&doc, "# Encryption");
+		buf_adds(&doc, sp->cp.n ? " and filesystem" : "");
+		buf_adds(&doc, " copied from StorageClass ");
+		add_comment_text(&doc, sp->src->name);
+		buf_adds(&doc, sp->src->encrypted || sp->src->kms_key_id ? ".\n" : " (it sets no encryption parameter).\n");
+	} else {
+		buf_adds(&doc, "# No gp2 StorageClass known: no encryption parameter copied.\n");
+	}
+	if (!sp->make_default)
+		buf_adds(&doc, "# Not the default: see README.md.\n");
+	manifest_yaml_quote(&qname, sp->name);
+	for (size_t i = 0; i < sp->cp.n; i++) {
+		manifest_yaml_quote(&params, sp->cp.keys[i]);
+		buf_adds(&params, ": ");
+		manifest_yaml_quote(&params, sp->cp.values[i]);
+		buf_addc(&params, '\n');
+	}
+	const char *vars[] = {"name", qname.s, "is_default", sp->make_default ? "\"true\"" : "\"false\"",
+			      "copied_parameters", params.s, NULL};
+	int rc = manifest_render(&doc, g->tpl.text[TPL_SC].s, g->tpl.name[TPL_SC], vars, err);
+	if (!rc) {
+		add_path(&path, c->dir, "01-storageclass-gp3.yaml");
+		add_file(g->out, path.s, &doc, 0644);
+	}
+	if (!rc && sp->n_undefault) {
+		struct buf patch = BUF_INIT;
+		buf_reset(&path);
+		add_path(&path, c->dir, "02-storageclass-gp2-undefault.json");
+		rc = manifest_render(&patch, g->tpl.text[TPL_UNDEFAULT].s, g->tpl.name[TPL_UNDEFAULT], NULL, err);
+		if (!rc)
+			add_file(g->out, path.s, &patch, 0644);
+		buf_release(&patch);
+	}
+	buf_release(&doc);
+	buf_release(&qname);
+	buf_release(&params);
+	buf_release(&path);
+	return rc;
+}
+
+static int cluster_kustomization(struct gen *g, const struct cluster *c, int have_vacs, int have_sc,
+				 struct buf *err)
+{
+	if (!have_vacs && !have_sc)
+		return 0;
+	struct buf doc = BUF_INIT, res = BUF_INIT, path = BUF_INIT, ctx = BUF_INIT, dir = BUF_INIT;
+	if (have_vacs)
+		buf_adds(&res, "- 00-volumeattributesclasses.yaml\n");
+	if (have_sc)
+		buf_adds(&res, "- 01-storageclass-gp3.yaml\n");
+	add_comment_text(&ctx, c->name);
+	buf_addf(&dir, "%s/", c->dir);
+	const char *vars[] = {"cluster", ctx.s, "context", ctx.s, "dir", dir.s, "resources", res.s, NULL};
+	int rc = manifest_render(&doc, g->tpl.text[TPL_KUSTOMIZATION].s, g->tpl.name[TPL_KUSTOMIZATION], vars, err);
+	if (!rc) {
+		add_path(&path, c->dir, "kustomization.yaml");
+		add_file(g->out, path.s, &doc, 0644);
+	}
+	buf_release(&doc);
+	buf_release(&res);
+	buf_release(&path);
+	buf_release(&ctx);
+	buf_release(&dir);
+	return rc;
+}
+
+static void cluster_statefulsets(struct gen *g, const struct cluster *c, struct buf *md)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->f->n_sts; i++) {
+		const struct statefulset_ref *s = &g->f->sts[i];
+		if (!ieq(s->cluster, c->name))
+			continue;
+		for (size_t t = 0; t < s->n_templates; t++) {
+			const char *cls = s->claim_storage_classes[t];
+			const struct storage_class *sc = cls ? find_sc(g->f, c->name, cls) : NULL;
+			if (!sc_makes(sc, "gp2"))
+				continue;
+			if (!n++)
+				buf_adds(md, "\nStatefulSets whose volumeClaimTemplates name a gp2 StorageClass: their new "
+					     "replicas keep getting gp2 volumes whatever the default is, and "
+					     "volumeClaimTemplates cannot be edited in place (recreate the StatefulSet with "
+					     "`kubectl delete statefulset NAME --cascade=orphan` and the new class, or "
+					     "migrate the new claims later):\n");
+			buf_adds(md, "- ");
+			struct buf who = BUF_INIT;
+			buf_addf(&who, "%s/%s", s->namespace_, s->name);
+			add_md_code(md, who.s);
+			buf_release(&who);
+			buf_adds(md, " template ");
+			add_md_code(md, s->claim_templates[t]);
+			buf_adds(md, " → ");
+			add_md_code(md, cls);
+			buf_addc(md, '\n');
+			add_warning(g->out, "cluster '%s': StatefulSet '%s/%s' volumeClaimTemplate '%s' names gp2 "
+					    "StorageClass '%s': new replicas keep getting gp2 volumes",
+				    c->name, s->namespace_, s->name, s->claim_templates[t], cls);
+		}
+	}
+}
+
+static void add_kubectl_cmd(struct buf *md, const struct cluster *c, const char *rest)
+{
+	struct buf cmd = BUF_INIT;
+	buf_adds(&cmd, "kubectl --context ");
+	manifest_sh_quote(&cmd, c->name);
+	buf_addf(&cmd, " %s", rest);
+	add_md_code(md, cmd.s);
+	buf_release(&cmd);
+}
+
+static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
+{
+	struct buf md = BUF_INIT, names = BUF_INIT, tmp = BUF_INIT;
+	size_t step = 0;
+	size_t n_claims = c->g.n_go + c->g.n_later;
+	int vac = c->route == MANIFEST_ROUTE_VAC && n_claims;
+	int rc = 0;
+
+	if (vac && c->api == VAC_API_UNKNOWN)
+		add_warning(g->out,
+			    "cluster '%s': Kubernetes version unknown: VolumeAttributesClasses written as "
+			    "storage.k8s.io/v1beta1 (1.31-1.33); give the version with `kubectl version -o json > "
+			    "%s-version.json` and `--from-kube-json %s=%s-version.json`",
+			    c->name, c->dir, c->name, c->dir);
+	if (vac && c->api == VAC_API_V1ALPHA1)
+		add_warning(g->out,
+			    "cluster '%s': Kubernetes %s serves VolumeAttributesClass only as storage.k8s.io/v1alpha1, "
+			    "which needs the VolumeAttributesClass feature gate (kube-apiserver, kube-controller-manager, "
+			    "external-provisioner, external-resizer) and runtime-config storage.k8s.io/v1alpha1=true; "
+			    "without them use --route annotation (volume-modifier sidecar) or --route ec2",
+			    c->name, c->version ? c->version : "before 1.31");
+	if (c->api == VAC_API_NONE && g->o->route == MANIFEST_ROUTE_VAC)
+		add_warning(g->out,
+			    "cluster '%s': Kubernetes %s has no VolumeAttributesClass (1.29+): its claims take the EC2 route",
+			    c->name, c->version);
+
+	buf_adds(&md, "\n### Cluster ");
+	add_md_code(&md, c->name);
+	buf_adds(&md, " → ");
+	buf_addf(&tmp, "%s/", c->dir);
+	add_md_code(&md, tmp.s);
+	buf_adds(&md, "\n\n");
+	if (c->version) {
+		buf_adds(&md, "Kubernetes ");
+		add_comment_text(&md, c->version);
+	} else {
+		buf_adds(&md, "Kubernetes version unknown");
+	}
+	if (vac) {
+		buf_adds(&md, "; VolumeAttributesClass ");
+		add_md_code(&md, c->api_version);
+	}
+	buf_addf(&md, "; %zu claim%s through Kubernetes (route %s)", n_claims, n_claims == 1 ? "" : "s",
+		 manifest_route_name(c->route));
+	if (c->g.n_later)
+		buf_addf(&md, ", %zu of them blocked", c->g.n_later);
+	buf_adds(&md, ". Contexts: the scripts use ");
+	add_md_code(&md, c->name);
+	buf_adds(&md, " unless `KUBE_CONTEXT` is set.\n\n");
+
+	if (vac)
+		rc = cluster_vacs(g, c, &names, err);
+	struct sc_plan sp;
+	plan_storage_class(g, c, &sp);
+	if (!rc && sp.emit)
+		rc = cluster_storage_class(g, c, &sp, err);
+	if (rc)
+		goto out;
+	int csi = has_csi_evidence(g, c);
+	if (sp.emit && !csi)
+		add_warning(g->out,
+			    "cluster '%s': no sign of the EBS CSI driver (no CSI PersistentVolume, StorageClass or "
+			    "VolumeAttributesClass): install it before applying %s/01-storageclass-gp3.yaml",
+			    c->name, c->dir);
+	if (sp.emit && ieq(sp.why_not, "no-classes"))
+		add_warning(g->out,
+			    "cluster '%s': no StorageClasses in the input: %s/01-storageclass-gp3.yaml makes gp3 the "
+			    "default and copies no encryption setting; check `kubectl get storageclass` first",
+			    c->name, c->dir);
+	if (ieq(sp.why_not, "names-taken"))
+		add_warning(g->out,
+			    "cluster '%s': StorageClasses 'gp3' and 'gp3-ebsmigrate' exist with other parameters: no gp3 "
+			    "StorageClass written",
+			    c->name);
+	rc = cluster_kustomization(g, c, vac, sp.emit, err);
+	if (rc)
+		goto out;
+
+	if (vac || sp.emit) {
+		buf_addf(&md, "%zu. ", ++step);
+		if (sp.emit && !csi)
+			buf_adds(&md, "Once the EBS CSI driver is installed: ");
+		buf_reset(&tmp);
+		buf_addf(&tmp, "apply -k %s/", c->dir);
+		add_kubectl_cmd(&md, c, tmp.s);
+		buf_adds(&md, " (review with `--dry-run=server` first) creates\n");
+		if (vac) {
+			buf_adds(&md, "   - VolumeAttributesClasses ");
+			buf_adds(&md, names.s);
+			buf_adds(&md, " (`00-volumeattributesclasses.yaml`)\n");
+		}
+		if (sp.emit) {
+			buf_adds(&md, "   - StorageClass ");
+			add_md_code(&md, sp.name);
+			buf_adds(&md, sp.make_default ? ", the new default" : ", not the default");
+			if (sp.src && (sp.src->encrypted || sp.src->kms_key_id)) {
+				buf_adds(&md, ", encrypted like ");
+				add_md_code(&md, sp.src->name);
+			}
+			buf_adds(&md, " (`01-storageclass-gp3.yaml`)");
+			if (ieq(sp.why_not, "other-default")) {
+				buf_adds(&md, "; the default stays ");
+				add_md_code(&md, sp.existing_default);
+				buf_adds(&md, ", which is not a gp2 class");
+			} else if (ieq(sp.why_not, "no-default")) {
+				buf_adds(&md, "; the cluster has no default StorageClass and this does not add one");
+			}
+			buf_addc(&md, '\n');
+		}
+	}
+	if (ieq(sp.why_not, "already-gp3")) {
+		buf_adds(&md, "- The default StorageClass ");
+		add_md_code(&md, sp.existing_default);
+		buf_adds(&md, " already creates gp3 volumes: no StorageClass change.\n");
+	}
+	for (size_t i = 0; i < sp.n_undefault; i++) {
+		buf_addf(&md, "%zu. ", ++step);
+		buf_reset(&tmp);
+		buf_adds(&tmp, "patch storageclass ");
+		manifest_sh_quote(&tmp, sp.undefault[i]->name);
+		buf_addf(&tmp, " --type=merge --patch-file %s/02-storageclass-gp2-undefault.json", c->dir);
+		add_kubectl_cmd(&md, c, tmp.s);
+		buf_adds(&md, " — ");
+		add_md_code(&md, sp.undefault[i]->name);
+		buf_adds(&md, " stops being the default (between the two steps both are; Kubernetes 1.26+ then "
+			      "picks the newest, gp3)\n");
+	}
+
+	struct buf dir = BUF_INIT;
+	buf_addf(&dir, "%s/batches", c->dir);
+	if (n_claims) {
+		buf_adds(&g->steps, md.s);
+		buf_reset(&md);
+		rc = each_batch(g, &c->g, dir.s, "pvc-patches.sh", "claim", dir.s, cluster_batch_cb, c, &step, err);
+		g->out->n_pvcs += n_claims;
+	}
+	buf_release(&dir);
+	if (rc)
+		goto out;
+	cluster_statefulsets(g, c, &md);
+	if (!n_claims && !sp.emit) {
+		buf_adds(&md, "Nothing to apply in this cluster.\n");
+	}
+	buf_adds(&g->steps, md.s);
+	if (step || sp.emit)
+		g->out->n_clusters++;
+out:
+	free(sp.undefault);
+	buf_release(&md);
+	buf_release(&names);
+	buf_release(&tmp);
+	return rc;
+}
+
+static void ec2_files(struct gen *g)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < g->n_acc; i++)
+		total += g->acc[i].g.n_go + g->acc[i].g.n_later;
+	if (!total)
+		return;
+	buf_adds(&g->steps, "\n### EC2 route → `ec2/`\n\n");
+	buf_addf(&g->steps,
+		 "%zu volume%s modified with `aws ec2 modify-volume` (credentials of the owning account; "
+		 "`AWS_PROFILE` as usual): in-tree PersistentVolumes (VolumeAttributesClasses need CSI), volumes "
+		 "outside Kubernetes, and claims that cannot take a Kubernetes route. Independent of the "
+		 "cluster steps.\n\n",
+		 total, total == 1 ? "" : "s");
+	for (size_t i = 0; i < g->n_acc; i++) {
+		struct ec2_account *a = &g->acc[i];
+		size_t step = 0;
+		if (g->n_acc > 1) {
+			buf_adds(&g->steps, "Account ");
+			add_md_code(&g->steps, a->account ? a->account : "unknown");
+			buf_adds(&g->steps, ":\n\n");
+		}
+		each_batch(g, &a->g, a->dir, "modify-volume.sh", "volume", a->dir, ec2_batch_cb, a, &step, NULL);
+		g->out->n_ec2 += a->g.n_go + a->g.n_later;
+		buf_addc(&g->steps, '\n');
+	}
+}
+
+static void not_included(struct gen *g)
+{
+	if (!g->n_review && !g->n_skip)
+		return;
+	buf_adds(&g->skipped, "\n## Not included\n\n");
+	buf_addf(&g->skipped, "%zu volume%s planned `skip` (not gp2, or nothing to gain) and %zu planned `review` "
+			      "are in no file:\n",
+		 g->n_skip, g->n_skip == 1 ? "" : "s", g->n_review);
+	for (size_t i = 0; i < g->p->n; i++) {
+		const struct plan_item *it = &g->p->items[i];
+		if (it->action != ACTION_REVIEW)
+			continue;
+		buf_adds(&g->skipped, "- ");
+		add_md_code(&g->skipped, it->v->volume_id);
+		buf_adds(&g->skipped, " (review): ");
+		add_comment_text(&g->skipped, it->note ? it->note : "see the plan");
+		buf_addc(&g->skipped, '\n');
+	}
+}
+
+static int readme(struct gen *g, struct buf *err)
+{
+	struct buf doc = BUF_INIT, summary = BUF_INIT, warn = BUF_INIT, bs = BUF_INIT;
+	const struct manifest_set *s = g->out;
+	buf_addf(&summary, "\n%zu claim%s through Kubernetes and %zu volume%s through EC2, in %zu batch%s (%zu volume%s "
+			   "blocked for now); ",
+		 s->n_pvcs, s->n_pvcs == 1 ? "" : "s", s->n_ec2, s->n_ec2 == 1 ? "" : "s", s->n_batches,
+		 s->n_batches == 1 ? "" : "es", s->n_blocked, s->n_blocked == 1 ? "" : "s");
+	money_add_usd_pretty(&summary, g->savings);
+	buf_adds(&summary, "/month saved once all are done.\n");
+	if (s->n_warnings) {
+		buf_adds(&warn, "\n## Warnings\n\n");
+		for (size_t i = 0; i < s->n_warnings; i++) {
+			buf_adds(&warn, "- ");
+			add_comment_text(&warn, s->warnings[i]);
+			buf_addc(&warn, '\n');
+		}
+	}
+	if (!g->steps.len)
+		buf_adds(&g->steps, "\nNothing to apply: no volume is planned `migrate` or `blocked`.\n");
+	buf_addf(&bs, "%zu", g->batch);
+	const char *vars[] = {"generated_at", g->generated, "mode", plan_mode_name(g->p->mode),
+			      "route", manifest_route_name(g->o->route), "batch_size", bs.s,
+			      "summary", summary.s, "steps", g->steps.s, "not_included", g->skipped.s,
+			      "warnings", warn.s, NULL};
+	int rc = manifest_render(&doc, g->tpl.text[TPL_README].s, g->tpl.name[TPL_README], vars, err);
+	if (!rc)
+		add_file(g->out, "README.md", &doc, 0644);
+	buf_release(&doc);
+	buf_release(&summary);
+	buf_release(&warn);
+	buf_release(&bs);
+	return rc;
+}
+
+int manifest_build(struct manifest_set *out, const struct plan *p, const struct fleet *f,
+		   const struct manifest_options *o, struct buf *err)
+{
+	manifest_set_init(out);
+	if (o->batch_size > MANIFEST_MAX_BATCH)
+		return em_err(err, EM_EINPUT, "--batch-size %zu is above the maximum of %d", o->batch_size,
+			      MANIFEST_MAX_BATCH);
+	struct gen g;
+	memset(&g, 0, sizeof g);
+	g.p = p;
+	g.f = f;
+	g.o = o;
+	g.out = out;
+	g.batch = o->batch_size ? o->batch_size : MANIFEST_DEFAULT_BATCH;
+	buf_init(&g.steps);
+	buf_init(&g.skipped);
+	em_format_time(p->generated_at, g.generated);
+	int rc = templates_load(&g.tpl, o->templates_dir, err);
+	if (!rc) {
+		setup_clusters(&g);
+		route_items(&g);
+		for (size_t i = 0; i < g.n_cl && !rc; i++)
+			rc = cluster_files(&g, &g.cl[i], err);
+	}
+	if (!rc) {
+		ec2_files(&g);
+		not_included(&g);
+		rc = readme(&g, err);
+	}
+	if (!rc) {
+		struct buf marker = BUF_INIT;
+		buf_addf(&marker, "ebsmigrate plan --manifests, plan of %s\n", g.generated);
+		add_file(out, MANIFEST_MARKER, &marker, 0644);
+	}
+	for (size_t i = 0; i < g.n_cl; i++) {
+		free(g.cl[i].dir);
+		group_release(&g.cl[i].g);
+	}
+	free(g.cl);
+	for (size_t i = 0; i < g.n_acc; i++) {
+		free(g.acc[i].dir);
+		group_release(&g.acc[i].g);
+	}
+	free(g.acc);
+	templates_release(&g.tpl);
+	buf_release(&g.steps);
+	buf_release(&g.skipped);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static char *strip_slashes(const char *dir)
+{
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return xstrndup(dir, n);
+}
+
+/* 1 empty, 0 not empty, <0 cannot read. */
+static int dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	int empty = 1;
+	while (empty && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+int manifest_check_dir(const char *dir, int force, struct buf *err)
+{
+	if (!dir || !*dir)
+		return em_err(err, EM_EINPUT, "--manifests: no directory given");
+	struct stat st;
+	if (lstat(dir, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		return em_err(err, EM_EINPUT, "--manifests: cannot use '%s': %s", dir, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return em_err(err, EM_EINPUT, "--manifests: '%s' exists and is not a directory", dir);
+	int empty = dir_is_empty(dir);
+	if (empty < 0)
+		return em_err(err, EM_EINPUT, "--manifests: cannot read directory '%s': %s", dir, strerror(errno));
+	if (empty)
+		return 0;
+	if (!force)
+		return em_err(err, EM_EINPUT, "--manifests: directory '%s' is not empty; use --force to replace it", dir);
+	struct buf marker = BUF_INIT;
+	buf_addf(&marker, "%s/%s", dir, MANIFEST_MARKER);
+	int ours = access(marker.s, F_OK) == 0;
+	buf_release(&marker);
+	if (!ours)
+		return em_err(err, EM_EINPUT,
+			      "--manifests: refusing to replace '%s': it was not written by ebsmigrate (no %s file)", dir,
+			      MANIFEST_MARKER);
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int manifest_write_dir(const struct manifest_set *s, const char *dir_arg, int force, struct buf *err)
+{
+	int rc = manifest_check_dir(dir_arg, force, err);
+	if (rc)
+		return rc;
+	char *dir = strip_slashes(dir_arg);
+	struct buf tmp = BUF_INIT, path = BUF_INIT, old = BUF_INIT;
+	/* the parent must exist for the temporary sibling */
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		char *parent = xstrndup(dir, (size_t)(slash - dir));
+		rc = em_mkdirs(parent, 0755, err);
+		free(parent);
+		if (rc)
+			goto out;
+	}
+	buf_addf(&tmp, "%s.tmp-XXXXXX", dir);
+	if (!mkdtemp(tmp.s)) {
+		rc = em_err(err, EM_EIO, "cannot create a directory next to '%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	if (chmod(tmp.s, 0755) != 0) {
+		rc = em_err(err, EM_EIO, "cannot set the mode of '%s': %s", tmp.s, strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		buf_reset(&path);
+		buf_addf(&path, "%s/%s", tmp.s, s->files[i].path);
+		char *last = strrchr(path.s, '/');
+		*last = '\0';
+		rc = em_mkdirs(path.s, 0755, err);
+		*last = '/';
+		if (!rc)
+			rc = em_write_file_atomic(path.s, s->files[i].data, s->files[i].len, s->files[i].mode, err);
+	}
+	if (rc)
+		goto fail;
+	struct stat st;
+	int exists = lstat(dir, &st) == 0;
+	if (exists && dir_is_empty(dir) == 0) {
+		/* --force on a directory of ours: swap, then remove the old one */
+		buf_addf(&old, "%s.old-XXXXXX", dir);
+		if (!mkdtemp(old.s) || rename(dir, old.s) != 0) {
+			rc = em_err(err, EM_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
+			if (old.len)
+				rmdir(old.s);
+			goto fail;
+		}
+	}
+	if (rename(tmp.s, dir) != 0) {
+		rc = em_err(err, EM_EIO, "cannot rename '%s' to '%s': %s", tmp.s, dir, strerror(errno));
+		if (old.len && rename(old.s, dir) != 0)
+			em_errprefix(err, "the previous directory is at '%s'", old.s);
+		goto fail;
+	}
+	if (old.len)
+		remove_tree(old.s);
+	goto out;
+fail:
+	remove_tree(tmp.s);
+out:
+	free(dir);
+	buf_release(&tmp);
+	buf_release(&path);
+	buf_release(&old);
+	return rc;
+}
+
+int manifest_write(struct manifest_set *out, const struct plan *p, const struct fleet *f,
+		   const struct manifest_options *o, struct buf *err)
+{
+	int rc = manifest_build(out, p, f, o, err);
+	if (!rc)
+		rc = manifest_write_dir(out, o->dir, o->force, err);
+	return rc;
+}
