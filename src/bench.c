@@ -248,6 +248,49 @@ int bench_detect_cliff(const struct fio_series *s, struct bench_cliff *out)
 	return 0;
 }
 
+/* ---- before/after links ---- */
+
+int bench_link_migration(struct ledger *db, struct bench_run *run, struct buf *err)
+{
+	struct bench_volume *v = &run->volume;
+	if (db && v->volume_id) {
+		struct ledger_bench_migration m;
+		struct buf none = BUF_INIT;
+		int rc = ledger_bench_migration(db, v->volume_id, &m, &none);
+		if (rc && rc != EM_ENOTFOUND) {
+			em_err(err, rc, "%s", none.s);
+			buf_release(&none);
+			return rc;
+		}
+		buf_release(&none);
+		if (rc == 0) {
+			run->apply_volume_id = m.apply_volume_id;
+			int done = m.state && (strcmp(m.state, "completed") == 0 || strcmp(m.state, "optimizing") == 0);
+			if (!run->phase)
+				run->phase = xstrdup(done ? "after" : "before");
+			if (strcmp(run->phase, "after") == 0) {
+				if (!v->type)
+					v->type = xstrdup(m.target_type);
+				if (!v->iops)
+					v->iops = m.target_iops;
+				if (!v->throughput)
+					v->throughput = m.target_throughput;
+			}
+			if (!v->pvc && m.namespace_ && m.pvc) {
+				struct buf p = BUF_INIT;
+				buf_addf(&p, "%s/%s", m.namespace_, m.pvc);
+				v->pvc = buf_detach(&p);
+			}
+			run->has_volume = 1;
+			ledger_bench_migration_release(&m);
+			return 0;
+		}
+	}
+	if (!run->phase && v->type)
+		run->phase = xstrdup(strcmp(v->type, "gp2") == 0 ? "before" : "after");
+	return 0;
+}
+
 /* ---- processes and files ---- */
 
 char *bench_find_program(const char *name)

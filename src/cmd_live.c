@@ -26,6 +26,7 @@ const struct cmd_option live_options[] = {
 	{"no-metrics", 0, ARG_NONE, NULL, "skip CloudWatch metrics", OPT_LIVE_NO_METRICS},
 	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_LIVE_NO_USAGE},
 	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LIVE_LOOKBACK},
+	{"kube-page-size", 0, ARG_REQUIRED, "N", "Kubernetes list page size (limit=N; default 500)", OPT_LIVE_KUBE_PAGE},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -69,6 +70,15 @@ int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 	case OPT_LIVE_NO_AWS: o->no_aws = 1; return 0;
 	case OPT_LIVE_NO_METRICS: o->no_metrics = 1; return 0;
 	case OPT_LIVE_NO_USAGE: o->no_usage = 1; return 0;
+	case OPT_LIVE_KUBE_PAGE: {
+		int64_t v;
+		if (em_parse_i64(arg, &v) || v < 1 || v > 5000) {
+			log_error("--kube-page-size: '%s' is not a number from 1 to 5000", arg);
+			return EXIT_USAGE;
+		}
+		o->kube_page_size = (int)v;
+		return 0;
+	}
 	case OPT_LIVE_LOOKBACK:
 		if (parse_duration(arg, &o->lookback_s) || o->lookback_s < 3600 || o->lookback_s > 455 * 86400) {
 			log_error("--lookback: '%s' is not a duration between 1h and 455d (e.g. 14d, 36h)", arg);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
@@ -17,7 +18,7 @@
 #include "ebsmigrate/planner.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR };
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE };
 
 static const struct cmd_option plan_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
@@ -32,6 +33,8 @@ static const struct cmd_option plan_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
 	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
+	{"max-price-age", 0, ARG_REQUIRED, "AGE",
+	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
 	{"manifests", 0, ARG_REQUIRED, "DIR",
 	 "also write VolumeAttributesClasses, PVC patch batches, rollbacks, StorageClasses and EC2 scripts into "
 	 "DIR, created fresh (docs/manifests.md)", OPT_MANIFESTS},
@@ -86,6 +89,7 @@ struct plan_args {
 	enum out_format format;
 	const char *output;
 	int no_record;
+	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
 	int man_opts;
 };
@@ -129,6 +133,12 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	case OPT_OUTPUT: a->output = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	case OPT_MAX_PRICE_AGE:
+		if (pricing_parse_age(arg, &a->max_age)) {
+			log_error("--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
 	case OPT_MANIFESTS: a->man.dir = arg; return 0;
 	case OPT_BATCH_SIZE: {
 		int64_t n;
@@ -164,6 +174,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct plan_args a;
 	memset(&a, 0, sizeof a);
+	a.max_age = PRICING_DEFAULT_MAX_AGE_S;
 	char **rest;
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("plan"), argc, argv, on_option, &a, &rest, &n_rest);
@@ -205,6 +216,10 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	rc = cmd_prepare(ctx, NEEDS_PRICES | (a.no_record ? 0 : NEEDS_DB));
 	if (rc)
 		goto out;
+	struct buf age = BUF_INIT;
+	if (pricing_check_age(&ctx->book, em_now(), a.max_age, &age))
+		log_warning("%s", age.s);
+	buf_release(&age);
 
 	struct fleet fleet;
 	fleet_init(&fleet);

@@ -444,7 +444,10 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 					    "verified",
 					 t->context ? t->context : "?");
 		struct kube_client kc;
-		rc = kube_client_init(&kc, t, NULL, err);
+		struct kube_client_options ko;
+		memset(&ko, 0, sizeof ko);
+		ko.list_limit = o->kube_page_size;
+		rc = kube_client_init(&kc, t, &ko, err);
 		if (rc)
 			break;
 		const char *cluster = t->context ? t->context : t->cluster_name;

@@ -869,7 +869,8 @@ static const char fn_still_gp2[] =
 	"# volume of that size with no modification in flight.\n"
 	"still_gp2() {\n"
 	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" \\\n"
-	"\t\t--query 'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size)])' --output text)\n"
+	"\t\t--query 'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size)])' --output text) ||\n"
+	"\t\tnow=unreadable\n"
 	"\tif [ \"$now\" != \"gp2:$3\" ]; then\n"
 	"\t\techo \"skipped $2: it is $now (type:GiB), the plan expected gp2:$3; run ebsmigrate plan again\" >&2\n"
 	"\t\treturn 1\n"
@@ -883,7 +884,7 @@ static const char fn_still_gp3[] =
 	"still_gp3() {\n"
 	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" --query \\\n"
 	"\t\t'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size), to_string(Volumes[0].Iops), to_string(Volumes[0].Throughput)])' \\\n"
-	"\t\t--output text)\n"
+	"\t\t--output text) || now=unreadable\n"
 	"\tif [ \"$now\" != \"gp3:$3:$4:$5\" ]; then\n"
 	"\t\techo \"skipped $2: it is $now (type:GiB:IOPS:MiB/s), not gp3:$3:$4:$5\" >&2\n"
 	"\t\treturn 1\n"
@@ -1035,14 +1036,18 @@ static int cluster_batch(struct gen *g, const struct cluster *c, const struct ba
 		buf_adds(&body, "Needs 00-volumeattributesclasses.yaml applied first.\n"
 				"# Each patch makes the EBS CSI driver modify the volume once. Run once; before the\n"
 				"# next batch wait until every claim shows its class in\n"
-				"# status.currentVolumeAttributesClassName. Running it again changes nothing.\n");
+				"# status.currentVolumeAttributesClassName. Running it again is harmless: an\n"
+				"# unchanged class starts no modification.\n");
 	else
 		buf_adds(&body, "Needs the volume-modifier-for-k8s sidecar.\n"
 				"# Each annotation change makes the sidecar modify the volume once. Run once; before\n"
 				"# the next batch wait until the PersistentVolumes carry the same annotations.\n"
-				"# Running it again changes nothing.\n");
+				"# Running it again is harmless: unchanged annotations start no modification.\n");
 	if (r->blocked)
 		buf_adds(&body, "# Blocked volumes: each is skipped until EBS allows its next modification.\n");
+	if (has_unknown_eligibility(r))
+		buf_adds(&body, "# Volumes with a modification in flight are checked with the AWS CLI (needs AWS\n"
+				"# credentials) and skipped until it has completed.\n");
 	buf_adds(&body, "# Rollback: ");
 	buf_addf(&body, "batch-%03zu-%srollback.sh.\n# Context: KUBE_CONTEXT overrides the one below.\n", r->number,
 		 r->blocked ? "blocked-" : "");
@@ -1249,14 +1254,15 @@ static int each_batch(struct gen *g, const struct group *grp, const char *dir, c
 				else if (r.e[i].it->eligible_at > last)
 					last = r.e[i].it->eligible_at;
 			}
-			buf_adds(&g->steps, "Blocked volumes, later: ");
+			buf_adds(&g->steps, "Blocked volumes, later (");
 			if (last) {
 				char ts[21];
 				em_format_time(last, ts);
-				buf_addf(&g->steps, "not before %s%s, ", ts, unknown ? " and" : "");
+				buf_addf(&g->steps, "not before %s%s", ts, unknown ? "; " : "");
 			}
 			if (unknown)
-				buf_adds(&g->steps, "after the modifications in flight complete, ");
+				buf_adds(&g->steps, "once the modifications in flight have completed");
+			buf_adds(&g->steps, "; each volume is checked): ");
 		}
 		buf_adds(&g->steps, "`sh ");
 		buf_adds(&g->steps, f.s);
@@ -1397,11 +1403,14 @@ static int cluster_storage_class(struct gen *g, const struct cluster *c, const s
 	add_comment_text(&doc, c->name);
 	buf_addf(&doc, ", written by ebsmigrate from the plan of %s.\n", g->generated);
 	if (sp->src) {
-		buf_adds(&doc, "# Encryption");
-		buf_adds(&doc, sp->cp.n ? " and filesystem" : "");
-		buf_adds(&doc, " copied from StorageClass ");
+		buf_adds(&doc, "# Copied from StorageClass ");
 		add_comment_text(&doc, sp->src->name);
-		buf_adds(&doc, sp->src->encrypted || sp->src->kms_key_id ? ".\n" : " (it sets no encryption parameter).\n");
+		buf_adds(&doc, ": ");
+		for (size_t i = 0; i < sp->cp.n; i++)
+			buf_addf(&doc, "%s%s", i ? ", " : "", sp->cp.keys[i]);
+		if (!sp->src->encrypted && !sp->src->kms_key_id)
+			buf_adds(&doc, sp->cp.n ? " (it sets no encryption parameter)" : "nothing (it sets no encryption parameter)");
+		buf_adds(&doc, ".\n");
 	} else {
 		buf_adds(&doc, "# No gp2 StorageClass known: no encryption parameter copied.\n");
 	}
@@ -1463,37 +1472,45 @@ static int cluster_kustomization(struct gen *g, const struct cluster *c, int hav
 	return rc;
 }
 
-static void cluster_statefulsets(struct gen *g, const struct cluster *c, struct buf *md)
+/* README lines for StatefulSets: templates naming a gp2 class (they keep making gp2), then the
+ * ones naming no class (they follow the default, gp3 once it changes). */
+static void cluster_statefulsets(struct gen *g, const struct cluster *c, int default_to_gp3, struct buf *md)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < g->f->n_sts; i++) {
-		const struct statefulset_ref *s = &g->f->sts[i];
-		if (!ieq(s->cluster, c->name))
-			continue;
-		for (size_t t = 0; t < s->n_templates; t++) {
-			const char *cls = s->claim_storage_classes[t];
-			const struct storage_class *sc = cls ? find_sc(g->f, c->name, cls) : NULL;
-			if (!sc_makes(sc, "gp2"))
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n = 0;
+		for (size_t i = 0; i < g->f->n_sts; i++) {
+			const struct statefulset_ref *s = &g->f->sts[i];
+			if (!ieq(s->cluster, c->name))
 				continue;
-			if (!n++)
-				buf_adds(md, "\nStatefulSets whose volumeClaimTemplates name a gp2 StorageClass: their new "
-					     "replicas keep getting gp2 volumes whatever the default is, and "
-					     "volumeClaimTemplates cannot be edited in place (recreate the StatefulSet with "
-					     "`kubectl delete statefulset NAME --cascade=orphan` and the new class, or "
-					     "migrate the new claims later):\n");
-			buf_adds(md, "- ");
-			struct buf who = BUF_INIT;
-			buf_addf(&who, "%s/%s", s->namespace_, s->name);
-			add_md_code(md, who.s);
-			buf_release(&who);
-			buf_adds(md, " template ");
-			add_md_code(md, s->claim_templates[t]);
-			buf_adds(md, " → ");
-			add_md_code(md, cls);
-			buf_addc(md, '\n');
-			add_warning(g->out, "cluster '%s': StatefulSet '%s/%s' volumeClaimTemplate '%s' names gp2 "
-					    "StorageClass '%s': new replicas keep getting gp2 volumes",
-				    c->name, s->namespace_, s->name, s->claim_templates[t], cls);
+			for (size_t t = 0; t < s->n_templates; t++) {
+				const char *cls = s->claim_storage_classes[t];
+				if (pass == 0 && !sc_makes(cls ? find_sc(g->f, c->name, cls) : NULL, "gp2"))
+					continue;
+				if (pass == 1 && (cls || !default_to_gp3))
+					continue;
+				if (!n++)
+					buf_adds(md, pass == 0 ? "\nStatefulSets whose volumeClaimTemplates name a gp2 StorageClass: "
+								 "their new replicas keep getting gp2 volumes whatever the default "
+								 "is, and volumeClaimTemplates cannot be edited in place (recreate "
+								 "the StatefulSet with `kubectl delete statefulset NAME "
+								 "--cascade=orphan` and the new class, or migrate the new claims "
+								 "later):\n"
+							       : "\nStatefulSets whose volumeClaimTemplates name no StorageClass follow "
+								 "the default, which creates gp3 volumes once the steps above are "
+								 "done:\n");
+				struct buf who = BUF_INIT;
+				buf_addf(&who, "%s/%s", s->namespace_, s->name);
+				buf_adds(md, "- ");
+				add_md_code(md, who.s);
+				buf_release(&who);
+				buf_adds(md, " template ");
+				add_md_code(md, s->claim_templates[t]);
+				if (cls) {
+					buf_adds(md, " → ");
+					add_md_code(md, cls);
+				}
+				buf_addc(md, '\n');
+			}
 		}
 	}
 }
@@ -1632,8 +1649,8 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 		add_kubectl_cmd(&md, c, tmp.s);
 		buf_adds(&md, " — ");
 		add_md_code(&md, sp.undefault[i]->name);
-		buf_adds(&md, " stops being the default (between the two steps both are; Kubernetes 1.26+ then "
-			      "picks the newest, gp3)\n");
+		buf_adds(&md, " stops being the default (until then both are; Kubernetes 1.26+ gives new claims "
+			      "the newer one, the gp3 class)\n");
 	}
 
 	struct buf dir = BUF_INIT;
@@ -1647,7 +1664,7 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 	buf_release(&dir);
 	if (rc)
 		goto out;
-	cluster_statefulsets(g, c, &md);
+	cluster_statefulsets(g, c, (sp.emit && sp.make_default) || ieq(sp.why_not, "already-gp3"), &md);
 	if (!n_claims && !sp.emit) {
 		buf_adds(&md, "Nothing to apply in this cluster.\n");
 	}

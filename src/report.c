@@ -551,7 +551,8 @@ static void header_lines(struct buf *b, const struct report *r, const char *bull
 	buf_addc(b, '\n');
 }
 
-static void footer_notes(struct buf *b, const struct report *r, const char *bullet)
+/* with_warnings = 0 for the table: its warnings go to stderr. */
+static void footer_notes(struct buf *b, const struct report *r, const char *bullet, int with_warnings)
 {
 	if (r->totals.unpriced)
 		buf_addf(b, "%s%lld unpriced volume%s counted in VOLUMES and GiB, left out of the money columns "
@@ -561,7 +562,7 @@ static void footer_notes(struct buf *b, const struct report *r, const char *bull
 		buf_addf(b, "%s%lld volume%s completed in the ledger %s not in these inputs; not counted\n", bullet,
 			 (long long)r->ledger_elsewhere, r->ledger_elsewhere == 1 ? "" : "s",
 			 r->ledger_elsewhere == 1 ? "is" : "are");
-	for (size_t i = 0; i < r->n_warnings; i++)
+	for (size_t i = 0; with_warnings && i < r->n_warnings; i++)
 		buf_addf(b, "%swarning: %s\n", bullet, r->warnings[i]);
 }
 
@@ -673,9 +674,9 @@ static void write_table(struct buf *b, const struct report *r, int color)
 	}
 	free(w);
 	text_table_free(&t);
-	if (r->totals.unpriced || r->ledger_elsewhere || r->n_warnings)
+	if (r->totals.unpriced || r->ledger_elsewhere)
 		buf_addc(b, '\n');
-	footer_notes(b, r, "");
+	footer_notes(b, r, "", 0);
 }
 
 static void md_cell(struct buf *b, const char *s)
@@ -727,7 +728,7 @@ static void write_markdown(struct buf *b, const struct report *r)
 	text_table_free(&tt);
 	if (r->totals.unpriced || r->ledger_elsewhere || r->n_warnings)
 		buf_addc(b, '\n');
-	footer_notes(b, r, "- ");
+	footer_notes(b, r, "- ", 1);
 }
 
 /* ---------------------------------------------------------------- html */
@@ -758,7 +759,7 @@ static const char html_style[] =
 	"th{background:#f6f8fa;text-align:left}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\n"
 	"tfoot td{font-weight:700;border-top:2px solid #1b1f24}\n"
 	".warn{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:6px;margin:8px 0}\n"
-	".notes{color:#57606a;font-size:12px}\n";
+	".notes{color:#57606a;font-size:12px}.scroll{overflow-x:auto;max-width:100%}\n";
 
 #define CHART_MAX_GROUPS 20
 
@@ -912,7 +913,7 @@ static void write_html(struct buf *b, const struct report *r)
 	html_card(b, "card-remaining-monthly", "remaining per month", t->remaining);
 	buf_adds(b, "</div>\n");
 	write_svg(b, r);
-	buf_adds(b, "<table id=\"groups\">\n<thead><tr>");
+	buf_adds(b, "<div class=\"scroll\">\n<table id=\"groups\">\n<thead><tr>");
 	for (size_t k = 0; k < r->n_keys; k++) {
 		buf_adds(b, "<th>");
 		html_esc(b, r->keys[k].name);
@@ -928,9 +929,9 @@ static void write_html(struct buf *b, const struct report *r)
 		html_row(b, r, &r->groups[g].f, (const char *const *)r->groups[g].values, g);
 	buf_adds(b, "</tbody>\n<tfoot>\n");
 	html_row(b, r, t, NULL, 0);
-	buf_adds(b, "</tfoot>\n</table>\n");
+	buf_adds(b, "</tfoot>\n</table>\n</div>\n");
 	struct buf notes = BUF_INIT;
-	footer_notes(&notes, r, "");
+	footer_notes(&notes, r, "", 0); /* warnings are shown at the top */
 	if (notes.len) {
 		buf_adds(b, "<p class=\"notes\">");
 		html_esc(b, notes.s);

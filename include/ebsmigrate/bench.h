@@ -92,6 +92,13 @@ void bench_volume_release(struct bench_volume *v);
  * detects its cliff. Returns the new job. */
 struct bench_job *bench_run_add_job(struct bench_run *r, const struct fio_job *j, struct fio_series *series);
 
+/* Links run to its volume's migration and fills what is unknown: with run->volume.volume_id
+ * and an apply ledger row for it, sets apply_volume_id, the phase when unset ("after" once the
+ * modification is optimizing or completed, else "before") and, for "after", the target type,
+ * IOPS and throughput when unset. Without a ledger row the phase defaults from the type (gp2
+ * before, anything else after). Never fails for a volume the ledger does not know. */
+int bench_link_migration(struct ledger *db, struct bench_run *run, struct buf *err);
+
 /* ---- local runs ---- */
 
 struct bench_local_options {

@@ -44,6 +44,7 @@ struct inventory_live_options {
 	size_t n_contexts;
 	int all_contexts;
 	const char *save_dir;                /* --save: write the exports replayable by plan */
+	int kube_page_size;                  /* list limit; 0 = 500 */
 	void (*progress)(void *ctx, const char *what, size_t n);
 	void *progress_ctx;
 };

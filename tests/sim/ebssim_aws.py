@@ -1146,6 +1146,7 @@ class PriceBook:
     def __init__(self, directory):
         self.dir = directory
         self._items = None
+        self.names = {}  # service code -> attribute names as AWS spells them
 
     def items(self):
         if self._items is None:
@@ -1167,6 +1168,7 @@ class PriceBook:
                     attrs.setdefault("productfamily", product.get("productFamily", ""))
                     attrs.setdefault("sku", product.get("sku", ""))
                     service = item.get("serviceCode") or attrs.get("servicecode", "")
+                    self.names.setdefault(service, set()).update((product.get("attributes") or {}).keys())
                     items.append((service, attrs, text))
             self._items = items
         return self._items
@@ -1221,8 +1223,7 @@ class PricingApp(ServiceApp):
             codes = sorted({s for s, _, _ in book})
             if p.get("ServiceCode"):
                 codes = [c for c in codes if c == p["ServiceCode"]]
-            return {"Services": [{"ServiceCode": c, "AttributeNames": sorted({k for s, a, _ in book
-                                                                              if s == c for k in a})}
+            return {"Services": [{"ServiceCode": c, "AttributeNames": sorted(self.apis.pricing.names.get(c, ()))}
                                  for c in codes], "FormatVersion": "aws_v1"}
         if action == "GetAttributeValues":
             code, name = p.get("ServiceCode"), (p.get("AttributeName") or "").lower()

@@ -251,6 +251,12 @@ class Pricing(unittest.TestCase):
             self.p.get_products(ServiceCode="AmazonEC2", NextToken="bogus")
         self.assertEqual(c.exception.response["Error"]["Code"], "InvalidNextTokenException")
 
+    def test_describe_services_and_attribute_values(self):
+        svc = self.p.describe_services(ServiceCode="AmazonEC2")["Services"][0]
+        self.assertIn("volumeApiName", svc["AttributeNames"])
+        vals = self.p.get_attribute_values(ServiceCode="AmazonEC2", AttributeName="volumeApiName")
+        self.assertEqual([v["Value"] for v in vals["AttributeValues"]], ["gp2", "gp3"])
+
     def test_raw_price_list_strings(self):
         status, _, body = self.sim.signed(
             "pricing", "AWS_ENDPOINT_URL_PRICING", json.dumps({"ServiceCode": "AmazonEC2", "MaxResults": 1}),

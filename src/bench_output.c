@@ -1,0 +1,756 @@
+/*
+ * bench_output.c - bench writers: run and list tables, ebsmigrate.bench/v1 JSON, comparison
+ * tables/JSON/Markdown, the sparkline and the SVG chart.
+ *
+ * Entry points: bench_write_runs_json, bench_write_run_table, bench_write_list_table,
+ * bench_write_compare, bench_sparkline, bench_write_svg, bench_json_number.
+ *
+ * Invariants: JSON numbers round-trip (bench_json_number), unknown values are null in JSON and
+ * "-" in tables; tables align on display width (UTF-8 code points), so sparklines line up.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebsmigrate/bench_output.h"
+#include "ebsmigrate/common.h"
+
+void bench_json_number(struct buf *out, double v)
+{
+	if (!isfinite(v)) {
+		buf_adds(out, "null");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 1e15) {
+		buf_addf(out, "%.0f", v);
+		return;
+	}
+	char tmp[40];
+	for (int p = 1; p <= 17; p++) {
+		snprintf(tmp, sizeof tmp, "%.*g", p, v);
+		if (strtod(tmp, NULL) == v)
+			break;
+	}
+	buf_adds(out, tmp);
+}
+
+static void json_str(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
+static void json_int_or_null(struct buf *b, int64_t v)
+{
+	if (v > 0)
+		buf_addf(b, "%lld", (long long)v);
+	else
+		buf_adds(b, "null");
+}
+
+/* A stored JSON object (options) re-emitted compactly; {} when missing or unreadable. */
+static void json_raw_object(struct buf *b, const char *text)
+{
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+	char *s = cJSON_IsObject(j) ? cJSON_PrintUnformatted(j) : NULL;
+	buf_adds(b, s ? s : "{}");
+	cJSON_free(s);
+	cJSON_Delete(j);
+}
+
+static void json_dir(struct buf *b, const struct fio_dir *d)
+{
+	if (!d->present) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_adds(b, "{\"iops\": ");
+	bench_json_number(b, d->iops);
+	buf_adds(b, ", \"mibps\": ");
+	bench_json_number(b, d->mibps);
+	buf_addf(b, ", \"ios\": %lld, \"lat_ms\": {\"mean\": ", (long long)d->ios);
+	bench_json_number(b, d->lat.mean);
+	buf_adds(b, ", \"p50\": ");
+	bench_json_number(b, d->lat.p50);
+	buf_adds(b, ", \"p95\": ");
+	bench_json_number(b, d->lat.p95);
+	buf_adds(b, ", \"p99\": ");
+	bench_json_number(b, d->lat.p99);
+	buf_adds(b, ", \"p99_9\": ");
+	bench_json_number(b, d->lat.p99_9);
+	buf_adds(b, "}}");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void json_series(struct buf *b, const struct fio_series *s)
+{
+	if (s->n == 0) {
+		buf_adds(b, "null");
+		return;
+	}
+	double *t = xmalloc(s->n * sizeof *t);
+	memcpy(t, s->iops, s->n * sizeof *t);
+	qsort(t, s->n, sizeof *t, cmp_double);
+	double med = s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
+	buf_addf(b, "{\"samples\": %zu, \"first_ms\": %lld, \"last_ms\": %lld, \"min\": ", s->n, (long long)s->t_ms[0],
+		 (long long)s->t_ms[s->n - 1]);
+	bench_json_number(b, t[0]);
+	buf_adds(b, ", \"median\": ");
+	bench_json_number(b, med);
+	buf_adds(b, ", \"max\": ");
+	bench_json_number(b, t[s->n - 1]);
+	buf_addc(b, '}');
+	free(t);
+}
+
+static void json_job(struct buf *b, const struct bench_job *j)
+{
+	buf_adds(b, "{\"name\": ");
+	json_str(b, j->name);
+	buf_adds(b, ", \"profile\": ");
+	json_str(b, j->profile);
+	buf_addf(b, ", \"kind\": \"%s\", \"runtime_s\": ", fio_kind_name(j->kind));
+	bench_json_number(b, (double)j->runtime_ms / 1000.0);
+	if (j->hostname) {
+		buf_adds(b, ", \"hostname\": ");
+		json_str(b, j->hostname);
+	}
+	buf_adds(b, ", \"latency_source\": ");
+	json_str(b, j->lat_source);
+	buf_adds(b, ", \"read\": ");
+	json_dir(b, &j->read);
+	buf_adds(b, ", \"write\": ");
+	json_dir(b, &j->write);
+	buf_adds(b, ", \"cliff\": ");
+	if (j->has_cliff) {
+		buf_adds(b, "{\"at_s\": ");
+		bench_json_number(b, j->cliff.at_s);
+		buf_adds(b, ", \"before_iops\": ");
+		bench_json_number(b, j->cliff.before_iops);
+		buf_adds(b, ", \"after_iops\": ");
+		bench_json_number(b, j->cliff.after_iops);
+		buf_addc(b, '}');
+	} else {
+		buf_adds(b, "null");
+	}
+	buf_adds(b, ", \"series\": ");
+	json_series(b, &j->series);
+	buf_addc(b, '}');
+}
+
+static void json_volume(struct buf *b, const struct bench_run *r)
+{
+	if (!r->has_volume) {
+		buf_adds(b, "null");
+		return;
+	}
+	const struct bench_volume *v = &r->volume;
+	buf_adds(b, "{\"volume_id\": ");
+	json_str(b, v->volume_id);
+	buf_adds(b, ", \"type\": ");
+	json_str(b, v->type);
+	buf_adds(b, ", \"size_gib\": ");
+	json_int_or_null(b, v->size_gib);
+	buf_adds(b, ", \"iops\": ");
+	json_int_or_null(b, v->iops);
+	buf_adds(b, ", \"throughput\": ");
+	json_int_or_null(b, v->throughput);
+	buf_adds(b, ", \"burst_balance\": ");
+	bench_json_number(b, v->burst_balance);
+	buf_adds(b, ", \"instance_type\": ");
+	json_str(b, v->instance_type);
+	buf_adds(b, ", \"node\": ");
+	json_str(b, v->node);
+	buf_adds(b, ", \"pvc\": ");
+	json_str(b, v->pvc);
+	buf_addc(b, '}');
+}
+
+static void json_run(struct buf *b, const struct bench_run *r, const char *indent)
+{
+	buf_addf(b, "%s{\"id\": %lld, \"label\": ", indent, (long long)r->id);
+	json_str(b, r->label);
+	buf_adds(b, ", \"created_at\": ");
+	json_str(b, r->created_at);
+	buf_adds(b, ", \"finished_at\": ");
+	json_str(b, r->finished_at);
+	buf_adds(b, ", \"status\": ");
+	json_str(b, r->status);
+	buf_adds(b, ", \"source\": ");
+	json_str(b, r->source);
+	buf_adds(b, ", \"target\": ");
+	json_str(b, r->target);
+	buf_adds(b, ", \"phase\": ");
+	json_str(b, r->phase);
+	buf_adds(b, ", \"fio_version\": ");
+	json_str(b, r->fio_version);
+	buf_adds(b, ", \"error\": ");
+	json_str(b, r->error);
+	buf_adds(b, ", \"options\": ");
+	json_raw_object(b, r->options_json);
+	buf_adds(b, ", \"apply_volume_id\": ");
+	json_int_or_null(b, r->apply_volume_id);
+	buf_adds(b, ", \"volume\": ");
+	json_volume(b, r);
+	buf_adds(b, ",\n");
+	buf_addf(b, "%s \"jobs\": [", indent);
+	for (size_t i = 0; i < r->n_jobs; i++) {
+		buf_addf(b, "%s\n%s  ", i ? "," : "", indent);
+		json_job(b, &r->jobs[i]);
+	}
+	buf_addf(b, "%s]}", r->n_jobs ? "\n  " : "");
+}
+
+void bench_write_runs_json(struct buf *out, const struct bench_run *runs, size_t n)
+{
+	buf_adds(out, "{\"schema\": \"" BENCH_SCHEMA "\", \"runs\": [");
+	for (size_t i = 0; i < n; i++) {
+		buf_adds(out, i ? ",\n" : "\n");
+		json_run(out, &runs[i], "  ");
+	}
+	buf_adds(out, n ? "\n]}\n" : "]}\n");
+}
+
+/* ---- tables ---- */
+
+static size_t display_width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) != 0x80;
+	return w;
+}
+
+struct table {
+	char **cells;
+	size_t n, alloc, cols;
+};
+
+static void cell(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cell(struct table *t, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	XGROW(t->cells, t->n, t->alloc);
+	t->cells[t->n++] = buf_detach(&b);
+}
+
+static void table_write(struct buf *out, struct table *t)
+{
+	size_t rows = t->n / t->cols;
+	size_t *w = xcalloc(t->cols, sizeof *w);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t dw = display_width(t->cells[i]);
+		if (dw > w[i % t->cols])
+			w[i % t->cols] = dw;
+	}
+	for (size_t r = 0; r < rows; r++) {
+		struct buf line = BUF_INIT;
+		for (size_t c = 0; c < t->cols; c++) {
+			const char *s = t->cells[r * t->cols + c];
+			buf_adds(&line, s);
+			if (c + 1 < t->cols)
+				for (size_t k = display_width(s); k < w[c] + 2; k++)
+					buf_addc(&line, ' ');
+		}
+		buf_trim_trailing(&line, ' ');
+		buf_add(out, line.s, line.len);
+		buf_addc(out, '\n');
+		buf_release(&line);
+	}
+	for (size_t i = 0; i < t->n; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(w);
+	memset(t, 0, sizeof *t);
+}
+
+/* Latency in ms with three significant digits ("0.564", "10.4", "110"); "-" when unknown. */
+static void fmt_ms(struct buf *b, double v)
+{
+	if (isnan(v))
+		buf_adds(b, "-");
+	else if (v < 1)
+		buf_addf(b, "%.3f", v);
+	else if (v < 10)
+		buf_addf(b, "%.2f", v);
+	else if (v < 100)
+		buf_addf(b, "%.1f", v);
+	else
+		buf_addf(b, "%.0f", v);
+}
+
+static char *ms_text(double v)
+{
+	struct buf b = BUF_INIT;
+	fmt_ms(&b, v);
+	return buf_detach(&b);
+}
+
+static void fmt_iops(struct buf *b, double v)
+{
+	if (isnan(v))
+		buf_adds(b, "-");
+	else
+		buf_addf(b, v >= 100 ? "%.0f" : "%.1f", v);
+}
+
+static char *iops_text(double v)
+{
+	struct buf b = BUF_INIT;
+	fmt_iops(&b, v);
+	return buf_detach(&b);
+}
+
+static char *cliff_text(const struct bench_job *j)
+{
+	struct buf b = BUF_INIT;
+	if (!j->has_cliff) {
+		buf_adds(&b, j->series.n ? "none" : "-");
+	} else {
+		buf_addf(&b, "at %.0f s: ", j->cliff.at_s);
+		fmt_iops(&b, j->cliff.before_iops);
+		buf_adds(&b, " -> ");
+		fmt_iops(&b, j->cliff.after_iops);
+	}
+	return buf_detach(&b);
+}
+
+void bench_sparkline(struct buf *out, const struct fio_series *s, size_t width)
+{
+	static const char *const blocks[8] = {"\u2581", "\u2582", "\u2583", "\u2584",
+					      "\u2585", "\u2586", "\u2587", "\u2588"};
+	if (!s->n || !width) {
+		buf_adds(out, "-");
+		return;
+	}
+	size_t cols = s->n < width ? s->n : width;
+	double *v = xcalloc(cols, sizeof *v), max = 0;
+	for (size_t c = 0; c < cols; c++) {
+		size_t from = c * s->n / cols, to = (c + 1) * s->n / cols;
+		double sum = 0;
+		for (size_t i = from; i < to; i++)
+			sum += s->iops[i];
+		v[c] = to > from ? sum / (double)(to - from) : 0;
+		if (v[c] > max)
+			max = v[c];
+	}
+	for (size_t c = 0; c < cols; c++) {
+		int level = max > 0 ? (int)lround(v[c] / max * 7) : 0;
+		buf_adds(out, blocks[level < 0 ? 0 : level > 7 ? 7 : level]);
+	}
+	free(v);
+}
+
+static void volume_text(struct buf *b, const struct bench_run *r)
+{
+	if (!r->has_volume) {
+		buf_adds(b, "volume unknown");
+		return;
+	}
+	const struct bench_volume *v = &r->volume;
+	const char *sep = "";
+	if (v->volume_id) {
+		buf_addf(b, "%s", v->volume_id);
+		sep = " ";
+	}
+	if (v->type) {
+		buf_addf(b, "%s%s", sep, v->type);
+		sep = " ";
+	}
+	if (v->size_gib) {
+		buf_addf(b, "%s%lld GiB", sep, (long long)v->size_gib);
+		sep = " ";
+	}
+	if (v->iops) {
+		buf_addf(b, "%s%lld IOPS", sep, (long long)v->iops);
+		sep = " ";
+	}
+	if (v->throughput) {
+		buf_addf(b, "%s%lld MiB/s", sep, (long long)v->throughput);
+		sep = " ";
+	}
+	if (v->instance_type)
+		buf_addf(b, "%son %s", sep, v->instance_type);
+}
+
+void bench_write_run_table(struct buf *out, const struct bench_run *r)
+{
+	struct buf head = BUF_INIT;
+	volume_text(&head, r);
+	buf_addf(out, "bench run %lld%s%s%s: %s %s, %s, %s\n", (long long)r->id, r->label ? " (" : "",
+		 r->label ? r->label : "", r->label ? ")" : "", r->source ? r->source : "?", r->target ? r->target : "?",
+		 r->fio_version ? r->fio_version : "fio version unknown", head.s);
+	buf_release(&head);
+	struct table t = {.cols = 11};
+	const char *hdr[] = {"job", "dir", "IOPS", "MiB/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "cliff",
+			     "IOPS over time"};
+	for (size_t i = 0; i < 11; i++)
+		cell(&t, "%s", hdr[i]);
+	for (size_t i = 0; i < r->n_jobs; i++) {
+		const struct bench_job *j = &r->jobs[i];
+		const struct fio_dir *dirs[2] = {&j->read, &j->write};
+		int rows = 0;
+		for (int d = 0; d < 2; d++) {
+			if (!dirs[d]->present && (d == 1 || j->write.present))
+				continue;
+			const struct fio_dir *x = dirs[d];
+			char *iops = iops_text(x->iops), *mean = ms_text(x->lat.mean), *p50 = ms_text(x->lat.p50),
+			     *p95 = ms_text(x->lat.p95), *p99 = ms_text(x->lat.p99), *p999 = ms_text(x->lat.p99_9);
+			cell(&t, "%s", rows ? "" : j->name);
+			cell(&t, "%s", d ? "write" : "read");
+			cell(&t, "%s", x->present ? iops : "-");
+			cell(&t, "%.1f", x->mibps);
+			cell(&t, "%s", mean);
+			cell(&t, "%s", p50);
+			cell(&t, "%s", p95);
+			cell(&t, "%s", p99);
+			cell(&t, "%s", p999);
+			free(iops), free(mean), free(p50), free(p95), free(p99), free(p999);
+			if (rows) {
+				cell(&t, "%s", "");
+				cell(&t, "%s", "");
+			} else {
+				char *cl = cliff_text(j);
+				struct buf sp = BUF_INIT;
+				bench_sparkline(&sp, &j->series, 40);
+				cell(&t, "%s", cl);
+				cell(&t, "%s", sp.s);
+				free(cl);
+				buf_release(&sp);
+			}
+			rows++;
+		}
+	}
+	table_write(out, &t);
+	if (r->error)
+		buf_addf(out, "%s: %s\n", r->status ? r->status : "error", r->error);
+}
+
+void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n)
+{
+	if (!n) {
+		buf_adds(out, "no bench runs recorded\n");
+		return;
+	}
+	struct table t = {.cols = 10};
+	const char *hdr[] = {"id", "created", "label", "source", "target", "phase", "status", "jobs", "fio", "volume"};
+	for (size_t i = 0; i < 10; i++)
+		cell(&t, "%s", hdr[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct bench_run *r = &runs[i];
+		struct buf v = BUF_INIT;
+		if (r->has_volume)
+			volume_text(&v, r);
+		else
+			buf_adds(&v, "-");
+		cell(&t, "%lld", (long long)r->id);
+		cell(&t, "%s", r->created_at ? r->created_at : "-");
+		cell(&t, "%s", r->label ? r->label : "-");
+		cell(&t, "%s", r->source ? r->source : "-");
+		cell(&t, "%s", r->target ? r->target : "-");
+		cell(&t, "%s", r->phase ? r->phase : "-");
+		cell(&t, "%s", r->status ? r->status : "-");
+		cell(&t, "%zu", r->n_jobs);
+		cell(&t, "%s", r->fio_version ? r->fio_version : "-");
+		cell(&t, "%s", v.s);
+		buf_release(&v);
+	}
+	table_write(out, &t);
+}
+
+/* ---- comparison ---- */
+
+static double pct(double before, double after)
+{
+	if (!isfinite(before) || !isfinite(after) || before == 0)
+		return NAN;
+	return (after - before) / before * 100.0;
+}
+
+static char *pct_text(double p)
+{
+	struct buf b = BUF_INIT;
+	if (isnan(p))
+		buf_adds(&b, "-");
+	else
+		buf_addf(&b, "%+.1f %%", p);
+	return buf_detach(&b);
+}
+
+static const struct fio_dir *dir_or_empty(const struct bench_job *j)
+{
+	static const struct fio_dir none = {0, 0, 0, 0, 0, {NAN, NAN, NAN, NAN, NAN}};
+	return j ? bench_job_main_dir(j) : &none;
+}
+
+static void run_title(struct buf *b, const struct bench_run *r)
+{
+	buf_addf(b, "run %lld", (long long)r->id);
+	if (r->label)
+		buf_addf(b, " '%s'", r->label);
+	buf_adds(b, " (");
+	volume_text(b, r);
+	buf_addc(b, ')');
+}
+
+static void json_compare(struct buf *out, const struct bench_comparison *c)
+{
+	buf_adds(out, "{\"schema\": \"" BENCH_SCHEMA "\", \"runs\": [\n");
+	json_run(out, c->before, "  ");
+	buf_adds(out, ",\n");
+	json_run(out, c->after, "  ");
+	buf_addf(out, "\n], \"compare\": {\"before\": %lld, \"after\": %lld, \"verdict\": \"%s\", \"profiles\": [",
+		 (long long)c->before->id, (long long)c->after->id, bench_verdict_name(c->verdict));
+	for (size_t k = 0; k < c->n; k++) {
+		const struct bench_profile_cmp *p = &c->profiles[k];
+		const struct bench_job *b = p->before, *a = p->after;
+		const struct fio_dir *bd = dir_or_empty(b), *ad = dir_or_empty(a);
+		buf_adds(out, k ? ",\n  " : "\n  ");
+		buf_adds(out, "{\"profile\": ");
+		json_str(out, p->key);
+		buf_adds(out, ", \"before_job\": ");
+		json_str(out, b ? b->name : NULL);
+		buf_adds(out, ", \"after_job\": ");
+		json_str(out, a ? a->name : NULL);
+		buf_addf(out, ", \"verdict\": \"%s\", \"deltas\": {\"iops_pct\": ", bench_verdict_name(p->verdict));
+		bench_json_number(out, b && a ? pct(bench_job_iops(b), bench_job_iops(a)) : NAN);
+		buf_adds(out, ", \"mibps_pct\": ");
+		bench_json_number(out, b && a ? pct(bench_job_mibps(b), bench_job_mibps(a)) : NAN);
+		buf_adds(out, ", \"lat_mean_pct\": ");
+		bench_json_number(out, pct(bd->lat.mean, ad->lat.mean));
+		buf_adds(out, ", \"p50_pct\": ");
+		bench_json_number(out, pct(bd->lat.p50, ad->lat.p50));
+		buf_adds(out, ", \"p95_pct\": ");
+		bench_json_number(out, pct(bd->lat.p95, ad->lat.p95));
+		buf_adds(out, ", \"p99_pct\": ");
+		bench_json_number(out, pct(bd->lat.p99, ad->lat.p99));
+		buf_adds(out, ", \"p99_9_pct\": ");
+		bench_json_number(out, pct(bd->lat.p99_9, ad->lat.p99_9));
+		buf_adds(out, "}, \"checks\": [");
+		for (size_t i = 0; i < p->n_checks; i++) {
+			const struct bench_check *ch = &p->checks[i];
+			buf_adds(out, i ? ", " : "");
+			buf_adds(out, "{\"rule\": ");
+			json_str(out, ch->rule);
+			buf_adds(out, ", \"expected\": ");
+			bench_json_number(out, ch->expected);
+			buf_adds(out, ", \"actual\": ");
+			bench_json_number(out, ch->actual);
+			buf_addf(out, ", \"ok\": %s, \"text\": ", ch->ok ? "true" : "false");
+			json_str(out, ch->text);
+			buf_addc(out, '}');
+		}
+		buf_adds(out, "], \"notes\": [");
+		for (size_t i = 0; i < p->n_notes; i++) {
+			buf_adds(out, i ? ", " : "");
+			json_str(out, p->notes[i]);
+		}
+		buf_adds(out, "]}");
+	}
+	buf_adds(out, c->n ? "\n]}}\n" : "]}}\n");
+}
+
+/* The rows of one profile: metric, before, after, change. */
+static void compare_rows(struct table *t, const struct bench_profile_cmp *p, int markdown)
+{
+	const struct bench_job *b = p->before, *a = p->after;
+	const struct fio_dir *bd = dir_or_empty(b), *ad = dir_or_empty(a);
+	struct {
+		const char *metric;
+		double before, after;
+		int is_ms;
+	} rows[] = {
+		{"IOPS", b ? bench_job_iops(b) : NAN, a ? bench_job_iops(a) : NAN, 0},
+		{"MiB/s", b ? bench_job_mibps(b) : NAN, a ? bench_job_mibps(a) : NAN, 0},
+		{"mean ms", bd->lat.mean, ad->lat.mean, 1},
+		{"p50 ms", bd->lat.p50, ad->lat.p50, 1},
+		{"p95 ms", bd->lat.p95, ad->lat.p95, 1},
+		{"p99 ms", bd->lat.p99, ad->lat.p99, 1},
+		{"p99.9 ms", bd->lat.p99_9, ad->lat.p99_9, 1},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char *x = rows[i].is_ms ? ms_text(rows[i].before) : iops_text(rows[i].before);
+		char *y = rows[i].is_ms ? ms_text(rows[i].after) : iops_text(rows[i].after);
+		char *d = pct_text(pct(rows[i].before, rows[i].after));
+		if (!rows[i].is_ms && i == 1) { /* MiB/s with one decimal */
+			free(x), free(y);
+			struct buf bx = BUF_INIT, by = BUF_INIT;
+			if (isnan(rows[i].before))
+				buf_adds(&bx, "-");
+			else
+				buf_addf(&bx, "%.1f", rows[i].before);
+			if (isnan(rows[i].after))
+				buf_adds(&by, "-");
+			else
+				buf_addf(&by, "%.1f", rows[i].after);
+			x = buf_detach(&bx);
+			y = buf_detach(&by);
+		}
+		cell(t, "%s", i == 0 ? p->key : "");
+		cell(t, "%s", rows[i].metric);
+		cell(t, "%s", x);
+		cell(t, "%s", y);
+		cell(t, "%s", d);
+		free(x), free(y), free(d);
+	}
+	char *cb = b ? cliff_text(b) : xstrdup("-"), *ca = a ? cliff_text(a) : xstrdup("-");
+	cell(t, "%s", "");
+	cell(t, "%s", "cliff");
+	cell(t, "%s", cb);
+	cell(t, "%s", ca);
+	cell(t, "%s", "");
+	free(cb), free(ca);
+	struct buf sb = BUF_INIT, sa = BUF_INIT;
+	if (b)
+		bench_sparkline(&sb, &b->series, 24);
+	else
+		buf_adds(&sb, "-");
+	if (a)
+		bench_sparkline(&sa, &a->series, 24);
+	else
+		buf_adds(&sa, "-");
+	cell(t, "%s", "");
+	cell(t, "%s", "IOPS over time");
+	cell(t, "%s", sb.s);
+	cell(t, "%s", sa.s);
+	cell(t, "%s", "");
+	buf_release(&sb);
+	buf_release(&sa);
+	(void)markdown;
+}
+
+static void verdict_lines(struct buf *out, const struct bench_profile_cmp *p, const char *bullet)
+{
+	buf_addf(out, "%s%s: %s", bullet, p->key, bench_verdict_name(p->verdict));
+	for (size_t i = 0; i < p->n_checks; i++)
+		buf_addf(out, "%s%s%s", i ? "; " : " (", p->checks[i].text, i + 1 == p->n_checks ? ")" : "");
+	buf_addc(out, '\n');
+	for (size_t i = 0; i < p->n_notes; i++)
+		buf_addf(out, "%s  note: %s\n", bullet[0] == '-' ? "  " : "", p->notes[i]);
+}
+
+void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum out_format fmt)
+{
+	if (fmt == FORMAT_JSON) {
+		json_compare(out, c);
+		return;
+	}
+	int md = fmt == FORMAT_MARKDOWN;
+	struct buf tb = BUF_INIT, ta = BUF_INIT;
+	run_title(&tb, c->before);
+	run_title(&ta, c->after);
+	if (md)
+		buf_addf(out, "## Benchmark: before %s, after %s\n\n", tb.s, ta.s);
+	else
+		buf_addf(out, "before: %s\nafter:  %s\n\n", tb.s, ta.s);
+	buf_release(&tb);
+	buf_release(&ta);
+	struct table t = {.cols = 5};
+	const char *hdr[] = {"profile", "metric", "before", "after", "change"};
+	for (size_t i = 0; i < 5; i++)
+		cell(&t, "%s", hdr[i]);
+	for (size_t k = 0; k < c->n; k++)
+		compare_rows(&t, &c->profiles[k], md);
+	if (md) {
+		size_t rows = t.n / t.cols;
+		for (size_t r = 0; r < rows; r++) {
+			buf_adds(out, "|");
+			for (size_t col = 0; col < t.cols; col++) {
+				const char *s = t.cells[r * t.cols + col];
+				buf_adds(out, " ");
+				for (; *s; s++) {
+					if (*s == '|')
+						buf_addc(out, '\\');
+					buf_addc(out, *s);
+				}
+				buf_adds(out, " |");
+			}
+			buf_addc(out, '\n');
+			if (r == 0)
+				buf_adds(out, "|---|---|---:|---:|---:|\n");
+		}
+		for (size_t i = 0; i < t.n; i++)
+			free(t.cells[i]);
+		free(t.cells);
+		buf_adds(out, "\n### Verdict\n\n");
+		for (size_t k = 0; k < c->n; k++)
+			verdict_lines(out, &c->profiles[k], "- ");
+		buf_addf(out, "\n**Overall: %s**\n", bench_verdict_name(c->verdict));
+		return;
+	}
+	table_write(out, &t);
+	buf_adds(out, "\nverdicts:\n");
+	for (size_t k = 0; k < c->n; k++)
+		verdict_lines(out, &c->profiles[k], "  ");
+	size_t np = 0, nf = 0, nn = 0;
+	for (size_t k = 0; k < c->n; k++) {
+		np += c->profiles[k].verdict == BENCH_PASS;
+		nf += c->profiles[k].verdict == BENCH_FAIL;
+		nn += c->profiles[k].verdict == BENCH_NOT_JUDGED;
+	}
+	buf_addf(out, "\nverdict: %s (%zu pass, %zu fail, %zu not judged)\n", bench_verdict_name(c->verdict), np, nf, nn);
+}
+
+/* ---- SVG ---- */
+
+void bench_write_svg(struct buf *out, const struct fio_series *s, const struct bench_cliff *cliff, int width,
+		     int height)
+{
+	const int ml = 56, mr = 12, mt = 12, mb = 28;
+	int pw = width - ml - mr, ph = height - mt - mb;
+	buf_addf(out,
+		 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		 "font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-label=\"IOPS over time\">\n",
+		 width, height, width, height);
+	buf_addf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>\n", ml, mt, pw,
+		 ph);
+	if (!s->n || pw <= 0 || ph <= 0) {
+		buf_addf(out, "<text x=\"%d\" y=\"%d\">no IOPS log</text>\n</svg>\n", ml + 8, mt + 16);
+		return;
+	}
+	double tmax = (double)s->t_ms[s->n - 1] / 1000.0, vmax = 0;
+	for (size_t i = 0; i < s->n; i++)
+		vmax = fmax(vmax, s->iops[i]);
+	if (vmax <= 0)
+		vmax = 1;
+	if (tmax <= 0)
+		tmax = 1;
+	vmax *= 1.1;
+	buf_adds(out, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"");
+	for (size_t i = 0; i < s->n; i++)
+		buf_addf(out, "%s%.1f,%.1f", i ? " " : "", ml + (double)s->t_ms[i] / 1000.0 / tmax * pw,
+			 mt + ph - s->iops[i] / vmax * ph);
+	buf_adds(out, "\"/>\n");
+	if (cliff) {
+		double x = ml + cliff->at_s / tmax * pw;
+		buf_addf(out,
+			 "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>\n"
+			 "<text x=\"%.1f\" y=\"%d\" fill=\"#d62728\">cliff at %.0f s: %.0f &#8594; %.0f IOPS</text>\n",
+			 x, mt, x, mt + ph, x + 4, mt + 14, cliff->at_s, cliff->before_iops, cliff->after_iops);
+	}
+	buf_addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n", ml - 4, mt + 10, vmax);
+	buf_addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", ml - 4, mt + ph);
+	buf_addf(out, "<text x=\"%d\" y=\"%d\">0 s</text>\n", ml, height - 8);
+	buf_addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f s</text>\n", ml + pw, height - 8, tmax);
+	buf_addf(out, "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" text-anchor=\"middle\">IOPS</text>\n", 14,
+		 mt + ph / 2, 14, mt + ph / 2);
+	buf_adds(out, "</svg>\n");
+}

@@ -1,0 +1,705 @@
+/*
+ * cmd_bench.c - `ebsmigrate bench run|import|list|show|compare`: options, help and glue
+ * (bench.c runs and judges, bench_kube.c runs in a cluster, bench_output.c writes, the ledger
+ * stores). The only state of its own is the Ctrl-C flag the signal handler sets (a signal
+ * handler can reach nothing else); runners poll it and stop fio or delete their Jobs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/bench.h"
+#include "ebsmigrate/bench_kube.h"
+#include "ebsmigrate/bench_output.h"
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/embedded.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/ledger_bench.h"
+#include "ebsmigrate/log.h"
+
+enum {
+	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
+	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
+	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
+};
+
+static const struct cmd_option bench_options[] = {
+	{"local", 0, ARG_REQUIRED, "DIR", "run: benchmark this directory with the local fio", OPT_LOCAL},
+	{"pvc", 0, ARG_REQUIRED, "NS/NAME", "run: benchmark this PVC in the cluster (it must not be in use)", OPT_PVC},
+	{"storage-class", 0, ARG_REQUIRED, "SC", "run: benchmark a scratch PVC of this StorageClass (with --size)",
+	 OPT_STORAGE_CLASS},
+	{"namespace", 'n', ARG_REQUIRED, "NS", "run: namespace of the scratch PVC and the Jobs (default 'default')",
+	 OPT_NAMESPACE},
+	{"size", 0, ARG_REQUIRED, "SIZE",
+	 "run: test file size (--local, --pvc; default 8G), or the scratch PVC's size (--storage-class, e.g. 100Gi)",
+	 OPT_SIZE},
+	{"file-size", 0, ARG_REQUIRED, "SIZE", "run: test file size in the cluster (default: 8G, at most half the volume)",
+	 OPT_FILE_SIZE},
+	{"profile", 'p', ARG_REQUIRED, "NAME",
+	 "run: randread-qd32, randwrite-qd32, latency-qd1, seq-read-1m, seq-write-1m or all (repeatable; default all)",
+	 OPT_BPROFILE},
+	{"runtime", 0, ARG_REQUIRED, "DURATION", "run: time per profile, e.g. 60, 90s, 45m (default 60s)", OPT_RUNTIME},
+	{"job-file", 0, ARG_REQUIRED, "FILE", "run: any fio job file instead of the profiles", OPT_JOB_FILE},
+	{"label", 0, ARG_REQUIRED, "LABEL", "run, import: a name for the run (compare accepts it)", OPT_LABEL},
+	{"volume", 0, ARG_REQUIRED, "VOL-ID",
+	 "run, import: the EBS volume under test (links the run to its migration); compare: its latest before/after pair",
+	 OPT_VOLUME},
+	{"volume-type", 0, ARG_REQUIRED, "TYPE", "run, import: the volume's type (gp2, gp3, ...)", OPT_VOLUME_TYPE},
+	{"iops", 0, ARG_REQUIRED, "N", "run, import: the volume's provisioned (gp2: baseline) IOPS", OPT_IOPS},
+	{"throughput", 0, ARG_REQUIRED, "MIBPS", "run, import: the volume's provisioned throughput in MiB/s",
+	 OPT_THROUGHPUT},
+	{"volume-size", 0, ARG_REQUIRED, "GIB", "run, import: the volume's size in GiB", OPT_VOLUME_SIZE},
+	{"instance-type", 0, ARG_REQUIRED, "TYPE", "run, import: the node's instance type (e.g. m5.xlarge)",
+	 OPT_INSTANCE_TYPE},
+	{"burst-balance", 0, ARG_REQUIRED, "PCT", "run, import: the volume's BurstBalance (%) when the run started",
+	 OPT_BURST_BALANCE},
+	{"phase", 0, ARG_REQUIRED, "PHASE", "run, import: before or after (default: from the apply ledger or the type)",
+	 OPT_PHASE},
+	{"keep-json", 0, ARG_REQUIRED, "DIR", "run: also write each fio JSON document to DIR/PROFILE.json",
+	 OPT_KEEP_JSON},
+	{"fio", 0, ARG_REQUIRED, "PATH", "run --local: the fio binary (default: fio from PATH)", OPT_FIO},
+	{"image", 0, ARG_REQUIRED, "IMAGE", "run in a cluster: container image with fio (default " BENCH_KUBE_DEFAULT_IMAGE ")",
+	 OPT_IMAGE},
+	{"timeout", 0, ARG_REQUIRED, "DURATION", "run in a cluster: how long a Job may take beyond its runtime (default 10m)",
+	 OPT_TIMEOUT},
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "run in a cluster: kubeconfig file (default: KUBECONFIG, ~/.kube/config)",
+	 OPT_KCONFIG},
+	{"context", 0, ARG_REQUIRED, "NAME", "run in a cluster: kubeconfig context (default: the current one)",
+	 OPT_KCONTEXT},
+	{"iops-log", 0, ARG_REQUIRED, "FILE", "import: a write_iops_log file of the same fio run (repeatable)",
+	 OPT_IOPS_LOG},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json; compare also markdown", OPT_FORMAT},
+	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
+	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const bench_usage[] = {
+	"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
+	"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
+	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
+	"list [--format table|json]",
+	"show RUN [--format table|json] [--fio-json]",
+	"compare BEFORE AFTER | --volume VOL-ID [--format table|json|markdown]",
+	NULL,
+};
+
+const struct cmd_help bench_help = {
+	.usage = bench_usage,
+	.description =
+		"Proves with fio what a volume delivers, before and after the migration.\n"
+		"\n"
+		"run --local DIR runs the real fio binary on a directory (a node's mount of the volume, a test "
+		"directory), one profile after the other, each for --runtime: randread-qd32 and randwrite-qd32 (4 KiB "
+		"at queue depth 32: the IOPS limit), latency-qd1 (4 KiB reads at queue depth 1: latency), seq-read-1m and "
+		"seq-write-1m (1 MiB at queue depth 8: the throughput limit); libaio, direct=1, time based, an IOPS log at "
+		"1 s. The test file and logs live in DIR/.ebsmigrate-bench-XXXXXX, removed at the end. run --pvc or "
+		"--storage-class runs the same profiles as Kubernetes Jobs (templates/fio-job.yaml) and deletes what it "
+		"created, also on Ctrl-C.\n"
+		"\n"
+		"Each profile's result is stored as soon as fio returns it (an interrupted run keeps the finished ones): "
+		"IOPS, MiB/s, completion latency mean/p50/p95/p99/p99.9, the IOPS series and its cliff (a sustained step "
+		"down, as when a gp2 volume's burst credits run out). import stores fio JSON made elsewhere "
+		"(--output-format=json or json+, fio 3.x, also client/server output).\n"
+		"\n"
+		"compare judges each profile: the after volume delivers at least 95 % of its provisioned IOPS (4 KiB qd32) "
+		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is at most 10 % above the "
+		"before run's (qd1 is judged on latency only).\n"
+		"\n"
+		"Examples:\n"
+		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
+		"  ebsmigrate bench run --storage-class gp3 --size 100Gi --label gp3-check\n"
+		"  ebsmigrate bench import fio.json --iops-log gp2_rr_iops.1.log --volume-type gp2 --volume-size 100\n"
+		"  ebsmigrate bench compare db-gp2 db-gp3 --format markdown",
+	.options = bench_options,
+	.exit_codes = "compare exits 4 when a profile fails its verdict. run exits 1 when fio fails or the run is "
+		      "interrupted (finished profiles are kept), 2 for bad options, a missing or unwritable directory, or "
+		      "malformed fio JSON (import).",
+};
+
+static volatile sig_atomic_t bench_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	bench_stop = 1;
+}
+
+struct bench_args {
+	const char *local, *pvc, *storage_class, *namespace_, *job_file, *label, *keep_json, *fio, *image;
+	const char *kubeconfig, *context, *output, *phase;
+	const char *size_arg, *file_size_arg;
+	const struct fio_profile **profiles;
+	size_t n_profiles;
+	int runtime_s, timeout_s;
+	const char **iops_logs;
+	size_t n_iops_logs;
+	struct bench_volume vol;
+	int have_vol;
+	enum out_format format;
+	int format_given, no_record, fio_json;
+};
+
+static int parse_duration_s(const char *s, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (end == s || errno || v <= 0)
+		return EM_EINPUT;
+	long mult = 0;
+	if (!*end || strcmp(end, "s") == 0)
+		mult = 1;
+	else if (strcmp(end, "m") == 0)
+		mult = 60;
+	else if (strcmp(end, "h") == 0)
+		mult = 3600;
+	if (!mult || v > 7 * 86400 / mult)
+		return EM_EINPUT;
+	*out = (int)(v * mult);
+	return 0;
+}
+
+static int positive(const char *opt, const char *arg, int64_t *out)
+{
+	if (em_parse_i64(arg, out) || *out <= 0) {
+		log_error("%s: '%s' is not a positive whole number", opt, arg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void push_profile(struct bench_args *a, const struct fio_profile *p)
+{
+	for (size_t i = 0; i < a->n_profiles; i++)
+		if (a->profiles[i] == p)
+			return;
+	a->profiles = xrealloc(a->profiles, (a->n_profiles + 1) * sizeof *a->profiles);
+	a->profiles[a->n_profiles++] = p;
+}
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct bench_args *a = st;
+	int64_t v;
+	switch (id) {
+	case OPT_LOCAL: a->local = arg; return 0;
+	case OPT_PVC: a->pvc = arg; return 0;
+	case OPT_STORAGE_CLASS: a->storage_class = arg; return 0;
+	case OPT_NAMESPACE: a->namespace_ = arg; return 0;
+	case OPT_SIZE: a->size_arg = arg; return 0;
+	case OPT_FILE_SIZE: a->file_size_arg = arg; return 0;
+	case OPT_BPROFILE:
+		if (strcmp(arg, "all") == 0) {
+			for (const struct fio_profile *p = fio_profiles; p->name; p++)
+				push_profile(a, p);
+			return 0;
+		}
+		if (!fio_profile_find(arg)) {
+			log_error("--profile: '%s' is not a profile (randread-qd32, randwrite-qd32, latency-qd1, seq-read-1m, "
+				  "seq-write-1m, all)",
+				  arg);
+			return EXIT_USAGE;
+		}
+		push_profile(a, fio_profile_find(arg));
+		return 0;
+	case OPT_RUNTIME:
+		if (parse_duration_s(arg, &a->runtime_s)) {
+			log_error("--runtime: '%s' is not a duration (e.g. 60, 90s, 45m)", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_TIMEOUT:
+		if (parse_duration_s(arg, &a->timeout_s)) {
+			log_error("--timeout: '%s' is not a duration (e.g. 600, 10m)", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_JOB_FILE: a->job_file = arg; return 0;
+	case OPT_LABEL: a->label = arg; return 0;
+	case OPT_VOLUME:
+		free(a->vol.volume_id);
+		a->vol.volume_id = xstrdup(arg);
+		a->have_vol = 1;
+		return 0;
+	case OPT_VOLUME_TYPE:
+		free(a->vol.type);
+		a->vol.type = xstrdup(arg);
+		a->have_vol = 1;
+		return 0;
+	case OPT_INSTANCE_TYPE:
+		free(a->vol.instance_type);
+		a->vol.instance_type = xstrdup(arg);
+		a->have_vol = 1;
+		return 0;
+	case OPT_IOPS:
+		a->have_vol = 1;
+		return positive("--iops", arg, &a->vol.iops);
+	case OPT_THROUGHPUT:
+		a->have_vol = 1;
+		return positive("--throughput", arg, &a->vol.throughput);
+	case OPT_VOLUME_SIZE:
+		a->have_vol = 1;
+		return positive("--volume-size", arg, &a->vol.size_gib);
+	case OPT_BURST_BALANCE: {
+		char *end;
+		double d = strtod(arg, &end);
+		if (end == arg || *end || !(d >= 0 && d <= 100)) {
+			log_error("--burst-balance: '%s' is not a percentage from 0 to 100", arg);
+			return EXIT_USAGE;
+		}
+		a->vol.burst_balance = d;
+		a->have_vol = 1;
+		return 0;
+	}
+	case OPT_PHASE:
+		if (strcmp(arg, "before") != 0 && strcmp(arg, "after") != 0) {
+			log_error("--phase: '%s' is not before or after", arg);
+			return EXIT_USAGE;
+		}
+		a->phase = arg;
+		return 0;
+	case OPT_KEEP_JSON: a->keep_json = arg; return 0;
+	case OPT_FIO: a->fio = arg; return 0;
+	case OPT_IMAGE: a->image = arg; return 0;
+	case OPT_KCONFIG: a->kubeconfig = arg; return 0;
+	case OPT_KCONTEXT: a->context = arg; return 0;
+	case OPT_IOPS_LOG:
+		a->iops_logs = xrealloc(a->iops_logs, (a->n_iops_logs + 1) * sizeof *a->iops_logs);
+		a->iops_logs[a->n_iops_logs++] = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (out_format_parse(arg, &a->format) || a->format == FORMAT_CSV) {
+			log_error("--format: '%s' is not one of table, json, markdown", arg);
+			return EXIT_USAGE;
+		}
+		a->format_given = 1;
+		return 0;
+	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	case OPT_FIO_JSON: a->fio_json = 1; return 0;
+	}
+	(void)v;
+	return EXIT_USAGE;
+}
+
+static void progress(void *ctx, const char *what, size_t i, size_t n)
+{
+	const struct bench_args *a = ctx;
+	if (a->job_file)
+		log_notice("running fio on the job file");
+	else
+		log_notice("running %s (%zu/%zu, %d s)", what, i + 1, n, a->runtime_s);
+}
+
+/* The run's description from the options: label, phase, volume. */
+static void run_from_args(struct bench_run *run, struct bench_args *a)
+{
+	bench_run_init(run);
+	run->label = xstrdup(a->label);
+	run->phase = xstrdup(a->phase);
+	if (a->have_vol) {
+		run->has_volume = 1;
+		run->volume = a->vol;
+		memset(&a->vol, 0, sizeof a->vol); /* moved */
+		a->vol.burst_balance = NAN;
+		a->have_vol = 0;
+	}
+}
+
+static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct bench_run *run)
+{
+	struct buf out = BUF_INIT;
+	if (a->format == FORMAT_JSON)
+		bench_write_runs_json(&out, run, 1);
+	else
+		bench_write_run_table(&out, run);
+	int rc = cmd_write_output(a->output, &out);
+	buf_release(&out);
+	if (!rc && run->id && ctx->db)
+		log_notice("bench run %lld recorded in %s", (long long)run->id, ctx->db_path);
+	return rc;
+}
+
+static int size_option(const char *opt, const char *arg, uint64_t *out)
+{
+	if (fio_parse_size(arg, out) || *out == 0) {
+		log_error("%s: '%s' is not a size (e.g. 16M, 8G, 100Gi)", opt, arg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* A kube client for --kubeconfig/--context. */
+static int make_kube_client(struct kube_client *c, const struct bench_args *a, struct buf *err)
+{
+	struct kube_selection sel = {a->kubeconfig, a->context, 0, NULL};
+	struct kube_target *targets = NULL;
+	size_t n = 0;
+	int rc = kube_targets_load(&targets, &n, &sel, err);
+	if (rc)
+		return rc;
+	if (n == 0) {
+		kube_targets_free(targets, n);
+		return em_err(err, EM_ENOTFOUND, "no Kubernetes context to use");
+	}
+	struct kube_client_options opt;
+	memset(&opt, 0, sizeof opt);
+	rc = kube_client_init(c, &targets[0], &opt, err);
+	kube_targets_free(targets, n);
+	return rc;
+}
+
+static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
+{
+	int modes = !!a->local + !!a->pvc + !!a->storage_class;
+	if (n_rest) {
+		log_error("bench run: unexpected argument '%s'", rest[0]);
+		return EXIT_USAGE;
+	}
+	if (modes != 1) {
+		log_error("bench run needs exactly one of --local DIR, --pvc NS/NAME or --storage-class SC");
+		return EXIT_USAGE;
+	}
+	if (a->job_file && a->n_profiles) {
+		log_error("--job-file and --profile do not go together: the job file says what to run");
+		return EXIT_USAGE;
+	}
+	if (a->storage_class && !a->size_arg) {
+		log_error("--storage-class needs --size (the scratch PVC's size, e.g. 100Gi)");
+		return EXIT_USAGE;
+	}
+	if (a->local && a->file_size_arg) {
+		log_error("--file-size is for runs in a cluster; --local takes --size");
+		return EXIT_USAGE;
+	}
+	if (!a->n_profiles && !a->job_file)
+		for (const struct fio_profile *p = fio_profiles; p->name; p++)
+			push_profile(a, p);
+	if (!a->runtime_s)
+		a->runtime_s = 60;
+	uint64_t size = 0, file_size = 0;
+	if (a->size_arg && size_option("--size", a->size_arg, &size))
+		return EXIT_USAGE;
+	if (a->file_size_arg && size_option("--file-size", a->file_size_arg, &file_size))
+		return EXIT_USAGE;
+	int rc = cmd_prepare(ctx, a->no_record ? NEEDS_NOTHING : NEEDS_DB);
+	if (rc)
+		return rc;
+
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	struct bench_run run;
+	run_from_args(&run, a);
+	struct buf err = BUF_INIT;
+	int brc = bench_link_migration(ctx->db, &run, &err);
+	if (!brc && a->local) {
+		struct bench_local_options o = {
+			.path = a->local, .profiles = a->profiles, .n_profiles = a->n_profiles, .job_file = a->job_file,
+			.runtime_s = a->runtime_s, .size = size ? size : (uint64_t)8 << 30, .fio = a->fio,
+			.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+		};
+		brc = bench_run_local(ctx->db, &run, &o, &err);
+	} else if (!brc) {
+		struct kube_client kc;
+		memset(&kc, 0, sizeof kc);
+		struct buf job_text = BUF_INIT;
+		brc = make_kube_client(&kc, a, &err);
+		if (!brc && a->job_file)
+			brc = em_read_file(a->job_file, &job_text, &err);
+		const struct embedded_file *tpl = embedded_find(BENCH_KUBE_TEMPLATE);
+		if (!brc && !tpl)
+			brc = em_err(&err, EM_EIO, "the Job template '%s' is not built in", BENCH_KUBE_TEMPLATE);
+		if (!brc) {
+			const char *slash = a->pvc ? strchr(a->pvc, '/') : NULL;
+			char *ns = slash ? xstrndup(a->pvc, (size_t)(slash - a->pvc)) : NULL;
+			if (a->pvc && (!slash || slash == a->pvc || !slash[1])) {
+				brc = em_err(&err, EM_EINPUT, "--pvc: '%s' is not NAMESPACE/NAME", a->pvc);
+			} else {
+				struct bench_kube_options o = {
+					.client = &kc, .namespace_ = ns ? ns : (a->namespace_ ? a->namespace_ : "default"),
+					.pvc = slash ? slash + 1 : NULL, .storage_class = a->storage_class,
+					.volume_size = a->storage_class ? size : 0, .profiles = a->profiles,
+					.n_profiles = a->n_profiles, .job_file_text = a->job_file ? job_text.s : NULL,
+					.runtime_s = a->runtime_s, .size = a->storage_class ? file_size : (file_size ? file_size : size),
+					.image = a->image, .timeout_s = a->timeout_s, .template_text = tpl->data,
+					.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+				};
+				brc = bench_run_kube(ctx->db, &run, &o, &err);
+			}
+			free(ns);
+		}
+		buf_release(&job_text);
+		kube_client_release(&kc);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+
+	if (brc) {
+		log_error("%s", err.s);
+		if (run.id && ctx->db)
+			log_notice("bench run %lld recorded in %s with status %s", (long long)run.id, ctx->db_path,
+				   run.status ? run.status : "failed");
+		rc = brc == EM_ECONFLICT ? EXIT_RUNTIME : em_exit_code_for(brc);
+		if (run.n_jobs && a->format == FORMAT_JSON) {
+			struct buf out = BUF_INIT;
+			bench_write_runs_json(&out, &run, 1);
+			cmd_write_output(a->output, &out);
+			buf_release(&out);
+		}
+	} else {
+		rc = finish_output(ctx, a, &run);
+	}
+	buf_release(&err);
+	bench_run_release(&run);
+	return rc;
+}
+
+static int read_input(const char *path, struct buf *out, struct buf *err)
+{
+	if (strcmp(path, "-") != 0)
+		return em_read_file(path, out, err);
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(0, chunk, sizeof chunk)) > 0)
+		buf_add(out, chunk, (size_t)n);
+	if (n < 0)
+		return em_err(err, EM_EIO, "cannot read standard input: %s", strerror(errno));
+	return 0;
+}
+
+static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
+{
+	if (n_rest != 1) {
+		log_error(n_rest ? "bench import takes one file" : "bench import needs the fio JSON file (or - for stdin)");
+		return EXIT_USAGE;
+	}
+	struct buf err = BUF_INIT, text = BUF_INIT;
+	struct buf *logs_text = xcalloc(a->n_iops_logs + 1, sizeof *logs_text);
+	struct bench_log_file *logs = xcalloc(a->n_iops_logs + 1, sizeof *logs);
+	int rc = read_input(rest[0], &text, &err);
+	for (size_t i = 0; !rc && i < a->n_iops_logs; i++) {
+		buf_init(&logs_text[i]);
+		rc = em_read_file(a->iops_logs[i], &logs_text[i], &err);
+		logs[i].path = a->iops_logs[i];
+		logs[i].text = logs_text[i].s;
+		logs[i].len = logs_text[i].len;
+	}
+	if (!rc)
+		rc = cmd_prepare(ctx, a->no_record ? NEEDS_NOTHING : NEEDS_DB);
+	else {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(rc);
+	}
+	struct bench_run run;
+	run_from_args(&run, a);
+	if (!rc) {
+		int brc = bench_link_migration(ctx->db, &run, &err);
+		if (!brc)
+			brc = bench_import(ctx->db, &run, text.s, text.len, strcmp(rest[0], "-") ? rest[0] : "standard input",
+					   logs, a->n_iops_logs, &err);
+		if (brc) {
+			log_error("%s", err.s);
+			rc = em_exit_code_for(brc);
+		} else {
+			rc = finish_output(ctx, a, &run);
+		}
+	}
+	bench_run_release(&run);
+	for (size_t i = 0; i < a->n_iops_logs; i++)
+		buf_release(&logs_text[i]);
+	free(logs_text);
+	free(logs);
+	buf_release(&text);
+	buf_release(&err);
+	return rc;
+}
+
+static int bench_list_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
+{
+	if (n_rest) {
+		log_error("bench list: unexpected argument '%s'", rest[0]);
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_DB);
+	if (rc)
+		return rc;
+	struct buf err = BUF_INIT;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	struct bench_run *runs = NULL;
+	int brc = ledger_bench_run_ids(ctx->db, &ids, &n, &err);
+	if (!brc && n)
+		runs = xcalloc(n, sizeof *runs);
+	size_t loaded = 0;
+	for (; !brc && loaded < n; loaded++)
+		brc = ledger_bench_run_load(ctx->db, ids[loaded], a->format == FORMAT_JSON, &runs[loaded], &err);
+	if (brc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(brc);
+	} else {
+		struct buf out = BUF_INIT;
+		if (a->format == FORMAT_JSON)
+			bench_write_runs_json(&out, runs, n);
+		else
+			bench_write_list_table(&out, runs, n);
+		rc = cmd_write_output(a->output, &out);
+		buf_release(&out);
+	}
+	for (size_t i = 0; i < loaded && i < n; i++)
+		bench_run_release(&runs[i]);
+	free(runs);
+	free(ids);
+	buf_release(&err);
+	return rc;
+}
+
+static int bench_show_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
+{
+	if (n_rest != 1) {
+		log_error("bench show takes one run (an id or a label)");
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_DB);
+	if (rc)
+		return rc;
+	struct buf err = BUF_INIT, out = BUF_INIT;
+	int64_t id = 0;
+	struct bench_run run;
+	bench_run_init(&run);
+	int brc = ledger_bench_run_resolve(ctx->db, rest[0], &id, &err);
+	if (!brc && a->fio_json) {
+		size_t n = 0;
+		brc = ledger_bench_outputs(ctx->db, id, &out, &n, &err);
+		if (!brc && n == 0)
+			brc = em_err(&err, EM_ENOTFOUND, "bench run %lld has no fio output", (long long)id);
+	} else if (!brc) {
+		brc = ledger_bench_run_load(ctx->db, id, 1, &run, &err);
+		if (!brc && a->format == FORMAT_JSON)
+			bench_write_runs_json(&out, &run, 1);
+		else if (!brc)
+			bench_write_run_table(&out, &run);
+	}
+	if (brc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(brc);
+	} else {
+		rc = cmd_write_output(a->output, &out);
+	}
+	bench_run_release(&run);
+	buf_release(&out);
+	buf_release(&err);
+	return rc;
+}
+
+static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
+{
+	if (!(n_rest == 2 && !a->have_vol) && !(n_rest == 0 && a->vol.volume_id)) {
+		log_error("bench compare takes BEFORE AFTER (run ids or labels) or --volume VOL-ID");
+		return EXIT_USAGE;
+	}
+	int rc = cmd_prepare(ctx, NEEDS_DB);
+	if (rc)
+		return rc;
+	struct buf err = BUF_INIT;
+	int64_t ids[2] = {0, 0};
+	struct bench_run runs[2];
+	bench_run_init(&runs[0]);
+	bench_run_init(&runs[1]);
+	int brc = 0;
+	if (n_rest == 2) {
+		brc = ledger_bench_run_resolve(ctx->db, rest[0], &ids[0], &err);
+		if (!brc)
+			brc = ledger_bench_run_resolve(ctx->db, rest[1], &ids[1], &err);
+	} else {
+		brc = ledger_bench_volume_pair(ctx->db, a->vol.volume_id, &ids[0], &ids[1], &err);
+		if (!brc && (!ids[0] || !ids[1]))
+			brc = em_err(&err, EM_ENOTFOUND, "volume '%s' has no %s run yet (bench run ... --volume %s --phase %s)",
+				     a->vol.volume_id, ids[0] ? "after" : "before", a->vol.volume_id,
+				     ids[0] ? "after" : "before");
+	}
+	for (int i = 0; !brc && i < 2; i++)
+		brc = ledger_bench_run_load(ctx->db, ids[i], 1, &runs[i], &err);
+	struct bench_comparison cmp;
+	memset(&cmp, 0, sizeof cmp);
+	if (!brc)
+		brc = bench_compare(&cmp, &runs[0], &runs[1], &err);
+	if (brc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(brc);
+	} else {
+		struct buf out = BUF_INIT;
+		bench_write_compare(&out, &cmp, a->format);
+		rc = cmd_write_output(a->output, &out);
+		buf_release(&out);
+		if (!rc && cmp.verdict == BENCH_FAIL) {
+			log_error("verification failed: see the verdicts above");
+			rc = EXIT_VERIFY;
+		} else if (!rc && cmp.verdict == BENCH_NOT_JUDGED) {
+			log_warning("no profile could be judged: give the after run's provisioned IOPS and throughput "
+				    "(--iops, --throughput) or run both phases with the same profiles");
+		}
+		bench_comparison_release(&cmp);
+	}
+	bench_run_release(&runs[0]);
+	bench_run_release(&runs[1]);
+	buf_release(&err);
+	return rc;
+}
+
+int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct bench_args a;
+	memset(&a, 0, sizeof a);
+	a.vol.burst_balance = NAN;
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("bench"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	if (n_rest == 0) {
+		log_error("bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	const char *sub = rest[0];
+	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {
+		log_error("--format markdown is for bench compare");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (strcmp(sub, "run") == 0)
+		rc = bench_run_cmd(ctx, &a, n_rest - 1, rest + 1);
+	else if (strcmp(sub, "import") == 0)
+		rc = bench_import_cmd(ctx, &a, n_rest - 1, rest + 1);
+	else if (strcmp(sub, "list") == 0)
+		rc = bench_list_cmd(ctx, &a, n_rest - 1, rest + 1);
+	else if (strcmp(sub, "show") == 0)
+		rc = bench_show_cmd(ctx, &a, n_rest - 1, rest + 1);
+	else if (strcmp(sub, "compare") == 0)
+		rc = bench_compare_cmd(ctx, &a, n_rest - 1, rest + 1);
+	else {
+		log_error("unknown bench subcommand '%s': use run, import, list, show or compare", sub);
+		rc = EXIT_USAGE;
+	}
+out:
+	free(a.profiles);
+	free(a.iops_logs);
+	bench_volume_release(&a.vol);
+	return rc;
+}

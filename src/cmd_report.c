@@ -1,0 +1,265 @@
+/*
+ * cmd_report.c - `ebsmigrate report`: options, help and glue (inventory -> planner -> ledger's
+ * completed migrations -> report -> writer). The same inputs as `plan`; no domain logic here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebsmigrate/aws_pricing.h"
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/log.h"
+#include "ebsmigrate/planner.h"
+#include "ebsmigrate/report.h"
+
+enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
+       OPT_MAX_PRICE_AGE };
+
+static const struct cmd_option report_options[] = {
+	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); repeatable",
+	 OPT_FROM_AWS},
+	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE",
+	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); repeatable", OPT_FROM_KUBE},
+	{"group-by", 0, ARG_REQUIRED, "KEYS",
+	 "comma-separated: namespace, cluster, account, region, storage-class, label:KEY (PVC label), tag:KEY "
+	 "(EBS tag); default cluster,namespace",
+	 OPT_GROUP_BY},
+	{"period", 0, ARG_REQUIRED, "PERIOD", "month (default) or year: the period of the money columns", OPT_PERIOD},
+	{"since", 0, ARG_REQUIRED, "DATE", "count realized savings of migrations completed at or after DATE (RFC 3339 "
+					   "or YYYY-MM-DD)",
+	 OPT_SINCE},
+	{"mode", 0, ARG_REQUIRED, "MODE", "plan mode for the targets: match (default), baseline or observed", OPT_MODE},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), csv, json, markdown or html", OPT_FORMAT},
+	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"max-price-age", 0, ARG_REQUIRED, "AGE",
+	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const report_usage[] = {
+	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year]",
+	"    [--since DATE] [--format table|csv|json|markdown|html] [-o FILE]",
+	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
+	NULL,
+};
+
+const struct cmd_help report_help = {
+	.usage = report_usage,
+	.description =
+		"Prices the fleet as `ebsmigrate plan` does (the same inputs: AWS CLI and kubectl exports, or the "
+		"live APIs without --from-* options) and adds it up by group: volumes, GiB, the monthly cost now and "
+		"after migration, savings per month and per year, savings %, savings already realized (migrations "
+		"the apply ledger shows completed, optionally since --since), the savings remaining, and the further "
+		"savings from right-sizing oversized volumes; then a total row. Groups add up to the totals to the "
+		"cent, and the totals equal the plan's.\n"
+		"\n"
+		"Volumes outside Kubernetes are grouped under (not-kubernetes) for Kubernetes keys; a volume without "
+		"a value is grouped under (none). Nothing is dropped. label:KEY reads PVC labels (namespace labels "
+		"are not collected yet).\n"
+		"\n"
+		"Examples:\n"
+		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"
+		"  ebsmigrate report --from-aws-json vols.json --group-by tag:team --period year --format csv\n"
+		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 --format html -o report.html",
+	.options = report_options,
+	.shared = live_options,
+	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value.",
+};
+
+struct report_args {
+	struct inventory_live_options live;
+	int live_given;
+	struct inventory_source *aws, *kube;
+	size_t n_aws, n_kube, alloc_aws, alloc_kube;
+	enum plan_mode mode;
+	const char *group_by;
+	enum report_period period;
+	time_t since;
+	enum report_format format;
+	const char *output;
+	int64_t max_age;
+};
+
+static void add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
+{
+	XGROW(*arr, *n, *alloc);
+	struct inventory_source *s = &(*arr)[(*n)++];
+	const char *eq = strchr(arg, '=');
+	/* LABEL=FILE as for plan: a label has no '/', and an existing file named "a=b.json" is a file. */
+	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
+		s->label = xstrndup(arg, (size_t)(eq - arg));
+		s->path = eq + 1;
+	} else {
+		s->label = NULL;
+		s->path = arg;
+	}
+}
+
+static void free_sources(struct inventory_source *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)s[i].label);
+	free(s);
+}
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct report_args *a = st;
+	if (id > OPT_LIVE_BASE) {
+		a->live_given = 1;
+		return cmd_live_option(&a->live, id, arg);
+	}
+	switch (id) {
+	case OPT_FROM_AWS: add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
+	case OPT_FROM_KUBE: add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
+	case OPT_MODE:
+		if (plan_mode_parse(arg, &a->mode)) {
+			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_GROUP_BY: a->group_by = arg; return 0;
+	case OPT_PERIOD:
+		if (report_period_parse(arg, &a->period)) {
+			log_error("--period: '%s' is not one of month, year", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_SINCE:
+		if (em_parse_time(arg, &a->since)) {
+			log_error("--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_FORMAT:
+		if (report_format_parse(arg, &a->format)) {
+			log_error("--format: '%s' is not one of table, csv, json, markdown, html", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_MAX_PRICE_AGE:
+		if (pricing_parse_age(arg, &a->max_age)) {
+			log_error("--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	return EXIT_USAGE;
+}
+
+static int load_fleet(struct report_args *a, struct fleet *fleet)
+{
+	struct buf err = BUF_INIT;
+	int live = !a->n_aws && !a->n_kube, lrc;
+	if (live) {
+		struct inventory_live_result res;
+		a->live.progress = cmd_progress;
+		lrc = inventory_load_live(fleet, &a->live, &res, &err);
+		if (isatty(2))
+			fputs("\r\033[K", stderr);
+		inventory_live_result_release(&res);
+	} else {
+		struct inventory_exports src = {a->aws, a->n_aws, a->kube, a->n_kube};
+		lrc = inventory_load_exports(fleet, &src, &err);
+	}
+	int rc = 0;
+	if (lrc) {
+		log_error("%s", err.s);
+		rc = live ? (lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME) : em_exit_code_for(lrc);
+	}
+	buf_release(&err);
+	return rc;
+}
+
+int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct report_args a;
+	memset(&a, 0, sizeof a);
+	a.max_age = PRICING_DEFAULT_MAX_AGE_S;
+	struct report_key *keys = NULL;
+	size_t n_keys = 0;
+	char **rest;
+	int n_rest;
+	int rc = cmd_parse(ctx, cmd_find("report"), argc, argv, on_option, &a, &rest, &n_rest);
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
+	if (n_rest) {
+		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json", rest[0]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	int live = !a.n_aws && !a.n_kube;
+	if (!live && a.live_given) {
+		log_error("live options (--region, --context, ...) do not apply to --from-aws-json/--from-kube-json inputs");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (live && a.live.no_aws && a.live.no_kube) {
+		log_error("--no-aws and --no-kube together leave nothing to read");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	struct buf err = BUF_INIT;
+	if (report_parse_group_by(a.group_by ? a.group_by : "cluster,namespace", &keys, &n_keys, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rc = cmd_prepare(ctx, NEEDS_PRICES | NEEDS_DB);
+	if (rc)
+		goto out;
+
+	struct fleet fleet;
+	fleet_init(&fleet);
+	rc = load_fleet(&a, &fleet);
+	if (rc) {
+		fleet_release(&fleet);
+		goto out;
+	}
+	struct ledger_completed *done = NULL;
+	size_t n_done = 0;
+	if (ledger_completed_volumes(ctx->db, &done, &n_done, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		fleet_release(&fleet);
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	struct plan_options po = {a.mode, em_now()};
+	struct plan plan;
+	planner_build(&plan, &fleet, &ctx->book, &po);
+	struct report_options ro = {keys, n_keys, a.period, a.since, done, n_done};
+	struct report report;
+	report_build(&report, &plan, &ro);
+	struct buf msg = BUF_INIT;
+	if (pricing_check_age(&ctx->book, em_now(), a.max_age, &msg)) {
+		log_warning("%s", msg.s);
+		report_add_warning(&report, msg.s);
+	}
+	buf_release(&msg);
+
+	struct buf out = BUF_INIT;
+	report_write(&out, &report, a.format, a.format == REPORT_TABLE && ctx->color_stdout && !a.output);
+	rc = cmd_write_output(a.output, &out);
+	buf_release(&out);
+	buf_release(&err);
+	report_release(&report);
+	plan_release(&plan);
+	ledger_completed_free(done, n_done);
+	fleet_release(&fleet);
+out:
+	report_keys_free(keys, n_keys);
+	cmd_live_options_release(&a.live);
+	free_sources(a.aws, a.n_aws);
+	free_sources(a.kube, a.n_kube);
+	return rc;
+}

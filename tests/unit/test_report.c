@@ -1,0 +1,376 @@
+/* test_report.c - the finance report (grouping, fallback keys, realized/remaining, reconciliation,
+ * writers) and the price book tools of aws_pricing.c (age, diff, export round trip). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebsmigrate/aws_pricing.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/planner.h"
+#include "ebsmigrate/report.h"
+#include "tap.h"
+
+static struct pricebook book;
+static time_t NOW;
+
+static struct volume *add(struct fleet *f, const char *id, const char *az, enum ebs_type t, int64_t size)
+{
+	struct volume *v = fleet_add_volume(f, id);
+	v->availability_zone = xstrdup(az);
+	volume_split_az(az, &v->region, &v->location);
+	v->type = t;
+	v->size_gib = size;
+	v->state = xstrdup("in-use");
+	v->attachments = xcalloc(1, sizeof *v->attachments);
+	v->attachments[0].instance_id = xstrdup("i-0abc");
+	v->n_attachments = 1;
+	return v;
+}
+
+static void bind(struct volume *v, const char *cluster, const char *ns, const char *label_team)
+{
+	v->kube = xcalloc(1, sizeof *v->kube);
+	v->kube->cluster = xstrdup(cluster);
+	v->kube->pv = xstrdup("pv");
+	v->kube->namespace_ = xstrdup(ns);
+	v->kube->pvc = xstrdup("data-0");
+	v->kube->storage_class = xstrdup("gp2");
+	if (label_team) {
+		v->kube->labels = xcalloc(1, sizeof *v->kube->labels);
+		v->kube->labels[0].key = xstrdup("team");
+		v->kube->labels[0].value = xstrdup(label_team);
+		v->kube->n_labels = 1;
+	}
+}
+
+static void tag(struct volume *v, const char *k, const char *val)
+{
+	v->tags = xrealloc(v->tags, (v->n_tags + 1) * sizeof *v->tags);
+	v->tags[v->n_tags].key = xstrdup(k);
+	v->tags[v->n_tags].value = xstrdup(val);
+	v->n_tags++;
+}
+
+/* A fleet of every kind: two clusters, a volume outside Kubernetes, an unpriced one. */
+static void make_fleet(struct fleet *f)
+{
+	fleet_init(f);
+	struct volume *v = add(f, "vol-a", "ap-northeast-2a", EBS_GP2, 100); /* $11.40 -> $9.12 */
+	bind(v, "prod", "db", "data");
+	tag(v, "owner", "alice");
+	v = add(f, "vol-b", "ap-northeast-2a", EBS_GP2, 1000); /* $114.00 -> gp3 */
+	bind(v, "prod", "db", NULL);
+	v = add(f, "vol-c", "us-east-1a", EBS_GP2, 200);
+	bind(v, "staging", "web", "web");
+	tag(v, "owner", "bob");
+	v = add(f, "vol-d", "us-east-1b", EBS_GP2, 50); /* not in Kubernetes */
+	tag(v, "owner", "alice");
+	v = add(f, "vol-e", "us-west-2-lax-1a", EBS_GP2, 100); /* unpriced: Local Zone not bundled */
+	v = add(f, "vol-f", "us-east-1a", EBS_GP3, 100); /* skipped, priced */
+	bind(v, "prod", "db", NULL);
+}
+
+static const struct report_group *find_group(const struct report *r, const char *v0, const char *v1)
+{
+	for (size_t g = 0; g < r->n_groups; g++)
+		if (strcmp(r->groups[g].values[0], v0) == 0 && (!v1 || strcmp(r->groups[g].values[1], v1) == 0))
+			return &r->groups[g];
+	return NULL;
+}
+
+static void check_sums(const struct report *r)
+{
+	struct report_figures s;
+	memset(&s, 0, sizeof s);
+	for (size_t g = 0; g < r->n_groups; g++) {
+		const struct report_figures *f = &r->groups[g].f;
+		s.volumes += f->volumes;
+		s.size_gib += f->size_gib;
+		s.unpriced += f->unpriced;
+		s.current += f->current;
+		s.target += f->target;
+		s.savings += f->savings;
+		s.savings_annual += f->savings_annual;
+		s.realized += f->realized;
+		s.remaining += f->remaining;
+		s.rightsize += f->rightsize;
+		s.migrated += f->migrated;
+	}
+	CHECK_I64(s.volumes, r->totals.volumes);
+	CHECK_I64(s.size_gib, r->totals.size_gib);
+	CHECK_I64(s.unpriced, r->totals.unpriced);
+	CHECK_I64(s.current, r->totals.current);
+	CHECK_I64(s.target, r->totals.target);
+	CHECK_I64(s.savings, r->totals.savings);
+	CHECK_I64(s.savings_annual, r->totals.savings_annual);
+	CHECK_I64(s.realized, r->totals.realized);
+	CHECK_I64(s.remaining, r->totals.remaining);
+	CHECK_I64(s.rightsize, r->totals.rightsize);
+	CHECK_I64(s.migrated, r->totals.migrated);
+	/* and the totals are the plan's */
+	const struct plan_totals *pt = &r->plan->totals;
+	CHECK_I64(r->totals.volumes, pt->volumes);
+	CHECK_I64(r->totals.unpriced, pt->unpriced);
+	CHECK_I64(r->totals.current, pt->current_monthly);
+	CHECK_I64(r->totals.target, pt->target_monthly);
+	CHECK_I64(r->totals.savings, pt->savings_monthly);
+	CHECK_I64(r->totals.savings_annual, pt->savings_annual);
+	CHECK_I64(r->totals.rightsize, pt->rightsize_monthly);
+}
+
+static void test_group_by_parse(void)
+{
+	struct report_key *k;
+	size_t n;
+	struct buf err = BUF_INIT;
+	CHECK(report_parse_group_by("cluster,namespace,label:team,tag:owner", &k, &n, &err) == 0);
+	CHECK_I64(n, 4);
+	CHECK(k[0].kind == RKEY_CLUSTER && k[1].kind == RKEY_NAMESPACE);
+	CHECK(k[2].kind == RKEY_LABEL);
+	CHECK_STR(k[2].arg, "team");
+	CHECK_STR(k[3].name, "tag:owner");
+	report_keys_free(k, n);
+	CHECK(report_parse_group_by("zone", &k, &n, &err) == EM_EINPUT);
+	CHECK(strstr(err.s, "'zone' is not one of") != NULL);
+	buf_reset(&err);
+	CHECK(report_parse_group_by("label:", &k, &n, &err) == EM_EINPUT);
+	CHECK(report_parse_group_by("region,region", &k, &n, &err) == EM_EINPUT);
+	CHECK(report_parse_group_by("region,", &k, &n, &err) == EM_EINPUT);
+	CHECK(report_parse_group_by("", &k, &n, &err) == EM_EINPUT);
+	buf_release(&err);
+	enum report_format fmt;
+	CHECK(report_format_parse("html", &fmt) == 0 && fmt == REPORT_HTML);
+	CHECK(report_format_parse("yaml", &fmt) == EM_EINPUT);
+}
+
+static void test_grouping(void)
+{
+	struct fleet f;
+	make_fleet(&f);
+	struct plan_options po = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &po);
+	struct report_key *k;
+	size_t n;
+	struct buf err = BUF_INIT;
+	report_parse_group_by("cluster,namespace", &k, &n, &err);
+	struct report_options o = {k, n, REPORT_MONTH, 0, NULL, 0};
+	struct report r;
+	report_build(&r, &p, &o);
+	CHECK_I64(r.totals.volumes, 6);
+	CHECK_I64(r.totals.unpriced, 1);
+	const struct report_group *g = find_group(&r, "prod", "db");
+	CHECK(g != NULL);
+	CHECK_I64(g ? g->f.volumes : 0, 3);
+	CHECK_I64(g ? g->f.size_gib : 0, 1200);
+	const struct report_group *nk = find_group(&r, REPORT_NOT_KUBERNETES, REPORT_NOT_KUBERNETES);
+	CHECK(nk != NULL);
+	CHECK_I64(nk ? nk->f.volumes : 0, 2); /* vol-d and the unpriced vol-e: never dropped */
+	CHECK_I64(nk ? nk->f.unpriced : 0, 1);
+	CHECK_I64(r.groups[0].f.savings >= r.groups[r.n_groups - 1].f.savings, 1);
+	check_sums(&r);
+
+	/* JSON parses and carries the documented fields */
+	struct buf out = BUF_INIT;
+	report_write(&out, &r, REPORT_JSON, 0);
+	cJSON *j = cJSON_Parse(out.s);
+	CHECK(j != NULL);
+	CHECK_STR(cJSON_GetObjectItem(j, "schema")->valuestring, "ebsmigrate.report/v1");
+	cJSON *g0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
+	static const char *const fields[] = {"volumes", "size_gib", "current_monthly_usd", "target_monthly_usd",
+					     "savings_monthly_usd", "savings_annual_usd", "realized_monthly_usd",
+					     "remaining_monthly_usd", "rightsize_monthly_usd"};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		CHECK(cJSON_IsNumber(cJSON_GetObjectItem(g0, fields[i])));
+		CHECK(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "totals"), fields[i])));
+	}
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(g0, "key")));
+	CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(g0, "key"), "cluster")));
+	cJSON_Delete(j);
+
+	/* CSV: one header row, a total row, RFC 4180 line ends */
+	buf_reset(&out);
+	report_write(&out, &r, REPORT_CSV, 0);
+	CHECK(strncmp(out.s, "cluster,namespace,volumes,size_gib,unpriced,migrated,current_monthly_usd,", 72) == 0);
+	CHECK(strstr(out.s, "\r\n(total),,6,") != NULL);
+	size_t lines = 0;
+	for (const char *s = out.s; (s = strstr(s, "\r\n")) != NULL; s += 2)
+		lines++;
+	CHECK_I64(lines, r.n_groups + 2);
+
+	/* HTML: self-contained, an SVG, a totals row with data-values */
+	buf_reset(&out);
+	report_write(&out, &r, REPORT_HTML, 0);
+	CHECK(strstr(out.s, "<svg id=\"chart\"") != NULL);
+	CHECK(strstr(out.s, "<tr id=\"totals\"") != NULL);
+	CHECK(strstr(out.s, "http://") == NULL || strstr(out.s, "http://www.w3.org/2000/svg") != NULL);
+	CHECK(strstr(out.s, "<script") == NULL && strstr(out.s, "<link") == NULL && strstr(out.s, "src=") == NULL);
+	buf_release(&out);
+	report_release(&r);
+	report_keys_free(k, n);
+
+	/* label and tag keys fall back to (none); Kubernetes keys to (not-kubernetes) */
+	report_parse_group_by("label:team,tag:owner", &k, &n, &err);
+	struct report_options o2 = {k, n, REPORT_YEAR, 0, NULL, 0};
+	report_build(&r, &p, &o2);
+	CHECK(find_group(&r, "data", "alice") != NULL);
+	CHECK(find_group(&r, REPORT_NONE, REPORT_NONE) != NULL);             /* vol-b, vol-f */
+	CHECK(find_group(&r, REPORT_NOT_KUBERNETES, "alice") != NULL);       /* vol-d */
+	CHECK(find_group(&r, REPORT_NOT_KUBERNETES, REPORT_NONE) != NULL);   /* vol-e */
+	check_sums(&r);
+	struct buf csv = BUF_INIT;
+	report_write(&csv, &r, REPORT_CSV, 0);
+	CHECK(strstr(csv.s, "current_annual_usd,target_annual_usd,savings_annual_usd,savings_monthly_usd") != NULL);
+	buf_release(&csv);
+	report_release(&r);
+	report_keys_free(k, n);
+	buf_release(&err);
+	plan_release(&p);
+	fleet_release(&f);
+}
+
+static void test_realized(void)
+{
+	struct fleet f;
+	make_fleet(&f);
+	struct plan_options po = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &po);
+	struct report_key *k;
+	size_t n;
+	struct buf err = BUF_INIT;
+	report_parse_group_by("namespace", &k, &n, &err);
+	struct ledger_completed done[3] = {
+		{"vol-a", "2026-11-20T10:00:00Z", 11400000, 9120000},  /* db: realized 2.28 */
+		{"vol-c", "2026-10-01T00:00:00Z", 20000000, 16000000}, /* web: before --since */
+		{"vol-zz", "2026-11-21T00:00:00Z", 1000000, 800000},   /* not in the inputs */
+	};
+	time_t since;
+	em_parse_time("2026-11-01", &since);
+	struct report_options o = {k, n, REPORT_MONTH, since, done, 3};
+	struct report r;
+	report_build(&r, &p, &o);
+	const struct report_group *db = find_group(&r, "db", NULL), *web = find_group(&r, "web", NULL);
+	CHECK(db && web);
+	CHECK_I64(db ? db->f.realized : 0, 2280000);
+	CHECK_I64(db ? db->f.migrated : 0, 1);
+	/* vol-a is completed: its savings are no longer remaining; vol-b's still are */
+	const struct plan_item *b = NULL;
+	for (size_t i = 0; i < p.n; i++)
+		if (strcmp(p.items[i].v->volume_id, "vol-b") == 0)
+			b = &p.items[i];
+	CHECK_I64(db ? db->f.remaining : 0, b ? b->savings_monthly : -1);
+	CHECK_I64(web ? web->f.realized : 0, 0);  /* completed before --since */
+	CHECK_I64(web ? web->f.remaining : 0, 0); /* but done: nothing remains */
+	CHECK_I64(r.ledger_elsewhere, 1);
+	CHECK_I64(r.totals.realized, 2280000);
+	check_sums(&r);
+	report_release(&r);
+	/* without --since every completion counts */
+	o.since = 0;
+	report_build(&r, &p, &o);
+	CHECK_I64(r.totals.realized, 2280000 + 4000000);
+	CHECK_I64(r.totals.migrated, 2);
+	report_release(&r);
+	report_keys_free(k, n);
+	buf_release(&err);
+	plan_release(&p);
+	fleet_release(&f);
+}
+
+static void test_age(void)
+{
+	int64_t s;
+	CHECK(pricing_parse_age("90d", &s) == 0 && s == 90 * 86400);
+	CHECK(pricing_parse_age("36h", &s) == 0 && s == 36 * 3600);
+	CHECK(pricing_parse_age("0", &s) == 0 && s == 0);
+	CHECK(pricing_parse_age("-1d", &s) == EM_EINPUT);
+	CHECK(pricing_parse_age("3w", &s) == EM_EINPUT);
+	CHECK(pricing_parse_age("", &s) == EM_EINPUT);
+	struct buf msg = BUF_INIT;
+	time_t t;
+	em_parse_time("2026-11-30T00:00:00Z", &t); /* 90 days after 2026-09-01 */
+	CHECK(pricing_check_age(&book, t, PRICING_DEFAULT_MAX_AGE_S, &msg) == 0);
+	em_parse_time("2026-11-30T00:00:01Z", &t);
+	CHECK(pricing_check_age(&book, t, PRICING_DEFAULT_MAX_AGE_S, &msg) == 1);
+	CHECK(strstr(msg.s, "prices are 90 days old") != NULL);
+	CHECK(pricing_check_age(&book, t, 0, &msg) == 0); /* disabled */
+	struct pricebook fetched;
+	pricebook_init(&fetched);
+	fetched.effective_date = xstrdup("2024-01-01");
+	fetched.fetched_at = xstrdup("2026-11-29T00:00:00Z"); /* fetched recently: not stale */
+	CHECK(pricing_check_age(&fetched, t, PRICING_DEFAULT_MAX_AGE_S, &msg) == 1 - 1);
+	pricebook_release(&fetched);
+	buf_release(&msg);
+}
+
+static void test_diff_and_export(void)
+{
+	/* export every bundled location and read it back: the same book */
+	struct pricebook back;
+	pricebook_init(&back);
+	struct buf page = BUF_INIT, err = BUF_INIT;
+	for (size_t i = 0; i < book.n; i++) {
+		buf_reset(&page);
+		pricing_export_location(&page, &book, &book.locs[i]);
+		CHECK(pricebook_add_getproducts(&back, page.s, page.len, "export", NULL, &err) == 0);
+	}
+	struct pricing_diff d;
+	pricing_diff_build(&d, &book, &back);
+	CHECK_I64(d.n, 0);
+	CHECK_STR(back.effective_date, "2026-09-01");
+	pricing_diff_release(&d);
+
+	/* a changed, an added and a removed price */
+	struct price_location *use1 = pricebook_location(&back, "us-east-1");
+	pricebook_item_set(use1, pricebook_item_parse("storage:gp2"), 1100000000); /* 0.10 -> 0.11 */
+	struct price_location *lax = pricebook_location(&back, "us-west-2-lax-1");
+	pricebook_item_set(lax, pricebook_item_parse("storage:gp2"), 1200000000);
+	struct price_location *euc1 = pricebook_location(&back, "eu-central-1");
+	euc1->has_io1_iops = 0;
+	pricing_diff_build(&d, &book, &back);
+	CHECK_I64(d.changed, 1);
+	CHECK_I64(d.added, 1);
+	CHECK_I64(d.removed, 1);
+	struct buf out = BUF_INIT;
+	pricing_diff_write(&out, &d, &book, &back, 0);
+	CHECK(strstr(out.s, "us-east-1") && strstr(out.s, "+10.00%"));
+	CHECK(strstr(out.s, "1 changed, 1 added, 1 removed") != NULL);
+	buf_reset(&out);
+	pricing_diff_write(&out, &d, &book, &back, 1);
+	cJSON *j = cJSON_Parse(out.s);
+	CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")) == 3);
+	cJSON_Delete(j);
+	pricing_diff_release(&d);
+
+	/* a Local Zone exports with a reconstructed usagetype prefix and reads back */
+	buf_reset(&page);
+	pricing_export_location(&page, &back, pricebook_find(&back, "us-west-2-lax-1"));
+	CHECK(strstr(page.s, "USW2-LAX1-EBS:VolumeUsage.gp2") != NULL);
+	CHECK(strstr(page.s, "AWS Local Zone") != NULL);
+	buf_release(&out);
+	buf_release(&page);
+	buf_release(&err);
+	pricebook_release(&back);
+}
+
+int main(void)
+{
+	struct buf err = BUF_INIT;
+	pricebook_init(&book);
+	if (pricebook_load_bundled(&book, &err)) {
+		fprintf(stderr, "%s\n", err.s);
+		return 1;
+	}
+	buf_release(&err);
+	em_parse_time("2026-12-01T12:00:00Z", &NOW);
+	test_group_by_parse();
+	test_grouping();
+	test_realized();
+	test_age();
+	test_diff_and_export();
+	pricebook_release(&book);
+	return tap_done();
+}
