@@ -42,6 +42,8 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/planner.h"
 
@@ -104,6 +106,162 @@ void apply_unlock(int fd)
 		flock(fd, LOCK_UN);
 		close(fd);
 	}
+}
+
+/* ---- Kubernetes clients for the vac route, one per cluster (kubeconfig context) ---- */
+
+struct kube_conn {
+	char *cluster;
+	struct kube_client kc;
+	int ok;                 /* client built */
+	const char *vac_version; /* "v1" | "v1beta1" | "v1alpha1" | NULL (not served) */
+	char *error;            /* why this cluster cannot use the vac route */
+};
+
+struct kube_conns {
+	struct kube_conn *v;
+	size_t n;
+	const char *kubeconfig;
+};
+
+static void kube_conns_release(struct kube_conns *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->v[i].ok)
+			kube_client_release(&k->v[i].kc);
+		free(k->v[i].cluster);
+		free(k->v[i].error);
+	}
+	free(k->v);
+	memset(k, 0, sizeof *k);
+}
+
+/* The connection to cluster, built on first use. NULL with ->error set when it cannot be. */
+static struct kube_conn *kube_conn_for(struct kube_conns *k, const char *cluster)
+{
+	for (size_t i = 0; i < k->n; i++)
+		if (strcmp(k->v[i].cluster, cluster) == 0)
+			return &k->v[i];
+	k->v = xrealloc(k->v, (k->n + 1) * sizeof *k->v);
+	struct kube_conn *c = &k->v[k->n++];
+	memset(c, 0, sizeof *c);
+	c->cluster = xstrdup(cluster);
+	struct kube_selection sel = {k->kubeconfig, cluster, 0, NULL};
+	struct kube_target *t = NULL;
+	size_t n = 0;
+	struct buf err = BUF_INIT;
+	if (kube_targets_load(&t, &n, &sel, &err) || n == 0) {
+		c->error = xstrdup(err.len ? err.s : "no kubeconfig context");
+	} else if (kube_client_init(&c->kc, &t[0], NULL, &err)) {
+		c->error = xstrdup(err.s);
+	} else {
+		c->ok = 1;
+		if (kube_vac_api_version(&c->kc, &c->vac_version, &err))
+			c->error = xstrdup(err.s);
+		else if (!c->vac_version)
+			c->error = xstrdup("the cluster does not serve VolumeAttributesClass (storage.k8s.io)");
+	}
+	kube_targets_free(t, n);
+	buf_release(&err);
+	return c;
+}
+
+/* "gp3-IOPS-THROUGHPUT": one class per distinct target (docs/manifests.md uses the same). */
+static char *vac_name(enum ebs_type t, int64_t iops, int64_t tput)
+{
+	struct buf b = BUF_INIT;
+	buf_addf(&b, "%s-%lld-%lld", ebs_type_name(t), (long long)iops, (long long)tput);
+	return buf_detach(&b);
+}
+
+/* Creates the class unless it exists; an existing class with other parameters is an error
+ * (VAC parameters are immutable: never overwritten). */
+static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, int64_t iops, int64_t tput, int dry_run,
+		      struct buf *err)
+{
+	struct buf path = BUF_INIT, body = BUF_INIT;
+	buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", c->vac_version, name);
+	long status = 0;
+	struct buf gerr = BUF_INIT;
+	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, &gerr);
+	char want_iops[32], want_tput[32];
+	snprintf(want_iops, sizeof want_iops, "%lld", (long long)iops);
+	snprintf(want_tput, sizeof want_tput, "%lld", (long long)tput);
+	if (rc == 0) {
+		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
+		const cJSON *p = jsonx_get(j, "parameters");
+		const char *d = jsonx_str(j, "driverName"), *pt = jsonx_str(p, "type"), *pi = jsonx_str(p, "iops"),
+			   *pp = jsonx_str(p, "throughput");
+		int same = d && strcmp(d, "ebs.csi.aws.com") == 0 && pt && strcmp(pt, ebs_type_name(t)) == 0 && pi &&
+			   strcmp(pi, want_iops) == 0 && pp && strcmp(pp, want_tput) == 0;
+		cJSON_Delete(j);
+		if (!same)
+			rc = em_err(err, EM_ECONFLICT,
+				    "cluster '%s': VolumeAttributesClass '%s' exists with other parameters; it is never "
+				    "overwritten (parameters are immutable): delete or rename it",
+				    c->cluster, name);
+	} else if (rc == EM_ENOTFOUND && !dry_run) {
+		struct buf obj = BUF_INIT, out = BUF_INIT, coll = BUF_INIT;
+		buf_addf(&obj,
+			 "{\"apiVersion\":\"storage.k8s.io/%s\",\"kind\":\"VolumeAttributesClass\",\"metadata\":{\"name\":\"%s\","
+			 "\"labels\":{\"app.kubernetes.io/managed-by\":\"ebsmigrate\"}},\"driverName\":\"ebs.csi.aws.com\","
+			 "\"parameters\":{\"type\":\"%s\",\"iops\":\"%s\",\"throughput\":\"%s\"}}",
+			 c->vac_version, name, ebs_type_name(t), want_iops, want_tput);
+		buf_addf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
+		rc = kube_create(&c->kc, coll.s, obj.s, &out, err);
+		if (rc == EM_ECONFLICT) /* created meanwhile: check it once more */
+			rc = ensure_vac(c, name, t, iops, tput, dry_run, err);
+		buf_release(&obj);
+		buf_release(&out);
+		buf_release(&coll);
+	} else if (rc == EM_ENOTFOUND) {
+		rc = 0; /* dry run: it would be created */
+	} else {
+		em_err(err, rc, "%s", gerr.s);
+	}
+	buf_release(&gerr);
+	buf_release(&path);
+	buf_release(&body);
+	return rc;
+}
+
+/* The PVC as the API server has it: its class (spec) and modify status. EM_ENOTFOUND when gone. */
+struct pvc_state {
+	char *spec_class, *current_class, *modify_status, *modify_target;
+	char *error; /* message of a ModifyVolumeError condition (the driver is retrying) */
+};
+
+static void pvc_state_release(struct pvc_state *p)
+{
+	free(p->spec_class), free(p->current_class), free(p->modify_status), free(p->modify_target), free(p->error);
+	memset(p, 0, sizeof *p);
+}
+
+static int read_pvc(struct kube_conn *c, const char *ns, const char *name, struct pvc_state *out, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	struct buf path = BUF_INIT, body = BUF_INIT;
+	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
+	long status = 0;
+	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, err);
+	if (!rc) {
+		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
+		out->spec_class = xstrdup(jsonx_path_str(j, "spec.volumeAttributesClassName"));
+		out->current_class = xstrdup(jsonx_path_str(j, "status.currentVolumeAttributesClassName"));
+		out->modify_status = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.status"));
+		out->modify_target = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.targetVolumeAttributesClassName"));
+		const cJSON *cond;
+		cJSON_ArrayForEach(cond, jsonx_path(j, "status.conditions"))
+		{
+			const char *type = jsonx_str(cond, "type");
+			if (!out->error && type && strstr(type, "ModifyVolumeError"))
+				out->error = xstrdup(jsonx_str(cond, "message"));
+		}
+		cJSON_Delete(j);
+	}
+	buf_release(&path);
+	buf_release(&body);
+	return rc;
 }
 
 /* ---- the plan's items ---- */
@@ -318,8 +476,8 @@ static void set_str(char **dst, const char *s)
 }
 
 /* Invariant 2: bring one unfinished row up to date from EC2. */
-static int reconcile_row(struct ledger *l, struct aws_client *aws, struct apply_row *row, struct apply_result *res,
-			 const struct apply_options *o, struct buf *err)
+static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
+			 struct apply_result *res, const struct apply_options *o, struct buf *err)
 {
 	struct fresh fr;
 	int rc = read_fresh(aws, row->region, row->volume_id, &fr, err);
@@ -336,7 +494,37 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct apply_
 	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
 	if (strcmp(row->state, "submitted") != 0)
 		sent = matches_target; /* already known to have started */
-	if (!v) {
+	int pvc_gone = 0, infeasible = 0, patched = 0;
+	char *driver_error = NULL;
+	if (row->method && strcmp(row->method, "vac") == 0 && row->cluster && row->namespace_ && row->pvc) {
+		/* The patch was received when the PVC names the class; EC2 tells how far it got. */
+		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
+		struct pvc_state ps;
+		struct buf kerr = BUF_INIT;
+		int krc = kc->ok ? read_pvc(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
+		if (krc == EM_ENOTFOUND) {
+			pvc_gone = 1;
+		} else if (krc == 0) {
+			patched = ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
+			if (!patched && strcmp(row->state, "submitted") == 0)
+				sent = 0;
+			else if (patched && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
+				infeasible = 1;
+			else if (patched && ps.error)
+				driver_error = xstrdup(ps.error);
+			pvc_state_release(&ps);
+		}
+		buf_release(&kerr);
+	}
+	if (pvc_gone && !sent) {
+		set_str(&row->state, "failed");
+		set_str(&row->error_code, "PVCNotFound");
+		set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
+	} else if (infeasible) {
+		set_str(&row->state, "failed");
+		set_str(&row->error_code, "Infeasible");
+		set_str(&row->error_message, "the CSI driver marked the modification Infeasible (see the PVC's events)");
+	} else if (!v) {
 		set_str(&row->state, "failed");
 		set_str(&row->error_code, "InvalidVolume.NotFound");
 		set_str(&row->error_message, "the volume no longer exists");
@@ -354,11 +542,19 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct apply_
 		   v->throughput == row->target_throughput) {
 		set_str(&row->state, "completed");
 		row->completed_at = em_now();
-	} else if (strcmp(row->state, "submitted") == 0) {
+	} else if (strcmp(row->state, "submitted") == 0 && !patched) {
 		/* EC2 never received it (a crash between the ledger write and the call): resend is safe. */
 		set_str(&row->state, "planned");
 		row->submitted_at = 0;
+	} else if (driver_error) {
+		/* The PVC names the class but the driver's ModifyVolume keeps failing: surface it. */
+		int changed = !row->error_message || strcmp(row->error_message, driver_error) != 0;
+		set_str(&row->error_code, "ModifyVolumeError");
+		set_str(&row->error_message, driver_error);
+		if (changed && !o->dry_run)
+			rc = ledger_apply_save(l, row, "CSI driver reports an error", err);
 	}
+	free(driver_error);
 	if (strcmp(was, row->state) != 0) {
 		if (!o->dry_run)
 			rc = ledger_apply_save(l, row, "reconciled from DescribeVolumesModifications", err);
@@ -390,8 +586,11 @@ static time_t rate_limit_until(const char *msg, time_t now)
 	return now + 86400;
 }
 
-static int submit_one(struct ledger *l, struct aws_client *aws, const struct item *it, struct apply_row *row,
-		      const struct apply_options *o, struct apply_result *res, struct buf *err)
+static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn *kc, const struct item *it,
+		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err);
+
+static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct item *it,
+		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err)
 {
 	time_t now = em_now();
 	struct fresh fr;
@@ -501,6 +700,8 @@ static int submit_one(struct ledger *l, struct aws_client *aws, const struct ite
 	}
 	buf_release(&why);
 	fresh_release(&fr);
+	if (strcmp(row->method, "vac") == 0)
+		return submit_vac(l, aws, kube_conn_for(kcs, it->cluster), it, row, o, res, err);
 	if (o->dry_run) {
 		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
 		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
@@ -571,8 +772,122 @@ static int submit_one(struct ledger *l, struct aws_client *aws, const struct ite
 	return rc;
 }
 
-static int wait_for(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
-		    struct buf *err)
+/* The VolumeAttributesClass route: the class exists (created once, never overwritten), the
+ * intent is committed, the PVC is merge-patched once; the CSI driver calls ModifyVolume. */
+static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn *kc, const struct item *it,
+		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err)
+{
+	(void)aws;
+	char *cls = vac_name(it->target_type, it->target_iops, it->target_throughput);
+	struct pvc_state ps;
+	struct buf kerr = BUF_INIT;
+	int rc = 0, krc = read_pvc(kc, it->namespace_, it->pvc, &ps, &kerr);
+	if (krc == EM_ENOTFOUND) {
+		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
+		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
+		if (!o->dry_run) {
+			set_str(&row->state, "failed");
+			set_str(&row->error_code, "PVCNotFound");
+			set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
+			rc = ledger_apply_save(l, row, "PVC deleted", err);
+		}
+		goto done;
+	}
+	if (krc) {
+		say(o, "%s: failed: %s", it->volume_id, kerr.s);
+		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
+		if (!o->dry_run) {
+			set_str(&row->state, "failed");
+			set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : "KubernetesError");
+			set_str(&row->error_message, kerr.s);
+			rc = ledger_apply_save(l, row, "cannot read the PVC", err);
+		}
+		goto done;
+	}
+	buf_reset(&kerr);
+	if ((krc = ensure_vac(kc, cls, it->target_type, it->target_iops, it->target_throughput, o->dry_run, &kerr))) {
+		say(o, "%s: failed: %s", it->volume_id, kerr.s);
+		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
+		if (!o->dry_run) {
+			set_str(&row->state, "failed");
+			set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : "VolumeAttributesClass");
+			set_str(&row->error_message, kerr.s);
+			rc = ledger_apply_save(l, row, "VolumeAttributesClass unusable", err);
+		}
+		goto done;
+	}
+	if (o->dry_run) {
+		say(o, "would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) in "
+		       "cluster %s",
+		    cls, kc->vac_version, ebs_type_name(it->target_type), (long long)it->target_iops,
+		    (long long)it->target_throughput, it->cluster);
+		say(o, "would PATCH /api/v1/namespaces/%s/persistentvolumeclaims/%s (merge) "
+		       "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}} in cluster %s",
+		    it->namespace_, it->pvc, cls, it->cluster);
+		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc, cls);
+		goto done;
+	}
+	set_str(&row->state, "submitted");
+	set_str(&row->target_class, cls);
+	row->submitted_at = em_now();
+	set_str(&row->error_code, NULL);
+	set_str(&row->error_message, NULL);
+	if ((rc = ledger_apply_save(l, row, "PVC patch about to be sent", err)))
+		goto done;
+	struct buf path = BUF_INIT, patch = BUF_INIT, out = BUF_INIT;
+	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
+	buf_addf(&patch, "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}}", cls);
+	buf_reset(&kerr);
+	krc = kube_patch_merge(&kc->kc, path.s, patch.s, &out, &kerr);
+	const char *detail;
+	if (!krc) {
+		cJSON *j = cJSON_ParseWithLength(out.s, out.len);
+		const char *st = jsonx_path_str(j, "status.modifyVolumeStatus.status");
+		const char *cur = jsonx_path_str(j, "status.currentVolumeAttributesClassName");
+		if (st && strcmp(st, "Infeasible") == 0) {
+			set_str(&row->state, "failed");
+			set_str(&row->error_code, "Infeasible");
+			set_str(&row->error_message, "the CSI driver marked the modification Infeasible");
+			outcome(res, it->volume_id, OUT_FAILED, 0, "Infeasible: the CSI driver refused class %s", cls);
+		} else if ((st && strcmp(st, "InProgress") == 0) || (cur && strcmp(cur, cls) == 0)) {
+			set_str(&row->state, cur && strcmp(cur, cls) == 0 ? "optimizing" : "modifying");
+			row->started_at = em_now();
+			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: %s", it->namespace_, it->pvc, cls,
+				row->state);
+		} else {
+			/* Patched; the driver has not reported yet: reconciled by the next run or --wait. */
+			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: patched, waiting for the CSI driver",
+				it->namespace_, it->pvc, cls);
+		}
+		cJSON_Delete(j);
+		detail = "PVC patched";
+		say(o, "%s: PVC %s/%s now names %s (%s)", it->volume_id, it->namespace_, it->pvc, cls, row->state);
+	} else if (krc == EM_ENET) {
+		set_str(&row->error_code, "NoAnswer");
+		set_str(&row->error_message, kerr.s);
+		detail = "no answer to the PVC patch: left submitted for reconciliation";
+		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", kerr.s);
+	} else {
+		set_str(&row->state, "failed");
+		row->submitted_at = 0;
+		set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
+		set_str(&row->error_message, kerr.s);
+		detail = "PVC patch refused";
+		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
+	}
+	rc = ledger_apply_save(l, row, detail, err);
+	buf_release(&path);
+	buf_release(&patch);
+	buf_release(&out);
+done:
+	pvc_state_release(&ps);
+	buf_release(&kerr);
+	free(cls);
+	return rc;
+}
+
+static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct apply_options *o,
+		    struct apply_result *res, struct buf *err)
 {
 	time_t deadline = em_now() + (o->wait_timeout_s > 0 ? o->wait_timeout_s : 6 * 3600);
 	int64_t poll = o->poll_s > 0 ? o->poll_s : 15;
@@ -583,7 +898,7 @@ static int wait_for(struct ledger *l, struct aws_client *aws, const struct apply
 		for (size_t i = 0; i < n && !rc; i++) {
 			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
 				continue;
-			rc = reconcile_row(l, aws, &rows[i], res, o, err);
+			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, err);
 			if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
 				open_rows++;
 		}
@@ -613,12 +928,12 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	free(json);
 	if (rc)
 		return rc;
-	if (o->method == METHOD_VAC || o->method == METHOD_ANNOTATION) {
+	if (o->method == METHOD_ANNOTATION) {
 		items_free(items, n_items);
 		return em_err(err, EM_EUNSUPPORTED,
-			      "--method %s is not available in this version: use --method ec2 (or auto, which uses EC2)",
-			      o->method == METHOD_VAC ? "vac" : "annotation");
+			      "--method annotation is not available in this version: use vac, ec2 or auto");
 	}
+	struct kube_conns kcs = {NULL, 0, o->kubeconfig};
 	sort_order = o->order;
 	if (n_items > 1)
 		qsort(items, n_items, sizeof *items, item_cmp);
@@ -632,7 +947,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
 	for (size_t i = 0; i < n_rows && !rc; i++)
 		if (strcmp(rows[i].state, "submitted") == 0 || is_in_flight(rows[i].state))
-			rc = reconcile_row(l, aws, &rows[i], res, o, err);
+			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, err);
 
 	/* In flight per region after reconciliation (invariant 4). */
 	struct {
@@ -687,7 +1002,19 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			row.cluster = xstrdup(it->cluster);
 			row.namespace_ = xstrdup(it->namespace_);
 			row.pvc = xstrdup(it->pvc);
-			row.method = xstrdup("ec2");
+			/* Method: the VAC route where the cluster serves it and the PV is CSI; EC2 otherwise. */
+			const char *method = "ec2";
+			if (o->method != METHOD_EC2 && it->cluster && it->pvc && !it->in_tree) {
+				struct kube_conn *kc = kube_conn_for(&kcs, it->cluster);
+				if (!kc->error)
+					method = "vac";
+				else if (o->method == METHOD_VAC)
+					say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
+			} else if (o->method == METHOD_VAC) {
+				say(o, "%s: no VAC route (%s); using EC2", it->volume_id,
+				    it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
+			}
+			row.method = xstrdup(method);
 			row.state = xstrdup("planned");
 			row.target_type = xstrdup(ebs_type_name(it->target_type));
 			row.target_iops = it->target_iops;
@@ -714,7 +1041,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		}
 		row.run_id = res->run_id;
 		size_t before = res->submitted + res->would_submit;
-		rc = submit_one(l, aws, it, &row, o, res, err);
+		rc = submit_one(l, aws, &kcs, it, &row, o, res, err);
 		if (res->submitted + res->would_submit > before) {
 			taken++;
 			for (int pass = 0; pass < 2; pass++) {
@@ -739,8 +1066,29 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	free(flight);
 	apply_rows_free(rows, n_rows);
 	items_free(items, n_items);
+	/* The VAC route returns once the CSI driver has started each modification (EC2 modifying),
+	 * waiting up to 30 s; what is still pending then is reconciled by the next run. */
+	for (int settle = 0; !rc && !o->dry_run && !o->wait && settle < 30; settle++) {
+		struct apply_row *pend = NULL;
+		size_t n_pend = 0, waiting = 0;
+		rc = ledger_apply_list(l, res->plan_id, &pend, &n_pend, err);
+		for (size_t i = 0; i < n_pend && !rc; i++) {
+			if (strcmp(pend[i].state, "submitted") != 0 || strcmp(pend[i].method, "vac") != 0 ||
+			    pend[i].run_id != res->run_id)
+				continue;
+			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, err);
+			waiting += strcmp(pend[i].state, "submitted") == 0;
+		}
+		apply_rows_free(pend, n_pend);
+		if (!waiting)
+			break;
+		if (settle == 0)
+			say(o, "waiting for the CSI driver to start %zu modification(s)", waiting);
+		sleep(1);
+	}
 	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown))
-		rc = wait_for(l, aws, o, res, err);
+		rc = wait_for(l, aws, &kcs, o, res, err);
+	kube_conns_release(&kcs);
 	if (!o->dry_run && res->run_id) {
 		struct buf e2 = BUF_INIT;
 		const char *outcome_s = rc ? "failed" : (res->failed || res->deferred || res->unknown) ? "partial" : "ok";

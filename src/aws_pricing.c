@@ -80,7 +80,10 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 		rc = aws_json(c, AWS_SERVICE_PRICING, NULL, "AWSPriceListService.GetProducts", "application/x-amz-json-1.1",
 			      body.s, &resp, NULL, err);
 		if (rc) {
-			em_errprefix(err, "%s", origin.s);
+			struct buf q = BUF_INIT; /* the call is already named: add the query and page */
+			describe_query(&q, region, family);
+			em_errprefix(err, "%s, page %d", q.s, page);
+			buf_release(&q);
 		} else {
 			char *next = NULL;
 			rc = pricebook_add_getproducts(book, resp.body.s, resp.body.len, origin.s, &next, err);

@@ -542,39 +542,75 @@ static int collect_logs(struct fio_series *series, const char *dir, const char *
 	return rc;
 }
 
-/* Stores one fio document's jobs: the raw JSON, then each job with the series of its log. */
-static int record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
-			 size_t json_len, const char *log_dir, struct buf *err)
+/* Parses the logs given into one series per job of rep, by write_iops_log prefix (a single log
+ * and a single job always match). EM_EINPUT for a malformed log or one no job claims. */
+static int match_logs(struct fio_series *series, const struct fio_report *rep, const struct bench_log_file *logs,
+		      size_t n_logs, struct buf *err)
 {
-	int64_t output_id = 0;
+	struct buf prefix = BUF_INIT;
 	int rc = 0;
-	if (db) {
+	for (size_t i = 0; !rc && i < n_logs; i++) {
+		buf_reset(&prefix);
+		int named = bench_log_prefix(&prefix, logs[i].path) == 0;
+		size_t hits = 0;
+		for (size_t j = 0; j < rep->n_jobs && !rc; j++) {
+			const char *want = base_name(rep->jobs[j].iops_log);
+			if (!((named && want && strcmp(prefix.s, want) == 0) || (rep->n_jobs == 1 && n_logs == 1)))
+				continue;
+			hits++;
+			rc = fio_parse_iops_log(&series[j], logs[i].text, logs[i].len, 1000, logs[i].path, err);
+		}
+		if (!rc && !hits) {
+			struct buf names = BUF_INIT;
+			for (size_t j = 0; j < rep->n_jobs; j++)
+				buf_addf(&names, "%s%s (%s)", j ? ", " : "", rep->jobs[j].name,
+					 rep->jobs[j].iops_log ? rep->jobs[j].iops_log : "no write_iops_log");
+			rc = em_err(err, EM_EINPUT, "IOPS log '%s' matches no job's write_iops_log prefix; jobs: %s",
+				    logs[i].path, names.s);
+			buf_release(&names);
+		}
+	}
+	buf_release(&prefix);
+	return rc;
+}
+
+int bench_record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
+			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+			struct buf *err)
+{
+	struct fio_series *series = xcalloc(rep->n_jobs + 1, sizeof *series);
+	int rc = match_logs(series, rep, logs, n_logs, err);
+	for (size_t i = 0; !rc && log_dir && i < rep->n_jobs; i++) {
+		const char *log = rep->jobs[i].iops_log;
+		if (!log)
+			continue;
+		struct buf dir = BUF_INIT;
+		const char *slash = strrchr(log, '/');
+		if (!slash)
+			buf_adds(&dir, log_dir);
+		else if (log[0] == '/')
+			buf_add(&dir, log, (size_t)(slash - log));
+		else
+			buf_addf(&dir, "%s/%.*s", log_dir, (int)(slash - log), log);
+		rc = collect_logs(&series[i], dir.s, base_name(log), err);
+		buf_release(&dir);
+	}
+	int64_t output_id = 0;
+	if (!rc && db) {
 		char *doc = xstrndup(json, json_len);
 		rc = ledger_bench_output_add(db, run->id, doc, &output_id, err);
 		free(doc);
 	}
 	for (size_t i = 0; !rc && i < rep->n_jobs; i++) {
-		const struct fio_job *fj = &rep->jobs[i];
-		struct fio_series series = {0};
-		if (log_dir && fj->iops_log) {
-			struct buf dir = BUF_INIT;
-			const char *slash = strrchr(fj->iops_log, '/');
-			if (!slash)
-				buf_adds(&dir, log_dir);
-			else if (fj->iops_log[0] == '/')
-				buf_add(&dir, fj->iops_log, (size_t)(slash - fj->iops_log));
-			else
-				buf_addf(&dir, "%s/%.*s", log_dir, (int)(slash - fj->iops_log), fj->iops_log);
-			rc = collect_logs(&series, dir.s, base_name(fj->iops_log), err);
-			buf_release(&dir);
-		}
-		struct bench_job *job = bench_run_add_job(run, fj, &series);
-		fio_series_release(&series);
-		if (!rc && db)
+		struct bench_job *job = bench_run_add_job(run, &rep->jobs[i], &series[i]);
+		if (db)
 			rc = ledger_bench_job_add(db, run->id, output_id, (int)run->n_jobs, job, err);
 	}
 	if (!rc && rep->fio_version && !run->fio_version)
 		run->fio_version = xstrdup(rep->fio_version);
+	for (size_t i = 0; i < rep->n_jobs; i++)
+		fio_series_release(&series[i]);
+	free(series);
 	return rc;
 }
 
@@ -679,7 +715,7 @@ static int run_one(struct ledger *db, struct bench_run *run, const char *fio, co
 		if (o->keep_json_dir)
 			rc = write_keep_json(o->keep_json_dir, what, open, len, err);
 		if (!rc)
-			rc = record_report(db, run, &rep, open, len, workdir, err);
+			rc = bench_record_report(db, run, &rep, open, len, workdir, NULL, 0, err);
 		fio_report_release(&rep);
 	}
 	child_result_release(&cr);
@@ -822,79 +858,47 @@ int bench_import(struct ledger *db, struct bench_run *run, const char *text, siz
 	int rc = fio_parse_report(&rep, text, len, origin, err);
 	if (rc)
 		return rc;
-	/* Each log goes to the jobs whose write_iops_log prefix it carries. */
-	struct fio_series *series = xcalloc(rep.n_jobs, sizeof *series);
-	struct buf prefix = BUF_INIT;
-	for (size_t i = 0; !rc && i < n_logs; i++) {
-		buf_reset(&prefix);
-		int named = bench_log_prefix(&prefix, logs[i].path) == 0;
-		size_t hits = 0;
-		for (size_t j = 0; j < rep.n_jobs; j++) {
-			const char *want = base_name(rep.jobs[j].iops_log);
-			int match = (named && want && strcmp(prefix.s, want) == 0) || (rep.n_jobs == 1 && n_logs == 1);
-			if (!match)
-				continue;
-			hits++;
-			rc = fio_parse_iops_log(&series[j], logs[i].text, logs[i].len, 1000, logs[i].path, err);
-			if (rc)
-				break;
-		}
-		if (!rc && !hits) {
-			struct buf names = BUF_INIT;
-			for (size_t j = 0; j < rep.n_jobs; j++)
-				buf_addf(&names, "%s%s (%s)", j ? ", " : "", rep.jobs[j].name,
-					 rep.jobs[j].iops_log ? rep.jobs[j].iops_log : "no write_iops_log");
-			rc = em_err(err, EM_EINPUT, "IOPS log '%s' matches no job's write_iops_log prefix; jobs: %s",
-				    logs[i].path, names.s);
-			buf_release(&names);
-		}
-	}
-	buf_release(&prefix);
-	if (!rc) {
-		free(run->source);
-		run->source = xstrdup("import");
-		if (!run->target)
-			run->target = xstrdup(origin);
-		if (!run->fio_version)
-			run->fio_version = xstrdup(rep.fio_version);
-		if (!run->options_json) {
-			cJSON *j = cJSON_CreateObject();
-			cJSON_AddStringToObject(j, "file", origin);
-			if (rep.client_server)
-				cJSON_AddBoolToObject(j, "client_server", 1);
-			char *s = cJSON_PrintUnformatted(j);
-			run->options_json = xstrdup(s);
-			cJSON_free(s);
-			cJSON_Delete(j);
-		}
-		if (db)
-			rc = ledger_bench_run_begin(db, run, err);
-		const char *open = memchr(text, '{', len);
-		size_t ext = open ? fio_report_extent(open, len - (size_t)(open - text)) : 0;
-		int64_t output_id = 0;
-		if (!rc && db) {
-			char *doc = xstrndup(open, ext);
-			rc = ledger_bench_output_add(db, run->id, doc, &output_id, err);
-			free(doc);
-		}
-		for (size_t j = 0; !rc && j < rep.n_jobs; j++) {
-			struct bench_job *job = bench_run_add_job(run, &rep.jobs[j], &series[j]);
-			if (db)
-				rc = ledger_bench_job_add(db, run->id, output_id, (int)run->n_jobs, job, err);
-		}
-		free(run->status);
-		run->status = xstrdup(rc ? "failed" : "ok");
-		if (db && run->id) {
-			struct buf ferr = BUF_INIT;
-			int frc = ledger_bench_run_finish(db, run, &ferr);
-			if (frc && !rc)
-				rc = em_err(err, frc, "%s", ferr.s);
-			buf_release(&ferr);
-		}
-	}
+	/* Logs are checked before anything is stored: a bad one stores nothing. */
+	struct fio_series *series = xcalloc(rep.n_jobs + 1, sizeof *series);
+	rc = match_logs(series, &rep, logs, n_logs, err);
 	for (size_t j = 0; j < rep.n_jobs; j++)
 		fio_series_release(&series[j]);
 	free(series);
+	if (rc) {
+		fio_report_release(&rep);
+		return rc;
+	}
+	free(run->source);
+	run->source = xstrdup("import");
+	if (!run->target)
+		run->target = xstrdup(origin);
+	if (!run->fio_version)
+		run->fio_version = xstrdup(rep.fio_version);
+	if (!run->options_json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "file", origin);
+		if (rep.client_server)
+			cJSON_AddBoolToObject(j, "client_server", 1);
+		char *s = cJSON_PrintUnformatted(j);
+		run->options_json = xstrdup(s);
+		cJSON_free(s);
+		cJSON_Delete(j);
+	}
+	if (db)
+		rc = ledger_bench_run_begin(db, run, err);
+	const char *open = memchr(text, '{', len);
+	size_t ext = fio_report_extent(open, len - (size_t)(open - text));
+	if (!rc)
+		rc = bench_record_report(db, run, &rep, open, ext, NULL, logs, n_logs, err);
+	free(run->status);
+	run->status = xstrdup(rc ? "failed" : "ok");
+	if (db && run->id) {
+		struct buf ferr = BUF_INIT;
+		int frc = ledger_bench_run_finish(db, run, &ferr);
+		if (frc && !rc)
+			rc = em_err(err, frc, "%s", ferr.s);
+		buf_release(&ferr);
+	}
 	fio_report_release(&rep);
 	return rc;
 }

@@ -303,7 +303,13 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 		return em_err(err, EM_EINPUT, "%s: %s: no \"iops\"", origin, path);
 	d->iops = iops;
 	d->mibps = !isnan(bw_bytes) ? bw_bytes / 1048576.0 : !isnan(bw_kib) ? bw_kib / 1024.0 : 0;
-	d->bytes = !isnan(io_bytes) ? (int64_t)io_bytes : !isnan(io_kbytes) ? (int64_t)io_kbytes * 1024 : 0;
+	/* fio 2.x wrote KiB under "io_bytes" (3.0 renamed it io_kbytes and made io_bytes bytes). */
+	int legacy = isnan(io_kbytes) && !jsonx_get(o, "clat_ns") && !jsonx_get(o, "lat_ns") &&
+		     (jsonx_get(o, "clat") || jsonx_get(o, "lat"));
+	if (!isnan(io_bytes))
+		d->bytes = legacy ? (int64_t)io_bytes * 1024 : (int64_t)io_bytes;
+	else
+		d->bytes = !isnan(io_kbytes) ? (int64_t)io_kbytes * 1024 : 0;
 	d->ios = !isnan(total) ? (int64_t)total : 0;
 	d->present = d->ios > 0 || d->bytes > 0 || d->iops > 0;
 	if (!d->present)

@@ -23,6 +23,7 @@ const struct cmd commands[] = {
 	{"status", cmd_status, NEEDS_DB, "show the migration's progress from the ledger and AWS", &status_help},
 	{"report", cmd_report, NEEDS_PRICES | NEEDS_DB, "finance report: savings by group, realized and remaining", &report_help},
 	{"pricing", cmd_pricing, NEEDS_DB, "refresh, show, compare and export the price book", &pricing_help},
+	{"bench", cmd_bench, NEEDS_DB, "prove it with fio: before/after benchmarks, the gp2 credit cliff", &bench_help},
 	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
 	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole", &rbac_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},

@@ -1567,8 +1567,11 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 		buf_adds(&md, "; VolumeAttributesClass ");
 		add_md_code(&md, c->api_version);
 	}
-	buf_addf(&md, "; %zu claim%s through Kubernetes (route %s)", n_claims, n_claims == 1 ? "" : "s",
-		 manifest_route_name(c->route));
+	if (n_claims)
+		buf_addf(&md, "; %zu claim%s through Kubernetes (route %s)", n_claims, n_claims == 1 ? "" : "s",
+			 manifest_route_name(c->route));
+	else
+		buf_adds(&md, "; no claims to modify through Kubernetes");
 	if (c->g.n_later)
 		buf_addf(&md, ", %zu of them blocked", c->g.n_later);
 	buf_adds(&md, ". Contexts: the scripts use ");

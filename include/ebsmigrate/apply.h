@@ -36,6 +36,7 @@ struct apply_options {
 	int wait;                      /* follow submitted modifications to completed */
 	int64_t wait_timeout_s;
 	int64_t poll_s;                /* --wait polling interval */
+	const char *kubeconfig;        /* for the vac route; NULL = KUBECONFIG / ~/.kube/config */
 	void (*say)(void *ctx, const char *line); /* progress and dry-run lines (stderr/stdout) */
 	void *say_ctx;
 };

@@ -143,6 +143,14 @@ struct bench_log_file {
 int bench_import(struct ledger *db, struct bench_run *run, const char *text, size_t len, const char *origin,
 		 const struct bench_log_file *logs, size_t n_logs, struct buf *err);
 
+/* Records one fio document of run (the runners' common step): the raw JSON (with db), then
+ * each job with the series of its IOPS logs, taken from logs (matched by write_iops_log prefix,
+ * as bench_import does) and from log_dir (files PREFIX_iops*.log there, removed once read; NULL
+ * = none). Sets run->fio_version when unset. */
+int bench_record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
+			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+			struct buf *err);
+
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
  * Appends to out; 0, or EM_EINPUT when the name is not an IOPS log's. */
 int bench_log_prefix(struct buf *out, const char *path);

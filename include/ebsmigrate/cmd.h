@@ -111,6 +111,8 @@ extern const struct cmd_help apply_help, status_help;
 int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv);
+int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv);
+extern const struct cmd_help bench_help;
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
