@@ -730,8 +730,11 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		say(o, "%s: modification started (%s)", it->volume_id, row->state);
 		outcome(res, it->volume_id, OUT_SUBMITTED, 0, "%s %lld IOPS %lld MiB/s: %s", ebs_type_name(it->target_type),
 			(long long)it->target_iops, (long long)it->target_throughput, row->state);
-	} else if (mrc == EM_ENET) {
-		/* No answer: it may have been applied. Stay submitted; the next run reconciles. */
+	} else if (mrc == EM_ENET ||
+		   (aws_code && (strcmp(aws_code, "InternalError") == 0 || strcmp(aws_code, "InternalFailure") == 0 ||
+				 strcmp(aws_code, "ServiceUnavailable") == 0 || strcmp(aws_code, "Unavailable") == 0))) {
+		/* No answer, or a server error: it may have been applied. Stay submitted; the next
+		 * run reconciles from DescribeVolumesModifications instead of resending blindly. */
 		set_str(&row->error_code, "NoAnswer");
 		set_str(&row->error_message, merr.s);
 		detail = "no answer to ModifyVolume: left submitted for reconciliation";
@@ -862,7 +865,9 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 		cJSON_Delete(j);
 		detail = "PVC patched";
 		say(o, "%s: PVC %s/%s now names %s (%s)", it->volume_id, it->namespace_, it->pvc, cls, row->state);
-	} else if (krc == EM_ENET) {
+	} else if (krc == EM_ENET || krc == EM_ESERVER) {
+		/* No answer or a server error: the patch may have been applied; the next run reads the
+		 * PVC and either moves on or sends it again. */
 		set_str(&row->error_code, "NoAnswer");
 		set_str(&row->error_message, kerr.s);
 		detail = "no answer to the PVC patch: left submitted for reconciliation";

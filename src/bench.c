@@ -555,7 +555,7 @@ static int match_logs(struct fio_series *series, const struct fio_report *rep, c
 		size_t hits = 0;
 		for (size_t j = 0; j < rep->n_jobs && !rc; j++) {
 			const char *want = base_name(rep->jobs[j].iops_log);
-			if (!((named && want && strcmp(prefix.s, want) == 0) || (rep->n_jobs == 1 && n_logs == 1)))
+			if (!((named && want && strcmp(prefix.s, want) == 0) || (rep->n_jobs == 1 && n_logs == 1 && (!named || !want))))
 				continue;
 			hits++;
 			rc = fio_parse_iops_log(&series[j], logs[i].text, logs[i].len, 1000, logs[i].path, err);
@@ -974,6 +974,13 @@ static void add_check(struct bench_profile_cmp *p, const char *rule, double expe
 	c->text = buf_detach(&b);
 }
 
+/* Latency for messages: "0.564", "3.39", "12.9", "109.6". */
+static const char *ms(char out[static 32], double v)
+{
+	snprintf(out, 32, v < 1 ? "%.3f" : v < 10 ? "%.2f" : "%.1f", v);
+	return out;
+}
+
 /* Rule 1: the after volume delivers what it is provisioned for, where the profile can reach it. */
 static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_job *a, const struct bench_run *after)
 {
@@ -1044,8 +1051,10 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 		double bound = BENCH_P99_TOLERANCE * bd[i]->lat.p99, actual = ad[i]->lat.p99;
 		char rule[32];
 		snprintf(rule, sizeof rule, "%s-p99", names[i]);
-		add_check(p, rule, bound, actual, actual <= bound, "%s p99 %.3g ms %s %.0f %% of %.3g ms before (%.3g)",
-			  names[i], actual, actual <= bound ? "<=" : ">", BENCH_P99_TOLERANCE * 100, bd[i]->lat.p99, bound);
+		char m1[32], m2[32], m3[32];
+		add_check(p, rule, bound, actual, actual <= bound, "%s p99 %s ms %s %.0f %% of %s ms before (%s)", names[i],
+			  ms(m1, actual), actual <= bound ? "<=" : ">", BENCH_P99_TOLERANCE * 100, ms(m2, bd[i]->lat.p99),
+			  ms(m3, bound));
 		judged++;
 	}
 	if (!judged && !p->n_notes)

@@ -696,8 +696,22 @@ static void tail_text(struct buf *out, const char *text, size_t len, size_t max)
 		buf_adds(out, "empty log");
 }
 
-/* Waits for the Job; 1 = Complete, 0 = Failed; negative = error/timeout/stop. */
-static int wait_job(struct kube_state *k, const char *job, int deadline_s, struct buf *err)
+static void describe_pod(struct buf *out, const struct pod_view *pv)
+{
+	if (!pv->name) {
+		buf_adds(out, "no pod was created");
+		return;
+	}
+	buf_addf(out, "pod '%s' was %s", pv->name, pv->phase ? pv->phase : "in no phase");
+	if (pv->why && *pv->why)
+		buf_addf(out, " (%s)", pv->why);
+}
+
+/* Waits for the Job: 1 = Complete, 0 = Failed (*failed_why = its condition), negative = an
+ * error, the deadline or a stop. *last is the last view of its pod (kept: a failed Job's pod may
+ * be gone by the time it is read). */
+static int wait_job(struct kube_state *k, const char *job, int deadline_s, struct pod_view *last, struct buf *failed_why,
+		    struct buf *err)
 {
 	time_t end = time(NULL) + deadline_s;
 	int poll_ms = k->o->poll_ms > 0 ? k->o->poll_ms : 1000;
@@ -724,32 +738,35 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, struc
 			const char *t = jsonx_str(c, "type"), *st = jsonx_str(c, "status");
 			if (!t || !st || strcmp(st, "True") != 0)
 				continue;
-			if (strcmp(t, "Complete") == 0)
+			if (strcmp(t, "Complete") == 0) {
 				done = 1;
-			else if (strcmp(t, "Failed") == 0)
+			} else if (strcmp(t, "Failed") == 0) {
 				done = 0;
+				buf_reset(failed_why);
+				buf_addf(failed_why, "%s: %s", jsonx_str(c, "reason") ? jsonx_str(c, "reason") : "Failed",
+					 jsonx_str(c, "message") ? jsonx_str(c, "message") : "no message");
+			}
 		}
 		cJSON_Delete(j);
+		struct pod_view pv;
+		struct buf e2 = BUF_INIT;
+		if (job_pod(k, job, &pv, &e2) == 0 && pv.name) {
+			pod_view_release(last);
+			*last = pv;
+		} else {
+			pod_view_release(&pv);
+		}
+		buf_release(&e2);
 		if (done >= 0) {
 			result = done;
 			break;
 		}
 		if (time(NULL) >= end) {
-			struct pod_view pv;
-			struct buf e2 = BUF_INIT;
-			job_pod(k, job, &pv, &e2);
 			struct buf seen = BUF_INIT;
-			if (!pv.name)
-				buf_adds(&seen, "no pod was created");
-			else
-				buf_addf(&seen, "pod '%s' is %s%s%s%s", pv.name, pv.phase ? pv.phase : "in no phase",
-					 pv.why && *pv.why ? " (" : "", pv.why && *pv.why ? pv.why : "",
-					 pv.why && *pv.why ? ")" : "");
+			describe_pod(&seen, last);
 			result = em_err(err, EM_EIO, "job '%s/%s' did not finish within %d s: %s", k->ns, job, deadline_s,
 					seen.s);
 			buf_release(&seen);
-			pod_view_release(&pv);
-			buf_release(&e2);
 			break;
 		}
 		struct timespec ts = {poll_ms / 1000, (long)(poll_ms % 1000) * 1000000L};
@@ -792,23 +809,38 @@ static int run_job(struct ledger *db, struct bench_run *run, struct kube_state *
 	}
 	if (!rc) {
 		k->live_job = xstrdup(name.s);
-		int w = wait_job(k, name.s, deadline + 30, err);
 		struct pod_view pv;
 		memset(&pv, 0, sizeof pv);
+		struct buf failed_why = BUF_INIT;
+		int w = wait_job(k, name.s, deadline + 10, &pv, &failed_why, err);
 		if (w >= 0) {
-			rc = job_pod(k, name.s, &pv, err);
-			if (!rc && !pv.name)
-				rc = em_err(err, EM_EIO, "job '%s/%s' finished without a pod to read", k->ns, name.s);
-			if (!rc) {
+			if (pv.name) {
 				struct buf lp = BUF_INIT;
 				buf_addf(&lp, "/api/v1/namespaces/%s/pods/%s/log", k->ns, pv.name);
-				rc = kube_get(k->c, lp.s, "container=fio", &log, NULL, err);
+				struct buf e = BUF_INIT;
+				rc = kube_get(k->c, lp.s, "container=fio", &log, NULL, &e);
+				if (rc && w == 1) {
+					em_err(err, rc, "%s", e.s);
+				} else if (rc) {
+					rc = 0; /* a failed Job's pod may be gone: its state says why */
+					buf_reset(&log);
+				}
 				buf_release(&lp);
+				buf_release(&e);
+			}
+			if (!rc && w == 0 && !log.len) {
+				struct buf seen = BUF_INIT;
+				describe_pod(&seen, &pv);
+				rc = em_err(err, EM_EIO, "job '%s/%s' failed (%s); %s", k->ns, name.s, failed_why.s, seen.s);
+				buf_release(&seen);
+			} else if (!rc && !pv.name) {
+				rc = em_err(err, EM_EIO, "job '%s/%s' finished without a pod to read", k->ns, name.s);
 			}
 			node_instance_type(k, pv.node, &run->volume);
 		} else {
 			rc = w;
 		}
+		buf_release(&failed_why);
 		if (!rc) {
 			const char *fio_out;
 			size_t fio_len;
@@ -935,6 +967,8 @@ int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_
 		if (half && half < size)
 			size = half;
 	}
+	if (!rc) /* the volume is known now: link it to its migration, default the phase */
+		rc = bench_link_migration(db, run, err);
 	if (!rc) {
 		options_json_kube(run, o, size);
 		if (db)

@@ -282,7 +282,7 @@ static void table_write(struct buf *out, struct table *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* Latency in ms with three significant digits ("0.564", "10.4", "110"); "-" when unknown. */
+/* Latency in ms as the field notes write it ("0.564", "3.39", "10.4", "109.6"); "-" when unknown. */
 static void fmt_ms(struct buf *b, double v)
 {
 	if (isnan(v))
@@ -291,7 +291,7 @@ static void fmt_ms(struct buf *b, double v)
 		buf_addf(b, "%.3f", v);
 	else if (v < 10)
 		buf_addf(b, "%.2f", v);
-	else if (v < 100)
+	else if (v < 1000)
 		buf_addf(b, "%.1f", v);
 	else
 		buf_addf(b, "%.0f", v);

@@ -232,6 +232,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		if (arc == EM_ECONFLICT || arc == EM_EIO)
 			rc = EXIT_RUNTIME;
 	}
+	if (!res.plan_id)
+		goto finish;
 	printf("plan %lld: %zu submitted, %zu would be submitted, %zu completed, %zu deferred, %zu skipped, %zu failed, "
 	       "%zu without answer, %zu left for later runs\n",
 	       (long long)res.plan_id, res.submitted, res.would_submit, res.completed, res.deferred, res.skipped,
@@ -246,6 +248,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && (res.deferred || res.failed || res.unknown || res.skipped))
 		rc = EXIT_PARTIAL;
+finish:
 	apply_result_release(&res);
 	aws_client_release(&aws);
 	apply_unlock(lock_fd);

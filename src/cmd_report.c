@@ -42,8 +42,8 @@ static const struct cmd_option report_options[] = {
 };
 
 static const char *const report_usage[] = {
-	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year]",
-	"    [--since DATE] [--format table|csv|json|markdown|html] [-o FILE]",
+	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year] "
+	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
 	NULL,
 };

@@ -214,17 +214,32 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 	char now[21];
 	now_text(now);
 	sqlite3_stmt *st;
+	/* What was learnt during the run (the node, a scratch volume's id) fills what was unknown. */
 	int rc = ledger_prepare(l,
 				"UPDATE bench_runs SET status = ?, finished_at = ?, error = ?, "
-				"fio_version = COALESCE(?, fio_version) WHERE id = ?",
+				"fio_version = COALESCE(?, fio_version), volume_id = COALESCE(volume_id, ?), "
+				"volume_type = COALESCE(volume_type, ?), volume_size_gib = COALESCE(volume_size_gib, ?), "
+				"volume_iops = COALESCE(volume_iops, ?), volume_throughput = COALESCE(volume_throughput, ?), "
+				"instance_type = COALESCE(instance_type, ?), node = COALESCE(node, ?), pvc = COALESCE(pvc, ?) "
+				"WHERE id = ?",
 				&st, err);
 	if (rc)
 		return rc;
+	const struct bench_volume *v = &run->volume;
+	int hv = run->has_volume;
 	ledger_bind_text(st, 1, run->status ? run->status : "ok");
 	ledger_bind_text(st, 2, run->finished_at ? run->finished_at : now);
 	ledger_bind_text(st, 3, run->error);
 	ledger_bind_text(st, 4, run->fio_version);
-	sqlite3_bind_int64(st, 5, run->id);
+	ledger_bind_text(st, 5, hv ? v->volume_id : NULL);
+	ledger_bind_text(st, 6, hv ? v->type : NULL);
+	bind_pos_int(st, 7, hv ? v->size_gib : 0);
+	bind_pos_int(st, 8, hv ? v->iops : 0);
+	bind_pos_int(st, 9, hv ? v->throughput : 0);
+	ledger_bind_text(st, 10, hv ? v->instance_type : NULL);
+	ledger_bind_text(st, 11, hv ? v->node : NULL);
+	ledger_bind_text(st, 12, hv ? v->pvc : NULL);
+	sqlite3_bind_int64(st, 13, run->id);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		rc = ledger_db_err(l, err, "cannot finish the bench run");
 	sqlite3_finalize(st);

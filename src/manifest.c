@@ -421,7 +421,7 @@ struct cluster {
 	const char *version;      /* NULL when unknown */
 	enum manifest_vac_api api;
 	const char *api_version;
-	const char *api_evidence; /* "Kubernetes 1.33", "existing VolumeAttributesClasses", NULL */
+	enum { API_GUESSED = 0, API_FROM_VERSION, API_FROM_EXISTING } api_from;
 	enum manifest_route route;
 	struct group g;
 };
@@ -543,14 +543,14 @@ static void setup_clusters(struct gen *g)
 		c->version = f->cluster_versions ? f->cluster_versions[i] : NULL;
 		c->api = manifest_vac_api(c->version, &c->api_version);
 		if (c->api != VAC_API_UNKNOWN) {
-			c->api_evidence = "version";
+			c->api_from = API_FROM_VERSION;
 		} else {
 			/* No version: a VolumeAttributesClass read from the cluster names a served version. */
 			for (size_t k = 0; k < f->n_vacs; k++) {
 				const char *av = f->vacs[k].api_version;
 				if (ieq(f->vacs[k].cluster, c->name) && av && strncmp(av, "storage.k8s.io/v", 16) == 0) {
 					c->api_version = av;
-					c->api_evidence = "existing";
+					c->api_from = API_FROM_EXISTING;
 					c->api = strcmp(av, "storage.k8s.io/v1") == 0        ? VAC_API_V1
 						 : strcmp(av, "storage.k8s.io/v1alpha1") == 0 ? VAC_API_V1ALPHA1
 											       : VAC_API_V1BETA1;
@@ -717,6 +717,16 @@ static const struct storage_class *gp2_source(struct gen *g, const struct cluste
 	return best ? best : first;
 }
 
+/* Why the gp3 class is not written, or not as the default. */
+enum sc_note {
+	SC_NOTE_NONE = 0,
+	SC_ALREADY_GP3,  /* the default already creates gp3: nothing to do */
+	SC_NAMES_TAKEN,  /* gp3 and gp3-ebsmigrate exist with other parameters */
+	SC_NO_CLASSES,   /* no StorageClass in the input: written as the default, with a warning */
+	SC_OTHER_DEFAULT, /* the default is not a gp2 class: written, not the default */
+	SC_NO_DEFAULT,   /* the cluster has no default: written, not the default */
+};
+
 struct sc_plan {
 	int emit;                    /* write 01-storageclass-gp3.yaml */
 	const char *name;
@@ -725,7 +735,7 @@ struct sc_plan {
 	struct sc_params cp;
 	const struct storage_class **undefault; /* gp2 defaults to patch (02) */
 	size_t n_undefault;
-	const char *why_not;         /* when !emit or !make_default: why (README) */
+	enum sc_note note;
 	const char *existing_default;
 };
 
@@ -742,7 +752,7 @@ static void plan_storage_class(struct gen *g, const struct cluster *c, struct sc
 		if (!sc->is_default)
 			continue;
 		if (sc_makes(sc, "gp3")) {
-			sp->why_not = "already-gp3";
+			sp->note = SC_ALREADY_GP3;
 			sp->existing_default = sc->name;
 			return;
 		}
@@ -762,17 +772,17 @@ static void plan_storage_class(struct gen *g, const struct cluster *c, struct sc
 			sp->name = names[i];
 	}
 	if (!sp->name) {
-		sp->why_not = "names-taken";
+		sp->note = SC_NAMES_TAKEN;
 		return;
 	}
 	sp->emit = 1;
 	if (n_known == 0) {
 		sp->make_default = 1;
-		sp->why_not = "no-classes";
+		sp->note = SC_NO_CLASSES;
 	} else if (n_gp2_def && !n_other_def) {
 		sp->make_default = 1;
 	} else {
-		sp->why_not = n_other_def ? "other-default" : "no-default";
+		sp->note = n_other_def ? SC_OTHER_DEFAULT : SC_NO_DEFAULT;
 	}
 	if (sp->make_default && n_gp2_def) {
 		sp->undefault = xcalloc(n_gp2_def, sizeof *sp->undefault);
@@ -1330,10 +1340,10 @@ static int cluster_vacs(struct gen *g, const struct cluster *c, struct buf *name
 	buf_addf(&doc, ": one per distinct gp3 target, written by ebsmigrate from the plan of %s.\n", g->generated);
 	buf_adds(&doc, "# apiVersion ");
 	buf_adds(&doc, c->api_version);
-	if (ieq(c->api_evidence, "version")) {
+	if (c->api_from == API_FROM_VERSION) {
 		buf_adds(&doc, " for Kubernetes ");
 		add_comment_text(&doc, c->version);
-	} else if (c->api_evidence) {
+	} else if (c->api_from == API_FROM_EXISTING) {
 		buf_adds(&doc, " as the cluster's existing VolumeAttributesClasses use");
 	} else {
 		buf_adds(&doc, " (Kubernetes version unknown)");
@@ -1592,12 +1602,12 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 			    "cluster '%s': no sign of the EBS CSI driver (no CSI PersistentVolume, StorageClass or "
 			    "VolumeAttributesClass): install it before applying %s/01-storageclass-gp3.yaml",
 			    c->name, c->dir);
-	if (sp.emit && ieq(sp.why_not, "no-classes"))
+	if (sp.emit && sp.note == SC_NO_CLASSES)
 		add_warning(g->out,
 			    "cluster '%s': no StorageClasses in the input: %s/01-storageclass-gp3.yaml makes gp3 the "
 			    "default and copies no encryption setting; check `kubectl get storageclass` first",
 			    c->name, c->dir);
-	if (ieq(sp.why_not, "names-taken"))
+	if (sp.note == SC_NAMES_TAKEN)
 		add_warning(g->out,
 			    "cluster '%s': StorageClasses 'gp3' and 'gp3-ebsmigrate' exist with other parameters: no gp3 "
 			    "StorageClass written",
@@ -1628,17 +1638,17 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 				add_md_code(&md, sp.src->name);
 			}
 			buf_adds(&md, " (`01-storageclass-gp3.yaml`)");
-			if (ieq(sp.why_not, "other-default")) {
+			if (sp.note == SC_OTHER_DEFAULT) {
 				buf_adds(&md, "; the default stays ");
 				add_md_code(&md, sp.existing_default);
 				buf_adds(&md, ", which is not a gp2 class");
-			} else if (ieq(sp.why_not, "no-default")) {
+			} else if (sp.note == SC_NO_DEFAULT) {
 				buf_adds(&md, "; the cluster has no default StorageClass and this does not add one");
 			}
 			buf_addc(&md, '\n');
 		}
 	}
-	if (ieq(sp.why_not, "already-gp3")) {
+	if (sp.note == SC_ALREADY_GP3) {
 		buf_adds(&md, "- The default StorageClass ");
 		add_md_code(&md, sp.existing_default);
 		buf_adds(&md, " already creates gp3 volumes: no StorageClass change.\n");
@@ -1667,7 +1677,7 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 	buf_release(&dir);
 	if (rc)
 		goto out;
-	cluster_statefulsets(g, c, (sp.emit && sp.make_default) || ieq(sp.why_not, "already-gp3"), &md);
+	cluster_statefulsets(g, c, (sp.emit && sp.make_default) || sp.note == SC_ALREADY_GP3, &md);
 	if (!n_claims && !sp.emit) {
 		buf_adds(&md, "Nothing to apply in this cluster.\n");
 	}

@@ -815,8 +815,11 @@ static void write_svg(struct buf *b, const struct report *r)
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\" fill=\"#1b1f24\">", label_w - 8,
 			 y + 16);
 		if (label.len > 40) {
+			size_t cut = 38;
+			while (cut > 0 && ((unsigned char)label.s[cut] & 0xc0) == 0x80)
+				cut--; /* never split a UTF-8 sequence */
 			buf_reset(&val);
-			buf_add(&val, label.s, 38);
+			buf_add(&val, label.s, cut);
 			buf_adds(&val, "...");
 			html_esc(b, val.s);
 			buf_reset(&val);

@@ -30,7 +30,8 @@ int ledger_bench_output_add(struct ledger *l, int64_t run_id, const char *fio_js
  * output_id 0 = none. */
 int ledger_bench_job_add(struct ledger *l, int64_t run_id, int64_t output_id, int seq, struct bench_job *job,
 			 struct buf *err);
-/* Updates the run's status, finished_at (now), error and fio_version from run. */
+/* Updates the run's status, finished_at (now), error and fio_version from run, and fills the
+ * volume fields the row does not have yet (node, instance type, a scratch volume's id). */
 int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struct buf *err);
 
 /* Every run id, oldest first. Caller frees *ids. */

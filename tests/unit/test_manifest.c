@@ -524,6 +524,51 @@ static void test_build(void)
 	fleet_release(&f);
 }
 
+/* StorageClass rules beyond the main fleet: no default, a non-gp2 default, an identical existing
+ * gp3 class, accounts split under ec2/. */
+static void test_storage_class_rules(void)
+{
+	struct fleet f;
+	fleet_init(&f);
+	fleet_add_cluster(&f, "a"); /* no default at all */
+	fleet_add_cluster(&f, "b"); /* default is EFS */
+	fleet_add_cluster(&f, "c"); /* gp2 default, and a gp3 class identical to what we would write */
+	add_sc(&f, "a", "gp2", "ebs.csi.aws.com", "gp2", 0);
+	add_sc(&f, "b", "efs", "efs.csi.aws.com", NULL, 1);
+	add_sc(&f, "b", "gp2", "kubernetes.io/aws-ebs", NULL, 0);
+	add_sc(&f, "c", "gp2", "ebs.csi.aws.com", "gp2", 1);
+	struct storage_class *same = add_sc(&f, "c", "gp3", "ebs.csi.aws.com", "gp3", 0);
+	sc_set(same, "iops", "3000");
+	sc_set(same, "throughput", "125");
+	bind(add(&f, "vol-a", 100), "a", "a1", 0, NULL);
+	bind(add(&f, "vol-b", 100), "b", "b1", 0, NULL);
+	bind(add(&f, "vol-c", 100), "c", "c1", 0, NULL);
+	add(&f, "vol-x", 100)->account = xstrdup("111122223333");
+	add(&f, "vol-y", 100)->account = xstrdup("444455556666");
+	struct plan_options po = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &po);
+	struct manifest_options o = {.dir = "unused"};
+	struct manifest_set s;
+	struct buf err = BUF_INIT;
+	CHECK(manifest_build(&s, &p, &f, &o, &err) == 0);
+	CHECK(contains(file(&s, "a/01-storageclass-gp3.yaml"), "is-default-class: \"false\""));
+	CHECK(manifest_set_find(&s, "a/02-storageclass-gp2-undefault.json") == NULL);
+	CHECK(contains(file(&s, "b/01-storageclass-gp3.yaml"), "is-default-class: \"false\""));
+	CHECK(contains(file(&s, "README.md"), "the default stays `efs`"));
+	CHECK(contains(file(&s, "README.md"), "the cluster has no default StorageClass and this does not add one"));
+	CHECK(contains(file(&s, "c/01-storageclass-gp3.yaml"), "  name: gp3\n"));
+	CHECK(contains(file(&s, "c/01-storageclass-gp3.yaml"), "is-default-class: \"true\""));
+	CHECK(manifest_set_find(&s, "c/02-storageclass-gp2-undefault.json") != NULL);
+	CHECK(contains(file(&s, "ec2/111122223333/batch-001-modify-volume.sh"), "vol-x"));
+	CHECK(contains(file(&s, "ec2/444455556666/batch-001-modify-volume.sh"), "vol-y"));
+	CHECK(contains(file(&s, "ec2/444455556666/batch-001-modify-volume.sh"), "# EC2 route, account 444455556666, batch 1 of 1"));
+	manifest_set_release(&s);
+	buf_release(&err);
+	plan_release(&p);
+	fleet_release(&f);
+}
+
 /* ---------------------------------------------------------------- writing */
 
 static int exists(const char *dir, const char *rel)
@@ -632,6 +677,7 @@ int main(void)
 	test_naming_and_versions();
 	test_render();
 	test_build();
+	test_storage_class_rules();
 	test_write();
 	pricebook_release(&book);
 	buf_release(&err);

@@ -5,9 +5,12 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <unistd.h>
 
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "tap.h"
@@ -356,6 +359,74 @@ static void test_diff_and_export(void)
 	pricebook_release(&back);
 }
 
+
+/* The ledger side: version history and the latest completed row per volume. */
+static void test_ledger(void)
+{
+	char dir[] = "/tmp/em-report-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "%s/em.db", dir);
+	struct ledger *l;
+	struct buf err = BUF_INIT;
+	CHECK(ledger_open(&l, path, &err) == 0);
+	struct pricebook cur;
+	CHECK(ledger_pricebook_for_planning(l, &cur, &err) == 0); /* stores the bundle as version 1 */
+	struct pricebook second;
+	pricebook_init(&second);
+	second.source = xstrdup("test");
+	second.effective_date = xstrdup("2026-10-01");
+	pricebook_item_set(pricebook_location(&second, "us-east-1"), 0, 1100000000);
+	CHECK(ledger_pricebook_store(l, &second, &err) == 0);
+	struct ledger_price_version *v;
+	size_t n;
+	CHECK(ledger_price_versions(l, &v, &n, &err) == 0);
+	CHECK_I64(n, 2);
+	CHECK(n == 2 && !v[0].is_current && v[1].is_current && v[1].n_prices == 1 && v[0].n_prices == 175);
+	ledger_price_versions_free(v, n);
+	struct pricebook one;
+	CHECK(ledger_pricebook_load(l, 1, &one, &err) == 0);
+	CHECK_STR(one.source, PRICEBOOK_SOURCE_BUNDLED);
+	CHECK_I64(one.n, book.n);
+	pricebook_release(&one);
+	CHECK(ledger_pricebook_load(l, 3, &one, &err) == EM_ENOTFOUND);
+
+	sqlite3 *db;
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	const char *sql =
+		"INSERT INTO plans (id, generated_at, mode, volumes, savings_monthly_micro, plan_json, created_at) "
+		"VALUES (1, 'x', 'match', 0, 0, '{}', 'x'), (2, 'x', 'match', 0, 0, '{}', 'x');"
+		"INSERT INTO apply_volumes (plan_id, volume_id, region, method, state, target_type, target_iops, "
+		"target_throughput, current_monthly_micro, target_monthly_micro, completed_at, updated_at) VALUES "
+		"(1, 'vol-b', 'r', 'ec2', 'completed', 'gp3', 3000, 125, 10000000, 8000000, '2026-11-01T00:00:00Z', 'x'),"
+		"(2, 'vol-b', 'r', 'ec2', 'completed', 'gp3', 3000, 125, 8000000, 7000000, '2026-11-05T00:00:00Z', 'x'),"
+		"(1, 'vol-a', 'r', 'ec2', 'completed', 'gp3', 3000, 125, 5000000, 4000000, NULL, 'x'),"
+		"(1, 'vol-c', 'r', 'ec2', 'failed', 'gp3', 3000, 125, 5000000, 4000000, NULL, 'x');";
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	struct ledger_completed *c;
+	CHECK(ledger_completed_volumes(l, &c, &n, &err) == 0);
+	CHECK_I64(n, 2);
+	if (n == 2) {
+		CHECK_STR(c[0].volume_id, "vol-a");
+		CHECK(c[0].completed_at == NULL);
+		CHECK_STR(c[1].volume_id, "vol-b");
+		CHECK_STR(c[1].completed_at, "2026-11-05T00:00:00Z"); /* the latest completion wins */
+		CHECK_I64(c[1].current_monthly_micro - c[1].target_monthly_micro, 1000000);
+	}
+	ledger_completed_free(c, n);
+	ledger_close(l);
+	pricebook_release(&cur);
+	pricebook_release(&second);
+	buf_release(&err);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
 	struct buf err = BUF_INIT;
@@ -371,6 +442,7 @@ int main(void)
 	test_realized();
 	test_age();
 	test_diff_and_export();
+	test_ledger();
 	pricebook_release(&book);
 	return tap_done();
 }
