@@ -323,7 +323,7 @@ static char *cliff_text(const struct bench_job *j)
 {
 	struct buf b = BUF_INIT;
 	if (!j->has_cliff) {
-		buf_adds(&b, j->series.n ? "none" : "-");
+		buf_adds(&b, j->series.n >= 6 ? "none" : "-"); /* fewer samples are not judged */
 	} else {
 		buf_addf(&b, "at %.0f s: ", j->cliff.at_s);
 		fmt_iops(&b, j->cliff.before_iops);

@@ -33,23 +33,35 @@ static const struct storage_class *find_sc(const struct fleet *f, const char *cl
 	return NULL;
 }
 
-static char *owner_statefulset(const struct fleet *f, const char *cluster, const char *ns, const char *pvc)
+/* The StatefulSet owning a claim named TEMPLATE-STATEFULSET-ORDINAL (Kubernetes' naming), found
+ * through an index of "cluster\tnamespace\tname" -> statefulset instead of a scan per claim. */
+static char *owner_statefulset(const struct fleet *f, const struct strmap *sts_index, const char *cluster,
+			       const char *ns, const char *pvc)
 {
-	for (size_t i = 0; i < f->n_sts; i++) {
-		const struct statefulset_ref *s = &f->sts[i];
-		if (strcmp(s->cluster, cluster) != 0 || strcmp(s->namespace_, ns) != 0)
+	size_t n = strlen(pvc);
+	size_t end = n;
+	while (end > 0 && pvc[end - 1] >= '0' && pvc[end - 1] <= '9')
+		end--;
+	if (end == n || end < 3 || pvc[end - 1] != '-')
+		return NULL;
+	end--; /* pvc[0..end) = "TEMPLATE-STATEFULSET" */
+	struct buf key = BUF_INIT;
+	char *found = NULL;
+	for (size_t dash = 1; dash + 1 < end && !found; dash++) {
+		if (pvc[dash] != '-')
 			continue;
-		for (size_t t = 0; t < s->n_templates; t++) {
-			size_t tl = strlen(s->claim_templates[t]), sl = strlen(s->name);
-			if (strncmp(pvc, s->claim_templates[t], tl) != 0 || pvc[tl] != '-' ||
-			    strncmp(pvc + tl + 1, s->name, sl) != 0 || pvc[tl + 1 + sl] != '-')
-				continue;
-			const char *ord = pvc + tl + sl + 2;
-			if (*ord && strspn(ord, "0123456789") == strlen(ord))
-				return xstrdup(s->name);
-		}
+		buf_reset(&key);
+		buf_addf(&key, "%s\t%s\t%.*s", cluster, ns, (int)(end - dash - 1), pvc + dash + 1);
+		size_t pos;
+		if (!strmap_get(sts_index, key.s, &pos))
+			continue;
+		const struct statefulset_ref *s = &f->sts[pos];
+		for (size_t t = 0; t < s->n_templates; t++)
+			if (strlen(s->claim_templates[t]) == dash && strncmp(pvc, s->claim_templates[t], dash) == 0)
+				found = xstrdup(s->name);
 	}
-	return NULL;
+	buf_release(&key);
+	return found;
 }
 
 static struct volume *missing_volume(struct fleet *f, const struct kube_pv *pv)
@@ -78,8 +90,13 @@ static struct volume *missing_volume(struct fleet *f, const struct kube_pv *pv)
 
 void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_data)
 {
-	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT;
+	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct buf k = BUF_INIT;
+	for (size_t i = 0; i < f->n_sts; i++) {
+		buf_reset(&k);
+		buf_addf(&k, "%s\t%s\t%s", f->sts[i].cluster, f->sts[i].namespace_, f->sts[i].name);
+		strmap_put(&sts, k.s, i);
+	}
 	for (size_t i = 0; i < ks->n_usage; i++) {
 		buf_reset(&k);
 		buf_addf(&k, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
@@ -149,7 +166,7 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 				if (strmap_get(&nodes, k.s, &npos))
 					b->node_instance_type = xstrdup(ks->nodes[npos].instance_type);
 			}
-			b->statefulset = owner_statefulset(f, pv->cluster, pv->claim_namespace, pv->claim_name);
+			b->statefulset = owner_statefulset(f, &sts, pv->cluster, pv->claim_namespace, pv->claim_name);
 		}
 		v->kube = b;
 	}
@@ -168,6 +185,7 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 	strmap_release(&usage);
 	strmap_release(&uses);
 	strmap_release(&nodes);
+	strmap_release(&sts);
 }
 
 static char *default_cluster_name(const char *path)

@@ -61,6 +61,7 @@ void kube_set_release(struct kube_set *ks)
 	free(ks->usage);
 	strmap_release(&ks->pv_by_name);
 	strmap_release(&ks->pvc_by_key);
+	strmap_release(&ks->sts_seen);
 	memset(ks, 0, sizeof *ks);
 }
 
@@ -291,17 +292,21 @@ static int load_storage_class(struct fleet *f, const char *cluster, const cJSON 
 	return 1;
 }
 
-static int load_statefulset(struct fleet *f, const char *cluster, const cJSON *o)
+static int load_statefulset(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o)
 {
 	const char *name = jsonx_path_str(o, "metadata.name");
 	const char *ns = jsonx_path_str(o, "metadata.namespace");
 	const cJSON *tpls = jsonx_path(o, "spec.volumeClaimTemplates");
 	if (!name || !ns)
 		return 0;
-	for (size_t i = 0; i < f->n_sts; i++)
-		if (strcmp(f->sts[i].cluster, cluster) == 0 && strcmp(f->sts[i].namespace_, ns) == 0 &&
-		    strcmp(f->sts[i].name, name) == 0)
-			return 0;
+	char *k = key3(cluster, ns, name);
+	size_t dummy;
+	int seen = strmap_get(&ks->sts_seen, k, &dummy);
+	if (!seen)
+		strmap_put(&ks->sts_seen, k, f->n_sts);
+	free(k);
+	if (seen)
+		return 0;
 	GROW(f->sts, f->n_sts, f->alloc_sts);
 	struct statefulset_ref *s = &f->sts[f->n_sts++];
 	memset(s, 0, sizeof *s);
@@ -424,7 +429,7 @@ static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, 
 	if (strcmp(kind, "StorageClass") == 0)
 		return load_storage_class(f, cluster, o);
 	if (strcmp(kind, "StatefulSet") == 0)
-		return load_statefulset(f, cluster, o);
+		return load_statefulset(ks, f, cluster, o);
 	if (strcmp(kind, "VolumeAttributesClass") == 0)
 		return load_vac(f, cluster, o);
 	if (strcmp(kind, "Pod") == 0)

@@ -67,6 +67,7 @@ struct kube_set {
 	size_t n_usage, alloc_usage;
 	struct strmap pv_by_name;   /* "cluster\tname" -> pvs index (dedupe) */
 	struct strmap pvc_by_key;   /* "cluster\tns\tname" -> pvcs index */
+	struct strmap sts_seen;     /* "cluster\tns\tname" of StatefulSets already in the fleet */
 	size_t ignored_pvs;         /* PVs of other drivers */
 };
 
