@@ -263,8 +263,37 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 		return EM_EINPUT;
 	const cJSON *vols = jsonx_get(root, "Volumes");
 	const cJSON *ms = jsonx_get(root, "VolumesModifications");
+	const cJSON *its = jsonx_get(root, "InstanceTypes");
+	const cJSON *res = jsonx_get(root, "Reservations");
 	int rc;
-	if (cJSON_IsArray(vols)) {
+	if (cJSON_IsArray(res)) {
+		rc = EC2_EXPORT_INSTANCES;
+		const cJSON *r, *in;
+		cJSON_ArrayForEach(r, res)
+		{
+			cJSON_ArrayForEach(in, jsonx_get(r, "Instances"))
+			{
+				const char *id = jsonx_str(in, "InstanceId"), *t = jsonx_str(in, "InstanceType");
+				if (!id || !t)
+					continue;
+				XGROW(f->instances, f->n_instances, f->alloc_instances);
+				f->instances[f->n_instances].key = xstrdup(id);
+				f->instances[f->n_instances].value = xstrdup(t);
+				f->n_instances++;
+			}
+		}
+	} else if (cJSON_IsArray(its)) {
+		rc = EC2_EXPORT_INSTANCE_TYPES;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, its)
+		{
+			const char *t = jsonx_str(it, "InstanceType");
+			const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
+			const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
+			if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps))
+				fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
+		}
+	} else if (cJSON_IsArray(vols)) {
 		rc = EC2_EXPORT_VOLUMES;
 		int i = 0;
 		const cJSON *it;
@@ -294,8 +323,9 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 		}
 	} else {
 		rc = em_err(err, EM_EINPUT,
-			    "%s: not an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes) "
-			    "or {\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications)",
+			    "%s: not an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
+			    "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications) or "
+			    "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types)",
 			    origin);
 	}
 	cJSON_Delete(root);
@@ -847,6 +877,128 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 	strmap_release(&wanted);
 	strmap_release(&types);
 	return rc;
+}
+
+/* DescribeInstanceTypesResponse/instanceTypeSet/item/{instanceType, ebsInfo/ebsOptimizedInfo/...} */
+static void XMLCALL itype_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	if (x->depth == 4 && strcmp(x->names[1], "instanceTypeSet") == 0 && strcmp(name, "instanceType") == 0) {
+		free(x->inst_type);
+		x->inst_type = dup_text(x);
+	} else if (x->depth == 6 && strcmp(x->names[1], "instanceTypeSet") == 0 && strcmp(x->names[4], "ebsOptimizedInfo") == 0) {
+		if (strcmp(name, "baselineIops") == 0)
+			x->mod.target_iops = strtoll(x->text.s, NULL, 10);
+		else if (strcmp(name, "baselineThroughputInMBps") == 0)
+			x->mod.progress = (int64_t)(strtod(x->text.s, NULL) * 1000.0 + 0.5); /* milli-MB/s */
+	} else if (x->depth == 3 && strcmp(x->names[1], "instanceTypeSet") == 0 && strcmp(name, "item") == 0) {
+		if (x->inst_type && x->mod.target_iops > 0)
+			fleet_set_instance_limit(x->fleet, x->inst_type, x->mod.target_iops, (double)x->mod.progress / 1000.0);
+		free(x->inst_type);
+		x->inst_type = NULL;
+		x->mod.target_iops = x->mod.progress = 0;
+	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struct fleet *f, struct buf *err)
+{
+	struct strmap seen = STRMAP_INIT;
+	const char **types = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (!v->region || strcmp(v->region, region) != 0)
+			continue;
+		const char *cand[2] = {v->kube ? v->kube->node_instance_type : NULL,
+				       v->n_attachments ? v->attachments[0].instance_type : NULL};
+		for (int k = 0; k < 2; k++) {
+			size_t dummy;
+			if (!cand[k] || strmap_get(&seen, cand[k], &dummy) || fleet_instance_limit(f, cand[k]))
+				continue;
+			strmap_put(&seen, cand[k], n);
+			types = xrealloc(types, (n + 1) * sizeof *types);
+			types[n++] = cand[k];
+		}
+	}
+	struct ec2_sax x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	x.err = err;
+	x.fleet = f;
+	x.origin = "DescribeInstanceTypes";
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = 0;
+	for (size_t start = 0; start < n && !rc; start += 100) {
+		struct buf form = BUF_INIT;
+		for (size_t i = start; i < n && i < start + 100; i++) {
+			char key[32];
+			snprintf(key, sizeof key, "InstanceType.%zu", i - start + 1);
+			aws_form_add(&form, key, types[i]);
+		}
+		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeInstanceTypes", EC2_VERSION, form.s, &resp, NULL, err);
+		buf_release(&form);
+		if (!rc)
+			rc = parse_page(&x, &resp.body, sax_start, itype_end, "DescribeInstanceTypes");
+	}
+	http_response_release(&resp);
+	sax_release(&x);
+	free(types);
+	strmap_release(&seen);
+	return rc;
+}
+
+void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, const char *region)
+{
+	struct strmap seen = STRMAP_INIT;
+	buf_adds(out, "{\"Reservations\":[");
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (!v->region || strcmp(v->region, region) != 0)
+			continue;
+		for (size_t a = 0; a < v->n_attachments; a++) {
+			const struct attachment *at = &v->attachments[a];
+			size_t dummy;
+			if (!at->instance_id || !at->instance_type || strmap_get(&seen, at->instance_id, &dummy))
+				continue;
+			strmap_put(&seen, at->instance_id, n);
+			buf_addf(out, "%s\n{\"Instances\":[{\"InstanceId\":\"%s\",\"InstanceType\":\"%s\"}]}", n++ ? "," : "",
+				 at->instance_id, at->instance_type);
+		}
+	}
+	buf_adds(out, "\n]}\n");
+	strmap_release(&seen);
+}
+
+void aws_ec2_apply_instances(struct fleet *f)
+{
+	if (!f->n_instances)
+		return;
+	struct strmap ids = STRMAP_INIT;
+	for (size_t i = 0; i < f->n_instances; i++)
+		strmap_put(&ids, f->instances[i].key, i);
+	for (size_t i = 0; i < f->n; i++) {
+		for (size_t a = 0; a < f->vols[i].n_attachments; a++) {
+			struct attachment *at = &f->vols[i].attachments[a];
+			size_t pos;
+			if (at->instance_id && !at->instance_type && strmap_get(&ids, at->instance_id, &pos))
+				at->instance_type = xstrdup(f->instances[pos].value);
+		}
+	}
+	strmap_release(&ids);
+}
+
+void aws_ec2_write_instance_types_export(struct buf *out, const struct fleet *f)
+{
+	buf_adds(out, "{\"InstanceTypes\":[");
+	for (size_t i = 0; i < f->n_limits; i++)
+		buf_addf(out, "%s\n{\"InstanceType\":\"%s\",\"EbsInfo\":{\"EbsOptimizedInfo\":{\"BaselineIops\":%lld,"
+			      "\"BaselineThroughputInMBps\":%.10g}}}",
+			 i ? "," : "", f->limits[i].type, (long long)f->limits[i].baseline_iops, f->limits[i].baseline_mbps);
+	buf_adds(out, "\n]}\n");
 }
 
 static void json_kv(struct buf *b, const char *key, const char *val, int comma)

@@ -208,7 +208,12 @@ int bench_kube_split_log(const char *log, size_t len, const char **json, size_t 
 			fn(ctx, name, body, (size_t)(q - body));
 			free(name);
 		} else if (hn > 5 && memcmp(head, "exit ", 5) == 0) {
-			status = atoi(head + 5);
+			char num[16];
+			size_t nl_len = hn - 5 < sizeof num - 1 ? hn - 5 : sizeof num - 1;
+			memcpy(num, head + 5, nl_len);
+			num[nl_len] = '\0';
+			int64_t v;
+			status = em_parse_i64(num, &v) == 0 && v >= 0 && v < 256 ? (int)v : 255;
 		} else if (hn == 6 && memcmp(head, "stderr", 6) == 0 && fn) {
 			fn(ctx, NULL, body, (size_t)(q - body));
 		}

@@ -28,7 +28,8 @@ struct iam_stmt {
 /* Read-only EC2/CloudWatch/Pricing for plan; ModifyVolume and CreateTags for apply. */
 static const struct iam_stmt iam[] = {
 	{CAP_PLAN | CAP_APPLY | CAP_BENCH, "EbsmigrateReadVolumes",
-	 {"ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeInstances", NULL}},
+	 {"ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeInstances",
+	  "ec2:DescribeInstanceTypes", NULL}},
 	{CAP_PLAN | CAP_APPLY, "EbsmigrateReadMetrics", {"cloudwatch:GetMetricData", NULL}},
 	{CAP_PLAN, "EbsmigrateReadPrices", {"pricing:GetProducts", NULL}},
 	{CAP_APPLY, "EbsmigrateModifyVolumes", {"ec2:ModifyVolume", "ec2:CreateTags", NULL}},

@@ -219,8 +219,10 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 			rc = r < 0 ? r : 0;
 		}
 	}
-	if (!rc)
+	if (!rc) {
 		aws_ec2_attach_mods(f, &mods);
+		aws_ec2_apply_instances(f);
+	}
 	for (size_t k = 0; k < n_metric && !rc; k++) {
 		const char *path = src->aws[metric_files[k]].path;
 		buf_reset(&text);
@@ -336,6 +338,13 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, str
 		ec2_mod_list_release(&mods);
 		if (!rc)
 			rc = aws_ec2_instance_types(&c, region, f, err);
+		if (!rc) {
+			/* Instance EBS limits only sharpen the plan: a refusal is a notice, not a failure. */
+			struct buf lerr = BUF_INIT;
+			if (aws_ec2_instance_type_limits(&c, region, f, &lerr))
+				fleet_add_notice(f, "instance EBS limits unavailable in %s: %s", region, lerr.s);
+			buf_release(&lerr);
+		}
 		struct buf metrics = BUF_INIT;
 		if (!rc && !o->no_metrics) {
 			struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL};
@@ -363,9 +372,22 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, str
 				buf_addf(&name, "modifications-%s.json", region);
 				rc = save_file(r, o->save_dir, name.s, &data, err);
 			}
+			if (!rc) {
+				buf_reset(&data);
+				buf_reset(&name);
+				aws_ec2_write_instances_export(&data, f, region);
+				buf_addf(&name, "instances-%s.json", region);
+				rc = save_file(r, o->save_dir, name.s, &data, err);
+			}
 			buf_release(&data);
 			buf_release(&name);
 		}
+	}
+	if (!rc && o->save_dir && f->n_limits) {
+		struct buf data = BUF_INIT;
+		aws_ec2_write_instance_types_export(&data, f);
+		rc = save_file(r, o->save_dir, "instance-types.json", &data, err);
+		buf_release(&data);
 	}
 	r->aws_calls = c.calls;
 	r->aws_throttled = c.throttled;

@@ -38,7 +38,7 @@ static const char *const flag_names[FLAG_COUNT] = {
 	"unattached", "not-kubernetes", "in-tree-pv", "needs-provisioned-iops",
 	"throughput-burst-only", "oversized-for-iops", "possibly-oversized",
 	"modification-in-flight", "modification-limit", "volume-not-found", "unpriced",
-	"performance-reduced", "burst-dependent",
+	"performance-reduced", "burst-dependent", "exceeds-instance-limit",
 };
 
 const char *plan_flag_name(unsigned bit_index)
@@ -221,6 +221,29 @@ static void check_rightsize(const struct volume *v, const struct pricebook *book
 	it->has_rightsize = 1;
 	it->rightsize_size_gib = need;
 	it->rightsize_monthly = cost;
+}
+
+const struct instance_limit *planner_instance_limit(const struct fleet *f, const struct volume *v)
+{
+	const struct instance_limit *l = v->kube ? fleet_instance_limit(f, v->kube->node_instance_type) : NULL;
+	if (!l && v->n_attachments)
+		l = fleet_instance_limit(f, v->attachments[0].instance_type);
+	return l;
+}
+
+/* A target above what the instance can drive is paid for and never delivered. */
+static void check_instance_limit(const struct fleet *f, const struct volume *v, struct plan_item *it)
+{
+	const struct instance_limit *l = planner_instance_limit(f, v);
+	if (!l || !it->has_target)
+		return;
+	double limit_mibps = l->baseline_mbps * 1e6 / (1024.0 * 1024.0);
+	if (it->target.iops > l->baseline_iops || (double)it->target.throughput > limit_mibps + 1e-9) {
+		it->flags |= FLAG_EXCEEDS_INSTANCE_LIMIT;
+		add_note(it, "target %lld IOPS / %lld MiB/s exceeds instance type %s's EBS baseline of %lld IOPS / %.1f MiB/s",
+			 (long long)it->target.iops, (long long)it->target.throughput, l->type, (long long)l->baseline_iops,
+			 limit_mibps);
+	}
 }
 
 static void plan_volume(const struct volume *v, const struct pricebook *book, const struct plan_options *opt,
@@ -437,6 +460,7 @@ void planner_build(struct plan *out, const struct fleet *f, const struct pricebo
 	for (size_t i = 0; i < f->n; i++) {
 		struct plan_item *it = &out->items[i];
 		plan_volume(&f->vols[i], book, opt, it);
+		check_instance_limit(f, &f->vols[i], it);
 		t->volumes++;
 		if (f->vols[i].type == EBS_GP2)
 			t->gp2_volumes++;

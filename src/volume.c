@@ -148,8 +148,40 @@ void volume_release(struct volume *v)
 	memset(v, 0, sizeof *v);
 }
 
+void fleet_set_instance_limit(struct fleet *f, const char *type, int64_t iops, double mbps)
+{
+	for (size_t i = 0; i < f->n_limits; i++) {
+		if (strcmp(f->limits[i].type, type) == 0) {
+			f->limits[i].baseline_iops = iops;
+			f->limits[i].baseline_mbps = mbps;
+			return;
+		}
+	}
+	XGROW(f->limits, f->n_limits, f->alloc_limits);
+	f->limits[f->n_limits].type = xstrdup(type);
+	f->limits[f->n_limits].baseline_iops = iops;
+	f->limits[f->n_limits].baseline_mbps = mbps;
+	f->n_limits++;
+}
+
+const struct instance_limit *fleet_instance_limit(const struct fleet *f, const char *type)
+{
+	for (size_t i = 0; type && i < f->n_limits; i++)
+		if (strcmp(f->limits[i].type, type) == 0)
+			return &f->limits[i];
+	return NULL;
+}
+
 void fleet_release(struct fleet *f)
 {
+	for (size_t i = 0; i < f->n_instances; i++) {
+		free(f->instances[i].key);
+		free(f->instances[i].value);
+	}
+	free(f->instances);
+	for (size_t i = 0; i < f->n_limits; i++)
+		free(f->limits[i].type);
+	free(f->limits);
 	for (size_t i = 0; i < f->n; i++)
 		volume_release(&f->vols[i]);
 	free(f->vols);

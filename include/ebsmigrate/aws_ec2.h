@@ -21,7 +21,8 @@ struct ec2_mod_list {
 
 void ec2_mod_list_release(struct ec2_mod_list *l);
 
-enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2 };
+enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2_EXPORT_INSTANCE_TYPES = 3,
+		       EC2_EXPORT_INSTANCES = 4 };
 
 /* Reads one export document, detected by shape ({"Volumes": [...]} or
  * {"VolumesModifications": [...]}). Volumes go into f (a volume already present with the same
@@ -63,6 +64,16 @@ int aws_ec2_modify_volume(struct aws_client *c, const char *region, const char *
 			  int64_t iops, int64_t throughput, struct volume_mod *out, char **code_out, struct buf *err);
 /* Fills attachments[].instance_type of region's volumes (DescribeInstances by id, 100 a call). */
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
+/* Reads the EBS-optimized baseline of every instance type f's volumes are attached to (EC2
+ * attachments or Kubernetes nodes) with DescribeInstanceTypes into f's limits table. */
+int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
+/* `aws ec2 describe-instances --output json` (id and type) of the instances f's volumes in
+ * region are attached to; read back by aws_ec2_load_export into f->instances, which
+ * aws_ec2_apply_instances copies onto the attachments. */
+void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, const char *region);
+void aws_ec2_apply_instances(struct fleet *f);
+/* `aws ec2 describe-instance-types --output json` of f's limits table. */
+void aws_ec2_write_instance_types_export(struct buf *out, const struct fleet *f);
 /* Writes the region's volumes of f as `aws ec2 describe-volumes --output json` would, and
  * their modifications as `describe-volumes-modifications` would (so plan --from-aws-json
  * replays them). */

@@ -36,7 +36,8 @@ enum plan_flag {
 	FLAG_UNPRICED = 1u << 10,
 	FLAG_PERFORMANCE_REDUCED = 1u << 11,
 	FLAG_BURST_DEPENDENT = 1u << 12,
-	FLAG_COUNT = 13
+	FLAG_EXCEEDS_INSTANCE_LIMIT = 1u << 13,
+	FLAG_COUNT = 14
 };
 
 const char *plan_flag_name(unsigned bit_index);
@@ -91,6 +92,9 @@ struct plan {
  * then volume id. Never fails on a single volume's data: such volumes are flagged. */
 void planner_build(struct plan *out, const struct fleet *f, const struct pricebook *book,
 		   const struct plan_options *opt);
+/* The EBS baseline of the instance the volume is used from (its Kubernetes node, else its first
+ * EC2 attachment), or NULL when unknown. */
+const struct instance_limit *planner_instance_limit(const struct fleet *f, const struct volume *v);
 void plan_release(struct plan *p);
 
 /* Modification rules (exposed for apply and tests): the earliest time >= now at which a new

@@ -138,7 +138,18 @@ struct vac_ref {
 	size_t n_parameters;
 };
 
+/* An instance type's EBS-optimized baseline (EC2 DescribeInstanceTypes). */
+struct instance_limit {
+	char *type;
+	int64_t baseline_iops;
+	double baseline_mbps;   /* MB/s (10^6 bytes), as EC2 reports it */
+};
+
 struct fleet {
+	struct kv *instances;       /* instance id -> instance type, from describe-instances exports */
+	size_t n_instances, alloc_instances;
+	struct instance_limit *limits;
+	size_t n_limits, alloc_limits;
 	struct volume *vols;
 	size_t n, alloc;
 	struct storage_class *scs;
@@ -166,6 +177,9 @@ void fleet_add_notice(struct fleet *f, const char *fmt, ...) __attribute__((form
 /* Registers a cluster name (once); returns its index. */
 size_t fleet_add_cluster(struct fleet *f, const char *name);
 void volume_release(struct volume *v);
+/* Records (or replaces) an instance type's EBS baseline; returns the entry for a type or NULL. */
+void fleet_set_instance_limit(struct fleet *f, const char *type, int64_t iops, double mbps);
+const struct instance_limit *fleet_instance_limit(const struct fleet *f, const char *type);
 void kube_binding_free(struct kube_binding *k);
 const char *volume_tag(const struct volume *v, const char *key); /* NULL when absent */
 /* The latest known modification, or NULL. */

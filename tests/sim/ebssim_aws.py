@@ -295,7 +295,43 @@ class Ec2App(ServiceApp):
     iam_prefix = "ec2"
 
     ACTIONS = ("DescribeVolumes", "DescribeVolumesModifications", "ModifyVolume", "CreateTags",
-               "DescribeInstances", "DescribeRegions")
+               "DescribeInstances", "DescribeInstanceTypes", "DescribeRegions")
+
+    # EBS-optimized figures per instance type (EC2 DescribeInstanceTypes, EbsInfo.EbsOptimizedInfo):
+    # baseline/maximum bandwidth (Mbps), throughput (MB/s) and IOPS. A scenario may add types
+    # under "instance_types": {"TYPE": {"baseline_iops": ..., "baseline_mbps": ..., ...}}.
+    EBS_INFO = {
+        "m5.large": (650, 81.25, 3600, 4750, 593.75, 18750),
+        "m5.xlarge": (1150, 143.75, 6000, 4750, 593.75, 18750),
+        "r5.2xlarge": (2300, 287.5, 12000, 4750, 593.75, 18750),
+    }
+
+    def do_DescribeInstanceTypes(self, params, principal, region):
+        types = _indexed(params, "InstanceType")
+        extra = self.sim.scenario.get("instance_types") or {}
+        items = []
+        for t in dict.fromkeys(types):
+            if t in extra:
+                e = extra[t]
+                info = (e["baseline_mbps"], e["baseline_mbps"] / 8.0, e["baseline_iops"],
+                        e.get("maximum_mbps", e["baseline_mbps"]), e.get("maximum_mbps", e["baseline_mbps"]) / 8.0,
+                        e.get("maximum_iops", e["baseline_iops"]))
+            elif t in self.EBS_INFO:
+                info = self.EBS_INFO[t]
+            else:
+                raise ApiError("InvalidInstanceType", "The following supplied instance types do not exist: [%s]" % t)
+            items.append(
+                "        <item>\n            %s\n            <ebsInfo>\n"
+                "                <ebsOptimizedSupport>default</ebsOptimizedSupport>\n"
+                "                <encryptionSupport>supported</encryptionSupport>\n"
+                "                <ebsOptimizedInfo>%s%s%s%s%s%s</ebsOptimizedInfo>\n"
+                "                <nvmeSupport>required</nvmeSupport>\n            </ebsInfo>\n        </item>\n" % (
+                    _x("instanceType", t), _x("baselineBandwidthInMbps", info[0]),
+                    _x("baselineThroughputInMBps", info[1]), _x("baselineIops", info[2]),
+                    _x("maximumBandwidthInMbps", info[3]), _x("maximumThroughputInMBps", info[4]),
+                    _x("maximumIops", info[5])))
+        body = "".join(items)
+        return ("    <instanceTypeSet>\n%s    </instanceTypeSet>\n" % body) if body else "    <instanceTypeSet/>\n"
 
     def parse(self, req):
         params = _form(req)

@@ -105,9 +105,19 @@ int main(void)
 	free(v15->state);
 	v15->state = xstrdup("error");
 
+	/* instance EBS limits: m5.xlarge baseline 6,000 IOPS / 143.75 MB/s (= 137.1 MiB/s) */
+	fleet_set_instance_limit(&f, "m5.xlarge", 6000, 143.75);
+	struct volume *v17 = add(&f, "vol-17", "ap-northeast-2a", EBS_GP2, 1000); /* 3000/250: throughput over */
+	v17->attachments[0].instance_type = xstrdup("m5.xlarge");
+	struct volume *v18 = add(&f, "vol-18", "ap-northeast-2a", EBS_GP2, 100);  /* 3000/125: fits */
+	v18->attachments[0].instance_type = xstrdup("m5.xlarge");
+
 	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
 	struct plan p;
 	planner_build(&p, &f, &book, &opt);
+	CHECK(has(item(&p, "vol-17"), FLAG_EXCEEDS_INSTANCE_LIMIT));
+	CHECK(!has(item(&p, "vol-18"), FLAG_EXCEEDS_INSTANCE_LIMIT));
+	CHECK(strstr(item(&p, "vol-17")->note, "m5.xlarge's EBS baseline of 6000 IOPS / 137.1 MiB/s") != NULL);
 	const struct plan_item *it;
 
 	it = item(&p, "vol-01");
