@@ -99,3 +99,133 @@ int jsonx_bool(const cJSON *obj, const char *key, int def)
 		return cJSON_IsTrue(v);
 	return def;
 }
+
+/* ---- a tree-less scan for one member ---- */
+
+struct scan {
+	const char *p, *end;
+};
+
+static void ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+		s->p++;
+}
+
+/* At a '"': returns the raw string bounds (without quotes), advancing past it. */
+static int scan_string(struct scan *s, const char **b, const char **e)
+{
+	if (s->p >= s->end || *s->p != '"')
+		return -1;
+	s->p++;
+	*b = s->p;
+	while (s->p < s->end && *s->p != '"') {
+		if (*s->p == '\\')
+			s->p++;
+		s->p++;
+	}
+	if (s->p >= s->end)
+		return -1;
+	*e = s->p;
+	s->p++;
+	return 0;
+}
+
+/* Skips any value. */
+static int skip_value(struct scan *s)
+{
+	ws(s);
+	if (s->p >= s->end)
+		return -1;
+	if (*s->p == '"') {
+		const char *b, *e;
+		return scan_string(s, &b, &e);
+	}
+	if (*s->p == '{' || *s->p == '[') {
+		int depth = 0;
+		while (s->p < s->end) {
+			char c = *s->p;
+			if (c == '"') {
+				const char *b, *e;
+				if (scan_string(s, &b, &e))
+					return -1;
+				continue;
+			}
+			if (c == '{' || c == '[')
+				depth++;
+			else if (c == '}' || c == ']') {
+				if (--depth == 0) {
+					s->p++;
+					return 0;
+				}
+			}
+			s->p++;
+		}
+		return -1;
+	}
+	while (s->p < s->end && *s->p != ',' && *s->p != '}' && *s->p != ']')
+		s->p++;
+	return 0;
+}
+
+static int key_is(const char *b, const char *e, const char *want)
+{
+	size_t n = strlen(want);
+	return (size_t)(e - b) == n && memcmp(b, want, n) == 0;
+}
+
+/* Walks the members of the object at s->p; returns 1 with s->p at the value of `key`. */
+static int find_member(struct scan *s, const char *key)
+{
+	ws(s);
+	if (s->p >= s->end || *s->p != '{')
+		return -1;
+	s->p++;
+	for (;;) {
+		ws(s);
+		if (s->p < s->end && *s->p == '}')
+			return 0;
+		const char *b, *e;
+		if (scan_string(s, &b, &e))
+			return -1;
+		ws(s);
+		if (s->p >= s->end || *s->p != ':')
+			return -1;
+		s->p++;
+		ws(s);
+		if (key_is(b, e, key))
+			return 1;
+		if (skip_value(s))
+			return -1;
+		ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		return s->p < s->end && *s->p == '}' ? 0 : -1;
+	}
+}
+
+int jsonx_scan_member_str(const char *text, size_t len, const char *obj, const char *key, char **out)
+{
+	struct scan s = {text, text + len};
+	*out = NULL;
+	int r = find_member(&s, obj);
+	if (r <= 0)
+		return r;
+	r = find_member(&s, key);
+	if (r <= 0)
+		return r;
+	const char *b, *e;
+	if (scan_string(&s, &b, &e))
+		return 0; /* not a string (null): absent */
+	char *o = xmalloc((size_t)(e - b) + 1), *q = o;
+	for (const char *p = b; p < e; p++) {
+		if (*p == '\\' && p + 1 < e && (p[1] == '"' || p[1] == '\\' || p[1] == '/'))
+			p++;
+		*q++ = *p;
+	}
+	*q = '\0';
+	*out = o;
+	return 1;
+}

@@ -1030,17 +1030,18 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 			http_response_release(&resp);
 			break;
 		}
-		cJSON *root = cJSON_ParseWithLength(resp.body.s, resp.body.len);
-		if (!cJSON_IsObject(root)) {
-			cJSON_Delete(root);
+		/* Only metadata.continue is needed here: a byte scan, not a second parse of the page. */
+		char *next_copy = NULL;
+		if (jsonx_scan_member_str(resp.body.s, resp.body.len, "metadata", "continue", &next_copy) < 0) {
 			http_response_release(&resp);
 			rc = em_err(err, EM_ESERVER, "context '%s': list %s: the answer is not a JSON object",
 				    c->target.context, path);
 			break;
 		}
-		const char *next = jsonx_path_str(root, "metadata.continue");
-		char *next_copy = next && *next ? xstrdup(next) : NULL;
-		cJSON_Delete(root);
+		if (next_copy && !*next_copy) {
+			free(next_copy);
+			next_copy = NULL;
+		}
 		rc = fn(ctx, resp.body.s, resp.body.len, page, err);
 		http_response_release(&resp);
 		if (rc < 0) {

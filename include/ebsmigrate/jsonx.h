@@ -27,4 +27,10 @@ int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64
 /* Boolean member: true/false; absent -> def. */
 int jsonx_bool(const cJSON *obj, const char *key, int def);
 
+/* Finds the string at OBJ.KEY in a JSON document without building a tree (a byte scan that
+ * skips other values): used on large list pages to read metadata.continue cheaply. Returns 1
+ * with a heap copy (unescaped for the simple escapes \" \\ \/) in *out, 0 when absent, -1 when
+ * the text is not a JSON object. */
+int jsonx_scan_member_str(const char *text, size_t len, const char *obj, const char *key, char **out);
+
 #endif
