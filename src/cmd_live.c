@@ -95,6 +95,27 @@ void cmd_live_options_release(struct inventory_live_options *o)
 	free((void *)o->contexts);
 }
 
+void cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
+{
+	XGROW(*arr, *n, *alloc);
+	struct inventory_source *s = &(*arr)[(*n)++];
+	const char *eq = strchr(arg, '=');
+	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
+		s->label = xstrndup(arg, (size_t)(eq - arg));
+		s->path = eq + 1;
+	} else {
+		s->label = NULL;
+		s->path = arg;
+	}
+}
+
+void cmd_free_sources(struct inventory_source *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)s[i].label);
+	free(s);
+}
+
 void cmd_progress(void *ctx, const char *what, size_t n)
 {
 	(void)ctx;

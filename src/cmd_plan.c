@@ -94,20 +94,6 @@ struct plan_args {
 	int man_opts;
 };
 
-static void add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
-{
-	XGROW(*arr, *n, *alloc);
-	struct inventory_source *s = &(*arr)[(*n)++];
-	const char *eq = strchr(arg, '=');
-	/* LABEL=FILE: a label has no '/', and an existing file named "a=b.json" is taken as a file. */
-	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
-		s->label = xstrndup(arg, (size_t)(eq - arg));
-		s->path = eq + 1;
-	} else {
-		s->label = NULL;
-		s->path = arg;
-	}
-}
 
 static int on_option(void *st, int id, const char *arg)
 {
@@ -117,8 +103,8 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_live_option(&a->live, id, arg);
 	}
 	switch (id) {
-	case OPT_FROM_AWS: add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
-	case OPT_FROM_KUBE: add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
+	case OPT_FROM_AWS: cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
+	case OPT_FROM_KUBE: cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
 	case OPT_MODE:
 		if (plan_mode_parse(arg, &a->mode)) {
 			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
@@ -163,12 +149,6 @@ static int on_option(void *st, int id, const char *arg)
 	return EXIT_USAGE;
 }
 
-static void free_sources(struct inventory_source *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free((char *)s[i].label);
-	free(s);
-}
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
@@ -303,7 +283,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	fleet_release(&fleet);
 out:
 	cmd_live_options_release(&a.live);
-	free_sources(a.aws, a.n_aws);
-	free_sources(a.kube, a.n_kube);
+	cmd_free_sources(a.aws, a.n_aws);
+	cmd_free_sources(a.kube, a.n_kube);
 	return rc;
 }

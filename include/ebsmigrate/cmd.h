@@ -99,6 +99,12 @@ struct inventory_live_options;
 /* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg);
 void cmd_live_options_release(struct inventory_live_options *o);
+/* --from-aws-json / --from-kube-json arguments ([LABEL=]FILE) shared by plan and report: a
+ * label has no '/', and an existing file named "a=b.json" is taken as a file. Labels are heap
+ * copies freed by cmd_free_sources. */
+struct inventory_source;
+void cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg);
+void cmd_free_sources(struct inventory_source *s, size_t n);
 /* Progress on stderr, only on a TTY and not with --quiet. */
 void cmd_progress(void *ctx, const char *what, size_t n);
 
