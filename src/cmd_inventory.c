@@ -134,11 +134,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
 	struct buf json = BUF_INIT;
 	inventory_write_json(&json, &fleet, &meta);
-	if (a.json)
-		buf_add(&out, json.s, json.len);
-	else
+	if (!a.json)
 		inventory_write_table(&out, &fleet, &meta);
-	rc = cmd_write_output(a.output, &out);
+	/* JSON output is the recorded document itself: written once, never copied (100,000
+	 * volumes make a 100+ MB document). */
+	rc = cmd_write_output(a.output, a.json ? &json : &out);
 	for (size_t i = 0; i < res.n_saved; i++)
 		log_notice("saved %s", res.saved[i]);
 	if (!rc && !a.no_record) {
