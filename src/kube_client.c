@@ -998,6 +998,10 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 	struct buf cont = BUF_INIT, query = BUF_INIT;
 	unsigned page = 0;
 	int restarts = 0, rc = 0;
+	/* One response reused for every page: http_send resets it, and its buffer (megabytes for a
+	 * page of 500 objects) is allocated once instead of per page. */
+	struct http_response resp;
+	http_response_init(&resp);
 	for (;;) {
 		buf_reset(&query);
 		buf_addf(&query, "limit=%d", c->opt.list_limit);
@@ -1005,15 +1009,11 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 			buf_adds(&query, "&continue=");
 			buf_add_urlencoded(&query, cont.s, 1);
 		}
-		struct http_response resp;
-		http_response_init(&resp);
 		rc = send_req(c, "GET", path, query.s, NULL, NULL, &resp, err);
 		if (rc) {
-			http_response_release(&resp);
 			break;
 		}
 		if (resp.status == 410 && cont.len) {
-			http_response_release(&resp);
 			if (++restarts > c->opt.max_list_restarts) {
 				rc = em_err(err, EM_ESERVER,
 					    "context '%s': list %s: the continue token expired %d times; giving up",
@@ -1027,13 +1027,11 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 		}
 		if (resp.status < 200 || resp.status > 299) {
 			rc = status_error(c, "GET", path, &resp, err);
-			http_response_release(&resp);
 			break;
 		}
 		/* Only metadata.continue is needed here: a byte scan, not a second parse of the page. */
 		char *next_copy = NULL;
 		if (jsonx_scan_member_str(resp.body.s, resp.body.len, "metadata", "continue", &next_copy) < 0) {
-			http_response_release(&resp);
 			rc = em_err(err, EM_ESERVER, "context '%s': list %s: the answer is not a JSON object",
 				    c->target.context, path);
 			break;
@@ -1043,7 +1041,6 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 			next_copy = NULL;
 		}
 		rc = fn(ctx, resp.body.s, resp.body.len, page, err);
-		http_response_release(&resp);
 		if (rc < 0) {
 			free(next_copy);
 			break;
@@ -1062,6 +1059,7 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 		buf_adds(&cont, next_copy);
 		free(next_copy);
 	}
+	http_response_release(&resp);
 	buf_release(&cont);
 	buf_release(&query);
 	return rc;
