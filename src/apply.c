@@ -46,6 +46,7 @@
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/strmap.h"
 
 #define CLOCK_SKEW_S 300
 
@@ -919,6 +920,30 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 	}
 }
 
+/* Modifications in flight per key (a region or a cluster name): invariant 4's counters. */
+struct flight {
+	struct strmap keys; /* key -> count */
+};
+
+static size_t flight_count(const struct flight *fl, const char *key)
+{
+	size_t n = 0;
+	return key && strmap_get(&fl->keys, key, &n) ? n : 0;
+}
+
+static void flight_add(struct flight *fl, const char *region, const char *cluster)
+{
+	const char *keys[2] = {region, cluster};
+	for (int i = 0; i < 2; i++)
+		if (keys[i])
+			strmap_put(&fl->keys, keys[i], flight_count(fl, keys[i]) + 1);
+}
+
+static void flight_release(struct flight *fl)
+{
+	strmap_release(&fl->keys);
+}
+
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
 	      struct buf *err)
 {
@@ -954,30 +979,11 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		if (strcmp(rows[i].state, "submitted") == 0 || is_in_flight(rows[i].state))
 			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, err);
 
-	/* In flight per region after reconciliation (invariant 4). */
-	struct {
-		char *key;
-		size_t n;
-	} *flight = NULL;
-	size_t n_flight = 0;
-	for (size_t i = 0; i < n_rows; i++) {
-		if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
-			continue;
-		for (int pass = 0; pass < 2; pass++) {
-			const char *key = pass ? rows[i].cluster : rows[i].region;
-			if (!key)
-				continue;
-			size_t k;
-			for (k = 0; k < n_flight && strcmp(flight[k].key, key) != 0; k++)
-				;
-			if (k == n_flight) {
-				flight = xrealloc(flight, (n_flight + 1) * sizeof *flight);
-				flight[n_flight].key = xstrdup(key);
-				flight[n_flight++].n = 0;
-			}
-			flight[k].n++;
-		}
-	}
+	/* In flight per region and per cluster after reconciliation (invariant 4). */
+	struct flight flight = {STRMAP_INIT};
+	for (size_t i = 0; i < n_rows; i++)
+		if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
+			flight_add(&flight, rows[i].region, rows[i].cluster);
 	size_t max_in_flight = o->max_in_flight ? o->max_in_flight : 10;
 	size_t batch = o->batch ? o->batch : 10;
 	size_t taken = 0;
@@ -1032,12 +1038,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			apply_row_release(&row);
 			continue;
 		}
-		int full = 0;
-		for (size_t k = 0; k < n_flight; k++)
-			if ((strcmp(flight[k].key, it->region) == 0 || (it->cluster && strcmp(flight[k].key, it->cluster) == 0)) &&
-			    flight[k].n >= max_in_flight)
-				full = 1;
-		if (full) {
+		if (flight_count(&flight, it->region) >= max_in_flight ||
+		    flight_count(&flight, it->cluster) >= max_in_flight) {
 			res->left++;
 			say(o, "%s: left for a later run (%zu modifications already in flight in %s)", it->volume_id,
 			    max_in_flight, it->region);
@@ -1049,26 +1051,11 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		rc = submit_one(l, aws, &kcs, it, &row, o, res, err);
 		if (res->submitted + res->would_submit > before) {
 			taken++;
-			for (int pass = 0; pass < 2; pass++) {
-				const char *key = pass ? it->cluster : it->region;
-				if (!key)
-					continue;
-				size_t k;
-				for (k = 0; k < n_flight && strcmp(flight[k].key, key) != 0; k++)
-					;
-				if (k == n_flight) {
-					flight = xrealloc(flight, (n_flight + 1) * sizeof *flight);
-					flight[n_flight].key = xstrdup(key);
-					flight[n_flight++].n = 0;
-				}
-				flight[k].n++;
-			}
+			flight_add(&flight, it->region, it->cluster);
 		}
 		apply_row_release(&row);
 	}
-	for (size_t k = 0; k < n_flight; k++)
-		free(flight[k].key);
-	free(flight);
+	flight_release(&flight);
 	apply_rows_free(rows, n_rows);
 	items_free(items, n_items);
 	/* The VAC route returns once the CSI driver has started each modification (EC2 modifying),

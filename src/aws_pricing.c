@@ -35,13 +35,6 @@ static const char *const families[] = {"Storage", "System Operation", "Provision
 
 /* ---------------------------------------------------------------- fetch */
 
-static void json_string(struct buf *b, const char *s)
-{
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void describe_query(struct buf *b, const char *region, const char *family)
 {
 	buf_addf(b, "productFamily '%s'", family);
@@ -62,15 +55,15 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 		buf_adds(&body, "{\"ServiceCode\":\"AmazonEC2\",\"Filters\":[");
 		if (region) {
 			buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"regionCode\",\"Value\":");
-			json_string(&body, region);
+			buf_add_json_str(&body, region);
 			buf_adds(&body, "},");
 		}
 		buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"productFamily\",\"Value\":");
-		json_string(&body, family);
+		buf_add_json_str(&body, family);
 		buf_adds(&body, "}],\"FormatVersion\":\"aws_v1\",\"MaxResults\":100");
 		if (token) {
 			buf_adds(&body, ",\"NextToken\":");
-			json_string(&body, token);
+			buf_add_json_str(&body, token);
 		}
 		buf_addc(&body, '}');
 		page++;
@@ -653,14 +646,6 @@ static const char *change_name(enum pricing_change c)
 	return c == PRICE_CHANGED ? "changed" : c == PRICE_ADDED ? "added" : "removed";
 }
 
-static void json_str_or_null(struct buf *b, const char *s)
-{
-	if (s)
-		json_string(b, s);
-	else
-		buf_adds(b, "null");
-}
-
 static void json_price(struct buf *b, price_t p)
 {
 	buf_addc(b, '"');
@@ -671,11 +656,11 @@ static void json_price(struct buf *b, price_t p)
 static void json_book_ref(struct buf *b, const struct pricebook *book)
 {
 	buf_addf(b, "{\"version\":%lld,\"source\":", (long long)book->version);
-	json_str_or_null(b, book->source);
+	buf_add_json_str(b, book->source);
 	buf_adds(b, ",\"effective_date\":");
-	json_str_or_null(b, book->effective_date);
+	buf_add_json_str(b, book->effective_date);
 	buf_adds(b, ",\"fetched_at\":");
-	json_str_or_null(b, book->fetched_at);
+	buf_add_json_str(b, book->fetched_at);
 	buf_addc(b, '}');
 }
 
@@ -773,7 +758,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 			const struct pricing_diff_entry *e = &d->e[i];
 			buf_adds(out, i ? ",\n" : "\n");
 			buf_adds(out, "{\"location\":");
-			json_string(out, e->location);
+			buf_add_json_str(out, e->location);
 			buf_addf(out, ",\"item\":\"%s\",\"change\":\"%s\",\"old\":", pricebook_item_name(e->item),
 				 change_name(e->change));
 			if (e->change == PRICE_ADDED)
@@ -847,11 +832,11 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 		buf_adds(out, ",\"current\":");
 		buf_adds(out, is_current < 0 ? "null" : is_current ? "true" : "false");
 		buf_adds(out, ",\"source\":");
-		json_str_or_null(out, b->source);
+		buf_add_json_str(out, b->source);
 		buf_adds(out, ",\"effective_date\":");
-		json_str_or_null(out, b->effective_date);
+		buf_add_json_str(out, b->effective_date);
 		buf_adds(out, ",\"fetched_at\":");
-		json_str_or_null(out, b->fetched_at);
+		buf_add_json_str(out, b->fetched_at);
 		buf_adds(out, ",\"units\":{");
 		for (int item = 0; item < PRICE_ITEMS; item++)
 			buf_addf(out, "%s\"%s\":\"%s\"", item ? "," : "", pricebook_item_name(item), item_units[item]);
@@ -864,9 +849,9 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 			buf_adds(out, first ? "\n" : ",\n");
 			first = 0;
 			buf_adds(out, "{\"location\":");
-			json_string(out, l->code);
+			buf_add_json_str(out, l->code);
 			buf_adds(out, ",\"name\":");
-			json_str_or_null(out, l->name);
+			buf_add_json_str(out, l->name);
 			buf_adds(out, ",\"prices\":{");
 			int firstp = 1;
 			for (int item = 0; item < PRICE_ITEMS; item++) {
@@ -930,13 +915,13 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 		for (size_t i = 0; i < n; i++) {
 			buf_addf(out, "%s{\"version\":%lld,\"current\":%s,\"source\":", i ? ",\n" : "\n", (long long)v[i].id,
 				 v[i].is_current ? "true" : "false");
-			json_str_or_null(out, v[i].source);
+			buf_add_json_str(out, v[i].source);
 			buf_adds(out, ",\"effective_date\":");
-			json_str_or_null(out, v[i].effective_date);
+			buf_add_json_str(out, v[i].effective_date);
 			buf_adds(out, ",\"fetched_at\":");
-			json_str_or_null(out, v[i].fetched_at);
+			buf_add_json_str(out, v[i].fetched_at);
 			buf_adds(out, ",\"stored_at\":");
-			json_str_or_null(out, v[i].created_at);
+			buf_add_json_str(out, v[i].created_at);
 			buf_addf(out, ",\"prices\":%lld}", (long long)v[i].n_prices);
 		}
 		buf_adds(out, n ? "\n]}\n" : "]}\n");

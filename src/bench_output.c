@@ -38,17 +38,6 @@ void bench_json_number(struct buf *out, double v)
 	buf_adds(out, tmp);
 }
 
-static void json_str(struct buf *b, const char *s)
-{
-	if (!s) {
-		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void json_int_or_null(struct buf *b, int64_t v)
 {
 	if (v > 0)
@@ -120,17 +109,17 @@ static void json_series(struct buf *b, const struct fio_series *s)
 static void json_job(struct buf *b, const struct bench_job *j)
 {
 	buf_adds(b, "{\"name\": ");
-	json_str(b, j->name);
+	buf_add_json_str(b, j->name);
 	buf_adds(b, ", \"profile\": ");
-	json_str(b, j->profile);
+	buf_add_json_str(b, j->profile);
 	buf_addf(b, ", \"kind\": \"%s\", \"runtime_s\": ", fio_kind_name(j->kind));
 	bench_json_number(b, (double)j->runtime_ms / 1000.0);
 	if (j->hostname) {
 		buf_adds(b, ", \"hostname\": ");
-		json_str(b, j->hostname);
+		buf_add_json_str(b, j->hostname);
 	}
 	buf_adds(b, ", \"latency_source\": ");
-	json_str(b, j->lat_source);
+	buf_add_json_str(b, j->lat_source);
 	buf_adds(b, ", \"read\": ");
 	json_dir(b, &j->read);
 	buf_adds(b, ", \"write\": ");
@@ -160,9 +149,9 @@ static void json_volume(struct buf *b, const struct bench_run *r)
 	}
 	const struct bench_volume *v = &r->volume;
 	buf_adds(b, "{\"volume_id\": ");
-	json_str(b, v->volume_id);
+	buf_add_json_str(b, v->volume_id);
 	buf_adds(b, ", \"type\": ");
-	json_str(b, v->type);
+	buf_add_json_str(b, v->type);
 	buf_adds(b, ", \"size_gib\": ");
 	json_int_or_null(b, v->size_gib);
 	buf_adds(b, ", \"iops\": ");
@@ -172,34 +161,34 @@ static void json_volume(struct buf *b, const struct bench_run *r)
 	buf_adds(b, ", \"burst_balance\": ");
 	bench_json_number(b, v->burst_balance);
 	buf_adds(b, ", \"instance_type\": ");
-	json_str(b, v->instance_type);
+	buf_add_json_str(b, v->instance_type);
 	buf_adds(b, ", \"node\": ");
-	json_str(b, v->node);
+	buf_add_json_str(b, v->node);
 	buf_adds(b, ", \"pvc\": ");
-	json_str(b, v->pvc);
+	buf_add_json_str(b, v->pvc);
 	buf_addc(b, '}');
 }
 
 static void json_run(struct buf *b, const struct bench_run *r, const char *indent)
 {
 	buf_addf(b, "%s{\"id\": %lld, \"label\": ", indent, (long long)r->id);
-	json_str(b, r->label);
+	buf_add_json_str(b, r->label);
 	buf_adds(b, ", \"created_at\": ");
-	json_str(b, r->created_at);
+	buf_add_json_str(b, r->created_at);
 	buf_adds(b, ", \"finished_at\": ");
-	json_str(b, r->finished_at);
+	buf_add_json_str(b, r->finished_at);
 	buf_adds(b, ", \"status\": ");
-	json_str(b, r->status);
+	buf_add_json_str(b, r->status);
 	buf_adds(b, ", \"source\": ");
-	json_str(b, r->source);
+	buf_add_json_str(b, r->source);
 	buf_adds(b, ", \"target\": ");
-	json_str(b, r->target);
+	buf_add_json_str(b, r->target);
 	buf_adds(b, ", \"phase\": ");
-	json_str(b, r->phase);
+	buf_add_json_str(b, r->phase);
 	buf_adds(b, ", \"fio_version\": ");
-	json_str(b, r->fio_version);
+	buf_add_json_str(b, r->fio_version);
 	buf_adds(b, ", \"error\": ");
-	json_str(b, r->error);
+	buf_add_json_str(b, r->error);
 	buf_adds(b, ", \"options\": ");
 	json_raw_object(b, r->options_json);
 	buf_adds(b, ", \"apply_volume_id\": ");
@@ -525,11 +514,11 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 		const struct fio_dir *bd = dir_or_empty(b), *ad = dir_or_empty(a);
 		buf_adds(out, k ? ",\n  " : "\n  ");
 		buf_adds(out, "{\"profile\": ");
-		json_str(out, p->key);
+		buf_add_json_str(out, p->key);
 		buf_adds(out, ", \"before_job\": ");
-		json_str(out, b ? b->name : NULL);
+		buf_add_json_str(out, b ? b->name : NULL);
 		buf_adds(out, ", \"after_job\": ");
-		json_str(out, a ? a->name : NULL);
+		buf_add_json_str(out, a ? a->name : NULL);
 		buf_addf(out, ", \"verdict\": \"%s\", \"deltas\": {\"iops_pct\": ", bench_verdict_name(p->verdict));
 		bench_json_number(out, b && a ? pct(bench_job_iops(b), bench_job_iops(a)) : NAN);
 		buf_adds(out, ", \"mibps_pct\": ");
@@ -549,19 +538,19 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 			const struct bench_check *ch = &p->checks[i];
 			buf_adds(out, i ? ", " : "");
 			buf_adds(out, "{\"rule\": ");
-			json_str(out, ch->rule);
+			buf_add_json_str(out, ch->rule);
 			buf_adds(out, ", \"expected\": ");
 			bench_json_number(out, ch->expected);
 			buf_adds(out, ", \"actual\": ");
 			bench_json_number(out, ch->actual);
 			buf_addf(out, ", \"ok\": %s, \"text\": ", ch->ok ? "true" : "false");
-			json_str(out, ch->text);
+			buf_add_json_str(out, ch->text);
 			buf_addc(out, '}');
 		}
 		buf_adds(out, "], \"notes\": [");
 		for (size_t i = 0; i < p->n_notes; i++) {
 			buf_adds(out, i ? ", " : "");
-			json_str(out, p->notes[i]);
+			buf_add_json_str(out, p->notes[i]);
 		}
 		buf_adds(out, "]}");
 	}

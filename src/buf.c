@@ -147,6 +147,17 @@ void buf_add_json_escaped(struct buf *b, const char *s)
 	buf_add(b, run, (size_t)(s - run));
 }
 
+void buf_add_json_str(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_adds(b, "null");
+		return;
+	}
+	buf_addc(b, '"');
+	buf_add_json_escaped(b, s);
+	buf_addc(b, '"');
+}
+
 void buf_add_csv_field(struct buf *b, const char *s)
 {
 	if (!s)

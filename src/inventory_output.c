@@ -10,17 +10,6 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory_output.h"
 
-static void jstr(struct buf *b, const char *s)
-{
-	if (!s) {
-		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void jnum(struct buf *b, double v)
 {
 	if (isnan(v) || isinf(v))
@@ -32,15 +21,15 @@ static void jnum(struct buf *b, double v)
 static void write_volume(struct buf *b, const struct volume *v)
 {
 	buf_adds(b, "{\"volume_id\":");
-	jstr(b, v->volume_id);
+	buf_add_json_str(b, v->volume_id);
 	buf_adds(b, ",\"account\":");
-	jstr(b, v->account);
+	buf_add_json_str(b, v->account);
 	buf_adds(b, ",\"region\":");
-	jstr(b, v->region);
+	buf_add_json_str(b, v->region);
 	buf_adds(b, ",\"availability_zone\":");
-	jstr(b, v->availability_zone);
+	buf_add_json_str(b, v->availability_zone);
 	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
-	jstr(b, v->type ? ebs_type_name(v->type) : NULL);
+	buf_add_json_str(b, v->type ? ebs_type_name(v->type) : NULL);
 	buf_adds(b, v->iops ? "" : ",\"iops\":null");
 	if (v->iops)
 		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
@@ -48,55 +37,55 @@ static void write_volume(struct buf *b, const struct volume *v)
 	if (v->throughput)
 		buf_addf(b, ",\"throughput_mibps\":%lld", (long long)v->throughput);
 	buf_adds(b, ",\"state\":");
-	jstr(b, v->state);
+	buf_add_json_str(b, v->state);
 	buf_addf(b, ",\"found_in_ec2\":%s,\"attachments\":[", v->missing ? "false" : "true");
 	for (size_t i = 0; i < v->n_attachments; i++) {
 		buf_adds(b, i ? ",{\"instance_id\":" : "{\"instance_id\":");
-		jstr(b, v->attachments[i].instance_id);
+		buf_add_json_str(b, v->attachments[i].instance_id);
 		buf_adds(b, ",\"instance_type\":");
-		jstr(b, v->attachments[i].instance_type);
+		buf_add_json_str(b, v->attachments[i].instance_type);
 		buf_adds(b, ",\"device\":");
-		jstr(b, v->attachments[i].device);
+		buf_add_json_str(b, v->attachments[i].device);
 		buf_addc(b, '}');
 	}
 	buf_adds(b, "],\"tags\":{");
 	for (size_t i = 0; i < v->n_tags; i++) {
 		if (i)
 			buf_addc(b, ',');
-		jstr(b, v->tags[i].key);
+		buf_add_json_str(b, v->tags[i].key);
 		buf_addc(b, ':');
-		jstr(b, v->tags[i].value);
+		buf_add_json_str(b, v->tags[i].value);
 	}
 	buf_adds(b, "},\"kubernetes\":");
 	const struct kube_binding *k = v->kube;
 	if (k) {
 		buf_adds(b, "{\"cluster\":");
-		jstr(b, k->cluster);
+		buf_add_json_str(b, k->cluster);
 		buf_adds(b, ",\"pv\":");
-		jstr(b, k->pv);
+		buf_add_json_str(b, k->pv);
 		buf_adds(b, ",\"namespace\":");
-		jstr(b, k->namespace_);
+		buf_add_json_str(b, k->namespace_);
 		buf_adds(b, ",\"pvc\":");
-		jstr(b, k->pvc);
+		buf_add_json_str(b, k->pvc);
 		buf_adds(b, ",\"storage_class\":");
-		jstr(b, k->storage_class);
+		buf_add_json_str(b, k->storage_class);
 		buf_adds(b, ",\"driver\":");
-		jstr(b, k->driver);
+		buf_add_json_str(b, k->driver);
 		buf_adds(b, ",\"volume_attributes_class\":");
-		jstr(b, k->current_vac);
+		buf_add_json_str(b, k->current_vac);
 		buf_adds(b, ",\"statefulset\":");
-		jstr(b, k->statefulset);
+		buf_add_json_str(b, k->statefulset);
 		buf_adds(b, ",\"node\":");
-		jstr(b, k->node);
+		buf_add_json_str(b, k->node);
 		buf_adds(b, ",\"node_instance_type\":");
-		jstr(b, k->node_instance_type);
+		buf_add_json_str(b, k->node_instance_type);
 		buf_adds(b, ",\"labels\":{");
 		for (size_t i = 0; i < k->n_labels; i++) {
 			if (i)
 				buf_addc(b, ',');
-			jstr(b, k->labels[i].key);
+			buf_add_json_str(b, k->labels[i].key);
 			buf_addc(b, ':');
-			jstr(b, k->labels[i].value);
+			buf_add_json_str(b, k->labels[i].value);
 		}
 		buf_addc(b, '}');
 		if (k->has_usage)
@@ -134,7 +123,7 @@ static void write_volume(struct buf *b, const struct volume *v)
 	if (lm) {
 		char ts[21];
 		buf_adds(b, "{\"state\":");
-		jstr(b, lm->state);
+		buf_add_json_str(b, lm->state);
 		em_format_time(lm->start_time, ts);
 		buf_addf(b, ",\"start_time\":\"%s\",\"end_time\":", ts);
 		if (lm->end_time) {
@@ -155,26 +144,26 @@ void inventory_write_json(struct buf *out, const struct fleet *f, const struct i
 	char ts[21];
 	em_format_time(m->generated_at, ts);
 	buf_addf(out, "{\"schema\":\"ebsmigrate.inventory/v1\",\"generated_at\":\"%s\",\"account\":", ts);
-	jstr(out, m->account);
+	buf_add_json_str(out, m->account);
 	buf_adds(out, ",\"regions\":[");
 	for (size_t i = 0; i < m->n_regions; i++) {
 		if (i)
 			buf_addc(out, ',');
-		jstr(out, m->regions[i]);
+		buf_add_json_str(out, m->regions[i]);
 	}
 	buf_adds(out, "],\"clusters\":[");
 	for (size_t i = 0; i < f->n_clusters; i++) {
 		buf_adds(out, i ? ",{\"name\":" : "{\"name\":");
-		jstr(out, f->clusters[i]);
+		buf_add_json_str(out, f->clusters[i]);
 		buf_adds(out, ",\"version\":");
-		jstr(out, f->cluster_versions[i]);
+		buf_add_json_str(out, f->cluster_versions[i]);
 		buf_addc(out, '}');
 	}
 	buf_adds(out, "],\"notices\":[");
 	for (size_t i = 0; i < f->n_notices; i++) {
 		if (i)
 			buf_addc(out, ',');
-		jstr(out, f->notices[i]);
+		buf_add_json_str(out, f->notices[i]);
 	}
 	buf_adds(out, "],\"volumes\":[");
 	for (size_t i = 0; i < f->n; i++) {

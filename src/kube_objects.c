@@ -520,26 +520,15 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 
 /* ---- exports (inventory --save) ---- */
 
-static void js(struct buf *b, const char *s)
-{
-	if (!s) {
-		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void kv_object(struct buf *b, const struct kv *kv, size_t n)
 {
 	buf_addc(b, '{');
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			buf_addc(b, ',');
-		js(b, kv[i].key);
+		buf_add_json_str(b, kv[i].key);
 		buf_addc(b, ':');
-		js(b, kv[i].value);
+		buf_add_json_str(b, kv[i].value);
 	}
 	buf_addc(b, '}');
 }
@@ -560,11 +549,11 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":");
-		js(b, s->name);
+		buf_add_json_str(b, s->name);
 		if (s->is_default)
 			buf_adds(b, ",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}");
 		buf_adds(b, "},\"provisioner\":");
-		js(b, s->provisioner);
+		buf_add_json_str(b, s->provisioner);
 		buf_adds(b, ",\"parameters\":");
 		kv_object(b, s->parameters, s->n_parameters);
 		buf_addf(b, ",\"allowVolumeExpansion\":%s}", s->allow_expansion ? "true" : "false");
@@ -575,11 +564,11 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":");
-		js(b, v->api_version ? v->api_version : "storage.k8s.io/v1");
+		buf_add_json_str(b, v->api_version ? v->api_version : "storage.k8s.io/v1");
 		buf_adds(b, ",\"kind\":\"VolumeAttributesClass\",\"metadata\":{\"name\":");
-		js(b, v->name);
+		buf_add_json_str(b, v->name);
 		buf_adds(b, "},\"driverName\":");
-		js(b, v->driver);
+		buf_add_json_str(b, v->driver);
 		buf_adds(b, ",\"parameters\":");
 		kv_object(b, v->parameters, v->n_parameters);
 		buf_addc(b, '}');
@@ -590,15 +579,15 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":");
-		js(b, s->name);
+		buf_add_json_str(b, s->name);
 		buf_adds(b, ",\"namespace\":");
-		js(b, s->namespace_);
+		buf_add_json_str(b, s->namespace_);
 		buf_adds(b, "},\"spec\":{\"volumeClaimTemplates\":[");
 		for (size_t t = 0; t < s->n_templates; t++) {
 			buf_adds(b, t ? ",{\"metadata\":{\"name\":" : "{\"metadata\":{\"name\":");
-			js(b, s->claim_templates[t]);
+			buf_add_json_str(b, s->claim_templates[t]);
 			buf_adds(b, "},\"spec\":{\"storageClassName\":");
-			js(b, s->claim_storage_classes[t]);
+			buf_add_json_str(b, s->claim_storage_classes[t]);
 			buf_adds(b, "}}");
 		}
 		buf_adds(b, "]}}");
@@ -609,37 +598,37 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":");
-		js(b, p->name);
+		buf_add_json_str(b, p->name);
 		if (p->zone) {
 			buf_adds(b, ",\"labels\":{\"topology.kubernetes.io/zone\":");
-			js(b, p->zone);
+			buf_add_json_str(b, p->zone);
 			buf_addc(b, '}');
 		}
 		buf_addf(b, "},\"spec\":{\"capacity\":{\"storage\":\"%lldGi\"}", (long long)p->capacity_gib);
 		if (p->in_tree) {
 			buf_adds(b, ",\"awsElasticBlockStore\":{\"volumeID\":");
-			js(b, p->volume_id);
+			buf_add_json_str(b, p->volume_id);
 			buf_addc(b, '}');
 		} else {
 			buf_adds(b, ",\"csi\":{\"driver\":\"" EBS_CSI_DRIVER "\",\"volumeHandle\":");
-			js(b, p->volume_id);
+			buf_add_json_str(b, p->volume_id);
 			if (p->type_param) {
 				buf_adds(b, ",\"volumeAttributes\":{\"type\":");
-				js(b, p->type_param);
+				buf_add_json_str(b, p->type_param);
 				buf_addc(b, '}');
 			}
 			buf_addc(b, '}');
 		}
 		if (p->claim_name) {
 			buf_adds(b, ",\"claimRef\":{\"namespace\":");
-			js(b, p->claim_namespace);
+			buf_add_json_str(b, p->claim_namespace);
 			buf_adds(b, ",\"name\":");
-			js(b, p->claim_name);
+			buf_add_json_str(b, p->claim_name);
 			buf_addc(b, '}');
 		}
 		if (p->storage_class) {
 			buf_adds(b, ",\"storageClassName\":");
-			js(b, p->storage_class);
+			buf_add_json_str(b, p->storage_class);
 		}
 		buf_adds(b, "}}");
 	}
@@ -649,23 +638,23 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":");
-		js(b, p->name);
+		buf_add_json_str(b, p->name);
 		buf_adds(b, ",\"namespace\":");
-		js(b, p->namespace_);
+		buf_add_json_str(b, p->namespace_);
 		buf_adds(b, ",\"labels\":");
 		kv_object(b, p->labels, p->n_labels);
 		buf_adds(b, "},\"spec\":{\"volumeName\":");
-		js(b, p->volume_name);
+		buf_add_json_str(b, p->volume_name);
 		buf_adds(b, ",\"storageClassName\":");
-		js(b, p->storage_class);
+		buf_add_json_str(b, p->storage_class);
 		if (p->vac) {
 			buf_adds(b, ",\"volumeAttributesClassName\":");
-			js(b, p->vac);
+			buf_add_json_str(b, p->vac);
 		}
 		buf_adds(b, "},\"status\":{");
 		if (p->current_vac) {
 			buf_adds(b, "\"currentVolumeAttributesClassName\":");
-			js(b, p->current_vac);
+			buf_add_json_str(b, p->current_vac);
 		}
 		buf_adds(b, "}}");
 	}
@@ -675,11 +664,11 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_addf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"ebsmigrate-saved-use-%zu\",\"namespace\":", i);
-		js(b, u->namespace_);
+		buf_add_json_str(b, u->namespace_);
 		buf_adds(b, "},\"spec\":{\"nodeName\":");
-		js(b, u->node);
+		buf_add_json_str(b, u->node);
 		buf_adds(b, ",\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":");
-		js(b, u->claim);
+		buf_add_json_str(b, u->claim);
 		buf_adds(b, "}}]}}");
 	}
 	for (size_t i = 0; i < ks->n_nodes; i++) {
@@ -688,11 +677,11 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			continue;
 		item_sep(b, &first);
 		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":");
-		js(b, nd->name);
+		buf_add_json_str(b, nd->name);
 		buf_adds(b, ",\"labels\":{");
 		if (nd->instance_type) {
 			buf_adds(b, "\"node.kubernetes.io/instance-type\":");
-			js(b, nd->instance_type);
+			buf_add_json_str(b, nd->instance_type);
 		}
 		buf_adds(b, "}}}");
 	}
@@ -709,11 +698,11 @@ void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const 
 			continue;
 		item_sep(b, &first);
 		buf_addf(b, "{\"podRef\":{\"name\":\"saved-%zu\",\"namespace\":", i);
-		js(b, u->namespace_);
+		buf_add_json_str(b, u->namespace_);
 		buf_adds(b, "},\"volume\":[{\"name\":\"v\",\"pvcRef\":{\"name\":");
-		js(b, u->pvc);
+		buf_add_json_str(b, u->pvc);
 		buf_adds(b, ",\"namespace\":");
-		js(b, u->namespace_);
+		buf_add_json_str(b, u->namespace_);
 		buf_addf(b, "},\"usedBytes\":%lld,\"capacityBytes\":%lld}]}", (long long)u->used_bytes,
 			 (long long)u->capacity_bytes);
 	}

@@ -133,13 +133,6 @@ static void add_md_code(struct buf *b, const char *s)
 	buf_addc(b, '`');
 }
 
-static void add_json_string(struct buf *b, const char *s)
-{
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static int ieq(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
@@ -992,7 +985,7 @@ static void add_kubectl_pvc(struct buf *b, const struct kube_binding *k, const c
 static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, struct buf *err)
 {
 	struct buf cls = BUF_INIT, patch = BUF_INIT;
-	add_json_string(&cls, class_name);
+	buf_add_json_str(&cls, class_name);
 	const char *vars[] = {"class", cls.s, NULL};
 	int rc = manifest_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
 	while (patch.len && isspace((unsigned char)patch.s[patch.len - 1]))

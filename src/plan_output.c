@@ -28,17 +28,6 @@ int out_format_parse(const char *s, enum out_format *out)
 	return EM_EINPUT;
 }
 
-static void json_str(struct buf *b, const char *s)
-{
-	if (!s) {
-		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void json_time(struct buf *b, time_t t)
 {
 	if (!t) {
@@ -75,15 +64,15 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 {
 	const struct volume *v = it->v;
 	buf_adds(b, "{\"volume_id\":");
-	json_str(b, v->volume_id);
+	buf_add_json_str(b, v->volume_id);
 	buf_adds(b, ",\"account\":");
-	json_str(b, v->account);
+	buf_add_json_str(b, v->account);
 	buf_adds(b, ",\"region\":");
-	json_str(b, v->region);
+	buf_add_json_str(b, v->region);
 	buf_adds(b, ",\"availability_zone\":");
-	json_str(b, v->availability_zone);
+	buf_add_json_str(b, v->availability_zone);
 	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
-	json_str(b, v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
+	buf_add_json_str(b, v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
 	if (v->iops)
 		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
 	else
@@ -93,28 +82,28 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 	else
 		buf_adds(b, ",\"throughput_mibps\":null");
 	buf_adds(b, ",\"state\":");
-	json_str(b, v->state);
+	buf_add_json_str(b, v->state);
 	buf_adds(b, ",\"kubernetes\":");
 	if (v->kube) {
 		const struct kube_binding *k = v->kube;
 		buf_adds(b, "{\"cluster\":");
-		json_str(b, k->cluster);
+		buf_add_json_str(b, k->cluster);
 		buf_adds(b, ",\"pv\":");
-		json_str(b, k->pv);
+		buf_add_json_str(b, k->pv);
 		buf_adds(b, ",\"namespace\":");
-		json_str(b, k->namespace_);
+		buf_add_json_str(b, k->namespace_);
 		buf_adds(b, ",\"pvc\":");
-		json_str(b, k->pvc);
+		buf_add_json_str(b, k->pvc);
 		buf_adds(b, ",\"storage_class\":");
-		json_str(b, k->storage_class);
+		buf_add_json_str(b, k->storage_class);
 		buf_adds(b, ",\"driver\":");
-		json_str(b, k->driver);
+		buf_add_json_str(b, k->driver);
 		buf_adds(b, ",\"statefulset\":");
-		json_str(b, k->statefulset);
+		buf_add_json_str(b, k->statefulset);
 		buf_adds(b, ",\"node\":");
-		json_str(b, k->node);
+		buf_add_json_str(b, k->node);
 		buf_adds(b, ",\"node_instance_type\":");
-		json_str(b, k->node_instance_type);
+		buf_add_json_str(b, k->node_instance_type);
 		if (k->has_usage)
 			buf_addf(b, ",\"used_bytes\":%lld,\"capacity_bytes\":%lld", (long long)k->used_bytes,
 				 (long long)k->capacity_bytes);
@@ -156,7 +145,7 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 		money_add_json(b, it->rightsize_monthly);
 	}
 	buf_adds(b, ",\"note\":");
-	json_str(b, it->note);
+	buf_add_json_str(b, it->note);
 	buf_addc(b, '}');
 }
 
@@ -184,16 +173,16 @@ static void write_json(struct buf *b, const struct plan *p)
 	buf_adds(b, "{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":");
 	json_time(b, p->generated_at);
 	buf_addf(b, ",\"mode\":\"%s\",\"pricing\":{\"source\":", plan_mode_name(p->mode));
-	json_str(b, p->book->source);
+	buf_add_json_str(b, p->book->source);
 	buf_adds(b, ",\"effective_date\":");
-	json_str(b, p->book->effective_date);
+	buf_add_json_str(b, p->book->effective_date);
 	if (p->book->version)
 		buf_addf(b, ",\"version\":%lld", (long long)p->book->version);
 	buf_adds(b, "},\"warnings\":[");
 	for (size_t i = 0; i < p->n_warnings; i++) {
 		if (i)
 			buf_addc(b, ',');
-		json_str(b, p->warnings[i]);
+		buf_add_json_str(b, p->warnings[i]);
 	}
 	buf_adds(b, "],\"volumes\":[");
 	for (size_t i = 0; i < p->n; i++) {

@@ -407,17 +407,6 @@ static const char *period_name(enum report_period p)
 
 /* ---------------------------------------------------------------- json */
 
-static void json_str(struct buf *b, const char *s)
-{
-	if (!s) {
-		buf_adds(b, "null");
-		return;
-	}
-	buf_addc(b, '"');
-	buf_add_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 static void json_figures(struct buf *b, const struct report_figures *f)
 {
 	buf_addf(b, "\"volumes\":%lld,\"size_gib\":%lld,\"unpriced\":%lld,\"migrated\":%lld,\"current_monthly_usd\":",
@@ -447,7 +436,7 @@ static void json_time(struct buf *b, time_t t)
 	}
 	char ts[21];
 	em_format_time(t, ts);
-	json_str(b, ts);
+	buf_add_json_str(b, ts);
 }
 
 static void write_json(struct buf *b, const struct report *r)
@@ -459,24 +448,24 @@ static void write_json(struct buf *b, const struct report *r)
 		 period_name(r->period));
 	json_time(b, r->since);
 	buf_adds(b, ",\"pricing\":{\"source\":");
-	json_str(b, book->source);
+	buf_add_json_str(b, book->source);
 	buf_adds(b, ",\"effective_date\":");
-	json_str(b, book->effective_date);
+	buf_add_json_str(b, book->effective_date);
 	buf_adds(b, ",\"fetched_at\":");
-	json_str(b, book->fetched_at);
+	buf_add_json_str(b, book->fetched_at);
 	if (book->version)
 		buf_addf(b, ",\"version\":%lld", (long long)book->version);
 	buf_adds(b, "},\"group_by\":[");
 	for (size_t k = 0; k < r->n_keys; k++) {
 		if (k)
 			buf_addc(b, ',');
-		json_str(b, r->keys[k].name);
+		buf_add_json_str(b, r->keys[k].name);
 	}
 	buf_adds(b, "],\"warnings\":[");
 	for (size_t i = 0; i < r->n_warnings; i++) {
 		if (i)
 			buf_addc(b, ',');
-		json_str(b, r->warnings[i]);
+		buf_add_json_str(b, r->warnings[i]);
 	}
 	buf_addf(b, "],\"ledger_elsewhere\":%lld,\"groups\":[", (long long)r->ledger_elsewhere);
 	for (size_t g = 0; g < r->n_groups; g++) {
@@ -485,9 +474,9 @@ static void write_json(struct buf *b, const struct report *r)
 		for (size_t k = 0; k < r->n_keys; k++) {
 			if (k)
 				buf_addc(b, ',');
-			json_str(b, r->keys[k].name);
+			buf_add_json_str(b, r->keys[k].name);
 			buf_addc(b, ':');
-			json_str(b, gr->values[k]);
+			buf_add_json_str(b, gr->values[k]);
 		}
 		buf_adds(b, "},");
 		json_figures(b, &gr->f);

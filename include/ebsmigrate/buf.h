@@ -37,6 +37,8 @@ int buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 
 int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 /* Appends s with JSON string escaping, without the surrounding quotes. */
 void buf_add_json_escaped(struct buf *b, const char *s);
+/* Appends s as a quoted, escaped JSON string, or `null` when s is NULL. */
+void buf_add_json_str(struct buf *b, const char *s);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
 /* Appends s percent-encoded (RFC 3986 unreserved kept); encode_slash=0 keeps '/'. */
