@@ -1221,6 +1221,16 @@ static int same(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
+/* Identity of a StatefulSet in the fleet (its fields are never NULL: load_statefulset). */
+static void sts_key(struct buf *k, const struct statefulset_ref *s)
+{
+	buf_adds(k, s->cluster);
+	buf_addc(k, '\t');
+	buf_adds(k, s->namespace_);
+	buf_addc(k, '\t');
+	buf_adds(k, s->name);
+}
+
 /* Moves src's StorageClasses, StatefulSets, VACs, notices and cluster versions into dst
  * (one entry per cluster and name, the first kept); src is left released. */
 static void move_fleet(struct fleet *dst, struct fleet *src)
@@ -1240,20 +1250,30 @@ static void move_fleet(struct fleet *dst, struct fleet *src)
 			dst->scs[dst->n_scs++] = *s;
 		}
 	}
+	/* StatefulSets run to tens of thousands: looked up by key, not by a scan of dst per entry. */
+	struct strmap sts_keys = STRMAP_INIT;
+	struct buf k = BUF_INIT;
+	size_t idx;
+	for (size_t i = 0; src->n_sts && i < dst->n_sts; i++) {
+		buf_reset(&k);
+		sts_key(&k, &dst->sts[i]);
+		strmap_put(&sts_keys, k.s, i);
+	}
 	for (size_t i = 0; i < src->n_sts; i++) {
 		struct statefulset_ref *s = &src->sts[i];
-		int dup = 0;
-		for (size_t j = 0; j < dst->n_sts && !dup; j++)
-			dup = same(dst->sts[j].cluster, s->cluster) && same(dst->sts[j].namespace_, s->namespace_) &&
-			      same(dst->sts[j].name, s->name);
-		if (dup) {
+		buf_reset(&k);
+		sts_key(&k, s);
+		if (strmap_get(&sts_keys, k.s, &idx)) {
 			XGROW(discard.sts, discard.n_sts, discard.alloc_sts);
 			discard.sts[discard.n_sts++] = *s;
 		} else {
 			XGROW(dst->sts, dst->n_sts, dst->alloc_sts);
+			strmap_put(&sts_keys, k.s, dst->n_sts);
 			dst->sts[dst->n_sts++] = *s;
 		}
 	}
+	strmap_release(&sts_keys);
+	buf_release(&k);
 	for (size_t i = 0; i < src->n_vacs; i++) {
 		struct vac_ref *s = &src->vacs[i];
 		int dup = 0;
