@@ -1,7 +1,15 @@
 /*
- * jsonx.c - read-only helpers over cJSON with errors that name the file and JSON path.
+ * jsonx.c - read-only helpers over cJSON with errors that name the file and JSON path, a parse
+ * arena for trees that are read once and dropped, and a tree-less scan for one member.
+ *
+ * Invariant of the arena: cJSON's allocation hooks are process-wide, so jsonx_parse_in points
+ * them at the arena only while cJSON_ParseWithLengthOpts runs and restores malloc/free before
+ * returning (ebsmigrate is single-threaded). `parsing_arena` is that window's only state: no
+ * arena pointer is ever handed to free(), and no malloc'd pointer to the arena's no-op free.
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ebsmigrate/common.h"
@@ -30,6 +38,102 @@ cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf 
 	else
 		em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
 	return NULL;
+}
+
+/* ---- the parse arena ---- */
+
+struct jsonx_arena_chunk {
+	struct jsonx_arena_chunk *next;
+	size_t cap, used;
+	max_align_t data[];
+};
+
+/* A 500-object Kubernetes list page builds a tree of a few MiB. */
+#define ARENA_CHUNK (1u << 20)
+
+static struct jsonx_arena *parsing_arena;
+
+static void *arena_alloc(struct jsonx_arena *a, size_t n)
+{
+	n = (n + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	struct jsonx_arena_chunk *c = a->cur;
+	while (c && c->cap - c->used < n) {
+		c = c->next; /* kept from before the last reset: empty */
+		if (c)
+			a->cur = c;
+	}
+	if (!c) {
+		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		c = xmalloc(offsetof(struct jsonx_arena_chunk, data) + cap);
+		c->cap = cap;
+		c->used = 0;
+		c->next = NULL;
+		if (a->cur) {
+			/* append after cur; chunks after it (too small for n) stay in the chain */
+			c->next = a->cur->next;
+			a->cur->next = c;
+		} else {
+			a->first = c;
+		}
+		a->cur = c;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static void *CJSON_CDECL arena_malloc(size_t n)
+{
+	return arena_alloc(parsing_arena, n);
+}
+
+static void CJSON_CDECL arena_free(void *p)
+{
+	(void)p; /* freed with the arena */
+}
+
+/* What a reset keeps for the next tree: a list page's worth, not a whole large export's. */
+#define ARENA_KEEP (16u << 20)
+
+void jsonx_arena_reset(struct jsonx_arena *a)
+{
+	size_t kept = 0;
+	for (struct jsonx_arena_chunk *c = a->first; c; c = c->next) {
+		c->used = 0;
+		kept += c->cap;
+		if (kept >= ARENA_KEEP) {
+			struct jsonx_arena_chunk *rest = c->next;
+			c->next = NULL;
+			while (rest) {
+				struct jsonx_arena_chunk *next = rest->next;
+				free(rest);
+				rest = next;
+			}
+		}
+	}
+	a->cur = a->first;
+}
+
+void jsonx_arena_release(struct jsonx_arena *a)
+{
+	struct jsonx_arena_chunk *c = a->first;
+	while (c) {
+		struct jsonx_arena_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+	a->first = a->cur = NULL;
+}
+
+cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	parsing_arena = a;
+	cJSON_InitHooks(&hooks);
+	cJSON *j = jsonx_parse(text, len, origin, err);
+	cJSON_InitHooks(NULL);
+	parsing_arena = NULL;
+	return j;
 }
 
 const cJSON *jsonx_get(const cJSON *obj, const char *key)

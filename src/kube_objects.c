@@ -62,6 +62,10 @@ void kube_set_release(struct kube_set *ks)
 	strmap_release(&ks->pv_by_name);
 	strmap_release(&ks->pvc_by_key);
 	strmap_release(&ks->sts_seen);
+	if (ks->parse_arena) {
+		jsonx_arena_release(ks->parse_arena);
+		free(ks->parse_arena);
+	}
 	memset(ks, 0, sizeof *ks);
 }
 
@@ -416,10 +420,13 @@ static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *r
 	return used;
 }
 
-static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o,
+/* implied: the kind of a typed list's items, which carry none (NULL for other documents). */
+static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o, const char *implied,
 		     const char *origin, const char *path, struct buf *err)
 {
 	const char *kind = jsonx_str(o, "kind");
+	if (!kind && implied && cJSON_IsObject(o) && !jsonx_get(o, "kind"))
+		kind = implied;
 	if (!kind)
 		return em_err(err, EM_EINPUT, "%s: %s: object without \"kind\"", origin, path);
 	if (strcmp(kind, "PersistentVolume") == 0)
@@ -460,9 +467,16 @@ static const char *item_kind_for_list(const char *list_kind)
 int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
 		      size_t len, const char *origin, struct buf *err)
 {
-	cJSON *root = jsonx_parse(text, len, origin, err);
-	if (!root)
+	if (!ks->parse_arena) {
+		ks->parse_arena = xmalloc(sizeof *ks->parse_arena);
+		*ks->parse_arena = (struct jsonx_arena)JSONX_ARENA_INIT;
+	}
+	/* The tree is read, copied out and dropped whole: built in the arena, never cJSON_Delete'd. */
+	cJSON *root = jsonx_parse_in(ks->parse_arena, text, len, origin, err);
+	if (!root) {
+		jsonx_arena_reset(ks->parse_arena);
 		return EM_EINPUT;
+	}
 	size_t ci = fleet_add_cluster(f, cluster);
 	int used = 0, rc = 0;
 	const cJSON *items = jsonx_get(root, "items");
@@ -475,9 +489,7 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 		{
 			char path[48];
 			snprintf(path, sizeof path, "items[%d]", i++);
-			if (implied && cJSON_IsObject(it) && !jsonx_get(it, "kind"))
-				cJSON_AddStringToObject(it, "kind", implied);
-			int r = load_item(ks, f, cluster, it, origin, path, err);
+			int r = load_item(ks, f, cluster, it, implied, origin, path, err);
 			if (r < 0) {
 				rc = r;
 				break;
@@ -492,7 +504,7 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 					f->vacs[v].api_version = xstrdup(av);
 		}
 	} else if (kind) {
-		rc = load_item(ks, f, cluster, root, origin, "(document)", err);
+		rc = load_item(ks, f, cluster, root, NULL, origin, "(document)", err);
 		used = rc > 0 ? rc : 0;
 		rc = rc < 0 ? rc : 0;
 	} else if (jsonx_get(root, "node") && cJSON_IsArray(jsonx_get(root, "pods"))) {
@@ -514,7 +526,7 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 			    "\"kind\", a kubelet stats/summary or `kubectl version -o json` output",
 			    origin);
 	}
-	cJSON_Delete(root);
+	jsonx_arena_reset(ks->parse_arena);
 	return rc < 0 ? rc : used;
 }
 

@@ -13,6 +13,22 @@
 
 /* Parses text; on failure returns NULL and appends "FILE: not valid JSON at line L, column C". */
 cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err);
+
+/* A parse arena: memory for cJSON trees that are read and then dropped all at once (large API
+ * list pages), so a page costs a few bump allocations instead of a malloc and a free per value.
+ * A tree from jsonx_parse_in belongs to the arena: never cJSON_Delete it, never add to it; it
+ * dies at the next jsonx_arena_reset or jsonx_arena_release. Reset keeps up to 16 MiB for the
+ * next tree. */
+struct jsonx_arena_chunk;
+struct jsonx_arena {
+	struct jsonx_arena_chunk *first, *cur;
+};
+#define JSONX_ARENA_INIT {NULL, NULL}
+void jsonx_arena_reset(struct jsonx_arena *a);
+void jsonx_arena_release(struct jsonx_arena *a);
+/* jsonx_parse with every allocation of the tree in a (cJSON's allocation hooks point at the
+ * arena only for the duration of this call). */
+cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const char *origin, struct buf *err);
 /* Object member lookup (case-sensitive); NULL when absent or when obj is not an object. */
 const cJSON *jsonx_get(const cJSON *obj, const char *key);
 /* The member's string value, or NULL when absent/null/not a string. */

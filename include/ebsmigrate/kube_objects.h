@@ -17,6 +17,8 @@
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/volume.h"
 
+struct jsonx_arena;
+
 #define EBS_CSI_DRIVER "ebs.csi.aws.com"
 #define EBS_INTREE_DRIVER "kubernetes.io/aws-ebs"
 
@@ -69,6 +71,8 @@ struct kube_set {
 	struct strmap pvc_by_key;   /* "cluster\tns\tname" -> pvcs index */
 	struct strmap sts_seen;     /* "cluster\tns\tname" of StatefulSets already in the fleet */
 	size_t ignored_pvs;         /* PVs of other drivers */
+	struct jsonx_arena *parse_arena; /* each document's tree while it is read (jsonx.h); kept
+					  * between the pages of a list, NULL until the first load */
 };
 
 void kube_set_init(struct kube_set *ks);
