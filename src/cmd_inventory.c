@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
@@ -87,6 +91,51 @@ static void join_strings(struct buf *b, char *const *v, size_t n)
 	}
 }
 
+/* An unlinked temporary file beside the database holding the inventory document, rewound; NULL
+ * when it cannot be made or written (the caller then builds the document in memory). */
+static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m)
+{
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s.inventory-XXXXXX", db_path);
+	int fd = mkstemp(path.s);
+	FILE *fp = NULL;
+	if (fd >= 0) {
+		unlink(path.s);
+		fp = fdopen(fd, "w+");
+		if (!fp)
+			close(fd);
+	}
+	buf_release(&path);
+	if (fp && (inventory_write_json_file(fp, f, m) || fseek(fp, 0, SEEK_SET) != 0)) {
+		fclose(fp);
+		fp = NULL;
+	}
+	return fp;
+}
+
+static int read_spool(FILE *fp, struct buf *out, struct buf *err)
+{
+	struct stat st;
+	if (fstat(fileno(fp), &st) == 0 && st.st_size > 0)
+		buf_grow(out, (size_t)st.st_size); /* one allocation of the final size */
+	char chunk[1 << 16];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+		buf_add(out, chunk, n);
+	if (ferror(fp))
+		return em_err(err, EM_EIO, "cannot read back the inventory document from its temporary file");
+	return 0;
+}
+
+/* After fleet_release: hands the pages of the fleet's hundreds of thousands of small freed
+ * blocks back to the system, so the document and SQLite's copy of it do not come on top. */
+static void release_freed_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct inv_args a;
@@ -132,30 +181,47 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < fleet.n_notices; i++)
 		log_notice("%s", fleet.notices[i]);
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
+	/* The document (100+ MB for 100,000 volumes) is the JSON output and the database record.
+	 * SQLite builds its own copy while inserting it, so it is produced while the fleet exists
+	 * but held in memory only once the fleet is gone: spooled to an unlinked file beside the
+	 * database, read back after fleet_release. Without a record it is built in memory. */
 	struct buf json = BUF_INIT;
-	inventory_write_json(&json, &fleet, &meta);
+	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta);
+	if (!spool && (a.json || !a.no_record))
+		inventory_write_json(&json, &fleet, &meta);
 	if (!a.json)
 		inventory_write_table(&out, &fleet, &meta);
-	/* JSON output is the recorded document itself: written once, never copied (100,000
-	 * volumes make a 100+ MB document). */
-	rc = cmd_write_output(a.output, a.json ? &json : &out);
+	struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
+	join_strings(&regions, res.regions, res.n_regions);
+	join_strings(&clusters, fleet.clusters, fleet.n_clusters);
+	buf_addc(&notices, '[');
+	for (size_t i = 0; i < fleet.n_notices; i++) {
+		buf_adds(&notices, i ? ",\"" : "\"");
+		buf_add_json_escaped(&notices, fleet.notices[i]);
+		buf_addc(&notices, '"');
+	}
+	buf_addc(&notices, ']');
+	int64_t volumes = (int64_t)fleet.n, kube = 0, id = 0;
+	for (size_t i = 0; i < fleet.n; i++)
+		kube += fleet.vols[i].kube != NULL;
+	fleet_release(&fleet);
+	release_freed_memory();
+	if (spool) {
+		buf_reset(&err);
+		if (read_spool(spool, &json, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+		fclose(spool);
+	}
+	/* JSON output is the recorded document itself: written once, never copied. */
+	if (!rc)
+		rc = cmd_write_output(a.output, a.json ? &json : &out);
+	buf_release(&out);
 	for (size_t i = 0; i < res.n_saved; i++)
 		log_notice("saved %s", res.saved[i]);
 	if (!rc && !a.no_record) {
-		struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
-		join_strings(&regions, res.regions, res.n_regions);
-		join_strings(&clusters, fleet.clusters, fleet.n_clusters);
-		buf_addc(&notices, '[');
-		for (size_t i = 0; i < fleet.n_notices; i++) {
-			buf_adds(&notices, i ? ",\"" : "\"");
-			buf_add_json_escaped(&notices, fleet.notices[i]);
-			buf_addc(&notices, '"');
-		}
-		buf_addc(&notices, ']');
-		int64_t kube = 0, id = 0;
-		for (size_t i = 0; i < fleet.n; i++)
-			kube += fleet.vols[i].kube != NULL;
-		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, (int64_t)fleet.n,
+		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
 						   kube, res.aws_calls, notices.s, json.s};
 		buf_reset(&err);
 		if (ledger_inventory_record(ctx->db, &run, &id, &err)) {
@@ -164,10 +230,10 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		} else {
 			log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
 		}
-		buf_release(&regions);
-		buf_release(&clusters);
-		buf_release(&notices);
 	}
+	buf_release(&regions);
+	buf_release(&clusters);
+	buf_release(&notices);
 	buf_release(&json);
 done:
 	inventory_live_result_release(&res);

@@ -1,9 +1,11 @@
 /*
  * inventory_output.c - the fleet as JSON (schema ebsmigrate.inventory/v1, docs/inventory.md)
  * or as a table: volume, where it lives in Kubernetes, workload, node type, metrics, usage.
- * Streams into a buf; volumes in fleet order (region, then the order the API returned them).
+ * Streams into a buf (or, for the JSON document, through one into a FILE); volumes in fleet order
+ * (region, then the order the API returned them).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,8 +141,28 @@ static void write_volume(struct buf *b, const struct volume *v)
 	buf_addc(b, '}');
 }
 
-void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
+/* Where the document goes: all of it into out, or (fp set) out is written to fp and emptied
+ * every SPILL_AT bytes, so a 100,000-volume document never sits in memory whole. */
+struct json_sink {
+	struct buf *out;
+	FILE *fp;
+	int failed;
+};
+
+#define SPILL_AT (256u << 10)
+
+static void sink_spill(struct json_sink *s, size_t at_least)
 {
+	if (!s->fp || s->out->len < at_least)
+		return;
+	if (!s->failed && fwrite(s->out->s, 1, s->out->len, s->fp) != s->out->len)
+		s->failed = 1;
+	buf_reset(s->out);
+}
+
+static void write_json(struct json_sink *sink, const struct fleet *f, const struct inventory_meta *m)
+{
+	struct buf *out = sink->out;
 	char ts[21];
 	em_format_time(m->generated_at, ts);
 	buf_addf(out, "{\"schema\":\"ebsmigrate.inventory/v1\",\"generated_at\":\"%s\",\"account\":", ts);
@@ -169,6 +191,7 @@ void inventory_write_json(struct buf *out, const struct fleet *f, const struct i
 	for (size_t i = 0; i < f->n; i++) {
 		buf_adds(out, i ? ",\n" : "\n");
 		write_volume(out, &f->vols[i]);
+		sink_spill(sink, SPILL_AT);
 	}
 	buf_addf(out, "\n],\"totals\":{\"volumes\":%zu", f->n);
 	size_t kube = 0, missing = 0, gp2 = 0;
@@ -178,6 +201,22 @@ void inventory_write_json(struct buf *out, const struct fleet *f, const struct i
 		gp2 += f->vols[i].type == EBS_GP2;
 	}
 	buf_addf(out, ",\"gp2_volumes\":%zu,\"kubernetes_volumes\":%zu,\"not_found_in_ec2\":%zu}}\n", gp2, kube, missing);
+	sink_spill(sink, 0);
+}
+
+void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
+{
+	struct json_sink sink = {out, NULL, 0};
+	write_json(&sink, f, m);
+}
+
+int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inventory_meta *m)
+{
+	struct buf out = BUF_INIT;
+	struct json_sink sink = {&out, fp, 0};
+	write_json(&sink, f, m);
+	buf_release(&out);
+	return sink.failed || fflush(fp) != 0 ? EM_EIO : 0;
 }
 
 static void cell(struct buf *row, const char *s, int width)

@@ -100,6 +100,17 @@ void ledger_bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
+/* Binds a whole document (plan, inventory: 100+ MB for a large fleet) without the private copy
+ * SQLITE_TRANSIENT makes: the caller's string must outlive the statement, which every caller
+ * steps and finalizes before returning. */
+static void bind_document(sqlite3_stmt *st, int i, const char *doc)
+{
+	if (doc)
+		sqlite3_bind_text64(st, i, doc, strlen(doc), SQLITE_STATIC, SQLITE_UTF8);
+	else
+		sqlite3_bind_null(st, i);
+}
+
 char *ledger_column_dup(sqlite3_stmt *st, int i)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
@@ -530,7 +541,7 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_int64(st, 4, volumes);
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
-	ledger_bind_text(st, 6, plan_json);
+	bind_document(st, 6, plan_json);
 	ledger_bind_text(st, 7, now);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
@@ -561,7 +572,7 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 	sqlite3_bind_int64(st, 7, run->kube_volumes);
 	sqlite3_bind_int64(st, 8, run->aws_calls);
 	ledger_bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
-	ledger_bind_text(st, 10, run->inventory_json);
+	bind_document(st, 10, run->inventory_json);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
