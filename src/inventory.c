@@ -88,7 +88,15 @@ static struct volume *missing_volume(struct fleet *f, const struct kube_pv *pv)
 	return v;
 }
 
-void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_data)
+/* Moves a string out of the kube_set into the fleet: no second copy of 100,000 PVs' names. */
+static char *take(char **s)
+{
+	char *v = *s;
+	*s = NULL;
+	return v;
+}
+
+void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 {
 	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct buf k = BUF_INIT;
@@ -113,8 +121,10 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 		strmap_put(&nodes, k.s, i);
 	}
 	size_t n_missing = 0, n_double = 0;
+	/* The binding that took a PVC's strings; a later PV claiming the same PVC copies them. */
+	struct kube_binding **pvc_taker = ks->n_pvcs ? xcalloc(ks->n_pvcs, sizeof *pvc_taker) : NULL;
 	for (size_t i = 0; i < ks->n_pvs; i++) {
-		const struct kube_pv *pv = &ks->pvs[i];
+		struct kube_pv *pv = &ks->pvs[i];
 		struct volume *v = fleet_find(f, pv->volume_id);
 		if (!v) {
 			v = missing_volume(f, pv);
@@ -127,31 +137,42 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 			continue;
 		}
 		struct kube_binding *b = xcalloc(1, sizeof *b);
-		b->cluster = xstrdup(pv->cluster);
-		b->pv = xstrdup(pv->name);
-		b->driver = xstrdup(pv->driver);
+		b->cluster = take(&pv->cluster);
+		b->pv = take(&pv->name);
+		b->driver = take(&pv->driver);
 		b->in_tree = pv->in_tree;
-		b->storage_class = xstrdup(pv->storage_class);
+		b->storage_class = take(&pv->storage_class);
 		if (pv->claim_namespace && pv->claim_name) {
-			b->namespace_ = xstrdup(pv->claim_namespace);
-			b->pvc = xstrdup(pv->claim_name);
+			b->namespace_ = take(&pv->claim_namespace);
+			b->pvc = take(&pv->claim_name);
 			size_t pos;
 			buf_reset(&k);
-			buf_addf(&k, "%s\t%s\t%s", pv->cluster, pv->claim_namespace, pv->claim_name);
+			buf_addf(&k, "%s\t%s\t%s", b->cluster, b->namespace_, b->pvc);
 			if (strmap_get(&ks->pvc_by_key, k.s, &pos)) {
-				const struct kube_pvc *c = &ks->pvcs[pos];
-				b->vac = xstrdup(c->vac);
-				b->current_vac = xstrdup(c->current_vac);
+				struct kube_pvc *c = &ks->pvcs[pos];
+				const struct kube_binding *first = pvc_taker[pos];
+				if (!first) {
+					pvc_taker[pos] = b;
+					b->vac = take(&c->vac);
+					b->current_vac = take(&c->current_vac);
+					b->labels = c->labels;
+					b->n_labels = c->n_labels;
+					c->labels = NULL;
+					c->n_labels = 0;
+				} else {
+					b->vac = xstrdup(first->vac);
+					b->current_vac = xstrdup(first->current_vac);
+					if (first->n_labels) {
+						b->labels = xcalloc(first->n_labels, sizeof *b->labels);
+						for (size_t l = 0; l < first->n_labels; l++) {
+							b->labels[l].key = xstrdup(first->labels[l].key);
+							b->labels[l].value = xstrdup(first->labels[l].value);
+						}
+						b->n_labels = first->n_labels;
+					}
+				}
 				if (!b->storage_class)
 					b->storage_class = xstrdup(c->storage_class);
-				if (c->n_labels) {
-					b->labels = xcalloc(c->n_labels, sizeof *b->labels);
-					for (size_t l = 0; l < c->n_labels; l++) {
-						b->labels[l].key = xstrdup(c->labels[l].key);
-						b->labels[l].value = xstrdup(c->labels[l].value);
-					}
-					b->n_labels = c->n_labels;
-				}
 			}
 			if (strmap_get(&usage, k.s, &pos)) {
 				b->has_usage = 1;
@@ -161,12 +182,12 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 			if (strmap_get(&uses, k.s, &pos)) {
 				b->node = xstrdup(ks->uses[pos].node);
 				buf_reset(&k);
-				buf_addf(&k, "%s\t%s", pv->cluster, b->node);
+				buf_addf(&k, "%s\t%s", b->cluster, b->node);
 				size_t npos;
 				if (strmap_get(&nodes, k.s, &npos))
 					b->node_instance_type = xstrdup(ks->nodes[npos].instance_type);
 			}
-			b->statefulset = owner_statefulset(f, &sts, pv->cluster, pv->claim_namespace, pv->claim_name);
+			b->statefulset = owner_statefulset(f, &sts, b->cluster, b->namespace_, b->pvc);
 		}
 		v->kube = b;
 	}
@@ -181,6 +202,7 @@ void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_dat
 				 n_missing);
 	if (ks->ignored_pvs)
 		fleet_add_notice(f, "%zu PersistentVolume(s) of other drivers ignored", ks->ignored_pvs);
+	free(pvc_taker);
 	buf_release(&k);
 	strmap_release(&usage);
 	strmap_release(&uses);

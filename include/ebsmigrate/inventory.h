@@ -28,8 +28,10 @@ struct inventory_exports {
  * its base name without ".json". */
 int inventory_load_exports(struct fleet *f, const struct inventory_exports *src, struct buf *err);
 /* Joins Kubernetes objects onto the fleet's volumes. PVs naming volumes absent from the fleet
- * become volumes with missing = 1 (size/type/zone from the PV and its StorageClass). */
-void inventory_join(struct fleet *f, const struct kube_set *ks, int have_ec2_data);
+ * become volumes with missing = 1 (size/type/zone from the PV and its StorageClass). The
+ * bindings take the bound PVs' and PVCs' strings out of ks instead of copying them: afterwards
+ * ks is only fit for kube_set_release. */
+void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data);
 
 /* ---- live inventory ---- */
 struct inventory_live_options {
