@@ -397,7 +397,10 @@ static void XMLCALL sax_start(void *ud, const XML_Char *name, const XML_Char **a
 {
 	struct ec2_sax *x = ud;
 	if (x->depth < MAX_DEPTH) {
-		snprintf(x->name_store[x->depth], sizeof x->name_store[0], "%s", name);
+		/* once per element of every page: a bounded copy, not snprintf */
+		size_t n = strnlen(name, sizeof x->name_store[0] - 1);
+		memcpy(x->name_store[x->depth], name, n);
+		x->name_store[x->depth][n] = '\0';
 		x->names[x->depth] = x->name_store[x->depth];
 	}
 	x->depth++;
