@@ -203,6 +203,11 @@ class ServiceApp:
                 perm = "%s:%s" % (self.iam_prefix, action)
                 if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
                     raise self.denied(principal, perm, region, params, proto)
+            vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1")) \
+                if isinstance(params, dict) else None
+            refusal = self.sim.error_fault(self.service, action, vid)
+            if refusal:
+                raise refusal
             self.sim.update()
             body = self.run(action, params, principal, region, req, proto)
             resp = self.render_ok(action, body, request_id, proto)
@@ -294,8 +299,8 @@ class Ec2App(ServiceApp):
     service = "ec2"
     iam_prefix = "ec2"
 
-    ACTIONS = ("DescribeVolumes", "DescribeVolumesModifications", "ModifyVolume", "CreateTags",
-               "DescribeInstances", "DescribeInstanceTypes", "DescribeRegions")
+    ACTIONS = ("DescribeVolumes", "DescribeVolumesModifications", "ModifyVolume", "DeleteVolume",
+               "CreateTags", "DescribeInstances", "DescribeInstanceTypes", "DescribeRegions")
 
     # EBS-optimized figures per instance type (EC2 DescribeInstanceTypes, EbsInfo.EbsOptimizedInfo):
     # baseline/maximum bandwidth (Mbps), throughput (MB/s) and IOPS. A scenario may add types
@@ -590,6 +595,16 @@ class Ec2App(ServiceApp):
         if not ok:
             raise ApiError(result["code"], result["message"], result.get("status", 400))
         return self._mod_xml(result, "    ", "volumeModification")
+
+    # ---- DeleteVolume (an attached volume is VolumeInUse: there is no DetachVolume here;
+    # `ebssim ctl delete-volume` detaches and deletes, as an operator in the console would)
+
+    def do_DeleteVolume(self, params, principal, region):
+        vid = params.get("VolumeId")
+        if not vid:
+            raise ApiError("MissingParameter", "The request must contain the parameter VolumeId")
+        self.sim.delete_volume(region, vid)
+        return "    <return>true</return>\n"
 
     # ---- CreateTags
 

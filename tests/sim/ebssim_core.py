@@ -811,6 +811,30 @@ class Sim:
             self.aws.metrics.forget(volume_id)
         return mod
 
+    def delete_volume(self, region, volume_id, detach=False):
+        """DeleteVolume's rules: an attached volume is VolumeInUse unless `detach` (the `ctl
+        delete-volume` op: someone detached and deleted it, e.g. in the console). The volume
+        goes at once (EC2 shows `deleting` for a moment; nothing here depends on that) and with
+        it its modification history, as EC2 forgets both. Raises ApiError."""
+        with self.lock:
+            vol = self.volumes.get(volume_id)
+            if vol is None or vol["region"] != region:
+                if not re.fullmatch(r"vol-[0-9a-f]{8}([0-9a-f]{9})?", volume_id or ""):
+                    raise ApiError("InvalidVolumeID.Malformed",
+                                   'Invalid id: "%s" (expecting "vol-...")' % volume_id)
+                raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % volume_id)
+            atts = vol.get("attachments") or []
+            if atts and not detach:
+                raise ApiError("VolumeInUse", "Volume %s is currently attached to %s"
+                               % (volume_id, atts[0].get("instance_id")))
+            del self.volumes[volume_id]
+            self.by_region[vol["region"]].remove(volume_id)
+            self.modifications.pop(volume_id, None)
+            self.inflight.discard(volume_id)
+            self._attached = None
+            if self.aws is not None:
+                self.aws.metrics.forget(volume_id)
+
     def config_timeline(self, volume_id):
         """[(t, config)] of the volume's performance configuration over time (metrics use it):
         the original before each modification, the target from its completion on."""
@@ -845,20 +869,38 @@ class Sim:
                 self.faults = []
                 return
             f = {"service": "*", "action": "*", "kind": None, "rate": None, "count": None,
-                 "delay_s": 2.0, "skew_s": 600.0}
+                 "delay_s": 2.0, "skew_s": 600.0, "volume_id": None, "code": None,
+                 "message": None, "status": 400}
             f.update(spec)
             if f["kind"] not in ("throttle", "5xx", "slow", "drop", "truncate",
-                                 "expire-continue", "skew"):
+                                 "expire-continue", "skew", "error"):
                 raise ValueError("unknown fault kind %r" % f["kind"])
+            if f["kind"] == "error" and not f["code"]:
+                raise ValueError("an error fault needs a code (e.g. InvalidParameterCombination)")
             f["_fired"] = 0
             self.faults.append(f)
 
     def fault(self, service, action):
         """The fault to apply to this request, or None (a `skew` fault shifts the wall
         clock the signature check uses for that request by skew_s)."""
+        return self._fire(service, action, lambda f: f["kind"] != "error")
+
+    def error_fault(self, service, action, volume_id):
+        """An ApiError an `error` fault makes this request fail with, or None.  Asked once the
+        request is authenticated and allowed (where EC2 judges parameters): by the EC2 app for
+        every action and by the CSI emulation before its ModifyVolume (which skips the app).
+        The fault's volume_id, when set, must equal the request's volume."""
+        f = self._fire(service, action, lambda f: f["kind"] == "error" and (
+            not f["volume_id"] or f["volume_id"] == volume_id))
+        if f is None:
+            return None
+        return ApiError(f["code"], f["message"] or "The request was refused (%s)." % f["code"],
+                        int(f["status"] or 400))
+
+    def _fire(self, service, action, wanted):
         with self.lock:
             for f in self.faults:
-                if f["service"] not in ("*", service):
+                if f["service"] not in ("*", service) or not wanted(f):
                     continue
                 if f["action"] != "*" and not fnmatch.fnmatchcase(action or "", f["action"]):
                     continue
@@ -1126,6 +1168,15 @@ class ControlApp:
             with self.sim.lock:
                 self.sim.requests = []
             return ok({"ok": True})
+        if path == "/delete-volume" and req.method == "POST":
+            vid = body.get("volume_id") or ""
+            with self.sim.lock:
+                vol = self.sim.volumes.get(vid)
+                try:
+                    self.sim.delete_volume(vol["region"] if vol else "", vid, detach=True)
+                except ApiError as err:
+                    return ok({"error": "%s: %s" % (err.code, err.message)}, 404)
+            return ok({"ok": True, "deleted": vid})
         if path == "/fault" and req.method == "POST":
             try:
                 self.sim.add_fault(body)
@@ -1411,6 +1462,11 @@ def ctl(args):
         status, text = call("POST", "/fault", spec)
     elif op == "reset-requests":
         status, text = call("POST", "/reset-requests", {})
+    elif op == "delete-volume":
+        if not args.arg:
+            sys.stderr.write("ebssim ctl delete-volume: VOLUME_ID is required\n")
+            return 2
+        status, text = call("POST", "/delete-volume", {"volume_id": args.arg})
     else:
         sys.stderr.write("ebssim ctl: unknown operation %r\n" % op)
         return 2

@@ -2629,7 +2629,13 @@ class KubeCluster:
             return
         op["attempts"] = op.get("attempts", 0) + 1
         region = self._volume_region(vid)
-        ok, res = self.sim.ec2_modify_volume(region, vid, req, CSI_PRINCIPAL)
+        # The driver's ModifyVolume does not pass the EC2 app, so `error` faults are asked here.
+        error_fault = getattr(self.sim, "error_fault", None)
+        refusal = error_fault("ec2", "ModifyVolume", vid) if error_fault else None
+        if refusal is not None:
+            ok, res = False, {"code": refusal.code, "message": refusal.message, "status": refusal.status}
+        else:
+            ok, res = self.sim.ec2_modify_volume(region, vid, req, CSI_PRINCIPAL)
         logp = {"VolumeId": vid}
         logp.update({k: str(v) for k, v in req.items()})
         if ok:

@@ -4,13 +4,15 @@ Run: /usr/bin/python3 -m unittest tests/sim/test_ec2.py"""
 
 import json
 import os
+import subprocess
 import tempfile
 import unittest
+import urllib.error
 import xml.etree.ElementTree as ET
 
 import botocore.exceptions
 
-from simtest import READONLY, SimProcess
+from simtest import EBSSIM, READONLY, SimProcess
 
 NS = "{http://ec2.amazonaws.com/doc/2016-11-15/}"
 V = "vol-0aa0000000000000"
@@ -229,6 +231,86 @@ class BasicEc2(unittest.TestCase):
         with self.assertRaises(botocore.exceptions.ClientError) as c:
             self.ec2.modify_volume(VolumeId=V + "2", VolumeType="gp3", DryRun=True)
         self.assertEqual(code_of(c)[0], "DryRunOperation")
+
+
+class DeleteVolumeAndRefusals(unittest.TestCase):
+    """DeleteVolume (wire and `ctl delete-volume`) and `error` faults; a sim of its own, since
+    it deletes volumes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = SimProcess("basic")
+        cls.ec2 = cls.sim.client("ec2")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sim.stop()
+
+    def test_delete_volume(self):
+        status, _, body = self.sim.signed("ec2", "AWS_ENDPOINT_URL_EC2",
+                                          "Action=DeleteVolume&Version=2016-11-15&VolumeId=" + V + "7",
+                                          {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"})
+        self.assertEqual(status, 200)
+        self.assertRegex(body.decode(), r'^<\?xml version="1.0" encoding="UTF-8"\?>\n<DeleteVolumeResponse '
+                         r'xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">\n    <requestId>[0-9a-f-]{36}'
+                         r'</requestId>\n    <return>true</return>\n</DeleteVolumeResponse>$')
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.describe_volumes(VolumeIds=[V + "7"])
+        self.assertEqual(code_of(c), ("InvalidVolume.NotFound", "The volume '%s7' does not exist." % V))
+        self.assertEqual(self.ec2.describe_volumes(Filters=[{"Name": "volume-id", "Values": [V + "7"]}])["Volumes"], [])
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.delete_volume(VolumeId=V + "7")
+        self.assertEqual(code_of(c)[0], "InvalidVolume.NotFound")
+        # attached: VolumeInUse, and the volume stays
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.delete_volume(VolumeId=V + "1")
+        self.assertEqual(code_of(c), ("VolumeInUse", "Volume %s1 is currently attached to i-0aa00000000000001" % V))
+        self.assertEqual(len(self.ec2.describe_volumes(VolumeIds=[V + "1"])["Volumes"]), 1)
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.sim.client("ec2", keys=READONLY).delete_volume(VolumeId=V + "1")
+        self.assertEqual(code_of(c)[0], "UnauthorizedOperation")
+
+    def test_ctl_delete_volume_detaches_and_forgets_history(self):
+        vid = V + "9"   # attached, with a modification history
+        self.assertEqual(self.sim.ctl("POST", "/delete-volume", {"volume_id": vid}), {"ok": True, "deleted": vid})
+        st = self.sim.state()
+        self.assertNotIn(vid, st["volumes"])
+        self.assertNotIn(vid, st["modifications"])
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.modify_volume(VolumeId=vid, VolumeType="gp3")
+        self.assertEqual(code_of(c)[0], "InvalidVolume.NotFound")
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.describe_volumes_modifications(VolumeIds=[vid])
+        self.assertEqual(code_of(c)[0], "InvalidVolume.NotFound")
+        mods = self.ec2.describe_volumes_modifications(Filters=[{"Name": "volume-id", "Values": [vid]}])
+        self.assertEqual(mods["VolumesModifications"], [])
+        out = subprocess.run(["/usr/bin/python3", EBSSIM, "ctl", "--state-dir", self.sim.state_dir,
+                              "delete-volume", vid], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("InvalidVolume.NotFound", out.stderr)
+
+    def test_error_fault_for_one_volume(self):
+        self.sim.fault({"service": "ec2", "action": "ModifyVolume", "kind": "error", "volume_id": V + "3",
+                        "code": "InvalidParameterCombination", "message": "not for this volume"})
+        try:
+            with self.assertRaises(botocore.exceptions.ClientError) as c:
+                self.ec2.modify_volume(VolumeId=V + "3", VolumeType="gp3")
+            self.assertEqual(code_of(c), ("InvalidParameterCombination", "not for this volume"))
+            self.assertEqual(c.exception.response["ResponseMetadata"]["HTTPStatusCode"], 400)
+            self.assertEqual(self.ec2.describe_volumes(VolumeIds=[V + "3"])["Volumes"][0]["VolumeType"], "gp2")
+            self.ec2.modify_volume(VolumeId=V + "4", VolumeType="gp3")   # other volumes are not touched
+            log = [(r["params"]["VolumeId"], r["status"], r["error_code"]) for r in self.sim.requests("ec2")
+                   if r["action"] == "ModifyVolume"]
+            self.assertEqual(log[-2:], [(V + "3", 400, "InvalidParameterCombination"), (V + "4", 200, None)])
+            # the readonly principal is still refused first: the fault answers as EC2 would
+            with self.assertRaises(botocore.exceptions.ClientError) as c:
+                self.sim.client("ec2", keys=READONLY).modify_volume(VolumeId=V + "3", VolumeType="gp3")
+            self.assertEqual(code_of(c)[0], "UnauthorizedOperation")
+        finally:
+            self.sim.fault({"clear": True})
+        with self.assertRaises(urllib.error.HTTPError) as c:
+            self.sim.fault({"kind": "error", "action": "ModifyVolume"})   # no code
+        self.assertEqual(c.exception.code, 400)
 
 
 def tiny_scenario():

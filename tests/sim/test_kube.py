@@ -93,6 +93,15 @@ class StubSim:
                 return {k: v for k, v in f.items() if not k.startswith("_")}
         return None
 
+    def error_fault(self, service, action, volume_id):
+        """Like the core's: an `error` fault for this action and volume -> an exception with
+        code, message and status."""
+        for f in self.faults:
+            if f.get("kind") == "error" and f["service"] in (service, "*") and f["action"] in (action, "*") \
+                    and f.get("volume_id") in (None, volume_id):
+                return type("Refusal", (Exception,), {"code": f["code"], "message": f["message"], "status": 400})()
+        return None
+
     def verify_presigned_sts(self, url, headers):
         p = self.sts.get(url)
         if p and p[1] == headers.get("x-k8s-aws-id"):
@@ -644,6 +653,22 @@ class TestCSI(Base):
         o = self.pvc_obj("db", "data-db-0")
         self.assertEqual(o["status"]["modifyVolumeStatus"]["status"], "Infeasible")
         self.assertIn("InvalidParameterValue", o["status"]["conditions"][0]["message"])
+
+    def test_infeasible_from_an_injected_ec2_error(self):
+        # `ctl fault {"kind": "error", ...}` reaches the driver's ModifyVolume, which skips the EC2 app
+        self.sim.faults.append({"service": "ec2", "action": "ModifyVolume", "kind": "error", "volume_id": "vol-0a",
+                                "code": "InvalidParameterCombination", "message": "not with this volume"})
+        self.ok("POST", "/apis/storage.k8s.io/v1beta1/volumeattributesclasses", body=VAC)
+        self.set_vac("gp3-3000-125")
+        o = self.pvc_obj("db", "data-db-0")
+        self.assertEqual(o["status"]["modifyVolumeStatus"]["status"], "Infeasible")
+        self.assertIn("api error InvalidParameterCombination: not with this volume",
+                      o["status"]["conditions"][0]["message"])
+        self.assertEqual([(c["status"], c["error_code"]) for c in self.ec2_calls()],
+                         [(400, "InvalidParameterCombination")])
+        self.advance(3600)   # Infeasible is not retried while the class stays the same
+        self.assertEqual(len(self.ec2_calls()), 1)
+        self.assertEqual(self.sim.volumes["vol-0a"]["type"], "gp2")
 
     def test_transient_error_retries(self):
         self.sim.mods["vol-0a"] = [{"state": "optimizing", "start": self.sim.t - 100, "target": {}, "original": {}}]
