@@ -560,8 +560,13 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		if (!o->dry_run)
 			rc = ledger_apply_save(l, row, "reconciled from DescribeVolumesModifications", err);
 		say(o, "%s: %s -> %s (reconciled)", row->volume_id, was, row->state);
-		outcome(res, row->volume_id, strcmp(row->state, "completed") == 0 ? OUT_COMPLETED : OUT_RECONCILED, 0,
-			"%s -> %s", was, row->state);
+		/* A failure found here is this run's finding: counted, so the exit code says so. */
+		if (strcmp(row->state, "failed") == 0)
+			outcome(res, row->volume_id, OUT_FAILED, 0, "%s -> failed: %s: %s", was,
+				row->error_code ? row->error_code : "failed", row->error_message ? row->error_message : "");
+		else
+			outcome(res, row->volume_id, strcmp(row->state, "completed") == 0 ? OUT_COMPLETED : OUT_RECONCILED,
+				0, "%s -> %s", was, row->state);
 	}
 	free(was);
 	fresh_release(&fr);
