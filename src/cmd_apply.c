@@ -14,7 +14,7 @@
 #include "ebsmigrate/log.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
-       OPT_CTX, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL };
+       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N", "volumes to submit in this run (default 10)", OPT_BATCH},
@@ -26,6 +26,9 @@ static const struct cmd_option apply_options[] = {
 	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_VOLUME},
 	{"namespace", 'n', ARG_REQUIRED, "NS", "only PVCs in this namespace (repeatable)", OPT_NAMESPACE},
 	{"context", 0, ARG_REQUIRED, "CLUSTER", "only volumes of this cluster (repeatable)", OPT_CTX},
+	{"selector", 'l', ARG_REQUIRED, "SELECTOR",
+	 "only PVCs matching this label selector (kubectl syntax, e.g. team=payments,tier!=cache), evaluated live",
+	 OPT_SELECTOR},
 	{"dry-run", 0, ARG_NONE, NULL, "show exactly the calls that would be made; change nothing", OPT_DRY_RUN},
 	{"yes", 'y', ARG_NONE, NULL, "do not ask for confirmation", OPT_YES},
 	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
@@ -45,9 +48,16 @@ const struct cmd_help apply_help = {
 		"eligible volumes, re-reads each one (a volume that was deleted, resized or modified elsewhere is "
 		"skipped, never forced), enforces EBS's rules (one modification in flight; at most 4 per volume in "
 		"any rolling 24 hours, counting the ledger and EC2's latest), records the intent in the ledger, "
-		"and calls ModifyVolume with VolumeType, Iops and Throughput explicit. A volume that cannot go now "
-		"is deferred with the time it may, not failed. Returns once each submitted modification has "
-		"started; --wait follows them to completed.\n"
+		"and modifies it by its method. A volume that cannot go now is deferred with the time it may, not "
+		"failed. Returns once each submitted modification has started; --wait follows them to completed.\n"
+		"\n"
+		"Methods (--method auto, the default, picks per volume): vac creates the VolumeAttributesClass the "
+		"target needs (reused when one with the same parameters exists, never overwritten) and "
+		"merge-patches the PVC's spec.volumeAttributesClassName once; annotation merge-patches the PVC "
+		"with the volume-modifier-for-k8s annotations ebs.csi.aws.com/volumeType, iops and throughput; "
+		"ec2 calls ModifyVolume with VolumeType, Iops and Throughput explicit. auto uses vac where the "
+		"cluster serves VolumeAttributesClass, annotation where the sidecar runs beside the EBS CSI "
+		"controller, and ec2 for in-tree PVs, volumes outside Kubernetes and other clusters.\n"
 		"\n"
 		"Without --yes, apply shows the batch and asks for confirmation on a terminal, and refuses without "
 		"one. Only one apply may run per database at a time.",
@@ -125,6 +135,13 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
 	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
 	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
+	case OPT_SELECTOR:
+		if (a->o.selector) {
+			log_error("-l/--selector: give one selector (join requirements with commas)");
+			return EXIT_USAGE;
+		}
+		a->o.selector = arg;
+		return 0;
 	case OPT_DRY_RUN: a->o.dry_run = 1; return 0;
 	case OPT_YES: a->yes = 1; return 0;
 	case OPT_WAIT: a->o.wait = 1; return 0;
