@@ -43,7 +43,7 @@
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
-#include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/strmap.h"
@@ -109,63 +109,7 @@ void apply_unlock(int fd)
 	}
 }
 
-/* ---- Kubernetes clients for the vac route, one per cluster (kubeconfig context) ---- */
-
-struct kube_conn {
-	char *cluster;
-	struct kube_client kc;
-	int ok;                 /* client built */
-	const char *vac_version; /* "v1" | "v1beta1" | "v1alpha1" | NULL (not served) */
-	char *error;            /* why this cluster cannot use the vac route */
-};
-
-struct kube_conns {
-	struct kube_conn *v;
-	size_t n;
-	const char *kubeconfig;
-};
-
-static void kube_conns_release(struct kube_conns *k)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->v[i].ok)
-			kube_client_release(&k->v[i].kc);
-		free(k->v[i].cluster);
-		free(k->v[i].error);
-	}
-	free(k->v);
-	memset(k, 0, sizeof *k);
-}
-
-/* The connection to cluster, built on first use. NULL with ->error set when it cannot be. */
-static struct kube_conn *kube_conn_for(struct kube_conns *k, const char *cluster)
-{
-	for (size_t i = 0; i < k->n; i++)
-		if (strcmp(k->v[i].cluster, cluster) == 0)
-			return &k->v[i];
-	k->v = xrealloc(k->v, (k->n + 1) * sizeof *k->v);
-	struct kube_conn *c = &k->v[k->n++];
-	memset(c, 0, sizeof *c);
-	c->cluster = xstrdup(cluster);
-	struct kube_selection sel = {k->kubeconfig, cluster, 0, NULL};
-	struct kube_target *t = NULL;
-	size_t n = 0;
-	struct buf err = BUF_INIT;
-	if (kube_targets_load(&t, &n, &sel, &err) || n == 0) {
-		c->error = xstrdup(err.len ? err.s : "no kubeconfig context");
-	} else if (kube_client_init(&c->kc, &t[0], NULL, &err)) {
-		c->error = xstrdup(err.s);
-	} else {
-		c->ok = 1;
-		if (kube_vac_api_version(&c->kc, &c->vac_version, &err))
-			c->error = xstrdup(err.s);
-		else if (!c->vac_version)
-			c->error = xstrdup("the cluster does not serve VolumeAttributesClass (storage.k8s.io)");
-	}
-	kube_targets_free(t, n);
-	buf_release(&err);
-	return c;
-}
+/* ---- the vac route (clients and PVC reads: kube_pvc.h) ---- */
 
 /* "gp3-IOPS-THROUGHPUT": one class per distinct target (docs/manifests.md uses the same). */
 static char *vac_name(enum ebs_type t, int64_t iops, int64_t tput)
@@ -221,45 +165,6 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 		em_err(err, rc, "%s", gerr.s);
 	}
 	buf_release(&gerr);
-	buf_release(&path);
-	buf_release(&body);
-	return rc;
-}
-
-/* The PVC as the API server has it: its class (spec) and modify status. EM_ENOTFOUND when gone. */
-struct pvc_state {
-	char *spec_class, *current_class, *modify_status, *modify_target;
-	char *error; /* message of a ModifyVolumeError condition (the driver is retrying) */
-};
-
-static void pvc_state_release(struct pvc_state *p)
-{
-	free(p->spec_class), free(p->current_class), free(p->modify_status), free(p->modify_target), free(p->error);
-	memset(p, 0, sizeof *p);
-}
-
-static int read_pvc(struct kube_conn *c, const char *ns, const char *name, struct pvc_state *out, struct buf *err)
-{
-	memset(out, 0, sizeof *out);
-	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
-	long status = 0;
-	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, err);
-	if (!rc) {
-		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
-		out->spec_class = xstrdup(jsonx_path_str(j, "spec.volumeAttributesClassName"));
-		out->current_class = xstrdup(jsonx_path_str(j, "status.currentVolumeAttributesClassName"));
-		out->modify_status = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.status"));
-		out->modify_target = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.targetVolumeAttributesClassName"));
-		const cJSON *cond;
-		cJSON_ArrayForEach(cond, jsonx_path(j, "status.conditions"))
-		{
-			const char *type = jsonx_str(cond, "type");
-			if (!out->error && type && strstr(type, "ModifyVolumeError"))
-				out->error = xstrdup(jsonx_str(cond, "message"));
-		}
-		cJSON_Delete(j);
-	}
 	buf_release(&path);
 	buf_release(&body);
 	return rc;
@@ -502,7 +407,7 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
 		struct pvc_state ps;
 		struct buf kerr = BUF_INIT;
-		int krc = kc->ok ? read_pvc(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
+		int krc = kc->ok ? kube_pvc_read(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
 		if (krc == EM_ENOTFOUND) {
 			pvc_gone = 1;
 		} else if (krc == 0) {
@@ -785,7 +690,7 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 	char *cls = vac_name(it->target_type, it->target_iops, it->target_throughput);
 	struct pvc_state ps;
 	struct buf kerr = BUF_INIT;
-	int rc = 0, krc = read_pvc(kc, it->namespace_, it->pvc, &ps, &kerr);
+	int rc = 0, krc = kube_pvc_read(kc, it->namespace_, it->pvc, &ps, &kerr);
 	if (krc == EM_ENOTFOUND) {
 		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
 		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
