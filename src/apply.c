@@ -43,17 +43,12 @@
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
-#include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/strmap.h"
 
 #define CLOCK_SKEW_S 300
-
-/* PVC annotations read by the volume-modifier-for-k8s sidecar (FACTS.md §6). */
-#define ANN_TYPE "ebs.csi.aws.com/volumeType"
-#define ANN_IOPS "ebs.csi.aws.com/iops"
-#define ANN_TPUT "ebs.csi.aws.com/throughput"
 
 const char *apply_outcome_name(enum apply_outcome_kind k)
 {
@@ -114,67 +109,7 @@ void apply_unlock(int fd)
 	}
 }
 
-/* ---- Kubernetes clients for the vac route, one per cluster (kubeconfig context) ---- */
-
-struct kube_conn {
-	char *cluster;
-	struct kube_client kc;
-	int ok;                 /* client built */
-	const char *vac_version; /* "v1" | "v1beta1" | "v1alpha1" | NULL (not served) */
-	char *error;            /* why this cluster cannot use the vac route */
-	int sidecar;            /* volume-modifier-for-k8s: 1 runs, 0 not found, -1 unknown; see kube_conn_sidecar */
-	int sidecar_read;
-	char *sidecar_note;     /* why it is unknown */
-};
-
-struct kube_conns {
-	struct kube_conn *v;
-	size_t n;
-	const char *kubeconfig;
-};
-
-static void kube_conns_release(struct kube_conns *k)
-{
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->v[i].ok)
-			kube_client_release(&k->v[i].kc);
-		free(k->v[i].cluster);
-		free(k->v[i].error);
-		free(k->v[i].sidecar_note);
-	}
-	free(k->v);
-	memset(k, 0, sizeof *k);
-}
-
-/* The connection to cluster, built on first use. NULL with ->error set when it cannot be. */
-static struct kube_conn *kube_conn_for(struct kube_conns *k, const char *cluster)
-{
-	for (size_t i = 0; i < k->n; i++)
-		if (strcmp(k->v[i].cluster, cluster) == 0)
-			return &k->v[i];
-	k->v = xrealloc(k->v, (k->n + 1) * sizeof *k->v);
-	struct kube_conn *c = &k->v[k->n++];
-	memset(c, 0, sizeof *c);
-	c->cluster = xstrdup(cluster);
-	struct kube_selection sel = {k->kubeconfig, cluster, 0, NULL};
-	struct kube_target *t = NULL;
-	size_t n = 0;
-	struct buf err = BUF_INIT;
-	if (kube_targets_load(&t, &n, &sel, &err) || n == 0) {
-		c->error = xstrdup(err.len ? err.s : "no kubeconfig context");
-	} else if (kube_client_init(&c->kc, &t[0], NULL, &err)) {
-		c->error = xstrdup(err.s);
-	} else {
-		c->ok = 1;
-		if (kube_vac_api_version(&c->kc, &c->vac_version, &err))
-			c->error = xstrdup(err.s);
-		else if (!c->vac_version)
-			c->error = xstrdup("the cluster does not serve VolumeAttributesClass (storage.k8s.io)");
-	}
-	kube_targets_free(t, n);
-	buf_release(&err);
-	return c;
-}
+/* ---- the vac route (clients and PVC reads: kube_pvc.h) ---- */
 
 /* Whether the volume-modifier-for-k8s sidecar runs beside the EBS CSI controller: a Deployment
  * labelled app.kubernetes.io/name=aws-ebs-csi-driver (Helm chart and EKS add-on) with the
@@ -275,61 +210,6 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 	buf_release(&path);
 	buf_release(&body);
 	return rc;
-}
-
-/* The PVC as the API server has it: its class (spec) and modify status. EM_ENOTFOUND when gone. */
-struct pvc_state {
-	char *spec_class, *current_class, *modify_status, *modify_target;
-	char *ann_type, *ann_iops, *ann_tput; /* the volume-modifier annotations ebs.csi.aws.com/... */
-	char *error; /* message of a ModifyVolumeError condition (the driver is retrying) */
-};
-
-static void pvc_state_release(struct pvc_state *p)
-{
-	free(p->spec_class), free(p->current_class), free(p->modify_status), free(p->modify_target), free(p->error);
-	free(p->ann_type), free(p->ann_iops), free(p->ann_tput);
-	memset(p, 0, sizeof *p);
-}
-
-static int read_pvc(struct kube_conn *c, const char *ns, const char *name, struct pvc_state *out, struct buf *err)
-{
-	memset(out, 0, sizeof *out);
-	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
-	long status = 0;
-	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, err);
-	if (!rc) {
-		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
-		out->spec_class = xstrdup(jsonx_path_str(j, "spec.volumeAttributesClassName"));
-		out->current_class = xstrdup(jsonx_path_str(j, "status.currentVolumeAttributesClassName"));
-		out->modify_status = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.status"));
-		out->modify_target = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.targetVolumeAttributesClassName"));
-		const cJSON *ann = jsonx_path(j, "metadata.annotations");
-		out->ann_type = xstrdup(jsonx_str(ann, ANN_TYPE));
-		out->ann_iops = xstrdup(jsonx_str(ann, ANN_IOPS));
-		out->ann_tput = xstrdup(jsonx_str(ann, ANN_TPUT));
-		const cJSON *cond;
-		cJSON_ArrayForEach(cond, jsonx_path(j, "status.conditions"))
-		{
-			const char *type = jsonx_str(cond, "type");
-			if (!out->error && type && strstr(type, "ModifyVolumeError"))
-				out->error = xstrdup(jsonx_str(cond, "message"));
-		}
-		cJSON_Delete(j);
-	}
-	buf_release(&path);
-	buf_release(&body);
-	return rc;
-}
-
-/* The PVC carries the target as volume-modifier annotations (what the sidecar acts on). */
-static int annotations_match(const struct pvc_state *ps, const char *type, int64_t iops, int64_t tput)
-{
-	char i[32], t[32];
-	snprintf(i, sizeof i, "%lld", (long long)iops);
-	snprintf(t, sizeof t, "%lld", (long long)tput);
-	return ps->ann_type && type && strcmp(ps->ann_type, type) == 0 && ps->ann_iops && strcmp(ps->ann_iops, i) == 0 &&
-	       ps->ann_tput && strcmp(ps->ann_tput, t) == 0;
 }
 
 /* The sidecar reports failures only as Warning events on the PVC (reason
@@ -607,11 +487,11 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
 		struct pvc_state ps;
 		struct buf kerr = BUF_INIT;
-		int krc = kc->ok ? read_pvc(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
+		int krc = kc->ok ? kube_pvc_read(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
 		if (krc == EM_ENOTFOUND) {
 			pvc_gone = 1;
 		} else if (krc == 0) {
-			patched = ann ? annotations_match(&ps, row->target_type, row->target_iops, row->target_throughput)
+			patched = ann ? kube_pvc_annotations_match(&ps, row->target_type, row->target_iops, row->target_throughput)
 				      : ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
 			if (!patched && strcmp(row->state, "submitted") == 0)
 				sent = 0;
@@ -907,7 +787,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 	const char *what = ann ? "volume-modifier annotations" : cls;
 	struct pvc_state ps;
 	struct buf kerr = BUF_INIT;
-	int rc = 0, krc = read_pvc(kc, it->namespace_, it->pvc, &ps, &kerr);
+	int rc = 0, krc = kube_pvc_read(kc, it->namespace_, it->pvc, &ps, &kerr);
 	if (krc == EM_ENOTFOUND) {
 		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
 		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
