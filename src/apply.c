@@ -275,9 +275,7 @@ static micro_t usd(const cJSON *o, const char *key)
 	const cJSON *v = jsonx_get(o, key);
 	if (!cJSON_IsNumber(v))
 		return 0;
-	/* JSON numbers rounded to cents: exact enough to recover the micro value */
-	double d = v->valuedouble * 100.0;
-	return (micro_t)(d < 0 ? d - 0.5 : d + 0.5) * MICRO_PER_CENT;
+	return money_from_json_usd(v->valuedouble);
 }
 
 static int in_list(const char *s, const char *const *list, size_t n)
