@@ -15,7 +15,7 @@
 #include "ebsmigrate/plan_file.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
-       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL };
+       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N", "volumes to submit in this run (default 10)", OPT_BATCH},
@@ -38,6 +38,8 @@ static const struct cmd_option apply_options[] = {
 	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600)", OPT_WAIT_TIMEOUT},
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_APROFILE},
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
+	 OPT_AKUBECONFIG},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -178,6 +180,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->o.poll_s = (int64_t)tmp;
 		return 0;
 	case OPT_APROFILE: a->profile = arg; return 0;
+	case OPT_AKUBECONFIG: a->o.kubeconfig = arg; return 0;
 	}
 	return EXIT_USAGE;
 }
