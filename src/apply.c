@@ -43,7 +43,7 @@
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
-#include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/strmap.h"
@@ -109,62 +109,48 @@ void apply_unlock(int fd)
 	}
 }
 
-/* ---- Kubernetes clients for the vac route, one per cluster (kubeconfig context) ---- */
+/* ---- the vac route (clients and PVC reads: kube_pvc.h) ---- */
 
-struct kube_conn {
-	char *cluster;
-	struct kube_client kc;
-	int ok;                 /* client built */
-	const char *vac_version; /* "v1" | "v1beta1" | "v1alpha1" | NULL (not served) */
-	char *error;            /* why this cluster cannot use the vac route */
-};
-
-struct kube_conns {
-	struct kube_conn *v;
-	size_t n;
-	const char *kubeconfig;
-};
-
-static void kube_conns_release(struct kube_conns *k)
+/* Whether the volume-modifier-for-k8s sidecar runs beside the EBS CSI controller: a Deployment
+ * labelled app.kubernetes.io/name=aws-ebs-csi-driver (Helm chart and EKS add-on) with the
+ * "volumemodifier" container or its image. Read once per cluster; -1 (sidecar_note says why) when
+ * the Deployments cannot be read. */
+static int kube_conn_sidecar(struct kube_conn *c)
 {
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->v[i].ok)
-			kube_client_release(&k->v[i].kc);
-		free(k->v[i].cluster);
-		free(k->v[i].error);
+	if (c->sidecar_read)
+		return c->sidecar;
+	c->sidecar_read = 1;
+	c->sidecar = -1;
+	if (!c->ok) {
+		c->sidecar_note = xstrdup(c->error ? c->error : "no Kubernetes client");
+		return c->sidecar;
 	}
-	free(k->v);
-	memset(k, 0, sizeof *k);
-}
-
-/* The connection to cluster, built on first use. NULL with ->error set when it cannot be. */
-static struct kube_conn *kube_conn_for(struct kube_conns *k, const char *cluster)
-{
-	for (size_t i = 0; i < k->n; i++)
-		if (strcmp(k->v[i].cluster, cluster) == 0)
-			return &k->v[i];
-	k->v = xrealloc(k->v, (k->n + 1) * sizeof *k->v);
-	struct kube_conn *c = &k->v[k->n++];
-	memset(c, 0, sizeof *c);
-	c->cluster = xstrdup(cluster);
-	struct kube_selection sel = {k->kubeconfig, cluster, 0, NULL};
-	struct kube_target *t = NULL;
-	size_t n = 0;
-	struct buf err = BUF_INIT;
-	if (kube_targets_load(&t, &n, &sel, &err) || n == 0) {
-		c->error = xstrdup(err.len ? err.s : "no kubeconfig context");
-	} else if (kube_client_init(&c->kc, &t[0], NULL, &err)) {
-		c->error = xstrdup(err.s);
+	struct buf body = BUF_INIT, err = BUF_INIT;
+	long status = 0;
+	if (kube_get(&c->kc, "/apis/apps/v1/deployments", "labelSelector=app.kubernetes.io%2Fname%3Daws-ebs-csi-driver",
+		     &body, &status, &err)) {
+		c->sidecar_note = xstrdup(err.s);
 	} else {
-		c->ok = 1;
-		if (kube_vac_api_version(&c->kc, &c->vac_version, &err))
-			c->error = xstrdup(err.s);
-		else if (!c->vac_version)
-			c->error = xstrdup("the cluster does not serve VolumeAttributesClass (storage.k8s.io)");
+		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
+		const cJSON *d, *ctr;
+		c->sidecar = j ? 0 : -1;
+		cJSON_ArrayForEach(d, jsonx_get(j, "items"))
+		{
+			cJSON_ArrayForEach(ctr, jsonx_path(d, "spec.template.spec.containers"))
+			{
+				const char *name = jsonx_str(ctr, "name"), *image = jsonx_str(ctr, "image");
+				if ((name && strcmp(name, "volumemodifier") == 0) ||
+				    (image && strstr(image, "volume-modifier-for-k8s")))
+					c->sidecar = 1;
+			}
+		}
+		if (!j)
+			c->sidecar_note = xstrdup("the Deployments list is not JSON");
+		cJSON_Delete(j);
 	}
-	kube_targets_free(t, n);
+	buf_release(&body);
 	buf_release(&err);
-	return c;
+	return c->sidecar;
 }
 
 /* "gp3-IOPS-THROUGHPUT": one class per distinct target (docs/manifests.md uses the same). */
@@ -226,43 +212,37 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 	return rc;
 }
 
-/* The PVC as the API server has it: its class (spec) and modify status. EM_ENOTFOUND when gone. */
-struct pvc_state {
-	char *spec_class, *current_class, *modify_status, *modify_target;
-	char *error; /* message of a ModifyVolumeError condition (the driver is retrying) */
-};
-
-static void pvc_state_release(struct pvc_state *p)
+/* The sidecar reports failures only as Warning events on the PVC (reason
+ * VolumeModificationFailed). The latest one at or after since, or NULL. */
+static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since)
 {
-	free(p->spec_class), free(p->current_class), free(p->modify_status), free(p->modify_target), free(p->error);
-	memset(p, 0, sizeof *p);
-}
-
-static int read_pvc(struct kube_conn *c, const char *ns, const char *name, struct pvc_state *out, struct buf *err)
-{
-	memset(out, 0, sizeof *out);
-	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
+	struct buf path = BUF_INIT, q = BUF_INIT, body = BUF_INIT, err = BUF_INIT;
+	buf_addf(&path, "/api/v1/namespaces/%s/events", ns);
+	buf_adds(&q, "fieldSelector=");
+	struct buf sel = BUF_INIT;
+	buf_addf(&sel, "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=%s,reason=VolumeModificationFailed",
+		 name);
+	buf_add_urlencoded(&q, sel.s, 1);
 	long status = 0;
-	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, err);
-	if (!rc) {
+	char *msg = NULL;
+	time_t best = 0;
+	if (kube_get(&c->kc, path.s, q.s, &body, &status, &err) == 0) {
 		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
-		out->spec_class = xstrdup(jsonx_path_str(j, "spec.volumeAttributesClassName"));
-		out->current_class = xstrdup(jsonx_path_str(j, "status.currentVolumeAttributesClassName"));
-		out->modify_status = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.status"));
-		out->modify_target = xstrdup(jsonx_path_str(j, "status.modifyVolumeStatus.targetVolumeAttributesClassName"));
-		const cJSON *cond;
-		cJSON_ArrayForEach(cond, jsonx_path(j, "status.conditions"))
+		const cJSON *ev;
+		cJSON_ArrayForEach(ev, jsonx_get(j, "items"))
 		{
-			const char *type = jsonx_str(cond, "type");
-			if (!out->error && type && strstr(type, "ModifyVolumeError"))
-				out->error = xstrdup(jsonx_str(cond, "message"));
+			const char *ts = jsonx_str(ev, "lastTimestamp"), *m = jsonx_str(ev, "message");
+			time_t t = 0;
+			if (!ts || !m || em_parse_time(ts, &t) || t + CLOCK_SKEW_S < since || (msg && t < best))
+				continue;
+			free(msg);
+			msg = xstrdup(m);
+			best = t;
 		}
 		cJSON_Delete(j);
 	}
-	buf_release(&path);
-	buf_release(&body);
-	return rc;
+	buf_release(&path), buf_release(&q), buf_release(&sel), buf_release(&body), buf_release(&err);
+	return msg;
 }
 
 /* ---- the plan's items ---- */
@@ -277,12 +257,16 @@ struct item {
 	int in_tree, risk;
 };
 
+static void items_free_one(struct item *it)
+{
+	free(it->volume_id), free(it->region), free(it->account), free(it->cluster);
+	free(it->namespace_), free(it->pvc), free(it->driver);
+}
+
 static void items_free(struct item *it, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(it[i].volume_id), free(it[i].region), free(it[i].account), free(it[i].cluster);
-		free(it[i].namespace_), free(it[i].pvc), free(it[i].driver);
-	}
+	for (size_t i = 0; i < n; i++)
+		items_free_one(&it[i]);
 	free(it);
 }
 
@@ -291,9 +275,7 @@ static micro_t usd(const cJSON *o, const char *key)
 	const cJSON *v = jsonx_get(o, key);
 	if (!cJSON_IsNumber(v))
 		return 0;
-	/* JSON numbers rounded to cents: exact enough to recover the micro value */
-	double d = v->valuedouble * 100.0;
-	return (micro_t)(d < 0 ? d - 0.5 : d + 0.5) * MICRO_PER_CENT;
+	return money_from_json_usd(v->valuedouble);
 }
 
 static int in_list(const char *s, const char *const *list, size_t n)
@@ -366,8 +348,7 @@ static int load_items(const char *json, const struct apply_options *o, struct it
 		it->risk = (int)(it->size / 100) + (it->target_iops > GP3_BASE_IOPS ? 100 : 0);
 		if (!it->region) {
 			n--;
-			free(it->volume_id), free(it->account), free(it->cluster), free(it->namespace_);
-			free(it->pvc), free(it->driver);
+			items_free_one(it);
 		}
 	}
 	cJSON_Delete(root);
@@ -497,22 +478,29 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		sent = matches_target; /* already known to have started */
 	int pvc_gone = 0, infeasible = 0, patched = 0;
 	char *driver_error = NULL;
-	if (row->method && strcmp(row->method, "vac") == 0 && row->cluster && row->namespace_ && row->pvc) {
-		/* The patch was received when the PVC names the class; EC2 tells how far it got. */
+	int ann = row->method && strcmp(row->method, "annotation") == 0;
+	if (row->method && (ann || strcmp(row->method, "vac") == 0) && row->cluster && row->namespace_ && row->pvc) {
+		/* The patch was received when the PVC names the class (or carries the annotations);
+		 * EC2 tells how far it got. */
 		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
 		struct pvc_state ps;
 		struct buf kerr = BUF_INIT;
-		int krc = kc->ok ? read_pvc(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
+		int krc = kc->ok ? kube_pvc_read(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
 		if (krc == EM_ENOTFOUND) {
 			pvc_gone = 1;
 		} else if (krc == 0) {
-			patched = ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
+			patched = ann ? kube_pvc_annotations_match(&ps, row->target_type, row->target_iops, row->target_throughput)
+				      : ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
 			if (!patched && strcmp(row->state, "submitted") == 0)
 				sent = 0;
-			else if (patched && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
+			else if (patched && !ann && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
 				infeasible = 1;
-			else if (patched && ps.error)
+			else if (patched && !ann && ps.error)
 				driver_error = xstrdup(ps.error);
+			else if (patched && ann && !sent &&
+				 (driver_error = annotation_failure(kc, row->namespace_, row->pvc, row->submitted_at)) &&
+				 strstr(driver_error, "InvalidArgument"))
+				infeasible = 1; /* the sidecar refuses these parameters: retrying cannot help */
 			pvc_state_release(&ps);
 		}
 		buf_release(&kerr);
@@ -524,7 +512,8 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	} else if (infeasible) {
 		set_str(&row->state, "failed");
 		set_str(&row->error_code, "Infeasible");
-		set_str(&row->error_message, "the CSI driver marked the modification Infeasible (see the PVC's events)");
+		set_str(&row->error_message, driver_error ? driver_error
+							  : "the CSI driver marked the modification Infeasible (see the PVC's events)");
 	} else if (!v) {
 		set_str(&row->state, "failed");
 		set_str(&row->error_code, "InvalidVolume.NotFound");
@@ -592,8 +581,8 @@ static time_t rate_limit_until(const char *msg, time_t now)
 	return now + 86400;
 }
 
-static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn *kc, const struct item *it,
-		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err);
+static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
+		       const struct apply_options *o, struct apply_result *res, struct buf *err);
 
 static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct item *it,
 		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err)
@@ -706,8 +695,9 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	}
 	buf_release(&why);
 	fresh_release(&fr);
-	if (strcmp(row->method, "vac") == 0)
-		return submit_vac(l, aws, kube_conn_for(kcs, it->cluster), it, row, o, res, err);
+	if (strcmp(row->method, "vac") == 0 || strcmp(row->method, "annotation") == 0)
+		return submit_kube(l, kube_conn_for(kcs, it->cluster), strcmp(row->method, "annotation") == 0, it, row, o,
+				   res, err);
 	if (o->dry_run) {
 		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
 		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
@@ -781,16 +771,26 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	return rc;
 }
 
-/* The VolumeAttributesClass route: the class exists (created once, never overwritten), the
- * intent is committed, the PVC is merge-patched once; the CSI driver calls ModifyVolume. */
-static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn *kc, const struct item *it,
-		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err)
+/* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never
+ * overwritten), the intent is committed, the PVC is merge-patched once with the class; the CSI
+ * driver calls ModifyVolume. Annotations (ann = 1): the PVC is merge-patched once with the
+ * volume-modifier annotations; the sidecar calls ModifyVolume. */
+static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
+		       const struct apply_options *o, struct apply_result *res, struct buf *err)
 {
-	(void)aws;
-	char *cls = vac_name(it->target_type, it->target_iops, it->target_throughput);
+	char *cls = ann ? NULL : vac_name(it->target_type, it->target_iops, it->target_throughput);
+	struct buf patch = BUF_INIT;
+	if (ann)
+		buf_addf(&patch,
+			 "{\"metadata\":{\"annotations\":{\"" ANN_TYPE "\":\"%s\",\"" ANN_IOPS "\":\"%lld\",\"" ANN_TPUT
+			 "\":\"%lld\"}}}",
+			 ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
+	else
+		buf_addf(&patch, "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}}", cls);
+	const char *what = ann ? "volume-modifier annotations" : cls;
 	struct pvc_state ps;
 	struct buf kerr = BUF_INIT;
-	int rc = 0, krc = read_pvc(kc, it->namespace_, it->pvc, &ps, &kerr);
+	int rc = 0, krc = kube_pvc_read(kc, it->namespace_, it->pvc, &ps, &kerr);
 	if (krc == EM_ENOTFOUND) {
 		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
 		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
@@ -814,7 +814,8 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 		goto done;
 	}
 	buf_reset(&kerr);
-	if ((krc = ensure_vac(kc, cls, it->target_type, it->target_iops, it->target_throughput, o->dry_run, &kerr))) {
+	if (!ann &&
+	    (krc = ensure_vac(kc, cls, it->target_type, it->target_iops, it->target_throughput, o->dry_run, &kerr))) {
 		say(o, "%s: failed: %s", it->volume_id, kerr.s);
 		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
 		if (!o->dry_run) {
@@ -826,14 +827,14 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 		goto done;
 	}
 	if (o->dry_run) {
-		say(o, "would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) in "
-		       "cluster %s",
-		    cls, kc->vac_version, ebs_type_name(it->target_type), (long long)it->target_iops,
-		    (long long)it->target_throughput, it->cluster);
-		say(o, "would PATCH /api/v1/namespaces/%s/persistentvolumeclaims/%s (merge) "
-		       "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}} in cluster %s",
-		    it->namespace_, it->pvc, cls, it->cluster);
-		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc, cls);
+		if (!ann)
+			say(o, "would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) "
+			       "in cluster %s",
+			    cls, kc->vac_version, ebs_type_name(it->target_type), (long long)it->target_iops,
+			    (long long)it->target_throughput, it->cluster);
+		say(o, "would PATCH /api/v1/namespaces/%s/persistentvolumeclaims/%s (merge) %s in cluster %s", it->namespace_,
+		    it->pvc, patch.s, it->cluster);
+		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc, what);
 		goto done;
 	}
 	set_str(&row->state, "submitted");
@@ -843,9 +844,8 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 	set_str(&row->error_message, NULL);
 	if ((rc = ledger_apply_save(l, row, "PVC patch about to be sent", err)))
 		goto done;
-	struct buf path = BUF_INIT, patch = BUF_INIT, out = BUF_INIT;
+	struct buf path = BUF_INIT, out = BUF_INIT;
 	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
-	buf_addf(&patch, "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}}", cls);
 	buf_reset(&kerr);
 	krc = kube_patch_merge(&kc->kc, path.s, patch.s, &out, &kerr);
 	const char *detail;
@@ -853,7 +853,13 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 		cJSON *j = cJSON_ParseWithLength(out.s, out.len);
 		const char *st = jsonx_path_str(j, "status.modifyVolumeStatus.status");
 		const char *cur = jsonx_path_str(j, "status.currentVolumeAttributesClassName");
-		if (st && strcmp(st, "Infeasible") == 0) {
+		if (ann) {
+			/* The sidecar acts on the change asynchronously: reconciled by the next run or --wait. */
+			outcome(res, it->volume_id, OUT_SUBMITTED, 0,
+				"PVC %s/%s annotated %s %lld IOPS %lld MiB/s: waiting for the volume-modifier sidecar",
+				it->namespace_, it->pvc, ebs_type_name(it->target_type), (long long)it->target_iops,
+				(long long)it->target_throughput);
+		} else if (st && strcmp(st, "Infeasible") == 0) {
 			set_str(&row->state, "failed");
 			set_str(&row->error_code, "Infeasible");
 			set_str(&row->error_message, "the CSI driver marked the modification Infeasible");
@@ -870,7 +876,8 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 		}
 		cJSON_Delete(j);
 		detail = "PVC patched";
-		say(o, "%s: PVC %s/%s now names %s (%s)", it->volume_id, it->namespace_, it->pvc, cls, row->state);
+		say(o, "%s: PVC %s/%s now %s %s (%s)", it->volume_id, it->namespace_, it->pvc, ann ? "carries" : "names", what,
+		    row->state);
 	} else if (krc == EM_ENET || krc == EM_ESERVER) {
 		/* No answer or a server error: the patch may have been applied; the next run reads the
 		 * PVC and either moves on or sends it again. */
@@ -888,9 +895,9 @@ static int submit_vac(struct ledger *l, struct aws_client *aws, struct kube_conn
 	}
 	rc = ledger_apply_save(l, row, detail, err);
 	buf_release(&path);
-	buf_release(&patch);
 	buf_release(&out);
 done:
+	buf_release(&patch);
 	pvc_state_release(&ps);
 	buf_release(&kerr);
 	free(cls);
@@ -949,6 +956,124 @@ static void flight_release(struct flight *fl)
 	strmap_release(&fl->keys);
 }
 
+/* Method per volume. auto: the VAC route where the cluster serves VolumeAttributesClass, the
+ * annotation route where the volume-modifier sidecar runs, EC2 for in-tree PVs, volumes outside
+ * Kubernetes and clusters with neither. vac/annotation: that route, or EC2 with a notice when the
+ * volume or cluster cannot take it. */
+static const char *choose_method(struct kube_conns *kcs, const struct item *it, const struct apply_options *o)
+{
+	if (o->method == METHOD_EC2)
+		return "ec2";
+	if (!it->cluster || !it->pvc || it->in_tree) {
+		if (o->method != METHOD_AUTO)
+			say(o, "%s: no Kubernetes route (%s); using EC2", it->volume_id,
+			    it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
+		return "ec2";
+	}
+	struct kube_conn *kc = kube_conn_for(kcs, it->cluster);
+	/* v1alpha1 also needs feature gates in the controller manager and the external-resizer, which
+	 * discovery cannot show: auto prefers the sidecar there when it runs. */
+	int alpha = kc->vac_version && strcmp(kc->vac_version, "v1alpha1") == 0;
+	if (o->method == METHOD_VAC && !kc->error)
+		return "vac";
+	if (o->method == METHOD_AUTO && !kc->error && !alpha)
+		return "vac";
+	if (o->method == METHOD_VAC) {
+		say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
+		return "ec2";
+	}
+	if (!kc->ok) {
+		say(o, "%s: cluster %s unreachable (%s); using EC2", it->volume_id, it->cluster, kc->error);
+		return "ec2";
+	}
+	int sc = kube_conn_sidecar(kc);
+	if (sc == 1)
+		return "annotation";
+	if (o->method == METHOD_AUTO && !kc->error)
+		return "vac"; /* v1alpha1 without the sidecar: the only Kubernetes route */
+	if (o->method == METHOD_ANNOTATION && sc < 0) {
+		/* Asked for explicitly and the controller cannot be inspected: trust the operator. */
+		say(o, "%s: cannot tell whether the volume-modifier sidecar runs in cluster %s (%s); annotating as asked",
+		    it->volume_id, it->cluster, kc->sidecar_note);
+		return "annotation";
+	}
+	if (o->method == METHOD_ANNOTATION)
+		say(o, "%s: no volume-modifier sidecar in cluster %s (no such container in the aws-ebs-csi-driver "
+		       "Deployments); using EC2",
+		    it->volume_id, it->cluster);
+	return "ec2";
+}
+
+/* -l/--selector: keeps the items whose PVC matches the label selector, as the API server
+ * evaluates it (one filtered PVC list per cluster); volumes outside Kubernetes never match. */
+static int collect_keys(void *ctx, const char *json, size_t len, unsigned page, struct buf *err)
+{
+	struct strmap *keys = ((void **)ctx)[0];
+	const char *cluster = ((void **)ctx)[1];
+	(void)page; /* a restarted list only adds the same keys again */
+	cJSON *j = cJSON_ParseWithLength(json, len);
+	if (!j)
+		return em_err(err, EM_ESERVER, "cluster '%s': the PersistentVolumeClaim list is not JSON", cluster);
+	const cJSON *pvc;
+	cJSON_ArrayForEach(pvc, jsonx_get(j, "items"))
+	{
+		const char *ns = jsonx_path_str(pvc, "metadata.namespace"), *name = jsonx_path_str(pvc, "metadata.name");
+		if (!ns || !name)
+			continue;
+		struct buf k = BUF_INIT;
+		buf_addf(&k, "%s/%s/%s", cluster, ns, name);
+		strmap_put(keys, k.s, 1);
+		buf_release(&k);
+	}
+	cJSON_Delete(j);
+	return 0;
+}
+
+static int select_by_labels(struct kube_conns *kcs, const char *selector, struct item *items, size_t *n_items,
+			    struct buf *err)
+{
+	struct strmap keys = STRMAP_INIT, listed = STRMAP_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < *n_items && !rc; i++) {
+		const char *cl = items[i].cluster;
+		size_t dummy;
+		if (!cl || !items[i].pvc || strmap_get(&listed, cl, &dummy))
+			continue;
+		strmap_put(&listed, cl, 1);
+		struct kube_conn *kc = kube_conn_for(kcs, cl);
+		if (!kc->ok) {
+			rc = em_err(err, EM_ENET, "--selector: cannot reach cluster '%s': %s", cl, kc->error);
+			break;
+		}
+		struct buf path = BUF_INIT, kerr = BUF_INIT;
+		buf_adds(&path, "/api/v1/persistentvolumeclaims?labelSelector=");
+		buf_add_urlencoded(&path, selector, 1);
+		void *ctx[2] = {&keys, (void *)cl};
+		int krc = kube_list(&kc->kc, path.s, collect_keys, ctx, &kerr);
+		if (krc)
+			rc = em_err(err, krc, "--selector '%s': cluster '%s': %s", selector, cl, kerr.s);
+		buf_release(&path);
+		buf_release(&kerr);
+	}
+	size_t kept = 0;
+	for (size_t i = 0; i < *n_items; i++) {
+		struct buf k = BUF_INIT;
+		size_t dummy;
+		if (items[i].cluster && items[i].pvc)
+			buf_addf(&k, "%s/%s/%s", items[i].cluster, items[i].namespace_ ? items[i].namespace_ : "", items[i].pvc);
+		if (!rc && k.len && strmap_get(&keys, k.s, &dummy)) {
+			items[kept++] = items[i];
+		} else {
+			items_free_one(&items[i]);
+		}
+		buf_release(&k);
+	}
+	*n_items = kept;
+	strmap_release(&keys);
+	strmap_release(&listed);
+	return rc;
+}
+
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
 	      struct buf *err)
 {
@@ -963,12 +1088,12 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	free(json);
 	if (rc)
 		return rc;
-	if (o->method == METHOD_ANNOTATION) {
-		items_free(items, n_items);
-		return em_err(err, EM_EUNSUPPORTED,
-			      "--method annotation is not available in this version: use vac, ec2 or auto");
-	}
 	struct kube_conns kcs = {NULL, 0, o->kubeconfig};
+	if (o->selector && (rc = select_by_labels(&kcs, o->selector, items, &n_items, err))) {
+		items_free(items, n_items);
+		kube_conns_release(&kcs);
+		return rc;
+	}
 	sort_order = o->order;
 	if (n_items > 1)
 		qsort(items, n_items, sizeof *items, item_cmp);
@@ -1018,19 +1143,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			row.cluster = xstrdup(it->cluster);
 			row.namespace_ = xstrdup(it->namespace_);
 			row.pvc = xstrdup(it->pvc);
-			/* Method: the VAC route where the cluster serves it and the PV is CSI; EC2 otherwise. */
-			const char *method = "ec2";
-			if (o->method != METHOD_EC2 && it->cluster && it->pvc && !it->in_tree) {
-				struct kube_conn *kc = kube_conn_for(&kcs, it->cluster);
-				if (!kc->error)
-					method = "vac";
-				else if (o->method == METHOD_VAC)
-					say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
-			} else if (o->method == METHOD_VAC) {
-				say(o, "%s: no VAC route (%s); using EC2", it->volume_id,
-				    it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
-			}
-			row.method = xstrdup(method);
+			row.method = xstrdup(choose_method(&kcs, it, o));
 			row.state = xstrdup("planned");
 			row.target_type = xstrdup(ebs_type_name(it->target_type));
 			row.target_iops = it->target_iops;
@@ -1063,14 +1176,15 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	flight_release(&flight);
 	apply_rows_free(rows, n_rows);
 	items_free(items, n_items);
-	/* The VAC route returns once the CSI driver has started each modification (EC2 modifying),
-	 * waiting up to 30 s; what is still pending then is reconciled by the next run. */
+	/* The Kubernetes routes return once the CSI driver or the sidecar has started each
+	 * modification (EC2 modifying), waiting up to 30 s; what is still pending then is reconciled
+	 * by the next run. */
 	for (int settle = 0; !rc && !o->dry_run && !o->wait && settle < 30; settle++) {
 		struct apply_row *pend = NULL;
 		size_t n_pend = 0, waiting = 0;
 		rc = ledger_apply_list(l, res->plan_id, &pend, &n_pend, err);
 		for (size_t i = 0; i < n_pend && !rc; i++) {
-			if (strcmp(pend[i].state, "submitted") != 0 || strcmp(pend[i].method, "vac") != 0 ||
+			if (strcmp(pend[i].state, "submitted") != 0 || strcmp(pend[i].method, "ec2") == 0 ||
 			    pend[i].run_id != res->run_id)
 				continue;
 			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, err);
@@ -1080,7 +1194,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		if (!waiting)
 			break;
 		if (settle == 0)
-			say(o, "waiting for the CSI driver to start %zu modification(s)", waiting);
+			say(o, "waiting for Kubernetes to start %zu modification(s)", waiting);
 		sleep(1);
 	}
 	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown))

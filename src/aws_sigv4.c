@@ -63,15 +63,7 @@ static void hex_encode(const unsigned char *in, size_t n, char *out)
 
 void aws_sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* Only a broken OpenSSL gets here; an impossible hash makes the request fail loudly. */
-		memset(out, '0', 64);
-		out[64] = '\0';
-		return;
-	}
-	hex_encode(md, 32, out);
+	em_sha256_hex(data, len, out);
 }
 
 static int hmac_sha256(const void *key, size_t keylen, const void *data, size_t len, unsigned char out[32])

@@ -12,13 +12,16 @@
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/plan_file.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
-       OPT_CTX, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL };
+       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N", "volumes to submit in this run (default 10)", OPT_BATCH},
-	{"plan", 0, ARG_REQUIRED, "ID", "recorded plan to apply (default: the latest)", OPT_PLAN},
+	{"plan", 0, ARG_REQUIRED, "ID|FILE",
+	 "recorded plan to apply (default: the latest), or a plan file from 'plan --out FILE', recorded first "
+	 "unless already there", OPT_PLAN},
 	{"max-in-flight", 0, ARG_REQUIRED, "N", "modifications in flight at once per region and cluster (default 10)",
 	 OPT_MAX_IN_FLIGHT},
 	{"order", 0, ARG_REQUIRED, "ORDER", "savings (default), oldest (plan order) or risk (small, simple first)", OPT_ORDER},
@@ -26,34 +29,51 @@ static const struct cmd_option apply_options[] = {
 	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_VOLUME},
 	{"namespace", 'n', ARG_REQUIRED, "NS", "only PVCs in this namespace (repeatable)", OPT_NAMESPACE},
 	{"context", 0, ARG_REQUIRED, "CLUSTER", "only volumes of this cluster (repeatable)", OPT_CTX},
+	{"selector", 'l', ARG_REQUIRED, "SELECTOR",
+	 "only PVCs matching this label selector (kubectl syntax, e.g. team=payments,tier!=cache), evaluated live",
+	 OPT_SELECTOR},
 	{"dry-run", 0, ARG_NONE, NULL, "show exactly the calls that would be made; change nothing", OPT_DRY_RUN},
 	{"yes", 'y', ARG_NONE, NULL, "do not ask for confirmation", OPT_YES},
 	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
 	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600)", OPT_WAIT_TIMEOUT},
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_APROFILE},
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
+	 OPT_AKUBECONFIG},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID] [--dry-run] [--yes] [--wait] [filters]", NULL};
+static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE] [--dry-run] [--yes] [--wait] [filters]", NULL};
 
 const struct cmd_help apply_help = {
 	.usage = apply_usage,
 	.description =
-		"Applies the latest recorded plan (or --plan ID) in batches. Each run first reconciles the "
+		"Applies the latest recorded plan (or --plan ID|FILE) in batches. Each run first reconciles the "
 		"ledger with AWS (modifications left in flight, or interrupted by a crash), then takes the next N "
 		"eligible volumes, re-reads each one (a volume that was deleted, resized or modified elsewhere is "
 		"skipped, never forced), enforces EBS's rules (one modification in flight; at most 4 per volume in "
 		"any rolling 24 hours, counting the ledger and EC2's latest), records the intent in the ledger, "
-		"and calls ModifyVolume with VolumeType, Iops and Throughput explicit. A volume that cannot go now "
-		"is deferred with the time it may, not failed. Returns once each submitted modification has "
-		"started; --wait follows them to completed.\n"
+		"and modifies it by its method. A volume that cannot go now is deferred with the time it may, not "
+		"failed. Returns once each submitted modification has started; --wait follows them to completed.\n"
+		"\n"
+		"Methods (--method auto, the default, picks per volume): vac creates the VolumeAttributesClass the "
+		"target needs (reused when one with the same parameters exists, never overwritten) and "
+		"merge-patches the PVC's spec.volumeAttributesClassName once; annotation merge-patches the PVC "
+		"with the volume-modifier-for-k8s annotations ebs.csi.aws.com/volumeType, iops and throughput; "
+		"ec2 calls ModifyVolume with VolumeType, Iops and Throughput explicit. auto uses vac where the "
+		"cluster serves VolumeAttributesClass, annotation where the sidecar runs beside the EBS CSI "
+		"controller, and ec2 for in-tree PVs, volumes outside Kubernetes and other clusters.\n"
 		"\n"
 		"Without --yes, apply shows the batch and asks for confirmation on a terminal, and refuses without "
-		"one. Only one apply may run per database at a time.",
+		"one. Only one apply may run per database at a time.\n"
+		"\n"
+		"--plan FILE: an argument of digits only is a plan id (write ./123 for a file named 123). The "
+		"file is checked first (a bad one is refused with exit 2 and nothing recorded), then found in the "
+		"database by its exact content or recorded as a new plan (also with --dry-run), and that plan id "
+		"is applied.",
 	.options = apply_options,
 	.exit_codes = "Exit 3 when some volumes were deferred, failed or got no answer (see `ebsmigrate status`); "
-		      "2 for bad options or a missing plan; 1 when another apply holds the database.",
+		      "2 for bad options, a missing plan or a bad plan file; 1 when another apply holds the database.",
 };
 
 struct apply_args {
@@ -61,6 +81,7 @@ struct apply_args {
 	const char **vols, **nss, **ctxs;
 	int yes;
 	const char *profile;
+	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
 };
 
 static int parse_count(const char *arg, const char *opt, size_t *out)
@@ -89,11 +110,24 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_MAX_IN_FLIGHT: return parse_count(arg, "--max-in-flight", &a->o.max_in_flight);
 	case OPT_PLAN: {
 		int64_t v;
-		if (em_parse_i64(arg, &v) || v < 1) {
-			log_error("--plan: '%s' is not a plan id (see the id printed by 'ebsmigrate plan')", arg);
+		plan_file_release(&a->plan_file);
+		a->o.plan_id = 0;
+		if (arg[0] && strspn(arg, "0123456789") == strlen(arg)) {
+			if (em_parse_i64(arg, &v) || v < 1) {
+				log_error("--plan: '%s' is not a plan id (see the id printed by 'ebsmigrate plan')", arg);
+				return EXIT_USAGE;
+			}
+			a->o.plan_id = v;
+			return 0;
+		}
+		/* A plan file: checked now, so a bad one stops apply before the database is opened. */
+		struct buf perr = BUF_INIT;
+		if (plan_file_load(&a->plan_file, arg, &perr)) {
+			log_error("--plan: %s", perr.s);
+			buf_release(&perr);
 			return EXIT_USAGE;
 		}
-		a->o.plan_id = v;
+		buf_release(&perr);
 		return 0;
 	}
 	case OPT_ORDER:
@@ -125,6 +159,13 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
 	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
 	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
+	case OPT_SELECTOR:
+		if (a->o.selector) {
+			log_error("-l/--selector: give one selector (join requirements with commas)");
+			return EXIT_USAGE;
+		}
+		a->o.selector = arg;
+		return 0;
 	case OPT_DRY_RUN: a->o.dry_run = 1; return 0;
 	case OPT_YES: a->yes = 1; return 0;
 	case OPT_WAIT: a->o.wait = 1; return 0;
@@ -139,6 +180,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->o.poll_s = (int64_t)tmp;
 		return 0;
 	case OPT_APROFILE: a->profile = arg; return 0;
+	case OPT_AKUBECONFIG: a->o.kubeconfig = arg; return 0;
 	}
 	return EXIT_USAGE;
 }
@@ -179,6 +221,22 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = cmd_prepare(ctx, NEEDS_DB)))
 		goto out;
+	if (a.plan_file.json) {
+		struct buf perr = BUF_INIT;
+		int recorded = 0;
+		if (plan_file_record(ctx->db, &a.plan_file, &a.o.plan_id, &recorded, &perr)) {
+			log_error("--plan: %s", perr.s);
+			buf_release(&perr);
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
+		buf_release(&perr);
+		if (recorded)
+			log_notice("plan file '%s' recorded as plan %lld in %s", a.plan_file.path,
+				   (long long)a.o.plan_id, ctx->db_path);
+		else
+			log_notice("plan file '%s' is plan %lld", a.plan_file.path, (long long)a.o.plan_id);
+	}
 	int lock_fd = -1;
 	struct buf err = BUF_INIT;
 	if (!a.o.dry_run && apply_lock(ctx->db_path, &lock_fd, &err)) {
@@ -254,6 +312,7 @@ finish:
 	apply_unlock(lock_fd);
 	buf_release(&err);
 out:
+	plan_file_release(&a.plan_file);
 	free(a.vols);
 	free(a.nss);
 	free(a.ctxs);

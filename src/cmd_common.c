@@ -239,7 +239,7 @@ void cmd_print_help(const struct cmd *cmd)
 	if (h && h->usage) {
 		printf("Usage:\n");
 		for (size_t i = 0; h->usage[i]; i++)
-			printf("  ebsmigrate %s\n", h->usage[i]);
+			printf("  ebsmigrate %s%s%s\n", cmd->name, h->usage[i][0] ? " " : "", h->usage[i]);
 		printf("\n");
 	}
 	if (h && h->description) {

@@ -18,7 +18,7 @@
 #include "ebsmigrate/planner.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE };
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT };
 
 static const struct cmd_option plan_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
@@ -31,7 +31,11 @@ static const struct cmd_option plan_options[] = {
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_MODE},
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FILE",
+	 "write the rendered result (--format) to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"out", 0, ARG_REQUIRED, "PLANFILE",
+	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike -o, "
+	 "whatever --format says", OPT_OUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
@@ -50,6 +54,7 @@ static const struct cmd_option plan_options[] = {
 static const char *const plan_usage[] = {
 	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--mode MODE] [--format FORMAT] [-o FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
+	"... [--out PLANFILE] [--no-record]",
 	NULL,
 };
 
@@ -67,13 +72,18 @@ const struct cmd_help plan_help = {
 	"`ebsmigrate inventory` does (see its options below), and CloudWatch metrics sharpen the plan: "
 	"burst-dependent volumes, the throughput of 170-334 GiB volumes, and --mode observed.\n"
 	"\n"
-	"The plan is recorded in the database (its id is printed on stderr) unless --no-record.\n"
+	"The plan is recorded in the database (its id is printed on stderr) unless --no-record; "
+	"`ebsmigrate apply` works from the latest recorded plan. --out FILE saves the same plan "
+	"document to a file (as terraform plan -out does), with or without --no-record, for "
+	"`ebsmigrate apply --plan FILE`, possibly on another machine or database. -o/--output is "
+	"different: it redirects what is printed (the table, csv, ...), which apply does not read.\n"
 	"\n"
 	"Examples:\n"
 	"  aws ec2 describe-volumes --output json > vols.json\n"
 	"  kubectl get pv,pvc,storageclass,statefulset -A -o json > prod.json\n"
 	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
-	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json",
+	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json\n"
+	"  ebsmigrate plan --out saved-plan.json && ebsmigrate apply --plan saved-plan.json --dry-run",
 	.options = plan_options,
 	.shared = live_options,
 	.exit_codes = "Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
@@ -88,6 +98,7 @@ struct plan_args {
 	enum plan_mode mode;
 	enum out_format format;
 	const char *output;
+	const char *out; /* --out: the plan document */
 	int no_record;
 	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
@@ -118,6 +129,13 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		return 0;
 	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_OUT:
+		if (strcmp(arg, "-") == 0) {
+			log_error("--out: give a file name; to print the plan document use --format json");
+			return EXIT_USAGE;
+		}
+		a->out = arg;
+		return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_MAX_PRICE_AGE:
 		if (pricing_parse_age(arg, &a->max_age)) {
@@ -175,6 +193,12 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (live && a.live.no_aws && a.live.no_kube) {
 		log_error("--no-aws and --no-kube together leave nothing to read");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (a.out && a.output && strcmp(a.out, a.output) == 0) {
+		log_error("--out and -o/--output both name '%s': --out saves the plan document, -o the printed "
+			  "result; give two files (or, with --format json, only --out)", a.out);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -258,12 +282,17 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			log_warning("%s", plan.warnings[i]);
 	rc = cmd_write_output(a.output, &out);
 
-	if (!rc && !a.no_record && ctx->db) {
-		struct buf json = BUF_INIT;
+	/* The plan document: what the database records, --out saves and apply reads. */
+	struct buf json = BUF_INIT;
+	if (!rc && (a.out || (!a.no_record && ctx->db))) {
 		if (a.format == FORMAT_JSON)
 			buf_add(&json, out.s, out.len);
 		else
 			plan_write(&json, &plan, FORMAT_JSON);
+	}
+	if (!rc && a.out)
+		rc = cmd_write_output(a.out, &json);
+	if (!rc && !a.no_record && ctx->db) {
 		char ts[21];
 		em_format_time(plan.generated_at, ts);
 		int64_t id = 0;
@@ -275,8 +304,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		} else {
 			log_notice("plan %lld recorded in %s", (long long)id, ctx->db_path);
 		}
-		buf_release(&json);
 	}
+	buf_release(&json);
 	buf_release(&out);
 	buf_release(&err);
 	plan_release(&plan);

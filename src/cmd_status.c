@@ -1,6 +1,9 @@
 /*
- * cmd_status.c - `ebsmigrate status`: the apply ledger joined with live EC2 state. Completed
- * volumes are verified (type, IOPS and throughput equal the target); a mismatch exits 4.
+ * cmd_status.c - `ebsmigrate status`: the apply ledger joined with live EC2 state and, for the
+ * VolumeAttributesClass route, the live PVCs. Completed volumes are verified (EC2 type, IOPS and
+ * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
+ * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
+ * unverified, never as a pass.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,37 +14,59 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/strmap.h"
 
-enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL };
+enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
+       OPT_SKUBECONFIG };
 
 static const struct cmd_option status_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json (schema ebsmigrate.status/v1)", OPT_SFORMAT},
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight", OPT_WATCH},
 	{"interval", 0, ARG_REQUIRED, "SECONDS", "refresh interval for --watch (default 15)", OPT_INTERVAL},
-	{"no-verify", 0, ARG_NONE, NULL, "ledger only: do not read EC2 (no verification)", OPT_NO_VERIFY},
+	{"no-verify", 0, ARG_NONE, NULL, "ledger only: read neither EC2 nor Kubernetes (no verification)", OPT_NO_VERIFY},
+	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: VolumeAttributesClass volumes are verified on EC2 only",
+	 OPT_SNO_KUBE},
+	{"context", 0, ARG_REQUIRED, "NAME",
+	 "only volumes of this cluster; the ledger's cluster name is the kubeconfig context read (repeatable)",
+	 OPT_SCONTEXT},
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
+	 OPT_SKUBECONFIG},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_SPROFILE},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
-static const char *const status_usage[] = {"[--plan ID] [--watch] [--format json] [--no-verify]", NULL};
+static const char *const status_usage[] = {
+	"[--plan ID] [--watch] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
 	.description = "Shows every volume the apply ledger knows: its state, method, target, progress and time in "
 		       "state, next eligible time and last error, joined with live EC2 state. Completed volumes "
-		       "are verified: EC2's type, IOPS and throughput must equal the target. Totals: planned, in "
-		       "flight, completed, deferred, failed and the monthly savings realized so far.",
+		       "are verified: EC2's type, IOPS and throughput must equal the target. Volumes migrated "
+		       "through a VolumeAttributesClass (method vac) are also read in their cluster: a completed "
+		       "one's PVC must name the class as current (status.currentVolumeAttributesClassName), and "
+		       "an in-flight one shows the PVC's modify status (Pending, InProgress, Infeasible); a "
+		       "completed volume of the annotation route must still carry the target annotations. A "
+		       "cluster that cannot be read is a warning naming the context; its PVCs are reported "
+		       "unverified and EC2 is still checked. --no-kube checks EC2 only (AWS-only fleets, "
+		       "method ec2, need nothing else). Totals: planned, in flight, completed, deferred, failed "
+		       "and the monthly savings realized so far.",
 	.options = status_options,
-	.exit_codes = "Exit 4 when a completed volume does not match its target in EC2.",
+	.exit_codes = "Exit 4 when a completed volume does not match its target in EC2, or its PVC does not name "
+		      "the class apply set as current (or was deleted). Checks that could not be made (EC2 or a "
+		      "cluster unreachable) are warnings and show as unverified; they do not change the exit code.",
 };
 
 struct status_args {
-	int json, watch, no_verify;
+	int json, watch, no_verify, no_kube;
 	int64_t plan_id, interval;
-	const char *profile;
+	const char *profile, *kubeconfig;
+	const char **contexts;
+	size_t n_contexts;
 };
 
 static int on_option(void *st, int id, const char *arg)
@@ -70,6 +95,12 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	case OPT_WATCH: a->watch = 1; return 0;
 	case OPT_NO_VERIFY: a->no_verify = 1; return 0;
+	case OPT_SNO_KUBE: a->no_kube = 1; return 0;
+	case OPT_SCONTEXT:
+		a->contexts = xrealloc(a->contexts, (a->n_contexts + 1) * sizeof *a->contexts);
+		a->contexts[a->n_contexts++] = arg;
+		return 0;
+	case OPT_SKUBECONFIG: a->kubeconfig = arg; return 0;
 	case OPT_SPROFILE: a->profile = arg; return 0;
 	}
 	return EXIT_USAGE;
@@ -111,7 +142,157 @@ static int read_live(struct aws_client *aws, struct apply_row *rows, size_t n, s
 	return rc;
 }
 
-static int render(struct buf *out, struct apply_row *rows, size_t n, const struct live *lv, int json, int *mismatch)
+/* ---- the PVCs of the VolumeAttributesClass route ---- */
+
+enum pvc_lookup { PVC_NOT_READ = 0, PVC_READ, PVC_NOT_FOUND, PVC_UNREACHABLE };
+static const char *const pvc_lookup_names[] = {"not-read", "read", "not-found", "unreachable"};
+
+/* What status learned about one row's PVC. */
+struct pvc_live {
+	enum pvc_lookup lookup;
+	struct pvc_state st;
+	char *why; /* PVC_UNREACHABLE: the error */
+};
+
+/* The Kubernetes side of one status run (kept across --watch refreshes). */
+struct kube_side {
+	struct kube_conns conns;
+	struct strmap warned; /* clusters already warned about */
+};
+
+/* A row whose PVC apply patched or will patch: a class (vac) or annotations (annotation). */
+static int is_vac_row(const struct apply_row *r)
+{
+	return r->method && (strcmp(r->method, "vac") == 0 || strcmp(r->method, "annotation") == 0) && r->cluster &&
+	       r->namespace_ && r->pvc;
+}
+
+static int is_ann_row(const struct apply_row *r)
+{
+	return strcmp(r->method, "annotation") == 0;
+}
+
+/* Whether apply patched the PVC (a volume found already at its target never was). */
+static int was_patched(const struct apply_row *r)
+{
+	return is_ann_row(r) ? r->submitted_at != 0 : r->target_class != NULL;
+}
+
+static int is_open(const char *state)
+{
+	return !strcmp(state, "submitted") || !strcmp(state, "modifying") || !strcmp(state, "optimizing");
+}
+
+static void pvc_lives_free(struct pvc_live *pv, size_t n)
+{
+	for (size_t i = 0; pv && i < n; i++) {
+		pvc_state_release(&pv[i].st);
+		free(pv[i].why);
+	}
+	free(pv);
+}
+
+static void warn_cluster(struct kube_side *ks, const char *cluster, const char *why)
+{
+	size_t seen;
+	if (strmap_get(&ks->warned, cluster, &seen))
+		return;
+	strmap_put(&ks->warned, cluster, 1);
+	log_warning("cluster '%s' (kubeconfig context '%s') cannot be read: %s; its PVCs are reported unverified "
+		    "(EC2 is still checked)",
+		    cluster, cluster, why);
+}
+
+/* Reads the PVC of every in-flight vac row and of every completed one whose PVC apply patched
+ * (a class is recorded). A cluster that cannot be reached is asked once per pass: its later
+ * rows share the first failure. */
+static struct pvc_live *read_pvcs(struct kube_side *ks, const struct apply_row *rows, size_t n)
+{
+	struct pvc_live *pv = xcalloc(n ? n : 1, sizeof *pv);
+	struct strmap down = STRMAP_INIT; /* cluster -> index of the row holding its error */
+	for (size_t i = 0; i < n; i++) {
+		const struct apply_row *r = &rows[i];
+		int check = strcmp(r->state, "completed") == 0 && was_patched(r); /* never patched: nothing to check */
+		if (!is_vac_row(r) || (!check && !is_open(r->state)))
+			continue;
+		size_t first;
+		if (strmap_get(&down, r->cluster, &first)) {
+			pv[i].lookup = PVC_UNREACHABLE;
+			pv[i].why = xstrdup(pv[first].why);
+			continue;
+		}
+		struct kube_conn *c = kube_conn_for(&ks->conns, r->cluster);
+		struct buf err = BUF_INIT;
+		int rc = c->ok ? kube_pvc_read(c, r->namespace_, r->pvc, &pv[i].st, &err) : EM_ENET;
+		if (rc == 0) {
+			pv[i].lookup = PVC_READ;
+		} else if (rc == EM_ENOTFOUND) {
+			pv[i].lookup = PVC_NOT_FOUND;
+		} else {
+			pv[i].lookup = PVC_UNREACHABLE;
+			pv[i].why = xstrdup(c->ok ? err.s : c->error);
+			if (rc == EM_ENET)
+				strmap_put(&down, r->cluster, i);
+			warn_cluster(ks, r->cluster, pv[i].why);
+		}
+		buf_release(&err);
+	}
+	strmap_release(&down);
+	return pv;
+}
+
+/* --context: keeps the rows of those clusters only (rows without a cluster are dropped). */
+static void keep_clusters(struct apply_row *rows, size_t *n, const char *const *clusters, size_t n_clusters)
+{
+	if (!n_clusters)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++) {
+		int keep = 0;
+		for (size_t c = 0; c < n_clusters && !keep; c++)
+			keep = rows[i].cluster && strcmp(rows[i].cluster, clusters[c]) == 0;
+		if (keep)
+			rows[k++] = rows[i];
+		else
+			apply_row_release(&rows[i]);
+	}
+	*n = k;
+}
+
+struct tally {
+	int mismatch;       /* completed volumes that do not match (EC2 or PVC) */
+	int pvc_unverified; /* completed vac volumes whose PVC could not be read */
+};
+
+static void add_pvc_json(struct buf *out, const struct apply_row *r, const struct pvc_live *p, int pvc_ok,
+			 const char *note)
+{
+	buf_adds(out, ",\"pvc\":");
+	if (!is_vac_row(r)) {
+		buf_adds(out, "null");
+		return;
+	}
+	buf_adds(out, "{\"cluster\":");
+	buf_add_json_str(out, r->cluster);
+	buf_adds(out, ",\"namespace\":");
+	buf_add_json_str(out, r->namespace_);
+	buf_adds(out, ",\"name\":");
+	buf_add_json_str(out, r->pvc);
+	buf_adds(out, ",\"target_class\":");
+	buf_add_json_str(out, r->target_class);
+	buf_addf(out, ",\"lookup\":\"%s\",\"current_class\":", pvc_lookup_names[p->lookup]);
+	buf_add_json_str(out, p->st.current_class);
+	buf_adds(out, ",\"modify_status\":");
+	buf_add_json_str(out, p->st.modify_status);
+	buf_adds(out, ",\"verified\":");
+	buf_adds(out, pvc_ok < 0 ? "null" : pvc_ok ? "true" : "false");
+	buf_adds(out, ",\"note\":");
+	buf_add_json_str(out, note && *note ? note : NULL);
+	buf_addc(out, '}');
+}
+
+static int render(struct buf *out, struct apply_row *rows, size_t n, const struct live *lv, const struct pvc_live *pv,
+		  int json, struct tally *t)
 {
 	time_t now = em_now();
 	size_t planned = 0, in_flight = 0, completed = 0, deferred = 0, failed = 0;
@@ -123,31 +304,66 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			 "PROGRESS", "IN STATE", "ELIGIBLE", "NOTE");
 	for (size_t i = 0; i < n; i++) {
 		struct apply_row *r = &rows[i];
+		const struct pvc_live *p = &pv[i];
 		const struct volume *v = lv->read ? fleet_find((struct fleet *)&lv->f, r->volume_id) : NULL;
 		const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
+		int is_completed = strcmp(r->state, "completed") == 0;
 		int64_t progress = -1;
-		if (m && (strcmp(r->state, "modifying") == 0 || strcmp(r->state, "optimizing") == 0 ||
-			  strcmp(r->state, "submitted") == 0))
+		if (m && is_open(r->state))
 			progress = m->progress;
-		else if (strcmp(r->state, "completed") == 0)
+		else if (is_completed)
 			progress = 100;
 		const char *verified = NULL;
-		if (strcmp(r->state, "completed") == 0 && lv->read) {
+		if (is_completed && lv->read) {
 			if (!v)
 				verified = "volume not found in EC2";
 			else if (v->type != ebs_type_parse(r->target_type) || v->iops != r->target_iops ||
 				 v->throughput != r->target_throughput)
 				verified = "EC2 configuration differs from the target";
-			if (verified)
-				(*mismatch)++;
 		}
+		/* The PVC: -1 not checked (not completed, --no-kube, class never set, unreachable). */
+		int pvc_ok = -1, pvc_unverified = 0;
+		struct buf pnote = BUF_INIT;
+		if (is_vac_row(r)) {
+			if (p->lookup == PVC_NOT_FOUND) {
+				buf_addf(&pnote, "PVC %s/%s was deleted", r->namespace_, r->pvc);
+				if (is_completed && was_patched(r))
+					pvc_ok = 0;
+			} else if (p->lookup == PVC_UNREACHABLE) {
+				buf_addf(&pnote, "PVC %s/%s not verified: cluster '%s' cannot be read", r->namespace_, r->pvc,
+					 r->cluster);
+				pvc_unverified = is_completed && was_patched(r);
+			} else if (p->lookup == PVC_READ && is_completed && is_ann_row(r) && was_patched(r)) {
+				pvc_ok = kube_pvc_annotations_match(&p->st, r->target_type, r->target_iops,
+								    r->target_throughput);
+				if (!pvc_ok)
+					buf_addf(&pnote, "PVC %s/%s annotations (%s %s/%s) are not the target", r->namespace_,
+						 r->pvc, p->st.ann_type ? p->st.ann_type : "-", p->st.ann_iops ? p->st.ann_iops : "-",
+						 p->st.ann_tput ? p->st.ann_tput : "-");
+			} else if (p->lookup == PVC_READ && is_completed && r->target_class) {
+				const char *cur = p->st.current_class;
+				pvc_ok = cur && strcmp(cur, r->target_class) == 0;
+				if (!pvc_ok && cur)
+					buf_addf(&pnote, "PVC %s/%s names class '%s' as current, not '%s'", r->namespace_,
+						 r->pvc, cur, r->target_class);
+				else if (!pvc_ok)
+					buf_addf(&pnote, "PVC %s/%s names no current class, not '%s'", r->namespace_, r->pvc,
+						 r->target_class);
+			} else if (p->lookup == PVC_READ && p->st.modify_status) {
+				buf_addf(&pnote, "PVC %s/%s: %s", r->namespace_, r->pvc, p->st.modify_status);
+			}
+		}
+		int bad = verified || pvc_ok == 0;
+		if (bad)
+			t->mismatch++;
+		t->pvc_unverified += pvc_unverified;
 		if (!strcmp(r->state, "planned"))
 			planned++;
-		else if (!strcmp(r->state, "submitted") || !strcmp(r->state, "modifying") || !strcmp(r->state, "optimizing"))
+		else if (is_open(r->state))
 			in_flight++;
-		else if (!strcmp(r->state, "completed")) {
+		else if (is_completed) {
 			completed++;
-			if (!verified)
+			if (!bad)
 				realized += r->current_monthly - r->target_monthly;
 		} else if (!strcmp(r->state, "deferred"))
 			deferred++;
@@ -173,10 +389,13 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			else
 				buf_adds(out, "null");
 			buf_adds(out, ",\"verified\":");
-			if (strcmp(r->state, "completed") != 0 || !lv->read)
+			if (!is_completed)
 				buf_adds(out, "null");
+			else if (bad)
+				buf_adds(out, "false");
 			else
-				buf_adds(out, verified ? "false" : "true");
+				buf_adds(out, !lv->read || pvc_unverified ? "null" : "true");
+			add_pvc_json(out, r, p, pvc_ok, pnote.s);
 			buf_adds(out, ",\"error\":");
 			if (r->error_code) {
 				buf_adds(out, "{\"code\":\"");
@@ -197,15 +416,23 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			else
 				snprintf(prog, sizeof prog, "-");
 			snprintf(ins, sizeof ins, "%lldm", (long long)(in_state / 60));
+			struct buf note = BUF_INIT;
+			if (verified)
+				buf_adds(&note, verified);
+			if (pnote.len)
+				buf_addf(&note, "%s%s", note.len ? "; " : "", pnote.s);
+			if (!bad && r->error_code && r->error_message)
+				buf_addf(&note, "%s%s", note.len ? "; " : "", r->error_message);
 			buf_addf(out, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s\n", r->volume_id, r->state, r->method, tgt,
-				 prog, ins, elig[0] ? elig : "-",
-				 verified ? verified : r->error_code ? r->error_message : "");
+				 prog, ins, elig[0] ? elig : "-", note.len ? note.s : "");
+			buf_release(&note);
 		}
+		buf_release(&pnote);
 	}
 	if (json) {
 		buf_addf(out, "\n],\"totals\":{\"planned\":%zu,\"in_flight\":%zu,\"completed\":%zu,\"deferred\":%zu,\"failed\":%zu,"
-			      "\"mismatched\":%d,\"realized_monthly_usd\":",
-			 planned, in_flight, completed, deferred, failed, *mismatch);
+			      "\"mismatched\":%d,\"pvc_unverified\":%d,\"realized_monthly_usd\":",
+			 planned, in_flight, completed, deferred, failed, t->mismatch, t->pvc_unverified);
 		money_add_json(out, realized);
 		buf_adds(out, "}}\n");
 	} else {
@@ -213,8 +440,11 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			 completed, in_flight, deferred, failed, planned);
 		money_add_usd_pretty(out, realized);
 		buf_adds(out, "/month\n");
-		if (*mismatch)
-			buf_addf(out, "%d completed volume(s) do not match their target in EC2\n", *mismatch);
+		if (t->mismatch)
+			buf_addf(out, "%d completed volume(s) do not match their target in EC2 or in their PVC\n", t->mismatch);
+		if (t->pvc_unverified)
+			buf_addf(out, "%d completed volume(s) with a PVC not verified: its cluster cannot be read\n",
+				 t->pvc_unverified);
 	}
 	return (int)in_flight;
 }
@@ -226,26 +456,39 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("status"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	if (rc) {
+		rc = rc < 0 ? EXIT_OK : rc;
+		goto out;
+	}
 	if (n_rest) {
 		log_error("unexpected argument '%s'", rest[0]);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	if ((rc = cmd_prepare(ctx, NEEDS_DB)))
-		return rc;
+		goto out;
 	struct buf err = BUF_INIT;
 	struct aws_client aws;
 	struct aws_client_options co = {a.profile, 0, 0, 0};
-	int have_aws = !a.no_verify && aws_client_init(&aws, &co, &err) == 0;
+	int have_aws = 0;
+	if (!a.no_verify) {
+		have_aws = aws_client_init(&aws, &co, &err) == 0;
+		if (!have_aws)
+			log_warning("EC2 cannot be read, showing the ledger without verification: %s", err.s);
+	}
+	int read_kube = !a.no_verify && !a.no_kube;
+	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
+	int noticed = 0;
 	for (;;) {
 		struct apply_row *rows = NULL;
 		size_t n = 0;
+		buf_reset(&err);
 		if (ledger_apply_list(ctx->db, a.plan_id, &rows, &n, &err)) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 			break;
 		}
+		keep_clusters(rows, &n, a.contexts, a.n_contexts);
 		struct live lv;
 		memset(&lv, 0, sizeof lv);
 		fleet_init(&lv.f);
@@ -257,21 +500,39 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 				lv.read = 0;
 			}
 		}
+		struct pvc_live *pv = NULL;
+		if (read_kube) {
+			pv = read_pvcs(&ks, rows, n);
+		} else {
+			pv = xcalloc(n ? n : 1, sizeof *pv);
+			size_t n_vac = 0;
+			for (size_t i = 0; i < n; i++)
+				n_vac += is_vac_row(&rows[i]);
+			if (a.no_kube && !a.no_verify && n_vac && !noticed++)
+				log_notice("--no-kube: %zu VolumeAttributesClass volume(s) are verified on EC2 only; their PVCs "
+					   "are not read",
+					   n_vac);
+		}
 		struct buf out = BUF_INIT;
-		int mismatch = 0;
-		int in_flight = render(&out, rows, n, &lv, a.json, &mismatch);
+		struct tally t = {0, 0};
+		int in_flight = render(&out, rows, n, &lv, pv, a.json, &t);
 		rc = cmd_write_output(NULL, &out);
 		buf_release(&out);
+		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);
 		apply_rows_free(rows, n);
-		if (!rc && mismatch)
+		if (!rc && t.mismatch)
 			rc = EXIT_VERIFY;
 		if (!a.watch || !in_flight || rc)
 			break;
 		sleep((unsigned)(a.interval ? a.interval : 15));
 	}
+	kube_conns_release(&ks.conns);
+	strmap_release(&ks.warned);
 	if (have_aws)
 		aws_client_release(&aws);
 	buf_release(&err);
+out:
+	free(a.contexts);
 	return rc;
 }

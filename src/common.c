@@ -1,6 +1,6 @@
 /*
  * common.c - error vocabulary, allocation helpers, the reproducible clock, strict number and
- * time parsing, and whole-file I/O with atomic replacement.
+ * time parsing, whole-file I/O with atomic replacement, and SHA-256 in hex.
  *
  * Invariants: xmalloc & co never return NULL (they abort with a message); em_write_file_atomic
  * never leaves a partially written target or a stray temp file behind.
@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "ebsmigrate/common.h"
 
@@ -320,4 +322,22 @@ int em_mkdirs(const char *path, int mode, struct buf *err)
 	}
 	buf_release(&p);
 	return 0;
+}
+
+void em_sha256_hex(const void *data, size_t len, char out[static 65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		/* Only a broken OpenSSL gets here; an impossible hash makes the caller fail loudly. */
+		memset(out, '0', 64);
+		out[64] = '\0';
+		return;
+	}
+	for (size_t i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
 }

@@ -3,7 +3,8 @@
  *
  * Entry points: ledger_default_path, ledger_open / ledger_close, ledger_schema_version,
  * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
- * ledger_plan_record; price book history: ledger_price_versions / ledger_pricebook_load;
+ * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
+ * ledger_price_versions / ledger_pricebook_load;
  * realized savings: ledger_completed_volumes.
  *
  * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
@@ -526,10 +527,12 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 {
 	char now[21];
 	now_rfc3339(now);
+	char sha[65];
+	em_sha256_hex(plan_json, strlen(plan_json), sha);
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
 			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
-			 "plan_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			 "plan_json, created_at, plan_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			 &st, err);
 	if (rc)
 		return rc;
@@ -543,6 +546,7 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
 	bind_document(st, 6, plan_json);
 	ledger_bind_text(st, 7, now);
+	ledger_bind_text(st, 8, sha);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
@@ -550,6 +554,60 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		rc = ledger_db_err(l, err, "cannot record the plan");
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)
+{
+	char sha[65];
+	em_sha256_hex(plan_json, strlen(plan_json), sha);
+	/* The hash narrows the search; the documents themselves decide (rows recorded before
+	 * migration 0005 have no hash). */
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+				"SELECT id FROM plans WHERE (plan_sha256 = ? OR plan_sha256 IS NULL) AND plan_json = ? "
+				"ORDER BY id DESC LIMIT 1",
+				&st, err);
+	if (rc)
+		return rc;
+	ledger_bind_text(st, 1, sha);
+	bind_document(st, 2, plan_json);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		*id_out = sqlite3_column_int64(st, 0);
+	else if (step == SQLITE_DONE)
+		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
+	else
+		rc = ledger_db_err(l, err, "cannot read plans");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const char *mode,
+			       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
+			       const char *plan_json, int64_t *id_out, int *recorded, struct buf *err)
+{
+	*recorded = 0;
+	/* One write transaction: two runs importing the same file at once record it once. */
+	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start recording the plan", err);
+	if (rc)
+		return rc;
+	struct buf find_err = BUF_INIT;
+	rc = ledger_plan_find(l, plan_json, id_out, &find_err);
+	if (rc == EM_ENOTFOUND) {
+		rc = ledger_plan_record(l, generated_at, mode, price_version, volumes, savings_monthly_micro,
+					plan_json, id_out, err);
+		*recorded = rc == 0;
+	} else if (rc) {
+		em_err(err, rc, "%s", find_err.s);
+	}
+	buf_release(&find_err);
+	if (!rc)
+		rc = ledger_exec(l, "COMMIT", "cannot finish recording the plan", err);
+	if (rc) {
+		ledger_rollback(l);
+		*recorded = 0;
+	}
 	return rc;
 }
 

@@ -9,6 +9,7 @@
  * exactly once per conversion; products are formed in 128-bit integers, so they cannot
  * overflow before the division (results beyond int64 saturate, which no EBS bill reaches).
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -91,6 +92,11 @@ static int64_t div_round(__int128 num, __int128 den)
 micro_t money_round_cents(micro_t m)
 {
 	return div_round(m, MICRO_PER_CENT) * MICRO_PER_CENT;
+}
+
+micro_t money_from_json_usd(double usd)
+{
+	return (micro_t)llround(usd * 100.0) * MICRO_PER_CENT;
 }
 
 micro_t money_price_times(price_t price, int64_t quantity, int64_t divisor)

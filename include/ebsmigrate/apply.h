@@ -32,6 +32,7 @@ struct apply_options {
 	size_t n_namespaces;
 	const char *const *clusters;   /* --context filters */
 	size_t n_clusters;
+	const char *selector;          /* -l/--selector: PVC label selector (NULL = all) */
 	int dry_run;
 	int wait;                      /* follow submitted modifications to completed */
 	int64_t wait_timeout_s;

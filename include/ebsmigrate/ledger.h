@@ -39,10 +39,19 @@ int ledger_pricebook_store(struct ledger *l, struct pricebook *pb, struct buf *e
  * first. */
 int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struct buf *err);
 
-/* Records a plan: its JSON document (schema ebsmigrate.plan/v1) and summary. Sets *id_out. */
+/* Records a plan: its JSON document (schema ebsmigrate.plan/v1), the document's SHA-256 and
+ * its summary. price_version <= 0 stores NULL. Sets *id_out. */
 int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode,
 		       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
 		       const char *plan_json, int64_t *id_out, struct buf *err);
+/* The latest recorded plan whose document is exactly plan_json (byte for byte). EM_ENOTFOUND
+ * when there is none. */
+int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err);
+/* ledger_plan_find, else ledger_plan_record, in one write transaction. *recorded = 1 when a new
+ * row was added, 0 when an identical document was already there. */
+int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const char *mode,
+			       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
+			       const char *plan_json, int64_t *id_out, int *recorded, struct buf *err);
 
 /* Records an inventory run (migration 0002). */
 struct ledger_inventory_run {

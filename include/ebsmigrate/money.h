@@ -29,6 +29,9 @@ int money_parse_price(const char *s, price_t *out);
 int money_parse_micro(const char *s, micro_t *out);
 /* Rounds micro-dollars to whole cents, half away from zero. */
 micro_t money_round_cents(micro_t m);
+/* A JSON amount in USD that ebsmigrate wrote rounded to cents (plan documents) back to
+ * micro-dollars: exact, since the cents are whole. */
+micro_t money_from_json_usd(double usd);
 /* Converts (price units x quantity / divisor) to micro-dollars, rounded half away from zero.
  * Uses 128-bit intermediates: no overflow for any EBS-sized quantity. */
 micro_t money_price_times(price_t price, int64_t quantity, int64_t divisor);

@@ -952,6 +952,27 @@ class KubeCluster:
                 self.rv += 1
                 o["metadata"]["resourceVersion"] = str(self.rv)
                 self.store["namespaces"][ns] = ordered(o)
+        # The EBS CSI driver's controller, as its Helm chart / EKS add-on installs it: what a client
+        # can read to learn whether the volume-modifier-for-k8s sidecar runs (container
+        # "volumemodifier"). Only when the scenario does not bring its own.
+        ctl_key = "kube-system/ebs-csi-controller"
+        if "deployments" in self.store and ctl_key not in self.store["deployments"]:
+            containers = [{"name": "ebs-plugin", "image": "public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.37.0"},
+                          {"name": "csi-provisioner", "image": "public.ecr.aws/csi-components/csi-provisioner:v5.1.0"},
+                          {"name": "csi-resizer", "image": "public.ecr.aws/csi-components/csi-resizer:v1.12.0"}]
+            if self.sidecar:
+                containers.append({"name": "volumemodifier",
+                                   "image": "public.ecr.aws/ebs-csi-driver/volume-modifier-for-k8s:v0.5.0"})
+            labels = {"app": "ebs-csi-controller", "app.kubernetes.io/name": "aws-ebs-csi-driver"}
+            o = {"kind": "Deployment", "apiVersion": "apps/v1",
+                 "metadata": {"name": "ebs-csi-controller", "namespace": "kube-system", "labels": labels},
+                 "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "ebs-csi-controller"}},
+                          "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}},
+                 "status": {"replicas": 2, "readyReplicas": 2, "availableReplicas": 2}}
+            self._prepare_stored(self.by_plural["deployments"], o, start)
+            self.rv += 1
+            o["metadata"]["resourceVersion"] = str(self.rv)
+            self.store["deployments"][ctl_key] = ordered(o)
         # sidecar bookkeeping and anything already due
         self._reconcile_all()
 

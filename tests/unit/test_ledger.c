@@ -320,6 +320,63 @@ static void test_default_path(void)
 	buf_release(&p);
 }
 
+/* Plans carry their document's SHA-256; find_or_record finds an identical document (even one
+ * recorded before migration 0005, without a hash) instead of recording it again. */
+static void test_plan_find_or_record(void)
+{
+	const char *db = tmp_path("plans.db");
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	CHECK(ledger_open(&l, db, &err) == 0);
+	const char *doc_a = "{\"schema\":\"ebsmigrate.plan/v1\",\"n\":1}\n";
+	const char *doc_b = "{\"schema\":\"ebsmigrate.plan/v1\",\"n\":2}\n";
+	int64_t id = 0, id2 = 0;
+	int recorded = -1;
+	CHECK(ledger_plan_record(l, "2026-12-01T12:00:00Z", "match", 0, 3, 2080000, doc_a, &id, &err) == 0);
+	CHECK_I64(id, 1);
+	char sha[65];
+	em_sha256_hex(doc_a, strlen(doc_a), sha);
+	char *stored = sql_text(db, "SELECT plan_sha256 FROM plans WHERE id = 1");
+	CHECK_STR(stored, sha);
+	free(stored);
+
+	CHECK(ledger_plan_find(l, doc_a, &id2, &err) == 0);
+	CHECK_I64(id2, 1);
+	struct buf miss = BUF_INIT;
+	CHECK(ledger_plan_find(l, doc_b, &id2, &miss) == EM_ENOTFOUND);
+	buf_release(&miss);
+
+	CHECK(ledger_plan_find_or_record(l, "2026-12-01T12:00:00Z", "match", 0, 3, 2080000, doc_a, &id2, &recorded,
+					 &err) == 0);
+	CHECK_I64(id2, 1);
+	CHECK_I64(recorded, 0);
+	CHECK(ledger_plan_find_or_record(l, "2026-12-01T12:00:00Z", "baseline", 0, 3, 0, doc_b, &id2, &recorded,
+					 &err) == 0);
+	CHECK_I64(id2, 2);
+	CHECK_I64(recorded, 1);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM plans"), 2);
+	CHECK_I64(sql_int(db, "SELECT price_version IS NULL FROM plans WHERE id = 2"), 1);
+
+	/* The same document recorded twice (two identical plans): the latest is the one found. */
+	CHECK(ledger_plan_record(l, "2026-12-01T12:00:00Z", "match", 0, 3, 2080000, doc_a, &id, &err) == 0);
+	CHECK(ledger_plan_find(l, doc_a, &id2, &err) == 0);
+	CHECK_I64(id2, id);
+
+	/* A row from before migration 0005 has no hash: found by its document. */
+	sqlite3 *raw;
+	CHECK(sqlite3_open(db, &raw) == SQLITE_OK);
+	CHECK(sqlite3_exec(raw, "UPDATE plans SET plan_sha256 = NULL WHERE id = 2", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(raw);
+	CHECK(ledger_plan_find_or_record(l, "2026-12-01T12:00:00Z", "baseline", 0, 3, 0, doc_b, &id2, &recorded,
+					 &err) == 0);
+	CHECK_I64(id2, 2);
+	CHECK_I64(recorded, 0);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM plans"), 3);
+	CHECK_STR(err.s, "");
+	ledger_close(l);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -327,6 +384,7 @@ int main(void)
 	test_open_modes_and_wal();
 	test_pricebook_versions();
 	test_refuse_newer_and_garbage();
+	test_plan_find_or_record();
 	test_default_path();
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -1,0 +1,173 @@
+/* test_plan_file.c - plan files for `apply --plan FILE`: what is accepted, what is refused (and
+ * the message naming file and field), and recording one in a database exactly once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger.h"
+#include "ebsmigrate/plan_file.h"
+#include "tap.h"
+
+static const char GOOD[] =
+	"{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":\"2026-12-01T13:00:00+01:00\",\"mode\":\"match\","
+	"\"volumes\":[{\"volume_id\":\"vol-1\",\"action\":\"migrate\",\"region\":\"us-east-1\","
+	"\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}},"
+	"{\"volume_id\":\"vol-2\",\"action\":\"skip\",\"target\":null}],"
+	"\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}}\n";
+
+/* GOOD with the first occurrence of from replaced by to. */
+static char *variant(const char *from, const char *to)
+{
+	const char *at = strstr(GOOD, from);
+	if (!at)
+		return xstrdup("(variant not found)");
+	struct buf b = BUF_INIT;
+	buf_add(&b, GOOD, (size_t)(at - GOOD));
+	buf_adds(&b, to);
+	buf_adds(&b, at + strlen(from));
+	return buf_detach(&b);
+}
+
+/* The text is refused with EM_EINPUT and a message containing want; out is left empty. */
+static void refused(const char *text, size_t len, const char *want)
+{
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	int rc = plan_file_parse(&pf, "p.json", text, len, &err);
+	CHECK_I64(rc, EM_EINPUT);
+	if (!strstr(err.s, want))
+		printf("# got: %s\n# want: %s\n", err.s, want);
+	CHECK(strstr(err.s, want) != NULL);
+	CHECK(pf.json == NULL && pf.mode == NULL && pf.path == NULL);
+	plan_file_release(&pf);
+	buf_release(&err);
+}
+
+static void refused_variant(const char *from, const char *to, const char *want)
+{
+	char *t = variant(from, to);
+	refused(t, strlen(t), want);
+	free(t);
+}
+
+static void test_accepts_good(void)
+{
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	CHECK(plan_file_parse(&pf, "p.json", GOOD, strlen(GOOD), &err) == 0);
+	CHECK_STR(err.s, "");
+	CHECK_STR(pf.path, "p.json");
+	CHECK_STR(pf.json, GOOD); /* byte for byte, trailing newline included */
+	CHECK_I64(pf.len, strlen(GOOD));
+	CHECK_STR(pf.generated_at, "2026-12-01T12:00:00Z");
+	CHECK_STR(pf.mode, "match");
+	CHECK_I64(pf.volumes, 2);
+	CHECK_I64(pf.savings_monthly, 2080000);
+	plan_file_release(&pf);
+	buf_release(&err);
+}
+
+/* The document `plan --format json` writes for the example fleet (golden of case 0002). */
+static void test_accepts_example_plan(void)
+{
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	const char *path = tap_src_path("tests/cases/golden/plan-example.json");
+	CHECK(plan_file_load(&pf, path, &err) == 0);
+	CHECK_STR(err.s, "");
+	CHECK_STR(pf.generated_at, "2026-12-01T12:00:00Z");
+	CHECK_I64(pf.volumes, 15);
+	CHECK_I64(pf.savings_monthly, 64320000);
+	struct buf raw = BUF_INIT;
+	CHECK(em_read_file(path, &raw, &err) == 0);
+	CHECK(pf.json && raw.len == pf.len && memcmp(raw.s, pf.json, raw.len) == 0);
+	buf_release(&raw);
+	plan_file_release(&pf);
+	buf_release(&err);
+}
+
+static void test_refusals(void)
+{
+	refused("", 0, "plan file 'p.json': empty file");
+	refused(GOOD, 120, "plan file 'p.json': not valid JSON at line 1");
+	refused("[1,2]", 5, "plan file 'p.json': (top level): not an object");
+	refused("{\"a\\u0000\":1}\0x", 15, "plan file 'p.json': not a plan document (it contains NUL bytes)");
+	refused_variant("\"schema\":\"ebsmigrate.plan/v1\",", "", "plan file 'p.json': schema: missing");
+	refused_variant("ebsmigrate.plan/v1", "ebsmigrate.inventory/v1",
+			"plan file 'p.json': schema: 'ebsmigrate.inventory/v1', expected 'ebsmigrate.plan/v1'");
+	refused_variant("ebsmigrate.plan/v1", "ebsmigrate.plan/v2", "schema: 'ebsmigrate.plan/v2'");
+	refused_variant("2026-12-01T13:00:00+01:00", "yesterday",
+			"plan file 'p.json': generated_at: missing or not an RFC 3339 time");
+	refused_variant("\"mode\":\"match\"", "\"mode\":\"fast\"", "plan file 'p.json': mode: missing or not one of");
+	refused_variant("\"mode\":\"match\",", "\"mode\":\"match\",\"volumes\":7,", /* the first one counts */
+			"plan file 'p.json': volumes: missing or not an array");
+	refused_variant("{\"volume_id\":\"vol-1\",", "{", "plan file 'p.json': volumes[0].volume_id: missing or not a string");
+	refused_variant("\"action\":\"skip\"", "\"action\":\"maybe\"",
+			"plan file 'p.json': volumes[1].action: 'maybe' is not one of migrate, blocked, review, skip");
+	refused_variant("\"region\":\"us-east-1\",", "", "plan file 'p.json': volumes[0].region: missing");
+	refused_variant("\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}", "\"target\":null",
+			"plan file 'p.json': volumes[0].target: missing or not an object");
+	refused_variant("\"iops\":3000", "\"iops\":3000.5",
+			"plan file 'p.json': volumes[0].target.iops: missing or not a whole number");
+	refused_variant("\"throughput_mibps\":125", "\"throughput_mibps\":\"125\"",
+			"plan file 'p.json': volumes[0].target.throughput_mibps: missing or not a whole number");
+	refused_variant(",\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}", "", "plan file 'p.json': totals: missing");
+	refused_variant("\"volumes\":2,", "\"volumes\":-2,",
+			"plan file 'p.json': totals.volumes: missing or not a whole number");
+	refused_variant("2.08", "\"2.08\"", "plan file 'p.json': totals.savings_monthly_usd: missing or not an amount");
+	/* blocked volumes are applied later: they need a target too; review/skip do not */
+	refused_variant("\"action\":\"migrate\",\"region\":\"us-east-1\",\"target\":{\"type\":\"gp3\",\"iops\":3000,"
+			"\"throughput_mibps\":125}",
+			"\"action\":\"blocked\",\"region\":\"us-east-1\"", "volumes[0].target: missing");
+	char *review = variant("\"action\":\"migrate\",\"region\":\"us-east-1\"", "\"action\":\"review\"");
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	CHECK(plan_file_parse(&pf, "p.json", review, strlen(review), &err) == 0);
+	plan_file_release(&pf);
+	free(review);
+	CHECK(plan_file_load(&pf, "/nonexistent/plan.json", &err) == EM_ENOTFOUND);
+	CHECK(strstr(err.s, "cannot read '/nonexistent/plan.json'") != NULL);
+	buf_release(&err);
+}
+
+static void test_record_once(void)
+{
+	char dir[] = "/tmp/em-planfile-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	char db[4096];
+	snprintf(db, sizeof db, "%s/state/e.db", dir);
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	CHECK(ledger_open(&l, db, &err) == 0);
+	struct plan_file pf;
+	CHECK(plan_file_parse(&pf, "p.json", GOOD, strlen(GOOD), &err) == 0);
+	int64_t id = 0;
+	int recorded = -1;
+	CHECK(plan_file_record(l, &pf, &id, &recorded, &err) == 0);
+	CHECK_I64(id, 1);
+	CHECK_I64(recorded, 1);
+	CHECK(plan_file_record(l, &pf, &id, &recorded, &err) == 0);
+	CHECK_I64(id, 1);
+	CHECK_I64(recorded, 0);
+	CHECK_STR(err.s, "");
+	plan_file_release(&pf);
+	ledger_close(l);
+	buf_release(&err);
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+}
+
+int main(void)
+{
+	test_accepts_good();
+	test_accepts_example_plan();
+	test_refusals();
+	test_record_once();
+	return tap_done();
+}
