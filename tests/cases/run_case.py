@@ -107,11 +107,15 @@ class Sim:
         self.log.close()
 
 
-def run_bash(script, env, cwd, timeout, stdout_path=None, stderr_path=None):
+def run_bash(script, env, cwd, timeout, stdout_path=None, stderr_path=None, errexit=False):
+    """errexit: every line is an assertion (check sections); commands print exit codes instead."""
     out = open(stdout_path, "wb") if stdout_path else subprocess.PIPE
     err = open(stderr_path, "wb") if stderr_path else subprocess.PIPE
     try:
-        p = subprocess.run(["bash", "-c", "set -o pipefail\n" + script], env=env, cwd=cwd, stdout=out,
+        prologue = "set -eo pipefail\n" if errexit else "set -o pipefail\n"
+        if os.environ.get("EM_CASE_TRACE"):  # which line of a section failed: set -x to its stderr
+            prologue += "set -x\n"
+        p = subprocess.run(["bash", "-c", prologue + script], env=env, cwd=cwd, stdout=out,
                            stderr=err, timeout=timeout, stdin=subprocess.DEVNULL)
         return p
     finally:
@@ -203,7 +207,7 @@ def main():
                 problems.append(f"stderr contains: {s}")
         if "check" in case and not problems:
             env2 = dict(env, OUT=out_path, ERR=err_path)
-            c = run_bash(case["check"], env2, tmp, timeout)
+            c = run_bash(case["check"], env2, tmp, timeout, errexit=True)
             if c.returncode != 0:
                 problems.append(f"check exited {c.returncode}:\n{c.stdout.decode(errors='replace')}"
                                 f"{c.stderr.decode(errors='replace')}")
