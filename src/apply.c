@@ -457,10 +457,13 @@ static void set_str(char **dst, const char *s)
 	*dst = xstrdup(s);
 }
 
-/* Invariant 2: bring one unfinished row up to date from EC2. */
+/* Invariant 2: bring one unfinished row up to date from EC2. *progress (may be NULL): EC2's
+ * percentage of the row's modification, -1 when none is known to be running. */
 static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
-			 struct apply_result *res, const struct apply_options *o, struct buf *err)
+			 struct apply_result *res, const struct apply_options *o, int64_t *progress, struct buf *err)
 {
+	if (progress)
+		*progress = -1;
 	struct fresh fr;
 	int rc = read_fresh(aws, row->region, row->volume_id, &fr, err);
 	if (rc) {
@@ -519,6 +522,8 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		set_str(&row->error_code, "InvalidVolume.NotFound");
 		set_str(&row->error_message, "the volume no longer exists");
 	} else if (sent) {
+		if (progress)
+			*progress = m->progress;
 		set_str(&row->state, m->state);
 		if (!row->started_at)
 			row->started_at = m->start_time;
@@ -912,22 +917,34 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 	for (;;) {
 		struct apply_row *rows = NULL;
 		size_t n = 0, open_rows = 0;
+		struct buf line = BUF_INIT;
 		int rc = ledger_apply_list(l, res->plan_id, &rows, &n, err);
 		for (size_t i = 0; i < n && !rc; i++) {
 			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
 				continue;
-			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, err);
-			if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
-				open_rows++;
+			int64_t pct = -1;
+			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, &pct, err);
+			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
+				continue;
+			/* progress: "vol-… modifying 45 %" for the first few, then a count */
+			if (++open_rows <= 5)
+				buf_addf(&line, "%s%s %s", open_rows > 1 ? ", " : ": ", rows[i].volume_id, rows[i].state);
+			if (open_rows <= 5 && pct >= 0)
+				buf_addf(&line, " %lld %%", (long long)pct);
 		}
 		apply_rows_free(rows, n);
-		if (rc)
+		if (open_rows > 5)
+			buf_addf(&line, ", and %zu more", open_rows - 5);
+		if (rc || !open_rows) {
+			buf_release(&line);
 			return rc;
-		if (!open_rows)
-			return 0;
-		if (em_now() >= deadline)
+		}
+		if (em_now() >= deadline) {
+			buf_release(&line);
 			return em_err(err, EM_ELIMIT, "--wait: %zu modification(s) still in flight after the timeout", open_rows);
-		say(o, "waiting: %zu modification(s) in flight", open_rows);
+		}
+		say(o, "waiting: %zu modification(s) in flight%s", open_rows, line.s);
+		buf_release(&line);
 		sleep((unsigned)poll);
 	}
 }
@@ -1107,7 +1124,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
 	for (size_t i = 0; i < n_rows && !rc; i++)
 		if (strcmp(rows[i].state, "submitted") == 0 || is_in_flight(rows[i].state))
-			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, err);
+			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, NULL, err);
 
 	/* In flight per region and per cluster after reconciliation (invariant 4). */
 	struct flight flight = {STRMAP_INIT};
@@ -1187,7 +1204,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			if (strcmp(pend[i].state, "submitted") != 0 || strcmp(pend[i].method, "ec2") == 0 ||
 			    pend[i].run_id != res->run_id)
 				continue;
-			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, err);
+			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, NULL, err);
 			waiting += strcmp(pend[i].state, "submitted") == 0;
 		}
 		apply_rows_free(pend, n_pend);
