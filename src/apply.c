@@ -949,23 +949,51 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 	}
 }
 
-/* Modifications in flight per key (a region or a cluster name): invariant 4's counters. */
+/* Modifications in flight per account-region and per cluster: invariant 4's counters. Keys are
+ * "r ACCOUNT/REGION" and "c CLUSTER", so a cluster named like a region is its own key. */
 struct flight {
 	struct strmap keys; /* key -> count */
 };
 
-static size_t flight_count(const struct flight *fl, const char *key)
+static void flight_key(struct buf *k, int cluster, const char *account, const char *name)
 {
-	size_t n = 0;
-	return key && strmap_get(&fl->keys, key, &n) ? n : 0;
+	buf_reset(k);
+	if (cluster)
+		buf_addf(k, "c %s", name);
+	else
+		buf_addf(k, "r %s/%s", account ? account : "", name);
 }
 
-static void flight_add(struct flight *fl, const char *region, const char *cluster)
+/* The larger of the two counts that bind this volume. */
+static size_t flight_count(const struct flight *fl, const char *account, const char *region, const char *cluster)
 {
-	const char *keys[2] = {region, cluster};
-	for (int i = 0; i < 2; i++)
-		if (keys[i])
-			strmap_put(&fl->keys, keys[i], flight_count(fl, keys[i]) + 1);
+	size_t most = 0, n;
+	struct buf k = BUF_INIT;
+	for (int c = 0; c < 2; c++) {
+		const char *name = c ? cluster : region;
+		if (!name)
+			continue;
+		flight_key(&k, c, account, name);
+		if (strmap_get(&fl->keys, k.s, &n) && n > most)
+			most = n;
+	}
+	buf_release(&k);
+	return most;
+}
+
+static void flight_add(struct flight *fl, const char *account, const char *region, const char *cluster)
+{
+	struct buf k = BUF_INIT;
+	for (int c = 0; c < 2; c++) {
+		const char *name = c ? cluster : region;
+		size_t n = 0;
+		if (!name)
+			continue;
+		flight_key(&k, c, account, name);
+		strmap_get(&fl->keys, k.s, &n);
+		strmap_put(&fl->keys, k.s, n + 1);
+	}
+	buf_release(&k);
 }
 
 static void flight_release(struct flight *fl)
@@ -1130,7 +1158,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	struct flight flight = {STRMAP_INIT};
 	for (size_t i = 0; i < n_rows; i++)
 		if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
-			flight_add(&flight, rows[i].region, rows[i].cluster);
+			flight_add(&flight, rows[i].account, rows[i].region, rows[i].cluster);
 	size_t max_in_flight = o->max_in_flight ? o->max_in_flight : 10;
 	size_t batch = o->batch ? o->batch : 10;
 	size_t taken = 0;
@@ -1173,11 +1201,10 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			apply_row_release(&row);
 			continue;
 		}
-		if (flight_count(&flight, it->region) >= max_in_flight ||
-		    flight_count(&flight, it->cluster) >= max_in_flight) {
+		if (flight_count(&flight, it->account, it->region, it->cluster) >= max_in_flight) {
 			res->left++;
-			say(o, "%s: left for a later run (%zu modifications already in flight in %s)", it->volume_id,
-			    max_in_flight, it->region);
+			say(o, "%s: left for a later run (%zu modifications already in flight in %s%s%s)", it->volume_id,
+			    max_in_flight, it->region, it->cluster ? " or cluster " : "", it->cluster ? it->cluster : "");
 			apply_row_release(&row);
 			continue;
 		}
@@ -1186,7 +1213,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		rc = submit_one(l, aws, &kcs, it, &row, o, res, err);
 		if (res->submitted + res->would_submit > before) {
 			taken++;
-			flight_add(&flight, it->region, it->cluster);
+			flight_add(&flight, it->account, it->region, it->cluster);
 		}
 		apply_row_release(&row);
 	}

@@ -22,7 +22,7 @@ static const struct cmd_option apply_options[] = {
 	{"plan", 0, ARG_REQUIRED, "ID|FILE",
 	 "recorded plan to apply (default: the latest), or a plan file from 'plan --out FILE', recorded first "
 	 "unless already there", OPT_PLAN},
-	{"max-in-flight", 0, ARG_REQUIRED, "N", "modifications in flight at once per region and cluster (default 10)",
+	{"max-in-flight", 0, ARG_REQUIRED, "N", "modifications in flight at once per account-region and cluster (default 10)",
 	 OPT_MAX_IN_FLIGHT},
 	{"order", 0, ARG_REQUIRED, "ORDER", "savings (default), oldest (plan order) or risk (small, simple first)", OPT_ORDER},
 	{"method", 0, ARG_REQUIRED, "METHOD", "auto (default), ec2, vac or annotation", OPT_METHOD},
