@@ -126,9 +126,8 @@ static int kube_conn_sidecar(struct kube_conn *c)
 		return c->sidecar;
 	}
 	struct buf body = BUF_INIT, err = BUF_INIT;
-	long status = 0;
 	if (kube_get(&c->kc, "/apis/apps/v1/deployments", "labelSelector=app.kubernetes.io%2Fname%3Daws-ebs-csi-driver",
-		     &body, &status, &err)) {
+		     &body, NULL, &err)) {
 		c->sidecar_note = xstrdup(err.s);
 	} else {
 		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
@@ -223,10 +222,9 @@ static char *annotation_failure(struct kube_conn *c, const char *ns, const char 
 	buf_addf(&sel, "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=%s,reason=VolumeModificationFailed",
 		 name);
 	buf_add_urlencoded(&q, sel.s, 1);
-	long status = 0;
 	char *msg = NULL;
 	time_t best = 0;
-	if (kube_get(&c->kc, path.s, q.s, &body, &status, &err) == 0) {
+	if (kube_get(&c->kc, path.s, q.s, &body, NULL, &err) == 0) {
 		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
 		const cJSON *ev;
 		cJSON_ArrayForEach(ev, jsonx_get(j, "items"))
@@ -444,11 +442,6 @@ static void fresh_release(struct fresh *fr)
 {
 	fleet_release(&fr->f);
 	ec2_mod_list_release(&fr->mods);
-}
-
-static int is_in_flight(const char *s)
-{
-	return s && (strcmp(s, "modifying") == 0 || strcmp(s, "optimizing") == 0);
 }
 
 static void set_str(char **dst, const char *s)
@@ -920,11 +913,11 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 		struct buf line = BUF_INIT;
 		int rc = ledger_apply_list(l, res->plan_id, &rows, &n, err);
 		for (size_t i = 0; i < n && !rc; i++) {
-			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
+			if (!apply_state_open(rows[i].state))
 				continue;
 			int64_t pct = -1;
 			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, &pct, err);
-			if (!is_in_flight(rows[i].state) && strcmp(rows[i].state, "submitted") != 0)
+			if (!apply_state_open(rows[i].state))
 				continue;
 			/* progress: "vol-… modifying 45 %" for the first few, then a count */
 			if (++open_rows <= 5)
@@ -1051,10 +1044,15 @@ static const char *choose_method(struct kube_conns *kcs, const struct item *it, 
 
 /* -l/--selector: keeps the items whose PVC matches the label selector, as the API server
  * evaluates it (one filtered PVC list per cluster); volumes outside Kubernetes never match. */
+struct selected {
+	struct strmap keys; /* "CLUSTER/NS/NAME" of every matching PVC */
+	const char *cluster; /* the cluster being listed */
+};
+
 static int collect_keys(void *ctx, const char *json, size_t len, unsigned page, struct buf *err)
 {
-	struct strmap *keys = ((void **)ctx)[0];
-	const char *cluster = ((void **)ctx)[1];
+	struct selected *sel = ctx;
+	const char *cluster = sel->cluster;
 	(void)page; /* a restarted list only adds the same keys again */
 	cJSON *j = cJSON_ParseWithLength(json, len);
 	if (!j)
@@ -1067,7 +1065,7 @@ static int collect_keys(void *ctx, const char *json, size_t len, unsigned page, 
 			continue;
 		struct buf k = BUF_INIT;
 		buf_addf(&k, "%s/%s/%s", cluster, ns, name);
-		strmap_put(keys, k.s, 1);
+		strmap_put(&sel->keys, k.s, 1);
 		buf_release(&k);
 	}
 	cJSON_Delete(j);
@@ -1077,7 +1075,8 @@ static int collect_keys(void *ctx, const char *json, size_t len, unsigned page, 
 static int select_by_labels(struct kube_conns *kcs, const char *selector, struct item *items, size_t *n_items,
 			    struct buf *err)
 {
-	struct strmap keys = STRMAP_INIT, listed = STRMAP_INIT;
+	struct selected sel = {STRMAP_INIT, NULL};
+	struct strmap listed = STRMAP_INIT;
 	int rc = 0;
 	for (size_t i = 0; i < *n_items && !rc; i++) {
 		const char *cl = items[i].cluster;
@@ -1093,8 +1092,8 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		struct buf path = BUF_INIT, kerr = BUF_INIT;
 		buf_adds(&path, "/api/v1/persistentvolumeclaims?labelSelector=");
 		buf_add_urlencoded(&path, selector, 1);
-		void *ctx[2] = {&keys, (void *)cl};
-		int krc = kube_list(&kc->kc, path.s, collect_keys, ctx, &kerr);
+		sel.cluster = cl;
+		int krc = kube_list(&kc->kc, path.s, collect_keys, &sel, &kerr);
 		if (krc)
 			rc = em_err(err, krc, "--selector '%s': cluster '%s': %s", selector, cl, kerr.s);
 		buf_release(&path);
@@ -1106,7 +1105,7 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		size_t dummy;
 		if (items[i].cluster && items[i].pvc)
 			buf_addf(&k, "%s/%s/%s", items[i].cluster, items[i].namespace_ ? items[i].namespace_ : "", items[i].pvc);
-		if (!rc && k.len && strmap_get(&keys, k.s, &dummy)) {
+		if (!rc && k.len && strmap_get(&sel.keys, k.s, &dummy)) {
 			items[kept++] = items[i];
 		} else {
 			items_free_one(&items[i]);
@@ -1114,7 +1113,7 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		buf_release(&k);
 	}
 	*n_items = kept;
-	strmap_release(&keys);
+	strmap_release(&sel.keys);
 	strmap_release(&listed);
 	return rc;
 }
@@ -1151,13 +1150,13 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	if (!rc)
 		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
 	for (size_t i = 0; i < n_rows && !rc; i++)
-		if (strcmp(rows[i].state, "submitted") == 0 || is_in_flight(rows[i].state))
+		if (apply_state_open(rows[i].state))
 			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, NULL, err);
 
 	/* In flight per region and per cluster after reconciliation (invariant 4). */
 	struct flight flight = {STRMAP_INIT};
 	for (size_t i = 0; i < n_rows; i++)
-		if (is_in_flight(rows[i].state) || strcmp(rows[i].state, "submitted") == 0)
+		if (apply_state_open(rows[i].state))
 			flight_add(&flight, rows[i].account, rows[i].region, rows[i].cluster);
 	size_t max_in_flight = o->max_in_flight ? o->max_in_flight : 10;
 	size_t batch = o->batch ? o->batch : 10;

@@ -51,15 +51,6 @@ void aws_sigv4_signature_release(struct aws_sigv4_signature *s)
 
 /* ---- hashing ---- */
 
-static void hex_encode(const unsigned char *in, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[in[i] >> 4];
-		out[2 * i + 1] = hex[in[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
 
 void aws_sha256_hex(const void *data, size_t len, char out[65])
 {
@@ -462,7 +453,7 @@ static int compute_signature(const struct aws_sigv4_params *p, const char *date,
 	OPENSSL_cleanse(k4, sizeof k4);
 	if (bad)
 		return em_err(err, EM_EIO, "openssl could not compute an hmac-sha256");
-	hex_encode(sig, 32, out);
+	em_hex(sig, 32, out);
 	return 0;
 }
 

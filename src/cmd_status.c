@@ -161,7 +161,7 @@ struct kube_side {
 };
 
 /* A row whose PVC apply patched or will patch: a class (vac) or annotations (annotation). */
-static int is_vac_row(const struct apply_row *r)
+static int is_kube_row(const struct apply_row *r)
 {
 	return r->method && (strcmp(r->method, "vac") == 0 || strcmp(r->method, "annotation") == 0) && r->cluster &&
 	       r->namespace_ && r->pvc;
@@ -176,11 +176,6 @@ static int is_ann_row(const struct apply_row *r)
 static int was_patched(const struct apply_row *r)
 {
 	return is_ann_row(r) ? r->submitted_at != 0 : r->target_class != NULL;
-}
-
-static int is_open(const char *state)
-{
-	return !strcmp(state, "submitted") || !strcmp(state, "modifying") || !strcmp(state, "optimizing");
 }
 
 static void pvc_lives_free(struct pvc_live *pv, size_t n)
@@ -203,8 +198,8 @@ static void warn_cluster(struct kube_side *ks, const char *cluster, const char *
 		    cluster, cluster, why);
 }
 
-/* Reads the PVC of every in-flight vac row and of every completed one whose PVC apply patched
- * (a class is recorded). A cluster that cannot be reached is asked once per pass: its later
+/* Reads the PVC of every in-flight Kubernetes-route row and of every completed one whose PVC
+ * apply patched (was_patched). A cluster that cannot be reached is asked once per pass: its later
  * rows share the first failure. */
 static struct pvc_live *read_pvcs(struct kube_side *ks, const struct apply_row *rows, size_t n)
 {
@@ -213,7 +208,7 @@ static struct pvc_live *read_pvcs(struct kube_side *ks, const struct apply_row *
 	for (size_t i = 0; i < n; i++) {
 		const struct apply_row *r = &rows[i];
 		int check = strcmp(r->state, "completed") == 0 && was_patched(r); /* never patched: nothing to check */
-		if (!is_vac_row(r) || (!check && !is_open(r->state)))
+		if (!is_kube_row(r) || (!check && !apply_state_open(r->state)))
 			continue;
 		size_t first;
 		if (strmap_get(&down, r->cluster, &first)) {
@@ -268,7 +263,7 @@ static void add_pvc_json(struct buf *out, const struct apply_row *r, const struc
 			 const char *note)
 {
 	buf_adds(out, ",\"pvc\":");
-	if (!is_vac_row(r)) {
+	if (!is_kube_row(r)) {
 		buf_adds(out, "null");
 		return;
 	}
@@ -309,7 +304,7 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
 		int is_completed = strcmp(r->state, "completed") == 0;
 		int64_t progress = -1;
-		if (m && is_open(r->state))
+		if (m && apply_state_open(r->state))
 			progress = m->progress;
 		else if (is_completed)
 			progress = 100;
@@ -324,7 +319,7 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		/* The PVC: -1 not checked (not completed, --no-kube, class never set, unreachable). */
 		int pvc_ok = -1, pvc_unverified = 0;
 		struct buf pnote = BUF_INIT;
-		if (is_vac_row(r)) {
+		if (is_kube_row(r)) {
 			if (p->lookup == PVC_NOT_FOUND) {
 				buf_addf(&pnote, "PVC %s/%s was deleted", r->namespace_, r->pvc);
 				if (is_completed && was_patched(r))
@@ -359,7 +354,7 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		t->pvc_unverified += pvc_unverified;
 		if (!strcmp(r->state, "planned"))
 			planned++;
-		else if (is_open(r->state))
+		else if (apply_state_open(r->state))
 			in_flight++;
 		else if (is_completed) {
 			completed++;
@@ -507,7 +502,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			pv = xcalloc(n ? n : 1, sizeof *pv);
 			size_t n_vac = 0;
 			for (size_t i = 0; i < n; i++)
-				n_vac += is_vac_row(&rows[i]);
+				n_vac += is_kube_row(&rows[i]);
 			if (a.no_kube && !a.no_verify && n_vac && !noticed++)
 				log_notice("--no-kube: %zu VolumeAttributesClass volume(s) are verified on EC2 only; their PVCs "
 					   "are not read",

@@ -324,9 +324,18 @@ int em_mkdirs(const char *path, int mode, struct buf *err)
 	return 0;
 }
 
-void em_sha256_hex(const void *data, size_t len, char out[static 65])
+void em_hex(const unsigned char *in, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[in[i] >> 4];
+		out[2 * i + 1] = hex[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void em_sha256_hex(const void *data, size_t len, char out[static 65])
+{
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
@@ -335,9 +344,5 @@ void em_sha256_hex(const void *data, size_t len, char out[static 65])
 		out[64] = '\0';
 		return;
 	}
-	for (size_t i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
+	em_hex(md, 32, out);
 }

@@ -19,6 +19,11 @@ void apply_row_release(struct apply_row *r)
 	memset(r, 0, sizeof *r);
 }
 
+int apply_state_open(const char *s)
+{
+	return s && (strcmp(s, "submitted") == 0 || strcmp(s, "modifying") == 0 || strcmp(s, "optimizing") == 0);
+}
+
 void apply_rows_free(struct apply_row *rows, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

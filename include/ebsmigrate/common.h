@@ -81,6 +81,8 @@ int em_read_file(const char *path, struct buf *out, struct buf *err);
 /* Writes data to path atomically: temp file in the same directory, fsync, rename.
  * mode is the file mode (e.g. 0644). On failure nothing is left behind. */
 int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err);
+/* Lower-case hex of n bytes into out (2n characters and a NUL). */
+void em_hex(const unsigned char *in, size_t n, char *out);
 /* Lower-case hex SHA-256 of data (64 characters and a NUL). */
 void em_sha256_hex(const void *data, size_t len, char out[static 65]);
 

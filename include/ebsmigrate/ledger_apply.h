@@ -35,6 +35,8 @@ struct apply_row {
 
 void apply_row_release(struct apply_row *r);
 void apply_rows_free(struct apply_row *rows, size_t n);
+/* submitted, modifying or optimizing: a modification sent (or about to be) and not settled yet. */
+int apply_state_open(const char *state);
 
 /* The plan document recorded with that id (0 = the latest). EM_ENOTFOUND when none. */
 int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err);

@@ -697,13 +697,18 @@ class Sim:
         except ApiError as err:
             return False, {"code": err.code, "message": err.message, "status": err.status}
 
-    def _modify_volume(self, region, volume_id, params):
+    def _volume_in(self, region, volume_id):
+        """The volume, or EC2's error for an id that is malformed or not in this region."""
         vol = self.volumes.get(volume_id)
         if vol is None or vol["region"] != region:
             if not re.fullmatch(r"vol-[0-9a-f]{8}([0-9a-f]{9})?", volume_id or ""):
                 raise ApiError("InvalidVolumeID.Malformed",
                                'Invalid id: "%s" (expecting "vol-...")' % volume_id)
             raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % volume_id)
+        return vol
+
+    def _modify_volume(self, region, volume_id, params):
+        vol = self._volume_in(region, volume_id)
         now = self.now()
         mods = self.modifications.get(volume_id, [])
         if mods and mods[-1]["state"] in ("modifying", "optimizing"):
@@ -817,12 +822,7 @@ class Sim:
         goes at once (EC2 shows `deleting` for a moment; nothing here depends on that) and with
         it its modification history, as EC2 forgets both. Raises ApiError."""
         with self.lock:
-            vol = self.volumes.get(volume_id)
-            if vol is None or vol["region"] != region:
-                if not re.fullmatch(r"vol-[0-9a-f]{8}([0-9a-f]{9})?", volume_id or ""):
-                    raise ApiError("InvalidVolumeID.Malformed",
-                                   'Invalid id: "%s" (expecting "vol-...")' % volume_id)
-                raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % volume_id)
+            vol = self._volume_in(region, volume_id)
             atts = vol.get("attachments") or []
             if atts and not detach:
                 raise ApiError("VolumeInUse", "Volume %s is currently attached to %s"
