@@ -45,6 +45,7 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
+#include "ebsmigrate/plan_file.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/strmap.h"
 
@@ -268,14 +269,6 @@ static void items_free(struct item *it, size_t n)
 	free(it);
 }
 
-static micro_t usd(const cJSON *o, const char *key)
-{
-	const cJSON *v = jsonx_get(o, key);
-	if (!cJSON_IsNumber(v))
-		return 0;
-	return money_from_json_usd(v->valuedouble);
-}
-
 static int in_list(const char *s, const char *const *list, size_t n)
 {
 	if (!n)
@@ -286,70 +279,58 @@ static int in_list(const char *s, const char *const *list, size_t n)
 	return 0;
 }
 
-static int load_items(const char *json, const struct apply_options *o, struct item **out, size_t *n_out,
-		      struct buf *err)
+static char *take(char **s)
 {
-	cJSON *root = jsonx_parse(json, strlen(json), "recorded plan", err);
-	if (!root)
-		return EM_EINPUT;
-	const char *schema = jsonx_str(root, "schema");
-	if (!schema || strcmp(schema, "ebsmigrate.plan/v1") != 0) {
-		cJSON_Delete(root);
-		return em_err(err, EM_EINPUT, "recorded plan: schema is '%s', expected ebsmigrate.plan/v1",
-			      schema ? schema : "(missing)");
-	}
+	char *v = *s;
+	*s = NULL;
+	return v;
+}
+
+/* The plan's migrate/blocked volumes that pass the filters. The document is read by
+ * plan_doc_parse, the same reader `apply --plan FILE` uses: every target is a valid gp3
+ * configuration for its volume's size, or the whole plan is refused (EM_EINPUT). */
+static int load_items(int64_t plan_id, const char *json, const struct apply_options *o, struct item **out,
+		      size_t *n_out, struct buf *err)
+{
+	char origin[48];
+	snprintf(origin, sizeof origin, "recorded plan %lld", (long long)plan_id);
+	struct plan_doc doc;
+	int rc = plan_doc_parse(&doc, origin, json, strlen(json), err);
+	if (rc)
+		return rc;
 	struct item *items = NULL;
-	size_t n = 0, alloc = 0, pos = 0;
-	const cJSON *v;
-	cJSON_ArrayForEach(v, jsonx_get(root, "volumes"))
-	{
-		pos++;
-		const char *action = jsonx_str(v, "action");
-		const cJSON *target = jsonx_get(v, "target");
-		if (!action || (strcmp(action, "migrate") != 0 && strcmp(action, "blocked") != 0) || !cJSON_IsObject(target))
-			continue;
-		const cJSON *k = jsonx_get(v, "kubernetes");
-		const char *vid = jsonx_str(v, "volume_id");
-		const char *cluster = cJSON_IsObject(k) ? jsonx_str(k, "cluster") : NULL;
-		const char *ns = cJSON_IsObject(k) ? jsonx_str(k, "namespace") : NULL;
-		if (!vid || !in_list(vid, o->volumes, o->n_volumes) || !in_list(ns, o->namespaces, o->n_namespaces) ||
-		    !in_list(cluster, o->clusters, o->n_clusters))
+	size_t n = 0, alloc = 0;
+	for (size_t i = 0; i < doc.n; i++) {
+		struct plan_entry *e = &doc.v[i];
+		if (!in_list(e->volume_id, o->volumes, o->n_volumes) || !in_list(e->namespace_, o->namespaces, o->n_namespaces) ||
+		    !in_list(e->cluster, o->clusters, o->n_clusters))
 			continue;
 		XGROW(items, n, alloc);
 		struct item *it = &items[n++];
 		memset(it, 0, sizeof *it);
-		it->volume_id = xstrdup(vid);
-		it->region = xstrdup(jsonx_str(v, "region"));
-		it->account = xstrdup(jsonx_str(v, "account"));
-		it->cluster = xstrdup(cluster);
-		it->namespace_ = xstrdup(ns);
-		it->pvc = xstrdup(cJSON_IsObject(k) ? jsonx_str(k, "pvc") : NULL);
-		it->driver = xstrdup(cJSON_IsObject(k) ? jsonx_str(k, "driver") : NULL);
+		it->volume_id = take(&e->volume_id);
+		it->region = take(&e->region);
+		it->account = take(&e->account);
+		it->cluster = take(&e->cluster);
+		it->namespace_ = take(&e->namespace_);
+		it->pvc = take(&e->pvc);
+		it->driver = take(&e->driver);
 		it->in_tree = it->driver && strcmp(it->driver, "kubernetes.io/aws-ebs") == 0;
-		it->type = ebs_type_parse(jsonx_str(v, "type"));
-		const cJSON *num = jsonx_get(v, "size_gib");
-		it->size = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
-		num = jsonx_get(v, "iops");
-		it->iops = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
-		num = jsonx_get(v, "throughput_mibps");
-		it->throughput = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
-		it->target_type = ebs_type_parse(jsonx_str(target, "type"));
-		num = jsonx_get(target, "iops");
-		it->target_iops = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
-		num = jsonx_get(target, "throughput_mibps");
-		it->target_throughput = cJSON_IsNumber(num) ? (int64_t)num->valuedouble : 0;
-		it->current = usd(v, "current_monthly_usd");
-		it->target = usd(v, "target_monthly_usd");
-		it->savings = usd(v, "savings_monthly_usd");
-		it->create_order = (time_t)pos;
+		it->type = e->type;
+		it->size = e->size_gib;
+		it->iops = e->iops;
+		it->throughput = e->throughput;
+		it->target_type = EBS_GP3; /* plan_doc_parse admits no other */
+		it->target_iops = e->target_iops;
+		it->target_throughput = e->target_throughput;
+		it->current = e->current_monthly;
+		it->target = e->target_monthly;
+		it->savings = e->savings_monthly;
+		it->create_order = (time_t)e->index + 1;
 		/* risk: bigger and busier volumes last (provisioned IOPS, StatefulSet data) */
 		it->risk = (int)(it->size / 100) + (it->target_iops > GP3_BASE_IOPS ? 100 : 0);
-		if (!it->region) {
-			n--;
-			items_free_one(it);
-		}
 	}
-	cJSON_Delete(root);
+	plan_doc_release(&doc);
 	*out = items;
 	*n_out = n;
 	return 0;
@@ -653,7 +634,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		time_t at = 0;
 		int r = planner_eligible_at(v, now, &at);
 		struct buf verr = BUF_INIT;
-		struct ebs_config cfg = {it->target_type, it->size, it->target_iops, it->target_throughput};
+		const char *field = NULL;
 		if (r == 2) {
 			kind = OUT_DEFERRED;
 			buf_addf(&why, "a modification is %s; the next may start after it completes", volume_latest_mod(v)->state);
@@ -667,9 +648,12 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 			buf_addf(&why, "4 modifications in the last 24 hours; next allowed at %s", ts);
 			new_state = "deferred";
 			code = "ModificationLimit";
-		} else if (it->target_type == EBS_GP3 && ebs_gp3_validate(&cfg, &verr)) {
+		} else if (plan_target_check(it->target_type, v->size_gib, it->target_iops, it->target_throughput, &field,
+					     &verr)) {
+			/* Never reached through plan_doc_parse; checked again against the volume as
+			 * read now, right before anything is sent. */
 			kind = OUT_FAILED;
-			buf_addf(&why, "target outside gp3 limits: %s", verr.s);
+			buf_addf(&why, "target refused: %s: %s", field, verr.s);
 			new_state = "failed";
 			code = "InvalidTarget";
 		}
@@ -1128,7 +1112,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		return rc;
 	struct item *items = NULL;
 	size_t n_items = 0;
-	rc = load_items(json, o, &items, &n_items, err);
+	rc = load_items(res->plan_id, json, o, &items, &n_items, err);
 	free(json);
 	if (rc)
 		return rc;

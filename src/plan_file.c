@@ -1,12 +1,17 @@
 /*
- * plan_file.c - saved plan documents for `apply --plan FILE` (see plan_file.h).
+ * plan_file.c - plan documents: read back for `apply --plan FILE` and for apply of a recorded
+ * plan (see plan_file.h).
  *
- * Entry points: plan_file_load / plan_file_parse (read and check), plan_file_record (find or
- * record the document in the database), plan_file_release.
+ * Entry points: plan_doc_parse (the one reader of plan documents), plan_target_check,
+ * plan_file_load / plan_file_parse (read and check a file), plan_file_record (find or record the
+ * document in the database), plan_file_release, plan_doc_release.
  *
  * Invariants: a document that fails any check is refused whole, before anything touches the
- * database; the bytes recorded are the bytes read (no re-serialisation), so `plan --out` then
- * `apply --plan` on the same database finds the plan it came from.
+ * database; every migrate/blocked volume has a gp3 target within the gp3 limits for its size
+ * (so apply never sends another type, and never a ratio EC2 would refuse); nothing but
+ * whitespace may follow the document; the bytes recorded are the bytes read (no
+ * re-serialisation), so `plan --out` then `apply --plan` on the same database finds the plan it
+ * came from.
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/plan_file.h"
@@ -29,9 +35,24 @@ void plan_file_release(struct plan_file *pf)
 	memset(pf, 0, sizeof *pf);
 }
 
-static int bad(struct buf *err, const char *path, const char *field, const char *what)
+static void entry_release(struct plan_entry *e)
 {
-	return em_err(err, EM_EINPUT, "plan file '%s': %s: %s", path, field, what);
+	free(e->volume_id), free(e->region), free(e->account);
+	free(e->cluster), free(e->namespace_), free(e->pvc), free(e->driver);
+}
+
+void plan_doc_release(struct plan_doc *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		entry_release(&d->v[i]);
+	free(d->v);
+	free(d->mode);
+	memset(d, 0, sizeof *d);
+}
+
+static int bad(struct buf *err, const char *origin, const char *field, const char *what)
+{
+	return em_err(err, EM_EINPUT, "%s: %s: %s", origin, field, what);
 }
 
 static int is_integer(const cJSON *v, int64_t min)
@@ -40,112 +61,271 @@ static int is_integer(const cJSON *v, int64_t min)
 	       v->valuedouble >= (double)min && v->valuedouble <= 9.0e15;
 }
 
-/* The members apply reads from one volume (apply.c load_items). */
-static int check_volume(const cJSON *v, size_t i, const char *path, struct buf *err)
+/* An amount in USD or null (unpriced): 0 for null. */
+static int usd_or_null(const cJSON *v, micro_t *out)
 {
-	char field[64];
-	snprintf(field, sizeof field, "volumes[%zu]", i);
-	if (!cJSON_IsObject(v))
-		return bad(err, path, field, "not an object");
-	char sub[96];
-	if (!jsonx_str(v, "volume_id")) {
-		snprintf(sub, sizeof sub, "%s.volume_id", field);
-		return bad(err, path, sub, "missing or not a string");
-	}
-	const char *action = jsonx_str(v, "action");
-	snprintf(sub, sizeof sub, "%s.action", field);
-	if (!action)
-		return bad(err, path, sub, "missing or not a string");
-	int acts = strcmp(action, "migrate") == 0 || strcmp(action, "blocked") == 0;
-	if (!acts && strcmp(action, "review") != 0 && strcmp(action, "skip") != 0)
-		return em_err(err, EM_EINPUT, "plan file '%s': %s: '%s' is not one of migrate, blocked, review, skip",
-			      path, sub, action);
-	if (!acts)
+	*out = 0;
+	if (!v || cJSON_IsNull(v))
 		return 0;
-	if (!jsonx_str(v, "region")) {
-		snprintf(sub, sizeof sub, "%s.region", field);
-		return bad(err, path, sub, "missing or not a string (a volume to migrate needs its region)");
-	}
-	const cJSON *t = jsonx_get(v, "target");
-	snprintf(sub, sizeof sub, "%s.target", field);
-	if (!cJSON_IsObject(t))
-		return bad(err, path, sub, "missing or not an object (a volume to migrate needs its target)");
-	if (!jsonx_str(t, "type")) {
-		snprintf(sub, sizeof sub, "%s.target.type", field);
-		return bad(err, path, sub, "missing or not a string");
-	}
-	static const char *const nums[] = {"iops", "throughput_mibps"};
-	for (size_t k = 0; k < 2; k++)
-		if (!is_integer(jsonx_get(t, nums[k]), 0)) {
-			snprintf(sub, sizeof sub, "%s.target.%s", field, nums[k]);
-			return bad(err, path, sub, "missing or not a whole number");
-		}
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 9.0e9)
+		return -1;
+	*out = money_from_json_usd(v->valuedouble);
 	return 0;
 }
 
-static int check_document(struct plan_file *out, const cJSON *root, const char *path, struct buf *err)
+int plan_target_check(enum ebs_type type, int64_t size_gib, int64_t iops, int64_t throughput, const char **field,
+		      struct buf *err)
+{
+	if (type != EBS_GP3) {
+		*field = "target.type";
+		return em_err(err, EM_EINPUT, "'%s' is not gp3 (apply migrates volumes to gp3 only)",
+			      ebs_type_name(type));
+	}
+	/* One check (ebs_gp3_validate) applied to growing configurations, so the member at fault is
+	 * the first one that makes it fail: the size, then IOPS (with the baseline throughput, which
+	 * every IOPS of 3,000 or more allows), then throughput. */
+	struct ebs_config cfg = {EBS_GP3, size_gib, GP3_BASE_IOPS, GP3_BASE_MIBPS};
+	*field = "size_gib";
+	if (ebs_gp3_validate(&cfg, err))
+		return EM_EINPUT;
+	cfg.iops = iops;
+	*field = "target.iops";
+	if (ebs_gp3_validate(&cfg, err))
+		return EM_EINPUT;
+	cfg.throughput = throughput;
+	*field = "target.throughput_mibps";
+	if (ebs_gp3_validate(&cfg, err))
+		return EM_EINPUT;
+	*field = NULL;
+	return 0;
+}
+
+/* Copies a string member, or NULL when absent; EM_EINPUT when present but not a string. */
+static int opt_str(const cJSON *o, const char *key, char **out)
+{
+	const cJSON *v = jsonx_get(o, key);
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return EM_EINPUT;
+	*out = xstrdup(v->valuestring);
+	return 0;
+}
+
+/* Checks volumes[i]; a migrate or blocked volume is appended to d. */
+static int check_volume(struct plan_doc *d, const cJSON *v, size_t i, const char *origin, struct buf *err)
+{
+	struct buf field = BUF_INIT;
+	int rc = 0;
+	buf_addf(&field, "volumes[%zu]", i);
+#define FAIL(member, what)                                                                              \
+	do {                                                                                            \
+		rc = em_err(err, EM_EINPUT, "%s: %s.%s: %s", origin, field.s, (member), (what));         \
+		goto out;                                                                               \
+	} while (0)
+	if (!cJSON_IsObject(v)) {
+		rc = bad(err, origin, field.s, "not an object");
+		goto out;
+	}
+	const char *vid = jsonx_str(v, "volume_id");
+	if (!vid)
+		FAIL("volume_id", "missing or not a string");
+	buf_addf(&field, " (volume '%s')", vid);
+	const char *action = jsonx_str(v, "action");
+	if (!action)
+		FAIL("action", "missing or not a string");
+	int acts = strcmp(action, "migrate") == 0 || strcmp(action, "blocked") == 0;
+	if (!acts && strcmp(action, "review") != 0 && strcmp(action, "skip") != 0) {
+		rc = em_err(err, EM_EINPUT, "%s: %s.action: '%s' is not one of migrate, blocked, review, skip", origin,
+			    field.s, action);
+		goto out;
+	}
+	if (!acts)
+		goto out;
+	if (!jsonx_str(v, "region"))
+		FAIL("region", "missing or not a string (a volume to migrate needs its region)");
+	const cJSON *size = jsonx_get(v, "size_gib");
+	if (!is_integer(size, -9000000000000000LL))
+		FAIL("size_gib", "missing or not a whole number (a volume to migrate needs its size)");
+	if (size->valuedouble < GP3_MIN_GIB || size->valuedouble > GP3_MAX_GIB) {
+		rc = em_err(err, EM_EINPUT, "%s: %s.size_gib: %.0f is outside %d..%d", origin, field.s, size->valuedouble,
+			    GP3_MIN_GIB, GP3_MAX_GIB);
+		goto out;
+	}
+	static const char *const current[] = {"iops", "throughput_mibps"};
+	for (size_t k = 0; k < 2; k++) {
+		const cJSON *n = jsonx_get(v, current[k]);
+		if (n && !cJSON_IsNull(n) && !is_integer(n, 0))
+			FAIL(current[k], "not a whole number");
+	}
+	if (jsonx_get(v, "type") && !cJSON_IsNull(jsonx_get(v, "type")) && !jsonx_str(v, "type"))
+		FAIL("type", "not a string");
+	const cJSON *t = jsonx_get(v, "target");
+	if (!cJSON_IsObject(t))
+		FAIL("target", "missing or not an object (a volume to migrate needs its target)");
+	const char *ttype = jsonx_str(t, "type");
+	if (!ttype)
+		FAIL("target.type", "missing or not a string");
+	if (!is_integer(jsonx_get(t, "iops"), 0))
+		FAIL("target.iops", "missing or not a whole number");
+	if (!is_integer(jsonx_get(t, "throughput_mibps"), 0))
+		FAIL("target.throughput_mibps", "missing or not a whole number");
+	struct plan_entry e;
+	memset(&e, 0, sizeof e);
+	e.size_gib = (int64_t)size->valuedouble;
+	e.target_iops = (int64_t)jsonx_get(t, "iops")->valuedouble;
+	e.target_throughput = (int64_t)jsonx_get(t, "throughput_mibps")->valuedouble;
+	struct buf why = BUF_INIT;
+	const char *at = NULL;
+	if (strcmp(ttype, "gp3") != 0) {
+		buf_addf(&why, "'%s' is not gp3 (apply migrates volumes to gp3 only)", ttype);
+		at = "target.type";
+	} else {
+		plan_target_check(EBS_GP3, e.size_gib, e.target_iops, e.target_throughput, &at, &why);
+	}
+	if (at) {
+		rc = em_err(err, EM_EINPUT, "%s: %s.%s: %s", origin, field.s, at, why.s);
+		buf_release(&why);
+		goto out;
+	}
+	buf_release(&why);
+	static const char *const money[] = {"current_monthly_usd", "target_monthly_usd", "savings_monthly_usd"};
+	micro_t *dst[] = {&e.current_monthly, &e.target_monthly, &e.savings_monthly};
+	for (size_t k = 0; k < 3; k++)
+		if (usd_or_null(jsonx_get(v, money[k]), dst[k]))
+			FAIL(money[k], "not an amount in USD");
+	const cJSON *k8s = jsonx_get(v, "kubernetes");
+	if (k8s && !cJSON_IsNull(k8s) && !cJSON_IsObject(k8s))
+		FAIL("kubernetes", "not an object");
+	static const char *const kkeys[] = {"cluster", "namespace", "pvc", "driver"};
+	char **kdst[] = {&e.cluster, &e.namespace_, &e.pvc, &e.driver};
+	for (size_t k = 0; k < 4; k++)
+		if (cJSON_IsObject(k8s) && opt_str(k8s, kkeys[k], kdst[k])) {
+			entry_release(&e);
+			rc = em_err(err, EM_EINPUT, "%s: %s.kubernetes.%s: not a string", origin, field.s, kkeys[k]);
+			goto out;
+		}
+	if (opt_str(v, "account", &e.account)) {
+		entry_release(&e);
+		FAIL("account", "not a string");
+	}
+	e.volume_id = xstrdup(vid);
+	e.region = xstrdup(jsonx_str(v, "region"));
+	e.type = ebs_type_parse(jsonx_str(v, "type"));
+	const cJSON *n = jsonx_get(v, "iops");
+	e.iops = cJSON_IsNumber(n) ? (int64_t)n->valuedouble : 0;
+	n = jsonx_get(v, "throughput_mibps");
+	e.throughput = cJSON_IsNumber(n) ? (int64_t)n->valuedouble : 0;
+	e.index = i;
+	XGROW(d->v, d->n, d->alloc);
+	d->v[d->n++] = e;
+#undef FAIL
+out:
+	buf_release(&field);
+	return rc;
+}
+
+static int check_document(struct plan_doc *d, const cJSON *root, const char *origin, struct buf *err)
 {
 	if (!cJSON_IsObject(root))
-		return bad(err, path, "(top level)", "not an object: not a plan document");
+		return bad(err, origin, "(top level)", "not an object: not a plan document");
 	const char *schema = jsonx_str(root, "schema");
 	if (!schema)
-		return bad(err, path, "schema", "missing: not a plan document (write one with 'ebsmigrate plan --out FILE')");
+		return bad(err, origin, "schema", "missing: not a plan document (write one with 'ebsmigrate plan --out FILE')");
 	if (strcmp(schema, PLAN_FILE_SCHEMA) != 0)
-		return em_err(err, EM_EINPUT, "plan file '%s': schema: '%s', expected '%s'", path, schema,
-			      PLAN_FILE_SCHEMA);
+		return em_err(err, EM_EINPUT, "%s: schema: '%s', expected '%s'", origin, schema, PLAN_FILE_SCHEMA);
 	const char *gen = jsonx_str(root, "generated_at");
 	time_t t;
 	if (!gen || em_parse_time(gen, &t))
-		return bad(err, path, "generated_at", "missing or not an RFC 3339 time");
-	em_format_time(t, out->generated_at);
+		return bad(err, origin, "generated_at", "missing or not an RFC 3339 time");
+	em_format_time(t, d->generated_at);
 	const char *mode = jsonx_str(root, "mode");
 	enum plan_mode m;
 	if (!mode || plan_mode_parse(mode, &m))
-		return bad(err, path, "mode", "missing or not one of match, baseline, observed");
+		return bad(err, origin, "mode", "missing or not one of match, baseline, observed");
 	const cJSON *vols = jsonx_get(root, "volumes");
 	if (!cJSON_IsArray(vols))
-		return bad(err, path, "volumes", "missing or not an array");
+		return bad(err, origin, "volumes", "missing or not an array");
 	size_t i = 0;
 	const cJSON *v;
 	cJSON_ArrayForEach(v, vols)
 	{
-		int rc = check_volume(v, i++, path, err);
+		int rc = check_volume(d, v, i++, origin, err);
 		if (rc)
 			return rc;
 	}
 	const cJSON *totals = jsonx_get(root, "totals");
 	if (!cJSON_IsObject(totals))
-		return bad(err, path, "totals", "missing or not an object");
+		return bad(err, origin, "totals", "missing or not an object");
 	const cJSON *n = jsonx_get(totals, "volumes");
 	if (!is_integer(n, 0))
-		return bad(err, path, "totals.volumes", "missing or not a whole number");
+		return bad(err, origin, "totals.volumes", "missing or not a whole number");
 	const cJSON *s = jsonx_get(totals, "savings_monthly_usd");
 	if (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) || fabs(s->valuedouble) > 9.0e9)
-		return bad(err, path, "totals.savings_monthly_usd", "missing or not an amount in USD");
-	out->mode = xstrdup(mode);
-	out->volumes = (int64_t)n->valuedouble;
+		return bad(err, origin, "totals.savings_monthly_usd", "missing or not an amount in USD");
+	d->mode = xstrdup(mode);
+	d->volumes = (int64_t)n->valuedouble;
 	/* The document rounds money to cents: exact enough to recover the micro-dollar value. */
-	out->savings_monthly = money_from_json_usd(s->valuedouble);
+	d->savings_monthly = money_from_json_usd(s->valuedouble);
 	return 0;
+}
+
+/* Line and column (1-based) of offset off in text. */
+static void line_col(const char *text, size_t off, size_t *line, size_t *col)
+{
+	*line = 1, *col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n')
+			(*line)++, *col = 1;
+		else
+			(*col)++;
+	}
+}
+
+int plan_doc_parse(struct plan_doc *out, const char *origin, const char *text, size_t len, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	if (memchr(text, '\0', len))
+		return em_err(err, EM_EINPUT, "%s: not a plan document (it contains NUL bytes)", origin);
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) /* jsonx_parse words the error (where, or empty) */
+		return (root = jsonx_parse(text, len, origin, err)) ? (cJSON_Delete(root), EM_EINPUT) : EM_EINPUT;
+	size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+	off += strspn(text + off, " \t\r\n");
+	if (off < len) {
+		size_t line, col;
+		line_col(text, off, &line, &col);
+		cJSON_Delete(root);
+		return em_err(err, EM_EINPUT,
+			      "%s: trailing data after the plan document at line %zu, column %zu (one document per file: "
+			      "concatenated documents are refused, not truncated)",
+			      origin, line, col);
+	}
+	int rc = check_document(out, root, origin, err);
+	cJSON_Delete(root);
+	if (rc)
+		plan_doc_release(out);
+	return rc;
 }
 
 int plan_file_parse(struct plan_file *out, const char *path, const char *text, size_t len, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	if (memchr(text, '\0', len))
-		return em_err(err, EM_EINPUT, "plan file '%s': not a plan document (it contains NUL bytes)", path);
 	struct buf origin = BUF_INIT;
 	buf_addf(&origin, "plan file '%s'", path);
-	cJSON *root = jsonx_parse(text, len, origin.s, err);
+	struct plan_doc d;
+	int rc = plan_doc_parse(&d, origin.s, text, len, err);
 	buf_release(&origin);
-	if (!root)
-		return EM_EINPUT;
-	int rc = check_document(out, root, path, err);
-	cJSON_Delete(root);
-	if (rc) {
-		plan_file_release(out);
+	if (rc)
 		return rc;
-	}
+	memcpy(out->generated_at, d.generated_at, sizeof out->generated_at);
+	out->mode = d.mode;
+	d.mode = NULL;
+	out->volumes = d.volumes;
+	out->savings_monthly = d.savings_monthly;
+	plan_doc_release(&d);
 	out->path = xstrdup(path);
 	out->json = xmalloc(len + 1);
 	memcpy(out->json, text, len);

@@ -11,8 +11,8 @@
 
 static const char GOOD[] =
 	"{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":\"2026-12-01T13:00:00+01:00\",\"mode\":\"match\","
-	"\"volumes\":[{\"volume_id\":\"vol-1\",\"action\":\"migrate\",\"region\":\"us-east-1\","
-	"\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}},"
+	"\"volumes\":[{\"volume_id\":\"vol-1\",\"action\":\"migrate\",\"region\":\"us-east-1\",\"size_gib\":20,"
+	"\"type\":\"gp2\",\"iops\":100,\"throughput_mibps\":null,\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}},"
 	"{\"volume_id\":\"vol-2\",\"action\":\"skip\",\"target\":null}],"
 	"\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}}\n";
 
@@ -104,22 +104,23 @@ static void test_refusals(void)
 			"plan file 'p.json': volumes: missing or not an array");
 	refused_variant("{\"volume_id\":\"vol-1\",", "{", "plan file 'p.json': volumes[0].volume_id: missing or not a string");
 	refused_variant("\"action\":\"skip\"", "\"action\":\"maybe\"",
-			"plan file 'p.json': volumes[1].action: 'maybe' is not one of migrate, blocked, review, skip");
-	refused_variant("\"region\":\"us-east-1\",", "", "plan file 'p.json': volumes[0].region: missing");
+			"plan file 'p.json': volumes[1] (volume 'vol-2').action: 'maybe' is not one of migrate, blocked, review, skip");
+	refused_variant("\"region\":\"us-east-1\",", "", "plan file 'p.json': volumes[0] (volume 'vol-1').region: missing");
 	refused_variant("\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}", "\"target\":null",
-			"plan file 'p.json': volumes[0].target: missing or not an object");
+			"plan file 'p.json': volumes[0] (volume 'vol-1').target: missing or not an object");
 	refused_variant("\"iops\":3000", "\"iops\":3000.5",
-			"plan file 'p.json': volumes[0].target.iops: missing or not a whole number");
+			"plan file 'p.json': volumes[0] (volume 'vol-1').target.iops: missing or not a whole number");
 	refused_variant("\"throughput_mibps\":125", "\"throughput_mibps\":\"125\"",
-			"plan file 'p.json': volumes[0].target.throughput_mibps: missing or not a whole number");
+			"plan file 'p.json': volumes[0] (volume 'vol-1').target.throughput_mibps: missing or not a whole number");
 	refused_variant(",\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}", "", "plan file 'p.json': totals: missing");
 	refused_variant("\"volumes\":2,", "\"volumes\":-2,",
 			"plan file 'p.json': totals.volumes: missing or not a whole number");
 	refused_variant("2.08", "\"2.08\"", "plan file 'p.json': totals.savings_monthly_usd: missing or not an amount");
 	/* blocked volumes are applied later: they need a target too; review/skip do not */
-	refused_variant("\"action\":\"migrate\",\"region\":\"us-east-1\",\"target\":{\"type\":\"gp3\",\"iops\":3000,"
-			"\"throughput_mibps\":125}",
-			"\"action\":\"blocked\",\"region\":\"us-east-1\"", "volumes[0].target: missing");
+	refused_variant("\"action\":\"migrate\",\"region\":\"us-east-1\",\"size_gib\":20,\"type\":\"gp2\",\"iops\":100,"
+			"\"throughput_mibps\":null,\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}",
+			"\"action\":\"blocked\",\"region\":\"us-east-1\",\"size_gib\":20",
+			"volumes[0] (volume 'vol-1').target: missing");
 	char *review = variant("\"action\":\"migrate\",\"region\":\"us-east-1\"", "\"action\":\"review\"");
 	struct plan_file pf;
 	struct buf err = BUF_INIT;
@@ -128,6 +129,81 @@ static void test_refusals(void)
 	free(review);
 	CHECK(plan_file_load(&pf, "/nonexistent/plan.json", &err) == EM_ENOTFOUND);
 	CHECK(strstr(err.s, "cannot read '/nonexistent/plan.json'") != NULL);
+	buf_release(&err);
+}
+
+
+/* Issue 12 item 3: a plan document cannot make apply send anything but a valid gp3 target for
+ * the volume's size (vol-1 is 20 GiB: at most 10,000 IOPS). */
+static void test_refuses_bad_targets(void)
+{
+	refused_variant("\"type\":\"gp3\"", "\"type\":\"io2\"",
+			"plan file 'p.json': volumes[0] (volume 'vol-1').target.type: 'io2' is not gp3");
+	refused_variant("\"type\":\"gp3\"", "\"type\":\"sc1\"", "volumes[0] (volume 'vol-1').target.type: 'sc1' is not gp3");
+	refused_variant("\"type\":\"gp3\"", "\"type\":\"gp2\"", "volumes[0] (volume 'vol-1').target.type: 'gp2' is not gp3");
+	refused_variant("\"iops\":3000", "\"iops\":2999",
+			"plan file 'p.json': volumes[0] (volume 'vol-1').target.iops: iops 2999 outside the gp3 range");
+	refused_variant("\"iops\":3000", "\"iops\":90000", "volumes[0] (volume 'vol-1').target.iops: iops 90000 outside");
+	refused_variant("\"iops\":3000", "\"iops\":10001",
+			"volumes[0] (volume 'vol-1').target.iops: iops 10001 above 500 per GiB for 20 GiB");
+	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":124}",
+			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 124 MiB/s outside");
+	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":751}",
+			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 751 MiB/s above");
+	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":2001}",
+			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 2001 MiB/s outside");
+	refused_variant("\"size_gib\":20,", "", "volumes[0] (volume 'vol-1').size_gib: missing or not a whole number");
+	refused_variant("\"size_gib\":20,", "\"size_gib\":0,", "volumes[0] (volume 'vol-1').size_gib: 0 is outside 1..65536");
+	refused_variant("\"size_gib\":20,", "\"size_gib\":1e300,", "volumes[0] (volume 'vol-1').size_gib: missing or not a whole number");
+	refused_variant("\"iops\":100,", "\"iops\":1e300,", "volumes[0] (volume 'vol-1').iops: not a whole number");
+	/* 3,000 IOPS and 750 MiB/s are allowed on a 1 GiB volume (the baseline is not bound by size) */
+	char *ok = variant("\"size_gib\":20,", "\"size_gib\":1,");
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	CHECK(plan_file_parse(&pf, "p.json", ok, strlen(ok), &err) == 0);
+	CHECK_STR(err.s, "");
+	plan_file_release(&pf);
+	free(ok);
+	/* a review volume's target is not applied: not checked against gp3 */
+	char *review = variant("\"action\":\"migrate\"", "\"action\":\"review\"");
+	char *rev_io2 = NULL;
+	{
+		const char *at = strstr(review, "\"type\":\"gp3\"");
+		struct buf b = BUF_INIT;
+		buf_add(&b, review, (size_t)(at - review));
+		buf_adds(&b, "\"type\":\"io2\"");
+		buf_adds(&b, at + strlen("\"type\":\"gp3\""));
+		rev_io2 = buf_detach(&b);
+	}
+	CHECK(plan_file_parse(&pf, "p.json", rev_io2, strlen(rev_io2), &err) == 0);
+	plan_file_release(&pf);
+	free(review);
+	free(rev_io2);
+	buf_release(&err);
+}
+
+/* Issue 12 item 6: a second document (or anything else) after the plan is refused, never
+ * dropped: `cat a.json b.json > p.json` is not a plan. */
+static void test_refuses_trailing_data(void)
+{
+	struct buf two = BUF_INIT;
+	buf_adds(&two, GOOD);
+	buf_adds(&two, GOOD);
+	refused(two.s, two.len, "plan file 'p.json': trailing data after the plan document at line 2, column 1");
+	buf_release(&two);
+	char *junk = xstrdup(GOOD);
+	junk[strlen(junk) - 1] = 'x';
+	refused(junk, strlen(junk), "plan file 'p.json': trailing data after the plan document at line 1");
+	free(junk);
+	/* whitespace after the document is fine */
+	struct buf ws = BUF_INIT;
+	buf_adds(&ws, GOOD);
+	buf_adds(&ws, " \r\n\t\n");
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	CHECK(plan_file_parse(&pf, "p.json", ws.s, ws.len, &err) == 0);
+	plan_file_release(&pf);
+	buf_release(&ws);
 	buf_release(&err);
 }
 
@@ -168,6 +244,8 @@ int main(void)
 	test_accepts_good();
 	test_accepts_example_plan();
 	test_refusals();
+	test_refuses_bad_targets();
+	test_refuses_trailing_data();
 	test_record_once();
 	return tap_done();
 }
