@@ -2,7 +2,7 @@
  * apply.c - applies a recorded plan in batches without ever breaking EBS's rules or losing a
  * record.
  *
- * Entry points: apply_lock/apply_unlock, apply_run.
+ * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock).
  *
  * State diagram of one volume (ledger row, ledger_apply.h):
  *
@@ -27,13 +27,10 @@
  *      starts + EC2's latest) -> deferred with eligible_at; targets validated against gp3 limits.
  *   4. At most max_in_flight modifications in flight per region (and per cluster).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "ebsmigrate/apply.h"
@@ -66,48 +63,6 @@ void apply_result_release(struct apply_result *r)
 	}
 	free(r->v);
 	memset(r, 0, sizeof *r);
-}
-
-int apply_lock(const char *db_path, int *fd_out, struct buf *err)
-{
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s.apply.lock", db_path);
-	int fd = open(path.s, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int rc = em_err(err, EM_EIO, "cannot open the apply lock '%s': %s", path.s, strerror(errno));
-		buf_release(&path);
-		return rc;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		char pid[32] = "";
-		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-		if (n > 0)
-			pid[n] = '\0';
-		int rc = em_err(err, EM_ECONFLICT,
-				"another 'ebsmigrate apply' is running on database '%s'%s%s; wait for it to finish", db_path,
-				n > 0 ? " (pid " : "", n > 0 ? pid : "");
-		if (n > 0)
-			buf_addc(err, ')');
-		close(fd);
-		buf_release(&path);
-		return rc;
-	}
-	char pid[32];
-	int len = snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)len, 0) < 0) {
-		/* the pid is only a hint for the message above */
-	}
-	*fd_out = fd;
-	buf_release(&path);
-	return 0;
-}
-
-void apply_unlock(int fd)
-{
-	if (fd >= 0) {
-		flock(fd, LOCK_UN);
-		close(fd);
-	}
 }
 
 /* ---- the vac route (clients and PVC reads: kube_pvc.h) ---- */

@@ -11,6 +11,7 @@
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/plan_file.h"
 
@@ -219,7 +220,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
-	if ((rc = cmd_prepare(ctx, NEEDS_DB)))
+	/* One apply per database: the lock is taken on the file before SQLite opens it. */
+	if ((rc = cmd_prepare(ctx, a.o.dry_run ? NEEDS_DB : NEEDS_DB | NEEDS_APPLY_LOCK)))
 		goto out;
 	if (a.plan_file.json) {
 		struct buf perr = BUF_INIT;
@@ -237,14 +239,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		else
 			log_notice("plan file '%s' is plan %lld", a.plan_file.path, (long long)a.o.plan_id);
 	}
-	int lock_fd = -1;
 	struct buf err = BUF_INIT;
-	if (!a.o.dry_run && apply_lock(ctx->db_path, &lock_fd, &err)) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
 	if (!a.o.dry_run && !a.yes) {
 		/* Show the batch first: a dry run of the same selection, then ask. */
 		struct aws_client aws;
@@ -264,7 +259,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		char answer[16] = "";
 		if (!fgets(answer, sizeof answer, stdin) || (answer[0] != 'y' && answer[0] != 'Y')) {
 			log_error("not confirmed; nothing was changed");
-			apply_unlock(lock_fd);
+			ledger_apply_unlock(ctx->db);
 			buf_release(&err);
 			rc = EXIT_USAGE;
 			goto out;
@@ -275,7 +270,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	struct aws_client_options co = {a.profile, 0, 0, 0};
 	if (aws_client_init(&aws, &co, &err)) {
 		log_error("%s", err.s);
-		apply_unlock(lock_fd);
+		ledger_apply_unlock(ctx->db);
 		buf_release(&err);
 		rc = EXIT_RUNTIME;
 		goto out;
@@ -309,7 +304,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 finish:
 	apply_result_release(&res);
 	aws_client_release(&aws);
-	apply_unlock(lock_fd);
+	ledger_apply_unlock(ctx->db);
 	buf_release(&err);
 out:
 	plan_file_release(&a.plan_file);

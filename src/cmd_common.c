@@ -155,7 +155,7 @@ int cmd_prepare(struct cmd_ctx *ctx, unsigned needs)
 			ledger_default_path(&path);
 			ctx->db_path = ctx->db_path_owned = buf_detach(&path); /* freed by main */
 		}
-		rc = ledger_open(&ctx->db, ctx->db_path, &err);
+		rc = ledger_open_ex(&ctx->db, ctx->db_path, needs & NEEDS_APPLY_LOCK ? LEDGER_OPEN_APPLY_LOCK : 0, &err);
 		if (rc)
 			goto fail;
 	}

@@ -1,7 +1,7 @@
 /*
  * ledger.c - the SQLite database: the only file that speaks SQL.
  *
- * Entry points: ledger_default_path, ledger_open / ledger_close, ledger_schema_version,
+ * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close, ledger_schema_version,
  * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
  * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
  * ledger_price_versions / ledger_pricebook_load;
@@ -9,8 +9,11 @@
  *
  * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
- * its -wal and -shm files the database file's mode). Then: busy timeout 5 s, foreign keys on,
- * WAL journal, and the schema migrations.
+ * its -wal and -shm files the database file's mode). The path must then name a regular file
+ * (not /dev/null, a FIFO or a directory), checked on a descriptor the ledger keeps until after
+ * SQLite closes (it also carries the apply lock, ledger_apply.c). Then: busy timeout 5 s, the
+ * schema version read and a newer one refused before anything is written (the WAL switch
+ * rewrites the header), foreign keys on, WAL journal, and the schema migrations.
  *
  * Migrations: the embedded files "migrations/NNNN_name.sql", numbered 1..N without gaps, run in
  * order; each one runs in its own BEGIN IMMEDIATE transaction that also sets
@@ -34,6 +37,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
+#include "ebsmigrate/ledger_apply.h"
 
 #ifndef EM_VERSION
 #define EM_VERSION "unknown"
@@ -176,6 +180,28 @@ static int list_migrations(struct migration **out, size_t *n_out, struct buf *er
 	return 0;
 }
 
+static int newer_schema(struct ledger *l, int version, size_t known, struct buf *err)
+{
+	return em_err(err, EM_EUNSUPPORTED,
+		      "database '%s' has schema version %d, newer than this ebsmigrate knows (%zu): upgrade ebsmigrate "
+		      "to use it",
+		      l->path, version, known);
+}
+
+/* Refuses a database written by a newer ebsmigrate before anything writes to it. */
+static int refuse_newer(struct ledger *l, struct buf *err)
+{
+	struct migration *m = NULL;
+	size_t n = 0;
+	int version = 0, rc = list_migrations(&m, &n, err);
+	free(m);
+	if (!rc)
+		rc = read_user_version(l, &version, err);
+	if (!rc && version > (int)n)
+		rc = newer_schema(l, version, n, err);
+	return rc;
+}
+
 static int migrate(struct ledger *l, struct buf *err)
 {
 	struct migration *m = NULL;
@@ -186,10 +212,7 @@ static int migrate(struct ledger *l, struct buf *err)
 	int version;
 	rc = read_user_version(l, &version, err);
 	if (!rc && version > (int)n)
-		rc = em_err(err, EM_EUNSUPPORTED,
-			    "database '%s' has schema version %d, newer than this ebsmigrate knows (%zu): "
-			    "upgrade ebsmigrate to use it",
-			    l->path, version, n);
+		rc = newer_schema(l, version, n, err);
 	int from = version;
 	for (size_t i = 0; !rc && i < n; i++) {
 		if (m[i].number <= version)
@@ -254,14 +277,49 @@ static int create_file(const char *path, struct buf *err)
 	return rc;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+	       : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Opens the database file for the ledger's descriptor (l->fd) and refuses anything but a
+ * regular file. O_NONBLOCK: opening a FIFO must not wait for a writer. */
+static int open_regular(struct ledger *l, struct buf *err)
+{
+	l->fd = open(l->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (l->fd < 0)
+		return em_err(err, errno == ENOENT ? EM_ENOTFOUND : EM_EIO, "cannot open database '%s': %s", l->path,
+			      strerror(errno));
+	struct stat st;
+	if (fstat(l->fd, &st) != 0)
+		return em_err(err, EM_EIO, "cannot open database '%s': %s", l->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return em_err(err, EM_EINPUT, "database '%s' is %s, not a regular file: --db must name a database file",
+			      l->path, file_kind(st.st_mode));
+	return 0;
+}
+
 int ledger_open(struct ledger **out, const char *path, struct buf *err)
+{
+	return ledger_open_ex(out, path, 0, err);
+}
+
+int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err)
 {
 	*out = NULL;
 	int rc = create_file(path, err);
 	if (rc)
 		return rc;
 	struct ledger *l = xcalloc(1, sizeof *l);
+	l->fd = -1;
 	l->path = xstrdup(path);
+	/* The apply lock before SQLite reads anything: a second name of the file (a hard link has
+	 * its own -wal and -shm) must not even open it while an apply runs. */
+	if ((rc = open_regular(l, err)) || ((flags & LEDGER_OPEN_APPLY_LOCK) && (rc = ledger_apply_lock(l, err)))) {
+		ledger_close(l);
+		return rc;
+	}
 	if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		rc = em_err(err, EM_EIO, "cannot open database '%s': %s", path,
 			    l->db ? sqlite3_errmsg(l->db) : "out of memory");
@@ -270,7 +328,9 @@ int ledger_open(struct ledger **out, const char *path, struct buf *err)
 	}
 	sqlite3_extended_result_codes(l->db, 1);
 	sqlite3_busy_timeout(l->db, 5000);
-	rc = ledger_exec(l, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
+	rc = refuse_newer(l, err);
+	if (!rc)
+		rc = ledger_exec(l, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", err);
 	if (!rc) {
 		sqlite3_stmt *st;
 		rc = ledger_prepare(l, "PRAGMA journal_mode = WAL", &st, err);
@@ -296,6 +356,8 @@ void ledger_close(struct ledger *l)
 	if (!l)
 		return;
 	sqlite3_close(l->db);
+	if (l->fd >= 0) /* after SQLite: see struct ledger */
+		close(l->fd);
 	free(l->path);
 	free(l);
 }

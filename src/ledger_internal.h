@@ -14,6 +14,12 @@ struct ledger {
 	sqlite3 *db;
 	char *path;
 	int schema_version;
+	/* The database file, opened before SQLite opens it and closed only after sqlite3_close:
+	 * it proves the path names a regular file and carries the apply lock (flock). Closing it
+	 * earlier would drop SQLite's own POSIX locks on the file (they belong to the process and
+	 * inode, and any close() of that inode releases them). */
+	int fd;
+	int apply_locked;
 };
 
 /* Appends "database 'PATH': WHAT: sqlite's message" and returns the matching EM_E* code. */

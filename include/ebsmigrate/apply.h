@@ -70,11 +70,6 @@ struct apply_result {
 const char *apply_outcome_name(enum apply_outcome_kind k);
 void apply_result_release(struct apply_result *r);
 
-/* Takes the per-database apply lock (an flock'ed file next to the database). EM_ECONFLICT with
- * a clear message when another apply holds it. *fd_out is closed by apply_unlock. */
-int apply_lock(const char *db_path, int *fd_out, struct buf *err);
-void apply_unlock(int fd);
-
 /* Runs one batch: reconcile the ledger with AWS, pick the next eligible volumes of the plan,
  * record each intent, modify, record the result. */
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,

@@ -26,6 +26,7 @@ enum cmd_needs {
 	NEEDS_NOTHING = 0,
 	NEEDS_DB = 1 << 0,     /* open (create, migrate) the database */
 	NEEDS_PRICES = 1 << 1, /* load the price book (implies NEEDS_DB unless --pricing-dir) */
+	NEEDS_APPLY_LOCK = 1 << 2, /* with NEEDS_DB: hold the database's apply lock from before it is opened */
 };
 
 /* The command context: the only mutable state shared across the program, built by main.c. */

@@ -38,6 +38,14 @@ void apply_rows_free(struct apply_row *rows, size_t n);
 /* submitted, modifying or optimizing: a modification sent (or about to be) and not settled yet. */
 int apply_state_open(const char *state);
 
+/* One apply per database: takes the apply lock on the database file itself (flock on the
+ * inode), so no other name of the file (symlink, hard link, bind mount) escapes it and a killed
+ * holder releases it. EM_ECONFLICT with "another 'ebsmigrate apply' is running on database
+ * 'PATH' (pid N)..." when another process holds it. Released by ledger_apply_unlock or
+ * ledger_close. */
+int ledger_apply_lock(struct ledger *l, struct buf *err);
+void ledger_apply_unlock(struct ledger *l);
+
 /* The plan document recorded with that id (0 = the latest). EM_ENOTFOUND when none. */
 int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err);
 

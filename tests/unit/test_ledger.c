@@ -3,12 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
+#include "ebsmigrate/ledger_apply.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/em-ledger-XXXXXX";
@@ -302,6 +304,126 @@ static void test_refuse_newer_and_garbage(void)
 	buf_release(&err);
 }
 
+
+/* The whole content of a file (NULL when unreadable); *len set. */
+static char *slurp(const char *path, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	struct buf err = BUF_INIT;
+	int rc = em_read_file(path, &b, &err);
+	*len = b.len;
+	char *s = rc == 0 ? buf_detach(&b) : NULL;
+	buf_release(&b);
+	buf_release(&err);
+	return s;
+}
+
+/* Issue 12 item 10: a newer database is refused before anything writes to it (the WAL switch
+ * used to rewrite the header and create -wal/-shm first). */
+static void test_newer_left_untouched(void)
+{
+	const char *db = tmp_path("future2.db");
+	sqlite3 *raw;
+	CHECK(sqlite3_open(db, &raw) == SQLITE_OK);
+	CHECK(sqlite3_exec(raw, "PRAGMA journal_mode = DELETE; CREATE TABLE future (x); INSERT INTO future VALUES (1); "
+			   "PRAGMA user_version = 999", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(raw);
+	size_t before_len = 0, after_len = 0;
+	char *before = slurp(db, &before_len);
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	CHECK_I64(ledger_open(&l, db, &err), EM_EUNSUPPORTED);
+	CHECK(strstr(err.s, "schema version 999, newer than this ebsmigrate knows") != NULL);
+	char *after = slurp(db, &after_len);
+	CHECK(before && after && before_len == after_len && memcmp(before, after, before_len) == 0);
+	CHECK(before && before_len > 19 && before[18] == 1 && before[19] == 1); /* still a rollback-journal file */
+	char wal[4200];
+	snprintf(wal, sizeof wal, "%s-wal", db);
+	CHECK(access(wal, F_OK) != 0);
+	free(before);
+	free(after);
+	buf_release(&err);
+}
+
+/* Issue 12 item 10: --db naming /dev/null, a FIFO or a directory is bad input (EM_EINPUT, exit
+ * 2), refused before SQLite opens it (a FIFO must not hang the open). */
+static void test_refuse_non_regular(void)
+{
+	struct ledger *l = NULL;
+	struct buf err = BUF_INIT;
+	alarm(20); /* a hang on the FIFO fails the test instead of blocking ctest */
+	CHECK_I64(ledger_open(&l, "/dev/null", &err), EM_EINPUT);
+	CHECK_STR(err.s, "database '/dev/null' is a character device, not a regular file: --db must name a database file");
+	CHECK(l == NULL);
+	buf_reset(&err);
+	const char *fifo = tmp_path("fifo.db");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK_I64(ledger_open(&l, fifo, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "is a FIFO, not a regular file") != NULL);
+	buf_reset(&err);
+	const char *dir = tmp_path("dir.db");
+	CHECK(mkdir(dir, 0700) == 0);
+	CHECK_I64(ledger_open(&l, dir, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "is a directory, not a regular file") != NULL);
+	alarm(0);
+	buf_release(&err);
+}
+
+/* Issue 12 item 4: one apply per database whatever name reaches it. The lock lived next to the
+ * path given (PATH.apply.lock), so a symlink or a hard link took a second one. The lock is now
+ * taken on the file itself, before SQLite opens it (a hard link has its own -wal). */
+static void test_apply_lock_any_name(void)
+{
+	const char *db = tmp_path("locked.db");
+	char sym[4200], hard[4200], rel[4200];
+	snprintf(sym, sizeof sym, "%s", tmp_path("sym.db"));
+	snprintf(hard, sizeof hard, "%s", tmp_path("hard.db"));
+	snprintf(rel, sizeof rel, "%s", tmp_path("./locked.db"));
+	struct ledger *a = NULL, *b = NULL, *c = (struct ledger *)1;
+	struct buf err = BUF_INIT;
+	CHECK(ledger_open(&a, db, &err) == 0);
+	ledger_close(a);
+	CHECK(symlink(db, sym) == 0);
+	CHECK(link(db, hard) == 0);
+	CHECK(ledger_open_ex(&a, db, LEDGER_OPEN_APPLY_LOCK, &err) == 0);
+	CHECK_STR(err.s, "");
+	if (!a) {
+		buf_release(&err);
+		return;
+	}
+	CHECK(ledger_apply_lock(a, &err) == 0); /* taking it again is a no-op */
+	const char *names[] = {sym, hard, rel, db};
+	for (size_t i = 0; i < 4; i++) {
+		CHECK_I64(ledger_open_ex(&c, names[i], LEDGER_OPEN_APPLY_LOCK, &err), EM_ECONFLICT);
+		CHECK(c == NULL);
+		struct buf want = BUF_INIT;
+		buf_addf(&want, "another 'ebsmigrate apply' is running on database '%s' (pid %ld)", names[i], (long)getpid());
+		if (!strstr(err.s, want.s))
+			printf("# got: %s\n", err.s);
+		CHECK(strstr(err.s, want.s) != NULL);
+		buf_release(&want);
+		buf_reset(&err);
+	}
+	/* an open ledger can take it too, and is refused the same way */
+	CHECK(ledger_open(&b, sym, &err) == 0);
+	CHECK_I64(ledger_apply_lock(b, &err), EM_ECONFLICT);
+	buf_reset(&err);
+	/* released by unlock, and by closing the holder */
+	ledger_apply_unlock(a);
+	CHECK(ledger_apply_lock(b, &err) == 0);
+	CHECK_I64(ledger_apply_lock(a, &err), EM_ECONFLICT);
+	buf_reset(&err);
+	ledger_close(b);
+	CHECK(ledger_apply_lock(a, &err) == 0);
+	/* the holder still works with its database: SQLite's own locks were not disturbed */
+	int64_t id = 0;
+	CHECK(ledger_plan_record(a, "2026-12-01T12:00:00Z", "match", 0, 0, 0, "{\"schema\":\"ebsmigrate.plan/v1\"}", &id,
+				 &err) == 0);
+	CHECK_STR(err.s, "");
+	ledger_close(a);
+	buf_release(&err);
+}
+
 static void test_default_path(void)
 {
 	struct buf p = BUF_INIT;
@@ -384,6 +506,9 @@ int main(void)
 	test_open_modes_and_wal();
 	test_pricebook_versions();
 	test_refuse_newer_and_garbage();
+	test_newer_left_untouched();
+	test_refuse_non_regular();
+	test_apply_lock_any_name();
 	test_plan_find_or_record();
 	test_default_path();
 	char cmd[4200];
