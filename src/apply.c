@@ -8,9 +8,9 @@
  *
  *      (none) ──select──▶ planned ──ledger commit──▶ submitted ──ModifyVolume ok──▶ modifying
  *                            ▲                          │  │                          │
- *                            │ throttled / not received │  │ no answer: stays          ▼
+ *                            │ not received, or refused │  │ no answer: stays          ▼
  *                            └──────────────────────────┘  │ submitted, reconciled   optimizing
- *                                                          │ on the next run            │
+ *                              for the principal (stop)    │ on the next run            │
  *            deferred ◀── rule says later (in flight,      │                            ▼
  *              (eligible_at)  4 per 24 h, RateExceeded) ◀──┘                        completed
  *                                                          └── refused ──▶ failed
@@ -24,8 +24,14 @@
  *      duplicate and lose no record.
  *   3. Before every call the volume is re-read: deleted, resized, retyped or modified elsewhere
  *      -> skipped (never forced); a modification in flight or 4 in the rolling 24 h (ledger
- *      starts + EC2's latest) -> deferred with eligible_at; targets validated against gp3 limits.
- *   4. At most max_in_flight modifications in flight per region (and per cluster).
+ *      starts + EC2's latest) -> deferred with eligible_at; the target is gp3 within the gp3
+ *      limits for the size EC2 reports (plan_doc_parse already refused any plan, file or
+ *      recorded, that holds another; this is the last check before sending).
+ *   4. At most max_in_flight modifications in flight per region (and per cluster); at most
+ *      --batch modifications attempted per run, whatever their answers.
+ *   5. A refusal about the principal rather than the volume (authorization, credentials, KMS,
+ *      throttling; Kubernetes 401/403) stops the run at the first one: the row stays planned
+ *      (retryable), the untried rows are not touched, and the error names what to grant.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -361,14 +367,22 @@ struct fresh {
 	struct ec2_mod_list mods;
 };
 
-static int read_fresh(struct aws_client *aws, const char *region, const char *vid, struct fresh *fr, struct buf *err)
+/* *action (may be NULL) names the EC2 call that failed. */
+static int read_fresh(struct aws_client *aws, const char *region, const char *vid, struct fresh *fr,
+		      const char **action, struct buf *err)
 {
 	fleet_init(&fr->f);
 	memset(&fr->mods, 0, sizeof fr->mods);
 	const char *ids[1] = {vid};
+	const char *unused;
+	if (!action)
+		action = &unused;
+	*action = "DescribeVolumes";
 	int rc = aws_ec2_describe_volumes_by_id(aws, region, ids, 1, &fr->f, err);
-	if (!rc)
+	if (!rc) {
+		*action = "DescribeVolumesModifications";
 		rc = aws_ec2_describe_modifications_by_id(aws, region, ids, 1, &fr->mods, err);
+	}
 	if (!rc)
 		aws_ec2_attach_mods(&fr->f, &fr->mods);
 	return rc;
@@ -386,6 +400,69 @@ static void set_str(char **dst, const char *s)
 	*dst = xstrdup(s);
 }
 
+/* ---- refusals about the principal (invariant 5) ---- */
+
+static int has_kms(const char *code)
+{
+	for (const char *p = code; p && p[0] && p[1] && p[2]; p++)
+		if ((p[0] == 'K' || p[0] == 'k') && (p[1] == 'M' || p[1] == 'm') && (p[2] == 'S' || p[2] == 's'))
+			return 1;
+	return 0;
+}
+
+/* Whether an error is about the principal or the account rather than the volume: credentials
+ * or authorization refused (IAM, a service control policy), a KMS key the principal cannot
+ * use, throttling that outlasted the retries (or hit a call that is never retried). Every other
+ * volume would meet it too, so the run stops at the first one. */
+static int principal_refusal(int rc, const char *code, const char *msg)
+{
+	return rc == EM_EAUTH || rc == EM_ETHROTTLED || has_kms(code) || (!code && msg && strstr(msg, ": KMS"));
+}
+
+/* The EC2 actions apply calls and the `ebsmigrate iam-policy --for apply` statement that grants
+ * each (cmd_policy.c; case 0843 checks they agree). */
+static const char *iam_statement(const char *action)
+{
+	return strcmp(action, "ModifyVolume") == 0 ? "EbsmigrateModifyVolumes" : "EbsmigrateReadVolumes";
+}
+
+/* Appends to err: "apply stopped at volume 'V': WHY; what to do" (why: the service's message,
+ * code: AWS's error code when known) and returns rc. */
+static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *action, const char *code, const char *why)
+{
+	em_err(err, rc, "apply stopped at volume '%s': %s; ", vid, why);
+	if (has_kms(code) || (!code && strstr(why, ": KMS")))
+		buf_adds(err, "the volume's KMS key cannot be used by this principal (see the key's policy and the principal's "
+			      "kms: permissions); fix that and run apply again");
+	else if (rc == EM_ETHROTTLED)
+		buf_adds(err, "EC2 is throttling this account's requests (other tools may share its request rate): run apply "
+			      "again later");
+	else if (strstr(why, "UnauthorizedOperation") || strstr(why, "AccessDenied"))
+		buf_addf(err, "the principal lacks ec2:%s%s: grant it (statement '%s' of 'ebsmigrate iam-policy --for apply') "
+			      "and run apply again",
+			 action, strstr(why, "explicit deny") ? " (an explicit deny, such as a service control policy, wins over any grant)" : "",
+			 iam_statement(action));
+	else
+		buf_adds(err, "the AWS credentials were refused: check them (profile, keys, session) and run apply again");
+	buf_adds(err, "; this volume and the ones not tried stay planned");
+	return rc;
+}
+
+/* Kubernetes: 401 or 403 (EM_EAUTH) for VERB on RESOURCE. */
+static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, const char *verb, const char *resource,
+			 const char *why)
+{
+	em_err(err, EM_EAUTH, "apply stopped at volume '%s': %s; ", vid, why);
+	if (strstr(why, "forbidden") || strstr(why, "Forbidden") || strstr(why, "403"))
+		buf_addf(err, "the Kubernetes user may not %s %s in cluster '%s': grant it (the rule for \"%s\" with verb "
+			      "\"%s\" of 'ebsmigrate rbac --for apply') and run apply again",
+			 verb, resource, cluster, resource, verb);
+	else
+		buf_addf(err, "the Kubernetes credentials of cluster '%s' were refused: check them and run apply again", cluster);
+	buf_adds(err, "; this volume and the ones not tried stay planned");
+	return EM_EAUTH;
+}
+
 /* Invariant 2: bring one unfinished row up to date from EC2. *progress (may be NULL): EC2's
  * percentage of the row's modification, -1 when none is known to be running. */
 static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
@@ -394,11 +471,19 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	if (progress)
 		*progress = -1;
 	struct fresh fr;
-	int rc = read_fresh(aws, row->region, row->volume_id, &fr, err);
+	const char *action = NULL;
+	struct buf rerr = BUF_INIT;
+	int rc = read_fresh(aws, row->region, row->volume_id, &fr, &action, &rerr);
 	if (rc) {
+		if (principal_refusal(rc, NULL, rerr.s))
+			rc = stop_for_ec2(err, rc, row->volume_id, action, NULL, rerr.s);
+		else
+			em_err(err, rc, "%s", rerr.s);
+		buf_release(&rerr);
 		fresh_release(&fr);
 		return rc;
 	}
+	buf_release(&rerr);
 	struct volume *v = fleet_find(&fr.f, row->volume_id);
 	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
 	const char *before = row->state;
@@ -516,15 +601,26 @@ static time_t rate_limit_until(const char *msg, time_t now)
 }
 
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
-		       const struct apply_options *o, struct apply_result *res, struct buf *err);
+		       const struct apply_options *o, struct apply_result *res, int *sent, struct buf *err);
 
+/* *sent is set when a modification was requested (ModifyVolume, the PVC patch) or, in a dry
+ * run, would be: what --batch counts, whatever the answer. A refusal about the principal
+ * (principal_refusal) returns its error: the run stops there. */
 static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct item *it,
-		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, struct buf *err)
+		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, int *sent,
+		      struct buf *err)
 {
 	time_t now = em_now();
 	struct fresh fr;
 	struct buf rerr = BUF_INIT;
-	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &rerr);
+	const char *action = NULL;
+	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
+	if (rc && principal_refusal(rc, NULL, rerr.s)) {
+		rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s);
+		buf_release(&rerr);
+		fresh_release(&fr);
+		return rc;
+	}
 	if (rc) {
 		outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", rerr.s);
 		if (row->id || !o->dry_run) {
@@ -634,7 +730,8 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	fresh_release(&fr);
 	if (strcmp(row->method, "vac") == 0 || strcmp(row->method, "annotation") == 0)
 		return submit_kube(l, kube_conn_for(kcs, it->cluster), strcmp(row->method, "annotation") == 0, it, row, o,
-				   res, err);
+				   res, sent, err);
+	*sent = 1;
 	if (o->dry_run) {
 		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
 		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
@@ -653,6 +750,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	struct volume_mod m;
 	char *aws_code = NULL;
 	struct buf merr = BUF_INIT;
+	int stop = 0;
 	int mrc = aws_ec2_modify_volume(aws, it->region, it->volume_id, it->target_type, it->target_iops,
 					it->target_throughput, &m, &aws_code, &merr);
 	const char *detail;
@@ -673,14 +771,16 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		detail = "no answer to ModifyVolume: left submitted for reconciliation";
 		say(o, "%s: no answer (%s); will reconcile on the next run", it->volume_id, merr.s);
 		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", merr.s);
-	} else if (mrc == EM_ETHROTTLED) {
+	} else if (principal_refusal(mrc, aws_code, merr.s)) {
+		/* Not applied (a refusal, or throttling), and not this volume's fault: it stays planned
+		 * for the next run, and this run stops (every other volume would meet it too). */
 		set_str(&row->state, "planned");
 		row->submitted_at = 0;
-		set_str(&row->error_code, aws_code ? aws_code : "Throttled");
+		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
 		set_str(&row->error_message, merr.s);
-		detail = "throttled: not applied, left planned";
-		say(o, "%s: throttled, not applied; left for the next run", it->volume_id);
-		outcome(res, it->volume_id, OUT_DEFERRED, 0, "%s", merr.s);
+		detail = mrc == EM_ETHROTTLED ? "throttled: not applied, left planned; apply stopped"
+					      : "refused for the principal: left planned; apply stopped";
+		stop = stop_for_ec2(err, mrc, it->volume_id, "ModifyVolume", aws_code, merr.s);
 	} else if (aws_code && (strcmp(aws_code, "VolumeModificationRateExceeded") == 0 ||
 				strcmp(aws_code, "IncorrectModificationState") == 0)) {
 		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
@@ -705,7 +805,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	free(aws_code);
 	buf_release(&merr);
 	volume_mod_release(&m);
-	return rc;
+	return rc ? rc : stop;
 }
 
 /* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never
@@ -713,10 +813,11 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
  * driver calls ModifyVolume. Annotations (ann = 1): the PVC is merge-patched once with the
  * volume-modifier annotations; the sidecar calls ModifyVolume. */
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
-		       const struct apply_options *o, struct apply_result *res, struct buf *err)
+		       const struct apply_options *o, struct apply_result *res, int *sent, struct buf *err)
 {
 	char *cls = ann ? NULL : vac_name(it->target_type, it->target_iops, it->target_throughput);
 	struct buf patch = BUF_INIT;
+	int stop = 0;
 	if (ann)
 		buf_addf(&patch,
 			 "{\"metadata\":{\"annotations\":{\"" ANN_TYPE "\":\"%s\",\"" ANN_IOPS "\":\"%lld\",\"" ANN_TPUT
@@ -739,12 +840,16 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		}
 		goto done;
 	}
+	if (krc == EM_EAUTH) { /* about the user, not the PVC: stop, the row stays as it was (planned) */
+		rc = stop_for_kube(err, it->volume_id, it->cluster, "get", "persistentvolumeclaims", kerr.s);
+		goto done;
+	}
 	if (krc) {
 		say(o, "%s: failed: %s", it->volume_id, kerr.s);
 		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
 		if (!o->dry_run) {
 			set_str(&row->state, "failed");
-			set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : "KubernetesError");
+			set_str(&row->error_code, "KubernetesError");
 			set_str(&row->error_message, kerr.s);
 			rc = ledger_apply_save(l, row, "cannot read the PVC", err);
 		}
@@ -753,16 +858,22 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 	buf_reset(&kerr);
 	if (!ann &&
 	    (krc = ensure_vac(kc, cls, it->target_type, it->target_iops, it->target_throughput, o->dry_run, &kerr))) {
+		if (krc == EM_EAUTH) {
+			rc = stop_for_kube(err, it->volume_id, it->cluster, strstr(kerr.s, ": POST ") ? "create" : "get",
+					   "volumeattributesclasses", kerr.s);
+			goto done;
+		}
 		say(o, "%s: failed: %s", it->volume_id, kerr.s);
 		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
 		if (!o->dry_run) {
 			set_str(&row->state, "failed");
-			set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : "VolumeAttributesClass");
+			set_str(&row->error_code, "VolumeAttributesClass");
 			set_str(&row->error_message, kerr.s);
 			rc = ledger_apply_save(l, row, "VolumeAttributesClass unusable", err);
 		}
 		goto done;
 	}
+	*sent = 1;
 	if (o->dry_run) {
 		if (!ann)
 			say(o, "would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) "
@@ -822,15 +933,25 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		set_str(&row->error_message, kerr.s);
 		detail = "no answer to the PVC patch: left submitted for reconciliation";
 		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", kerr.s);
+	} else if (krc == EM_EAUTH) {
+		/* Refused for the user, not the PVC: not applied, left planned; the run stops. */
+		set_str(&row->state, "planned");
+		row->submitted_at = 0;
+		set_str(&row->error_code, "Forbidden");
+		set_str(&row->error_message, kerr.s);
+		detail = "PVC patch refused for the Kubernetes user: left planned; apply stopped";
+		stop = stop_for_kube(err, it->volume_id, it->cluster, "patch", "persistentvolumeclaims", kerr.s);
 	} else {
 		set_str(&row->state, "failed");
 		row->submitted_at = 0;
-		set_str(&row->error_code, krc == EM_EAUTH ? "Forbidden" : krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
+		set_str(&row->error_code, krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
 		set_str(&row->error_message, kerr.s);
 		detail = "PVC patch refused";
 		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
 	}
 	rc = ledger_apply_save(l, row, detail, err);
+	if (!rc)
+		rc = stop;
 	buf_release(&path);
 	buf_release(&out);
 done:
@@ -1101,8 +1222,9 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	size_t batch = o->batch ? o->batch : 10;
 	size_t taken = 0;
 	time_t now = em_now();
-	for (size_t i = 0; i < n_items && !rc; i++) {
-		struct item *it = &items[i];
+	size_t next = 0;
+	for (; next < n_items && !rc; next++) {
+		struct item *it = &items[next];
 		struct apply_row row;
 		memset(&row, 0, sizeof row);
 		int g = ledger_apply_get(l, res->plan_id, it->volume_id, &row, err);
@@ -1148,13 +1270,15 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		}
 		row.run_id = res->run_id;
 		size_t before = res->submitted + res->would_submit;
-		rc = submit_one(l, aws, &kcs, it, &row, o, res, err);
-		if (res->submitted + res->would_submit > before) {
-			taken++;
+		int sent = 0;
+		rc = submit_one(l, aws, &kcs, it, &row, o, res, &sent, err);
+		taken += sent != 0; /* --batch bounds attempts, accepted or not */
+		if (res->submitted + res->would_submit > before)
 			flight_add(&flight, it->account, it->region, it->cluster);
-		}
 		apply_row_release(&row);
 	}
+	if (rc && next > 0)
+		res->left += n_items - (next - 1); /* stopped: the volume at fault and the untried ones stay */
 	flight_release(&flight);
 	apply_rows_free(rows, n_rows);
 	items_free(items, n_items);

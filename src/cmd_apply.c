@@ -19,7 +19,7 @@ enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VO
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG };
 
 static const struct cmd_option apply_options[] = {
-	{"batch", 0, ARG_REQUIRED, "N", "volumes to submit in this run (default 10)", OPT_BATCH},
+	{"batch", 0, ARG_REQUIRED, "N", "modifications to attempt in this run, accepted or not (default 10)", OPT_BATCH},
 	{"plan", 0, ARG_REQUIRED, "ID|FILE",
 	 "recorded plan to apply (default: the latest), or a plan file from 'plan --out FILE', recorded first "
 	 "unless already there", OPT_PLAN},
@@ -66,15 +66,23 @@ const struct cmd_help apply_help = {
 		"controller, and ec2 for in-tree PVs, volumes outside Kubernetes and other clusters.\n"
 		"\n"
 		"Without --yes, apply shows the batch and asks for confirmation on a terminal, and refuses without "
-		"one. Only one apply may run per database at a time.\n"
+		"one. Only one apply may run per database at a time, whatever path names the file (the lock is on the "
+		"file itself).\n"
+		"\n"
+		"A refusal about the principal rather than the volume (missing IAM permission or RBAC rule, refused "
+		"credentials, a KMS key it cannot use, throttling) stops the run at the first one, names what to "
+		"grant ('ebsmigrate iam-policy --for apply' / 'rbac --for apply') and leaves that volume and the "
+		"untried ones planned.\n"
 		"\n"
 		"--plan FILE: an argument of digits only is a plan id (write ./123 for a file named 123). The "
-		"file is checked first (a bad one is refused with exit 2 and nothing recorded), then found in the "
+		"file is checked first (a bad one is refused with exit 2 and nothing recorded; every target must be "
+		"gp3 within the gp3 limits for the volume's size), then found in the "
 		"database by its exact content or recorded as a new plan (also with --dry-run), and that plan id "
 		"is applied.",
 	.options = apply_options,
 	.exit_codes = "Exit 3 when some volumes were deferred, failed or got no answer (see `ebsmigrate status`); "
-		      "2 for bad options, a missing plan or a bad plan file; 1 when another apply holds the database.",
+		      "2 for bad options, a missing plan or a bad plan file; 1 when another apply holds the database or a "
+		      "refusal about the principal stopped the run.",
 };
 
 struct apply_args {

@@ -207,6 +207,37 @@ static void test_refuses_trailing_data(void)
 	buf_release(&err);
 }
 
+
+/* plan_doc_parse hands apply the migrate/blocked volumes (review/skip are not acted on). */
+static void test_doc_entries(void)
+{
+	struct plan_doc d;
+	struct buf err = BUF_INIT;
+	CHECK(plan_doc_parse(&d, "recorded plan 7", GOOD, strlen(GOOD), &err) == 0);
+	CHECK_STR(err.s, "");
+	CHECK_I64(d.n, 1);
+	if (d.n == 1) {
+		CHECK_STR(d.v[0].volume_id, "vol-1");
+		CHECK_STR(d.v[0].region, "us-east-1");
+		CHECK(d.v[0].account == NULL && d.v[0].cluster == NULL && d.v[0].pvc == NULL);
+		CHECK_I64(d.v[0].type, EBS_GP2);
+		CHECK_I64(d.v[0].size_gib, 20);
+		CHECK_I64(d.v[0].iops, 100);
+		CHECK_I64(d.v[0].throughput, 0);
+		CHECK_I64(d.v[0].target_iops, 3000);
+		CHECK_I64(d.v[0].target_throughput, 125);
+		CHECK_I64(d.v[0].index, 0);
+	}
+	CHECK_STR(d.mode, "match");
+	plan_doc_release(&d);
+	char *bad = variant("\"type\":\"gp3\"", "\"type\":\"io2\"");
+	CHECK_I64(plan_doc_parse(&d, "recorded plan 7", bad, strlen(bad), &err), EM_EINPUT);
+	CHECK(strstr(err.s, "recorded plan 7: volumes[0] (volume 'vol-1').target.type: 'io2' is not gp3") != NULL);
+	CHECK(d.n == 0 && d.v == NULL && d.mode == NULL);
+	free(bad);
+	buf_release(&err);
+}
+
 static void test_record_once(void)
 {
 	char dir[] = "/tmp/em-planfile-XXXXXX";
@@ -246,6 +277,7 @@ int main(void)
 	test_refusals();
 	test_refuses_bad_targets();
 	test_refuses_trailing_data();
+	test_doc_entries();
 	test_record_once();
 	return tap_done();
 }
