@@ -426,9 +426,13 @@ static const char *iam_statement(const char *action)
 	return strcmp(action, "ModifyVolume") == 0 ? "EbsmigrateModifyVolumes" : "EbsmigrateReadVolumes";
 }
 
-/* Appends to err: "apply stopped at volume 'V': WHY; what to do" (why: the service's message,
- * code: AWS's error code when known) and returns rc. */
-static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *action, const char *code, const char *why)
+#define LEFT_PLANNED "this volume and the ones not tried stay planned"
+#define LEFT_AS_WAS "nothing was changed: the ledger is brought up to date on the next run"
+
+/* Appends to err: "apply stopped at volume 'V': WHY; what to do; LEFT" (why: the service's
+ * message, code: AWS's error code when known, left: what became of the rows) and returns rc. */
+static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *action, const char *code, const char *why,
+			const char *left)
 {
 	em_err(err, rc, "apply stopped at volume '%s': %s; ", vid, why);
 	if (has_kms(code) || (!code && strstr(why, ": KMS")))
@@ -444,7 +448,7 @@ static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *ac
 			 iam_statement(action));
 	else
 		buf_adds(err, "the AWS credentials were refused: check them (profile, keys, session) and run apply again");
-	buf_adds(err, "; this volume and the ones not tried stay planned");
+	buf_addf(err, "; %s", left);
 	return rc;
 }
 
@@ -459,7 +463,7 @@ static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, 
 			 verb, resource, cluster, resource, verb);
 	else
 		buf_addf(err, "the Kubernetes credentials of cluster '%s' were refused: check them and run apply again", cluster);
-	buf_adds(err, "; this volume and the ones not tried stay planned");
+	buf_adds(err, "; " LEFT_PLANNED);
 	return EM_EAUTH;
 }
 
@@ -476,7 +480,7 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	int rc = read_fresh(aws, row->region, row->volume_id, &fr, &action, &rerr);
 	if (rc) {
 		if (principal_refusal(rc, NULL, rerr.s))
-			rc = stop_for_ec2(err, rc, row->volume_id, action, NULL, rerr.s);
+			rc = stop_for_ec2(err, rc, row->volume_id, action, NULL, rerr.s, LEFT_AS_WAS);
 		else
 			em_err(err, rc, "%s", rerr.s);
 		buf_release(&rerr);
@@ -616,7 +620,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	const char *action = NULL;
 	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
 	if (rc && principal_refusal(rc, NULL, rerr.s)) {
-		rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s);
+		rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s, LEFT_PLANNED);
 		buf_release(&rerr);
 		fresh_release(&fr);
 		return rc;
@@ -780,7 +784,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		set_str(&row->error_message, merr.s);
 		detail = mrc == EM_ETHROTTLED ? "throttled: not applied, left planned; apply stopped"
 					      : "refused for the principal: left planned; apply stopped";
-		stop = stop_for_ec2(err, mrc, it->volume_id, "ModifyVolume", aws_code, merr.s);
+		stop = stop_for_ec2(err, mrc, it->volume_id, "ModifyVolume", aws_code, merr.s, LEFT_PLANNED);
 	} else if (aws_code && (strcmp(aws_code, "VolumeModificationRateExceeded") == 0 ||
 				strcmp(aws_code, "IncorrectModificationState") == 0)) {
 		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
