@@ -84,7 +84,7 @@ static void test_list_and_join(void)
 	/* an item of a typed list that carries a kind of another type is not taken for the list's */
 	CHECK(kube_objects_load(&ks, &f, "c1", "{\"kind\":\"PersistentVolumeList\",\"items\":[{\"kind\":3}]}", 53,
 				"odd", &err) < 0);
-	CHECK(strstr(err.s, "odd: items[0]: object without \"kind\"") != NULL);
+	CHECK(strstr(err.s, "odd: items[0].kind: must be a string, got a number") != NULL);
 	inventory_join(&f, &ks, 1);
 	kube_set_release(&ks);
 	for (size_t i = 0; i < 2; i++) {
