@@ -447,11 +447,14 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 		}
 		kinds |= r;
 	}
+	struct buf more = BUF_INIT;
+	if (clash.n > 1)
+		buf_addf(&more, " (and %zu more volumes of this file)", clash.n - 1);
 	if (!rc && clash.n)
-		fleet_add_notice(f,
-				 "%s: volume '%s' is also listed under account '%s' (%s); keeping account '%s'%s",
-				 origin, clash.volume_id, clash.kept_account, clash.kept_source, clash.kept_account,
-				 clash.n > 1 ? " (and for more volumes of this file)" : "");
+		fleet_add_notice(f, "%s: volume '%s' is under account '%s' here but '%s' in %s; kept under '%s'%s", origin,
+				 clash.volume_id, account_name(account), clash.kept_account, clash.kept_source,
+				 clash.kept_account, clash.n > 1 ? more.s : "");
+	buf_release(&more);
 	free(clash.volume_id);
 	free(clash.kept_account);
 	free(clash.kept_source);

@@ -287,8 +287,7 @@ static int read_fd(int fd, const char *path, struct buf *out, int fail, struct b
 		return em_err(err, fail, "cannot read '%s': %s", path, strerror(EISDIR));
 	if (S_ISREG(st.st_mode) && (int64_t)st.st_size > cap)
 		return em_err(err, EM_ETOOBIG,
-			      "cannot read '%s': its %lld bytes are over the input size limit of %lld bytes "
-			      "(EBSMIGRATE_MAX_INPUT_SIZE)",
+			      "'%s' is %lld bytes, over the input size limit of %lld (set EBSMIGRATE_MAX_INPUT_SIZE to raise it)",
 			      path, (long long)st.st_size, (long long)cap);
 	char chunk[65536];
 	for (;;) {
@@ -301,8 +300,8 @@ static int read_fd(int fd, const char *path, struct buf *out, int fail, struct b
 			return 0;
 		if ((int64_t)(out->len + (size_t)n) > cap)
 			return em_err(err, EM_ETOOBIG,
-				      "cannot read '%s': more than the input size limit of %lld bytes "
-				      "(EBSMIGRATE_MAX_INPUT_SIZE)",
+				      "'%s' holds more than the input size limit of %lld bytes (set EBSMIGRATE_MAX_INPUT_SIZE "
+				      "to raise it)",
 				      path, (long long)cap);
 		buf_add(out, chunk, (size_t)n);
 	}
