@@ -152,19 +152,6 @@ void aws_cloudwatch_export_end(struct buf *out)
 	buf_adds(out, "\n],\"Messages\":[]}\n");
 }
 
-int aws_cloudwatch_is_export(const char *text, size_t len)
-{
-	size_t i = 0;
-	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-		i++;
-	if (i >= len || text[i] != '{')
-		return 0;
-	i++;
-	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-		i++;
-	return len - i >= 19 && memcmp(text + i, "\"MetricDataResults\"", 19) == 0;
-}
-
 /* Ten times the fastest EBS volume (io2 Block Express: 256,000 IOPS, 4,000 MiB/s): anything
  * above is not a measurement, and would overflow the planner's integer arithmetic. */
 #define MAX_OPS_PER_S 1e7

@@ -2,6 +2,13 @@
  * jsonx.c - read-only helpers over cJSON with errors that name the file and JSON path, a parse
  * arena for trees that are read once and dropped, and a tree-less scan for one member.
  *
+ * Entry points: jsonx_parse / jsonx_parse_in (exactly one document), jsonx_docs_next (each
+ * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int).
+ * Invariant of parsing: no byte of the input is ignored. After a document comes whitespace
+ * and then the end (jsonx_parse) or the next document (jsonx_docs_next); anything else is an
+ * error with its line and column in the whole text. Documents are parsed one at a time in
+ * place, so a stream costs no copy and at most one tree at a time.
+ *
  * Invariant of the arena: cJSON's allocation hooks are process-wide, so jsonx_parse_in points
  * them at the arena only while cJSON_ParseWithLengthOpts runs and restores malloc/free before
  * returning (ebsmigrate is single-threaded). `parsing_arena` is that window's only state: no
@@ -270,8 +277,8 @@ int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64
 	if (d != floor(d) || !isfinite(d))
 		return em_err(err, EM_EINPUT, "%s: %s.%s: expected an integer, got %g", origin, path, key, d);
 	if (d < (double)min || d > (double)max)
-		return em_err(err, EM_EINPUT, "%s: %s.%s: %.0f is outside %lld..%lld", origin, path, key, d,
-			      (long long)min, (long long)max);
+		return em_err(err, EM_EINPUT, fabs(d) < 1e18 ? "%s: %s.%s: %.0f is outside %lld..%lld" : "%s: %s.%s: %g is outside %lld..%lld",
+			      origin, path, key, d, (long long)min, (long long)max);
 	*out = (int64_t)d;
 	if (present)
 		*present = 1;

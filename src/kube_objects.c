@@ -478,6 +478,35 @@ static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, 
 		return load_pv(ks, cluster, o, origin, path, err);
 	if (strcmp(kind, "PersistentVolumeClaim") == 0)
 		return load_pvc(ks, cluster, o, origin, path, err);
+	/* The other kinds' loaders skip an object without the fields they need; a field of the
+	 * wrong type is refused first, so it is never mistaken for an absent one. */
+	static const char *const sc_fields[] = {"metadata.name", "provisioner", "parameters.type",
+						"parameters.encrypted", "parameters.kmsKeyId"};
+	static const char *const sts_fields[] = {"metadata.name", "metadata.namespace"};
+	static const char *const vac_fields[] = {"metadata.name", "driverName"};
+	static const char *const pod_fields[] = {"metadata.namespace", "spec.nodeName"};
+	static const char *const node_fields[] = {"metadata.name"};
+	static const struct {
+		const char *kind;
+		const char *const *fields;
+		size_t n;
+	} checked[] = {
+		{"StorageClass", sc_fields, sizeof sc_fields / sizeof *sc_fields},
+		{"StatefulSet", sts_fields, sizeof sts_fields / sizeof *sts_fields},
+		{"VolumeAttributesClass", vac_fields, sizeof vac_fields / sizeof *vac_fields},
+		{"Pod", pod_fields, sizeof pod_fields / sizeof *pod_fields},
+		{"Node", node_fields, sizeof node_fields / sizeof *node_fields},
+	};
+	for (size_t i = 0; i < sizeof checked / sizeof *checked; i++) {
+		if (strcmp(kind, checked[i].kind) != 0)
+			continue;
+		for (size_t k = 0; k < checked[i].n; k++) {
+			const char *ignored;
+			rc = jsonx_want_path_str(o, checked[i].fields[k], &ignored, origin, path, err);
+			if (rc)
+				return rc;
+		}
+	}
 	if (strcmp(kind, "StorageClass") == 0)
 		return load_storage_class(f, cluster, o);
 	if (strcmp(kind, "StatefulSet") == 0)
