@@ -230,8 +230,8 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_init(&ks);
 	struct buf text = BUF_INIT;
 	int rc = 0;
-	/* CloudWatch documents are read once every volume is known; their files' text is kept
-	 * (standard input cannot be read twice). */
+	/* CloudWatch documents are read once every volume is known: their files are read again
+	 * then (one file's text in memory at a time), except standard input, which is kept. */
 	struct buf *metric_text = xcalloc(src->n_aws + 1, sizeof *metric_text);
 	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
@@ -241,8 +241,10 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 			break;
 		int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
 		if (r > 0 && (r & EC2_EXPORT_METRICS)) {
-			metric_text[n_metric] = text;
-			buf_init(&text);
+			if (strcmp(src->aws[i].path, "-") == 0) {
+				metric_text[n_metric] = text;
+				buf_init(&text);
+			}
 			metric_files[n_metric++] = i;
 		}
 		rc = r < 0 ? r : 0;
@@ -252,8 +254,17 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		aws_ec2_apply_instances(f);
 	}
 	for (size_t k = 0; k < n_metric && !rc; k++) {
-		int r = aws_cloudwatch_load_export(f, metric_text[k].s, metric_text[k].len, src->aws[metric_files[k]].path,
-						   err);
+		const char *path = src->aws[metric_files[k]].path;
+		if (!metric_text[k].len) {
+			buf_reset(&text);
+			rc = em_read_input(path, &text, err);
+			if (rc)
+				break;
+			metric_text[k] = text;
+			buf_init(&text);
+		}
+		int r = aws_cloudwatch_load_export(f, metric_text[k].s, metric_text[k].len, path, err);
+		buf_release(&metric_text[k]);
 		rc = r < 0 ? r : 0;
 	}
 	for (size_t k = 0; k < n_metric; k++)
