@@ -6,7 +6,11 @@
  * Invariants: only EBS-backed PVs are kept (CSI driver ebs.csi.aws.com, or in-tree
  * awsElasticBlockStore); other PVs are counted and ignored. A PV/PVC seen twice for one cluster
  * keeps the first copy. The document shape is detected: a List ("items"), a single object with
- * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`.
+ * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`. A text may
+ * hold several documents (kubectl prints one per `get`); each is read. A List's items is an
+ * array (null, an object or no items at all is bad input); a field read as a string that holds
+ * another type is an error, never taken for an absent one; summary usage bytes lie in
+ * 0..64 TiB.
  */
 #include <ctype.h>
 #include <stdio.h>
