@@ -229,8 +229,11 @@ static int import_result(struct cw_import *im, const cJSON *r, const char *path,
 	if (!label || parse_label(label, vol, metric, &period))
 		return em_err(err, EM_EINPUT, "%s: %s.Label: expected \"VOLUME-ID METRIC STAT PERIOD\", got '%s'", origin,
 			      path, label ? label : "(missing)");
-	if (period <= 0 || period % 60 || period > MAX_LOOKBACK_S)
+	if (period <= 0 || period % 60)
 		return em_err(err, EM_EINPUT, "%s: %s.Label: period %lld is not a positive multiple of 60 seconds", origin,
+			      path, (long long)period);
+	if (period > MAX_LOOKBACK_S)
+		return em_err(err, EM_EINPUT, "%s: %s.Label: period %lld is longer than the 455-day look-back", origin,
 			      path, (long long)period);
 	rc = jsonx_want_array(r, "Timestamps", &ts, origin, path, err);
 	if (!rc)
@@ -279,8 +282,14 @@ static int import_result(struct cw_import *im, const cJSON *r, const char *path,
 		}
 		buf_reset(&at);
 		buf_addf(&at, "%s.Values[%d]", path, k);
-		rc = check_value(m >= 0 ? m : M_READ_BYTES, period, val, EM_EINPUT, origin, at.s, err);
-		if (rc || !v || m < 0)
+		if (m < 0) { /* a metric not used here: only its type is checked */
+			if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
+				rc = em_err(err, EM_EINPUT, "%s: %s: must be a finite number, got %s", origin, at.s,
+					    cJSON_IsNumber(val) ? "an infinity" : jsonx_type_name(val));
+			continue;
+		}
+		rc = check_value(m, period, val, EM_EINPUT, origin, at.s, err);
+		if (rc || !v)
 			continue;
 		XGROW(im->pts, im->n, im->alloc);
 		im->pts[im->n] = (struct cw_point){(int64_t)when, val->valuedouble, (uint32_t)vi, (uint32_t)m, im->n};

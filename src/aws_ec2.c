@@ -5,10 +5,12 @@
  * output, PascalCase), aws_ec2_attach_mods.
  *
  * Invariants: a volume enters the fleet only with a VolumeId, a valid AZ, a positive integer
- * Size and a known VolumeType; anything else is bad input naming the file and JSON path.
- * The same volume in two exports must agree on type/size/iops/throughput/AZ (exports of one
- * account taken at different times may legitimately differ in state and attachments: the
- * first record is kept).
+ * Size and a known VolumeType; anything else is bad input naming the file and JSON path, and a
+ * field of the wrong type says so instead of passing for absent. Every document of an export
+ * is read (`aws ... >> all.json`). The same volume in two exports must agree on
+ * type/size/iops/throughput/AZ (exports of one account taken at different times may
+ * legitimately differ in state and attachments: the first record is kept; a different account
+ * label is a notice).
  */
 #include <stdio.h>
 #include <stdlib.h>
