@@ -2,11 +2,17 @@
  * aws_cloudwatch.c - EBS metrics per volume from GetMetricData (JSON 1.0), reduced to the
  * planner's figures.
  *
- * Entry points: aws_cloudwatch_volume_metrics, cw_reduce.
+ * Entry points: aws_cloudwatch_volume_metrics (live), aws_cloudwatch_load_export (the same
+ * answers saved as files, several documents allowed), cw_reduce.
  * Invariants: query ids encode the volume's position and the metric ("v12_r"), so answers are
  * matched without trusting their order; series are aligned by timestamp; a volume with no data
  * keeps metrics.has = 0 (planning falls back to size-based rules); percentiles use the
  * nearest-rank method over the periods that have data.
+ * Untrusted numbers never size an allocation: an export is kept as its points (memory in
+ * proportion to the file, never to the time span it claims), a live answer fills arrays sized
+ * by our own request. Every value passes check_value (finite, 0..ten times the fastest volume,
+ * BurstBalance 0..100), every period is a positive multiple of 60 s, every exported timestamp
+ * lies within CloudWatch's 455-day retention before now.
  */
 #include <math.h>
 #include <stdio.h>
@@ -146,149 +152,246 @@ void aws_cloudwatch_export_end(struct buf *out)
 	buf_adds(out, "\n],\"Messages\":[]}\n");
 }
 
-int aws_cloudwatch_is_export(const char *text, size_t len)
+/* Ten times the fastest EBS volume (io2 Block Express: 256,000 IOPS, 4,000 MiB/s): anything
+ * above is not a measurement, and would overflow the planner's integer arithmetic. */
+#define MAX_OPS_PER_S 1e7
+#define MAX_BYTES_PER_S 1e11
+/* CloudWatch keeps EBS data for 15 months: no series can reach further back. */
+#define MAX_LOOKBACK_S ((int64_t)455 * 86400)
+/* Clock skew tolerated between the machine that exported the metrics and this one. */
+#define CLOCK_SKEW_S 3600
+
+/* A value of metric m over one period: a sum of operations or bytes (0..rate limit x period)
+ * or a BurstBalance percentage. code is EM_EINPUT for a file, EM_ESERVER for an API answer. */
+static int check_value(int m, int64_t period, const cJSON *v, int code, const char *origin, const char *path,
+		       struct buf *err)
 {
-	size_t i = 0;
-	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-		i++;
-	if (i >= len || text[i] != '{')
-		return 0;
-	i++;
-	while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\r' || text[i] == '\t'))
-		i++;
-	return len - i >= 19 && memcmp(text + i, "\"MetricDataResults\"", 19) == 0;
+	if (!cJSON_IsNumber(v))
+		return em_err(err, code, "%s: %s: must be a number, got %s", origin, path, jsonx_type_name(v));
+	double x = v->valuedouble;
+	double max = m == M_BURST ? 100.0
+		     : (double)period * (m == M_READ_OPS || m == M_WRITE_OPS ? MAX_OPS_PER_S : MAX_BYTES_PER_S);
+	if (!isfinite(x) || x < 0 || x > max)
+		return em_err(err, code, "%s: %s: %g is outside 0..%g (%s %s over %lld s)", origin, path, x, max,
+			      metric_names[m], m == M_BURST ? "Minimum" : "Sum", (long long)period);
+	return 0;
 }
 
-/* Series of one volume collected from an export document. */
-struct imported {
-	double *v[M_COUNT];
-	time_t start;
-	int64_t period;
-	size_t n;
+/* One data point of an export: volume (position in the fleet), metric, time, value; seq keeps
+ * the document order among points of the same volume and time (the later one wins). */
+struct cw_point {
+	int64_t t;
+	double value;
+	uint32_t vol, metric;
+	uint64_t seq;
 };
+
+static int point_cmp(const void *a, const void *b)
+{
+	const struct cw_point *x = a, *y = b;
+	if (x->vol != y->vol)
+		return x->vol < y->vol ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+struct cw_import {
+	struct fleet *f;
+	const char *origin;
+	time_t lo, hi;         /* the look-back: timestamps outside are refused */
+	int64_t *period;       /* per volume: the one period of all its series (0: none yet) */
+	struct cw_point *pts;
+	size_t n, alloc;
+};
+
+/* "VOLUME-ID METRIC STAT PERIOD" (what inventory --save writes). */
+static int parse_label(const char *label, char vol[64], char metric[40], int64_t *period)
+{
+	char stat[16], per[24];
+	int used = 0;
+	if (sscanf(label, "%63s %39s %15s %23s%n", vol, metric, stat, per, &used) != 4 ||
+	    label[used + strspn(label + used, " ")] != '\0' || em_parse_i64(per, period))
+		return -1;
+	return 0;
+}
+
+static int import_result(struct cw_import *im, const cJSON *r, const char *path, struct buf *err)
+{
+	const char *origin = im->origin;
+	const char *label;
+	const cJSON *ts, *vals;
+	int rc = jsonx_want_str(r, "Label", &label, origin, path, err);
+	if (rc)
+		return rc;
+	char vol[64], metric[40];
+	int64_t period;
+	if (!label || parse_label(label, vol, metric, &period))
+		return em_err(err, EM_EINPUT, "%s: %s.Label: expected \"VOLUME-ID METRIC STAT PERIOD\", got '%s'", origin,
+			      path, label ? label : "(missing)");
+	if (period <= 0 || period % 60)
+		return em_err(err, EM_EINPUT, "%s: %s.Label: period %lld is not a positive multiple of 60 seconds", origin,
+			      path, (long long)period);
+	if (period > MAX_LOOKBACK_S)
+		return em_err(err, EM_EINPUT, "%s: %s.Label: period %lld is longer than the 455-day look-back", origin,
+			      path, (long long)period);
+	rc = jsonx_want_array(r, "Timestamps", &ts, origin, path, err);
+	if (!rc)
+		rc = jsonx_want_array(r, "Values", &vals, origin, path, err);
+	if (rc)
+		return rc;
+	int nt = cJSON_GetArraySize(ts), nv = cJSON_GetArraySize(vals);
+	if (nt != nv)
+		return em_err(err, EM_EINPUT, "%s: %s: %d Timestamps but %d Values", origin, path, nt, nv);
+	int m = -1;
+	for (int k = 0; k < M_COUNT; k++)
+		if (strcmp(metric, metric_names[k]) == 0)
+			m = k;
+	struct volume *v = fleet_find(im->f, vol);
+	size_t vi = v ? (size_t)(v - im->f->vols) : 0;
+	if (v && m >= 0) {
+		if (im->period[vi] && im->period[vi] != period)
+			return em_err(err, EM_EINPUT,
+				      "%s: %s.Label: period %lld differs from the period %lld of another series of volume '%s'",
+				      origin, path, (long long)period, (long long)im->period[vi], vol);
+		im->period[vi] = period;
+	}
+	struct buf at = BUF_INIT;
+	const cJSON *t = ts ? ts->child : NULL, *val = vals ? vals->child : NULL;
+	for (int k = 0; t && val && !rc; k++, t = t->next, val = val->next) {
+		time_t when;
+		buf_reset(&at);
+		buf_addf(&at, "%s.Timestamps[%d]", path, k);
+		if (!cJSON_IsString(t)) {
+			rc = em_err(err, EM_EINPUT, "%s: %s: must be a string (an RFC 3339 time), got %s", origin, at.s,
+				    jsonx_type_name(t));
+			break;
+		}
+		if (em_parse_time(t->valuestring, &when)) {
+			rc = em_err(err, EM_EINPUT, "%s: %s: '%s' is not an RFC 3339 time", origin, at.s, t->valuestring);
+			break;
+		}
+		if (when < im->lo || when > im->hi) {
+			char lo[21], hi[21];
+			em_format_time(im->lo, lo);
+			em_format_time(im->hi - CLOCK_SKEW_S, hi);
+			rc = em_err(err, EM_EINPUT,
+				    "%s: %s: '%s' is outside the look-back %s..%s (CloudWatch keeps 455 days before now)",
+				    origin, at.s, t->valuestring, lo, hi);
+			break;
+		}
+		buf_reset(&at);
+		buf_addf(&at, "%s.Values[%d]", path, k);
+		if (m < 0) { /* a metric not used here: only its type is checked */
+			if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
+				rc = em_err(err, EM_EINPUT, "%s: %s: must be a finite number, got %s", origin, at.s,
+					    cJSON_IsNumber(val) ? "an infinity" : jsonx_type_name(val));
+			continue;
+		}
+		rc = check_value(m, period, val, EM_EINPUT, origin, at.s, err);
+		if (rc || !v)
+			continue;
+		XGROW(im->pts, im->n, im->alloc);
+		im->pts[im->n] = (struct cw_point){(int64_t)when, val->valuedouble, (uint32_t)vi, (uint32_t)m, im->n};
+		im->n++;
+	}
+	buf_release(&at);
+	return rc;
+}
+
+static double sum_or_nan(double a, double b)
+{
+	return isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
+}
+
+/* Reduces the sorted points of one volume, pts[0..n), aligned to its period from its first. */
+static int reduce_volume(struct volume *v, int64_t period, const struct cw_point *pts, size_t n)
+{
+	double *ops = xmalloc(n * sizeof *ops), *bytes = xmalloc(n * sizeof *bytes), *burst = xmalloc(n * sizeof *burst);
+	size_t slots = 0;
+	int any = 0;
+	int64_t t0 = pts[0].t;
+	for (size_t i = 0; i < n;) {
+		int64_t slot = (pts[i].t - t0) / period;
+		double val[M_COUNT];
+		for (int m = 0; m < M_COUNT; m++)
+			val[m] = NAN;
+		for (; i < n && (pts[i].t - t0) / period == slot; i++)
+			val[pts[i].metric] = pts[i].value;
+		ops[slots] = sum_or_nan(val[M_READ_OPS], val[M_WRITE_OPS]);
+		bytes[slots] = sum_or_nan(val[M_READ_BYTES], val[M_WRITE_BYTES]);
+		burst[slots] = val[M_BURST];
+		any |= !isnan(ops[slots]) || !isnan(bytes[slots]);
+		slots++;
+	}
+	if (any) {
+		cw_reduce(&v->metrics, v, period, ops, bytes, slots, burst, slots);
+		v->metrics.lookback_s = ((pts[n - 1].t - t0) / period + 1) * period;
+	}
+	free(ops);
+	free(bytes);
+	free(burst);
+	return any;
+}
 
 int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, const char *origin, struct buf *err)
 {
-	cJSON *root = jsonx_parse(text, len, origin, err);
-	if (!root)
-		return EM_EINPUT;
-	const cJSON *res = jsonx_get(root, "MetricDataResults");
-	if (!cJSON_IsArray(res)) {
-		cJSON_Delete(root);
-		return em_err(err, EM_EINPUT, "%s: expected {\"MetricDataResults\": [...]}", origin);
-	}
-	/* Pass 1: per volume, the time range and period. */
-	struct imported *imp = xcalloc(f->n ? f->n : 1, sizeof *imp);
-	int rc = 0, idx = 0;
-	const cJSON *r;
-	for (int pass = 0; pass < 2 && !rc; pass++) {
-		idx = 0;
-		cJSON_ArrayForEach(r, res)
+	struct cw_import im;
+	memset(&im, 0, sizeof im);
+	im.f = f;
+	im.origin = origin;
+	time_t now = em_now();
+	im.lo = now - (time_t)MAX_LOOKBACK_S;
+	im.hi = now + CLOCK_SKEW_S;
+	im.period = xcalloc(f->n ? f->n : 1, sizeof *im.period);
+	struct jsonx_docs d;
+	jsonx_docs_init(&d, text, len, origin, NULL);
+	cJSON *root;
+	int rc, n_metric_docs = 0;
+	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+		char doc[40] = "";
+		if (d.count > 1)
+			snprintf(doc, sizeof doc, "document %zu: ", d.count);
+		/* Documents without MetricDataResults were read by aws_ec2_load_export. */
+		const cJSON *res = jsonx_get(root, "MetricDataResults");
+		int bad = 0;
+		if (res && !cJSON_IsArray(res))
+			bad = em_err(err, EM_EINPUT, "%s: %sMetricDataResults: must be an array, got %s", origin, doc,
+				     jsonx_type_name(res));
+		n_metric_docs += res != NULL;
+		int idx = 0;
+		const cJSON *r, *list = bad ? NULL : res;
+		struct buf path = BUF_INIT;
+		cJSON_ArrayForEach(r, list)
 		{
-			const char *label = jsonx_str(r, "Label");
-			char vol[64], metric[40], stat[16];
-			long long period;
-			if (!label || sscanf(label, "%63s %39s %15s %lld", vol, metric, stat, &period) != 4 || period < 60) {
-				rc = em_err(err, EM_EINPUT,
-					    "%s: MetricDataResults[%d].Label: expected \"VOLUME-ID METRIC STAT PERIOD\", got '%s'",
-					    origin, idx, label ? label : "(missing)");
+			buf_reset(&path);
+			buf_addf(&path, "%sMetricDataResults[%d]", doc, idx++);
+			bad = import_result(&im, r, path.s, err);
+			if (bad)
 				break;
-			}
-			idx++;
-			int m = -1;
-			for (int k = 0; k < M_COUNT; k++)
-				if (strcmp(metric, metric_names[k]) == 0)
-					m = k;
-			struct volume *v = fleet_find(f, vol);
-			if (m < 0 || !v)
-				continue;
-			struct imported *im = &imp[v - f->vols];
-			const cJSON *ts = jsonx_get(r, "Timestamps"), *vals = jsonx_get(r, "Values");
-			const cJSON *t, *val;
-			int k = 0;
-			cJSON_ArrayForEach(t, ts)
-			{
-				time_t when;
-				val = cJSON_GetArrayItem(vals, k++);
-				if (!cJSON_IsString(t) || em_parse_time(t->valuestring, &when) || !cJSON_IsNumber(val))
-					continue;
-				if (pass == 0) {
-					if (!im->period || when < im->start)
-						im->start = when;
-					if (!im->period) {
-						im->period = period;
-						im->n = 1;
-					}
-					size_t need = (size_t)((when - im->start) / im->period) + 1;
-					if (need > im->n)
-						im->n = need;
-				} else {
-					size_t off = (size_t)((when - im->start) / im->period);
-					if (!im->v[m]) {
-						im->v[m] = xmalloc(im->n * sizeof(double));
-						for (size_t z = 0; z < im->n; z++)
-							im->v[m][z] = NAN;
-					}
-					if (off < im->n)
-						im->v[m][off] = val->valuedouble;
-				}
-			}
 		}
-		/* After pass 0 the start may have moved back: recompute n from the full range. */
-		if (pass == 0) {
-			for (size_t i = 0; i < f->n; i++)
-				imp[i].n = 0, imp[i].period = 0;
-			cJSON_ArrayForEach(r, res)
-			{
-				const char *label = jsonx_str(r, "Label");
-				char vol[64], metric[40], stat[16];
-				long long period;
-				if (!label || sscanf(label, "%63s %39s %15s %lld", vol, metric, stat, &period) != 4)
-					continue;
-				struct volume *v = fleet_find(f, vol);
-				if (!v)
-					continue;
-				struct imported *im = &imp[v - f->vols];
-				const cJSON *t;
-				cJSON_ArrayForEach(t, jsonx_get(r, "Timestamps"))
-				{
-					time_t when;
-					if (!cJSON_IsString(t) || em_parse_time(t->valuestring, &when) || when < im->start)
-						continue;
-					im->period = period;
-					size_t need = (size_t)((when - im->start) / period) + 1;
-					if (need > im->n)
-						im->n = need;
-				}
-			}
+		buf_release(&path);
+		cJSON_Delete(root);
+		if (bad) {
+			rc = bad;
+			break;
 		}
 	}
+	if (!rc && !n_metric_docs)
+		rc = em_err(err, EM_EINPUT, "%s: expected {\"MetricDataResults\": [...]}", origin);
 	int given = 0;
-	for (size_t i = 0; i < f->n && !rc; i++) {
-		struct imported *im = &imp[i];
-		if (!im->n || (!im->v[M_READ_OPS] && !im->v[M_WRITE_OPS] && !im->v[M_READ_BYTES] && !im->v[M_WRITE_BYTES]))
-			continue;
-		double *ops = xmalloc(im->n * sizeof *ops), *bytes = xmalloc(im->n * sizeof *bytes);
-		for (size_t k = 0; k < im->n; k++) {
-			double a = im->v[M_READ_OPS] ? im->v[M_READ_OPS][k] : NAN, b = im->v[M_WRITE_OPS] ? im->v[M_WRITE_OPS][k] : NAN;
-			ops[k] = isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
-			a = im->v[M_READ_BYTES] ? im->v[M_READ_BYTES][k] : NAN;
-			b = im->v[M_WRITE_BYTES] ? im->v[M_WRITE_BYTES][k] : NAN;
-			bytes[k] = isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) + (isnan(b) ? 0 : b);
+	if (!rc && im.n) {
+		qsort(im.pts, im.n, sizeof *im.pts, point_cmp);
+		for (size_t a = 0, b; a < im.n; a = b) {
+			for (b = a + 1; b < im.n && im.pts[b].vol == im.pts[a].vol; b++)
+				;
+			size_t vi = im.pts[a].vol;
+			given += reduce_volume(&f->vols[vi], im.period[vi], im.pts + a, b - a);
 		}
-		cw_reduce(&f->vols[i].metrics, &f->vols[i], im->period, ops, bytes, im->n, im->v[M_BURST],
-			  im->v[M_BURST] ? im->n : 0);
-		f->vols[i].metrics.lookback_s = (int64_t)im->n * im->period;
-		given++;
-		free(ops);
-		free(bytes);
 	}
-	for (size_t i = 0; i < f->n; i++)
-		for (int m = 0; m < M_COUNT; m++)
-			free(imp[i].v[m]);
-	free(imp);
-	cJSON_Delete(root);
-	return rc ? rc : given;
+	free(im.pts);
+	free(im.period);
+	return rc < 0 ? rc : given;
 }
 
 static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
@@ -305,6 +408,8 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	int rc = 0;
 	struct http_response resp;
 	http_response_init(&resp);
+	struct buf origin = BUF_INIT, path = BUF_INIT, at = BUF_INIT;
+	buf_addf(&origin, "cloudwatch GetMetricData answer (region %s)", region);
 	do {
 		struct buf body = BUF_INIT;
 		buf_adds(&body, "{\"MetricDataQueries\":[");
@@ -333,38 +438,69 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		buf_release(&body);
 		if (rc)
 			break;
-		cJSON *j = jsonx_parse(resp.body.s, resp.body.len, "cloudwatch GetMetricData answer", err);
+		cJSON *j = jsonx_parse(resp.body.s, resp.body.len, origin.s, err);
 		if (!j) {
 			rc = EM_ESERVER;
 			break;
 		}
+		/* The server is untrusted input too: the same value checks as an export. Points
+		 * outside the asked window are dropped (CloudWatch rounds StartTime down). */
 		const cJSON *r;
+		int idx = 0;
 		cJSON_ArrayForEach(r, jsonx_get(j, "MetricDataResults"))
 		{
 			const char *id = jsonx_str(r, "Id");
-			size_t idx;
+			size_t vi;
 			char tag;
-			if (!id || sscanf(id, "v%zu_%c", &idx, &tag) != 2 || idx >= nv)
+			buf_reset(&path);
+			buf_addf(&path, "MetricDataResults[%d]", idx++);
+			if (!id || sscanf(id, "v%zu_%c", &vi, &tag) != 2 || vi >= nv)
 				continue;
 			int m = (int)(strchr(metric_tags, tag) ? strchr(metric_tags, tag) - metric_tags : -1);
 			if (m < 0 || m >= M_COUNT)
 				continue;
-			const cJSON *ts = jsonx_get(r, "Timestamps"), *vals = jsonx_get(r, "Values");
-			int n = cJSON_GetArraySize(ts);
-			for (int k = 0; k < n && k < cJSON_GetArraySize(vals); k++) {
-				const cJSON *t = cJSON_GetArrayItem(ts, k), *val = cJSON_GetArrayItem(vals, k);
-				if (!cJSON_IsNumber(t) || !cJSON_IsNumber(val))
-					continue;
-				double off = (t->valuedouble - (double)start) / (double)o->period_s;
-				if (off < 0 || off >= (double)n_points)
-					continue;
-				s[idx].v[m][(size_t)off] = val->valuedouble;
+			const cJSON *ts, *vals;
+			if (jsonx_want_array(r, "Timestamps", &ts, origin.s, path.s, err) ||
+			    jsonx_want_array(r, "Values", &vals, origin.s, path.s, err)) {
+				rc = EM_ESERVER;
+				break;
 			}
+			if (cJSON_GetArraySize(ts) != cJSON_GetArraySize(vals)) {
+				rc = em_err(err, EM_ESERVER, "%s: %s: %d Timestamps but %d Values", origin.s, path.s,
+					    cJSON_GetArraySize(ts), cJSON_GetArraySize(vals));
+				break;
+			}
+			const cJSON *t = ts ? ts->child : NULL, *val = vals ? vals->child : NULL;
+			for (int k = 0; t && val && !rc; k++, t = t->next, val = val->next) {
+				buf_reset(&at);
+				buf_addf(&at, "%s.Timestamps[%d]", path.s, k);
+				if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble)) {
+					rc = em_err(err, EM_ESERVER, "%s: %s: must be a number (seconds since 1970), got %s",
+						    origin.s, at.s, jsonx_type_name(t));
+					break;
+				}
+				buf_reset(&at);
+				buf_addf(&at, "%s.Values[%d]", path.s, k);
+				rc = check_value(m, o->period_s, val, EM_ESERVER, origin.s, at.s, err);
+				double off = (t->valuedouble - (double)start) / (double)o->period_s;
+				if (rc || off < 0 || off >= (double)n_points)
+					continue;
+				s[vi].v[m][(size_t)off] = val->valuedouble;
+			}
+			if (rc)
+				break;
+		}
+		if (rc) {
+			cJSON_Delete(j);
+			break;
 		}
 		next = xstrdup(jsonx_str(j, "NextToken"));
 		cJSON_Delete(j);
 	} while (next);
 	http_response_release(&resp);
+	buf_release(&origin);
+	buf_release(&path);
+	buf_release(&at);
 	if (!rc && o->save) {
 		for (size_t i = 0; i < nv; i++) {
 			const struct volume *v = &f->vols[vols[i]];
@@ -410,6 +546,11 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 		o.lookback_s = 14 * 86400;
 	if (o.period_s < 300)
 		o.period_s = 300;
+	if (o.period_s % 60 || o.lookback_s < o.period_s || o.lookback_s > MAX_LOOKBACK_S)
+		return em_err(err, EM_EINPUT,
+			      "cloudwatch: a look-back of %lld s at %lld s periods is not possible: periods are multiples "
+			      "of 60 s, the look-back at least one period and at most 455 days",
+			      (long long)o.lookback_s, (long long)o.period_s);
 	o.end -= o.end % o.period_s;
 	time_t start = o.end - (time_t)o.lookback_s;
 	/* [start, end) holds exactly lookback/period periods. */

@@ -5,10 +5,12 @@
  * output, PascalCase), aws_ec2_attach_mods.
  *
  * Invariants: a volume enters the fleet only with a VolumeId, a valid AZ, a positive integer
- * Size and a known VolumeType; anything else is bad input naming the file and JSON path.
- * The same volume in two exports must agree on type/size/iops/throughput/AZ (exports of one
- * account taken at different times may legitimately differ in state and attachments: the
- * first record is kept).
+ * Size and a known VolumeType; anything else is bad input naming the file and JSON path, and a
+ * field of the wrong type says so instead of passing for absent. Every document of an export
+ * is read (`aws ... >> all.json`). The same volume in two exports must agree on
+ * type/size/iops/throughput/AZ (exports of one account taken at different times may
+ * legitimately differ in state and attachments: the first record is kept; a different account
+ * label is a notice).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,10 +40,11 @@ void ec2_mod_list_release(struct ec2_mod_list *l)
 static int parse_time_field(const cJSON *o, const char *key, time_t *out, const char *origin,
 			    const char *path, struct buf *err)
 {
-	const char *s = jsonx_str(o, key);
+	const char *s;
 	*out = 0;
-	if (!s)
-		return 0;
+	int rc = jsonx_want_str(o, key, &s, origin, path, err);
+	if (rc || !s)
+		return rc;
 	if (em_parse_time(s, out))
 		return em_err(err, EM_EINPUT, "%s: %s.%s: '%s' is not an RFC 3339 time", origin, path, key, s);
 	return 0;
@@ -152,52 +155,82 @@ static int load_volume(struct fleet *f, const cJSON *o, const char *origin, cons
 		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
 	struct ec2_vol_rec rec;
 	memset(&rec, 0, sizeof rec);
-	rec.id = jsonx_str(o, "VolumeId");
+	int rc = jsonx_want_str(o, "VolumeId", &rec.id, origin, path, err);
+	if (rc)
+		return rc;
 	if (!rec.id || !*rec.id)
 		return em_err(err, EM_EINPUT, "%s: %s: volume without VolumeId", origin, path);
-	rec.az = jsonx_str(o, "AvailabilityZone");
 	struct buf sub = BUF_INIT;
 	buf_addf(&sub, "%s (volume '%s')", path, rec.id);
-	int rc = jsonx_int(o, "Size", 1, 65536, &rec.size, &rec.has_size, origin, sub.s, err);
+	const cJSON *atts = NULL, *tags = NULL;
+	rc = jsonx_want_str(o, "AvailabilityZone", &rec.az, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_int(o, "Size", 1, 65536, &rec.size, &rec.has_size, origin, sub.s, err);
 	if (!rc)
 		rc = jsonx_int(o, "Iops", 0, 1000000, &rec.iops, NULL, origin, sub.s, err);
 	if (!rc)
 		rc = jsonx_int(o, "Throughput", 0, 100000, &rec.throughput, NULL, origin, sub.s, err);
 	if (!rc && rec.az)
 		rc = parse_time_field(o, "CreateTime", &rec.create_time, origin, sub.s, err);
-	buf_release(&sub);
-	if (rc)
+	if (!rc)
+		rc = jsonx_want_str(o, "VolumeType", &rec.type, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_str(o, "State", &rec.state, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_str(o, "KmsKeyId", &rec.kms_key_id, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_array(o, "Attachments", &atts, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_array(o, "Tags", &tags, origin, sub.s, err);
+	if (rc) {
+		buf_release(&sub);
 		return rc;
-	rec.type = jsonx_str(o, "VolumeType");
-	rec.state = jsonx_str(o, "State");
+	}
 	rec.encrypted = jsonx_bool(o, "Encrypted", 0);
-	rec.kms_key_id = jsonx_str(o, "KmsKeyId");
 	rec.multi_attach = jsonx_bool(o, "MultiAttachEnabled", 0);
-	const cJSON *atts = jsonx_get(o, "Attachments");
-	size_t na = cJSON_IsArray(atts) ? (size_t)cJSON_GetArraySize(atts) : 0;
+	size_t na = atts ? (size_t)cJSON_GetArraySize(atts) : 0;
 	rec.atts = na ? xcalloc(na, sizeof *rec.atts) : NULL;
+	struct buf item = BUF_INIT;
 	const cJSON *a;
 	cJSON_ArrayForEach(a, atts)
 	{
+		buf_reset(&item);
+		buf_addf(&item, "%s.Attachments[%zu]", sub.s, rec.n_atts);
 		struct attachment *at = &rec.atts[rec.n_atts++];
-		at->instance_id = (char *)jsonx_str(a, "InstanceId");
-		at->device = (char *)jsonx_str(a, "Device");
-		at->state = (char *)jsonx_str(a, "State");
+		const char *id = NULL, *dev = NULL, *st = NULL;
+		if (!rc)
+			rc = jsonx_want_str(a, "InstanceId", &id, origin, item.s, err);
+		if (!rc)
+			rc = jsonx_want_str(a, "Device", &dev, origin, item.s, err);
+		if (!rc)
+			rc = jsonx_want_str(a, "State", &st, origin, item.s, err);
+		at->instance_id = (char *)id;
+		at->device = (char *)dev;
+		at->state = (char *)st;
 	}
-	const cJSON *tags = jsonx_get(o, "Tags");
-	size_t nt = cJSON_IsArray(tags) ? (size_t)cJSON_GetArraySize(tags) : 0;
+	size_t nt = tags ? (size_t)cJSON_GetArraySize(tags) : 0;
 	rec.tags = nt ? xcalloc(nt, sizeof *rec.tags) : NULL;
+	size_t ti = 0;
 	const cJSON *t;
 	cJSON_ArrayForEach(t, tags)
 	{
-		const char *k = jsonx_str(t, "Key");
+		buf_reset(&item);
+		buf_addf(&item, "%s.Tags[%zu]", sub.s, ti++);
+		const char *k = NULL, *val = NULL;
+		if (!rc)
+			rc = jsonx_want_str(t, "Key", &k, origin, item.s, err);
+		if (!rc)
+			rc = jsonx_want_str(t, "Value", &val, origin, item.s, err);
 		if (!k)
 			continue;
 		rec.tags[rec.n_tags].key = (char *)k;
-		rec.tags[rec.n_tags].value = (char *)jsonx_str(t, "Value");
+		rec.tags[rec.n_tags].value = (char *)val;
 		rec.n_tags++;
 	}
-	rc = ec2_add_volume(f, &rec, origin, path, account, err);
+	buf_release(&item);
+	buf_release(&sub);
+	if (!rc)
+		rc = ec2_add_volume(f, &rec, origin, path, account, err);
 	free(rec.atts);
 	free(rec.tags);
 	return rc;
@@ -206,14 +239,20 @@ static int load_volume(struct fleet *f, const cJSON *o, const char *origin, cons
 static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, const char *path,
 		    struct buf *err)
 {
-	const char *id = jsonx_str(o, "VolumeId");
+	if (!cJSON_IsObject(o))
+		return em_err(err, EM_EINPUT, "%s: %s: expected an object", origin, path);
+	const char *id;
+	int rc = jsonx_want_str(o, "VolumeId", &id, origin, path, err);
+	if (rc)
+		return rc;
 	if (!id || !*id)
 		return em_err(err, EM_EINPUT, "%s: %s: modification without VolumeId", origin, path);
 	struct volume_mod m;
 	memset(&m, 0, sizeof m);
 	struct buf sub = BUF_INIT;
 	buf_addf(&sub, "%s (volume '%s')", path, id);
-	int rc = parse_time_field(o, "StartTime", &m.start_time, origin, sub.s, err);
+	const char *state = NULL, *message = NULL, *target_type = NULL, *original_type = NULL;
+	rc = parse_time_field(o, "StartTime", &m.start_time, origin, sub.s, err);
 	if (!rc)
 		rc = parse_time_field(o, "EndTime", &m.end_time, origin, sub.s, err);
 	if (!rc)
@@ -230,7 +269,14 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 		rc = jsonx_int(o, "OriginalThroughput", 0, 100000, &m.original_throughput, NULL, origin, sub.s, err);
 	if (!rc)
 		rc = jsonx_int(o, "Progress", 0, 100, &m.progress, NULL, origin, sub.s, err);
-	const char *state = jsonx_str(o, "ModificationState");
+	if (!rc)
+		rc = jsonx_want_str(o, "ModificationState", &state, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_str(o, "StatusMessage", &message, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_str(o, "TargetVolumeType", &target_type, origin, sub.s, err);
+	if (!rc)
+		rc = jsonx_want_str(o, "OriginalVolumeType", &original_type, origin, sub.s, err);
 	if (!rc && !state)
 		rc = em_err(err, EM_EINPUT, "%s: %s: modification has no ModificationState", origin, sub.s);
 	if (!rc && !m.start_time)
@@ -239,9 +285,9 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 	if (rc)
 		return rc;
 	m.state = xstrdup(state);
-	m.status_message = xstrdup(jsonx_str(o, "StatusMessage"));
-	m.target_type = ebs_type_parse(jsonx_str(o, "TargetVolumeType"));
-	m.original_type = ebs_type_parse(jsonx_str(o, "OriginalVolumeType"));
+	m.status_message = xstrdup(message);
+	m.target_type = ebs_type_parse(target_type);
+	m.original_type = ebs_type_parse(original_type);
 	if (l->n >= l->alloc) {
 		l->alloc = l->alloc ? l->alloc * 2 : 64;
 		l->volume_ids = xrealloc(l->volume_ids, l->alloc * sizeof *l->volume_ids);
@@ -255,81 +301,166 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 	return 0;
 }
 
-int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
-			const char *origin, const char *account, struct buf *err)
+/* Volumes listed under two account labels (the same export given twice, or one account's
+ * volumes saved under two names): the first label is kept, one notice per file names the first
+ * such volume and counts the others. */
+struct account_clash {
+	size_t n;
+	char *volume_id, *kept_account, *kept_source;
+};
+
+static const char *account_name(const char *a)
 {
-	cJSON *root = jsonx_parse(text, len, origin, err);
-	if (!root)
-		return EM_EINPUT;
+	return a ? a : "(none)";
+}
+
+static int load_volumes_doc(struct fleet *f, const cJSON *vols, const char *origin, const char *doc,
+			    const char *account, struct account_clash *clash, struct buf *err)
+{
+	int i = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, vols)
+	{
+		char path[80];
+		snprintf(path, sizeof path, "%sVolumes[%d]", doc, i++);
+		size_t before = f->n;
+		int r = load_volume(f, it, origin, path, account, err);
+		if (r)
+			return r;
+		if (f->n != before)
+			continue;
+		/* merged into a volume read before: same configuration, maybe another account */
+		const struct volume *v = fleet_find(f, jsonx_str(it, "VolumeId"));
+		const char *had = v ? v->account : NULL;
+		if (!v || (had == account) || (had && account && strcmp(had, account) == 0))
+			continue;
+		if (!clash->n++) {
+			clash->volume_id = xstrdup(v->volume_id);
+			clash->kept_account = xstrdup(account_name(had));
+			clash->kept_source = xstrdup(v->source);
+		}
+	}
+	return 0;
+}
+
+static int load_mods_doc(struct ec2_mod_list *mods, const cJSON *ms, const char *origin, const char *doc,
+			 struct buf *err)
+{
+	int i = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, ms)
+	{
+		char path[80];
+		snprintf(path, sizeof path, "%sVolumesModifications[%d]", doc, i++);
+		int r = load_mod(mods, it, origin, path, err);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static void load_instances_doc(struct fleet *f, const cJSON *res)
+{
+	const cJSON *r, *in;
+	cJSON_ArrayForEach(r, res)
+	{
+		cJSON_ArrayForEach(in, jsonx_get(r, "Instances"))
+		{
+			const char *id = jsonx_str(in, "InstanceId"), *t = jsonx_str(in, "InstanceType");
+			if (!id || !t)
+				continue;
+			XGROW(f->instances, f->n_instances, f->alloc_instances);
+			f->instances[f->n_instances].key = xstrdup(id);
+			f->instances[f->n_instances].value = xstrdup(t);
+			f->n_instances++;
+		}
+	}
+}
+
+static void load_instance_types_doc(struct fleet *f, const cJSON *its)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, its)
+	{
+		const char *t = jsonx_str(it, "InstanceType");
+		const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
+		const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
+		if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps))
+			fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
+	}
+}
+
+/* One document of an export; returns its kind bit or a negative EM_E* code. doc prefixes JSON
+ * paths in messages ("document 2: " in a stream of several, else ""). */
+static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *root, const char *origin,
+		    const char *doc, const char *account, struct account_clash *clash, struct buf *err)
+{
 	const cJSON *vols = jsonx_get(root, "Volumes");
 	const cJSON *ms = jsonx_get(root, "VolumesModifications");
 	const cJSON *its = jsonx_get(root, "InstanceTypes");
 	const cJSON *res = jsonx_get(root, "Reservations");
 	int rc;
 	if (cJSON_IsArray(res)) {
-		rc = EC2_EXPORT_INSTANCES;
-		const cJSON *r, *in;
-		cJSON_ArrayForEach(r, res)
-		{
-			cJSON_ArrayForEach(in, jsonx_get(r, "Instances"))
-			{
-				const char *id = jsonx_str(in, "InstanceId"), *t = jsonx_str(in, "InstanceType");
-				if (!id || !t)
-					continue;
-				XGROW(f->instances, f->n_instances, f->alloc_instances);
-				f->instances[f->n_instances].key = xstrdup(id);
-				f->instances[f->n_instances].value = xstrdup(t);
-				f->n_instances++;
-			}
-		}
-	} else if (cJSON_IsArray(its)) {
-		rc = EC2_EXPORT_INSTANCE_TYPES;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, its)
-		{
-			const char *t = jsonx_str(it, "InstanceType");
-			const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
-			const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
-			if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps))
-				fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
-		}
-	} else if (cJSON_IsArray(vols)) {
-		rc = EC2_EXPORT_VOLUMES;
-		int i = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, vols)
-		{
-			char path[48];
-			snprintf(path, sizeof path, "Volumes[%d]", i++);
-			int r = load_volume(f, it, origin, path, account, err);
-			if (r) {
-				rc = r;
-				break;
-			}
-		}
-	} else if (cJSON_IsArray(ms)) {
-		rc = EC2_EXPORT_MODIFICATIONS;
-		int i = 0;
-		const cJSON *it;
-		cJSON_ArrayForEach(it, ms)
-		{
-			char path[48];
-			snprintf(path, sizeof path, "VolumesModifications[%d]", i++);
-			int r = load_mod(mods, it, origin, path, err);
-			if (r) {
-				rc = r;
-				break;
-			}
-		}
-	} else {
-		rc = em_err(err, EM_EINPUT,
-			    "%s: not an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
-			    "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications) or "
-			    "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types)",
-			    origin);
+		load_instances_doc(f, res);
+		return EC2_EXPORT_INSTANCES;
 	}
-	cJSON_Delete(root);
-	return rc;
+	if (cJSON_IsArray(its)) {
+		load_instance_types_doc(f, its);
+		return EC2_EXPORT_INSTANCE_TYPES;
+	}
+	if (cJSON_IsArray(vols)) {
+		rc = load_volumes_doc(f, vols, origin, doc, account, clash, err);
+		return rc ? rc : EC2_EXPORT_VOLUMES;
+	}
+	if (cJSON_IsArray(ms)) {
+		rc = load_mods_doc(mods, ms, origin, doc, err);
+		return rc ? rc : EC2_EXPORT_MODIFICATIONS;
+	}
+	if (cJSON_IsArray(jsonx_get(root, "MetricDataResults")))
+		return EC2_EXPORT_METRICS; /* read by aws_cloudwatch_load_export once every volume is known */
+	const char *key = vols ? "Volumes" : ms ? "VolumesModifications" : its ? "InstanceTypes" : res ? "Reservations" : NULL;
+	if (key)
+		return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc, key,
+			      jsonx_type_name(jsonx_get(root, key)));
+	return em_err(err, EM_EINPUT,
+		      "%s: %snot an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
+		      "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications) or "
+		      "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types)",
+		      origin, doc);
+}
+
+int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
+			const char *origin, const char *account, struct buf *err)
+{
+	struct account_clash clash = {0, NULL, NULL, NULL};
+	struct jsonx_docs d;
+	jsonx_docs_init(&d, text, len, origin, NULL);
+	cJSON *root;
+	int rc, kinds = 0;
+	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+		char doc[40] = "";
+		if (d.count > 1) /* the first document's paths read as in a file of one */
+			snprintf(doc, sizeof doc, "document %zu: ", d.count);
+		int r = load_doc(f, mods, root, origin, doc, account, &clash, err);
+		cJSON_Delete(root);
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		kinds |= r;
+	}
+	struct buf more = BUF_INIT;
+	if (clash.n > 1)
+		buf_addf(&more, " (and %zu more volumes of this file)", clash.n - 1);
+	if (!rc && clash.n)
+		fleet_add_notice(f, "%s: volume '%s' is under account '%s' here but '%s' in %s; kept under '%s'%s", origin,
+				 clash.volume_id, account_name(account), clash.kept_account, clash.kept_source,
+				 clash.kept_account, clash.n > 1 ? more.s : "");
+	buf_release(&more);
+	free(clash.volume_id);
+	free(clash.kept_account);
+	free(clash.kept_source);
+	return rc < 0 ? rc : kinds;
 }
 
 void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods)

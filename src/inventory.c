@@ -230,16 +230,24 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_init(&ks);
 	struct buf text = BUF_INIT;
 	int rc = 0;
+	/* CloudWatch documents are read once every volume is known: their files are read again
+	 * then (one file's text in memory at a time), except standard input, which is kept. */
+	struct buf *metric_text = xcalloc(src->n_aws + 1, sizeof *metric_text);
 	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
 		buf_reset(&text);
-		rc = em_read_file(src->aws[i].path, &text, err);
-		if (!rc && aws_cloudwatch_is_export(text.s, text.len)) {
-			metric_files[n_metric++] = i; /* after every volume is known */
-		} else if (!rc) {
-			int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
-			rc = r < 0 ? r : 0;
+		rc = em_read_input(src->aws[i].path, &text, err);
+		if (rc)
+			break;
+		int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
+		if (r > 0 && (r & EC2_EXPORT_METRICS)) {
+			if (strcmp(src->aws[i].path, "-") == 0) {
+				metric_text[n_metric] = text;
+				buf_init(&text);
+			}
+			metric_files[n_metric++] = i;
 		}
+		rc = r < 0 ? r : 0;
 	}
 	if (!rc) {
 		aws_ec2_attach_mods(f, &mods);
@@ -247,17 +255,25 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	}
 	for (size_t k = 0; k < n_metric && !rc; k++) {
 		const char *path = src->aws[metric_files[k]].path;
-		buf_reset(&text);
-		rc = em_read_file(path, &text, err);
-		if (!rc) {
-			int r = aws_cloudwatch_load_export(f, text.s, text.len, path, err);
-			rc = r < 0 ? r : 0;
+		if (!metric_text[k].len) {
+			buf_reset(&text);
+			rc = em_read_input(path, &text, err);
+			if (rc)
+				break;
+			metric_text[k] = text;
+			buf_init(&text);
 		}
+		int r = aws_cloudwatch_load_export(f, metric_text[k].s, metric_text[k].len, path, err);
+		buf_release(&metric_text[k]);
+		rc = r < 0 ? r : 0;
 	}
+	for (size_t k = 0; k < n_metric; k++)
+		buf_release(&metric_text[k]);
+	free(metric_text);
 	free(metric_files);
 	for (size_t i = 0; i < src->n_kube && !rc; i++) {
 		buf_reset(&text);
-		rc = em_read_file(src->kube[i].path, &text, err);
+		rc = em_read_input(src->kube[i].path, &text, err);
 		if (rc)
 			break;
 		char *cluster = src->kube[i].label ? xstrdup(src->kube[i].label) : default_cluster_name(src->kube[i].path);

@@ -2,6 +2,13 @@
  * jsonx.c - read-only helpers over cJSON with errors that name the file and JSON path, a parse
  * arena for trees that are read once and dropped, and a tree-less scan for one member.
  *
+ * Entry points: jsonx_parse / jsonx_parse_in (exactly one document), jsonx_docs_next (each
+ * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int).
+ * Invariant of parsing: no byte of the input is ignored. After a document comes whitespace
+ * and then the end (jsonx_parse) or the next document (jsonx_docs_next); anything else is an
+ * error with its line and column in the whole text. Documents are parsed one at a time in
+ * place, so a stream costs no copy and at most one tree at a time.
+ *
  * Invariant of the arena: cJSON's allocation hooks are process-wide, so jsonx_parse_in points
  * them at the arena only while cJSON_ParseWithLengthOpts runs and restores malloc/free before
  * returning (ebsmigrate is single-threaded). `parsing_arena` is that window's only state: no
@@ -15,29 +22,99 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
 
-cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err)
+/* "line L, column C" of offset off in text. */
+static void where(const char *text, size_t off, size_t *line, size_t *col)
 {
-	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (j)
-		return j;
-	size_t off = end && end >= text ? (size_t)(end - text) : 0;
-	if (off > len)
-		off = len;
-	size_t line = 1, col = 1;
+	*line = 1;
+	*col = 1;
 	for (size_t i = 0; i < off; i++) {
 		if (text[i] == '\n') {
-			line++;
-			col = 1;
+			(*line)++;
+			*col = 1;
 		} else {
-			col++;
+			(*col)++;
 		}
 	}
-	if (len == 0 || strspn(text, " \t\r\n") == len)
-		em_err(err, EM_EINPUT, "%s: empty file, expected JSON", origin);
-	else
-		em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
+}
+
+static size_t skip_ws(const char *text, size_t len, size_t off)
+{
+	while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\r' || text[off] == '\n'))
+		off++;
+	return off;
+}
+
+/* Parses the one JSON value that starts at text[*off] and moves *off past it (and past the
+ * whitespace after it). The message on failure counts lines from the start of text, so a
+ * second document's errors point into the file, not into the document. */
+static cJSON *parse_one(const char *text, size_t len, size_t *off, const char *origin, struct buf *err)
+{
+	const char *end = NULL;
+	cJSON *j = cJSON_ParseWithLengthOpts(text + *off, len - *off, &end, 0);
+	size_t stop = end && end >= text + *off ? (size_t)(end - text) : *off;
+	if (stop > len)
+		stop = len;
+	if (j) {
+		*off = skip_ws(text, len, stop);
+		return j;
+	}
+	size_t line, col;
+	where(text, stop, &line, &col);
+	em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
 	return NULL;
+}
+
+cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err)
+{
+	if (skip_ws(text, len, 0) == len) {
+		em_err(err, EM_EINPUT, "%s: empty file, expected JSON", origin);
+		return NULL;
+	}
+	size_t off = 0;
+	cJSON *j = parse_one(text, len, &off, origin, err);
+	if (j && off < len) {
+		/* Trailing data is never ignored: it is a second document or garbage, and either way
+		 * the caller asked for one document. */
+		size_t line, col;
+		where(text, off, &line, &col);
+		em_err(err, EM_EINPUT, "%s: unexpected data after the JSON document at line %zu, column %zu", origin, line,
+		       col);
+		cJSON_Delete(j);
+		return NULL;
+	}
+	return j;
+}
+
+void jsonx_docs_init(struct jsonx_docs *d, const char *text, size_t len, const char *origin, struct jsonx_arena *arena)
+{
+	d->text = text;
+	d->len = len;
+	d->off = 0;
+	d->count = 0;
+	d->origin = origin;
+	d->arena = arena;
+}
+
+static cJSON *parse_one_in(struct jsonx_arena *a, const char *text, size_t len, size_t *off, const char *origin,
+			   struct buf *err);
+
+int jsonx_docs_next(struct jsonx_docs *d, cJSON **out, struct buf *err)
+{
+	*out = NULL;
+	if (d->count == 0)
+		d->off = skip_ws(d->text, d->len, 0);
+	if (d->off >= d->len) {
+		if (d->count)
+			return 0;
+		return em_err(err, EM_EINPUT, "%s: empty file, expected JSON", d->origin);
+	}
+	cJSON *j = d->arena ? parse_one_in(d->arena, d->text, d->len, &d->off, d->origin, err)
+			    : parse_one(d->text, d->len, &d->off, d->origin, err);
+	if (!j)
+		return EM_EINPUT;
+	d->count++;
+	*out = j;
+	return 1;
 }
 
 /* ---- the parse arena ---- */
@@ -136,6 +213,18 @@ cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const
 	return j;
 }
 
+static cJSON *parse_one_in(struct jsonx_arena *a, const char *text, size_t len, size_t *off, const char *origin,
+			   struct buf *err)
+{
+	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	parsing_arena = a;
+	cJSON_InitHooks(&hooks);
+	cJSON *j = parse_one(text, len, off, origin, err);
+	cJSON_InitHooks(NULL);
+	parsing_arena = NULL;
+	return j;
+}
+
 const cJSON *jsonx_get(const cJSON *obj, const char *key)
 {
 	if (!cJSON_IsObject(obj))
@@ -188,11 +277,93 @@ int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64
 	if (d != floor(d) || !isfinite(d))
 		return em_err(err, EM_EINPUT, "%s: %s.%s: expected an integer, got %g", origin, path, key, d);
 	if (d < (double)min || d > (double)max)
-		return em_err(err, EM_EINPUT, "%s: %s.%s: %.0f is outside %lld..%lld", origin, path, key, d,
-			      (long long)min, (long long)max);
+		return em_err(err, EM_EINPUT, fabs(d) < 1e18 ? "%s: %s.%s: %.0f is outside %lld..%lld" : "%s: %s.%s: %g is outside %lld..%lld",
+			      origin, path, key, d, (long long)min, (long long)max);
 	*out = (int64_t)d;
 	if (present)
 		*present = 1;
+	return 0;
+}
+
+const char *jsonx_type_name(const cJSON *v)
+{
+	if (!v)
+		return "nothing";
+	if (cJSON_IsString(v))
+		return "a string";
+	if (cJSON_IsNumber(v))
+		return "a number";
+	if (cJSON_IsBool(v))
+		return "a boolean";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsArray(v))
+		return "an array";
+	if (cJSON_IsObject(v))
+		return "an object";
+	return "an invalid value";
+}
+
+/* Joins the message path: "PATH.KEY", or KEY alone when path is empty. */
+static int wrong_type(struct buf *err, const char *origin, const char *path, const char *key, size_t key_len,
+		      const char *want, const cJSON *got)
+{
+	return em_err(err, EM_EINPUT, "%s: %s%s%.*s: must be %s, got %s", origin, path, *path ? "." : "", (int)key_len,
+		      key, want, jsonx_type_name(got));
+}
+
+int jsonx_want_str(const cJSON *obj, const char *key, const char **out, const char *origin, const char *path,
+		   struct buf *err)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return wrong_type(err, origin, path, key, strlen(key), "a string", v);
+	*out = v->valuestring;
+	return 0;
+}
+
+int jsonx_want_path_str(const cJSON *obj, const char *dotted, const char **out, const char *origin,
+			const char *path, struct buf *err)
+{
+	*out = NULL;
+	const char *p = dotted;
+	char key[128];
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof key)
+			return 0;
+		memcpy(key, p, n);
+		key[n] = '\0';
+		const cJSON *v = jsonx_get(obj, key);
+		if (!v || cJSON_IsNull(v))
+			return 0;
+		size_t upto = (size_t)(p - dotted) + n;
+		if (dot && !cJSON_IsObject(v))
+			return wrong_type(err, origin, path, dotted, upto, "an object", v);
+		if (!dot && !cJSON_IsString(v))
+			return wrong_type(err, origin, path, dotted, upto, "a string", v);
+		if (!dot)
+			*out = v->valuestring;
+		obj = v;
+		p += n + (dot ? 1 : 0);
+	}
+	return 0;
+}
+
+int jsonx_want_array(const cJSON *obj, const char *key, const cJSON **out, const char *origin, const char *path,
+		     struct buf *err)
+{
+	const cJSON *v = jsonx_get(obj, key);
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsArray(v))
+		return wrong_type(err, origin, path, key, strlen(key), "an array", v);
+	*out = v;
 	return 0;
 }
 

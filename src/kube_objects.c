@@ -6,7 +6,11 @@
  * Invariants: only EBS-backed PVs are kept (CSI driver ebs.csi.aws.com, or in-tree
  * awsElasticBlockStore); other PVs are counted and ignored. A PV/PVC seen twice for one cluster
  * keeps the first copy. The document shape is detected: a List ("items"), a single object with
- * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`.
+ * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`. A text may
+ * hold several documents (kubectl prints one per `get`); each is read. A List's items is an
+ * array (null, an object or no items at all is bad input); a field read as a string that holds
+ * another type is an error, never taken for an absent one; summary usage bytes lie in
+ * 0..64 TiB.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -178,15 +182,31 @@ static const char *pv_zone(const cJSON *pv)
 	return NULL;
 }
 
+/* The string fields at paths[i] into *outs[i] (NULL when absent); a wrong type is an error. */
+static int want_strs(const cJSON *o, size_t n, const char *const paths[], const char **outs[], const char *origin,
+		     const char *path, struct buf *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = jsonx_want_path_str(o, paths[i], outs[i], origin, path, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, const char *origin,
 		   const char *path, struct buf *err)
 {
-	const char *name = jsonx_path_str(o, "metadata.name");
+	const char *name, *driver, *handle, *intree, *claim_ns, *claim_name, *sc, *type, *cap;
+	const char *const paths[] = {"metadata.name", "spec.csi.driver", "spec.csi.volumeHandle",
+				     "spec.awsElasticBlockStore.volumeID", "spec.claimRef.namespace", "spec.claimRef.name",
+				     "spec.storageClassName", "spec.csi.volumeAttributes.type", "spec.capacity.storage"};
+	const char **outs[] = {&name, &driver, &handle, &intree, &claim_ns, &claim_name, &sc, &type, &cap};
+	int rc = want_strs(o, sizeof paths / sizeof paths[0], paths, outs, origin, path, err);
+	if (rc)
+		return rc;
 	if (!name)
 		return em_err(err, EM_EINPUT, "%s: %s: PersistentVolume without metadata.name", origin, path);
-	const char *driver = jsonx_path_str(o, "spec.csi.driver");
-	const char *handle = jsonx_path_str(o, "spec.csi.volumeHandle");
-	const char *intree = jsonx_path_str(o, "spec.awsElasticBlockStore.volumeID");
 	int in_tree = 0;
 	const char *field;
 	if (driver && strcmp(driver, EBS_CSI_DRIVER) == 0) {
@@ -221,13 +241,12 @@ static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, con
 	p->volume_id = vid;
 	p->in_tree = in_tree;
 	p->driver = xstrdup(in_tree ? EBS_INTREE_DRIVER : EBS_CSI_DRIVER);
-	p->claim_namespace = xstrdup(jsonx_path_str(o, "spec.claimRef.namespace"));
-	p->claim_name = xstrdup(jsonx_path_str(o, "spec.claimRef.name"));
-	p->storage_class = xstrdup(jsonx_path_str(o, "spec.storageClassName"));
+	p->claim_namespace = xstrdup(claim_ns);
+	p->claim_name = xstrdup(claim_name);
+	p->storage_class = xstrdup(sc);
 	p->zone = xstrdup(pv_zone(o));
-	p->type_param = xstrdup(jsonx_path_str(o, "spec.csi.volumeAttributes.type"));
+	p->type_param = xstrdup(type);
 	int64_t bytes;
-	const char *cap = jsonx_path_str(o, "spec.capacity.storage");
 	if (cap && kube_parse_quantity(cap, &bytes) == 0)
 		p->capacity_gib = (bytes + (1LL << 30) - 1) >> 30;
 	p->origin = xstrdup(origin);
@@ -240,8 +259,13 @@ static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, con
 static int load_pvc(struct kube_set *ks, const char *cluster, const cJSON *o, const char *origin,
 		    const char *path, struct buf *err)
 {
-	const char *name = jsonx_path_str(o, "metadata.name");
-	const char *ns = jsonx_path_str(o, "metadata.namespace");
+	const char *name, *ns, *volume_name, *sc, *vac, *current_vac;
+	const char *const paths[] = {"metadata.name", "metadata.namespace", "spec.volumeName", "spec.storageClassName",
+				     "spec.volumeAttributesClassName", "status.currentVolumeAttributesClassName"};
+	const char **outs[] = {&name, &ns, &volume_name, &sc, &vac, &current_vac};
+	int rc = want_strs(o, sizeof paths / sizeof paths[0], paths, outs, origin, path, err);
+	if (rc)
+		return rc;
 	if (!name || !ns)
 		return em_err(err, EM_EINPUT, "%s: %s: PersistentVolumeClaim without metadata.name/namespace",
 			      origin, path);
@@ -257,10 +281,10 @@ static int load_pvc(struct kube_set *ks, const char *cluster, const cJSON *o, co
 	p->cluster = xstrdup(cluster);
 	p->namespace_ = xstrdup(ns);
 	p->name = xstrdup(name);
-	p->volume_name = xstrdup(jsonx_path_str(o, "spec.volumeName"));
-	p->storage_class = xstrdup(jsonx_path_str(o, "spec.storageClassName"));
-	p->vac = xstrdup(jsonx_path_str(o, "spec.volumeAttributesClassName"));
-	p->current_vac = xstrdup(jsonx_path_str(o, "status.currentVolumeAttributesClassName"));
+	p->volume_name = xstrdup(volume_name);
+	p->storage_class = xstrdup(sc);
+	p->vac = xstrdup(vac);
+	p->current_vac = xstrdup(current_vac);
 	p->labels = copy_string_map(jsonx_path(o, "metadata.labels"), &p->n_labels);
 	strmap_put(&ks->pvc_by_key, k, ks->n_pvcs);
 	free(k);
@@ -392,31 +416,53 @@ static int load_node(struct kube_set *ks, const char *cluster, const cJSON *o)
 	return 1;
 }
 
-static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *root)
+/* 64 TiB: the largest EBS volume; usage figures beyond it are not measurements. */
+#define MAX_VOLUME_BYTES ((int64_t)64 << 40)
+
+static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *root, const char *origin,
+			const char *doc, struct buf *err)
 {
-	int used = 0;
+	int used = 0, pi = 0;
 	const cJSON *pod;
+	struct buf path = BUF_INIT;
 	cJSON_ArrayForEach(pod, jsonx_get(root, "pods"))
 	{
 		const cJSON *vol;
+		int vi = 0;
 		cJSON_ArrayForEach(vol, jsonx_get(pod, "volume"))
 		{
-			const char *pvc = jsonx_path_str(vol, "pvcRef.name");
-			const char *ns = jsonx_path_str(vol, "pvcRef.namespace");
-			const cJSON *usedb = jsonx_get(vol, "usedBytes");
-			if (!pvc || !ns || !cJSON_IsNumber(usedb))
-				continue;
-			GROW(ks->usage, ks->n_usage, ks->alloc_usage);
-			struct kube_usage *u = &ks->usage[ks->n_usage++];
-			u->cluster = xstrdup(cluster);
-			u->namespace_ = xstrdup(ns);
-			u->pvc = xstrdup(pvc);
-			u->used_bytes = (int64_t)usedb->valuedouble;
-			const cJSON *cap = jsonx_get(vol, "capacityBytes");
-			u->capacity_bytes = cJSON_IsNumber(cap) ? (int64_t)cap->valuedouble : 0;
-			used++;
+			buf_reset(&path);
+			buf_addf(&path, "%spods[%d].volume[%d]", doc, pi, vi++);
+			const char *pvc, *ns;
+			int rc = jsonx_want_path_str(vol, "pvcRef.name", &pvc, origin, path.s, err);
+			if (!rc)
+				rc = jsonx_want_path_str(vol, "pvcRef.namespace", &ns, origin, path.s, err);
+			if (!rc && pvc && ns) {
+				buf_addf(&path, " (PVC '%s/%s')", ns, pvc);
+				int64_t used_bytes = 0, cap = 0;
+				int have_used = 0;
+				rc = jsonx_int(vol, "usedBytes", 0, MAX_VOLUME_BYTES, &used_bytes, &have_used, origin, path.s, err);
+				if (!rc)
+					rc = jsonx_int(vol, "capacityBytes", 0, MAX_VOLUME_BYTES, &cap, NULL, origin, path.s, err);
+				if (!rc && have_used) {
+					GROW(ks->usage, ks->n_usage, ks->alloc_usage);
+					struct kube_usage *u = &ks->usage[ks->n_usage++];
+					u->cluster = xstrdup(cluster);
+					u->namespace_ = xstrdup(ns);
+					u->pvc = xstrdup(pvc);
+					u->used_bytes = used_bytes;
+					u->capacity_bytes = cap;
+					used++;
+				}
+			}
+			if (rc) {
+				buf_release(&path);
+				return rc;
+			}
 		}
+		pi++;
 	}
+	buf_release(&path);
 	return used;
 }
 
@@ -424,7 +470,10 @@ static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *r
 static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o, const char *implied,
 		     const char *origin, const char *path, struct buf *err)
 {
-	const char *kind = jsonx_str(o, "kind");
+	const char *kind;
+	int rc = jsonx_want_str(o, "kind", &kind, origin, path, err);
+	if (rc)
+		return rc;
 	if (!kind && implied && cJSON_IsObject(o) && !jsonx_get(o, "kind"))
 		kind = implied;
 	if (!kind)
@@ -433,6 +482,35 @@ static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, 
 		return load_pv(ks, cluster, o, origin, path, err);
 	if (strcmp(kind, "PersistentVolumeClaim") == 0)
 		return load_pvc(ks, cluster, o, origin, path, err);
+	/* The other kinds' loaders skip an object without the fields they need; a field of the
+	 * wrong type is refused first, so it is never mistaken for an absent one. */
+	static const char *const sc_fields[] = {"metadata.name", "provisioner", "parameters.type",
+						"parameters.encrypted", "parameters.kmsKeyId"};
+	static const char *const sts_fields[] = {"metadata.name", "metadata.namespace"};
+	static const char *const vac_fields[] = {"metadata.name", "driverName"};
+	static const char *const pod_fields[] = {"metadata.namespace", "spec.nodeName"};
+	static const char *const node_fields[] = {"metadata.name"};
+	static const struct {
+		const char *kind;
+		const char *const *fields;
+		size_t n;
+	} checked[] = {
+		{"StorageClass", sc_fields, sizeof sc_fields / sizeof *sc_fields},
+		{"StatefulSet", sts_fields, sizeof sts_fields / sizeof *sts_fields},
+		{"VolumeAttributesClass", vac_fields, sizeof vac_fields / sizeof *vac_fields},
+		{"Pod", pod_fields, sizeof pod_fields / sizeof *pod_fields},
+		{"Node", node_fields, sizeof node_fields / sizeof *node_fields},
+	};
+	for (size_t i = 0; i < sizeof checked / sizeof *checked; i++) {
+		if (strcmp(kind, checked[i].kind) != 0)
+			continue;
+		for (size_t k = 0; k < checked[i].n; k++) {
+			const char *ignored;
+			rc = jsonx_want_path_str(o, checked[i].fields[k], &ignored, origin, path, err);
+			if (rc)
+				return rc;
+		}
+	}
 	if (strcmp(kind, "StorageClass") == 0)
 		return load_storage_class(f, cluster, o);
 	if (strcmp(kind, "StatefulSet") == 0)
@@ -464,51 +542,54 @@ static const char *item_kind_for_list(const char *list_kind)
 	return NULL;
 }
 
-int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
-		      size_t len, const char *origin, struct buf *err)
+/* One document: returns the number of objects used or a negative EM_E* code. doc prefixes
+ * JSON paths in messages ("document 2: " in a stream of several, else ""). */
+static int load_document(struct kube_set *ks, struct fleet *f, size_t ci, const char *cluster, const cJSON *root,
+			 const char *origin, const char *doc, struct buf *err)
 {
-	if (!ks->parse_arena) {
-		ks->parse_arena = xmalloc(sizeof *ks->parse_arena);
-		*ks->parse_arena = (struct jsonx_arena)JSONX_ARENA_INIT;
-	}
-	/* The tree is read, copied out and dropped whole: built in the arena, never cJSON_Delete'd. */
-	cJSON *root = jsonx_parse_in(ks->parse_arena, text, len, origin, err);
-	if (!root) {
-		jsonx_arena_reset(ks->parse_arena);
-		return EM_EINPUT;
-	}
-	size_t ci = fleet_add_cluster(f, cluster);
 	int used = 0, rc = 0;
 	const cJSON *items = jsonx_get(root, "items");
-	const char *kind = jsonx_str(root, "kind");
-	if (cJSON_IsArray(items)) {
+	const char *kind;
+	char self[64];
+	snprintf(self, sizeof self, "%s(document)", doc);
+	rc = jsonx_want_str(root, "kind", &kind, origin, self, err);
+	if (rc)
+		return rc;
+	size_t kl = kind ? strlen(kind) : 0;
+	if (items && !cJSON_IsArray(items))
+		return em_err(err, EM_EINPUT, "%s: %sitems: must be an array, got %s", origin, doc, jsonx_type_name(items));
+	if (!items && kl > 4 && strcmp(kind + kl - 4, "List") == 0)
+		return em_err(err, EM_EINPUT, "%s: %s%s without \"items\"", origin, doc, kind);
+	if (items) {
 		const char *implied = item_kind_for_list(kind);
 		int i = 0;
 		cJSON *it;
 		cJSON_ArrayForEach(it, items)
 		{
-			char path[48];
-			snprintf(path, sizeof path, "items[%d]", i++);
+			char path[64];
+			snprintf(path, sizeof path, "%sitems[%d]", doc, i++);
 			int r = load_item(ks, f, cluster, it, implied, origin, path, err);
-			if (r < 0) {
-				rc = r;
-				break;
-			}
+			if (r < 0)
+				return r;
 			used += r;
 		}
 		/* VolumeAttributesClass lists name their served version. */
-		if (!rc && kind && strcmp(kind, "VolumeAttributesClassList") == 0) {
+		if (kind && strcmp(kind, "VolumeAttributesClassList") == 0) {
 			const char *av = jsonx_str(root, "apiVersion");
 			for (size_t v = 0; av && v < f->n_vacs; v++)
 				if (!f->vacs[v].api_version)
 					f->vacs[v].api_version = xstrdup(av);
 		}
 	} else if (kind) {
-		rc = load_item(ks, f, cluster, root, NULL, origin, "(document)", err);
-		used = rc > 0 ? rc : 0;
-		rc = rc < 0 ? rc : 0;
+		rc = load_item(ks, f, cluster, root, NULL, origin, self, err);
+		if (rc < 0)
+			return rc;
+		used = rc;
 	} else if (jsonx_get(root, "node") && cJSON_IsArray(jsonx_get(root, "pods"))) {
-		used = load_summary(ks, cluster, root);
+		rc = load_summary(ks, cluster, root, origin, doc, err);
+		if (rc < 0)
+			return rc;
+		used = rc;
 	} else if (cJSON_IsObject(jsonx_get(root, "serverVersion"))) {
 		const cJSON *sv = jsonx_get(root, "serverVersion");
 		const char *maj = jsonx_str(sv, "major"), *min = jsonx_str(sv, "minor");
@@ -521,10 +602,39 @@ int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster,
 			used = 1;
 		}
 	} else {
-		rc = em_err(err, EM_EINPUT,
-			    "%s: not a kubectl JSON export: expected a List with \"items\", an object with "
-			    "\"kind\", a kubelet stats/summary or `kubectl version -o json` output",
-			    origin);
+		return em_err(err, EM_EINPUT,
+			      "%s: %snot a kubectl JSON export: expected a List with \"items\", an object with "
+			      "\"kind\", a kubelet stats/summary or `kubectl version -o json` output",
+			      origin, doc);
+	}
+	return used;
+}
+
+int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
+		      size_t len, const char *origin, struct buf *err)
+{
+	if (!ks->parse_arena) {
+		ks->parse_arena = xmalloc(sizeof *ks->parse_arena);
+		*ks->parse_arena = (struct jsonx_arena)JSONX_ARENA_INIT;
+	}
+	size_t ci = fleet_add_cluster(f, cluster);
+	/* Every document of the stream (kubectl prints one per `get` when given several): each tree
+	 * is built in the arena, read, copied out and dropped whole before the next. */
+	struct jsonx_docs d;
+	jsonx_docs_init(&d, text, len, origin, ks->parse_arena);
+	cJSON *root;
+	int rc, used = 0;
+	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+		char doc[40] = "";
+		if (d.count > 1)
+			snprintf(doc, sizeof doc, "document %zu: ", d.count);
+		int r = load_document(ks, f, ci, cluster, root, origin, doc, err);
+		jsonx_arena_reset(ks->parse_arena);
+		if (r < 0) {
+			rc = r;
+			break;
+		}
+		used += r;
 	}
 	jsonx_arena_reset(ks->parse_arena);
 	return rc < 0 ? rc : used;

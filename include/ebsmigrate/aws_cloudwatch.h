@@ -34,12 +34,12 @@ struct cw_options {
  * series can be matched to volumes and periods without the request. */
 void aws_cloudwatch_export_begin(struct buf *out);
 void aws_cloudwatch_export_end(struct buf *out);
-/* Reads such a document and fills metrics of f's volumes (volumes must be loaded first).
+/* Reads every MetricDataResults document of text (other documents, read by
+ * aws_ec2_load_export, are skipped) and fills metrics of f's volumes (volumes must be loaded
+ * first). Periods, timestamps (within 455 days before em_now()) and values are checked first.
  * Returns the number of volumes given metrics, or EM_EINPUT naming origin and the JSON path. */
 int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, const char *origin,
 			       struct buf *err);
-/* 1 when text looks like a MetricDataResults document (cheap check of the first bytes). */
-int aws_cloudwatch_is_export(const char *text, size_t len);
 
 /* Fills metrics of f's volumes in region. Volumes without data points keep metrics.has = 0. */
 int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, struct fleet *f,

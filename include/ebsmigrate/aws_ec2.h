@@ -21,14 +21,18 @@ struct ec2_mod_list {
 
 void ec2_mod_list_release(struct ec2_mod_list *l);
 
-enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2_EXPORT_INSTANCE_TYPES = 3,
-		       EC2_EXPORT_INSTANCES = 4 };
+/* Bits: which kinds of document an export held. */
+enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2_EXPORT_INSTANCE_TYPES = 4,
+		       EC2_EXPORT_INSTANCES = 8, EC2_EXPORT_METRICS = 16 };
 
-/* Reads one export document, detected by shape ({"Volumes": [...]} or
- * {"VolumesModifications": [...]}). Volumes go into f (a volume already present with the same
- * data is merged; with different data it is an error naming both sources); modifications
- * go into mods. account labels the volumes (may be NULL). Returns the kind (> 0) or a
- * negative EM_E* code with a message naming origin and the JSON path. */
+/* Reads every document of an export (a file may hold several: `aws ... >> all.json`), each
+ * detected by shape ({"Volumes": [...]}, {"VolumesModifications": [...]}, {"InstanceTypes":
+ * [...]}, {"Reservations": [...]}). Volumes go into f (a volume already present with the same
+ * data is merged, a notice naming it when the account label differs; with different data it
+ * is an error naming both sources); modifications go into mods. account labels the volumes
+ * (may be NULL). CloudWatch documents ({"MetricDataResults": [...]}) are left for
+ * aws_cloudwatch_load_export and reported by the EC2_EXPORT_METRICS bit. Returns the kinds
+ * read (bits, > 0) or a negative EM_E* code with a message naming origin and the JSON path. */
 int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
 			const char *origin, const char *account, struct buf *err);
 /* Attaches every modification to its volume. Modifications of volumes absent from the fleet

@@ -76,8 +76,16 @@ void em_format_time(time_t t, char out[static 21]);
 /* Strict decimal integer parse of the whole string; 0 or EM_EINPUT. */
 int em_parse_i64(const char *s, int64_t *out);
 
-/* Reads a whole file. Returns 0, EM_ENOTFOUND or EM_EIO (message names the path). */
+/* Reads a whole file ("-" = standard input). Returns 0, EM_ENOTFOUND, EM_ETOOBIG (over the
+ * input size limit: a regular file is refused before it is read) or EM_EIO (a directory, a
+ * symlink loop, EACCES, EIO...); the message names the path and the reason. */
 int em_read_file(const char *path, struct buf *out, struct buf *err);
+/* em_read_file for a file the user named as input (an export): a file that cannot be opened or
+ * read is bad input (EM_EINPUT, exit 2) like a missing one, not a runtime error. */
+int em_read_input(const char *path, struct buf *out, struct buf *err);
+/* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
+ * units), default 4 GiB. EM_EINPUT for a malformed value. */
+int em_max_input_size(int64_t *out, struct buf *err);
 /* Writes data to path atomically: temp file in the same directory, fsync, rename.
  * mode is the file mode (e.g. 0644). On failure nothing is left behind. */
 int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err);

@@ -11,8 +11,28 @@
 
 #include "ebsmigrate/buf.h"
 
-/* Parses text; on failure returns NULL and appends "FILE: not valid JSON at line L, column C". */
+/* Parses text holding exactly one JSON document; on failure returns NULL and appends
+ * "FILE: not valid JSON at line L, column C" (or "empty file", or "unexpected data after the
+ * JSON document at ..." when something other than whitespace follows it). */
 cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err);
+
+/* The documents of a concatenated JSON stream, one at a time: `aws ... >> all.json` run twice,
+ * or kubectl printing several objects, yields several documents in one file; each must be read,
+ * none ignored. Whitespace may separate them (none is needed after an object or array).
+ *   struct jsonx_docs d; jsonx_docs_init(&d, text, len, "vols.json", NULL);
+ *   cJSON *doc; while ((rc = jsonx_docs_next(&d, &doc, err)) > 0) { ...; cJSON_Delete(doc); }
+ * jsonx_docs_next returns 1 with the next tree in *out (the caller's: cJSON_Delete it, or, with
+ * an arena, it lives until the arena's next reset), 0 after the last document, or EM_EINPUT
+ * (an empty text, or invalid JSON: the message gives the line and column in the whole text).
+ * d.count is the number of documents returned so far. text must outlive d. */
+struct jsonx_arena;
+struct jsonx_docs {
+	const char *text, *origin;
+	size_t len, off, count;
+	struct jsonx_arena *arena; /* NULL: trees in malloc */
+};
+void jsonx_docs_init(struct jsonx_docs *d, const char *text, size_t len, const char *origin, struct jsonx_arena *arena);
+int jsonx_docs_next(struct jsonx_docs *d, cJSON **out, struct buf *err);
 
 /* A parse arena: memory for cJSON trees that are read and then dropped all at once (large API
  * list pages), so a page costs a few bump allocations instead of a malloc and a free per value.
@@ -40,6 +60,19 @@ const char *jsonx_path_str(const cJSON *obj, const char *dotted);
  * a string or a value outside [min, max] -> EM_EINPUT with "ORIGIN: PATH.KEY: ..." in err. */
 int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64_t *out, int *present,
 	      const char *origin, const char *path, struct buf *err);
+/* Typed members for input that must not be misread: absent or null -> *out = NULL and 0; the
+ * wanted type -> *out set and 0; any other type -> EM_EINPUT with
+ * "ORIGIN: PATH.KEY: must be a string, got a number" (a wrong-typed field is not a missing one).
+ * jsonx_want_path_str walks a dotted path ("spec.csi.volumeHandle"); a step that is present but
+ * not an object is an error naming that step. path may be "" (the document itself). */
+int jsonx_want_str(const cJSON *obj, const char *key, const char **out, const char *origin, const char *path,
+		   struct buf *err);
+int jsonx_want_path_str(const cJSON *obj, const char *dotted, const char **out, const char *origin,
+			const char *path, struct buf *err);
+int jsonx_want_array(const cJSON *obj, const char *key, const cJSON **out, const char *origin, const char *path,
+		     struct buf *err);
+/* "a string", "a number", "an array", ... for messages. */
+const char *jsonx_type_name(const cJSON *v);
 /* Boolean member: true/false; absent -> def. */
 int jsonx_bool(const cJSON *obj, const char *key, int def);
 

@@ -1,10 +1,16 @@
 /*
  * test_jsonx.c - the parse arena (jsonx_parse_in), Kubernetes list pages loaded through it, the
- * join taking the kube_set's strings, and the streamed inventory document.
+ * join taking the kube_set's strings, and the streamed inventory document; concatenated
+ * documents (jsonx_docs), trailing data, typed members, and the input file reader.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
 
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/inventory.h"
@@ -84,7 +90,7 @@ static void test_list_and_join(void)
 	/* an item of a typed list that carries a kind of another type is not taken for the list's */
 	CHECK(kube_objects_load(&ks, &f, "c1", "{\"kind\":\"PersistentVolumeList\",\"items\":[{\"kind\":3}]}", 53,
 				"odd", &err) < 0);
-	CHECK(strstr(err.s, "odd: items[0]: object without \"kind\"") != NULL);
+	CHECK(strstr(err.s, "odd: items[0].kind: must be a string, got a number") != NULL);
 	inventory_join(&f, &ks, 1);
 	kube_set_release(&ks);
 	for (size_t i = 0; i < 2; i++) {
@@ -128,8 +134,167 @@ static void test_list_and_join(void)
 	buf_release(&err);
 }
 
+/* A stream of documents: each one read, in order, with the whitespace kubectl and the AWS CLI
+ * put between them or none; errors point into the whole text. */
+static void test_docs(void)
+{
+	struct buf err = BUF_INIT;
+	const char *text = "{\"a\":1}\n{\"a\":2}{\"a\":3} [4]\n\n";
+	for (int with_arena = 0; with_arena < 2; with_arena++) {
+		struct jsonx_arena a = JSONX_ARENA_INIT;
+		struct jsonx_docs d;
+		jsonx_docs_init(&d, text, strlen(text), "s.json", with_arena ? &a : NULL);
+		cJSON *doc;
+		int seen[4] = {0}, rc, n = 0;
+		while ((rc = jsonx_docs_next(&d, &doc, &err)) > 0) {
+			if (n < 4)
+				seen[n] = cJSON_IsArray(doc) ? (int)cJSON_GetArrayItem(doc, 0)->valuedouble
+							     : (int)jsonx_get(doc, "a")->valuedouble;
+			n++;
+			if (with_arena)
+				jsonx_arena_reset(&a);
+			else
+				cJSON_Delete(doc);
+		}
+		CHECK_I64(rc, 0);
+		CHECK_I64(n, 4);
+		CHECK_I64(d.count, 4);
+		CHECK(seen[0] == 1 && seen[1] == 2 && seen[2] == 3 && seen[3] == 4);
+		jsonx_arena_release(&a);
+	}
+	/* an error in the third document gives its line in the file */
+	struct jsonx_docs d;
+	const char *bad = "{}\n{}\n{\"x\": nope}";
+	jsonx_docs_init(&d, bad, strlen(bad), "bad.json", NULL);
+	cJSON *doc;
+	CHECK_I64(jsonx_docs_next(&d, &doc, &err), 1);
+	cJSON_Delete(doc);
+	CHECK_I64(jsonx_docs_next(&d, &doc, &err), 1);
+	cJSON_Delete(doc);
+	CHECK_I64(jsonx_docs_next(&d, &doc, &err), EM_EINPUT);
+	CHECK(doc == NULL);
+	CHECK(strstr(err.s, "bad.json: not valid JSON at line 3, column 7") != NULL);
+	buf_reset(&err);
+	/* nothing but whitespace is an empty file, not zero documents */
+	jsonx_docs_init(&d, " \n", 2, "e.json", NULL);
+	CHECK_I64(jsonx_docs_next(&d, &doc, &err), EM_EINPUT);
+	CHECK_STR(err.s, "e.json: empty file, expected JSON");
+	buf_reset(&err);
+	/* jsonx_parse wants one document: a second one or garbage after it is refused, never dropped */
+	CHECK(jsonx_parse("{\"a\":1} {\"a\":2}", 15, "two.json", &err) == NULL);
+	CHECK_STR(err.s, "two.json: unexpected data after the JSON document at line 1, column 9");
+	buf_reset(&err);
+	struct jsonx_arena a = JSONX_ARENA_INIT;
+	CHECK(jsonx_parse_in(&a, "[1]\nx", 5, "x.json", &err) == NULL);
+	CHECK_STR(err.s, "x.json: unexpected data after the JSON document at line 2, column 1");
+	buf_reset(&err);
+	cJSON *one = jsonx_parse("{\"a\":1}\n\n", 9, "one.json", &err);
+	CHECK(one != NULL);
+	cJSON_Delete(one);
+	jsonx_arena_release(&a);
+	buf_release(&err);
+}
+
+static void test_typed_members(void)
+{
+	struct buf err = BUF_INIT;
+	const char *text = "{\"s\":\"x\",\"n\":1,\"z\":null,\"o\":{\"p\":{\"q\":\"deep\"},\"r\":[1]},\"a\":[]}";
+	cJSON *j = jsonx_parse(text, strlen(text), "t.json", &err);
+	CHECK(j != NULL);
+	const char *s = "unset";
+	const cJSON *arr = NULL;
+	CHECK_I64(jsonx_want_str(j, "s", &s, "t.json", "root", &err), 0);
+	CHECK_STR(s, "x");
+	CHECK_I64(jsonx_want_str(j, "absent", &s, "t.json", "root", &err), 0);
+	CHECK(s == NULL);
+	CHECK_I64(jsonx_want_str(j, "z", &s, "t.json", "root", &err), 0);
+	CHECK(s == NULL);
+	CHECK_I64(jsonx_want_str(j, "n", &s, "t.json", "root", &err), EM_EINPUT);
+	CHECK_STR(err.s, "t.json: root.n: must be a string, got a number");
+	buf_reset(&err);
+	CHECK_I64(jsonx_want_path_str(j, "o.p.q", &s, "t.json", "", &err), 0);
+	CHECK_STR(s, "deep");
+	CHECK_I64(jsonx_want_path_str(j, "o.missing.q", &s, "t.json", "", &err), 0);
+	CHECK(s == NULL);
+	CHECK_I64(jsonx_want_path_str(j, "o.r.x", &s, "t.json", "items[2]", &err), EM_EINPUT);
+	CHECK_STR(err.s, "t.json: items[2].o.r: must be an object, got an array");
+	buf_reset(&err);
+	CHECK_I64(jsonx_want_path_str(j, "o.p", &s, "t.json", "", &err), EM_EINPUT);
+	CHECK_STR(err.s, "t.json: o.p: must be a string, got an object");
+	buf_reset(&err);
+	CHECK_I64(jsonx_want_array(j, "a", &arr, "t.json", "root", &err), 0);
+	CHECK(arr != NULL);
+	CHECK_I64(jsonx_want_array(j, "s", &arr, "t.json", "root", &err), EM_EINPUT);
+	CHECK(arr == NULL);
+	CHECK_STR(err.s, "t.json: root.s: must be an array, got a string");
+	cJSON_Delete(j);
+	buf_release(&err);
+}
+
+/* em_read_input: every way a named file cannot be read is bad input naming the file and the
+ * reason; the size limit is checked before reading. */
+static void test_read_input(void)
+{
+	char dir[] = "/tmp/test_jsonx.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct buf path = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	buf_addf(&path, "%s/sub", dir);
+	CHECK(mkdir(path.s, 0700) == 0);
+	CHECK_I64(em_read_input(path.s, &out, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "/sub': Is a directory") != NULL);
+	buf_reset(&err);
+	CHECK_I64(em_read_file(path.s, &out, &err), EM_EIO); /* an internal file: a runtime error */
+	buf_reset(&err);
+	rmdir(path.s);
+	buf_reset(&path);
+	buf_addf(&path, "%s/loop", dir);
+	CHECK(symlink(path.s, path.s) == 0);
+	CHECK_I64(em_read_input(path.s, &out, &err), EM_EINPUT);
+	CHECK(strstr(err.s, strerror(ELOOP)) != NULL);
+	buf_reset(&err);
+	unlink(path.s);
+	CHECK_I64(em_read_input(path.s, &out, &err), EM_ENOTFOUND);
+	buf_reset(&err);
+	/* a regular file over the limit is refused by its size, one under it is read */
+	buf_reset(&path);
+	buf_addf(&path, "%s/f.json", dir);
+	FILE *f = fopen(path.s, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("{\"Volumes\":[]}", f);
+		fclose(f);
+	}
+	setenv("EBSMIGRATE_MAX_INPUT_SIZE", "10", 1);
+	CHECK_I64(em_read_input(path.s, &out, &err), EM_ETOOBIG);
+	CHECK_I64(out.len, 0);
+	CHECK(strstr(err.s, "is 14 bytes, over the input size limit of 10") != NULL);
+	buf_reset(&err);
+	setenv("EBSMIGRATE_MAX_INPUT_SIZE", "1K", 1);
+	CHECK_I64(em_read_input(path.s, &out, &err), 0);
+	CHECK_I64(out.len, 14);
+	int64_t cap = 0;
+	CHECK_I64(em_max_input_size(&cap, &err), 0);
+	CHECK_I64(cap, 1024);
+	const char *bad[] = {"0", "-1", "1X", "K", "9999999999999T", " 5", "5KB"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		setenv("EBSMIGRATE_MAX_INPUT_SIZE", bad[i], 1);
+		CHECK_I64(em_max_input_size(&cap, &err), EM_EINPUT);
+	}
+	unsetenv("EBSMIGRATE_MAX_INPUT_SIZE");
+	CHECK_I64(em_max_input_size(&cap, &err), 0);
+	CHECK_I64(cap, (int64_t)4 << 30);
+	unlink(path.s);
+	rmdir(dir);
+	buf_release(&path);
+	buf_release(&out);
+	buf_release(&err);
+}
+
 int main(void)
 {
+	test_docs();
+	test_typed_members();
+	test_read_input();
 	test_arena();
 	test_list_and_join();
 	return tap_done();
