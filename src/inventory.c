@@ -602,7 +602,8 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 		if (pvs_here)
 			add_warning(f, r,
 				    "region %s answered with no EBS volumes while %zu PersistentVolume(s) point into it: "
-				    "are the AWS credentials for the clusters' account (and AWS_ENDPOINT_URL right)?",
+				    "check that the AWS credentials are the clusters' account's and that no "
+				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
 				    region, pvs_here);
 	}
 	if (!rc)
