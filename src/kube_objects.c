@@ -394,11 +394,12 @@ static int load_node(struct kube_set *ks, const char *cluster, const cJSON *o)
 	const char *region = jsonx_str(lab, "topology.kubernetes.io/region");
 	if (!region)
 		region = jsonx_str(lab, "failure-domain.beta.kubernetes.io/region");
+	const char *zone = jsonx_str(lab, "topology.kubernetes.io/zone");
 	char *loc = NULL;
+	n->region = NULL;
 	if (region)
 		n->region = xstrdup(region);
-	else if (jsonx_str(lab, "topology.kubernetes.io/zone") &&
-		 volume_split_az(jsonx_str(lab, "topology.kubernetes.io/zone"), &n->region, &loc) != 0)
+	else if (zone && volume_split_az(zone, &n->region, &loc) != 0)
 		n->region = NULL;
 	free(loc);
 	return 1;
