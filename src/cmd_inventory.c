@@ -46,12 +46,16 @@ const struct cmd_help inventory_help = {
 		"--from-aws-json/--from-kube-json` replays into the same plan.\n"
 		"\n"
 		"Either side may be absent: without a kubeconfig (or with --no-kube) every volume is not-kubernetes; "
-		"without AWS credentials the clusters' EBS PVs are listed and cannot be priced. Credentials: "
+		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "
+		"priced, and a warning says so. PVs without zone topology are looked up by volume id in their "
+		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
 		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.",
 	.options = inventory_options,
 	.shared = live_options,
-	.exit_codes = "Exit 1 when a configured side fails (credentials refused, network, throttled after all "
-		      "retries): the message names the call, region or context.",
+	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "
+		      "network, throttled after all retries: the message names the source, call, region or "
+		      "context), or when there is nothing to inventory (no AWS credential source and no "
+		      "Kubernetes); nothing is recorded then.",
 };
 
 struct inv_args {
