@@ -484,6 +484,9 @@ static int look_up_unplaced(struct aws_client *c, const struct inventory_live_op
 		rc = read_region(c, o, r, f, node->region, ids, n, err);
 		if (rc)
 			break;
+		for (size_t i = before; i < f->n && r->account; i++) /* as a full read labels them */
+			if (!f->vols[i].account)
+				f->vols[i].account = xstrdup(r->account);
 		fleet_add_notice(f,
 				 "%zu PersistentVolume(s) without zone topology looked up by volume id in %s (where cluster "
 				 "'%s' has nodes): %zu found",
