@@ -2,7 +2,7 @@
  * inventory.c - builds the fleet from its sources and joins the Kubernetes view onto EBS.
  *
  * Entry points: inventory_load_exports (offline: AWS CLI and kubectl JSON files),
- * inventory_join (shared by offline and live paths).
+ * inventory_load_live (the AWS and Kubernetes APIs), inventory_join (shared by both).
  *
  * Join rules:
  *   1. PV -> volume by the volume id in spec.csi.volumeHandle / awsElasticBlockStore.volumeID.
@@ -12,6 +12,14 @@
  *   5. A volume bound in two clusters keeps the first binding; a notice names both.
  *   6. A PV whose volume is absent from the EC2 data becomes a `missing` volume, so the plan
  *      shows it (flagged volume-not-found) instead of silently dropping it.
+ *
+ * Live reads never go quiet about missing data (issue 12):
+ *   - AWS is left out only when the credentials chain finds no source at all, and then as a
+ *     warning; a configured source that fails is an error; a run reading nothing is an error.
+ *   - A PV without zone topology is looked up by volume id in its cluster's node regions
+ *     before it is called volume-not-found; PVs still unfound for want of a region, PVs in
+ *     regions --region left out, and a region answering with no volumes while PVs point into
+ *     it are warnings (inventory_live_result.warning_notices), with the fix.
  */
 #include <stdarg.h>
 #include <stdlib.h>
