@@ -295,20 +295,38 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
 		     struct inventory_live_result *r, struct buf *err);
 
-static int has_region(const struct inventory_live_result *r, const char *region)
+/* A small ordered set of names (regions, clusters): a few entries, so linear lookups. */
+static int names_have(char *const *v, size_t n, const char *name)
 {
-	for (size_t i = 0; i < r->n_regions; i++)
-		if (strcmp(r->regions[i], region) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
 			return 1;
 	return 0;
 }
 
+static void names_add(char ***v, size_t *n, const char *name)
+{
+	if (names_have(*v, *n, name))
+		return;
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = xstrdup(name);
+}
+
+static void names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int has_region(const struct inventory_live_result *r, const char *region)
+{
+	return names_have(r->regions, r->n_regions, region);
+}
+
 static void add_region(struct inventory_live_result *r, const char *region)
 {
-	if (has_region(r, region))
-		return;
-	r->regions = xrealloc(r->regions, (r->n_regions + 1) * sizeof *r->regions);
-	r->regions[r->n_regions++] = xstrdup(region);
+	names_add(&r->regions, &r->n_regions, region);
 }
 
 static void add_saved(struct inventory_live_result *r, const char *path)
@@ -343,9 +361,7 @@ int inventory_live_notice_is_warning(const struct inventory_live_result *r, size
 
 void inventory_live_result_release(struct inventory_live_result *r)
 {
-	for (size_t i = 0; i < r->n_regions; i++)
-		free(r->regions[i]);
-	free(r->regions);
+	names_free(r->regions, r->n_regions);
 	for (size_t i = 0; i < r->n_saved; i++)
 		free(r->saved[i]);
 	free(r->saved);
@@ -478,32 +494,39 @@ static int look_up_unplaced(struct aws_client *c, const struct inventory_live_op
 {
 	const char **ids;
 	size_t n = unplaced_ids(f, ks, &ids);
-	int rc = 0;
-	for (size_t k = 0; k < ks->n_nodes && n && !rc; k++) {
+	/* The regions to look in: those of the nodes of clusters with unplaced PVs, not read yet
+	 * (a list of clusters, then one pass over the nodes: no scan of the PVs per node). */
+	char **clusters = NULL, **where = NULL;
+	size_t n_clusters = 0, n_where = 0;
+	for (size_t i = 0; i < ks->n_pvs && n; i++)
+		if (pv_unplaced(f, &ks->pvs[i]))
+			names_add(&clusters, &n_clusters, ks->pvs[i].cluster);
+	for (size_t k = 0; k < ks->n_nodes && n; k++) {
 		const struct kube_node *node = &ks->nodes[k];
-		if (!node->region || has_region(r, node->region))
-			continue;
-		int wanted = 0; /* a PV of this node's cluster is among the unplaced */
-		for (size_t i = 0; i < ks->n_pvs && !wanted; i++)
-			wanted = strcmp(ks->pvs[i].cluster, node->cluster) == 0 && pv_unplaced(f, &ks->pvs[i]);
-		if (!wanted)
-			continue;
+		if (node->region && !has_region(r, node->region) && names_have(clusters, n_clusters, node->cluster))
+			names_add(&where, &n_where, node->region);
+	}
+	int rc = 0;
+	for (size_t w = 0; w < n_where && n && !rc; w++) {
+		const char *region = where[w];
 		size_t before = f->n;
-		rc = read_region(c, o, r, f, node->region, ids, n, err);
+		rc = read_region(c, o, r, f, region, ids, n, err);
 		if (rc)
 			break;
 		for (size_t i = before; i < f->n && r->account; i++) /* as a full read labels them */
 			if (!f->vols[i].account)
 				f->vols[i].account = xstrdup(r->account);
 		fleet_add_notice(f,
-				 "%zu PersistentVolume(s) without zone topology looked up by volume id in %s (where cluster "
-				 "'%s' has nodes): %zu found",
-				 n, node->region, node->cluster, f->n - before);
-		add_region(r, node->region);
+				 "%zu PersistentVolume(s) without zone topology looked up by volume id in %s (where "
+				 "their clusters have nodes): %zu found",
+				 n, region, f->n - before);
+		add_region(r, region);
 		free((void *)ids);
 		n = unplaced_ids(f, ks, &ids);
 	}
 	free((void *)ids);
+	names_free(clusters, n_clusters);
+	names_free(where, n_where);
 	return rc;
 }
 
@@ -514,8 +537,8 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 {
 	size_t absent = 0, unread = 0, unplaced = 0;
 	const struct kube_pv *example = NULL;
-	struct inventory_live_result unread_regions;
-	memset(&unread_regions, 0, sizeof unread_regions);
+	char **unread_regions = NULL;
+	size_t n_unread_regions = 0;
 	for (size_t i = 0; i < ks->n_pvs; i++) {
 		const struct kube_pv *pv = &ks->pvs[i];
 		if (fleet_find(f, pv->volume_id))
@@ -525,7 +548,7 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 			absent++;
 		} else if (region) {
 			unread++;
-			add_region(&unread_regions, region);
+			names_add(&unread_regions, &n_unread_regions, region);
 		} else {
 			unplaced++;
 			example = example ? example : pv;
@@ -538,9 +561,9 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 				 absent);
 	if (unread) {
 		struct buf list = BUF_INIT, fix = BUF_INIT;
-		for (size_t i = 0; i < unread_regions.n_regions; i++) {
-			buf_addf(&list, "%s%s", i ? ", " : "", unread_regions.regions[i]);
-			buf_addf(&fix, "%s--region %s", i ? " " : "", unread_regions.regions[i]);
+		for (size_t i = 0; i < n_unread_regions; i++) {
+			buf_addf(&list, "%s%s", i ? ", " : "", unread_regions[i]);
+			buf_addf(&fix, "%s--region %s", i ? " " : "", unread_regions[i]);
 		}
 		add_warning(f, r,
 			    "%zu PersistentVolume(s) are in region(s) not read (%s): flagged volume-not-found; add %s to "
@@ -560,7 +583,7 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 			    unplaced, example->name, example->cluster, example->volume_id, list.s);
 		buf_release(&list);
 	}
-	inventory_live_result_release(&unread_regions);
+	names_free(unread_regions, n_unread_regions);
 }
 
 static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
