@@ -7,7 +7,11 @@
  *
  * Links (each returns 1 = found, 0 = does not apply here, < 0 = applies but failed; a failure
  * stops the chain, as in the AWS CLI, so a broken profile is reported instead of silently
- * falling through to instance metadata):
+ * falling through to instance metadata). Only a chain where every link returned 0 is "no
+ * source" (aws_credentials_provider_found_no_source): callers may then do without AWS, never
+ * after a failure. For instance metadata, "does not apply" means nothing answers at the
+ * address (connection refused, DNS, timeout: not on EC2, or the hop limit keeps us out) or it
+ * says this instance has no role (404); anything that answers with an error or garbage failed.
  *   LINK_ENV, LINK_ROLE, LINK_WEB_IDENTITY, LINK_CREDENTIALS_FILE, LINK_CONFIG_FILE,
  *   LINK_CONTAINER, LINK_IMDS.
  *
@@ -539,9 +543,10 @@ static int link_container(struct aws_credentials_provider *p, struct aws_credent
 	} else {
 		buf_adds(&url, full);
 	}
-	buf_adds(&what, "container credentials from '");
+	buf_addf(&what, "container credentials (%s '",
+		 rel ? "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI" : "AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	http_url_for_message(&what, url.s);
-	buf_addc(&what, '\'');
+	buf_adds(&what, "')");
 	if (!rel && !container_host_allowed(full)) {
 		rc = em_err(err, EM_EINPUT,
 			    "%s: AWS_CONTAINER_CREDENTIALS_FULL_URI must be https, or http to a loopback address, "
@@ -581,10 +586,12 @@ static int link_container(struct aws_credentials_provider *p, struct aws_credent
 	if (rc) {
 		em_err(err, rc, "%s: %s", what.s, e.s);
 	} else if (resp.status != 200) {
+		/* The agents answer {"Code","Message"} (ECS) or {"code","message"} (EKS Pod Identity). */
 		cJSON *j = cJSON_ParseWithLength(resp.body.s, resp.body.len);
-		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
-		rc = em_err(err, resp.status == 401 || resp.status == 403 ? EM_EAUTH : EM_ESERVER, "%s: HTTP %ld%s%s",
-			    what.s, resp.status, msg ? ": " : "", msg ? msg : "");
+		const char *code = cJSON_GetStringValue(cJSON_GetObjectItem(j, "code"));
+		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(j, "message"));
+		rc = em_err(err, resp.status == 401 || resp.status == 403 ? EM_EAUTH : EM_ESERVER, "%s: HTTP %ld%s%s%s%s",
+			    what.s, resp.status, code ? " " : "", code ? code : "", msg ? ": " : "", msg ? msg : "");
 		cJSON_Delete(j);
 	} else {
 		rc = creds_from_json(out, &resp.body, what.s, "container credentials", 0, err);
@@ -645,10 +652,15 @@ static int link_imds(struct aws_credentials_provider *p, struct aws_credentials 
 	struct http_response resp;
 	http_response_init(&resp);
 	int rc = imds_request(p, "PUT", base.s, "/latest/api/token", NULL, &resp, &e);
-	if (rc) {
+	if (rc && rc == EM_ENET && resp.unreachable) {
 		/* Nothing answers: not on EC2 (or the hop limit keeps us out). The chain ends here. */
 		log_debug("instance metadata at %s: %s", base.s, e.s);
 		rc = 0;
+		goto out;
+	}
+	if (rc) {
+		/* Something listens there but its answer is unusable: a failed source, not "not on EC2". */
+		em_err(err, rc, "instance metadata (IMDS) at %s: the token request got no usable answer: %s", base.s, e.s);
 		goto out;
 	}
 	if (resp.status == 200) {
@@ -657,21 +669,21 @@ static int link_imds(struct aws_credentials_provider *p, struct aws_credentials 
 	} else if (resp.status == 403 || resp.status == 404 || resp.status == 405) {
 		if (env_true("AWS_EC2_METADATA_V1_DISABLED")) {
 			rc = em_err(err, EM_EAUTH,
-				    "instance metadata at %s: the IMDSv2 token request was refused (HTTP %ld) and "
+				    "instance metadata (IMDS) at %s: the IMDSv2 token request was refused (HTTP %ld) and "
 				    "AWS_EC2_METADATA_V1_DISABLED forbids IMDSv1",
 				    base.s, resp.status);
 			goto out;
 		}
 		log_debug("instance metadata at %s: token request answered HTTP %ld; trying IMDSv1", base.s, resp.status);
 	} else {
-		rc = em_err(err, EM_ESERVER, "instance metadata at %s: the token request answered HTTP %ld", base.s,
+		rc = em_err(err, EM_ESERVER, "instance metadata (IMDS) at %s: the token request answered HTTP %ld", base.s,
 			    resp.status);
 		goto out;
 	}
 	const char *tok = token.len ? token.s : NULL;
 	rc = imds_request(p, "GET", base.s, "/latest/meta-data/iam/security-credentials/", tok, &resp, &e);
 	if (rc) {
-		em_err(err, rc, "instance metadata: %s", e.s);
+		em_err(err, rc, "instance metadata (IMDS) at %s: %s", base.s, e.s);
 		goto out;
 	}
 	if (resp.status == 404) {
@@ -680,7 +692,7 @@ static int link_imds(struct aws_credentials_provider *p, struct aws_credentials 
 	}
 	if (resp.status != 200) {
 		rc = em_err(err, resp.status == 401 || resp.status == 403 ? EM_EAUTH : EM_ESERVER,
-			    "instance metadata at %s: listing the instance profile role answered HTTP %ld", base.s,
+			    "instance metadata (IMDS) at %s: listing the instance profile role answered HTTP %ld", base.s,
 			    resp.status);
 		goto out;
 	}
@@ -691,11 +703,11 @@ static int link_imds(struct aws_credentials_provider *p, struct aws_credentials 
 	buf_add_urlencoded(&path, role.s, 1);
 	rc = imds_request(p, "GET", base.s, path.s, tok, &resp, &e);
 	if (rc) {
-		em_err(err, rc, "instance metadata: %s", e.s);
+		em_err(err, rc, "instance metadata (IMDS) at %s: %s", base.s, e.s);
 		goto out;
 	}
 	struct buf what = BUF_INIT;
-	buf_addf(&what, "instance metadata credentials for role '%s'", role.s);
+	buf_addf(&what, "instance metadata (IMDS) at %s: credentials for role '%s'", base.s, role.s);
 	if (resp.status != 200) {
 		rc = em_err(err, resp.status == 401 || resp.status == 403 ? EM_EAUTH : EM_ESERVER, "%s: HTTP %ld", what.s,
 			    resp.status);
@@ -954,6 +966,7 @@ static int resolve(struct aws_credentials_provider *p, struct aws_credentials *o
 		}
 	}
 	if (rc == 0 && !out->access_key_id) {
+		p->no_source = p->link < 0;
 		if (p->link >= 0)
 			rc = em_err(err, EM_EAUTH, "aws credentials from %s are no longer available", link_names[p->link]);
 		else
@@ -1015,6 +1028,11 @@ void aws_credentials_provider_release(struct aws_credentials_provider *p)
 	memset(p, 0, sizeof *p);
 }
 
+int aws_credentials_provider_found_no_source(const struct aws_credentials_provider *p)
+{
+	return p->no_source;
+}
+
 void aws_credentials_provider_expire(struct aws_credentials_provider *p)
 {
 	aws_credentials_release(&p->creds);
@@ -1033,6 +1051,7 @@ int aws_credentials_provider_get(struct aws_credentials_provider *p, const struc
 		log_debug("aws credentials: no http client; only the environment and the shared files can answer");
 	struct aws_credentials fresh = {0};
 	struct buf e = BUF_INIT;
+	p->no_source = 0;
 	int rc = resolve(p, &fresh, &e);
 	if (rc == 0) {
 		aws_credentials_release(&p->creds);

@@ -46,12 +46,16 @@ const struct cmd_help inventory_help = {
 		"--from-aws-json/--from-kube-json` replays into the same plan.\n"
 		"\n"
 		"Either side may be absent: without a kubeconfig (or with --no-kube) every volume is not-kubernetes; "
-		"without AWS credentials the clusters' EBS PVs are listed and cannot be priced. Credentials: "
+		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "
+		"priced, and a warning says so. PVs without zone topology are looked up by volume id in their "
+		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
 		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.",
 	.options = inventory_options,
 	.shared = live_options,
-	.exit_codes = "Exit 1 when a configured side fails (credentials refused, network, throttled after all "
-		      "retries): the message names the call, region or context.",
+	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "
+		      "network, throttled after all retries: the message names the source, call, region or "
+		      "context), or when there is nothing to inventory (no AWS credential source and no "
+		      "Kubernetes); nothing is recorded then.",
 };
 
 struct inv_args {
@@ -178,8 +182,12 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
-	for (size_t i = 0; i < fleet.n_notices; i++)
-		log_notice("%s", fleet.notices[i]);
+	for (size_t i = 0; i < fleet.n_notices; i++) {
+		if (inventory_live_notice_is_warning(&res, i))
+			log_warning("%s", fleet.notices[i]);
+		else
+			log_notice("%s", fleet.notices[i]);
+	}
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
 	/* The document (100+ MB for 100,000 volumes) is the JSON output and the database record.
 	 * SQLite builds its own copy while inserting it, so it is produced while the fleet exists

@@ -235,6 +235,9 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		lrc = inventory_load_live(&fleet, &a.live, &res, &err);
 		if (isatty(2))
 			fputs("\r\033[K", stderr);
+		/* Missing data is said on stderr in every format (table and csv print all warnings below). */
+		for (size_t i = 0; !lrc && a.format != FORMAT_TABLE && a.format != FORMAT_CSV && i < res.n_warning_notices; i++)
+			log_warning("%s", fleet.notices[res.warning_notices[i]]);
 		inventory_live_result_release(&res);
 	} else {
 		struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};

@@ -571,6 +571,7 @@ static void response_reset(struct http_response *r, size_t cap)
 	buf_reset(&r->body);
 	buf_set_cap(&r->body, cap);
 	r->status = 0;
+	r->unreachable = 0;
 }
 
 void http_url_for_message(struct buf *out, const char *url)
@@ -629,6 +630,9 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 			}
 			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
 			if (!curl_code_retryable(cc) || attempt >= max) {
+				out->unreachable = cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
+						   cc == CURLE_COULDNT_CONNECT ||
+						   (cc == CURLE_OPERATION_TIMEDOUT && !out->headers.n && !out->body.len);
 				out->status = 0;
 				if (attempt > 1)
 					rc = em_err(err, EM_ENET, "%s: %s (after %d attempts)", where.s, why, attempt);

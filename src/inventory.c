@@ -2,7 +2,7 @@
  * inventory.c - builds the fleet from its sources and joins the Kubernetes view onto EBS.
  *
  * Entry points: inventory_load_exports (offline: AWS CLI and kubectl JSON files),
- * inventory_join (shared by offline and live paths).
+ * inventory_load_live (the AWS and Kubernetes APIs), inventory_join (shared by both).
  *
  * Join rules:
  *   1. PV -> volume by the volume id in spec.csi.volumeHandle / awsElasticBlockStore.volumeID.
@@ -12,7 +12,16 @@
  *   5. A volume bound in two clusters keeps the first binding; a notice names both.
  *   6. A PV whose volume is absent from the EC2 data becomes a `missing` volume, so the plan
  *      shows it (flagged volume-not-found) instead of silently dropping it.
+ *
+ * Live reads never go quiet about missing data (issue 12):
+ *   - AWS is left out only when the credentials chain finds no source at all, and then as a
+ *     warning; a configured source that fails is an error; a run reading nothing is an error.
+ *   - A PV without zone topology is looked up by volume id in its cluster's node regions
+ *     before it is called volume-not-found; PVs still unfound for want of a region, PVs in
+ *     regions --region left out, and a region answering with no volumes while PVs point into
+ *     it are warnings (inventory_live_result.warning_notices), with the fix.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +105,9 @@ static char *take(char **s)
 	return v;
 }
 
-void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
+/* report_missing 0: the caller (the live path) has told the missing volumes apart by region
+ * and said so itself. */
+static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing)
 {
 	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct buf k = BUF_INIT;
@@ -193,10 +204,10 @@ void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 	}
 	if (n_double > 1)
 		fleet_add_notice(f, "%zu more volumes are bound in more than one cluster", n_double - 1);
-	if (n_missing && have_ec2_data)
+	if (n_missing && report_missing && have_ec2_data)
 		fleet_add_notice(f, "%zu PersistentVolume(s) name EBS volumes absent from the EC2 data (flagged volume-not-found)",
 				 n_missing);
-	else if (n_missing)
+	else if (n_missing && report_missing)
 		fleet_add_notice(f, "no EC2 data given: %zu EBS PersistentVolume(s) listed from Kubernetes only; "
 				    "their configuration, prices and modification history are unknown",
 				 n_missing);
@@ -208,6 +219,11 @@ void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 	strmap_release(&uses);
 	strmap_release(&nodes);
 	strmap_release(&sts);
+}
+
+void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
+{
+	join(f, ks, have_ec2_data, 1);
 }
 
 static char *default_cluster_name(const char *path)
@@ -295,14 +311,38 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
 		     struct inventory_live_result *r, struct buf *err);
 
+/* A small ordered set of names (regions, clusters): a few entries, so linear lookups. */
+static int names_have(char *const *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void names_add(char ***v, size_t *n, const char *name)
+{
+	if (names_have(*v, *n, name))
+		return;
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = xstrdup(name);
+}
+
+static void names_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int has_region(const struct inventory_live_result *r, const char *region)
+{
+	return names_have(r->regions, r->n_regions, region);
+}
 
 static void add_region(struct inventory_live_result *r, const char *region)
 {
-	for (size_t i = 0; i < r->n_regions; i++)
-		if (strcmp(r->regions[i], region) == 0)
-			return;
-	r->regions = xrealloc(r->regions, (r->n_regions + 1) * sizeof *r->regions);
-	r->regions[r->n_regions++] = xstrdup(region);
+	names_add(&r->regions, &r->n_regions, region);
 }
 
 static void add_saved(struct inventory_live_result *r, const char *path)
@@ -311,15 +351,38 @@ static void add_saved(struct inventory_live_result *r, const char *path)
 	r->saved[r->n_saved++] = xstrdup(path);
 }
 
+/* A fleet notice that is a warning: data the run was asked for and did not get. */
+static void add_warning(struct fleet *f, struct inventory_live_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void add_warning(struct fleet *f, struct inventory_live_result *r, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	fleet_add_notice(f, "%s", b.s);
+	buf_release(&b);
+	r->warning_notices = xrealloc(r->warning_notices, (r->n_warning_notices + 1) * sizeof *r->warning_notices);
+	r->warning_notices[r->n_warning_notices++] = f->n_notices - 1;
+}
+
+int inventory_live_notice_is_warning(const struct inventory_live_result *r, size_t notice)
+{
+	for (size_t i = 0; i < r->n_warning_notices; i++)
+		if (r->warning_notices[i] == notice)
+			return 1;
+	return 0;
+}
+
 void inventory_live_result_release(struct inventory_live_result *r)
 {
-	for (size_t i = 0; i < r->n_regions; i++)
-		free(r->regions[i]);
-	free(r->regions);
+	names_free(r->regions, r->n_regions);
 	for (size_t i = 0; i < r->n_saved; i++)
 		free(r->saved[i]);
 	free(r->saved);
 	free(r->account);
+	free(r->warning_notices);
 	memset(r, 0, sizeof *r);
 }
 
@@ -335,8 +398,212 @@ static int save_file(struct inventory_live_result *r, const char *dir, const cha
 	return rc;
 }
 
-static int aws_side(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
-		    struct buf *err)
+/* The region a PV's zone topology names; NULL (and nothing to free) when it has none. */
+static char *pv_region(const struct kube_pv *pv)
+{
+	char *region = NULL, *loc = NULL;
+	if (pv->zone && volume_split_az(pv->zone, &region, &loc) != 0)
+		region = NULL;
+	free(loc);
+	return region;
+}
+
+/* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
+ * their modifications, instance types, metrics, and the exports when saving. */
+static int read_region(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
+		       struct fleet *f, const char *region, const char *const *ids, size_t n_ids, struct buf *err)
+{
+	struct ec2_mod_list mods;
+	memset(&mods, 0, sizeof mods);
+	int rc;
+	if (ids) {
+		rc = aws_ec2_describe_volumes_by_id(c, region, ids, n_ids, f, err);
+		if (!rc)
+			rc = aws_ec2_describe_modifications_by_id(c, region, ids, n_ids, &mods, err);
+	} else {
+		rc = aws_ec2_describe_volumes(c, region, f, r->account,
+					      o->progress ? (void (*)(void *, const char *, size_t))o->progress : NULL,
+					      o->progress_ctx, err);
+		if (!rc)
+			rc = aws_ec2_describe_modifications(c, region, &mods, err);
+	}
+	if (!rc)
+		aws_ec2_attach_mods(f, &mods);
+	ec2_mod_list_release(&mods);
+	if (!rc)
+		rc = aws_ec2_instance_types(c, region, f, err);
+	if (!rc) {
+		/* Instance EBS limits only sharpen the plan: a refusal is a notice, not a failure. */
+		struct buf lerr = BUF_INIT;
+		if (aws_ec2_instance_type_limits(c, region, f, &lerr))
+			fleet_add_notice(f, "instance EBS limits unavailable in %s: %s", region, lerr.s);
+		buf_release(&lerr);
+	}
+	struct buf metrics = BUF_INIT;
+	if (!rc && !o->no_metrics) {
+		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL};
+		if (o->save_dir)
+			aws_cloudwatch_export_begin(&metrics);
+		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
+		if (!rc && o->save_dir) {
+			struct buf name = BUF_INIT;
+			aws_cloudwatch_export_end(&metrics);
+			buf_addf(&name, "metrics-%s.json", region);
+			rc = save_file(r, o->save_dir, name.s, &metrics, err);
+			buf_release(&name);
+		}
+	}
+	buf_release(&metrics);
+	if (!rc && o->save_dir) {
+		struct buf data = BUF_INIT, name = BUF_INIT;
+		aws_ec2_write_volumes_export(&data, f, region);
+		buf_addf(&name, "volumes-%s.json", region);
+		rc = save_file(r, o->save_dir, name.s, &data, err);
+		buf_reset(&data);
+		buf_reset(&name);
+		if (!rc) {
+			aws_ec2_write_modifications_export(&data, f, region);
+			buf_addf(&name, "modifications-%s.json", region);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+		}
+		if (!rc) {
+			buf_reset(&data);
+			buf_reset(&name);
+			aws_ec2_write_instances_export(&data, f, region);
+			buf_addf(&name, "instances-%s.json", region);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+		}
+		buf_release(&data);
+		buf_release(&name);
+	}
+	return rc;
+}
+
+/* A PV whose region cannot be told (no zone topology) and that no region read so far holds. */
+static int pv_unplaced(struct fleet *f, const struct kube_pv *pv)
+{
+	char *region = pv_region(pv);
+	int unplaced = !region && !fleet_find(f, pv->volume_id);
+	free(region);
+	return unplaced;
+}
+
+/* The volume ids of the unplaced PVs (borrowed from ks); *ids is the caller's to free. */
+static size_t unplaced_ids(struct fleet *f, const struct kube_set *ks, const char ***ids)
+{
+	size_t n = 0;
+	*ids = NULL;
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		if (pv_unplaced(f, &ks->pvs[i])) {
+			*ids = xrealloc((void *)*ids, (n + 1) * sizeof **ids);
+			(*ids)[n++] = ks->pvs[i].volume_id;
+		}
+	}
+	return n;
+}
+
+/* PVs whose region cannot be told (no zone topology, a bare vol-... handle) and that no region
+ * read holds are looked up by id in the regions of their clusters' nodes not read yet: a PV
+ * is never called volume-not-found for want of looking where its cluster runs. */
+static int look_up_unplaced(struct aws_client *c, const struct inventory_live_options *o,
+			    struct inventory_live_result *r, struct fleet *f, const struct kube_set *ks, struct buf *err)
+{
+	const char **ids;
+	size_t n = unplaced_ids(f, ks, &ids);
+	/* The regions to look in: those of the nodes of clusters with unplaced PVs, not read yet
+	 * (a list of clusters, then one pass over the nodes: no scan of the PVs per node). */
+	char **clusters = NULL, **where = NULL;
+	size_t n_clusters = 0, n_where = 0;
+	for (size_t i = 0; i < ks->n_pvs && n; i++)
+		if (pv_unplaced(f, &ks->pvs[i]))
+			names_add(&clusters, &n_clusters, ks->pvs[i].cluster);
+	for (size_t k = 0; k < ks->n_nodes && n; k++) {
+		const struct kube_node *node = &ks->nodes[k];
+		if (node->region && !has_region(r, node->region) && names_have(clusters, n_clusters, node->cluster))
+			names_add(&where, &n_where, node->region);
+	}
+	int rc = 0;
+	for (size_t w = 0; w < n_where && n && !rc; w++) {
+		const char *region = where[w];
+		size_t before = f->n;
+		rc = read_region(c, o, r, f, region, ids, n, err);
+		if (rc)
+			break;
+		for (size_t i = before; i < f->n && r->account; i++) /* as a full read labels them */
+			if (!f->vols[i].account)
+				f->vols[i].account = xstrdup(r->account);
+		fleet_add_notice(f,
+				 "%zu PersistentVolume(s) without zone topology looked up by volume id in %s (where "
+				 "their clusters have nodes): %zu found",
+				 n, region, f->n - before);
+		add_region(r, region);
+		free((void *)ids);
+		n = unplaced_ids(f, ks, &ids);
+	}
+	free((void *)ids);
+	names_free(clusters, n_clusters);
+	names_free(where, n_where);
+	return rc;
+}
+
+/* Says which PVs name volumes no region read holds, by why: a region read that lacks them (a
+ * deleted volume: a result), a region not read (--region left it out), or no region at all
+ * (nothing tells where to look). Only the first is a plain notice. */
+static void report_missing(struct fleet *f, struct inventory_live_result *r, const struct kube_set *ks)
+{
+	size_t absent = 0, unread = 0, unplaced = 0;
+	const struct kube_pv *example = NULL;
+	char **unread_regions = NULL;
+	size_t n_unread_regions = 0;
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		const struct kube_pv *pv = &ks->pvs[i];
+		if (fleet_find(f, pv->volume_id))
+			continue;
+		char *region = pv_region(pv);
+		if (region && has_region(r, region)) {
+			absent++;
+		} else if (region) {
+			unread++;
+			names_add(&unread_regions, &n_unread_regions, region);
+		} else {
+			unplaced++;
+			example = example ? example : pv;
+		}
+		free(region);
+	}
+	if (absent)
+		fleet_add_notice(f, "%zu PersistentVolume(s) name EBS volumes absent from the EC2 data of their region "
+				    "(flagged volume-not-found)",
+				 absent);
+	if (unread) {
+		struct buf list = BUF_INIT, fix = BUF_INIT;
+		for (size_t i = 0; i < n_unread_regions; i++) {
+			buf_addf(&list, "%s%s", i ? ", " : "", unread_regions[i]);
+			buf_addf(&fix, "%s--region %s", i ? " " : "", unread_regions[i]);
+		}
+		add_warning(f, r,
+			    "%zu PersistentVolume(s) are in region(s) not read (%s): flagged volume-not-found; add %s to "
+			    "read them",
+			    unread, list.s, fix.s);
+		buf_release(&list);
+		buf_release(&fix);
+	}
+	if (unplaced) {
+		struct buf list = BUF_INIT;
+		for (size_t i = 0; i < r->n_regions; i++)
+			buf_addf(&list, "%s%s", i ? ", " : "", r->regions[i]);
+		add_warning(f, r,
+			    "%zu PersistentVolume(s) without zone topology (e.g. PV '%s' in cluster '%s', volume '%s') "
+			    "are in none of the regions read (%s): flagged volume-not-found; if they live in another "
+			    "region, add --region REGION",
+			    unplaced, example->name, example->cluster, example->volume_id, list.s);
+		buf_release(&list);
+	}
+	names_free(unread_regions, n_unread_regions);
+}
+
+static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
+		    struct inventory_live_result *r, struct buf *err)
 {
 	struct aws_client c;
 	struct aws_client_options co;
@@ -348,14 +615,20 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, str
 	const struct aws_credentials *cr = NULL;
 	struct buf cerr = BUF_INIT;
 	if (aws_credentials_provider_get(&c.creds, &cr, &cerr) != 0) {
-		/* No credentials at all: list Kubernetes only (issue: either side may be absent). */
-		if (o->profile) {
-			rc = em_err(err, EM_EAUTH, "AWS profile '%s': %s", o->profile, cerr.s);
-		} else {
-			fleet_add_notice(f, "no AWS credentials (%s): EBS volumes were not read; volumes are listed "
-					    "from Kubernetes only and cannot be priced or checked",
-					 cerr.s);
-		}
+		/* Only a chain with no source at all may leave AWS out; a source that is configured
+		 * and fails (a refused token, a 401, a malformed answer) stops the run. */
+		if (o->profile)
+			rc = em_err(err, EM_EAUTH, "aws credentials: profile '%s': %s", o->profile, cerr.s);
+		else if (!aws_credentials_provider_found_no_source(&c.creds))
+			rc = em_err(err, EM_EAUTH, "aws credentials: %s", cerr.s);
+		else if (!r->kube_read)
+			rc = em_err(err, EM_EAUTH, "nothing to inventory: %s, and Kubernetes was not read (%s)", cerr.s,
+				    o->no_kube ? "--no-kube" : "no kubeconfig");
+		else
+			add_warning(f, r,
+				    "%s: EBS volumes were not read; the clusters' volumes are listed from Kubernetes "
+				    "only and cannot be priced or checked",
+				    cerr.s);
 		buf_release(&cerr);
 		aws_client_release(&c);
 		return rc;
@@ -363,64 +636,28 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, str
 	buf_release(&cerr);
 	if (cr->account_id)
 		r->account = xstrdup(cr->account_id);
-	for (size_t i = 0; i < r->n_regions && !rc; i++) {
+	size_t n_full = r->n_regions;
+	for (size_t i = 0; i < n_full && !rc; i++) {
 		const char *region = r->regions[i];
-		rc = aws_ec2_describe_volumes(&c, region, f, r->account, o->progress ? (void (*)(void *, const char *, size_t))o->progress : NULL,
-					      o->progress_ctx, err);
-		struct ec2_mod_list mods;
-		memset(&mods, 0, sizeof mods);
-		if (!rc)
-			rc = aws_ec2_describe_modifications(&c, region, &mods, err);
-		if (!rc)
-			aws_ec2_attach_mods(f, &mods);
-		ec2_mod_list_release(&mods);
-		if (!rc)
-			rc = aws_ec2_instance_types(&c, region, f, err);
-		if (!rc) {
-			/* Instance EBS limits only sharpen the plan: a refusal is a notice, not a failure. */
-			struct buf lerr = BUF_INIT;
-			if (aws_ec2_instance_type_limits(&c, region, f, &lerr))
-				fleet_add_notice(f, "instance EBS limits unavailable in %s: %s", region, lerr.s);
-			buf_release(&lerr);
-		}
-		struct buf metrics = BUF_INIT;
-		if (!rc && !o->no_metrics) {
-			struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL};
-			if (o->save_dir)
-				aws_cloudwatch_export_begin(&metrics);
-			rc = aws_cloudwatch_volume_metrics(&c, region, f, &cw, err);
-			if (!rc && o->save_dir) {
-				struct buf name = BUF_INIT;
-				aws_cloudwatch_export_end(&metrics);
-				buf_addf(&name, "metrics-%s.json", region);
-				rc = save_file(r, o->save_dir, name.s, &metrics, err);
-				buf_release(&name);
+		size_t before = f->n;
+		rc = read_region(&c, o, r, f, region, NULL, 0, err);
+		size_t pvs_here = 0; /* an empty answer is suspicious only when PVs point into the region */
+		if (!rc && f->n == before) {
+			for (size_t k = 0; k < ks->n_pvs; k++) {
+				char *pr = pv_region(&ks->pvs[k]);
+				pvs_here += pr && strcmp(pr, region) == 0;
+				free(pr);
 			}
 		}
-		buf_release(&metrics);
-		if (!rc && o->save_dir) {
-			struct buf data = BUF_INIT, name = BUF_INIT;
-			aws_ec2_write_volumes_export(&data, f, region);
-			buf_addf(&name, "volumes-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
-			buf_reset(&data);
-			buf_reset(&name);
-			if (!rc) {
-				aws_ec2_write_modifications_export(&data, f, region);
-				buf_addf(&name, "modifications-%s.json", region);
-				rc = save_file(r, o->save_dir, name.s, &data, err);
-			}
-			if (!rc) {
-				buf_reset(&data);
-				buf_reset(&name);
-				aws_ec2_write_instances_export(&data, f, region);
-				buf_addf(&name, "instances-%s.json", region);
-				rc = save_file(r, o->save_dir, name.s, &data, err);
-			}
-			buf_release(&data);
-			buf_release(&name);
-		}
+		if (pvs_here)
+			add_warning(f, r,
+				    "region %s answered with no EBS volumes while %zu PersistentVolume(s) point into it: "
+				    "check that the AWS credentials are the clusters' account's and that no "
+				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
+				    region, pvs_here);
 	}
+	if (!rc)
+		rc = look_up_unplaced(&c, o, r, f, ks, err);
 	if (!rc && o->save_dir && f->n_limits) {
 		struct buf data = BUF_INIT;
 		aws_ec2_write_instance_types_export(&data, f);
@@ -449,6 +686,10 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		kube_set_release(&ks);
 		return rc;
 	}
+	if (o->no_aws && !r->kube_read) {
+		kube_set_release(&ks);
+		return em_err(err, EM_ENOTFOUND, "nothing to inventory: no kubeconfig found, and AWS was not read (--no-aws)");
+	}
 	for (size_t i = 0; i < o->n_regions; i++)
 		add_region(r, o->regions[i]);
 	if (!o->n_regions && !o->no_aws) {
@@ -461,11 +702,10 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		buf_release(&rerr);
 		/* ... and every region the clusters' EBS PVs live in. */
 		for (size_t i = 0; i < ks.n_pvs; i++) {
-			char *region = NULL, *loc = NULL;
-			if (ks.pvs[i].zone && volume_split_az(ks.pvs[i].zone, &region, &loc) == 0)
+			char *region = pv_region(&ks.pvs[i]);
+			if (region)
 				add_region(r, region);
 			free(region);
-			free(loc);
 		}
 		if (!r->n_regions) {
 			kube_set_release(&ks);
@@ -473,9 +713,11 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		}
 	}
 	if (!o->no_aws)
-		rc = aws_side(f, o, r, err);
+		rc = aws_side(f, o, &ks, r, err);
+	if (!rc && r->aws_read)
+		report_missing(f, r, &ks);
 	if (!rc && (ks.n_pvs || ks.n_pvcs))
-		inventory_join(f, &ks, r->aws_read);
+		join(f, &ks, r->aws_read, !r->aws_read);
 	kube_set_release(&ks);
 	return rc;
 }

@@ -58,7 +58,8 @@ void kube_set_release(struct kube_set *ks)
 			free(ks->uses[i].node);
 	free(ks->uses);
 	for (size_t i = 0; i < ks->n_nodes; i++)
-		free(ks->nodes[i].cluster), free(ks->nodes[i].name), free(ks->nodes[i].instance_type);
+		free(ks->nodes[i].cluster), free(ks->nodes[i].name), free(ks->nodes[i].instance_type),
+			free(ks->nodes[i].region);
 	free(ks->nodes);
 	for (size_t i = 0; i < ks->n_usage; i++)
 		free(ks->usage[i].cluster), free(ks->usage[i].namespace_), free(ks->usage[i].pvc);
@@ -413,6 +414,18 @@ static int load_node(struct kube_set *ks, const char *cluster, const cJSON *o)
 	n->cluster = xstrdup(cluster);
 	n->name = xstrdup(name);
 	n->instance_type = xstrdup(it);
+	/* The node's region: where a PV without zone topology most likely lives (inventory.c). */
+	const char *region = jsonx_str(lab, "topology.kubernetes.io/region");
+	if (!region)
+		region = jsonx_str(lab, "failure-domain.beta.kubernetes.io/region");
+	const char *zone = jsonx_str(lab, "topology.kubernetes.io/zone");
+	char *loc = NULL;
+	n->region = NULL;
+	if (region)
+		n->region = xstrdup(region);
+	else if (zone && volume_split_az(zone, &n->region, &loc) != 0)
+		n->region = NULL;
+	free(loc);
 	return 1;
 }
 
@@ -804,6 +817,10 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 		if (nd->instance_type) {
 			buf_adds(b, "\"node.kubernetes.io/instance-type\":");
 			buf_add_json_str(b, nd->instance_type);
+		}
+		if (nd->region) {
+			buf_adds(b, nd->instance_type ? ",\"topology.kubernetes.io/region\":" : "\"topology.kubernetes.io/region\":");
+			buf_add_json_str(b, nd->region);
 		}
 		buf_adds(b, "}}}");
 	}

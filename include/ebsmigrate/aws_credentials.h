@@ -74,6 +74,7 @@ struct aws_credentials_provider {
 	time_t (*clock)(void);
 	int refresh_window_s;
 	int link;                   /* the link that answered; -1 until one did */
+	int no_source;              /* the last get failed because no link applies */
 	int have;
 	struct aws_credentials creds;
 };
@@ -84,6 +85,12 @@ void aws_credentials_provider_release(struct aws_credentials_provider *p);
  * fails while the cached credentials have not expired yet, those are returned. */
 int aws_credentials_provider_get(struct aws_credentials_provider *p, const struct aws_credentials **out,
 				 struct buf *err);
+/* 1 when the last get failed only because no link of the chain applies: nothing is configured
+ * (no keys, no profile credentials, no web identity, no container URI, and instance metadata
+ * does not answer or gives no role). 0 after a success and after a configured source failed
+ * (a refused token, a 401, a malformed answer, a bad setting): callers may do without AWS in
+ * the first case only. */
+int aws_credentials_provider_found_no_source(const struct aws_credentials_provider *p);
 /* Forgets the cached credentials (after the service said ExpiredToken); the next get fetches. */
 void aws_credentials_provider_expire(struct aws_credentials_provider *p);
 

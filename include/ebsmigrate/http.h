@@ -98,6 +98,8 @@ struct http_response {
 	struct buf body;            /* of the last answer, capped at the client's max_body */
 	int attempts;               /* attempts made by the last http_send */
 	int throttled;              /* answers classified as throttling during the last http_send */
+	int unreachable;            /* EM_ENET because nothing answered: DNS, connection refused, or
+				     * a timeout before any byte of an answer (not: a cut or garbled one) */
 };
 
 void http_response_init(struct http_response *r);

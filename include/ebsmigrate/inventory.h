@@ -59,13 +59,22 @@ struct inventory_live_result {
 	int aws_read, kube_read;             /* 1 when that side was read */
 	char **saved;                        /* files written by save_dir */
 	size_t n_saved;
+	size_t *warning_notices;             /* indices of the fleet's notices that are warnings: data
+					      * the run was asked for and did not get */
+	size_t n_warning_notices;
 };
 
-/* Reads the fleet from the live APIs. A side that is not configured (no kubeconfig, no AWS
- * credentials) is skipped with a notice in the fleet; failures of a configured side are errors
- * naming the context/profile/region and call. */
+/* Reads the fleet from the live APIs. A side that is not configured is skipped: no kubeconfig
+ * with a notice, no AWS credential source at all with a warning notice (warning_notices). A
+ * configured side that fails is an error naming the context/profile/region and call, or the
+ * credential source and its code; so is a run that would read nothing (no credentials and no
+ * Kubernetes: "nothing to inventory"). PVs without zone topology that no region read holds
+ * are looked up by id in their clusters' node regions; those still missing, PVs in regions not
+ * read, and a region answering with no volumes while PVs point into it are warning notices. */
 int inventory_load_live(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
 			struct buf *err);
+/* 1 when the fleet's notice number `notice` is one of r's warnings. */
+int inventory_live_notice_is_warning(const struct inventory_live_result *r, size_t notice);
 void inventory_live_result_release(struct inventory_live_result *r);
 
 #endif

@@ -49,6 +49,7 @@ struct kube_claim_use { /* a pod on a node mounting a PVC */
 
 struct kube_node {
 	char *cluster, *name, *instance_type;
+	char *region; /* topology.kubernetes.io/region (or from the zone label), NULL unknown */
 };
 
 struct kube_usage {

@@ -1438,7 +1438,10 @@ class ImdsApp:
         self.sim = apis.sim
 
     def handle(self, req):
-        resp = self._handle(req)
+        fault = self.sim.fault("imds", req.path)
+        resp = self._handle(req, fault)
+        if fault and fault["kind"] in ("drop", "truncate"):
+            resp.fault = fault["kind"]
         self.sim.log_request({"service": "imds", "action": "%s %s" % (req.method, req.path),
                               "params": {}, "status": resp.status, "principal": None,
                               "error_code": None if resp.status < 400 else str(resp.status)})
@@ -1447,8 +1450,7 @@ class ImdsApp:
     def _text(self, status, text, ctype="text/plain"):
         return Response(status, {"Content-Type": ctype}, text)
 
-    def _handle(self, req):
-        fault = self.sim.fault("imds", req.path)
+    def _handle(self, req, fault):
         if fault and fault["kind"] == "5xx":
             return self._text(500, "Internal Server Error")
         if fault and fault["kind"] == "slow":
@@ -1528,14 +1530,16 @@ class ContainerApp:
         self.sim = apis.sim
 
     def handle(self, req):
-        resp = self._handle(req)
+        fault = self.sim.fault("container", req.path)
+        resp = self._handle(req, fault)
+        if fault and fault["kind"] in ("drop", "truncate"):
+            resp.fault = fault["kind"]
         self.sim.log_request({"service": "container", "action": "%s %s" % (req.method, req.path),
                               "params": {}, "status": resp.status, "principal": None,
                               "error_code": None if resp.status < 400 else str(resp.status)})
         return resp
 
-    def _handle(self, req):
-        fault = self.sim.fault("container", req.path)
+    def _handle(self, req, fault):
         if fault and fault["kind"] == "5xx":
             return Response(500, {"Content-Type": "application/json"},
                             json.dumps({"Code": "InternalError", "Message": "internal error"}))

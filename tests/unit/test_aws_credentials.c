@@ -521,7 +521,8 @@ static void test_container(void)
 	CHECK_STR(lb_header(lb_req(&s, 3), "Authorization", v, sizeof v), "Basic abc");
 	/* refusals and incomplete answers */
 	CHECK_I64(get(NULL, NULL, &out, &err), EM_EAUTH);
-	CHECK(strstr(err.s, "/v1/credentials': HTTP 403: pod identity association missing") != NULL);
+	CHECK(strstr(err.s, "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://127.0.0.1:") == err.s);
+	CHECK(strstr(err.s, "/v1/credentials'): HTTP 403 AccessDenied: pod identity association missing") != NULL);
 	CHECK(strstr(err.s, "x=1") == NULL && strstr(err.s, "Basic abc") == NULL);
 	buf_reset(&err);
 	CHECK_I64(get(NULL, NULL, &out, &err), EM_ESERVER);
@@ -717,6 +718,127 @@ static void cleanup(void)
 	rmdir(tmp);
 }
 
+/* Which failures are "no source" (the caller may do without AWS) and which are a configured
+ * source that failed (an error naming the source and the service's code). */
+static void test_no_source_or_failed(void)
+{
+	struct aws_credentials_provider p;
+	const struct aws_credentials *c = NULL;
+	struct buf err = BUF_INIT;
+	char url[256];
+
+	/* nothing configured at all, IMDS off */
+	reset();
+	provider(&p, NULL, NULL);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 1);
+	aws_credentials_provider_release(&p);
+
+	/* IMDS: nobody listening (connection refused) is "not on EC2" */
+	unsetenv("AWS_EC2_METADATA_DISABLED");
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", lb_dead_port());
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url, 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 1);
+	aws_credentials_provider_release(&p);
+
+	/* IMDS: a timeout before any answer (the hop limit) is "not on EC2" too */
+	static const struct lb_response slow[] = {{200, NULL, "TOKEN", 1600, 0}};
+	struct lb_server s;
+	CHECK(lb_start(&s, slow, 1) == 0);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", s.url, 1);
+	setenv("AWS_METADATA_SERVICE_TIMEOUT", "1", 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 1);
+	aws_credentials_provider_release(&p);
+	lb_stop(&s);
+
+	/* IMDS: something answers at the address, but the connection closes without an answer */
+	static const struct lb_response dropped[] = {{0, NULL, NULL, 0, 0}};
+	CHECK(lb_start(&s, dropped, 1) == 0);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", s.url, 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_ENET);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	CHECK(strncmp(err.s, "instance metadata (IMDS) at http://127.0.0.1:", 45) == 0);
+	CHECK(strstr(err.s, "the token request got no usable answer") != NULL);
+	aws_credentials_provider_release(&p);
+	lb_stop(&s);
+
+	/* IMDS: answers, but the credentials are not JSON; then a 401 listing the role */
+	static const struct lb_response garbage[] = {
+		{200, NULL, "TOKEN", 0, 0},
+		{200, NULL, "node-role", 0, 0},
+		{200, NULL, "{\"Code\":\"Success\",\"AccessKeyId\":\"ASIA", 0, 0},
+		{200, NULL, "TOKEN", 0, 0},
+		{401, NULL, "", 0, 0},
+	};
+	CHECK(lb_start(&s, garbage, 5) == 0);
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", s.url, 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_ESERVER);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	CHECK(strstr(err.s, "instance metadata (IMDS) at http://127.0.0.1:") == err.s);
+	CHECK(strstr(err.s, ": credentials for role 'node-role': the answer is not a JSON object") != NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	CHECK(strstr(err.s, "listing the instance profile role answered HTTP 401") != NULL);
+	aws_credentials_provider_release(&p);
+	lb_stop(&s);
+
+	/* the container endpoint refuses the token: its code and message, the variable named */
+	reset();
+	static const struct lb_response refused[] = {
+		{401, NULL, "{\"Code\":\"AccessDeniedException\",\"Message\":\"The authorization token is not valid\"}", 0, 0},
+	};
+	CHECK(lb_start(&s, refused, 1) == 0);
+	snprintf(url, sizeof url, "%s/v1/credentials", s.url);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "wrong-token", 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	char want[512];
+	snprintf(want, sizeof want,
+		 "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI '%s'): HTTP 401 AccessDeniedException: "
+		 "The authorization token is not valid",
+		 url);
+	CHECK_STR(err.s, want);
+	CHECK(strstr(err.s, "wrong-token") == NULL);
+	aws_credentials_provider_release(&p);
+	lb_stop(&s);
+
+	/* a plain-http container URI to a remote host is a failed source, not "none" */
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://10.1.2.3/creds", 1);
+	provider(&p, NULL, NULL);
+	buf_reset(&err);
+	CHECK(aws_credentials_provider_get(&p, &c, &err) < 0);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	CHECK(strstr(err.s, "container credentials (AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://10.1.2.3/creds')") ==
+	      err.s);
+	aws_credentials_provider_release(&p);
+
+	/* a success clears it */
+	reset();
+	provider(&p, NULL, NULL);
+	CHECK(aws_credentials_provider_get(&p, &c, &err) < 0);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 1);
+	setenv("AWS_ACCESS_KEY_ID", "AKIDENV", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), 0);
+	CHECK_I64(aws_credentials_provider_found_no_source(&p), 0);
+	aws_credentials_provider_release(&p);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof tmp, "/tmp/ebsmigrate-creds-XXXXXX");
@@ -741,6 +863,7 @@ int main(void)
 	test_container();
 	test_imds();
 	test_imds_fallbacks();
+	test_no_source_or_failed();
 	test_region();
 
 	http_client_release(&http);
