@@ -10,6 +10,7 @@
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 
@@ -21,6 +22,8 @@ static const struct cmd_option global_options[] = {
 	{"verbose", 'v', ARG_NONE, NULL, "more diagnostics on stderr (twice: debug)", OPT_VERBOSE},
 	{"quiet", 'q', ARG_NONE, NULL, "only errors on stderr", OPT_QUIET},
 	{"no-color", 0, ARG_NONE, NULL, "never colour output (NO_COLOR is honoured too)", OPT_NO_COLOR},
+	{"allow-insecure-http", 0, ARG_NONE, NULL,
+	 "send Kubernetes credentials to an http:// server (refused otherwise; always warns)", OPT_ALLOW_INSECURE_HTTP},
 	{"help", 'h', ARG_NONE, NULL, "show this help", OPT_HELP},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
@@ -58,6 +61,7 @@ static int handle_global(struct cmd_ctx *ctx, int id, const char *arg)
 		log_set_level(LOG_QUIET);
 		return 0;
 	case OPT_NO_COLOR: ctx->no_color = 1; ctx->color_stdout = 0; return 0;
+	case OPT_ALLOW_INSECURE_HTTP: kube_client_allow_insecure_http(1); return 0;
 	}
 	return EXIT_USAGE;
 }

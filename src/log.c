@@ -58,6 +58,7 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 
 LOG_FN(log_error, LOG_QUIET, "error:", "1;31")
 LOG_FN(log_warning, LOG_NORMAL, "warning:", "1;33")
+LOG_FN(log_security_warning, LOG_QUIET, "warning:", "1;33") /* never silenced by -q */
 LOG_FN(log_notice, LOG_NORMAL, "note:", "1;36")
 LOG_FN(log_info, LOG_VERBOSE, NULL, "0")
 LOG_FN(log_debug, LOG_DEBUG, "debug:", "2")

@@ -72,7 +72,8 @@ struct cmd {
 };
 
 /* Global option ids (shared by every command's parser). */
-enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR };
+enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR,
+       OPT_ALLOW_INSECURE_HTTP };
 
 /* Parses argv (argv[0] = command name) with the command's options plus the global ones.
  * Calls back for each command option: return 0 to continue or an EXIT_* code to stop.
