@@ -158,6 +158,13 @@ static int read_digits(const char **p, int n, int *out)
 	return 0;
 }
 
+static int days_in_month(int y, int mo)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return days[mo - 1] + (mo == 2 && leap);
+}
+
 int em_parse_time(const char *s, time_t *out)
 {
 	const char *p = s;
@@ -165,8 +172,8 @@ int em_parse_time(const char *s, time_t *out)
 	if (!s || read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
 	    read_digits(&p, 2, &d))
 		return EM_EINPUT;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31)
-		return EM_EINPUT;
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+		return EM_EINPUT; /* 2026-02-30 is refused, not read as 2026-03-02 */
 	int64_t offset = 0;
 	if (*p == 'T' || *p == 't' || *p == ' ') {
 		p++;
@@ -195,8 +202,8 @@ int em_parse_time(const char *s, time_t *out)
 				return EM_EINPUT;
 			if (*p == ':')
 				p++;
-			if (read_digits(&p, 2, &om))
-				return EM_EINPUT;
+			if (read_digits(&p, 2, &om) || oh > 23 || om > 59)
+				return EM_EINPUT; /* RFC 3339 offsets are 00:00..23:59 */
 			offset = sign * (oh * 3600 + om * 60);
 		} else {
 			return EM_EINPUT;
