@@ -268,22 +268,71 @@ void cmd_print_help(const struct cmd *cmd)
 	printf("\nSee docs/%s.md for the full reference.\n", cmd->name);
 }
 
-int cmd_write_output(const char *path, const struct buf *data)
+int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
 {
 	if (!path || strcmp(path, "-") == 0) {
-		if (fwrite(data->s, 1, data->len, stdout) != data->len || fflush(stdout) != 0) {
-			log_error("cannot write to standard output");
-			return EXIT_RUNTIME;
-		}
+		o->to_stdout = data;
 		return EXIT_OK;
 	}
-	struct buf err = BUF_INIT;
-	int rc = em_write_file_atomic(path, data->s, data->len, 0644, &err);
-	if (rc) {
+	struct buf err = BUF_INIT, tmp = BUF_INIT;
+	if (em_stage_file(path, data->s, data->len, 0666, &tmp, &err)) {
 		log_error("%s", err.s);
 		buf_release(&err);
+		buf_release(&tmp);
 		return EXIT_RUNTIME;
 	}
+	XGROW(o->files, o->n, o->alloc);
+	o->files[o->n].path = xstrdup(path);
+	o->files[o->n].tmp = buf_detach(&tmp);
+	o->n++;
 	buf_release(&err);
 	return EXIT_OK;
+}
+
+int cmd_outputs_commit(struct cmd_outputs *o)
+{
+	int rc = EXIT_OK;
+	struct buf err = BUF_INIT;
+	for (size_t i = 0; i < o->n; i++) {
+		/* a rename in the file's own directory: after staging succeeded, this does not fail in
+		 * practice; if it does, the outputs not yet renamed are removed by release */
+		if (!rc && em_commit_file(o->files[i].tmp, o->files[i].path, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+		if (!rc) {
+			free(o->files[i].tmp);
+			o->files[i].tmp = NULL;
+		}
+	}
+	buf_release(&err);
+	const struct buf *so = o->to_stdout;
+	if (!rc && so && so->len && (fwrite(so->s, 1, so->len, stdout) != so->len || fflush(stdout) != 0)) {
+		log_error("cannot write to standard output");
+		rc = EXIT_RUNTIME;
+	}
+	o->committed = !rc;
+	return rc;
+}
+
+void cmd_outputs_release(struct cmd_outputs *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		if (o->files[i].tmp)
+			unlink(o->files[i].tmp);
+		free(o->files[i].tmp);
+		free(o->files[i].path);
+	}
+	free(o->files);
+	memset(o, 0, sizeof *o);
+}
+
+int cmd_write_output(const char *path, const struct buf *data)
+{
+	struct cmd_outputs o = CMD_OUTPUTS_INIT;
+	int rc = cmd_outputs_add(&o, path, data);
+	if (!rc)
+		rc = cmd_outputs_commit(&o);
+	cmd_outputs_release(&o);
+	return rc;
 }

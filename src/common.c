@@ -271,11 +271,24 @@ int em_read_file(const char *path, struct buf *out, struct buf *err)
 	return 0;
 }
 
-int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err)
+int em_umask(void)
+{
+	/* umask(2) cannot be read without setting it: read it once (before any thread starts, as the
+	 * first output is staged from the main thread) and keep it; ebsmigrate never changes it. */
+	static int cached = -1;
+	if (cached < 0) {
+		mode_t m = umask(022);
+		umask(m);
+		cached = (int)m;
+	}
+	return cached;
+}
+
+int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err)
 {
 	struct buf tmp = BUF_INIT;
 	buf_addf(&tmp, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp.s);
+	int fd = mkstemp(tmp.s); /* 0600 until the fchmod below */
 	if (fd < 0) {
 		int e = errno;
 		buf_release(&tmp);
@@ -293,21 +306,41 @@ int em_write_file_atomic(const char *path, const char *data, size_t len, int mod
 		}
 		off += (size_t)w;
 	}
-	if (!e && fchmod(fd, (mode_t)mode) != 0)
+	if (!e && fchmod(fd, (mode_t)(mode & ~em_umask())) != 0)
 		e = errno;
 	if (!e && fsync(fd) != 0)
 		e = errno;
 	if (close(fd) != 0 && !e)
-		e = errno;
-	if (!e && rename(tmp.s, path) != 0)
 		e = errno;
 	if (e) {
 		unlink(tmp.s);
 		buf_release(&tmp);
 		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
 	}
+	buf_reset(tmp_out);
+	buf_add(tmp_out, tmp.s, tmp.len);
 	buf_release(&tmp);
 	return 0;
+}
+
+int em_commit_file(const char *tmp, const char *path, struct buf *err)
+{
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+	}
+	return 0;
+}
+
+int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err)
+{
+	struct buf tmp = BUF_INIT;
+	int rc = em_stage_file(path, data, len, mode, &tmp, err);
+	if (!rc)
+		rc = em_commit_file(tmp.s, path, err);
+	buf_release(&tmp);
+	return rc;
 }
 
 int em_mkdirs(const char *path, int mode, struct buf *err)

@@ -88,6 +88,26 @@ int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
 void cmd_print_help(const struct cmd *cmd);
 /* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
 int cmd_write_output(const char *path, const struct buf *data);
+
+/* A command's outputs, committed together: each file is staged (a temporary next to it, mode
+ * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then
+ * writes what goes to stdout; cmd_outputs_release unlinks whatever was not committed. So a
+ * command that fails after staging (a second output, the database record) leaves nothing behind. */
+struct cmd_output_file {
+	char *path, *tmp;
+};
+struct cmd_outputs {
+	struct cmd_output_file *files;
+	size_t n, alloc;
+	const struct buf *to_stdout; /* borrowed until commit */
+	int committed;
+};
+#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0}
+/* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
+ * stdout output per command). Logs the error; returns EXIT_*. */
+int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
+int cmd_outputs_commit(struct cmd_outputs *o);
+void cmd_outputs_release(struct cmd_outputs *o);
 /* The command table (main.c). */
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);
