@@ -3,6 +3,7 @@
  * global options), help rendering from the same table, setup by `needs`, atomic output.
  */
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,21 @@ void cmd_outputs_release(struct cmd_outputs *o)
 	}
 	free(o->files);
 	memset(o, 0, sizeof *o);
+}
+
+void cmd_print_visible(FILE *f, const char *fmt, ...)
+{
+	struct buf line = BUF_INIT, vis = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&line, fmt, ap);
+	va_end(ap);
+	buf_add_visible(&vis, line.s);
+	buf_addc(&vis, '\n');
+	fwrite(vis.s, 1, vis.len, f);
+	fflush(f);
+	buf_release(&line);
+	buf_release(&vis);
 }
 
 int cmd_write_output(const char *path, const struct buf *data)

@@ -1,6 +1,10 @@
 /*
  * log.c - stderr diagnostics with levels, colour only on a TTY without NO_COLOR, and a
  * redaction helper so request dumps never carry secrets.
+ *
+ * Invariants: every message is one line with its control characters made visible
+ * (buf_add_visible): a volume id or a tag cannot inject terminal escapes; security warnings
+ * (log_security_warning) print at every level.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,7 +43,12 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 		else
 			buf_addf(&b, "%s ", prefix);
 	}
-	buf_vaddf(&b, fmt, ap);
+	/* A message quotes names from servers and files: control characters in them are shown, never
+	 * sent to the terminal (and a message stays one line). */
+	struct buf msg = BUF_INIT;
+	buf_vaddf(&msg, fmt, ap);
+	buf_add_visible(&b, msg.s);
+	buf_release(&msg);
 	buf_addc(&b, '\n');
 	fwrite(b.s, 1, b.len, stderr);
 	buf_release(&b);

@@ -15,6 +15,7 @@
 #ifndef EBSMIGRATE_CMD_H
 #define EBSMIGRATE_CMD_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
@@ -86,6 +87,9 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
 /* Prints help for one command to stdout. */
 void cmd_print_help(const struct cmd *cmd);
+/* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
+ * for result lines that quote ids, names or server messages outside a table writer. */
+void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
 int cmd_write_output(const char *path, const struct buf *data);
 
