@@ -474,7 +474,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct aws_client_options co = {a.profile, 0, 0, 0};
 	int have_aws = 0;
 	if (!a.no_verify) {
-		have_aws = aws_client_init(&aws, &co, &err) == 0;
+		int arc = aws_client_init(&aws, &co, &err);
+		have_aws = arc == 0;
+		if (arc == EM_EINPUT) { /* a bad AWS_MAX_ATTEMPTS / AWS_RETRY_MODE: fix the setting */
+			log_error("%s", err.s);
+			buf_release(&err);
+			rc = EXIT_USAGE;
+			goto out;
+		}
 		if (!have_aws)
 			log_warning("EC2 cannot be read, showing the ledger without verification: %s", err.s);
 	}

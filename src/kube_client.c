@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_credentials.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
@@ -568,9 +569,14 @@ static int aws_http_ready(struct kube_client *c, struct buf *err)
 	o.ca_file = exec_env(&c->target, "AWS_CA_BUNDLE"); /* NULL: http.c reads ours */
 	o.timeout_ms = 30000;
 	o.connect_timeout_ms = 5000;
-	o.max_attempts = 3;
+	/* STS calls for EKS tokens retry like every other AWS call (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) */
+	struct aws_retry_config retry;
+	int rc = aws_retry_config_resolve(&retry, c->eks.profile, err);
+	if (rc)
+		return rc;
+	aws_retry_config_apply(&retry, &o);
 	c->aws_http = xcalloc(1, sizeof *c->aws_http);
-	int rc = http_client_init(c->aws_http, &o, err);
+	rc = http_client_init(c->aws_http, &o, err);
 	if (rc) {
 		free(c->aws_http);
 		c->aws_http = NULL;

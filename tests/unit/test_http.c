@@ -223,6 +223,47 @@ static void test_throttled_exhausted(void)
 	buf_release(&err);
 }
 
+/* AWS standard mode's retry quota (issue 12 item 10): with 10 tokens, a failing request retries
+ * twice (5 each) and the next one not at all; a success gives a token back. */
+static void test_retry_quota(void)
+{
+	static const struct lb_response script[] = {
+		{503, NULL, "1", 0, 0}, {503, NULL, "2", 0, 0}, {503, NULL, "3", 0, 0},
+		{503, NULL, "4", 0, 0}, {200, NULL, "ok", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 5) == 0);
+	struct http_client c;
+	struct fake f;
+	memset(&f, 0, sizeof f);
+	f.now = 1000000;
+	struct http_options o = {0};
+	o.max_attempts = 5;
+	o.retry_quota = 10;
+	o.default_rate = -1;
+	o.clock_ms = fake_clock;
+	o.sleep_ms = fake_sleep;
+	o.random = fake_random;
+	o.inject_ctx = &f;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&c, &o, &err) == 0);
+	struct http_response resp;
+	http_response_init(&resp);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 3); /* not 5: the quota ran out */
+	CHECK_I64(c.quota, 0);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 1);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_I64(c.quota, 1);
+	CHECK_I64(lb_count(&s), 5);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
 /* 5xx on every attempt: 0 with the last answer (the caller reports the service's error). */
 static void test_5xx_exhausted(void)
 {
@@ -637,6 +678,7 @@ int main(void)
 	test_retry_after();
 	test_throttled_exhausted();
 	test_5xx_exhausted();
+	test_retry_quota();
 	test_dropped_connection();
 	test_classifier();
 	test_wire();
