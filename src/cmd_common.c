@@ -2,11 +2,14 @@
  * cmd_common.c - what every command shares: option parsing from a declared table (with the
  * global options), help rendering from the same table, setup by `needs`, atomic output.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ebsmigrate/cmd.h"
@@ -285,14 +288,115 @@ int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *d
 	XGROW(o->files, o->n, o->alloc);
 	o->files[o->n].path = xstrdup(path);
 	o->files[o->n].tmp = buf_detach(&tmp);
+	o->files[o->n].committed = 0;
 	o->n++;
 	buf_release(&err);
 	return EXIT_OK;
 }
 
+const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
+{
+	struct buf tmp = BUF_INIT, err = BUF_INIT;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	buf_add(&tmp, dir, n);
+	char *slash = strrchr(tmp.s, '/');
+	if (slash && slash != tmp.s) {
+		*slash = '\0';
+		int rc = em_mkdirs(tmp.s, 0777, &err);
+		*slash = '/';
+		if (rc) {
+			log_error("%s", err.s);
+			buf_release(&tmp);
+			buf_release(&err);
+			return NULL;
+		}
+	}
+	buf_adds(&tmp, ".tmp-XXXXXX");
+	if (!mkdtemp(tmp.s) || chmod(tmp.s, (mode_t)(0777 & ~em_umask())) != 0) {
+		log_error("cannot create a directory next to '%s': %s", dir, strerror(errno));
+		buf_release(&tmp);
+		buf_release(&err);
+		return NULL;
+	}
+	buf_release(&err);
+	XGROW(o->dirs, o->n_dirs, o->alloc_dirs);
+	o->dirs[o->n_dirs].path = xstrndup(dir, n);
+	o->dirs[o->n_dirs].tmp = buf_detach(&tmp);
+	o->dirs[o->n_dirs].committed = 0;
+	return o->dirs[o->n_dirs++].tmp;
+}
+
+char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged)
+{
+	for (size_t i = 0; i < o->n_dirs; i++) {
+		size_t l = strlen(o->dirs[i].tmp);
+		if (strncmp(staged, o->dirs[i].tmp, l) == 0 && staged[l] == '/') {
+			struct buf b = BUF_INIT;
+			buf_addf(&b, "%s%s", o->dirs[i].path, staged + l);
+			return buf_detach(&b);
+		}
+	}
+	return xstrdup(staged);
+}
+
+/* Moves every file of a staging directory into dir, then removes the (empty) staging directory. */
+static int commit_dir(struct cmd_output_file *d)
+{
+	struct buf err = BUF_INIT, from = BUF_INIT, to = BUF_INIT;
+	int rc = em_mkdirs(d->path, 0777, &err);
+	DIR *dh = rc ? NULL : opendir(d->tmp);
+	if (!rc && !dh)
+		rc = em_err(&err, EM_EIO, "cannot read '%s': %s", d->tmp, strerror(errno));
+	struct dirent *e;
+	while (!rc && (e = readdir(dh)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		buf_reset(&from);
+		buf_reset(&to);
+		buf_addf(&from, "%s/%s", d->tmp, e->d_name);
+		buf_addf(&to, "%s/%s", d->path, e->d_name);
+		if (rename(from.s, to.s) != 0)
+			rc = em_err(&err, EM_EIO, "cannot write '%s': %s", to.s, strerror(errno));
+	}
+	if (dh)
+		closedir(dh);
+	if (!rc) {
+		rmdir(d->tmp);
+		d->committed = 1; /* tmp stays known, for cmd_outputs_final_path */
+	} else {
+		log_error("%s", err.s);
+	}
+	buf_release(&err);
+	buf_release(&from);
+	buf_release(&to);
+	return rc ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Removes a staging directory that was not committed (flat: the writers put files only). */
+static void discard_dir(const char *tmp)
+{
+	DIR *dh = opendir(tmp);
+	struct dirent *e;
+	while (dh && (e = readdir(dh)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct buf p = BUF_INIT;
+		buf_addf(&p, "%s/%s", tmp, e->d_name);
+		unlink(p.s);
+		buf_release(&p);
+	}
+	if (dh)
+		closedir(dh);
+	rmdir(tmp);
+}
+
 int cmd_outputs_commit(struct cmd_outputs *o)
 {
 	int rc = EXIT_OK;
+	for (size_t i = 0; i < o->n_dirs && !rc; i++)
+		rc = commit_dir(&o->dirs[i]);
 	struct buf err = BUF_INIT;
 	for (size_t i = 0; i < o->n; i++) {
 		/* a rename in the file's own directory: after staging succeeded, this does not fail in
@@ -325,6 +429,13 @@ void cmd_outputs_release(struct cmd_outputs *o)
 		free(o->files[i].path);
 	}
 	free(o->files);
+	for (size_t i = 0; i < o->n_dirs; i++) {
+		if (!o->dirs[i].committed)
+			discard_dir(o->dirs[i].tmp);
+		free(o->dirs[i].tmp);
+		free(o->dirs[i].path);
+	}
+	free(o->dirs);
 	memset(o, 0, sizeof *o);
 }
 

@@ -99,17 +99,27 @@ int cmd_write_output(const char *path, const struct buf *data);
  * command that fails after staging (a second output, the database record) leaves nothing behind. */
 struct cmd_output_file {
 	char *path, *tmp;
+	int committed;
 };
 struct cmd_outputs {
 	struct cmd_output_file *files;
 	size_t n, alloc;
+	struct cmd_output_file *dirs; /* path = the directory, tmp = its staging sibling */
+	size_t n_dirs, alloc_dirs;
 	const struct buf *to_stdout; /* borrowed until commit */
 	int committed;
 };
-#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0}
+#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0}
 /* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
  * stdout output per command). Logs the error; returns EXIT_*. */
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
+/* A directory the command fills with files of its own (inventory --save): returns a fresh
+ * staging directory next to dir (owned by o) for the writer to use instead; at commit its files
+ * move into dir (created if needed; same-named files replaced, others left alone). NULL after
+ * logging the error. */
+const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir);
+/* The final path of a file written under a staging directory (for messages); caller frees. */
+char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged_path);
 int cmd_outputs_commit(struct cmd_outputs *o);
 void cmd_outputs_release(struct cmd_outputs *o);
 /* The command table (main.c). */
