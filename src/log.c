@@ -3,7 +3,8 @@
  * redaction helper so request dumps never carry secrets.
  *
  * Invariants: every message is one line with its control characters made visible
- * (buf_add_visible): a volume id or a tag cannot inject terminal escapes; security warnings
+ * (buf_add_visible): a volume id or a tag cannot inject terminal escapes (debug dumps keep
+ * their line breaks, every line escaped); security warnings
  * (log_security_warning) print at every level.
  */
 #include <stdarg.h>
@@ -44,10 +45,20 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 			buf_addf(&b, "%s ", prefix);
 	}
 	/* A message quotes names from servers and files: control characters in them are shown, never
-	 * sent to the terminal (and a message stays one line). */
+	 * sent to the terminal, and a message stays one line. Only debug dumps (HTTP requests) keep
+	 * their line breaks, each line escaped on its own. */
 	struct buf msg = BUF_INIT;
 	buf_vaddf(&msg, fmt, ap);
-	buf_add_visible(&b, msg.s);
+	int multiline = prefix && strcmp(prefix, "debug:") == 0;
+	for (char *line = msg.s; line;) {
+		char *nl = multiline ? strchr(line, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		buf_add_visible(&b, line);
+		if (nl)
+			buf_addc(&b, '\n');
+		line = nl ? nl + 1 : NULL;
+	}
 	buf_release(&msg);
 	buf_addc(&b, '\n');
 	fwrite(b.s, 1, b.len, stderr);
