@@ -1,6 +1,7 @@
 /*
  * cmd_common.c - what every command shares: option parsing from a declared table (with the
- * global options), help rendering from the same table, setup by `needs`, atomic output.
+ * global options), help rendering from the same table, setup by `needs`, atomic output
+ * (cmd_outputs: a command's files staged, then committed together), visible result lines.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -296,6 +297,11 @@ int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *d
 
 const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
 {
+	struct stat st;
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* found now, not after the whole run */
+		log_error("'%s' exists and is not a directory", dir);
+		return NULL;
+	}
 	struct buf tmp = BUF_INIT, err = BUF_INIT;
 	size_t n = strlen(dir);
 	while (n > 1 && dir[n - 1] == '/')
