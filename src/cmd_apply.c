@@ -271,11 +271,12 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	struct aws_client aws;
 	struct aws_client_options co = {a.profile, 0, 0, 0};
-	if (aws_client_init(&aws, &co, &err)) {
+	int irc = aws_client_init(&aws, &co, &err);
+	if (irc) {
 		log_error("%s", err.s);
 		apply_unlock(lock_fd);
 		buf_release(&err);
-		rc = EXIT_RUNTIME;
+		rc = irc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME; /* EM_EINPUT: a bad retry setting */
 		goto out;
 	}
 	a.o.say = say_line;
