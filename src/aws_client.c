@@ -18,12 +18,87 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/log.h"
 
+/* A setting from the environment, else from the profile; src names where it came from. */
+static int retry_setting(char **out, const char *env_name, const char *key, const char *profile, struct buf *src,
+			 struct buf *err)
+{
+	const char *v = getenv(env_name);
+	buf_reset(src);
+	if (v && *v) {
+		*out = xstrdup(v);
+		buf_adds(src, env_name);
+		return 0;
+	}
+	int rc = aws_profile_setting(out, profile, key, err);
+	const char *env_profile = getenv("AWS_PROFILE");
+	const char *name = profile && *profile ? profile : env_profile && *env_profile ? env_profile : "default";
+	if (!rc && *out)
+		buf_addf(src, "profile '%s': %s", name, key);
+	return rc;
+}
+
+int aws_retry_config_resolve(struct aws_retry_config *out, const char *profile, struct buf *err)
+{
+	out->mode = AWS_RETRY_LEGACY;
+	out->max_attempts = 0;
+	char *v = NULL;
+	struct buf src = BUF_INIT;
+	int rc = retry_setting(&v, "AWS_RETRY_MODE", "retry_mode", profile, &src, err);
+	if (!rc && v) {
+		if (strcmp(v, "legacy") == 0)
+			out->mode = AWS_RETRY_LEGACY;
+		else if (strcmp(v, "standard") == 0)
+			out->mode = AWS_RETRY_STANDARD;
+		else if (strcmp(v, "adaptive") == 0)
+			out->mode = AWS_RETRY_ADAPTIVE;
+		else
+			rc = em_err(err, EM_EINPUT, "%s: '%s' is not one of standard, legacy, adaptive", src.s, v);
+	}
+	free(v);
+	v = NULL;
+	if (!rc)
+		rc = retry_setting(&v, "AWS_MAX_ATTEMPTS", "max_attempts", profile, &src, err);
+	if (!rc && v) {
+		int64_t n;
+		if (em_parse_i64(v, &n) || n < 1 || n > 20)
+			rc = em_err(err, EM_EINPUT, "%s: '%s' is not a number of attempts from 1 to 20", src.s, v);
+		else
+			out->max_attempts = (int)n;
+	}
+	free(v);
+	buf_release(&src);
+	if (!out->max_attempts)
+		out->max_attempts = out->mode == AWS_RETRY_LEGACY ? 8 : 3;
+	return rc;
+}
+
+void aws_retry_config_apply(const struct aws_retry_config *rc, struct http_options *ho)
+{
+	ho->max_attempts = rc->max_attempts;
+	if (rc->mode == AWS_RETRY_LEGACY) {
+		ho->backoff_base_ms = 500;
+		ho->retry_quota = 0;
+		ho->adaptive_rate = 0;
+	} else {
+		ho->backoff_base_ms = 1000;
+		ho->retry_quota = 500;
+		ho->adaptive_rate = rc->mode == AWS_RETRY_ADAPTIVE;
+	}
+	ho->backoff_max_ms = 20000;
+}
+
 int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err)
 {
 	memset(c, 0, sizeof *c);
 	struct http_options ho;
 	memset(&ho, 0, sizeof ho);
-	ho.max_attempts = opt && opt->max_attempts ? opt->max_attempts : 8;
+	struct aws_retry_config retry;
+	int rrc = aws_retry_config_resolve(&retry, opt ? opt->profile : NULL, err);
+	if (rrc)
+		return rrc;
+	if (opt && opt->max_attempts)
+		retry.max_attempts = opt->max_attempts;
+	aws_retry_config_apply(&retry, &ho);
 	ho.timeout_ms = opt && opt->timeout_ms ? opt->timeout_ms : 60000;
 	ho.default_rate = opt && opt->rate ? opt->rate : 20;
 	int rc = http_client_init(&c->http, &ho, err);
@@ -263,8 +338,12 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 			 : is_auth_code(code) || resp->status == 401 || resp->status == 403 ? EM_EAUTH
 			 : code && strstr(code, "NotFound")                                ? EM_ENOTFOUND
 														: EM_ESERVER;
-		em_err(err, ec, "%s %s in %s: %s%s%s (HTTP %ld)", service_label(svc), what, ep.signing_region,
-		       code ? code : "error", msg ? ": " : "", msg ? msg : "", resp->status);
+		struct buf tries = BUF_INIT;
+		if (resp->attempts > 1)
+			buf_addf(&tries, ", after %d attempts", resp->attempts);
+		em_err(err, ec, "%s %s in %s: %s%s%s (HTTP %ld%s)", service_label(svc), what, ep.signing_region,
+		       code ? code : "error", msg ? ": " : "", msg ? msg : "", resp->status, tries.len ? tries.s : "");
+		buf_release(&tries);
 		if (code_out)
 			*code_out = code;
 		else

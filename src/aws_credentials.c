@@ -1103,3 +1103,18 @@ int aws_region_resolve(char **out, const char *explicit_region, const char *prof
 	shared_config_release(&sc);
 	return rc;
 }
+
+int aws_profile_setting(char **out, const char *profile, const char *key, struct buf *err)
+{
+	*out = NULL;
+	const char *name = profile && *profile ? profile : profile_from_env();
+	struct shared_config sc;
+	int rc = shared_config_load(&sc, err);
+	if (rc == 0) {
+		const char *v = profile_get(&sc, name ? name : "default", key, NULL);
+		if (v)
+			*out = xstrdup(v);
+	}
+	shared_config_release(&sc);
+	return rc;
+}

@@ -237,8 +237,11 @@ static void cell(struct table *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	buf_vaddf(&b, fmt, ap);
 	va_end(ap);
+	struct buf vis = BUF_INIT; /* names, PVCs and labels: control characters shown, not sent */
+	buf_add_visible(&vis, b.s);
+	buf_release(&b);
 	XGROW(t->cells, t->n, t->alloc);
-	t->cells[t->n++] = buf_detach(&b);
+	t->cells[t->n++] = buf_detach(&vis);
 }
 
 static void table_write(struct buf *out, struct table *t)
@@ -382,12 +385,15 @@ static void volume_text(struct buf *b, const struct bench_run *r)
 
 void bench_write_run_table(struct buf *out, const struct bench_run *r)
 {
-	struct buf head = BUF_INIT;
+	struct buf head = BUF_INIT, line = BUF_INIT;
 	volume_text(&head, r);
-	buf_addf(out, "bench run %lld%s%s%s: %s %s, %s, %s\n", (long long)r->id, r->label ? " (" : "",
+	buf_addf(&line, "bench run %lld%s%s%s: %s %s, %s, %s", (long long)r->id, r->label ? " (" : "",
 		 r->label ? r->label : "", r->label ? ")" : "", r->source ? r->source : "?", r->target ? r->target : "?",
 		 r->fio_version ? r->fio_version : "fio version unknown", head.s);
+	buf_add_visible(out, line.s);
+	buf_addc(out, '\n');
 	buf_release(&head);
+	buf_release(&line);
 	struct table t = {.cols = 11};
 	const char *hdr[] = {"job", "dir", "IOPS", "MiB/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "cliff",
 			     "IOPS over time"};
@@ -429,8 +435,11 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r)
 		}
 	}
 	table_write(out, &t);
-	if (r->error)
-		buf_addf(out, "%s: %s\n", r->status ? r->status : "error", r->error);
+	if (r->error) {
+		buf_addf(out, "%s: ", r->status ? r->status : "error");
+		buf_add_visible(out, r->error);
+		buf_addc(out, '\n');
+	}
 }
 
 void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n)
@@ -646,10 +655,15 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 	struct buf tb = BUF_INIT, ta = BUF_INIT;
 	run_title(&tb, c->before);
 	run_title(&ta, c->after);
+	struct buf vb = BUF_INIT, va = BUF_INIT; /* run titles carry labels and PVC names */
+	buf_add_visible(&vb, tb.s);
+	buf_add_visible(&va, ta.s);
 	if (md)
-		buf_addf(out, "## Benchmark: before %s, after %s\n\n", tb.s, ta.s);
+		buf_addf(out, "## Benchmark: before %s, after %s\n\n", vb.s, va.s);
 	else
-		buf_addf(out, "before: %s\nafter:  %s\n\n", tb.s, ta.s);
+		buf_addf(out, "before: %s\nafter:  %s\n\n", vb.s, va.s);
+	buf_release(&vb);
+	buf_release(&va);
 	buf_release(&tb);
 	buf_release(&ta);
 	struct table t = {.cols = 5};

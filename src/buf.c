@@ -147,6 +147,51 @@ void buf_add_json_escaped(struct buf *b, const char *s)
 	buf_add(b, run, (size_t)(s - run));
 }
 
+/* Length of the valid UTF-8 sequence at s (2..4), or 0. */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0; /* overlong, or beyond U+10FFFF */
+	return n;
+}
+
+void buf_add_visible(struct buf *b, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	if (!s)
+		return;
+	const unsigned char *run = s;
+	while (*s) {
+		size_t n = 1;
+		int bad;
+		if (*s < 0x20 || *s == 0x7f) {
+			bad = 1;
+		} else if (*s < 0x80) {
+			bad = 0;
+		} else {
+			n = utf8_seq_len(s);
+			bad = n == 0 || (s[0] == 0xc2 && s[1] < 0xa0); /* invalid, or C1 control */
+			if (bad)
+				n = 1;
+		}
+		if (!bad) {
+			s += n;
+			continue;
+		}
+		buf_add(b, run, (size_t)(s - run));
+		char esc[5] = {'\\', 'x', hex[*s >> 4], hex[*s & 15], 0};
+		buf_adds(b, esc);
+		s++;
+		run = s;
+	}
+	buf_add(b, run, (size_t)(s - run));
+}
+
 void buf_add_json_str(struct buf *b, const char *s)
 {
 	if (!s) {

@@ -196,9 +196,7 @@ static int on_option(void *st, int id, const char *arg)
 
 static void say_line(void *ctx, const char *line)
 {
-	FILE *f = ctx;
-	fprintf(f, "%s\n", line);
-	fflush(f);
+	cmd_print_visible(ctx, "%s", line);
 }
 
 int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
@@ -276,11 +274,12 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	struct aws_client aws;
 	struct aws_client_options co = {a.profile, 0, 0, 0};
-	if (aws_client_init(&aws, &co, &err)) {
+	int irc = aws_client_init(&aws, &co, &err);
+	if (irc) {
 		log_error("%s", err.s);
 		ledger_apply_unlock(ctx->db);
 		buf_release(&err);
-		rc = EXIT_RUNTIME;
+		rc = irc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME; /* EM_EINPUT: a bad retry setting */
 		goto out;
 	}
 	a.o.say = say_line;
@@ -304,8 +303,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		char ts[21] = "";
 		if (oc->eligible_at)
 			em_format_time(oc->eligible_at, ts);
-		printf("  %-22s %-12s %s%s%s\n", oc->volume_id, apply_outcome_name(oc->kind), oc->detail,
-		       ts[0] ? "; eligible at " : "", ts);
+		cmd_print_visible(stdout, "  %-22s %-12s %s%s%s", oc->volume_id, apply_outcome_name(oc->kind), oc->detail,
+				  ts[0] ? "; eligible at " : "", ts);
 	}
 	if (!rc && (res.deferred || res.failed || res.unknown || res.skipped))
 		rc = EXIT_PARTIAL;

@@ -1,15 +1,21 @@
 /*
  * cmd_common.c - what every command shares: option parsing from a declared table (with the
- * global options), help rendering from the same table, setup by `needs`, atomic output.
+ * global options), help rendering from the same table, setup by `needs`, atomic output
+ * (cmd_outputs: a command's files staged, then committed together), visible result lines.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 
@@ -21,6 +27,8 @@ static const struct cmd_option global_options[] = {
 	{"verbose", 'v', ARG_NONE, NULL, "more diagnostics on stderr (twice: debug)", OPT_VERBOSE},
 	{"quiet", 'q', ARG_NONE, NULL, "only errors on stderr", OPT_QUIET},
 	{"no-color", 0, ARG_NONE, NULL, "never colour output (NO_COLOR is honoured too)", OPT_NO_COLOR},
+	{"allow-insecure-http", 0, ARG_NONE, NULL,
+	 "send Kubernetes credentials to an http:// server (refused otherwise; always warns)", OPT_ALLOW_INSECURE_HTTP},
 	{"help", 'h', ARG_NONE, NULL, "show this help", OPT_HELP},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
@@ -58,6 +66,7 @@ static int handle_global(struct cmd_ctx *ctx, int id, const char *arg)
 		log_set_level(LOG_QUIET);
 		return 0;
 	case OPT_NO_COLOR: ctx->no_color = 1; ctx->color_stdout = 0; return 0;
+	case OPT_ALLOW_INSECURE_HTTP: kube_client_allow_insecure_http(1); return 0;
 	}
 	return EXIT_USAGE;
 }
@@ -264,22 +273,199 @@ void cmd_print_help(const struct cmd *cmd)
 	printf("\nSee docs/%s.md for the full reference.\n", cmd->name);
 }
 
-int cmd_write_output(const char *path, const struct buf *data)
+int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
 {
 	if (!path || strcmp(path, "-") == 0) {
-		if (fwrite(data->s, 1, data->len, stdout) != data->len || fflush(stdout) != 0) {
-			log_error("cannot write to standard output");
-			return EXIT_RUNTIME;
-		}
+		o->to_stdout = data;
 		return EXIT_OK;
 	}
-	struct buf err = BUF_INIT;
-	int rc = em_write_file_atomic(path, data->s, data->len, 0644, &err);
-	if (rc) {
+	struct buf err = BUF_INIT, tmp = BUF_INIT;
+	if (em_stage_file(path, data->s, data->len, 0666, &tmp, &err)) {
 		log_error("%s", err.s);
 		buf_release(&err);
+		buf_release(&tmp);
 		return EXIT_RUNTIME;
 	}
+	XGROW(o->files, o->n, o->alloc);
+	o->files[o->n].path = xstrdup(path);
+	o->files[o->n].tmp = buf_detach(&tmp);
+	o->files[o->n].committed = 0;
+	o->n++;
 	buf_release(&err);
 	return EXIT_OK;
+}
+
+const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* found now, not after the whole run */
+		log_error("'%s' exists and is not a directory", dir);
+		return NULL;
+	}
+	struct buf tmp = BUF_INIT, err = BUF_INIT;
+	size_t n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	buf_add(&tmp, dir, n);
+	char *slash = strrchr(tmp.s, '/');
+	if (slash && slash != tmp.s) {
+		*slash = '\0';
+		int rc = em_mkdirs(tmp.s, 0777, &err);
+		*slash = '/';
+		if (rc) {
+			log_error("%s", err.s);
+			buf_release(&tmp);
+			buf_release(&err);
+			return NULL;
+		}
+	}
+	buf_adds(&tmp, ".tmp-XXXXXX");
+	if (!mkdtemp(tmp.s) || chmod(tmp.s, (mode_t)(0777 & ~em_umask())) != 0) {
+		log_error("cannot create a directory next to '%s': %s", dir, strerror(errno));
+		buf_release(&tmp);
+		buf_release(&err);
+		return NULL;
+	}
+	buf_release(&err);
+	XGROW(o->dirs, o->n_dirs, o->alloc_dirs);
+	o->dirs[o->n_dirs].path = xstrndup(dir, n);
+	o->dirs[o->n_dirs].tmp = buf_detach(&tmp);
+	o->dirs[o->n_dirs].committed = 0;
+	return o->dirs[o->n_dirs++].tmp;
+}
+
+char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged)
+{
+	for (size_t i = 0; i < o->n_dirs; i++) {
+		size_t l = strlen(o->dirs[i].tmp);
+		if (strncmp(staged, o->dirs[i].tmp, l) == 0 && staged[l] == '/') {
+			struct buf b = BUF_INIT;
+			buf_addf(&b, "%s%s", o->dirs[i].path, staged + l);
+			return buf_detach(&b);
+		}
+	}
+	return xstrdup(staged);
+}
+
+/* Moves every file of a staging directory into dir, then removes the (empty) staging directory. */
+static int commit_dir(struct cmd_output_file *d)
+{
+	struct buf err = BUF_INIT, from = BUF_INIT, to = BUF_INIT;
+	int rc = em_mkdirs(d->path, 0777, &err);
+	DIR *dh = rc ? NULL : opendir(d->tmp);
+	if (!rc && !dh)
+		rc = em_err(&err, EM_EIO, "cannot read '%s': %s", d->tmp, strerror(errno));
+	struct dirent *e;
+	while (!rc && (e = readdir(dh)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		buf_reset(&from);
+		buf_reset(&to);
+		buf_addf(&from, "%s/%s", d->tmp, e->d_name);
+		buf_addf(&to, "%s/%s", d->path, e->d_name);
+		if (rename(from.s, to.s) != 0)
+			rc = em_err(&err, EM_EIO, "cannot write '%s': %s", to.s, strerror(errno));
+	}
+	if (dh)
+		closedir(dh);
+	if (!rc) {
+		rmdir(d->tmp);
+		d->committed = 1; /* tmp stays known, for cmd_outputs_final_path */
+	} else {
+		log_error("%s", err.s);
+	}
+	buf_release(&err);
+	buf_release(&from);
+	buf_release(&to);
+	return rc ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Removes a staging directory that was not committed (flat: the writers put files only). */
+static void discard_dir(const char *tmp)
+{
+	DIR *dh = opendir(tmp);
+	struct dirent *e;
+	while (dh && (e = readdir(dh)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct buf p = BUF_INIT;
+		buf_addf(&p, "%s/%s", tmp, e->d_name);
+		unlink(p.s);
+		buf_release(&p);
+	}
+	if (dh)
+		closedir(dh);
+	rmdir(tmp);
+}
+
+int cmd_outputs_commit(struct cmd_outputs *o)
+{
+	int rc = EXIT_OK;
+	for (size_t i = 0; i < o->n_dirs && !rc; i++)
+		rc = commit_dir(&o->dirs[i]);
+	struct buf err = BUF_INIT;
+	for (size_t i = 0; i < o->n; i++) {
+		/* a rename in the file's own directory: after staging succeeded, this does not fail in
+		 * practice; if it does, the outputs not yet renamed are removed by release */
+		if (!rc && em_commit_file(o->files[i].tmp, o->files[i].path, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+		if (!rc) {
+			free(o->files[i].tmp);
+			o->files[i].tmp = NULL;
+		}
+	}
+	buf_release(&err);
+	const struct buf *so = o->to_stdout;
+	if (!rc && so && so->len && (fwrite(so->s, 1, so->len, stdout) != so->len || fflush(stdout) != 0)) {
+		log_error("cannot write to standard output");
+		rc = EXIT_RUNTIME;
+	}
+	o->committed = !rc;
+	return rc;
+}
+
+void cmd_outputs_release(struct cmd_outputs *o)
+{
+	for (size_t i = 0; i < o->n; i++) {
+		if (o->files[i].tmp)
+			unlink(o->files[i].tmp);
+		free(o->files[i].tmp);
+		free(o->files[i].path);
+	}
+	free(o->files);
+	for (size_t i = 0; i < o->n_dirs; i++) {
+		if (!o->dirs[i].committed)
+			discard_dir(o->dirs[i].tmp);
+		free(o->dirs[i].tmp);
+		free(o->dirs[i].path);
+	}
+	free(o->dirs);
+	memset(o, 0, sizeof *o);
+}
+
+void cmd_print_visible(FILE *f, const char *fmt, ...)
+{
+	struct buf line = BUF_INIT, vis = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&line, fmt, ap);
+	va_end(ap);
+	buf_add_visible(&vis, line.s);
+	buf_addc(&vis, '\n');
+	fwrite(vis.s, 1, vis.len, f);
+	fflush(f);
+	buf_release(&line);
+	buf_release(&vis);
+}
+
+int cmd_write_output(const char *path, const struct buf *data)
+{
+	struct cmd_outputs o = CMD_OUTPUTS_INIT;
+	int rc = cmd_outputs_add(&o, path, data);
+	if (!rc)
+		rc = cmd_outputs_commit(&o);
+	cmd_outputs_release(&o);
+	return rc;
 }

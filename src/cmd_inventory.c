@@ -166,6 +166,13 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		return rc;
 	}
 	a.live.progress = cmd_progress;
+	/* --save, -o and the record are committed together: the exports go to a staging directory */
+	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
+	if (a.live.save_dir && !(a.live.save_dir = cmd_outputs_add_dir(&outputs, a.live.save_dir))) {
+		cmd_outputs_release(&outputs);
+		cmd_live_options_release(&a.live);
+		return EXIT_RUNTIME;
+	}
 	char started[21], finished[21];
 	em_format_time(time(NULL), started);
 	struct fleet fleet;
@@ -224,10 +231,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	/* JSON output is the recorded document itself: written once, never copied. */
 	if (!rc)
-		rc = cmd_write_output(a.output, a.json ? &json : &out);
-	buf_release(&out);
-	for (size_t i = 0; i < res.n_saved; i++)
-		log_notice("saved %s", res.saved[i]);
+		rc = cmd_outputs_add(&outputs, a.output, a.json ? &json : &out);
 	if (!rc && !a.no_record) {
 		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
 						   kube, res.aws_calls, notices.s, json.s};
@@ -235,15 +239,23 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		if (ledger_inventory_record(ctx->db, &run, &id, &err)) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
-		} else {
-			log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
 		}
 	}
+	if (!rc)
+		rc = cmd_outputs_commit(&outputs);
+	for (size_t i = 0; !rc && i < res.n_saved; i++) {
+		char *path = cmd_outputs_final_path(&outputs, res.saved[i]);
+		log_notice("saved %s", path);
+		free(path);
+	}
+	if (!rc && id)
+		log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
 	buf_release(&regions);
 	buf_release(&clusters);
 	buf_release(&notices);
 	buf_release(&json);
 done:
+	cmd_outputs_release(&outputs);
 	inventory_live_result_release(&res);
 	fleet_release(&fleet);
 	buf_release(&err);

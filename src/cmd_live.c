@@ -121,6 +121,9 @@ void cmd_progress(void *ctx, const char *what, size_t n)
 	(void)ctx;
 	if (!isatty(2) || log_get_level() < LOG_NORMAL)
 		return;
-	fprintf(stderr, "\r\033[Kreading %s: %zu volumes", what, n);
+	struct buf vis = BUF_INIT; /* a cluster or region name */
+	buf_add_visible(&vis, what);
+	fprintf(stderr, "\r\033[Kreading %s: %zu volumes", vis.s ? vis.s : "", n);
+	buf_release(&vis);
 	fflush(stderr);
 }

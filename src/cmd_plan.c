@@ -253,22 +253,31 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan_options po = {a.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
+	/* Every output (manifests, -o, --out) is staged first and committed only after the last one
+	 * and the database record succeeded: a failure leaves none of them behind. */
+	struct manifest_staged staged = {0};
+	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
+	struct buf man_note = BUF_INIT;
 	if (a.man.dir) {
 		struct manifest_set ms;
-		int mrc = manifest_write(&ms, &plan, &fleet, &a.man, &err);
+		int mrc = manifest_build(&ms, &plan, &fleet, &a.man, &err);
 		for (size_t i = 0; i < ms.n_warnings; i++)
 			log_warning("%s", ms.warnings[i]);
+		if (!mrc)
+			mrc = manifest_stage_dir(&staged, &ms, a.man.dir, a.man.force, &err);
 		if (mrc) {
 			log_error("%s", err.s);
 			rc = em_exit_code_for(mrc);
 		} else {
-			log_notice("manifests for %zu cluster(s), %zu claim(s) and %zu EC2 volume(s) in %zu batch(es) "
-				   "written to %s (see its README.md)",
-				   ms.n_clusters, ms.n_pvcs, ms.n_ec2, ms.n_batches, a.man.dir);
+			buf_addf(&man_note,
+				 "manifests for %zu cluster(s), %zu claim(s) and %zu EC2 volume(s) in %zu batch(es) "
+				 "written to %s (see its README.md)",
+				 ms.n_clusters, ms.n_pvcs, ms.n_ec2, ms.n_batches, a.man.dir);
 		}
 		manifest_set_release(&ms);
 		if (mrc) {
 			buf_release(&err);
+			buf_release(&man_note);
 			plan_release(&plan);
 			fleet_release(&fleet);
 			goto out;
@@ -283,7 +292,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
 		for (size_t i = 0; i < plan.n_warnings; i++)
 			log_warning("%s", plan.warnings[i]);
-	rc = cmd_write_output(a.output, &out);
+	rc = cmd_outputs_add(&outputs, a.output, &out);
 
 	/* The plan document: what the database records, --out saves and apply reads. */
 	struct buf json = BUF_INIT;
@@ -294,7 +303,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			plan_write(&json, &plan, FORMAT_JSON);
 	}
 	if (!rc && a.out)
-		rc = cmd_write_output(a.out, &json);
+		rc = cmd_outputs_add(&outputs, a.out, &json);
+	int64_t recorded = 0;
 	if (!rc && !a.no_record && ctx->db) {
 		char ts[21];
 		em_format_time(plan.generated_at, ts);
@@ -305,9 +315,25 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		} else {
-			log_notice("plan %lld recorded in %s", (long long)id, ctx->db_path);
+			recorded = id;
 		}
 	}
+	if (!rc && staged.tmp) {
+		buf_reset(&err);
+		if (manifest_commit_dir(&staged, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+	}
+	if (!rc)
+		rc = cmd_outputs_commit(&outputs);
+	if (!rc && man_note.len)
+		log_notice("%s", man_note.s);
+	if (!rc && recorded)
+		log_notice("plan %lld recorded in %s", (long long)recorded, ctx->db_path);
+	manifest_staged_release(&staged);
+	cmd_outputs_release(&outputs);
+	buf_release(&man_note);
 	buf_release(&json);
 	buf_release(&out);
 	buf_release(&err);

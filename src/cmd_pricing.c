@@ -9,6 +9,7 @@
 
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_pricing.h"
+#include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
@@ -47,8 +48,8 @@ const struct cmd_help pricing_help = {
 		"IOPS and gp3 throughput prices of every Region, Local Zone and Wavelength Zone (or only the "
 		"--region codes given; other locations are carried over from the current version) and stores them as a "
 		"new dated version, which becomes current. The whole price list is fetched before anything is stored: "
-		"a refresh that fails part-way leaves the current version unchanged. AWS_MAX_ATTEMPTS sets the "
-		"attempts per request (default 8).\n"
+		"a refresh that fails part-way leaves the current version unchanged. AWS_MAX_ATTEMPTS and "
+		"AWS_RETRY_MODE set the retries (default: legacy, 8 attempts per request; docs/aws.md).\n"
 		"\n"
 		"show prints a version (default: the one plans use) with its source and dates; list prints every "
 		"version; diff compares two versions (default: the previous and the current one; one argument: that "
@@ -159,15 +160,16 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	o.regions = a->regions;
 	o.n_regions = a->n_regions;
 	o.progress = progress;
-	const char *attempts = getenv("AWS_MAX_ATTEMPTS");
-	int64_t n_attempts;
-	if (attempts && *attempts) {
-		if (em_parse_i64(attempts, &n_attempts) || n_attempts < 1 || n_attempts > 20) {
-			log_error("AWS_MAX_ATTEMPTS: '%s' is not a number of attempts between 1 and 20", attempts);
-			return EXIT_USAGE;
-		}
-		o.max_attempts = (int)n_attempts;
+	/* AWS_MAX_ATTEMPTS / AWS_RETRY_MODE are read by the AWS client, as for every AWS call;
+	 * checked here first so that a bad value is a usage error, not a failed refresh */
+	struct aws_retry_config retry;
+	struct buf rerr = BUF_INIT;
+	if (aws_retry_config_resolve(&retry, a->profile, &rerr)) {
+		log_error("%s", rerr.s);
+		buf_release(&rerr);
+		return EXIT_USAGE;
 	}
+	buf_release(&rerr);
 	struct pricebook book;
 	struct pricing_fetch_result r;
 	struct buf err = BUF_INIT;

@@ -370,8 +370,10 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		int64_t in_state = r->updated_at ? (int64_t)(now - r->updated_at) : 0;
 		if (json) {
 			buf_adds(out, i ? ",\n{" : "\n{");
-			buf_addf(out, "\"volume_id\":\"%s\",\"plan_id\":%lld,\"state\":\"%s\",\"method\":\"%s\",", r->volume_id,
-				 (long long)r->plan_id, r->state, r->method);
+			buf_adds(out, "\"volume_id\":");
+			buf_add_json_str(out, r->volume_id); /* from a plan file: escaped like every string */
+			buf_addf(out, ",\"plan_id\":%lld,\"state\":\"%s\",\"method\":\"%s\",", (long long)r->plan_id, r->state,
+				 r->method);
 			buf_addf(out, "\"target\":{\"type\":\"%s\",\"iops\":%lld,\"throughput_mibps\":%lld},", r->target_type,
 				 (long long)r->target_iops, (long long)r->target_throughput);
 			if (progress >= 0)
@@ -418,8 +420,13 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 				buf_addf(&note, "%s%s", note.len ? "; " : "", pnote.s);
 			if (!bad && r->error_code && r->error_message)
 				buf_addf(&note, "%s%s", note.len ? "; " : "", r->error_message);
-			buf_addf(out, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s\n", r->volume_id, r->state, r->method, tgt,
+			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters */
+			struct buf row = BUF_INIT;
+			buf_addf(&row, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s", r->volume_id, r->state, r->method, tgt,
 				 prog, ins, elig[0] ? elig : "-", note.len ? note.s : "");
+			buf_add_visible(out, row.s);
+			buf_addc(out, '\n');
+			buf_release(&row);
 			buf_release(&note);
 		}
 		buf_release(&pnote);
@@ -467,7 +474,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct aws_client_options co = {a.profile, 0, 0, 0};
 	int have_aws = 0;
 	if (!a.no_verify) {
-		have_aws = aws_client_init(&aws, &co, &err) == 0;
+		int arc = aws_client_init(&aws, &co, &err);
+		have_aws = arc == 0;
+		if (arc == EM_EINPUT) { /* a bad AWS_MAX_ATTEMPTS / AWS_RETRY_MODE: fix the setting */
+			log_error("%s", err.s);
+			buf_release(&err);
+			rc = EXIT_USAGE;
+			goto out;
+		}
 		if (!have_aws)
 			log_warning("EC2 cannot be read, showing the ledger without verification: %s", err.s);
 	}

@@ -158,6 +158,13 @@ static int read_digits(const char **p, int n, int *out)
 	return 0;
 }
 
+static int days_in_month(int y, int mo)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return days[mo - 1] + (mo == 2 && leap);
+}
+
 int em_parse_time(const char *s, time_t *out)
 {
 	const char *p = s;
@@ -165,8 +172,8 @@ int em_parse_time(const char *s, time_t *out)
 	if (!s || read_digits(&p, 4, &y) || *p++ != '-' || read_digits(&p, 2, &mo) || *p++ != '-' ||
 	    read_digits(&p, 2, &d))
 		return EM_EINPUT;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31)
-		return EM_EINPUT;
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo))
+		return EM_EINPUT; /* 2026-02-30 is refused, not read as 2026-03-02 */
 	int64_t offset = 0;
 	if (*p == 'T' || *p == 't' || *p == ' ') {
 		p++;
@@ -195,8 +202,8 @@ int em_parse_time(const char *s, time_t *out)
 				return EM_EINPUT;
 			if (*p == ':')
 				p++;
-			if (read_digits(&p, 2, &om))
-				return EM_EINPUT;
+			if (read_digits(&p, 2, &om) || oh > 23 || om > 59)
+				return EM_EINPUT; /* RFC 3339 offsets are 00:00..23:59 */
 			offset = sign * (oh * 3600 + om * 60);
 		} else {
 			return EM_EINPUT;
@@ -329,11 +336,24 @@ int em_read_input(const char *path, struct buf *out, struct buf *err)
 	return read_file(path, out, EM_EINPUT, err);
 }
 
-int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err)
+int em_umask(void)
+{
+	/* umask(2) cannot be read without setting it: read it once (before any thread starts, as the
+	 * first output is staged from the main thread) and keep it; ebsmigrate never changes it. */
+	static int cached = -1;
+	if (cached < 0) {
+		mode_t m = umask(022);
+		umask(m);
+		cached = (int)m;
+	}
+	return cached;
+}
+
+int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err)
 {
 	struct buf tmp = BUF_INIT;
 	buf_addf(&tmp, "%s.tmp.XXXXXX", path);
-	int fd = mkstemp(tmp.s);
+	int fd = mkstemp(tmp.s); /* 0600 until the fchmod below */
 	if (fd < 0) {
 		int e = errno;
 		buf_release(&tmp);
@@ -351,21 +371,41 @@ int em_write_file_atomic(const char *path, const char *data, size_t len, int mod
 		}
 		off += (size_t)w;
 	}
-	if (!e && fchmod(fd, (mode_t)mode) != 0)
+	if (!e && fchmod(fd, (mode_t)(mode & ~em_umask())) != 0)
 		e = errno;
 	if (!e && fsync(fd) != 0)
 		e = errno;
 	if (close(fd) != 0 && !e)
-		e = errno;
-	if (!e && rename(tmp.s, path) != 0)
 		e = errno;
 	if (e) {
 		unlink(tmp.s);
 		buf_release(&tmp);
 		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
 	}
+	buf_reset(tmp_out);
+	buf_add(tmp_out, tmp.s, tmp.len);
 	buf_release(&tmp);
 	return 0;
+}
+
+int em_commit_file(const char *tmp, const char *path, struct buf *err)
+{
+	if (rename(tmp, path) != 0) {
+		int e = errno;
+		unlink(tmp);
+		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+	}
+	return 0;
+}
+
+int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err)
+{
+	struct buf tmp = BUF_INIT;
+	int rc = em_stage_file(path, data, len, mode, &tmp, err);
+	if (!rc)
+		rc = em_commit_file(tmp.s, path, err);
+	buf_release(&tmp);
+	return rc;
 }
 
 int em_mkdirs(const char *path, int mode, struct buf *err)

@@ -16,6 +16,9 @@
  * - Each attempt takes one token from the request's rate bucket first, waiting for it through
  *   the injected sleep, so retries are rate limited too.
  * - All waiting goes through opt.sleep_ms and all time through opt.clock_ms.
+ * - With a retry quota (AWS standard/adaptive modes) retries draw from one budget per client, so
+ *   an outage does not multiply the load by max_attempts; adaptive mode also slows a rate key
+ *   down while it is throttled.
  * - No secret reaches a message or a log: messages carry the URL without its query, and debug
  *   dumps redact secret headers, query signatures and secret bodies.
  */
@@ -42,6 +45,7 @@ struct http_bucket {
 	char *key;
 	double tokens;
 	double rate;  /* tokens per second; <= 0 = unlimited */
+	double set_rate; /* the rate configured for the key; adaptive mode moves rate below it */
 	double burst; /* capacity */
 	int64_t last_ms;
 };
@@ -213,6 +217,7 @@ int http_client_init(struct http_client *c, const struct http_options *opt, stru
 		o.backoff_max_ms = 20000;
 	if (o.retry_after_max_ms <= 0)
 		o.retry_after_max_ms = 60000;
+	c->quota = o.retry_quota;
 	if (o.max_body == 0)
 		o.max_body = (size_t)64 << 20;
 	if (o.default_rate == 0)
@@ -278,7 +283,7 @@ static struct http_bucket *bucket_for(struct http_client *c, const char *key)
 	XGROW(c->buckets, c->n_buckets, c->alloc_buckets);
 	struct http_bucket *b = &c->buckets[c->n_buckets++];
 	b->key = xstrdup(key);
-	b->rate = c->opt.default_rate;
+	b->rate = b->set_rate = c->opt.default_rate;
 	b->burst = c->opt.default_burst;
 	b->tokens = b->burst;
 	b->last_ms = now_ms(c);
@@ -288,7 +293,7 @@ static struct http_bucket *bucket_for(struct http_client *c, const char *key)
 void http_client_set_rate(struct http_client *c, const char *key, double per_second, double burst)
 {
 	struct http_bucket *b = bucket_for(c, key);
-	b->rate = per_second;
+	b->rate = b->set_rate = per_second;
 	b->burst = burst > 0 ? burst : (per_second > 0 ? per_second : 1);
 	if (b->tokens > b->burst)
 		b->tokens = b->burst;
@@ -322,6 +327,26 @@ static void rate_acquire(struct http_client *c, const char *key)
 	b->tokens -= 1.0;
 }
 
+/* Adaptive mode: multiplicative decrease on throttling, additive increase otherwise. */
+static void adapt_rate(struct http_client *c, const char *key, int throttled)
+{
+	if (!c->opt.adaptive_rate || !key)
+		return;
+	struct http_bucket *b = bucket_for(c, key);
+	double ceiling = b->set_rate > 0 ? b->set_rate : 1e9;
+	double cur = b->rate > 0 ? b->rate : ceiling;
+	if (throttled) {
+		cur *= 0.7;
+		if (cur < 0.5)
+			cur = 0.5;
+	} else {
+		cur += 0.5;
+		if (cur > ceiling)
+			cur = ceiling;
+	}
+	b->rate = cur >= 1e9 ? b->set_rate : cur;
+}
+
 /* ---- retry policy ---- */
 
 int64_t http_backoff_ms(struct http_client *c, int retry)
@@ -332,6 +357,27 @@ int64_t http_backoff_ms(struct http_client *c, int retry)
 	if (cap > c->opt.backoff_max_ms)
 		cap = c->opt.backoff_max_ms;
 	return (int64_t)(next_random(c) % (uint64_t)(cap + 1));
+}
+
+/* The retry quota (AWS standard mode). 1 when the retry may go ahead. */
+static int take_retry_tokens(struct http_client *c, int cost, int *spent)
+{
+	if (c->opt.retry_quota <= 0)
+		return 1;
+	if (c->quota < cost)
+		return 0;
+	c->quota -= cost;
+	*spent += cost;
+	return 1;
+}
+
+static void give_back_retry_tokens(struct http_client *c, int spent)
+{
+	if (c->opt.retry_quota <= 0)
+		return;
+	c->quota += spent ? spent : 1;
+	if (c->quota > c->opt.retry_quota)
+		c->quota = c->opt.retry_quota;
 }
 
 static int curl_code_retryable(CURLcode cc)
@@ -601,7 +647,7 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 
 	out->attempts = 0;
 	out->throttled = 0;
-	int rc = 0;
+	int rc = 0, spent = 0; /* retry tokens this request took from the quota */
 	struct http_headers extra = HTTP_HEADERS_INIT;
 	for (int attempt = 1;; attempt++) {
 		rate_acquire(c, req->rate_key);
@@ -629,13 +675,15 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 				break;
 			}
 			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
-			if (!curl_code_retryable(cc) || attempt >= max) {
+			int no_quota = curl_code_retryable(cc) && attempt < max && !take_retry_tokens(c, 10, &spent);
+			if (!curl_code_retryable(cc) || attempt >= max || no_quota) {
 				out->unreachable = cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
 						   cc == CURLE_COULDNT_CONNECT ||
 						   (cc == CURLE_OPERATION_TIMEDOUT && !out->headers.n && !out->body.len);
 				out->status = 0;
-				if (attempt > 1)
-					rc = em_err(err, EM_ENET, "%s: %s (after %d attempts)", where.s, why, attempt);
+				if (attempt > 1 || no_quota)
+					rc = em_err(err, EM_ENET, "%s: %s (after %d attempts%s)", where.s, why, attempt,
+						    no_quota ? "; retry quota exhausted" : "");
 				else
 					rc = em_err(err, EM_ENET, "%s: %s", where.s, why);
 				break;
@@ -646,13 +694,18 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 			enum http_verdict v = classify(req, out);
 			if (v == HTTP_THROTTLED)
 				out->throttled++;
+			adapt_rate(c, req->rate_key, v == HTTP_THROTTLED);
 			log_debug("%s: HTTP %ld (attempt %d of %d)", where.s, out->status, attempt, max);
-			if (v == HTTP_FINAL)
+			if (v == HTTP_FINAL) {
+				if (out->status < 400)
+					give_back_retry_tokens(c, spent);
 				break;
-			if (attempt >= max) {
+			}
+			int no_quota = attempt < max && !take_retry_tokens(c, 5, &spent);
+			if (attempt >= max || no_quota) {
 				if (v == HTTP_THROTTLED)
-					rc = em_err(err, EM_ETHROTTLED, "%s: still throttled (HTTP %ld) after %d attempts",
-						    where.s, out->status, attempt);
+					rc = em_err(err, EM_ETHROTTLED, "%s: still throttled (HTTP %ld) after %d attempts%s",
+						    where.s, out->status, attempt, no_quota ? " (retry quota exhausted)" : "");
 				break;
 			}
 			int64_t ra = retry_after_ms(&out->headers);

@@ -759,10 +759,7 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 	}
 	for (size_t i = 0; i < n_targets && !rc; i++) {
 		struct kube_target *t = &targets[i];
-		if (t->insecure)
-			fleet_add_notice(f, "context '%s': insecure-skip-tls-verify is set: the API server's certificate is NOT "
-					    "verified",
-					 t->context ? t->context : "?");
+		/* insecure-skip-tls-verify and http:// are warned about (or refused) by kube_client_init */
 		struct kube_client kc;
 		struct kube_client_options ko;
 		memset(&ko, 0, sizeof ko);

@@ -219,9 +219,13 @@ int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inve
 	return sink.failed || fflush(fp) != 0 ? EM_EIO : 0;
 }
 
+/* s padded to width; control characters in it (ids and names from servers) made visible */
 static void cell(struct buf *row, const char *s, int width)
 {
-	buf_addf(row, "%-*s  ", width, s ? s : "-");
+	struct buf vis = BUF_INIT;
+	buf_add_visible(&vis, s ? s : "-");
+	buf_addf(row, "%-*s  ", width, vis.s);
+	buf_release(&vis);
 }
 
 void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
@@ -279,7 +283,9 @@ void inventory_write_table(struct buf *out, const struct fleet *f, const struct 
 		kube += f->vols[i].kube != NULL;
 	buf_addf(out, "\n%zu volumes in %zu region(s), %zu bound to Kubernetes in %zu cluster(s)", f->n, m->n_regions, kube,
 		 f->n_clusters);
-	if (m->account)
-		buf_addf(out, "; account %s", m->account);
+	if (m->account) {
+		buf_adds(out, "; account ");
+		buf_add_visible(out, m->account);
+	}
 	buf_addc(out, '\n');
 }

@@ -11,7 +11,10 @@
  * 401 when the credential was dynamic -> Status error mapping.
  *
  * Invariants:
- * - No global state: credential caches, the AWS provider and counters live in struct kube_client.
+ * - No global state: credential caches, the AWS provider and counters live in struct kube_client;
+ *   the one exception is --allow-insecure-http, set once during option parsing.
+ * - Credentials never travel over plain HTTP without --allow-insecure-http; every weakening of
+ *   transport security (that flag, insecure-skip-tls-verify) is a warning -q cannot silence.
  * - Secrets (tokens, keys, exec env values, plugin stdout) are wiped before their memory is
  *   freed; messages carry the context, user, method and path, never a query or a credential.
  * - Exec plugins never get a shell or a terminal; they are killed at the timeout.
@@ -35,9 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_credentials.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/log.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
@@ -564,9 +569,14 @@ static int aws_http_ready(struct kube_client *c, struct buf *err)
 	o.ca_file = exec_env(&c->target, "AWS_CA_BUNDLE"); /* NULL: http.c reads ours */
 	o.timeout_ms = 30000;
 	o.connect_timeout_ms = 5000;
-	o.max_attempts = 3;
+	/* STS calls for EKS tokens retry like every other AWS call (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE) */
+	struct aws_retry_config retry;
+	int rc = aws_retry_config_resolve(&retry, c->eks.profile, err);
+	if (rc)
+		return rc;
+	aws_retry_config_apply(&retry, &o);
 	c->aws_http = xcalloc(1, sizeof *c->aws_http);
-	int rc = http_client_init(c->aws_http, &o, err);
+	rc = http_client_init(c->aws_http, &o, err);
 	if (rc) {
 		free(c->aws_http);
 		c->aws_http = NULL;
@@ -802,12 +812,51 @@ static int authorize(struct kube_client *c, struct http_headers *h, int force_re
 	return 0;
 }
 
+static int insecure_http_allowed;
+
+void kube_client_allow_insecure_http(int allow)
+{
+	insecure_http_allowed = allow;
+}
+
+static int target_has_credentials(const struct kube_target *t)
+{
+	return t->token || t->token_file || t->has_exec || t->client_cert_file || t->client_cert_pem ||
+	       t->client_key_file || t->client_key_pem;
+}
+
+/* Refuses (or, when allowed, warns about) credentials over http://; warns about unverified TLS. */
+static int check_transport(const struct kube_target *t, struct buf *err)
+{
+	const char *ctx = t->context ? t->context : t->cluster_name ? t->cluster_name : "?";
+	const char *user = t->user_name ? t->user_name : "?";
+	if (strncmp(t->server, "http://", 7) == 0 && target_has_credentials(t)) {
+		if (!insecure_http_allowed)
+			return em_err(err, EM_EINPUT,
+				      "context '%s': refusing to send the credentials of user '%s' over plain HTTP to '%s'; "
+				      "use an https:// server, or pass --allow-insecure-http",
+				      ctx, user, t->server);
+		log_security_warning("context '%s': sending the credentials of user '%s' over plain HTTP to '%s' "
+				     "(--allow-insecure-http): anyone on the network path can read them",
+				     ctx, user, t->server);
+	}
+	if (t->insecure)
+		log_security_warning("context '%s': insecure-skip-tls-verify is set: the certificate of '%s' is NOT "
+				     "verified, so anyone on the network path can read the credentials and answer as "
+				     "the cluster",
+				     ctx, t->server);
+	return 0;
+}
+
 int kube_client_init(struct kube_client *c, const struct kube_target *t, const struct kube_client_options *opt,
 		     struct buf *err)
 {
 	memset(c, 0, sizeof *c);
 	if (!t || !t->server)
 		return em_err(err, EM_EINPUT, "kube client: target without a server");
+	int trc = check_transport(t, err);
+	if (trc)
+		return trc;
 	kube_target_copy(&c->target, t);
 	if (opt)
 		c->opt = *opt;

@@ -1,6 +1,11 @@
 /*
  * log.c - stderr diagnostics with levels, colour only on a TTY without NO_COLOR, and a
  * redaction helper so request dumps never carry secrets.
+ *
+ * Invariants: every message is one line with its control characters made visible
+ * (buf_add_visible): a volume id or a tag cannot inject terminal escapes (debug dumps keep
+ * their line breaks, every line escaped); security warnings
+ * (log_security_warning) print at every level.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,7 +44,22 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 		else
 			buf_addf(&b, "%s ", prefix);
 	}
-	buf_vaddf(&b, fmt, ap);
+	/* A message quotes names from servers and files: control characters in them are shown, never
+	 * sent to the terminal, and a message stays one line. Only debug dumps (HTTP requests) keep
+	 * their line breaks, each line escaped on its own. */
+	struct buf msg = BUF_INIT;
+	buf_vaddf(&msg, fmt, ap);
+	int multiline = prefix && strcmp(prefix, "debug:") == 0;
+	for (char *line = msg.s; line;) {
+		char *nl = multiline ? strchr(line, '\n') : NULL;
+		if (nl)
+			*nl = '\0';
+		buf_add_visible(&b, line);
+		if (nl)
+			buf_addc(&b, '\n');
+		line = nl ? nl + 1 : NULL;
+	}
+	buf_release(&msg);
 	buf_addc(&b, '\n');
 	fwrite(b.s, 1, b.len, stderr);
 	buf_release(&b);
@@ -58,6 +78,7 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 
 LOG_FN(log_error, LOG_QUIET, "error:", "1;31")
 LOG_FN(log_warning, LOG_NORMAL, "warning:", "1;33")
+LOG_FN(log_security_warning, LOG_QUIET, "warning:", "1;33") /* never silenced by -q */
 LOG_FN(log_notice, LOG_NORMAL, "note:", "1;36")
 LOG_FN(log_info, LOG_VERBOSE, NULL, "0")
 LOG_FN(log_debug, LOG_DEBUG, "debug:", "2")

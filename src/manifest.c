@@ -25,8 +25,9 @@
  *   - Nothing is ever overwritten in a cluster: a same-named VAC with other parameters is an
  *     error (EM_ECONFLICT); the gp3 StorageClass takes a free name (or one that is identical).
  *   - Every value that reaches YAML, JSON or sh goes through its quoting helper.
- *   - DIR is written whole or not at all: files go to DIR.tmp-XXXXXX, then one rename; --force
- *     only replaces a directory that holds MANIFEST_MARKER (one this module wrote).
+ *   - DIR is written whole or not at all: files go to DIR.tmp-XXXXXX, then one rename. The
+ *     MANIFEST_MARKER file is an index of every file written; --force replaces only a directory
+ *     whose every file that index lists, and removes only those files from the old one.
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
@@ -1798,8 +1799,12 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 		rc = readme(&g, err);
 	}
 	if (!rc) {
+		/* the index: --force removes these files, and only these, when it replaces DIR */
 		struct buf marker = BUF_INIT;
-		buf_addf(&marker, "ebsmigrate plan --manifests, plan of %s\n", g.generated);
+		buf_addf(&marker, "# ebsmigrate plan --manifests, plan of %s\n", g.generated);
+		buf_adds(&marker, "# the files below were written by ebsmigrate; --force removes only them\n");
+		for (size_t i = 0; i < out->n; i++)
+			buf_addf(&marker, "%s\n", out->files[i].path);
 		add_file(out, MANIFEST_MARKER, &marker, 0644);
 	}
 	for (size_t i = 0; i < g.n_cl; i++) {
@@ -1843,6 +1848,94 @@ static int dir_is_empty(const char *dir)
 	return empty;
 }
 
+/* The paths DIR/MANIFEST_MARKER lists (comment lines skipped), as one '\n'-framed string
+ * "\nA\nB\n" so that membership is a strstr of "\nPATH\n". EM_ENOTFOUND without the file. */
+static int read_index(const char *dir, struct buf *index, struct buf *err)
+{
+	struct buf path = BUF_INIT, text = BUF_INIT, e = BUF_INIT;
+	buf_addf(&path, "%s/%s", dir, MANIFEST_MARKER);
+	struct stat st;
+	int rc = 0;
+	if (lstat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
+		rc = EM_ENOTFOUND;
+	else if (em_read_file(path.s, &text, &e))
+		rc = em_err(err, EM_EINPUT, "--manifests: %s", e.s);
+	buf_reset(index);
+	buf_addc(index, '\n');
+	for (const char *p = text.s; !rc && p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n && *p != '#') {
+			buf_add(index, p, n);
+			buf_addc(index, '\n');
+		}
+		p += n + (nl != NULL);
+	}
+	buf_release(&path);
+	buf_release(&text);
+	buf_release(&e);
+	return rc;
+}
+
+static int index_lists(const struct buf *index, const char *rel)
+{
+	size_t n = strlen(rel);
+	for (const char *p = index->s; (p = strstr(p, rel)) != NULL; p++)
+		if (p > index->s && p[-1] == '\n' && p[n] == '\n')
+			return 1;
+	return 0;
+}
+
+/* Finds the first entry under dir (relative path rel) that the index does not account for: a
+ * non-regular file, a file not listed, or a directory holding no listed file. 1 = found (in
+ * *bad), 0 = everything is ours, <0 = cannot read. */
+static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad)
+{
+	struct buf path = BUF_INIT;
+	buf_adds(&path, dir);
+	if (*rel)
+		buf_addf(&path, "/%s", rel);
+	DIR *d = opendir(path.s);
+	if (!d) {
+		buf_release(&path);
+		return -1;
+	}
+	int found = 0, any_ours = 0;
+	struct dirent *e;
+	while (!found && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct buf sub = BUF_INIT, full = BUF_INIT;
+		if (*rel)
+			buf_addf(&sub, "%s/", rel);
+		buf_adds(&sub, e->d_name);
+		buf_addf(&full, "%s/%s", dir, sub.s);
+		struct stat st;
+		if (lstat(full.s, &st) != 0) {
+			found = -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			found = find_foreign(dir, sub.s, index, bad);
+			any_ours = 1; /* a directory of ours holds at least one listed file (checked inside) */
+		} else if (S_ISREG(st.st_mode) && (strcmp(sub.s, MANIFEST_MARKER) == 0 || index_lists(index, sub.s))) {
+			any_ours = 1;
+		} else {
+			buf_reset(bad);
+			buf_adds(bad, sub.s);
+			found = 1;
+		}
+		buf_release(&sub);
+		buf_release(&full);
+	}
+	closedir(d);
+	if (!found && *rel && !any_ours) {
+		buf_reset(bad);
+		buf_addf(bad, "%s/", rel); /* an empty directory we did not write */
+		found = 1;
+	}
+	buf_release(&path);
+	return found;
+}
+
 int manifest_check_dir(const char *dir, int force, struct buf *err)
 {
 	if (!dir || !*dir)
@@ -1862,15 +1955,25 @@ int manifest_check_dir(const char *dir, int force, struct buf *err)
 		return 0;
 	if (!force)
 		return em_err(err, EM_EINPUT, "--manifests: directory '%s' is not empty; use --force to replace it", dir);
-	struct buf marker = BUF_INIT;
-	buf_addf(&marker, "%s/%s", dir, MANIFEST_MARKER);
-	int ours = access(marker.s, F_OK) == 0;
-	buf_release(&marker);
-	if (!ours)
-		return em_err(err, EM_EINPUT,
-			      "--manifests: refusing to replace '%s': it was not written by ebsmigrate (no %s file)", dir,
-			      MANIFEST_MARKER);
-	return 0;
+	struct buf index = BUF_INIT, bad = BUF_INIT;
+	int rc = read_index(dir, &index, err);
+	if (rc == EM_ENOTFOUND) {
+		rc = em_err(err, EM_EINPUT,
+			    "--manifests: refusing to replace '%s': it was not written by ebsmigrate (no %s file)", dir,
+			    MANIFEST_MARKER);
+	} else if (!rc) {
+		int found = find_foreign(dir, "", &index, &bad);
+		if (found < 0)
+			rc = em_err(err, EM_EINPUT, "--manifests: cannot read directory '%s': %s", dir, strerror(errno));
+		else if (found)
+			rc = em_err(err, EM_EINPUT,
+				    "--manifests: refusing to replace '%s': '%s' in it was not written by ebsmigrate "
+				    "(not in its %s index); move it away first",
+				    dir, bad.s, MANIFEST_MARKER);
+	}
+	buf_release(&index);
+	buf_release(&bad);
+	return rc;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -1880,23 +1983,69 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
+/* Only for directories this process created (DIR.tmp-XXXXXX). */
 static void remove_tree(const char *dir)
 {
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int manifest_write_dir(const struct manifest_set *s, const char *dir_arg, int force, struct buf *err)
+/* Removes from root/rel the files the index lists, then the directories left empty (rmdir fails,
+ * and keeps a directory, while anything unlisted is inside). */
+static void remove_listed_in(const char *root, const char *rel, const struct buf *index)
 {
+	struct buf path = BUF_INIT;
+	buf_adds(&path, root);
+	if (*rel)
+		buf_addf(&path, "/%s", rel);
+	DIR *d = opendir(path.s);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct buf sub = BUF_INIT, full = BUF_INIT;
+		if (*rel)
+			buf_addf(&sub, "%s/", rel);
+		buf_adds(&sub, e->d_name);
+		buf_addf(&full, "%s/%s", root, sub.s);
+		struct stat st;
+		if (lstat(full.s, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				remove_listed_in(root, sub.s, index);
+			else if (S_ISREG(st.st_mode) && (strcmp(sub.s, MANIFEST_MARKER) == 0 || index_lists(index, sub.s)))
+				unlink(full.s);
+		}
+		buf_release(&sub);
+		buf_release(&full);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path.s);
+	buf_release(&path);
+}
+
+/* Clears a previous DIR (moved aside) of the files its index lists; anything else stays. */
+static void remove_listed(const char *old)
+{
+	struct buf index = BUF_INIT;
+	if (read_index(old, &index, NULL) == 0)
+		remove_listed_in(old, "", &index);
+	buf_release(&index);
+}
+
+int manifest_stage_dir(struct manifest_staged *out, const struct manifest_set *s, const char *dir_arg, int force,
+		       struct buf *err)
+{
+	memset(out, 0, sizeof *out);
 	int rc = manifest_check_dir(dir_arg, force, err);
 	if (rc)
 		return rc;
 	char *dir = strip_slashes(dir_arg);
-	struct buf tmp = BUF_INIT, path = BUF_INIT, old = BUF_INIT;
+	struct buf tmp = BUF_INIT, path = BUF_INIT;
 	/* the parent must exist for the temporary sibling */
 	char *slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		char *parent = xstrndup(dir, (size_t)(slash - dir));
-		rc = em_mkdirs(parent, 0755, err);
+		rc = em_mkdirs(parent, 0777, err);
 		free(parent);
 		if (rc)
 			goto out;
@@ -1906,7 +2055,7 @@ int manifest_write_dir(const struct manifest_set *s, const char *dir_arg, int fo
 		rc = em_err(err, EM_EIO, "cannot create a directory next to '%s': %s", dir, strerror(errno));
 		goto out;
 	}
-	if (chmod(tmp.s, 0755) != 0) {
+	if (chmod(tmp.s, (mode_t)(0777 & ~em_umask())) != 0) {
 		rc = em_err(err, EM_EIO, "cannot set the mode of '%s': %s", tmp.s, strerror(errno));
 		goto fail;
 	}
@@ -1915,33 +2064,17 @@ int manifest_write_dir(const struct manifest_set *s, const char *dir_arg, int fo
 		buf_addf(&path, "%s/%s", tmp.s, s->files[i].path);
 		char *last = strrchr(path.s, '/');
 		*last = '\0';
-		rc = em_mkdirs(path.s, 0755, err);
+		rc = em_mkdirs(path.s, 0777, err);
 		*last = '/';
 		if (!rc)
-			rc = em_write_file_atomic(path.s, s->files[i].data, s->files[i].len, s->files[i].mode, err);
+			rc = em_write_file_atomic(path.s, s->files[i].data, s->files[i].len,
+						  (s->files[i].mode & 0111) ? 0777 : 0666, err);
 	}
 	if (rc)
 		goto fail;
-	struct stat st;
-	int exists = lstat(dir, &st) == 0;
-	if (exists && dir_is_empty(dir) == 0) {
-		/* --force on a directory of ours: swap, then remove the old one */
-		buf_addf(&old, "%s.old-XXXXXX", dir);
-		if (!mkdtemp(old.s) || rename(dir, old.s) != 0) {
-			rc = em_err(err, EM_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
-			if (old.len)
-				rmdir(old.s);
-			goto fail;
-		}
-	}
-	if (rename(tmp.s, dir) != 0) {
-		rc = em_err(err, EM_EIO, "cannot rename '%s' to '%s': %s", tmp.s, dir, strerror(errno));
-		if (old.len && rename(old.s, dir) != 0)
-			em_errprefix(err, "the previous directory is at '%s'", old.s);
-		goto fail;
-	}
-	if (old.len)
-		remove_tree(old.s);
+	out->dir = dir;
+	out->tmp = buf_detach(&tmp);
+	dir = NULL;
 	goto out;
 fail:
 	remove_tree(tmp.s);
@@ -1949,7 +2082,54 @@ out:
 	free(dir);
 	buf_release(&tmp);
 	buf_release(&path);
+	return rc;
+}
+
+int manifest_commit_dir(struct manifest_staged *st, struct buf *err)
+{
+	int rc = 0;
+	struct buf old = BUF_INIT;
+	struct stat sb;
+	if (lstat(st->dir, &sb) == 0 && dir_is_empty(st->dir) == 0) {
+		/* --force on a directory of ours (checked when staging): swap, then clear the old one */
+		buf_addf(&old, "%s.old-XXXXXX", st->dir);
+		if (!mkdtemp(old.s) || rename(st->dir, old.s) != 0) {
+			rc = em_err(err, EM_EIO, "cannot move '%s' aside: %s", st->dir, strerror(errno));
+			rmdir(old.s);
+			goto out;
+		}
+	}
+	if (rename(st->tmp, st->dir) != 0) {
+		rc = em_err(err, EM_EIO, "cannot rename '%s' to '%s': %s", st->tmp, st->dir, strerror(errno));
+		if (old.len && rename(old.s, st->dir) != 0)
+			em_errprefix(err, "the previous directory is at '%s'", old.s);
+		goto out;
+	}
+	free(st->tmp);
+	st->tmp = NULL;
+	if (old.len)
+		remove_listed(old.s); /* old stays only if something unlisted appeared in it meanwhile */
+out:
 	buf_release(&old);
+	return rc;
+}
+
+void manifest_staged_release(struct manifest_staged *st)
+{
+	if (st->tmp)
+		remove_tree(st->tmp);
+	free(st->tmp);
+	free(st->dir);
+	memset(st, 0, sizeof *st);
+}
+
+int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err)
+{
+	struct manifest_staged st;
+	int rc = manifest_stage_dir(&st, s, dir, force, err);
+	if (!rc)
+		rc = manifest_commit_dir(&st, err);
+	manifest_staged_release(&st);
 	return rc;
 }
 

@@ -358,6 +358,11 @@ void plan_write_table(struct buf *out, const struct plan *p, int color)
 	for (size_t i = 0; i < p->n; i++) {
 		fill_row(&rows[i], &p->items[i], p->generated_at);
 		for (int c = 0; c < NCOLS; c++) {
+			/* ids and names come from servers and files: control characters shown, not sent */
+			struct buf vis = BUF_INIT;
+			buf_add_visible(&vis, rows[i].c[c]);
+			free(rows[i].c[c]);
+			rows[i].c[c] = buf_detach(&vis);
 			size_t l = strlen(rows[i].c[c]);
 			if (l > w[c])
 				w[c] = l;
@@ -430,11 +435,14 @@ void plan_write_table(struct buf *out, const struct plan *p, int color)
 
 static void md_cell(struct buf *b, const char *s)
 {
-	for (; *s; s++) {
-		if (*s == '|')
+	struct buf vis = BUF_INIT;
+	buf_add_visible(&vis, s);
+	for (size_t i = 0; i < vis.len; i++) {
+		if (vis.s[i] == '|')
 			buf_addc(b, '\\');
-		buf_addc(b, *s);
+		buf_addc(b, vis.s[i]);
 	}
+	buf_release(&vis);
 }
 
 static void write_markdown(struct buf *b, const struct plan *p)
@@ -465,7 +473,7 @@ static void write_markdown(struct buf *b, const struct plan *p)
 		buf_adds(b, "## Warnings\n\n");
 		for (size_t i = 0; i < p->n_warnings; i++) {
 			buf_adds(b, "- ");
-			buf_adds(b, p->warnings[i]);
+			buf_add_visible(b, p->warnings[i]);
 			buf_addc(b, '\n');
 		}
 		buf_addc(b, '\n');

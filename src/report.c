@@ -551,8 +551,11 @@ static void footer_notes(struct buf *b, const struct report *r, const char *bull
 		buf_addf(b, "%s%lld volume%s completed in the ledger %s not in these inputs; not counted\n", bullet,
 			 (long long)r->ledger_elsewhere, r->ledger_elsewhere == 1 ? "" : "s",
 			 r->ledger_elsewhere == 1 ? "is" : "are");
-	for (size_t i = 0; with_warnings && i < r->n_warnings; i++)
-		buf_addf(b, "%swarning: %s\n", bullet, r->warnings[i]);
+	for (size_t i = 0; with_warnings && i < r->n_warnings; i++) {
+		buf_addf(b, "%swarning: ", bullet);
+		buf_add_visible(b, r->warnings[i]);
+		buf_addc(b, '\n');
+	}
 }
 
 struct text_table {
@@ -583,7 +586,10 @@ static void text_table_build(struct text_table *t, const struct report *r)
 					buf_addc(&u, *s >= 'a' && *s <= 'z' && !r->keys[k].arg ? (char)(*s - 32) : *s);
 				cells[k] = buf_detach(&u);
 			} else if (row <= r->n_groups) {
-				cells[k] = xstrdup(r->groups[row - 1].values[k]);
+				/* group values are names and tags from the inputs: control characters shown */
+				struct buf vis = BUF_INIT;
+				buf_add_visible(&vis, r->groups[row - 1].values[k]);
+				cells[k] = buf_detach(&vis);
 			} else {
 				cells[k] = xstrdup(k == 0 ? "TOTAL" : "");
 			}

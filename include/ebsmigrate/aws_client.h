@@ -31,9 +31,26 @@ struct aws_client {
 	int throttled;   /* throttling answers seen (retried) */
 };
 
+/* Retries, as the AWS SDKs and CLI configure them (docs/aws.md):
+ *   mode         AWS_RETRY_MODE, else the profile's retry_mode, else legacy
+ *   max_attempts AWS_MAX_ATTEMPTS, else the profile's max_attempts, else 8 (legacy) or 3
+ *   legacy:   ebsmigrate's rules: full-jitter backoff 0.5 s x 2^(n-1) capped at 20 s, no quota
+ *   standard: backoff random(0,1) x 2^(n-1) s capped at 20 s; a retry quota of 500 tokens
+ *   adaptive: standard plus client-side rate limiting that backs off while throttled
+ * Retry-After is honoured in every mode. Values: attempts 1..20; a bad value is EM_EINPUT
+ * naming the variable (or the profile and key). */
+enum aws_retry_mode { AWS_RETRY_LEGACY, AWS_RETRY_STANDARD, AWS_RETRY_ADAPTIVE };
+struct aws_retry_config {
+	enum aws_retry_mode mode;
+	int max_attempts;
+};
+int aws_retry_config_resolve(struct aws_retry_config *out, const char *profile, struct buf *err);
+/* Sets max_attempts, backoff and quota/adaptive fields of an AWS HTTP client's options. */
+void aws_retry_config_apply(const struct aws_retry_config *rc, struct http_options *ho);
+
 struct aws_client_options {
 	const char *profile;  /* --profile; NULL = the chain's default */
-	int max_attempts;     /* 0 = 8 */
+	int max_attempts;     /* 0 = aws_retry_config_resolve's (AWS_MAX_ATTEMPTS, profile, mode) */
 	double rate;          /* requests/s per service+region; 0 = 20 */
 	long timeout_ms;      /* 0 = 60000 */
 };

@@ -97,5 +97,8 @@ void aws_credentials_provider_expire(struct aws_credentials_provider *p);
 /* Region: explicit (--region), AWS_REGION, AWS_DEFAULT_REGION, then the profile's `region`
  * (profile as for the chain). *out is heap-allocated, caller frees. EM_ENOTFOUND when none. */
 int aws_region_resolve(char **out, const char *explicit_region, const char *profile, struct buf *err);
+/* One setting of the profile (profile as for the chain) from the shared files, e.g. max_attempts;
+ * *out heap-allocated or NULL when unset. 0, or the files' load error. */
+int aws_profile_setting(char **out, const char *profile, const char *key, struct buf *err);
 
 #endif

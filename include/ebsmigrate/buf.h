@@ -39,6 +39,11 @@ int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 void buf_add_json_escaped(struct buf *b, const char *s);
 /* Appends s as a quoted, escaped JSON string, or `null` when s is NULL. */
 void buf_add_json_str(struct buf *b, const char *s);
+/* Appends s for a terminal: control characters (C0 incl. newline and tab, DEL, the C1 range
+ * U+0080..U+009F) and bytes that are not valid UTF-8 become a visible "\xHH" per byte, so text
+ * from a server or a file (volume ids, names, tags) cannot move the cursor, recolour or retitle
+ * the terminal. The one escaping for tables and diagnostics; NULL appends nothing. */
+void buf_add_visible(struct buf *b, const char *s);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
 /* Appends s percent-encoded (RFC 3986 unreserved kept); encode_slash=0 keeps '/'. */

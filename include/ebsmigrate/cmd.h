@@ -15,6 +15,7 @@
 #ifndef EBSMIGRATE_CMD_H
 #define EBSMIGRATE_CMD_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
@@ -73,7 +74,8 @@ struct cmd {
 };
 
 /* Global option ids (shared by every command's parser). */
-enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR };
+enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR,
+       OPT_ALLOW_INSECURE_HTTP };
 
 /* Parses argv (argv[0] = command name) with the command's options plus the global ones.
  * Calls back for each command option: return 0 to continue or an EXIT_* code to stop.
@@ -86,8 +88,41 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
 /* Prints help for one command to stdout. */
 void cmd_print_help(const struct cmd *cmd);
+/* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
+ * for result lines that quote ids, names or server messages outside a table writer. */
+void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
 int cmd_write_output(const char *path, const struct buf *data);
+
+/* A command's outputs, committed together: each file is staged (a temporary next to it, mode
+ * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then
+ * writes what goes to stdout; cmd_outputs_release unlinks whatever was not committed. So a
+ * command that fails after staging (a second output, the database record) leaves nothing behind. */
+struct cmd_output_file {
+	char *path, *tmp;
+	int committed;
+};
+struct cmd_outputs {
+	struct cmd_output_file *files;
+	size_t n, alloc;
+	struct cmd_output_file *dirs; /* path = the directory, tmp = its staging sibling */
+	size_t n_dirs, alloc_dirs;
+	const struct buf *to_stdout; /* borrowed until commit */
+	int committed;
+};
+#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0}
+/* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
+ * stdout output per command). Logs the error; returns EXIT_*. */
+int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
+/* A directory the command fills with files of its own (inventory --save): returns a fresh
+ * staging directory next to dir (owned by o) for the writer to use instead; at commit its files
+ * move into dir (created if needed; same-named files replaced, others left alone). NULL after
+ * logging the error. */
+const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir);
+/* The final path of a file written under a staging directory (for messages); caller frees. */
+char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged_path);
+int cmd_outputs_commit(struct cmd_outputs *o);
+void cmd_outputs_release(struct cmd_outputs *o);
 /* The command table (main.c). */
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);

@@ -86,9 +86,18 @@ int em_read_input(const char *path, struct buf *out, struct buf *err);
 /* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
  * units), default 4 GiB. EM_EINPUT for a malformed value. */
 int em_max_input_size(int64_t *out, struct buf *err);
-/* Writes data to path atomically: temp file in the same directory, fsync, rename.
- * mode is the file mode (e.g. 0644). On failure nothing is left behind. */
+/* Writes data to path atomically: temp file in the same directory, fsync, rename. mode is the
+ * mode asked of open(2) (0666 for data, 0777 for scripts): the file gets mode & ~umask. On
+ * failure nothing is left behind. */
 int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err);
+/* The two halves of em_write_file_atomic, for outputs committed together: em_stage_file writes
+ * PATH.tmp.XXXXXX (fsynced, mode & ~umask) and puts its name in tmp_out; em_commit_file renames
+ * it over path (and unlinks it if that fails). A staged file not committed is the caller's to
+ * unlink. */
+int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err);
+int em_commit_file(const char *tmp, const char *path, struct buf *err);
+/* The process umask (read without changing it). */
+int em_umask(void);
 /* Lower-case hex of n bytes into out (2n characters and a NUL). */
 void em_hex(const unsigned char *in, size_t n, char *out);
 /* Lower-case hex SHA-256 of data (64 characters and a NUL). */

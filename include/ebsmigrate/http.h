@@ -119,6 +119,13 @@ struct http_options {
 	long backoff_base_ms;       /* 0 = 500: attempt n waits uniform(0, min(max, base * 2^(n-1))) */
 	long backoff_max_ms;        /* 0 = 20000 */
 	long retry_after_max_ms;    /* 0 = 60000: longest Retry-After honoured */
+	int retry_quota;            /* 0 = none; else a client-wide retry budget in tokens (AWS
+				     * standard mode: 500): a retry costs 5 (10 after a connection
+				     * failure or timeout), a success gives back what its retries
+				     * took, or 1; without enough tokens, no retry */
+	int adaptive_rate;          /* 1: a throttled answer cuts its rate key's rate to 0.7x (not
+				     * below 0.5/s) and each other answer adds back 0.5/s, up to the
+				     * rate set for the key (AWS adaptive mode's client-side limiting) */
 	size_t max_body;            /* 0 = 64 MiB */
 	double default_rate;        /* requests/s for a rate key not set with http_client_set_rate;
 				     * 0 = 10; negative = unlimited */
@@ -140,6 +147,7 @@ struct http_client {
 	struct http_bucket *buckets;
 	size_t n_buckets, alloc_buckets;
 	uint64_t rng;
+	int quota;                  /* retry tokens left (opt.retry_quota > 0) */
 	char errbuf[256];           /* CURL_ERROR_SIZE */
 };
 

@@ -109,9 +109,15 @@ struct kube_client {
 	unsigned eks_tokens;     /* native EKS tokens made */
 };
 
-/* Copies t; no network until the first request. */
+/* Copies t; no network until the first request. Transport security is checked here, for every
+ * command: a target that carries credentials (token, tokenFile, exec plugin, client certificate)
+ * and an http:// server is refused with EM_EINPUT naming the context, the user and the server,
+ * unless kube_client_allow_insecure_http(1) was called (--allow-insecure-http); that, and
+ * insecure-skip-tls-verify, print a log_security_warning (even under -q) each time. */
 int kube_client_init(struct kube_client *c, const struct kube_target *t, const struct kube_client_options *opt,
 		     struct buf *err);
+/* --allow-insecure-http: set once during option parsing (like --now); default 0. */
+void kube_client_allow_insecure_http(int allow);
 void kube_client_release(struct kube_client *c);
 
 /* Paths below are API paths as they go on the wire ("/api/v1/nodes/NAME/proxy/stats/summary"),

@@ -1,6 +1,7 @@
 /*
  * log.h - diagnostics on stderr. Only main.c and cmd_*.c call these directly for user
- * messages; lower modules may call log_debug (off unless -v/--verbose or EBSMIGRATE_DEBUG).
+ * messages; lower modules may call log_debug (off unless -v/--verbose or EBSMIGRATE_DEBUG) and
+ * log_security_warning.
  * Messages never contain secrets: callers pass already-redacted text (see log_redact).
  */
 #ifndef EBSMIGRATE_LOG_H
@@ -15,6 +16,10 @@ enum log_level log_get_level(void);
 int log_color_enabled(void);            /* stderr is a TTY and NO_COLOR is unset */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* "error: ..." */
 void log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* "warning: ..." */
+/* A warning that security is weakened (TLS not verified, credentials over plain HTTP): printed
+ * at every level, -q included, so it cannot be silenced. The one message lower modules may print
+ * themselves, because the user must see it whatever the command does with its other output. */
+void log_security_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));  /* "note: ..." */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));    /* verbose only */
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* debug only */

@@ -38,7 +38,7 @@ int manifest_route_parse(const char *s, enum manifest_route *out); /* 0 or EM_EI
 
 struct manifest_options {
 	const char *dir;           /* output directory, created fresh */
-	int force;                 /* replace a non-empty DIR written by ebsmigrate (MANIFEST_MARKER) */
+	int force;                 /* replace a DIR holding only files its MANIFEST_MARKER index lists */
 	size_t batch_size;         /* volumes per batch; 0 = MANIFEST_DEFAULT_BATCH */
 	enum manifest_route route;
 	const char *templates_dir; /* NULL: the compiled-in templates; else files there override them */
@@ -48,7 +48,7 @@ struct manifest_file {
 	char *path; /* relative to DIR: "prod/00-volumeattributesclasses.yaml" */
 	char *data;
 	size_t len;
-	int mode;   /* 0644, 0755 for scripts */
+	int mode;   /* 0644, 0755 for scripts; on disk 0666 or 0777 & ~umask */
 };
 
 struct manifest_set {
@@ -69,11 +69,26 @@ const struct manifest_file *manifest_set_find(const struct manifest_set *s, cons
  * VolumeAttributesClass with other parameters exists) with one message in err. */
 int manifest_build(struct manifest_set *out, const struct plan *p, const struct fleet *f,
 		   const struct manifest_options *o, struct buf *err);
-/* Checks that dir may be written: absent, an empty directory, or (force) a directory holding
- * MANIFEST_MARKER. 0 or EM_EINPUT. Cheap: call it before a long inventory. */
+/* Checks that dir may be written: absent, an empty directory, or (force) a directory whose every
+ * file is listed in its MANIFEST_MARKER index (the files an earlier --manifests wrote); anything
+ * else in it (a file, a symlink, a directory holding none of ours) is refused, naming it.
+ * 0 or EM_EINPUT. Cheap: call it before a long inventory. */
 int manifest_check_dir(const char *dir, int force, struct buf *err);
-/* Writes s into a fresh dir atomically (see above); on failure nothing is left behind and an
- * existing dir is untouched. 0, EM_EINPUT or EM_EIO. */
+
+/* Writing in two steps, so that a command can commit the directory together with its other
+ * outputs: manifest_stage_dir writes s into DIR.tmp-XXXXXX (after manifest_check_dir);
+ * manifest_commit_dir swaps it into place and removes, from the previous DIR, only the files its
+ * index listed (the directory itself goes only when nothing else is left in it);
+ * manifest_staged_release removes a staged directory that was not committed. */
+struct manifest_staged {
+	char *dir, *tmp; /* tmp NULL once committed */
+};
+int manifest_stage_dir(struct manifest_staged *out, const struct manifest_set *s, const char *dir, int force,
+		       struct buf *err);
+int manifest_commit_dir(struct manifest_staged *st, struct buf *err);
+void manifest_staged_release(struct manifest_staged *st);
+/* Stage and commit at once; on failure nothing is left behind and an existing dir is untouched.
+ * 0, EM_EINPUT or EM_EIO. */
 int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err);
 /* manifest_build then manifest_write_dir. out is filled even when writing fails. */
 int manifest_write(struct manifest_set *out, const struct plan *p, const struct fleet *f,

@@ -223,6 +223,87 @@ static void test_throttled_exhausted(void)
 	buf_release(&err);
 }
 
+/* AWS standard mode's retry quota (issue 12 item 10): with 10 tokens, a failing request retries
+ * twice (5 each) and the next one not at all; a success gives a token back. */
+static void test_retry_quota(void)
+{
+	static const struct lb_response script[] = {
+		{503, NULL, "1", 0, 0}, {503, NULL, "2", 0, 0}, {503, NULL, "3", 0, 0},
+		{503, NULL, "4", 0, 0}, {200, NULL, "ok", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 5) == 0);
+	struct http_client c;
+	struct fake f;
+	memset(&f, 0, sizeof f);
+	f.now = 1000000;
+	struct http_options o = {0};
+	o.max_attempts = 5;
+	o.retry_quota = 10;
+	o.default_rate = -1;
+	o.clock_ms = fake_clock;
+	o.sleep_ms = fake_sleep;
+	o.random = fake_random;
+	o.inject_ctx = &f;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&c, &o, &err) == 0);
+	struct http_response resp;
+	http_response_init(&resp);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 3); /* not 5: the quota ran out */
+	CHECK_I64(c.quota, 0);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.attempts, 1);
+	CHECK_I64(send_get(&c, s.url, &resp, &err), 0);
+	CHECK_I64(resp.status, 200);
+	CHECK_I64(c.quota, 1);
+	CHECK_I64(lb_count(&s), 5);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* AWS adaptive mode: a throttled answer cuts the key's rate to 0.7x, a success adds 0.5/s back. */
+static void test_adaptive_rate(void)
+{
+	static const struct lb_response script[] = {
+		{429, NULL, "slow down", 0, 0}, {200, NULL, "a", 0, 0}, {200, NULL, "b", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 3) == 0);
+	struct http_client c;
+	struct fake f;
+	memset(&f, 0, sizeof f);
+	f.now = 1000000;
+	struct http_options o = {0};
+	o.max_attempts = 1;
+	o.adaptive_rate = 1;
+	o.clock_ms = fake_clock;
+	o.sleep_ms = fake_sleep;
+	o.random = fake_random;
+	o.inject_ctx = &f;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&c, &o, &err) == 0);
+	http_client_set_rate(&c, "ec2:us-east-1", 10, 1);
+	struct http_response resp;
+	http_response_init(&resp);
+	for (int i = 0; i < 3; i++) {
+		struct http_request rq;
+		http_request_init(&rq, "GET", s.url);
+		rq.rate_key = "ec2:us-east-1";
+		http_send(&c, &rq, &resp, &err);
+		http_request_release(&rq);
+	}
+	CHECK_I64(f.n_sleeps, 2);
+	CHECK_I64(f.sleeps[0], 143); /* 7 requests/s after the 429 (1000/7 rounded up) */
+	CHECK_I64(f.sleeps[1], 134);                    /* 7.5 requests/s after a success */
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
 /* 5xx on every attempt: 0 with the last answer (the caller reports the service's error). */
 static void test_5xx_exhausted(void)
 {
@@ -637,6 +718,8 @@ int main(void)
 	test_retry_after();
 	test_throttled_exhausted();
 	test_5xx_exhausted();
+	test_retry_quota();
+	test_adaptive_rate();
 	test_dropped_connection();
 	test_classifier();
 	test_wire();

@@ -1108,6 +1108,26 @@ static void test_simulator(void)
 	sim_stop();
 }
 
+/* Credentials are never sent over http:// unless allowed (issue 12 item 9); an anonymous target is fine. */
+static void test_plain_http_refused(void)
+{
+	struct buf err = BUF_INIT;
+	struct kube_target t;
+	struct kube_client c;
+	make_target(&t, "http://127.0.0.1:9", "s3cr3t");
+	CHECK_I64(kube_client_init(&c, &t, NULL, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "refusing to send the credentials of user") != NULL);
+	CHECK(strstr(err.s, "'http://127.0.0.1:9'") != NULL);
+	CHECK(strstr(err.s, "s3cr3t") == NULL);
+	free(t.token);
+	t.token = NULL;
+	buf_reset(&err);
+	CHECK_I64(kube_client_init(&c, &t, NULL, &err), 0);
+	kube_client_release(&c);
+	kube_target_release(&t);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof tmp, "/tmp/em-kubeclient-XXXXXX");
@@ -1120,6 +1140,9 @@ int main(void)
 	/* the same script under the name aws, for the EKS fallback */
 	write_file("bin/aws", plugin_sh, 0700);
 	reset_env();
+	test_plain_http_refused();
+	/* the loopback servers below speak plain HTTP */
+	kube_client_allow_insecure_http(1);
 	test_list_pages();
 	test_list_expires_forever();
 	test_status_errors();

@@ -607,9 +607,10 @@ static void test_write(void)
 	buf_adds(&data, "hello\n");
 	XGROW(s.files, s.n, s.alloc);
 	s.files[s.n++] = (struct manifest_file){xstrdup("prod/batches/x.sh"), buf_detach(&data), 6, 0755};
-	buf_adds(&data, "m\n");
+	buf_adds(&data, "# index\nprod/batches/x.sh\n");
+	size_t marker_len = data.len;
 	XGROW(s.files, s.n, s.alloc);
-	s.files[s.n++] = (struct manifest_file){xstrdup(MANIFEST_MARKER), buf_detach(&data), 2, 0644};
+	s.files[s.n++] = (struct manifest_file){xstrdup(MANIFEST_MARKER), buf_detach(&data), marker_len, 0644};
 
 	CHECK(manifest_write_dir(&s, dir.s, 0, &err) == 0);
 	CHECK(exists(dir.s, "prod/batches/x.sh"));
@@ -624,6 +625,28 @@ static void test_write(void)
 	CHECK(manifest_write_dir(&s, dir.s, 1, &err) == 0);
 	CHECK(exists(dir.s, MANIFEST_MARKER));
 	CHECK_I64(entries_with_prefix(base, "out."), 0); /* no .tmp- or .old- left */
+	/* --force refuses a directory of ours holding a file its index does not list, naming it,
+	 * and an empty directory it did not write (issue 12 item 10) */
+	buf_reset(&other);
+	buf_addf(&other, "%s/prod/notes.txt", dir.s);
+	FILE *nf = fopen(other.s, "w");
+	if (nf)
+		fclose(nf);
+	buf_reset(&err);
+	CHECK(manifest_write_dir(&s, dir.s, 1, &err) == EM_EINPUT);
+	CHECK(strstr(err.s, "'prod/notes.txt' in it was not written by ebsmigrate") != NULL);
+	CHECK(exists(dir.s, "prod/notes.txt"));
+	CHECK(exists(dir.s, "prod/batches/x.sh"));
+	unlink(other.s);
+	buf_reset(&other);
+	buf_addf(&other, "%s/extra", dir.s);
+	mkdir(other.s, 0755);
+	buf_reset(&err);
+	CHECK(manifest_write_dir(&s, dir.s, 1, &err) == EM_EINPUT);
+	CHECK(strstr(err.s, "'extra/' in it was not written") != NULL);
+	rmdir(other.s);
+	buf_reset(&err);
+	CHECK(manifest_write_dir(&s, dir.s, 1, &err) == 0);
 	/* --force never replaces someone else's directory */
 	buf_reset(&other);
 	buf_addf(&other, "%s/mine", base);
