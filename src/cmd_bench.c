@@ -468,19 +468,6 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 	return rc;
 }
 
-static int read_input(const char *path, struct buf *out, struct buf *err)
-{
-	if (strcmp(path, "-") != 0)
-		return em_read_file(path, out, err);
-	char chunk[65536];
-	ssize_t n;
-	while ((n = read(0, chunk, sizeof chunk)) > 0)
-		buf_add(out, chunk, (size_t)n);
-	if (n < 0)
-		return em_err(err, EM_EIO, "cannot read standard input: %s", strerror(errno));
-	return 0;
-}
-
 static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
 {
 	if (n_rest != 1) {
@@ -490,10 +477,10 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 	struct buf err = BUF_INIT, text = BUF_INIT;
 	struct buf *logs_text = xcalloc(a->n_iops_logs + 1, sizeof *logs_text);
 	struct bench_log_file *logs = xcalloc(a->n_iops_logs + 1, sizeof *logs);
-	int rc = read_input(rest[0], &text, &err);
+	int rc = em_read_input(rest[0], &text, &err);
 	for (size_t i = 0; !rc && i < a->n_iops_logs; i++) {
 		buf_init(&logs_text[i]);
-		rc = em_read_file(a->iops_logs[i], &logs_text[i], &err);
+		rc = em_read_input(a->iops_logs[i], &logs_text[i], &err);
 		logs[i].path = a->iops_logs[i];
 		logs[i].text = logs_text[i].s;
 		logs[i].len = logs_text[i].len;

@@ -338,7 +338,7 @@ int plan_file_load(struct plan_file *out, const char *path, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
 	struct buf text = BUF_INIT;
-	int rc = em_read_file(path, &text, err);
+	int rc = em_read_input(path, &text, err);
 	if (!rc)
 		rc = plan_file_parse(out, path, text.s ? text.s : "", text.len, err);
 	buf_release(&text);
