@@ -471,7 +471,10 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 	fio_report_init(out);
 	const char *open = len ? memchr(text, '{', len) : NULL;
 	if (!open) {
-		if (len == 0 || strspn(text, " \t\r\n") == len)
+		size_t blank = 0; /* text is len bytes, not a C string: no strspn */
+		while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r' || text[blank] == '\n'))
+			blank++;
+		if (blank == len)
 			return em_err(err, EM_EINPUT, "%s: empty, expected fio JSON output (--output-format=json)", origin);
 		struct buf fl = BUF_INIT;
 		first_line(&fl, text, len);

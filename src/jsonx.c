@@ -33,7 +33,10 @@ cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf 
 			col++;
 		}
 	}
-	if (len == 0 || strspn(text, " \t\r\n") == len)
+	size_t blank = 0; /* text is len bytes, not a C string: no strspn */
+	while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r' || text[blank] == '\n'))
+		blank++;
+	if (blank == len)
 		em_err(err, EM_EINPUT, "%s: empty file, expected JSON", origin);
 	else
 		em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);

@@ -3,21 +3,23 @@
  * input is read as a cache file, written back with pricing_export_location as `pricing export`
  * does, and the written file must read back to the same prices: a cache ebsmigrate writes is
  * always one it can read. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/pricebook.h"
 #include "fuzz.h"
 
-static int same_location(const struct price_location *a, const struct price_location *b)
+/* The first item whose price differs between a and b (known in one only, or another value), or -1. */
+static int first_difference(const struct price_location *a, const struct price_location *b)
 {
 	for (int item = 0; pricebook_item_name(item); item++) {
-		price_t pa, pb;
+		price_t pa = 0, pb = 0;
 		int ka = pricebook_item_get(a, item, &pa), kb = pricebook_item_get(b, item, &pb);
-		if (ka != kb || (ka && memcmp(&pa, &pb, sizeof pa) != 0))
-			return 0;
+		if (ka != kb || (ka && pa != pb))
+			return item;
 	}
-	return 1;
+	return -1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -36,8 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			buf_reset(&err);
 			int rc = pricebook_add_getproducts(&back, out.s, out.len, "exported.json", NULL, &err);
 			const struct price_location *again = rc ? NULL : pricebook_find(&back, pb.locs[i].code);
-			if (!again || !same_location(&pb.locs[i], again))
-				abort(); /* an exported cache file that does not read back the same */
+			int item = again ? first_difference(&pb.locs[i], again) : -1;
+			if (!again || item >= 0) { /* an exported cache file that does not read back the same */
+				fprintf(stderr, "price cache round trip of '%s' failed: %s\n%s\n", pb.locs[i].code,
+					again ? pricebook_item_name(item) : err.s, out.s);
+				abort();
+			}
 			pricebook_release(&back);
 		}
 	}
