@@ -306,10 +306,11 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 	/* fio 2.x wrote KiB under "io_bytes" (3.0 renamed it io_kbytes and made io_bytes bytes). */
 	int legacy = isnan(io_kbytes) && !jsonx_get(o, "clat_ns") && !jsonx_get(o, "lat_ns") &&
 		     (jsonx_get(o, "clat") || jsonx_get(o, "lat"));
-	if (!isnan(io_bytes))
-		d->bytes = legacy ? (int64_t)io_bytes * 1024 : (int64_t)io_bytes;
-	else
-		d->bytes = !isnan(io_kbytes) ? (int64_t)io_kbytes * 1024 : 0;
+	double bytes = !isnan(io_bytes) ? io_bytes * (legacy ? 1024 : 1) : !isnan(io_kbytes) ? io_kbytes * 1024 : 0;
+	if (!(bytes >= 0 && bytes < 9e18) || !(isnan(total) || (total >= 0 && total < 9e18))) /* int64 range */
+		return em_err(err, EM_EINPUT, "%s: %s: io_bytes, io_kbytes or total_ios is negative or too large", origin,
+			      path);
+	d->bytes = (int64_t)bytes;
 	d->ios = !isnan(total) ? (int64_t)total : 0;
 	d->present = d->ios > 0 || d->bytes > 0 || d->iops > 0;
 	if (!d->present)
