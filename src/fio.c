@@ -420,6 +420,8 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 		get_num(jsonx_get(o, "write"), "runtime", &r2, origin, path, err);
 		rt = fmax(isnan(r1) ? 0 : r1, isnan(r2) ? 0 : r2);
 	}
+	if (!(rt >= 0 && rt < 9e18)) /* int64 range */
+		return em_err(err, EM_EINPUT, "%s: %s: job_runtime is negative or too large", origin, path);
 	j->runtime_ms = (int64_t)rt;
 	return 0;
 }
@@ -515,8 +517,13 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 	const char *ver = jsonx_str(doc, "fio version");
 	out->fio_version = xstrdup(ver);
 	double ts;
-	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts))
+	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts)) {
+		if (!(ts >= 0 && ts < 253402300800.0)) { /* up to 9999-12-31 */
+			rc = em_err(err, EM_EINPUT, "%s: timestamp %g is not a time", origin, ts);
+			goto done;
+		}
 		out->timestamp = (int64_t)ts;
+	}
 	const cJSON *global = jsonx_get(doc, "global options");
 	size_t idx = 0, alloc = 0;
 	for (const cJSON *j = jobs->child; j && !rc; j = j->next, idx++) {
