@@ -288,13 +288,25 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 	} else if (cJSON_IsArray(its)) {
 		rc = EC2_EXPORT_INSTANCE_TYPES;
 		const cJSON *it;
+		int i = 0;
 		cJSON_ArrayForEach(it, its)
 		{
 			const char *t = jsonx_str(it, "InstanceType");
 			const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
 			const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
-			if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps))
+			if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps)) {
+				/* no instance comes near these bounds; beyond them the int64 conversion is undefined */
+				if (!(iops->valuedouble > 0 && iops->valuedouble < 1e9 && mbps->valuedouble > 0 &&
+				      mbps->valuedouble < 1e9)) {
+					rc = em_err(err, EM_EINPUT,
+						    "%s: InstanceTypes[%d] (instance type '%s').EbsInfo.EbsOptimizedInfo: "
+						    "BaselineIops or BaselineThroughputInMBps is not a positive number below 1e9",
+						    origin, i, t);
+					break;
+				}
 				fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
+			}
+			i++;
 		}
 	} else if (cJSON_IsArray(vols)) {
 		rc = EC2_EXPORT_VOLUMES;
