@@ -293,7 +293,8 @@ int plan_doc_parse(struct plan_doc *out, const char *origin, const char *text, s
 	if (!root) /* jsonx_parse words the error (where, or empty) */
 		return (root = jsonx_parse(text, len, origin, err)) ? (cJSON_Delete(root), EM_EINPUT) : EM_EINPUT;
 	size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-	off += strspn(text + off, " \t\r\n");
+	while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\r' || text[off] == '\n'))
+		off++; /* text is len bytes, not a C string: no strspn */
 	if (off < len) {
 		size_t line, col;
 		line_col(text, off, &line, &col);
