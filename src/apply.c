@@ -589,14 +589,15 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		set_str(&row->error_message, driver_error);
 		if (changed && !o->dry_run)
 			rc = save_observed(l, row, was, was_submitted, o, "CSI driver reports an error", err);
-		if (rc == EM_ECONFLICT) { /* a concurrent apply moved the row: its write stands */
+		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
 			rc = 0;
 			buf_reset(err);
 		}
 	}
 	free(driver_error);
 	if (o->observe_only && state_rank(row->state) < state_rank(was)) {
-		/* cannot happen from EC2's answers today; kept so status never moves a row back */
+		/* e.g. a newer modification to the same target, made elsewhere, still modifying: status
+		 * never moves a row back */
 		set_str(&row->state, was);
 	}
 	if (strcmp(was, row->state) != 0) {
@@ -605,7 +606,7 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 					   o->observe_only ? "observed by status (DescribeVolumesModifications, PVC)"
 							   : "reconciled from DescribeVolumesModifications",
 					   err);
-		if (rc == EM_ECONFLICT) { /* a concurrent apply moved the row: its write stands */
+		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
 			rc = 0;
 			buf_reset(err);
 			free(was);
