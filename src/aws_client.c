@@ -181,6 +181,16 @@ static void parse_xml_error(const struct buf *body, char **code, char **message)
 }
 
 /* JSON protocols: {"__type": "...#Code", "message"|"Message": "..."}; or x-amzn-ErrorType. */
+static void parse_json_error(const struct http_response *r, char **code, char **message);
+
+void aws_error_parse(const struct http_response *r, int json_protocol, char **code, char **message)
+{
+	if (json_protocol)
+		parse_json_error(r, code, message);
+	else
+		parse_xml_error(&r->body, code, message);
+}
+
 static void parse_json_error(const struct http_response *r, char **code, char **message)
 {
 	*code = *message = NULL;

@@ -2,7 +2,8 @@
  * aws_ec2.c - EC2 volume data into struct volume.
  *
  * Entry points: aws_ec2_load_export (AWS CLI JSON: DescribeVolumes / DescribeVolumesModifications
- * output, PascalCase), aws_ec2_attach_mods.
+ * output, PascalCase), aws_ec2_attach_mods; the live Query API reads (aws_ec2_describe_*, ...)
+ * and aws_ec2_parse_page, which parses one of their answer bodies without a client.
  *
  * Invariants: a volume enters the fleet only with a VolumeId, a valid AZ, a positive integer
  * Size and a known VolumeType; anything else is bad input naming the file and JSON path, and a
@@ -11,6 +12,8 @@
  * type/size/iops/throughput/AZ (exports of one account taken at different times may
  * legitimately differ in state and attachments: the first record is kept; a different account
  * label is a notice).
+ * The XML readers decode leaves only on the documented element paths and ignore every other
+ * shape; nested records (attachments, tags) are written only under the <item> that created them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,17 +380,29 @@ static void load_instances_doc(struct fleet *f, const cJSON *res)
 	}
 }
 
-static void load_instance_types_doc(struct fleet *f, const cJSON *its)
+static int load_instance_types_doc(struct fleet *f, const cJSON *its, const char *origin, const char *doc,
+				   struct buf *err)
 {
 	const cJSON *it;
+	int i = 0;
 	cJSON_ArrayForEach(it, its)
 	{
 		const char *t = jsonx_str(it, "InstanceType");
 		const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
 		const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
-		if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps))
+		if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps)) {
+			/* no instance comes near these bounds; beyond them the int64 conversion is undefined */
+			if (!(iops->valuedouble > 0 && iops->valuedouble < 1e9 && mbps->valuedouble > 0 &&
+			      mbps->valuedouble < 1e9))
+				return em_err(err, EM_EINPUT,
+					      "%s: %sInstanceTypes[%d] (instance type '%s').EbsInfo.EbsOptimizedInfo: "
+					      "BaselineIops or BaselineThroughputInMBps is not a positive number below 1e9",
+					      origin, doc, i, t);
 			fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
+		}
+		i++;
 	}
+	return 0;
 }
 
 /* One document of an export; returns its kind bit or a negative EM_E* code. doc prefixes JSON
@@ -405,8 +420,8 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 		return EC2_EXPORT_INSTANCES;
 	}
 	if (cJSON_IsArray(its)) {
-		load_instance_types_doc(f, its);
-		return EC2_EXPORT_INSTANCE_TYPES;
+		rc = load_instance_types_doc(f, its, origin, doc, err);
+		return rc ? rc : EC2_EXPORT_INSTANCE_TYPES;
 	}
 	if (cJSON_IsArray(vols)) {
 		rc = load_volumes_doc(f, vols, origin, doc, account, clash, err);
@@ -524,6 +539,19 @@ static char *dup_text(struct ec2_sax *x)
 	return xstrdup(x->text.s);
 }
 
+/* The element's text replacing old (freed): a field sent twice keeps its last value. */
+static char *replace_text(struct ec2_sax *x, const char *old)
+{
+	free((char *)old);
+	return dup_text(x);
+}
+
+/* names[i] is "item" (the path is at least i+1 deep). */
+static int is_item(const struct ec2_sax *x, int i)
+{
+	return x->depth > i && i < MAX_DEPTH && strcmp(x->names[i], "item") == 0;
+}
+
 static void XMLCALL sax_start(void *ud, const XML_Char *name, const XML_Char **atts)
 {
 	struct ec2_sax *x = ud;
@@ -576,30 +604,35 @@ static int64_t text_int(struct ec2_sax *x, const char *field)
 static void XMLCALL vol_end(void *ud, const XML_Char *name)
 {
 	struct ec2_sax *x = ud;
-	/* depth counts the element being closed */
-	if (x->depth == 4 && strcmp(x->names[1], "volumeSet") == 0) {
+	/* depth counts the element being closed. Leaves are read only on the documented paths
+	 * (volumeSet/item/F, volumeSet/item/{attachmentSet,tagSet}/item/F): any other shape is
+	 * ignored, and an attachment or tag field is written only below the <item> whose start
+	 * appended its slot (vol_start), so the array is never indexed empty or stale. */
+	if (x->depth == 4 && strcmp(x->names[1], "volumeSet") == 0 && is_item(x, 2)) {
 		const char *f = x->names[3];
-		if (strcmp(f, "volumeId") == 0) x->rec.id = dup_text(x);
-		else if (strcmp(f, "availabilityZone") == 0) x->rec.az = dup_text(x);
-		else if (strcmp(f, "volumeType") == 0) x->rec.type = dup_text(x);
-		else if (strcmp(f, "status") == 0) x->rec.state = dup_text(x);
-		else if (strcmp(f, "kmsKeyId") == 0) x->rec.kms_key_id = dup_text(x);
+		if (strcmp(f, "volumeId") == 0) x->rec.id = replace_text(x, x->rec.id);
+		else if (strcmp(f, "availabilityZone") == 0) x->rec.az = replace_text(x, x->rec.az);
+		else if (strcmp(f, "volumeType") == 0) x->rec.type = replace_text(x, x->rec.type);
+		else if (strcmp(f, "status") == 0) x->rec.state = replace_text(x, x->rec.state);
+		else if (strcmp(f, "kmsKeyId") == 0) x->rec.kms_key_id = replace_text(x, x->rec.kms_key_id);
 		else if (strcmp(f, "size") == 0) { x->rec.size = text_int(x, "size"); x->rec.has_size = 1; }
 		else if (strcmp(f, "iops") == 0) x->rec.iops = text_int(x, "iops");
 		else if (strcmp(f, "throughput") == 0) x->rec.throughput = text_int(x, "throughput");
 		else if (strcmp(f, "encrypted") == 0) x->rec.encrypted = strcmp(x->text.s, "true") == 0;
 		else if (strcmp(f, "multiAttachEnabled") == 0) x->rec.multi_attach = strcmp(x->text.s, "true") == 0;
 		else if (strcmp(f, "createTime") == 0) em_parse_time(x->text.s, &x->rec.create_time);
-	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(x->names[3], "attachmentSet") == 0) {
+	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && is_item(x, 2) &&
+		   strcmp(x->names[3], "attachmentSet") == 0 && is_item(x, 4) && x->n_atts > 0) {
 		struct attachment *a = &x->atts[x->n_atts - 1];
 		const char *f = x->names[5];
-		if (strcmp(f, "instanceId") == 0) a->instance_id = dup_text(x);
-		else if (strcmp(f, "device") == 0) a->device = dup_text(x);
-		else if (strcmp(f, "status") == 0) a->state = dup_text(x);
-	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(x->names[3], "tagSet") == 0) {
+		if (strcmp(f, "instanceId") == 0) a->instance_id = replace_text(x, a->instance_id);
+		else if (strcmp(f, "device") == 0) a->device = replace_text(x, a->device);
+		else if (strcmp(f, "status") == 0) a->state = replace_text(x, a->state);
+	} else if (x->depth == 6 && strcmp(x->names[1], "volumeSet") == 0 && is_item(x, 2) &&
+		   strcmp(x->names[3], "tagSet") == 0 && is_item(x, 4) && x->n_tags > 0) {
 		struct kv *t = &x->tags[x->n_tags - 1];
-		if (strcmp(x->names[5], "key") == 0) t->key = dup_text(x);
-		else if (strcmp(x->names[5], "value") == 0) t->value = dup_text(x);
+		if (strcmp(x->names[5], "key") == 0) t->key = replace_text(x, t->key);
+		else if (strcmp(x->names[5], "value") == 0) t->value = replace_text(x, t->value);
 	} else if (x->depth == 3 && strcmp(x->names[1], "volumeSet") == 0 && strcmp(name, "item") == 0) {
 		if (!x->rc) {
 			char path[64];
@@ -624,7 +657,7 @@ static void XMLCALL vol_start(void *ud, const XML_Char *name, const XML_Char **a
 {
 	struct ec2_sax *x = ud;
 	sax_start(ud, name, atts);
-	if (x->depth == 5 && strcmp(name, "item") == 0 && strcmp(x->names[1], "volumeSet") == 0) {
+	if (x->depth == 5 && strcmp(name, "item") == 0 && strcmp(x->names[1], "volumeSet") == 0 && is_item(x, 2)) {
 		if (strcmp(x->names[3], "attachmentSet") == 0) {
 			XGROW(x->atts, x->n_atts, x->alloc_atts);
 			memset(&x->atts[x->n_atts++], 0, sizeof *x->atts);
@@ -709,28 +742,34 @@ static int describe_volumes(struct aws_client *c, const char *region, struct fle
 	return rc;
 }
 
+/* One leaf f of a volumeModification (an item of DescribeVolumesModifications or the body of
+ * ModifyVolume's answer), its text in x->text. */
+static void mod_field(struct ec2_sax *x, const char *f)
+{
+	struct volume_mod *m = &x->mod;
+	int64_t v = 0;
+	int is_int = em_parse_i64(x->text.s, &v) == 0;
+	if (strcmp(f, "volumeId") == 0) x->mod_volume = replace_text(x, x->mod_volume);
+	else if (strcmp(f, "modificationState") == 0) m->state = replace_text(x, m->state);
+	else if (strcmp(f, "statusMessage") == 0) m->status_message = replace_text(x, m->status_message);
+	else if (strcmp(f, "startTime") == 0) em_parse_time(x->text.s, &m->start_time);
+	else if (strcmp(f, "endTime") == 0) em_parse_time(x->text.s, &m->end_time);
+	else if (strcmp(f, "targetVolumeType") == 0) m->target_type = ebs_type_parse(x->text.s);
+	else if (strcmp(f, "originalVolumeType") == 0) m->original_type = ebs_type_parse(x->text.s);
+	else if (is_int && strcmp(f, "targetSize") == 0) m->target_size = v;
+	else if (is_int && strcmp(f, "targetIops") == 0) m->target_iops = v;
+	else if (is_int && strcmp(f, "targetThroughput") == 0) m->target_throughput = v;
+	else if (is_int && strcmp(f, "originalSize") == 0) m->original_size = v;
+	else if (is_int && strcmp(f, "originalIops") == 0) m->original_iops = v;
+	else if (is_int && strcmp(f, "originalThroughput") == 0) m->original_throughput = v;
+	else if (is_int && strcmp(f, "progress") == 0) m->progress = v;
+}
+
 static void XMLCALL mod_end(void *ud, const XML_Char *name)
 {
 	struct ec2_sax *x = ud;
-	if (x->depth == 4 && strcmp(x->names[1], "volumeModificationSet") == 0) {
-		const char *f = x->names[3];
-		struct volume_mod *m = &x->mod;
-		int64_t v = 0;
-		int is_int = em_parse_i64(x->text.s, &v) == 0;
-		if (strcmp(f, "volumeId") == 0) x->mod_volume = dup_text(x);
-		else if (strcmp(f, "modificationState") == 0) m->state = dup_text(x);
-		else if (strcmp(f, "statusMessage") == 0) m->status_message = dup_text(x);
-		else if (strcmp(f, "startTime") == 0) em_parse_time(x->text.s, &m->start_time);
-		else if (strcmp(f, "endTime") == 0) em_parse_time(x->text.s, &m->end_time);
-		else if (strcmp(f, "targetVolumeType") == 0) m->target_type = ebs_type_parse(x->text.s);
-		else if (strcmp(f, "originalVolumeType") == 0) m->original_type = ebs_type_parse(x->text.s);
-		else if (is_int && strcmp(f, "targetSize") == 0) m->target_size = v;
-		else if (is_int && strcmp(f, "targetIops") == 0) m->target_iops = v;
-		else if (is_int && strcmp(f, "targetThroughput") == 0) m->target_throughput = v;
-		else if (is_int && strcmp(f, "originalSize") == 0) m->original_size = v;
-		else if (is_int && strcmp(f, "originalIops") == 0) m->original_iops = v;
-		else if (is_int && strcmp(f, "originalThroughput") == 0) m->original_throughput = v;
-		else if (is_int && strcmp(f, "progress") == 0) m->progress = v;
+	if (x->depth == 4 && strcmp(x->names[1], "volumeModificationSet") == 0 && is_item(x, 2)) {
+		mod_field(x, x->names[3]);
 	} else if (x->depth == 3 && strcmp(x->names[1], "volumeModificationSet") == 0 && strcmp(name, "item") == 0) {
 		struct ec2_mod_list *l = x->mods;
 		if (x->mod_volume && x->mod.state && x->mod.start_time) {
@@ -853,18 +892,8 @@ int aws_ec2_describe_modifications_by_id(struct aws_client *c, const char *regio
 static void XMLCALL modify_end(void *ud, const XML_Char *name)
 {
 	struct ec2_sax *x = ud;
-	if (x->depth == 3 && strcmp(x->names[1], "volumeModification") == 0) {
-		/* reuse the DescribeVolumesModifications field decoding by faking the path */
-		const char *saved1 = x->names[1], *saved3 = x->names[3];
-		x->names[1] = "volumeModificationSet";
-		x->names[3] = name;
-		x->depth = 4;
-		mod_end(ud, name); /* decodes the field, leaves depth at 3 */
-		x->names[1] = saved1;
-		x->names[3] = saved3;
-		x->depth = 2;
-		return;
-	}
+	if (x->depth == 3 && strcmp(x->names[1], "volumeModification") == 0)
+		mod_field(x, x->names[2]);
 	x->depth--;
 	buf_reset(&x->text);
 }
@@ -932,6 +961,24 @@ static void XMLCALL inst_end(void *ud, const XML_Char *name)
 	buf_reset(&x->text);
 }
 
+/* Sets attachments[].instance_type of f's volumes in region (every region when NULL) from
+ * types (instance id -> index into names). */
+static void apply_instance_types(struct fleet *f, const char *region, const struct strmap *types, char **names)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		struct volume *v = &f->vols[i];
+		if (region && (!v->region || strcmp(v->region, region) != 0))
+			continue;
+		for (size_t a = 0; a < v->n_attachments; a++) {
+			size_t pos;
+			if (v->attachments[a].instance_id && strmap_get(types, v->attachments[a].instance_id, &pos)) {
+				free(v->attachments[a].instance_type);
+				v->attachments[a].instance_type = xstrdup(names[pos]);
+			}
+		}
+	}
+}
+
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err)
 {
 	struct strmap wanted = STRMAP_INIT, types = STRMAP_INIT;
@@ -985,20 +1032,8 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 		if (!rc)
 			rc = parse_page(&x, &resp.body, sax_start, inst_end, "DescribeInstances");
 	}
-	if (!rc) {
-		for (size_t i = 0; i < f->n; i++) {
-			struct volume *v = &f->vols[i];
-			if (!v->region || strcmp(v->region, region) != 0)
-				continue;
-			for (size_t a = 0; a < v->n_attachments; a++) {
-				size_t pos;
-				if (v->attachments[a].instance_id && strmap_get(&types, v->attachments[a].instance_id, &pos)) {
-					free(v->attachments[a].instance_type);
-					v->attachments[a].instance_type = xstrdup(names[pos]);
-				}
-			}
-		}
-	}
+	if (!rc)
+		apply_instance_types(f, region, &types, names);
 	http_response_release(&resp);
 	sax_release(&x);
 	buf_release(&origin);
@@ -1023,8 +1058,11 @@ static void XMLCALL itype_end(void *ud, const XML_Char *name)
 	} else if (x->depth == 6 && strcmp(x->names[1], "instanceTypeSet") == 0 && strcmp(x->names[4], "ebsOptimizedInfo") == 0) {
 		if (strcmp(name, "baselineIops") == 0)
 			x->mod.target_iops = strtoll(x->text.s, NULL, 10);
-		else if (strcmp(name, "baselineThroughputInMBps") == 0)
-			x->mod.progress = (int64_t)(strtod(x->text.s, NULL) * 1000.0 + 0.5); /* milli-MB/s */
+		else if (strcmp(name, "baselineThroughputInMBps") == 0) {
+			/* milli-MB/s; a value no instance has (or NaN) is ignored rather than converted */
+			double mbps = strtod(x->text.s, NULL);
+			x->mod.progress = mbps > 0 && mbps < 1e9 ? (int64_t)(mbps * 1000.0 + 0.5) : 0;
+		}
 	} else if (x->depth == 3 && strcmp(x->names[1], "instanceTypeSet") == 0 && strcmp(name, "item") == 0) {
 		if (x->inst_type && x->mod.target_iops > 0)
 			fleet_set_instance_limit(x->fleet, x->inst_type, x->mod.target_iops, (double)x->mod.progress / 1000.0);
@@ -1081,6 +1119,53 @@ int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struc
 	sax_release(&x);
 	free(types);
 	strmap_release(&seen);
+	return rc;
+}
+
+int aws_ec2_parse_page(enum ec2_page_kind kind, const char *body, size_t len, const char *origin, struct fleet *f,
+		       struct ec2_mod_list *mods, char **next_token_out, struct buf *err)
+{
+	static const struct {
+		XML_StartElementHandler start;
+		XML_EndElementHandler end;
+		const char *what;
+	} kinds[] = {
+		[EC2_PAGE_VOLUMES] = {vol_start, vol_end, "DescribeVolumes"},
+		[EC2_PAGE_MODIFICATIONS] = {sax_start, mod_end, "DescribeVolumesModifications"},
+		[EC2_PAGE_MODIFY_VOLUME] = {sax_start, modify_end, "ModifyVolume"},
+		[EC2_PAGE_INSTANCES] = {sax_start, inst_end, "DescribeInstances"},
+		[EC2_PAGE_INSTANCE_TYPES] = {sax_start, itype_end, "DescribeInstanceTypes"},
+	};
+	if ((size_t)kind >= sizeof kinds / sizeof kinds[0])
+		return em_err(err, EM_EINPUT, "%s: unknown EC2 answer kind %d", origin, (int)kind);
+	struct strmap types = STRMAP_INIT;
+	char **names = NULL;
+	size_t n_names = 0;
+	struct ec2_sax x;
+	memset(&x, 0, sizeof x);
+	buf_init(&x.text);
+	x.fleet = f;
+	x.mods = mods;
+	x.origin = origin;
+	x.err = err;
+	x.types = &types;
+	x.type_names = &names;
+	x.n_type_names = &n_names;
+	struct buf page = BUF_INIT;
+	buf_add(&page, body, len);
+	int rc = parse_page(&x, &page, kinds[kind].start, kinds[kind].end, kinds[kind].what);
+	if (!rc && kind == EC2_PAGE_INSTANCES)
+		apply_instance_types(f, NULL, &types, names);
+	if (next_token_out) {
+		*next_token_out = x.next_token;
+		x.next_token = NULL;
+	}
+	buf_release(&page);
+	sax_release(&x);
+	for (size_t i = 0; i < n_names; i++)
+		free(names[i]);
+	free(names);
+	strmap_release(&types);
 	return rc;
 }
 

@@ -231,6 +231,8 @@ static void py_json_escaped(struct buf *b, const char *s)
 				cp = ((c & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
 				len = 4;
 			}
+			if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+				cp = 0xfffd; /* no such character (or a lone surrogate): not writable as JSON */
 			if (cp >= 0x10000) {
 				cp -= 0x10000;
 				buf_addf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));

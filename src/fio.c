@@ -306,10 +306,11 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 	/* fio 2.x wrote KiB under "io_bytes" (3.0 renamed it io_kbytes and made io_bytes bytes). */
 	int legacy = isnan(io_kbytes) && !jsonx_get(o, "clat_ns") && !jsonx_get(o, "lat_ns") &&
 		     (jsonx_get(o, "clat") || jsonx_get(o, "lat"));
-	if (!isnan(io_bytes))
-		d->bytes = legacy ? (int64_t)io_bytes * 1024 : (int64_t)io_bytes;
-	else
-		d->bytes = !isnan(io_kbytes) ? (int64_t)io_kbytes * 1024 : 0;
+	double bytes = !isnan(io_bytes) ? io_bytes * (legacy ? 1024 : 1) : !isnan(io_kbytes) ? io_kbytes * 1024 : 0;
+	if (!(bytes >= 0 && bytes < 9e18) || !(isnan(total) || (total >= 0 && total < 9e18))) /* int64 range */
+		return em_err(err, EM_EINPUT, "%s: %s: io_bytes, io_kbytes or total_ios is negative or too large", origin,
+			      path);
+	d->bytes = (int64_t)bytes;
 	d->ios = !isnan(total) ? (int64_t)total : 0;
 	d->present = d->ios > 0 || d->bytes > 0 || d->iops > 0;
 	if (!d->present)
@@ -419,6 +420,8 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 		get_num(jsonx_get(o, "write"), "runtime", &r2, origin, path, err);
 		rt = fmax(isnan(r1) ? 0 : r1, isnan(r2) ? 0 : r2);
 	}
+	if (!(rt >= 0 && rt < 9e18)) /* int64 range */
+		return em_err(err, EM_EINPUT, "%s: %s: job_runtime is negative or too large", origin, path);
 	j->runtime_ms = (int64_t)rt;
 	return 0;
 }
@@ -471,7 +474,10 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 	fio_report_init(out);
 	const char *open = len ? memchr(text, '{', len) : NULL;
 	if (!open) {
-		if (len == 0 || strspn(text, " \t\r\n") == len)
+		size_t blank = 0; /* text is len bytes, not a C string: no strspn */
+		while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r' || text[blank] == '\n'))
+			blank++;
+		if (blank == len)
 			return em_err(err, EM_EINPUT, "%s: empty, expected fio JSON output (--output-format=json)", origin);
 		struct buf fl = BUF_INIT;
 		first_line(&fl, text, len);
@@ -511,8 +517,13 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 	const char *ver = jsonx_str(doc, "fio version");
 	out->fio_version = xstrdup(ver);
 	double ts;
-	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts))
+	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts)) {
+		if (!(ts >= 0 && ts < 253402300800.0)) { /* up to 9999-12-31 */
+			rc = em_err(err, EM_EINPUT, "%s: timestamp %g is not a time", origin, ts);
+			goto done;
+		}
 		out->timestamp = (int64_t)ts;
+	}
 	const cJSON *global = jsonx_get(doc, "global options");
 	size_t idx = 0, alloc = 0;
 	for (const cJSON *j = jobs->child; j && !rc; j = j->next, idx++) {

@@ -384,6 +384,19 @@ out:
 	return rc;
 }
 
+int kube_exec_credential_parse(struct kube_credential *out, const char *text, size_t len, const struct kube_target *t,
+			       struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	struct buf who = BUF_INIT, copy = BUF_INIT;
+	plugin_who(&who, t);
+	buf_add(&copy, text, len);
+	int rc = parse_exec_credential(out, &copy, t, who.s, err);
+	buf_wipe(&copy);
+	buf_release(&who);
+	return rc;
+}
+
 int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long timeout_ms, struct buf *err)
 {
 	memset(out, 0, sizeof *out);

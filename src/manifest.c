@@ -1886,53 +1886,84 @@ static int index_lists(const struct buf *index, const char *rel)
 	return 0;
 }
 
-/* Finds the first entry under dir (relative path rel) that the index does not account for: a
- * non-regular file, a file not listed, or a directory holding no listed file. 1 = found (in
- * *bad), 0 = everything is ours, <0 = cannot read. */
-static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad)
+/* A regular file the index lists (or the index itself). */
+static int listed_file(const struct buf *index, const char *rel, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && (strcmp(rel, MANIFEST_MARKER) == 0 || index_lists(index, rel));
+}
+
+/* Calls visit(ctx, rel, full, st) for each entry of root/rel but . and .. (rel: the entry's path
+ * relative to root; st: NULL when lstat failed) until one returns non-zero, and returns that;
+ * -1 when the directory cannot be opened. */
+typedef int (*dir_visit_fn)(void *ctx, const char *rel, const char *full, const struct stat *st);
+static int visit_dir(const char *root, const char *rel, dir_visit_fn visit, void *ctx)
 {
 	struct buf path = BUF_INIT;
-	buf_adds(&path, dir);
+	buf_adds(&path, root);
 	if (*rel)
 		buf_addf(&path, "/%s", rel);
 	DIR *d = opendir(path.s);
-	if (!d) {
-		buf_release(&path);
+	buf_release(&path);
+	if (!d)
 		return -1;
-	}
-	int found = 0, any_ours = 0;
+	int rc = 0;
 	struct dirent *e;
-	while (!found && (e = readdir(d)) != NULL) {
+	while (!rc && (e = readdir(d)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		struct buf sub = BUF_INIT, full = BUF_INIT;
 		if (*rel)
 			buf_addf(&sub, "%s/", rel);
 		buf_adds(&sub, e->d_name);
-		buf_addf(&full, "%s/%s", dir, sub.s);
+		buf_addf(&full, "%s/%s", root, sub.s);
 		struct stat st;
-		if (lstat(full.s, &st) != 0) {
-			found = -1;
-		} else if (S_ISDIR(st.st_mode)) {
-			found = find_foreign(dir, sub.s, index, bad);
-			any_ours = 1; /* a directory of ours holds at least one listed file (checked inside) */
-		} else if (S_ISREG(st.st_mode) && (strcmp(sub.s, MANIFEST_MARKER) == 0 || index_lists(index, sub.s))) {
-			any_ours = 1;
-		} else {
-			buf_reset(bad);
-			buf_adds(bad, sub.s);
-			found = 1;
-		}
+		rc = visit(ctx, sub.s, full.s, lstat(full.s, &st) == 0 ? &st : NULL);
 		buf_release(&sub);
 		buf_release(&full);
 	}
 	closedir(d);
-	if (!found && *rel && !any_ours) {
+	return rc;
+}
+
+struct foreign_walk {
+	const char *dir;
+	const struct buf *index;
+	struct buf *bad;
+	int any_ours; /* this level holds something we wrote */
+};
+
+static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad);
+
+static int foreign_entry(void *ctx, const char *rel, const char *full, const struct stat *st)
+{
+	struct foreign_walk *w = ctx;
+	if (!st)
+		return -1;
+	if (S_ISDIR(st->st_mode)) {
+		w->any_ours = 1; /* a directory of ours holds at least one listed file (checked inside) */
+		return find_foreign(w->dir, rel, w->index, w->bad);
+	}
+	if (listed_file(w->index, rel, st)) {
+		w->any_ours = 1;
+		return 0;
+	}
+	buf_reset(w->bad);
+	buf_adds(w->bad, rel);
+	return 1;
+}
+
+/* Finds the first entry under dir (relative path rel) that the index does not account for: a
+ * non-regular file, a file not listed, or a directory holding no listed file. 1 = found (in
+ * *bad), 0 = everything is ours, <0 = cannot read. */
+static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad)
+{
+	struct foreign_walk w = {dir, index, bad, 0};
+	int found = visit_dir(dir, rel, foreign_entry, &w);
+	if (!found && *rel && !w.any_ours) {
 		buf_reset(bad);
 		buf_addf(bad, "%s/", rel); /* an empty directory we did not write */
 		found = 1;
 	}
-	buf_release(&path);
 	return found;
 }
 
@@ -1989,36 +2020,33 @@ static void remove_tree(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+struct remove_walk {
+	const char *root;
+	const struct buf *index;
+};
+
+static void remove_listed_in(const char *root, const char *rel, const struct buf *index);
+
+static int remove_entry(void *ctx, const char *rel, const char *full, const struct stat *st)
+{
+	const struct remove_walk *w = ctx;
+	if (st && S_ISDIR(st->st_mode))
+		remove_listed_in(w->root, rel, w->index);
+	else if (st && listed_file(w->index, rel, st))
+		unlink(full);
+	return 0;
+}
+
 /* Removes from root/rel the files the index lists, then the directories left empty (rmdir fails,
  * and keeps a directory, while anything unlisted is inside). */
 static void remove_listed_in(const char *root, const char *rel, const struct buf *index)
 {
+	struct remove_walk w = {root, index};
+	visit_dir(root, rel, remove_entry, &w);
 	struct buf path = BUF_INIT;
 	buf_adds(&path, root);
 	if (*rel)
 		buf_addf(&path, "/%s", rel);
-	DIR *d = opendir(path.s);
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		struct buf sub = BUF_INIT, full = BUF_INIT;
-		if (*rel)
-			buf_addf(&sub, "%s/", rel);
-		buf_adds(&sub, e->d_name);
-		buf_addf(&full, "%s/%s", root, sub.s);
-		struct stat st;
-		if (lstat(full.s, &st) == 0) {
-			if (S_ISDIR(st.st_mode))
-				remove_listed_in(root, sub.s, index);
-			else if (S_ISREG(st.st_mode) && (strcmp(sub.s, MANIFEST_MARKER) == 0 || index_lists(index, sub.s)))
-				unlink(full.s);
-		}
-		buf_release(&sub);
-		buf_release(&full);
-	}
-	if (d)
-		closedir(d);
 	rmdir(path.s);
 	buf_release(&path);
 }

@@ -351,6 +351,9 @@ static int add_product(struct pricebook *pb, const cJSON *doc, struct product_ct
 	const char *code = jsonx_str(attrs, "regionCode");
 	if (!code || !*code)
 		return product_err(err, p, "product.attributes.regionCode is missing");
+	/* the code names files (pricing export writes ec2-ebs-CODE.json) and keys the book */
+	if (strlen(code) > 64 || strspn(code, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(code))
+		return product_err(err, p, "product.attributes.regionCode '%s' is not a region or zone code", code);
 	const cJSON *ondemand = jsonx_path(doc, "terms.OnDemand");
 	if (!cJSON_IsObject(ondemand) || !ondemand->child)
 		return product_err(err, p, "terms.OnDemand has no price");

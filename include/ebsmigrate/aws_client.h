@@ -74,6 +74,11 @@ int aws_json(struct aws_client *c, enum aws_service svc, const char *region, con
 	     const char *content_type, const char *body, struct http_response *resp, char **code_out,
 	     struct buf *err);
 
+/* Code and message of an AWS error answer as the calls above decode it (XML <Error><Code> of
+ * the Query protocol, or the JSON protocols' __type/message); NULL when absent; caller frees.
+ * Exposed for the unit tests and the fuzz harness. */
+void aws_error_parse(const struct http_response *r, int json_protocol, char **code, char **message);
+
 /* Appends "&NAME=VALUE" with VALUE percent-encoded (form encoding for Query APIs). */
 void aws_form_add(struct buf *form, const char *name, const char *value);
 

@@ -71,6 +71,17 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 /* Reads the EBS-optimized baseline of every instance type f's volumes are attached to (EC2
  * attachments or Kubernetes nodes) with DescribeInstanceTypes into f's limits table. */
 int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
+/* The answer bodies the live reads above parse, one kind per Query API action. */
+enum ec2_page_kind { EC2_PAGE_VOLUMES, EC2_PAGE_MODIFICATIONS, EC2_PAGE_MODIFY_VOLUME, EC2_PAGE_INSTANCES,
+		     EC2_PAGE_INSTANCE_TYPES };
+/* Parses one answer body exactly as the live read of that kind does, without a client (for unit
+ * tests and the fuzz harness): volumes go into f, modifications into mods (a ModifyVolume answer
+ * is decoded and dropped), instance types onto f's attachments, instance-type baselines into
+ * f's limits. *next_token_out (may be NULL; caller frees) receives the page's nextToken.
+ * Returns 0, or a negative EM_E* code with a message naming origin. Any XML shape is either
+ * decoded, ignored or refused: never undefined behaviour. */
+int aws_ec2_parse_page(enum ec2_page_kind kind, const char *body, size_t len, const char *origin, struct fleet *f,
+		       struct ec2_mod_list *mods, char **next_token_out, struct buf *err);
 /* `aws ec2 describe-instances --output json` (id and type) of the instances f's volumes in
  * region are attached to; read back by aws_ec2_load_export into f->instances, which
  * aws_ec2_apply_instances copies onto the attachments. */

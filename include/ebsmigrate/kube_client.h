@@ -54,6 +54,11 @@ void kube_credential_release(struct kube_credential *c);
  * interactiveMode Always. timeout_ms 0 = 60000. */
 int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long timeout_ms, struct buf *err);
 
+/* Parses an exec plugin's stdout as kube_exec_run does (t names the plugin and its apiVersion);
+ * exposed for the unit tests and the fuzz harness. */
+int kube_exec_credential_parse(struct kube_credential *out, const char *text, size_t len, const struct kube_target *t,
+			       struct buf *err);
+
 /* An exec plugin that is an EKS token generator, as parsed from its command and args. */
 struct kube_eks_args {
 	char *cluster;          /* --cluster-name / --cluster-id / -i: the x-k8s-aws-id value */

@@ -399,6 +399,11 @@ static void test_malformed(void)
 				"GB-Mo", "0.10", "0",
 				"bad.json: PriceList[0] (sku 'SKUR', usagetype 'EBS:VolumeUsage.gp2'): "
 				"product.attributes.regionCode is missing");
+	/* the code names the file `pricing export` writes: nothing that could leave the directory */
+	check_one_product_error("Storage", "SKUR", REGION_ATTRS("../../x", "Up") ",\"volumeApiName\":\"gp2\","
+				"\"usagetype\":\"EBS:VolumeUsage.gp2\"", "GB-Mo", "0.10", "0",
+				"bad.json: PriceList[0] (sku 'SKUR', usagetype 'EBS:VolumeUsage.gp2'): "
+				"product.attributes.regionCode '../../x' is not a region or zone code");
 	check_one_product_error("System Operation", "SKUT", ATTRS("\"usagetype\":\"EBS:VolumeP-IOPS.io2\""), "IOPS-Mo",
 				"0.05", "16000",
 				"bad.json: PriceList[0] (sku 'SKUT', usagetype 'EBS:VolumeP-IOPS.io2'): io2 IOPS "
