@@ -2,7 +2,9 @@
  * apply.c - applies a recorded plan in batches without ever breaking EBS's rules or losing a
  * record.
  *
- * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock).
+ * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock);
+ * apply_reconcile, the reconciliation alone, which `status` also runs (without the lock: forward
+ * transitions only, each saved over the row as read, see apply.h).
  *
  * State diagram of one volume (ledger row, ledger_apply.h):
  *
@@ -467,6 +469,25 @@ static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, 
 	return EM_EAUTH;
 }
 
+/* How far along a row is: status (observe_only) only moves rows forward. */
+static int state_rank(const char *s)
+{
+	static const char *const order[] = {"planned", "deferred", "submitted", "modifying", "optimizing"};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		if (strcmp(s, order[i]) == 0)
+			return (int)i;
+	return 10; /* completed, failed: final */
+}
+
+/* apply (holding the lock) saves unconditionally; status saves only over the row it read. */
+static int save_observed(struct ledger *l, struct apply_row *row, const char *was, time_t was_submitted,
+			 const struct apply_options *o, const char *detail, struct buf *err)
+{
+	if (!o->observe_only)
+		return ledger_apply_save(l, row, detail, err);
+	return ledger_apply_save_if(l, row, was, was_submitted, detail, err);
+}
+
 /* Invariant 2: bring one unfinished row up to date from EC2. *progress (may be NULL): EC2's
  * percentage of the row's modification, -1 when none is known to be running. */
 static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
@@ -490,8 +511,8 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	buf_release(&rerr);
 	struct volume *v = fleet_find(&fr.f, row->volume_id);
 	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
-	const char *before = row->state;
-	char *was = xstrdup(before);
+	char *was = xstrdup(row->state);
+	time_t was_submitted = row->submitted_at;
 	int matches_target = m && m->target_type == ebs_type_parse(row->target_type) && m->target_iops == row->target_iops &&
 			     (!row->target_throughput || m->target_throughput == row->target_throughput);
 	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
@@ -500,7 +521,8 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	int pvc_gone = 0, infeasible = 0, patched = 0;
 	char *driver_error = NULL;
 	int ann = row->method && strcmp(row->method, "annotation") == 0;
-	if (row->method && (ann || strcmp(row->method, "vac") == 0) && row->cluster && row->namespace_ && row->pvc) {
+	if (!o->no_kube && row->method && (ann || strcmp(row->method, "vac") == 0) && row->cluster && row->namespace_ &&
+	    row->pvc) {
 		/* The patch was received when the PVC names the class (or carries the annotations);
 		 * EC2 tells how far it got. */
 		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
@@ -555,8 +577,9 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		   v->throughput == row->target_throughput) {
 		set_str(&row->state, "completed");
 		row->completed_at = em_now();
-	} else if (strcmp(row->state, "submitted") == 0 && !patched) {
-		/* EC2 never received it (a crash between the ledger write and the call): resend is safe. */
+	} else if (strcmp(row->state, "submitted") == 0 && !patched && !o->observe_only) {
+		/* EC2 never received it (a crash between the ledger write and the call): resend is safe.
+		 * Not for status (observe_only): without the apply lock, the call may be on its way. */
 		set_str(&row->state, "planned");
 		row->submitted_at = 0;
 	} else if (driver_error) {
@@ -565,12 +588,31 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		set_str(&row->error_code, "ModifyVolumeError");
 		set_str(&row->error_message, driver_error);
 		if (changed && !o->dry_run)
-			rc = ledger_apply_save(l, row, "CSI driver reports an error", err);
+			rc = save_observed(l, row, was, was_submitted, o, "CSI driver reports an error", err);
+		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
+			rc = 0;
+			buf_reset(err);
+		}
 	}
 	free(driver_error);
+	if (o->observe_only && state_rank(row->state) < state_rank(was)) {
+		/* e.g. a newer modification to the same target, made elsewhere, still modifying: status
+		 * never moves a row back */
+		set_str(&row->state, was);
+	}
 	if (strcmp(was, row->state) != 0) {
 		if (!o->dry_run)
-			rc = ledger_apply_save(l, row, "reconciled from DescribeVolumesModifications", err);
+			rc = save_observed(l, row, was, was_submitted, o,
+					   o->observe_only ? "observed by status (DescribeVolumesModifications, PVC)"
+							   : "reconciled from DescribeVolumesModifications",
+					   err);
+		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
+			rc = 0;
+			buf_reset(err);
+			free(was);
+			fresh_release(&fr);
+			return 0;
+		}
 		say(o, "%s: %s -> %s (reconciled)", row->volume_id, was, row->state);
 		/* A failure found here is this run's finding: counted, so the exit code says so. */
 		if (strcmp(row->state, "failed") == 0)
@@ -1182,6 +1224,25 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 	return rc;
 }
 
+static int reconcile_rows(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *rows,
+			  size_t n, struct apply_result *res, const struct apply_options *o, struct buf *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (apply_state_open(rows[i].state))
+			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, NULL, err);
+	return rc;
+}
+
+int apply_reconcile(struct ledger *l, struct aws_client *aws, struct apply_row *rows, size_t n,
+		    const struct apply_options *o, struct apply_result *res, struct buf *err)
+{
+	struct kube_conns kcs = {NULL, 0, o->kubeconfig};
+	int rc = reconcile_rows(l, aws, &kcs, rows, n, res, o, err);
+	kube_conns_release(&kcs);
+	return rc;
+}
+
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
 	      struct buf *err)
 {
@@ -1213,9 +1274,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	size_t n_rows = 0;
 	if (!rc)
 		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
-	for (size_t i = 0; i < n_rows && !rc; i++)
-		if (apply_state_open(rows[i].state))
-			rc = reconcile_row(l, aws, &kcs, &rows[i], res, o, NULL, err);
+	if (!rc)
+		rc = reconcile_rows(l, aws, &kcs, rows, n_rows, res, o, err);
 
 	/* In flight per region and per cluster after reconciliation (invariant 4). */
 	struct flight flight = {STRMAP_INIT};
@@ -1227,6 +1287,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	size_t taken = 0;
 	time_t now = em_now();
 	size_t next = 0;
+	if (o->reconcile_only)
+		next = n_items; /* --batch 0: nothing is selected, nothing is sent */
 	for (; next < n_items && !rc; next++) {
 		struct item *it = &items[next];
 		struct apply_row row;
@@ -1281,7 +1343,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			flight_add(&flight, it->account, it->region, it->cluster);
 		apply_row_release(&row);
 	}
-	if (rc && next > 0)
+	if (rc && next > 0 && !o->reconcile_only)
 		res->left += n_items - (next - 1); /* stopped: the volume at fault and the untried ones stay */
 	flight_release(&flight);
 	apply_rows_free(rows, n_rows);
@@ -1307,7 +1369,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			say(o, "waiting for Kubernetes to start %zu modification(s)", waiting);
 		sleep(1);
 	}
-	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown))
+	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown || o->reconcile_only))
 		rc = wait_for(l, aws, &kcs, o, res, err);
 	kube_conns_release(&kcs);
 	if (!o->dry_run && res->run_id) {

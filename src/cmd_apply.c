@@ -16,10 +16,15 @@
 #include "ebsmigrate/plan_file.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
-       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG };
+       OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
+       OPT_RECONCILE_ONLY };
 
 static const struct cmd_option apply_options[] = {
-	{"batch", 0, ARG_REQUIRED, "N", "modifications to attempt in this run, accepted or not (default 10)", OPT_BATCH},
+	{"batch", 0, ARG_REQUIRED, "N",
+	 "modifications to attempt in this run, accepted or not (default 10); 0 reconciles only, like --reconcile-only",
+	 OPT_BATCH},
+	{"reconcile-only", 0, ARG_NONE, NULL,
+	 "bring the ledger up to date from EC2 and the PVCs; submit nothing (needs no --yes)", OPT_RECONCILE_ONLY},
 	{"plan", 0, ARG_REQUIRED, "ID|FILE",
 	 "recorded plan to apply (default: the latest), or a plan file from 'plan --out FILE', recorded first "
 	 "unless already there", OPT_PLAN},
@@ -44,7 +49,8 @@ static const struct cmd_option apply_options[] = {
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE] [--dry-run] [--yes] [--wait] [filters]", NULL};
+static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE] [--dry-run] [--yes] [--wait] [filters]",
+					  "--reconcile-only [--plan ID|FILE] [--wait]", NULL};
 
 const struct cmd_help apply_help = {
 	.usage = apply_usage,
@@ -56,6 +62,12 @@ const struct cmd_help apply_help = {
 		"any rolling 24 hours, counting the ledger and EC2's latest), records the intent in the ledger, "
 		"and modifies it by its method. A volume that cannot go now is deferred with the time it may, not "
 		"failed. Returns once each submitted modification has started; --wait follows them to completed.\n"
+		"\n"
+		"--reconcile-only (or --batch 0) does the first step alone: rows left submitted, modifying or "
+		"optimizing move on to what EC2 and the PVCs show (a submission EC2 never received goes back to "
+		"planned), and nothing is submitted: no ModifyVolume, no PVC patch, no new volume. It needs no "
+		"--yes; with --wait it follows every modification in flight to completed. `ebsmigrate status` "
+		"makes the same observations on every run, forward transitions only.\n"
 		"\n"
 		"Methods (--method auto, the default, picks per volume): vac creates the VolumeAttributesClass the "
 		"target needs (reused when one with the same parameters exists, never overwritten) and "
@@ -93,15 +105,20 @@ struct apply_args {
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
 };
 
-static int parse_count(const char *arg, const char *opt, size_t *out)
+static int parse_count_from(const char *arg, const char *opt, int64_t min, size_t *out)
 {
 	int64_t v;
-	if (em_parse_i64(arg, &v) || v < 1 || v > 100000) {
-		log_error("%s: '%s' is not a number from 1 to 100000", opt, arg);
+	if (em_parse_i64(arg, &v) || v < min || v > 100000) {
+		log_error("%s: '%s' is not a number from %lld to 100000", opt, arg, (long long)min);
 		return EXIT_USAGE;
 	}
 	*out = (size_t)v;
 	return 0;
+}
+
+static int parse_count(const char *arg, const char *opt, size_t *out)
+{
+	return parse_count_from(arg, opt, 1, out);
 }
 
 static void push(const char ***arr, size_t *n, const char *v)
@@ -115,7 +132,12 @@ static int on_option(void *st, int id, const char *arg)
 	struct apply_args *a = st;
 	size_t tmp;
 	switch (id) {
-	case OPT_BATCH: return parse_count(arg, "--batch", &a->o.batch);
+	case OPT_BATCH:
+		if (parse_count_from(arg, "--batch", 0, &a->o.batch))
+			return EXIT_USAGE;
+		a->o.reconcile_only = a->o.batch == 0;
+		return 0;
+	case OPT_RECONCILE_ONLY: a->o.reconcile_only = 1; return 0;
 	case OPT_MAX_IN_FLIGHT: return parse_count(arg, "--max-in-flight", &a->o.max_in_flight);
 	case OPT_PLAN: {
 		int64_t v;
@@ -218,6 +240,10 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	a.o.volumes = a.vols;
 	a.o.namespaces = a.nss;
 	a.o.clusters = a.ctxs;
+	if (a.o.reconcile_only) {
+		a.yes = 1; /* nothing is submitted: nothing to confirm */
+		log_notice("reconcile only: the ledger is brought up to date from EC2 and the PVCs; nothing is submitted");
+	}
 	if (!a.o.dry_run && !a.yes) {
 		if (!isatty(0) || !isatty(2)) {
 			log_error("apply changes volumes: pass --yes to confirm (or --dry-run to see the calls); "

@@ -1,6 +1,8 @@
 /*
- * cmd_status.c - `ebsmigrate status`: the apply ledger joined with live EC2 state and, for the
- * VolumeAttributesClass route, the live PVCs. Completed volumes are verified (EC2 type, IOPS and
+ * cmd_status.c - `ebsmigrate status`: the apply ledger, first brought up to date with what EC2 and
+ * the PVCs show (apply_reconcile, observe-only: forward transitions, no lock, never a
+ * modification), joined with live EC2 state and, for the VolumeAttributesClass route, the live
+ * PVCs. --watch ends when nothing is in flight or at --timeout (exit 3). Completed volumes are verified (EC2 type, IOPS and
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
  * unverified, never as a pass.
@@ -8,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "ebsmigrate/apply.h"
 
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
@@ -20,12 +25,14 @@
 #include "ebsmigrate/strmap.h"
 
 enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
-       OPT_SKUBECONFIG };
+       OPT_SKUBECONFIG, OPT_STIMEOUT };
 
 static const struct cmd_option status_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json (schema ebsmigrate.status/v1)", OPT_SFORMAT},
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
-	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight", OPT_WATCH},
+	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
+	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
+	 OPT_STIMEOUT},
 	{"interval", 0, ARG_REQUIRED, "SECONDS", "refresh interval for --watch (default 15)", OPT_INTERVAL},
 	{"no-verify", 0, ARG_NONE, NULL, "ledger only: read neither EC2 nor Kubernetes (no verification)", OPT_NO_VERIFY},
 	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: VolumeAttributesClass volumes are verified on EC2 only",
@@ -40,12 +47,19 @@ static const struct cmd_option status_options[] = {
 };
 
 static const char *const status_usage[] = {
-	"[--plan ID] [--watch] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
+	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
 	.description = "Shows every volume the apply ledger knows: its state, method, target, progress and time in "
-		       "state, next eligible time and last error, joined with live EC2 state. Completed volumes "
+		       "state, next eligible time and last error, joined with live EC2 state. First it brings the "
+		       "ledger up to date with what it observes, as `apply --reconcile-only` does: a modification "
+		       "EC2 (DescribeVolumesModifications, DescribeVolumes) or the PVC (its classes, "
+		       "modifyVolumeStatus, the sidecar's events) shows further along moves its row forward "
+		       "(modifying, optimizing, completed, or failed with the reason), so realized savings count it "
+		       "without another apply. status never sends a modification and never moves a row back; it "
+		       "does not take the apply lock, and a row a running apply changed meanwhile is left to "
+		       "apply. --no-verify reads and changes the ledger only. Completed volumes "
 		       "are verified: EC2's type, IOPS and throughput must equal the target. Volumes migrated "
 		       "through a VolumeAttributesClass (method vac) are also read in their cluster: a completed "
 		       "one's PVC must name the class as current (status.currentVolumeAttributesClassName), and "
@@ -54,16 +68,22 @@ const struct cmd_help status_help = {
 		       "cluster that cannot be read is a warning naming the context; its PVCs are reported "
 		       "unverified and EC2 is still checked. --no-kube checks EC2 only (AWS-only fleets, "
 		       "method ec2, need nothing else). Totals: planned, in flight, completed, deferred, failed "
-		       "and the monthly savings realized so far.",
+		       "and the monthly savings realized so far.\n"
+		       "\n"
+		       "--watch refreshes every --interval seconds and ends once nothing is in flight (exit 0, or "
+		       "4 on a mismatch), or after --timeout seconds with modifications still in flight (exit 3), "
+		       "like `kubectl rollout status`. On a terminal it redraws one view in place; otherwise each "
+		       "refresh appends its view.",
 	.options = status_options,
-	.exit_codes = "Exit 4 when a completed volume does not match its target in EC2, or its PVC does not name "
+	.exit_codes = "Exit 3 when --watch --timeout ran out with modifications still in flight. Exit 4 when a "
+		      "completed volume does not match its target in EC2, or its PVC does not name "
 		      "the class apply set as current (or was deleted). Checks that could not be made (EC2 or a "
 		      "cluster unreachable) are warnings and show as unverified; they do not change the exit code.",
 };
 
 struct status_args {
 	int json, watch, no_verify, no_kube;
-	int64_t plan_id, interval;
+	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
 	const char **contexts;
 	size_t n_contexts;
@@ -90,6 +110,12 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_INTERVAL:
 		if (em_parse_i64(arg, &a->interval) || a->interval < 1) {
 			log_error("--interval: '%s' is not a positive number of seconds", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_STIMEOUT:
+		if (em_parse_i64(arg, &a->timeout) || a->timeout < 1) {
+			log_error("--timeout: '%s' is not a positive number of seconds", arg);
 			return EXIT_USAGE;
 		}
 		return 0;
@@ -451,6 +477,39 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 	return (int)in_flight;
 }
 
+/* Wall seconds that --timeout counts (never moved by --now or the clock being set). */
+static int64_t monotonic_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* Moves the unfinished rows forward to what EC2 and the PVCs show (apply_reconcile in its
+ * observe-only mode: no lock, forward transitions only, each saved only over the row as read, so
+ * a concurrent apply's write wins). rows are updated in place for the view. A failure is a
+ * warning: the view then shows the ledger as it was. */
+static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct status_args *a, struct apply_row *rows,
+		      size_t n)
+{
+	struct apply_options o;
+	memset(&o, 0, sizeof o);
+	o.observe_only = 1;
+	o.no_kube = a->no_kube;
+	o.kubeconfig = a->kubeconfig;
+	struct apply_result res;
+	memset(&res, 0, sizeof res);
+	struct buf err = BUF_INIT;
+	if (apply_reconcile(ctx->db, aws, rows, n, &o, &res, &err))
+		log_warning("the ledger could not be brought up to date, showing what it recorded: %s", err.s);
+	if (res.n)
+		log_notice("%zu ledger row(s) brought up to date from what EC2 and Kubernetes show (%zu completed, %zu "
+			   "failed)",
+			   res.n, res.completed, res.failed);
+	apply_result_release(&res);
+	buf_release(&err);
+}
+
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct status_args a;
@@ -464,6 +523,11 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (n_rest) {
 		log_error("unexpected argument '%s'", rest[0]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (a.timeout && !a.watch) {
+		log_error("--timeout: only with --watch");
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -488,6 +552,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
 	int noticed = 0;
+	int redraw = a.watch && !a.json && isatty(1); /* one view in place, not appended ones */
+	int64_t interval = a.interval ? a.interval : 15;
+	int64_t started = monotonic_s();
 	for (;;) {
 		struct apply_row *rows = NULL;
 		size_t n = 0;
@@ -498,6 +565,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		}
 		keep_clusters(rows, &n, a.contexts, a.n_contexts);
+		if (have_aws && n)
+			reconcile(ctx, &aws, &a, rows, n);
 		struct live lv;
 		memset(&lv, 0, sizeof lv);
 		fleet_init(&lv.f);
@@ -524,6 +593,12 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		struct buf out = BUF_INIT;
 		struct tally t = {0, 0};
+		if (redraw) {
+			char ts[21];
+			em_format_time(time(NULL), ts);
+			buf_addf(&out, "\033[H\033[2J%s  every %llds until nothing is in flight%s (Ctrl-C to stop)\n\n", ts,
+				 (long long)interval, a.timeout ? " or --timeout" : "");
+		}
 		int in_flight = render(&out, rows, n, &lv, pv, a.json, &t);
 		rc = cmd_write_output(NULL, &out);
 		buf_release(&out);
@@ -534,7 +609,17 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			rc = EXIT_VERIFY;
 		if (!a.watch || !in_flight || rc)
 			break;
-		sleep((unsigned)(a.interval ? a.interval : 15));
+		int64_t waited = monotonic_s() - started;
+		if (a.timeout && waited >= a.timeout) {
+			log_error("status --watch: %d modification(s) still in flight after %lld s (--timeout)", in_flight,
+				  (long long)a.timeout);
+			rc = EXIT_PARTIAL;
+			break;
+		}
+		int64_t nap = interval;
+		if (a.timeout && a.timeout - waited < nap)
+			nap = a.timeout - waited;
+		sleep((unsigned)nap);
 	}
 	kube_conns_release(&ks.conns);
 	strmap_release(&ks.warned);

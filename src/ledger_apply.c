@@ -286,23 +286,33 @@ int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times,
 	return rc;
 }
 
-int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err)
+/* expect_state (NULL: unconditional): the row is written only if it still has that state and
+ * expect_submitted as submitted_at, checked inside the write transaction. */
+static int save_row(struct ledger *l, struct apply_row *r, const char *expect_state, time_t expect_submitted,
+		    const char *detail, struct buf *err)
 {
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start a ledger write", err);
 	if (rc)
 		return rc;
 	char *prev = NULL;
 	sqlite3_stmt *st = NULL;
+	time_t prev_submitted = 0;
 	r->updated_at = em_now();
 	if (r->id) {
-		rc = ledger_prepare(l, "SELECT state FROM apply_volumes WHERE id = ?", &st, err);
+		rc = ledger_prepare(l, "SELECT state, submitted_at FROM apply_volumes WHERE id = ?", &st, err);
 		if (!rc) {
 			sqlite3_bind_int64(st, 1, r->id);
-			if (sqlite3_step(st) == SQLITE_ROW)
+			if (sqlite3_step(st) == SQLITE_ROW) {
 				prev = ledger_column_dup(st, 0);
+				prev_submitted = column_time(st, 1);
+			}
 			sqlite3_finalize(st);
 			st = NULL;
 		}
+		if (!rc && expect_state &&
+		    (!prev || strcmp(prev, expect_state) != 0 || prev_submitted != expect_submitted))
+			rc = em_err(err, EM_ECONFLICT, "volume '%s': the ledger row changed meanwhile (now %s)", r->volume_id,
+				    prev ? prev : "gone");
 		if (!rc)
 			rc = ledger_prepare(l,
 					    "UPDATE apply_volumes SET run_id = ?4, state = ?11, eligible_at = ?18, "
@@ -376,4 +386,15 @@ int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail,
 	if (rc)
 		ledger_rollback(l);
 	return rc;
+}
+
+int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err)
+{
+	return save_row(l, r, NULL, 0, detail, err);
+}
+
+int ledger_apply_save_if(struct ledger *l, struct apply_row *r, const char *expect_state, time_t expect_submitted,
+			 const char *detail, struct buf *err)
+{
+	return save_row(l, r, expect_state, expect_submitted, detail, err);
 }

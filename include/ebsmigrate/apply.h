@@ -16,13 +16,18 @@
 
 struct ledger;
 struct aws_client;
+struct apply_row;
 
 enum apply_order { ORDER_SAVINGS = 0, ORDER_OLDEST, ORDER_RISK };
 enum apply_method { METHOD_AUTO = 0, METHOD_VAC, METHOD_ANNOTATION, METHOD_EC2 };
 
 struct apply_options {
 	int64_t plan_id;               /* 0 = the latest recorded plan */
-	size_t batch;                  /* volumes to submit in this run */
+	size_t batch;                  /* volumes to submit in this run (0 = the default, 10) */
+	int reconcile_only;            /* apply --batch 0 / --reconcile-only: reconcile, submit nothing */
+	int observe_only;              /* status: forward transitions only, saved only if the row is
+					* unchanged since it was read (see apply_reconcile) */
+	int no_kube;                   /* reconcile from EC2 alone: PVCs are not read */
 	size_t max_in_flight;          /* modifications in flight per account-region (and cluster) */
 	enum apply_order order;
 	enum apply_method method;
@@ -74,5 +79,17 @@ void apply_result_release(struct apply_result *r);
  * record each intent, modify, record the result. */
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
 	      struct buf *err);
+
+/* Reconciliation alone (invariant 2 of apply.c): brings every unfinished row among rows
+ * (submitted, modifying, optimizing) up to date from EC2 (DescribeVolumes,
+ * DescribeVolumesModifications) and, for the Kubernetes routes, the PVC (spec and current class,
+ * modifyVolumeStatus, the sidecar's events); rows are updated in place. Never sends a
+ * modification. With o->dry_run nothing is saved. With o->observe_only (status, which does not
+ * hold the apply lock) only forward transitions are made (a submitted row EC2 has not seen stays
+ * submitted: apply decides whether to resend) and each is saved only when the ledger row still
+ * has the state and submitted_at it was read with, in the same transaction: a concurrent apply's
+ * write wins and the row is skipped. Outcomes go to res (counted), which the caller zeroes. */
+int apply_reconcile(struct ledger *l, struct aws_client *aws, struct apply_row *rows, size_t n,
+		    const struct apply_options *o, struct apply_result *res, struct buf *err);
 
 #endif

@@ -56,6 +56,10 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 /* Inserts the row (id 0) or updates it (by id), plus an apply_events row from its previous
  * state, in one committed transaction. Sets r->id on insert and r->updated_at. */
 int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err);
+/* The same, only if the stored row (r->id) still has expect_state and expect_submitted as
+ * submitted_at (checked in the write transaction); EM_ECONFLICT, nothing written, otherwise. */
+int ledger_apply_save_if(struct ledger *l, struct apply_row *r, const char *expect_state, time_t expect_submitted,
+			 const char *detail, struct buf *err);
 /* The row of (plan_id, volume_id); EM_ENOTFOUND when absent. */
 int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, struct apply_row *out,
 		     struct buf *err);

@@ -499,6 +499,62 @@ static void test_plan_find_or_record(void)
 	buf_release(&err);
 }
 
+/* status saves its observations with ledger_apply_save_if: over the row as it read it only, so
+ * a concurrent apply's write (another connection) wins and is never overwritten. */
+static void test_apply_save_if(void)
+{
+	const char *db = tmp_path("cas.db");
+	struct ledger *apply = NULL, *status = NULL;
+	struct buf err = BUF_INIT;
+	CHECK(ledger_open(&apply, db, &err) == 0);
+	CHECK(ledger_open(&status, db, &err) == 0);
+	int64_t plan = 0;
+	CHECK(ledger_plan_record(apply, "2026-12-01T12:00:00Z", "match", 0, 1, 0, "{\"n\":1}\n", &plan, &err) == 0);
+	struct apply_row r;
+	memset(&r, 0, sizeof r);
+	r.plan_id = plan;
+	r.volume_id = xstrdup("vol-1");
+	r.region = xstrdup("us-east-1");
+	r.method = xstrdup("ec2");
+	r.state = xstrdup("submitted");
+	r.target_type = xstrdup("gp3");
+	r.submitted_at = 1764590400;
+	CHECK(ledger_apply_save(apply, &r, "ModifyVolume about to be sent", &err) == 0);
+
+	struct apply_row seen;
+	CHECK(ledger_apply_get(status, plan, "vol-1", &seen, &err) == 0);
+	/* apply moves the row on after status read it */
+	free(r.state);
+	r.state = xstrdup("modifying");
+	CHECK(ledger_apply_save(apply, &r, "ModifyVolume accepted", &err) == 0);
+	/* status's observation of the row as it read it is refused, nothing written */
+	free(seen.state);
+	seen.state = xstrdup("optimizing");
+	struct buf conflict = BUF_INIT;
+	CHECK_I64(ledger_apply_save_if(status, &seen, "submitted", 1764590400, "observed by status", &conflict),
+		  EM_ECONFLICT);
+	CHECK(strstr(conflict.s, "volume 'vol-1'") != NULL);
+	buf_release(&conflict);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_volumes WHERE state = 'modifying'"), 1);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_events WHERE detail = 'observed by status'"), 0);
+	/* a resubmission (another submitted_at) is a different row state too */
+	CHECK_I64(ledger_apply_save_if(status, &seen, "modifying", 1764590401, "observed by status", &conflict),
+		  EM_ECONFLICT);
+	buf_release(&conflict);
+	/* over the row as it is: written, with its event */
+	CHECK(ledger_apply_save_if(status, &seen, "modifying", 1764590400, "observed by status", &err) == 0);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_volumes WHERE state = 'optimizing'"), 1);
+	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_events WHERE detail = 'observed by status' AND "
+			      "from_state = 'modifying' AND to_state = 'optimizing'"),
+		  1);
+	CHECK_STR(err.s, "");
+	apply_row_release(&r);
+	apply_row_release(&seen);
+	ledger_close(apply);
+	ledger_close(status);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir))
@@ -510,6 +566,7 @@ int main(void)
 	test_refuse_non_regular();
 	test_apply_lock_any_name();
 	test_plan_find_or_record();
+	test_apply_save_if();
 	test_default_path();
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
