@@ -22,8 +22,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
 
-/* "line L, column C" of offset off in text. */
-static void where(const char *text, size_t off, size_t *line, size_t *col)
+void jsonx_line_col(const char *text, size_t off, size_t *line, size_t *col)
 {
 	*line = 1;
 	*col = 1;
@@ -37,7 +36,7 @@ static void where(const char *text, size_t off, size_t *line, size_t *col)
 	}
 }
 
-static size_t skip_ws(const char *text, size_t len, size_t off)
+size_t jsonx_skip_ws(const char *text, size_t len, size_t off)
 {
 	while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\r' || text[off] == '\n'))
 		off++;
@@ -55,18 +54,18 @@ static cJSON *parse_one(const char *text, size_t len, size_t *off, const char *o
 	if (stop > len)
 		stop = len;
 	if (j) {
-		*off = skip_ws(text, len, stop);
+		*off = jsonx_skip_ws(text, len, stop);
 		return j;
 	}
 	size_t line, col;
-	where(text, stop, &line, &col);
+	jsonx_line_col(text, stop, &line, &col);
 	em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
 	return NULL;
 }
 
 cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err)
 {
-	if (skip_ws(text, len, 0) == len) {
+	if (jsonx_skip_ws(text, len, 0) == len) {
 		em_err(err, EM_EINPUT, "%s: empty file, expected JSON", origin);
 		return NULL;
 	}
@@ -76,7 +75,7 @@ cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf 
 		/* Trailing data is never ignored: it is a second document or garbage, and either way
 		 * the caller asked for one document. */
 		size_t line, col;
-		where(text, off, &line, &col);
+		jsonx_line_col(text, off, &line, &col);
 		em_err(err, EM_EINPUT, "%s: unexpected data after the JSON document at line %zu, column %zu", origin, line,
 		       col);
 		cJSON_Delete(j);
@@ -102,7 +101,7 @@ int jsonx_docs_next(struct jsonx_docs *d, cJSON **out, struct buf *err)
 {
 	*out = NULL;
 	if (d->count == 0)
-		d->off = skip_ws(d->text, d->len, 0);
+		d->off = jsonx_skip_ws(d->text, d->len, 0);
 	if (d->off >= d->len) {
 		if (d->count)
 			return 0;

@@ -271,18 +271,6 @@ static int check_document(struct plan_doc *d, const cJSON *root, const char *ori
 	return 0;
 }
 
-/* Line and column (1-based) of offset off in text. */
-static void line_col(const char *text, size_t off, size_t *line, size_t *col)
-{
-	*line = 1, *col = 1;
-	for (size_t i = 0; i < off; i++) {
-		if (text[i] == '\n')
-			(*line)++, *col = 1;
-		else
-			(*col)++;
-	}
-}
-
 int plan_doc_parse(struct plan_doc *out, const char *origin, const char *text, size_t len, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
@@ -292,12 +280,10 @@ int plan_doc_parse(struct plan_doc *out, const char *origin, const char *text, s
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	if (!root) /* jsonx_parse words the error (where, or empty) */
 		return (root = jsonx_parse(text, len, origin, err)) ? (cJSON_Delete(root), EM_EINPUT) : EM_EINPUT;
-	size_t off = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
-	while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\r' || text[off] == '\n'))
-		off++; /* text is len bytes, not a C string: no strspn */
+	size_t off = jsonx_skip_ws(text, len, end && end >= text && end <= text + len ? (size_t)(end - text) : len);
 	if (off < len) {
 		size_t line, col;
-		line_col(text, off, &line, &col);
+		jsonx_line_col(text, off, &line, &col);
 		cJSON_Delete(root);
 		return em_err(err, EM_EINPUT,
 			      "%s: trailing data after the plan document at line %zu, column %zu (one document per file: "

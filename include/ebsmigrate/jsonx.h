@@ -15,6 +15,11 @@
  * "FILE: not valid JSON at line L, column C" (or "empty file", or "unexpected data after the
  * JSON document at ..." when something other than whitespace follows it). */
 cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err);
+/* Line and column (1-based) of offset off in text, for messages that point into a file. */
+void jsonx_line_col(const char *text, size_t off, size_t *line, size_t *col);
+/* The offset of the first byte at or after off that is not JSON whitespace (len if none); text
+ * is len bytes, not necessarily NUL-terminated. */
+size_t jsonx_skip_ws(const char *text, size_t len, size_t off);
 
 /* The documents of a concatenated JSON stream, one at a time: `aws ... >> all.json` run twice,
  * or kubectl printing several objects, yields several documents in one file; each must be read,
