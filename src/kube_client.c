@@ -1141,7 +1141,8 @@ int kube_server_version(struct kube_client *c, char **version_out, struct buf *r
 	}
 	cJSON *root = cJSON_ParseWithLength(body.s, body.len);
 	const char *maj = jsonx_str(root, "major"), *min = jsonx_str(root, "minor");
-	if (!maj || !min || !*maj || strspn(min, "0123456789") == 0) {
+	if (!maj || !min || !*maj || strlen(maj) > 4 || strspn(maj, "0123456789") != strlen(maj) ||
+	    strspn(min, "0123456789") == 0 || strspn(min, "0123456789") > 4) {
 		rc = em_err(err, EM_ESERVER, "context '%s': GET /version: no major/minor version in the answer",
 			    c->target.context);
 	} else {

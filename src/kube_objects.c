@@ -606,7 +606,14 @@ static int load_document(struct kube_set *ks, struct fleet *f, size_t ci, const 
 	} else if (cJSON_IsObject(jsonx_get(root, "serverVersion"))) {
 		const cJSON *sv = jsonx_get(root, "serverVersion");
 		const char *maj = jsonx_str(sv, "major"), *min = jsonx_str(sv, "minor");
-		if (maj && min) {
+		if (maj || min) {
+			/* the version names manifest API levels and is written back by --save: digits only */
+			if (!maj || !min || !*maj || strlen(maj) > 4 || strspn(maj, "0123456789") != strlen(maj) ||
+			    strspn(min, "0123456789") == 0 || strspn(min, "0123456789") > 4)
+				return em_err(err, EM_EINPUT,
+					      "%s: %sserverVersion: major/minor are not version numbers (e.g. \"1\" and "
+					      "\"33+\")",
+					      origin, doc);
 			struct buf v = BUF_INIT;
 			/* EKS reports minor as "33+" */
 			buf_addf(&v, "%s.%.*s", maj, (int)strspn(min, "0123456789"), min);
@@ -857,6 +864,13 @@ void kube_objects_write_version(struct buf *b, const struct fleet *f, const char
 		const char *dot = strchr(v, '.');
 		if (!dot)
 			return;
-		buf_addf(b, "{\"serverVersion\":{\"major\":\"%.*s\",\"minor\":\"%s\"}}\n", (int)(dot - v), v, dot + 1);
+		struct buf major = BUF_INIT;
+		buf_add(&major, v, (size_t)(dot - v));
+		buf_adds(b, "{\"serverVersion\":{\"major\":");
+		buf_add_json_str(b, major.s);
+		buf_adds(b, ",\"minor\":");
+		buf_add_json_str(b, dot + 1);
+		buf_adds(b, "}}\n");
+		buf_release(&major);
 	}
 }
