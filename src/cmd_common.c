@@ -3,10 +3,12 @@
  * global options), help rendering from the same table, setup by `needs`, atomic output
  * (cmd_outputs: a command's files staged, then committed together), visible result lines.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,68 @@ static int handle_global(struct cmd_ctx *ctx, int id, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* Optimal-string-alignment distance of two short lower-cased words; words longer than 64
+ * characters are never close to anything we suggest. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	size_t d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			size_t best = d[i - 1][j - 1] + (ca != cb);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+const char *cmd_did_you_mean(const char *word, const char *const *candidates, size_t n)
+{
+	size_t len = strlen(word), limit = len <= 4 ? 1 : len <= 8 ? 2 : 3, best = SIZE_MAX;
+	const char *pick = NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t dist = edit_distance(word, candidates[i]);
+		if (dist <= limit && dist < best) {
+			best = dist;
+			pick = candidates[i];
+		}
+	}
+	return pick;
+}
+
+/* "unknown option '--dyr-run'" plus a hint naming the closest long option of the table. */
+static void unknown_long_option(const char *bad, const struct option *lo, size_t n, const char *cmd_name)
+{
+	const char *name = bad + strspn(bad, "-");
+	size_t name_len = strcspn(name, "=");
+	char *word = xstrndup(name, name_len);
+	const char **cands = xcalloc(n + 1, sizeof *cands);
+	for (size_t i = 0; i < n; i++)
+		cands[i] = lo[i].name;
+	const char *hint = bad[0] == '-' && bad[1] == '-' ? cmd_did_you_mean(word, cands, n) : NULL;
+	if (hint)
+		log_error("unknown option '%.*s'; did you mean '--%s'? (see 'ebsmigrate help %s')",
+			  (int)(name - bad + name_len), bad, hint, cmd_name);
+	else
+		log_error("unknown option '%.*s'; see 'ebsmigrate help %s'", (int)(name - bad + name_len), bad, cmd_name);
+	free(cands);
+	free(word);
+}
+
 int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest)
 {
@@ -109,9 +173,10 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 			const char *bad = argv[optind - 1];
 			if (c == ':')
 				log_error("option '%s' needs a value; see 'ebsmigrate help %s'", bad, cmd->name);
+			else if (optopt)
+				log_error("unknown option '-%c'; see 'ebsmigrate help %s'", (char)optopt, cmd->name);
 			else
-				log_error("unknown option '%s'; see 'ebsmigrate help %s'", optopt ? (char[]){'-', (char)optopt, 0} : bad,
-					  cmd->name);
+				unknown_long_option(bad, lo, k, cmd->name);
 			rc = EXIT_USAGE;
 			break;
 		} else {

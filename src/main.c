@@ -86,8 +86,8 @@ int main(int argc, char **argv)
 				ctx.now = t;
 				em_set_now(t);
 			}
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			ctx.verbose++;
+		} else if ((a[1] == 'v' && strspn(a + 1, "v") == strlen(a + 1)) || strcmp(a, "--verbose") == 0) {
+			ctx.verbose += a[1] == 'v' ? (int)strlen(a + 1) : 1; /* -v, -vv, -v -v */
 			log_set_level(ctx.verbose > 1 ? LOG_DEBUG : LOG_VERBOSE);
 		} else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			ctx.quiet = 1;
@@ -96,7 +96,14 @@ int main(int argc, char **argv)
 			ctx.no_color = 1;
 			ctx.color_stdout = 0;
 		} else {
-			log_error("unknown option '%s'", a);
+			static const char *const globals[] = {"db", "now", "pricing-dir", "verbose", "quiet",
+							      "no-color", "help", "version"};
+			const char *hint = a[1] == '-' ? cmd_did_you_mean(a + 2, globals, sizeof globals / sizeof *globals)
+						       : NULL;
+			if (hint)
+				log_error("unknown option '%s'; did you mean '--%s'?", a, hint);
+			else
+				log_error("unknown option '%s'", a);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -107,7 +114,16 @@ int main(int argc, char **argv)
 	}
 	const struct cmd *cmd = cmd_find(argv[i]);
 	if (!cmd) {
-		log_error("unknown command '%s'; run 'ebsmigrate help' for the list", argv[i]);
+		const char *names[sizeof commands / sizeof commands[0]];
+		size_t n = 0;
+		for (const struct cmd *c = commands; c->name; c++)
+			names[n++] = c->name;
+		const char *hint = cmd_did_you_mean(argv[i], names, n);
+		if (hint)
+			log_error("unknown command '%s'; did you mean '%s'? (run 'ebsmigrate help' for the list)", argv[i],
+				  hint);
+		else
+			log_error("unknown command '%s'; run 'ebsmigrate help' for the list", argv[i]);
 		return EXIT_USAGE;
 	}
 	int rc = cmd->fn(&ctx, argc - i, argv + i);

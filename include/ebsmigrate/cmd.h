@@ -83,6 +83,10 @@ enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_C
  * -1 when --help was asked and printed. */
 int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest);
+/* The candidate closest to a mistyped word (edit distance with transpositions, case-insensitive),
+ * or NULL when none is close enough to be what was meant (distance at most 1 for words of up
+ * to 4 characters, 2 up to 8, else 3). For "did you mean" hints. */
+const char *cmd_did_you_mean(const char *word, const char *const *candidates, size_t n);
 /* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
