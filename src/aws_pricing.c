@@ -657,6 +657,10 @@ static void json_price(struct buf *b, price_t p)
 
 static void json_book_ref(struct buf *b, const struct pricebook *book)
 {
+	if (!book) {
+		buf_adds(b, "null");
+		return;
+	}
 	buf_addf(b, "{\"version\":%lld,\"source\":", (long long)book->version);
 	buf_add_json_str(b, book->source);
 	buf_adds(b, ",\"effective_date\":");
@@ -776,6 +780,12 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		}
 		buf_addf(out, "%s],\"summary\":{\"changed\":%zu,\"added\":%zu,\"removed\":%zu}}\n", d->n ? "\n" : "",
 			 d->changed, d->added, d->removed);
+		return;
+	}
+	if (!from) {
+		book_line(out, "only", to);
+		buf_adds(out, "\nnothing to compare: this is the only stored version ('ebsmigrate pricing refresh' stores "
+			      "a newer one)\n");
 		return;
 	}
 	book_line(out, "from", from);

@@ -318,6 +318,28 @@ static int parse_version_arg(const char *s, int64_t *out)
 	return 0;
 }
 
+/* `pricing diff` with no version before `to`: not a failure, an answer ("nothing to compare"). */
+static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
+{
+	struct pricebook bt;
+	struct buf err = BUF_INIT;
+	int rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return em_exit_code_for(rc);
+	}
+	struct pricing_diff d;
+	memset(&d, 0, sizeof d);
+	struct buf out = BUF_INIT;
+	pricing_diff_write(&out, &d, NULL, &bt, a->json);
+	rc = cmd_write_output(NULL, &out);
+	buf_release(&out);
+	buf_release(&err);
+	pricebook_release(&bt);
+	return rc;
+}
+
 static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int n_args)
 {
 	if (ctx->pricing_dir) {
@@ -350,12 +372,8 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 				from = v[i].id;
 		ledger_price_versions_free(v, n);
 		buf_release(&err);
-		if (!from) {
-			log_error("the price book has no version before %lld to compare with; run 'ebsmigrate pricing "
-				  "refresh' to store a new one",
-				  (long long)to);
-			return EXIT_RUNTIME;
-		}
+		if (!from)
+			return diff_nothing(ctx, a, to);
 	}
 	struct pricebook bf, bt;
 	struct buf err = BUF_INIT;

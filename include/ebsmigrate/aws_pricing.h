@@ -87,7 +87,8 @@ struct pricing_diff {
 /* Every price that differs between from and to, ordered by location then item. */
 void pricing_diff_build(struct pricing_diff *out, const struct pricebook *from, const struct pricebook *to);
 void pricing_diff_release(struct pricing_diff *d);
-/* Table (json = 0) or JSON (schema ebsmigrate.pricing-diff/v1). */
+/* Table (json = 0) or JSON (schema ebsmigrate.pricing-diff/v1). from == NULL (with an empty d):
+ * nothing to compare, "from": null. */
 void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const struct pricebook *from,
 			const struct pricebook *to, int json);
 
