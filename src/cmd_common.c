@@ -20,6 +20,7 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/strmap.h"
 
 static const struct cmd_option global_options[] = {
 	{"db", 0, ARG_REQUIRED, "FILE", "database file (default $XDG_STATE_HOME/ebsmigrate/ebsmigrate.db)", OPT_DB},
@@ -523,6 +524,61 @@ void cmd_print_visible(FILE *f, const char *fmt, ...)
 	fflush(f);
 	buf_release(&line);
 	buf_release(&vis);
+}
+
+/* The warning with its quoted values blanked: the key that groups repeated warnings. */
+static char *warning_shape(const char *w)
+{
+	struct buf b = BUF_INIT;
+	int quoted = 0;
+	for (const char *p = w; *p; p++) {
+		if (*p == '\'') {
+			quoted = !quoted;
+			buf_addc(&b, '\'');
+		} else if (!quoted) {
+			buf_addc(&b, *p);
+		}
+	}
+	buf_addc(&b, 0); /* a buf may be empty: always return a string */
+	return buf_detach(&b);
+}
+
+#define WARNING_GROUP_SHOWN 3
+
+void cmd_print_warnings(const struct cmd_ctx *ctx, char *const *warnings, size_t n, const char *where_all)
+{
+	if (ctx->verbose || n <= WARNING_GROUP_SHOWN) {
+		for (size_t i = 0; i < n; i++)
+			log_warning("%s", warnings[i]);
+		return;
+	}
+	char **shape = xcalloc(n, sizeof *shape);
+	size_t *count = xcalloc(n, sizeof *count); /* at a group's first warning: its size */
+	struct strmap first = STRMAP_INIT;       /* shape -> index of its first warning */
+	for (size_t i = 0; i < n; i++) {
+		shape[i] = warning_shape(warnings[i]);
+		size_t at;
+		if (!strmap_get(&first, shape[i], &at))
+			strmap_put(&first, shape[i], at = i);
+		count[at]++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t at;
+		if (!strmap_get(&first, shape[i], &at) || at != i)
+			continue;
+		if (count[i] > WARNING_GROUP_SHOWN)
+			log_warning("%s (and %zu more like it; all of them: %s, or -v)", warnings[i], count[i] - 1,
+				    where_all);
+		else
+			for (size_t j = i; j < n; j++)
+				if (strcmp(shape[j], shape[i]) == 0)
+					log_warning("%s", warnings[j]);
+	}
+	strmap_release(&first);
+	for (size_t i = 0; i < n; i++)
+		free(shape[i]);
+	free(shape);
+	free(count);
 }
 
 int cmd_write_output(const char *path, const struct buf *data)

@@ -189,12 +189,16 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
+	char **warnings = xcalloc(fleet.n_notices + 1, sizeof *warnings);
+	size_t n_warnings = 0;
 	for (size_t i = 0; i < fleet.n_notices; i++) {
 		if (inventory_live_notice_is_warning(&res, i))
-			log_warning("%s", fleet.notices[i]);
+			warnings[n_warnings++] = fleet.notices[i];
 		else
 			log_notice("%s", fleet.notices[i]);
 	}
+	cmd_print_warnings(ctx, warnings, n_warnings, "--format json's .notices");
+	free(warnings);
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
 	/* The document (100+ MB for 100,000 volumes) is the JSON output and the database record.
 	 * SQLite builds its own copy while inserting it, so it is produced while the fleet exists

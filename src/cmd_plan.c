@@ -236,8 +236,13 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		if (isatty(2))
 			fputs("\r\033[K", stderr);
 		/* Missing data is said on stderr in every format (table and csv print all warnings below). */
-		for (size_t i = 0; !lrc && a.format != FORMAT_TABLE && a.format != FORMAT_CSV && i < res.n_warning_notices; i++)
-			log_warning("%s", fleet.notices[res.warning_notices[i]]);
+		if (!lrc && a.format != FORMAT_TABLE && a.format != FORMAT_CSV && res.n_warning_notices) {
+			char **w = xcalloc(res.n_warning_notices, sizeof *w);
+			for (size_t i = 0; i < res.n_warning_notices; i++)
+				w[i] = fleet.notices[res.warning_notices[i]];
+			cmd_print_warnings(ctx, w, res.n_warning_notices, "--format json's .warnings");
+			free(w);
+		}
 		inventory_live_result_release(&res);
 	} else {
 		struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};
@@ -261,8 +266,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	if (a.man.dir) {
 		struct manifest_set ms;
 		int mrc = manifest_build(&ms, &plan, &fleet, &a.man, &err);
-		for (size_t i = 0; i < ms.n_warnings; i++)
-			log_warning("%s", ms.warnings[i]);
+		cmd_print_warnings(ctx, ms.warnings, ms.n_warnings, "the manifests' README.md");
 		if (!mrc)
 			mrc = manifest_stage_dir(&staged, &ms, a.man.dir, a.man.force, &err);
 		if (mrc) {
@@ -290,8 +294,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	else
 		plan_write(&out, &plan, a.format);
 	if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
-		for (size_t i = 0; i < plan.n_warnings; i++)
-			log_warning("%s", plan.warnings[i]);
+		cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "--format json's .warnings");
 	rc = cmd_outputs_add(&outputs, a.output, &out);
 
 	/* The plan document: what the database records, --out saves and apply reads. */

@@ -95,6 +95,10 @@ void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
  * for result lines that quote ids, names or server messages outside a table writer. */
 void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints warnings on stderr, grouped: warnings that differ only in their quoted values ('...')
+ * form one group, and a group of more than 3 prints its first one and a count ("and 767 more
+ * like it; all: WHERE_ALL or -v") unless ctx->verbose. Order: first appearance. */
+void cmd_print_warnings(const struct cmd_ctx *ctx, char *const *warnings, size_t n, const char *where_all);
 /* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
 int cmd_write_output(const char *path, const struct buf *data);
 
