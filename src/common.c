@@ -349,10 +349,55 @@ int em_umask(void)
 	return cached;
 }
 
+/* A path that exists and is not a regular file: /dev/null, /dev/stdout, a FIFO, a terminal.
+ * Renaming over it would replace the device node itself (as root, /dev/null became a file), so
+ * such outputs are staged in the temporary directory and copied into the path at commit. */
+static int is_special_output(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* The path a rename must target: a symlink's resolved target (so `-o link` updates the file it
+ * points to instead of replacing the link with a file, and /dev/stdout redirected to a file is
+ * not replaced itself), else the path as given. A link to a special file, or one that cannot be
+ * resolved, is written through (is_special_output) and never renamed over. */
+static void rename_target(const char *path, struct buf *out)
+{
+	struct stat st;
+	char *real = lstat(path, &st) == 0 && S_ISLNK(st.st_mode) ? realpath(path, NULL) : NULL;
+	buf_reset(out);
+	buf_adds(out, real ? real : path);
+	free(real);
+}
+
+/* Special, or a symlink into /proc or /dev (or one that cannot be resolved): written through. */
+static int writes_through(const char *path)
+{
+	struct stat st;
+	/* /dev/stdout, /dev/fd/N and /proc/self/fd/N resolve to the shell's file: never replace it */
+	if (is_special_output(path) || strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
+		return 1;
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	char *real = realpath(path, NULL);
+	int through = !real;
+	free(real);
+	return through && stat(path, &st) == 0; /* a dangling link is replaced like a missing file */
+}
+
 int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err)
 {
 	struct buf tmp = BUF_INIT;
-	buf_addf(&tmp, "%s.tmp.XXXXXX", path);
+	if (writes_through(path)) {
+		const char *dir = getenv("TMPDIR");
+		buf_addf(&tmp, "%s/ebsmigrate-output.XXXXXX", dir && *dir ? dir : "/tmp");
+	} else {
+		struct buf target = BUF_INIT;
+		rename_target(path, &target);
+		buf_addf(&tmp, "%s.tmp.XXXXXX", target.s);
+		buf_release(&target);
+	}
 	int fd = mkstemp(tmp.s); /* 0600 until the fchmod below */
 	if (fd < 0) {
 		int e = errno;
@@ -388,10 +433,48 @@ int em_stage_file(const char *path, const char *data, size_t len, int mode, stru
 	return 0;
 }
 
+/* Copies the staged file into a special output (a device or FIFO), then removes it. */
+static int commit_special(const char *tmp, const char *path, struct buf *err)
+{
+	/* the standard streams are written where they already point (a `>>` file keeps its offset) */
+	int std_fd = strcmp(path, "/dev/stdout") == 0 ? 1 : strcmp(path, "/dev/stderr") == 0 ? 2 : -1;
+	int in = open(tmp, O_RDONLY | O_CLOEXEC);
+	int out = in < 0 ? -1 : std_fd >= 0 ? dup(std_fd) : open(path, O_WRONLY | O_CLOEXEC);
+	int e = in < 0 || out < 0 ? errno : 0;
+	char chunk[65536];
+	while (!e) {
+		ssize_t n = read(in, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			e = n < 0 ? errno : 0;
+			break;
+		}
+		for (ssize_t off = 0; !e && off < n;) {
+			ssize_t w = write(out, chunk + off, (size_t)(n - off));
+			if (w < 0 && errno != EINTR)
+				e = errno;
+			else if (w > 0)
+				off += w;
+		}
+	}
+	if (out >= 0 && close(out) != 0 && !e && errno != EINVAL)
+		e = errno;
+	if (in >= 0)
+		close(in);
+	unlink(tmp);
+	return e ? em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e)) : 0;
+}
+
 int em_commit_file(const char *tmp, const char *path, struct buf *err)
 {
-	if (rename(tmp, path) != 0) {
-		int e = errno;
+	if (writes_through(path))
+		return commit_special(tmp, path, err);
+	struct buf target = BUF_INIT;
+	rename_target(path, &target);
+	int e = rename(tmp, target.s) != 0 ? errno : 0;
+	buf_release(&target);
+	if (e) {
 		unlink(tmp);
 		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
 	}

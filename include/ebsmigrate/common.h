@@ -93,7 +93,8 @@ int em_write_file_atomic(const char *path, const char *data, size_t len, int mod
 /* The two halves of em_write_file_atomic, for outputs committed together: em_stage_file writes
  * PATH.tmp.XXXXXX (fsynced, mode & ~umask) and puts its name in tmp_out; em_commit_file renames
  * it over path (and unlinks it if that fails). A staged file not committed is the caller's to
- * unlink. */
+ * unlink. A path that exists and is not a regular file or directory (/dev/null, /dev/stdout, a
+ * FIFO) is never replaced: the data is staged in $TMPDIR (or /tmp) and copied into it at commit. */
 int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err);
 int em_commit_file(const char *tmp, const char *path, struct buf *err);
 /* The process umask (read without changing it). */
