@@ -2,7 +2,8 @@
  * aws_cloudtrail.c - ModifyVolume history from CloudTrail's event history (LookupEvents).
  *
  * Entry points: aws_cloudtrail_parse (an API answer or an `aws cloudtrail lookup-events`
- * export), aws_cloudtrail_lookup_modify_volume (live, all pages), aws_cloudtrail_attach
+ * export), aws_cloudtrail_load_export (the CloudTrail documents of an --from-aws-json file onto
+ * the fleet), aws_cloudtrail_lookup_modify_volume (live, all pages), aws_cloudtrail_attach
  * (start times onto the fleet's volumes), trail_events_release.
  *
  * Invariants:
@@ -285,6 +286,37 @@ int aws_cloudtrail_parse(struct trail_events *out, const char *text, size_t len,
 		free(*next_token);
 		*next_token = NULL;
 	}
+	return rc;
+}
+
+int aws_cloudtrail_load_export(struct fleet *f, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	struct trail_events ev;
+	memset(&ev, 0, sizeof ev);
+	struct jsonx_docs d;
+	jsonx_docs_init(&d, text, len, origin, NULL);
+	cJSON *root;
+	int rc;
+	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+		char doc[40] = "";
+		if (d.count > 1)
+			snprintf(doc, sizeof doc, "document %zu: ", d.count);
+		int r = jsonx_get(root, "Events") ? parse_doc(&ev, root, origin, doc, NULL, err) : 0;
+		cJSON_Delete(root);
+		if (r) {
+			rc = r;
+			break;
+		}
+	}
+	if (!rc) {
+		aws_cloudtrail_attach(f, &ev, NULL);
+		/* the regions the export speaks for: those its events name (awsRegion) */
+		for (size_t i = 0; i < f->n; i++)
+			for (size_t k = 0; k < ev.n && f->vols[i].history != HISTORY_CLOUDTRAIL; k++)
+				if (ev.v[k].region && f->vols[i].region && strcmp(ev.v[k].region, f->vols[i].region) == 0)
+					f->vols[i].history = HISTORY_CLOUDTRAIL;
+	}
+	trail_events_release(&ev);
 	return rc;
 }
 

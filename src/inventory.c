@@ -239,6 +239,15 @@ static char *default_cluster_name(const char *path)
 	return xstrndup(base, n);
 }
 
+/* The CloudWatch and CloudTrail documents of one export (each reader skips the other kinds). */
+static int load_deferred(struct fleet *f, int kinds, const char *text, size_t len, const char *path, struct buf *err)
+{
+	int r = (kinds & EC2_EXPORT_METRICS) ? aws_cloudwatch_load_export(f, text, len, path, err) : 0;
+	if (r < 0)
+		return r;
+	return (kinds & EC2_EXPORT_CLOUDTRAIL) ? aws_cloudtrail_load_export(f, text, len, path, err) : 0;
+}
+
 int inventory_load_exports(struct fleet *f, const struct inventory_exports *src, struct buf *err)
 {
 	struct ec2_mod_list mods;
@@ -247,21 +256,24 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_init(&ks);
 	struct buf text = BUF_INIT;
 	int rc = 0;
-	/* CloudWatch documents are read once every volume is known: their files are read again
-	 * then (one file's text in memory at a time), except standard input, which is kept. */
+	/* CloudWatch and CloudTrail documents are read once every volume is known: their files are
+	 * read again then (one file's text in memory at a time), except standard input, which is
+	 * kept. A file may hold both kinds (and EC2's): each reader takes its own documents. */
 	struct buf *metric_text = xcalloc(src->n_aws + 1, sizeof *metric_text);
 	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
+	int *metric_kinds = xcalloc(src->n_aws + 1, sizeof *metric_kinds);
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_input(src->aws[i].path, &text, err);
 		if (rc)
 			break;
 		int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
-		if (r > 0 && (r & EC2_EXPORT_METRICS)) {
+		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL))) {
 			if (strcmp(src->aws[i].path, "-") == 0) {
 				metric_text[n_metric] = text;
 				buf_init(&text);
 			}
+			metric_kinds[n_metric] = r;
 			metric_files[n_metric++] = i;
 		}
 		rc = r < 0 ? r : 0;
@@ -280,14 +292,14 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 			metric_text[k] = text;
 			buf_init(&text);
 		}
-		int r = aws_cloudwatch_load_export(f, metric_text[k].s, metric_text[k].len, path, err);
+		rc = load_deferred(f, metric_kinds[k], metric_text[k].s, metric_text[k].len, path, err);
 		buf_release(&metric_text[k]);
-		rc = r < 0 ? r : 0;
 	}
 	for (size_t k = 0; k < n_metric; k++)
 		buf_release(&metric_text[k]);
 	free(metric_text);
 	free(metric_files);
+	free(metric_kinds);
 	for (size_t i = 0; i < src->n_kube && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_input(src->kube[i].path, &text, err);

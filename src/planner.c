@@ -417,8 +417,8 @@ static void note_history(struct plan_item *it, const struct volume *v, time_t no
 		it->flags |= FLAG_HISTORY_UNVERIFIED;
 		return;
 	}
-	if (v->history != HISTORY_CLOUDTRAIL)
-		return;
+	if (v->history != HISTORY_CLOUDTRAIL || (it->flags & FLAG_MODIFICATION_IN_FLIGHT))
+		return; /* in flight: it must complete first, whatever else happened */
 	time_t *starts = NULL;
 	size_t n = planner_modification_starts(v, &starts);
 	time_t last = n ? starts[n - 1] : 0;

@@ -48,6 +48,11 @@ void trail_events_release(struct trail_events *e);
 int aws_cloudtrail_parse(struct trail_events *out, const char *text, size_t len, const char *origin,
 			 char **next_token, struct buf *err);
 
+/* An export file's CloudTrail documents (those with an "Events" member; a file may hold EC2
+ * and CloudWatch documents too, read elsewhere) parsed as above and attached to f's volumes
+ * (aws_cloudtrail_attach, any region). Events of volumes absent from f are ignored. */
+int aws_cloudtrail_load_export(struct fleet *f, const char *text, size_t len, const char *origin, struct buf *err);
+
 struct aws_client;
 /* Every ModifyVolume event of region with start <= EventTime <= end: one LookupEvents query
  * (LookupAttributes EventName=ModifyVolume, MaxResults 50) followed through all its pages, at
