@@ -26,7 +26,9 @@
  *      duplicate and lose no record.
  *   3. Before every call the volume is re-read: deleted, resized, retyped or modified elsewhere
  *      -> skipped (never forced); a modification in flight or 4 in the rolling 24 h (ledger
- *      starts + EC2's latest) -> deferred with eligible_at; the target is gp3 within the gp3
+ *      starts + EC2's latest + CloudTrail's ModifyVolume events from any principal, each
+ *      modification once: planner rule R6; CloudTrail read once per region and run) -> deferred
+ *      with eligible_at; the target is gp3 within the gp3
  *      limits for the size EC2 reports (plan_doc_parse already refused any plan, file or
  *      recorded, that holds another; this is the last check before sending).
  *   4. At most max_in_flight modifications in flight per region (and per cluster); at most
@@ -43,6 +45,7 @@
 
 #include "ebsmigrate/apply.h"
 #include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
@@ -70,6 +73,7 @@ void apply_result_release(struct apply_result *r)
 		free(r->v[i].detail);
 	}
 	free(r->v);
+	free(r->history_warning);
 	memset(r, 0, sizeof *r);
 }
 
@@ -396,6 +400,61 @@ static void fresh_release(struct fresh *fr)
 	ec2_mod_list_release(&fr->mods);
 }
 
+/* CloudTrail's ModifyVolume events of the last 24 h, read once per region and run (its rate
+ * limit is 2 calls/s: one query per region, not one per volume). */
+struct history_region {
+	char *region;
+	int ok;
+	struct trail_events events;
+};
+struct history_cache {
+	struct history_region *v;
+	size_t n;
+};
+
+static void history_cache_release(struct history_cache *hc)
+{
+	for (size_t i = 0; i < hc->n; i++) {
+		free(hc->v[i].region);
+		trail_events_release(&hc->v[i].events);
+	}
+	free(hc->v);
+	memset(hc, 0, sizeof *hc);
+}
+
+/* Gives v its region's CloudTrail starts (history HISTORY_CLOUDTRAIL), or marks it
+ * HISTORY_UNAVAILABLE; the first failure becomes the run's one warning. */
+static void add_history(struct history_cache *hc, struct aws_client *aws, struct fleet *f, struct volume *v,
+			time_t now, struct apply_result *res)
+{
+	struct history_region *h = NULL;
+	for (size_t i = 0; i < hc->n && !h; i++)
+		if (strcmp(hc->v[i].region, v->region) == 0)
+			h = &hc->v[i];
+	if (!h) {
+		hc->v = xrealloc(hc->v, (hc->n + 1) * sizeof *hc->v);
+		h = &hc->v[hc->n++];
+		memset(h, 0, sizeof *h);
+		h->region = xstrdup(v->region);
+		struct buf terr = BUF_INIT;
+		h->ok = aws_cloudtrail_lookup_modify_volume(aws, v->region, now - 25 * 3600, now, &h->events, NULL,
+							    &terr) == 0;
+		if (!h->ok && !res->history_warning) {
+			struct buf w = BUF_INIT;
+			buf_addf(&w,
+				 "CloudTrail history unavailable (%s): modifications made outside ebsmigrate in the "
+				 "last 24 h are not counted; eligibility rests on EC2's latest modification and the "
+				 "ledger (history-unverified, see docs/plan.md)",
+				 terr.s);
+			res->history_warning = buf_detach(&w);
+		}
+		buf_release(&terr);
+	}
+	if (h->ok)
+		aws_cloudtrail_attach(f, &h->events, v->region);
+	v->history = h->ok ? HISTORY_CLOUDTRAIL : HISTORY_UNAVAILABLE;
+}
+
 static void set_str(char **dst, const char *s)
 {
 	free(*dst);
@@ -652,9 +711,9 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 /* *sent is set when a modification was requested (ModifyVolume, the PVC patch) or, in a dry
  * run, would be: what --batch counts, whatever the answer. A refusal about the principal
  * (principal_refusal) returns its error: the run stops there. */
-static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct item *it,
-		      struct apply_row *row, const struct apply_options *o, struct apply_result *res, int *sent,
-		      struct buf *err)
+static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct history_cache *hc,
+		      const struct item *it, struct apply_row *row, const struct apply_options *o, struct apply_result *res,
+		      int *sent, struct buf *err)
 {
 	time_t now = em_now();
 	struct fresh fr;
@@ -728,6 +787,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 				volume_add_mod(v, &m);
 		}
 		free(starts);
+		add_history(hc, aws, &fr.f, v, now, res);
 		time_t at = 0;
 		int r = planner_eligible_at(v, now, &at);
 		struct buf verr = BUF_INIT;
@@ -1279,6 +1339,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 
 	/* In flight per region and per cluster after reconciliation (invariant 4). */
 	struct flight flight = {STRMAP_INIT};
+	struct history_cache hc = {NULL, 0};
 	for (size_t i = 0; i < n_rows; i++)
 		if (apply_state_open(rows[i].state))
 			flight_add(&flight, rows[i].account, rows[i].region, rows[i].cluster);
@@ -1337,7 +1398,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		row.run_id = res->run_id;
 		size_t before = res->submitted + res->would_submit;
 		int sent = 0;
-		rc = submit_one(l, aws, &kcs, it, &row, o, res, &sent, err);
+		rc = submit_one(l, aws, &kcs, &hc, it, &row, o, res, &sent, err);
 		taken += sent != 0; /* --batch bounds attempts, accepted or not */
 		if (res->submitted + res->would_submit > before)
 			flight_add(&flight, it->account, it->region, it->cluster);
@@ -1346,6 +1407,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	if (rc && next > 0 && !o->reconcile_only)
 		res->left += n_items - (next - 1); /* stopped: the volume at fault and the untried ones stay */
 	flight_release(&flight);
+	history_cache_release(&hc);
 	apply_rows_free(rows, n_rows);
 	items_free(items, n_items);
 	/* The Kubernetes routes return once the CSI driver or the sidecar has started each

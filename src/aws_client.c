@@ -272,6 +272,7 @@ static const char *service_label(enum aws_service svc)
 	case AWS_SERVICE_CLOUDWATCH: return "cloudwatch";
 	case AWS_SERVICE_PRICING: return "pricing";
 	case AWS_SERVICE_STS: return "sts";
+	case AWS_SERVICE_CLOUDTRAIL: return "cloudtrail";
 	}
 	return "aws";
 }

@@ -433,14 +433,17 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 	}
 	if (cJSON_IsArray(jsonx_get(root, "MetricDataResults")))
 		return EC2_EXPORT_METRICS; /* read by aws_cloudwatch_load_export once every volume is known */
+	if (cJSON_IsArray(jsonx_get(root, "Events")))
+		return EC2_EXPORT_CLOUDTRAIL; /* read by aws_cloudtrail_parse once every volume is known */
 	const char *key = vols ? "Volumes" : ms ? "VolumesModifications" : its ? "InstanceTypes" : res ? "Reservations" : NULL;
 	if (key)
 		return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc, key,
 			      jsonx_type_name(jsonx_get(root, key)));
 	return em_err(err, EM_EINPUT,
 		      "%s: %snot an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
-		      "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications) or "
-		      "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types)",
+		      "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications), "
+		      "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types) or "
+		      "{\"Events\": [...]} (aws cloudtrail lookup-events)",
 		      origin, doc);
 }
 

@@ -28,6 +28,7 @@ static const struct service_info services[] = {
 	[AWS_SERVICE_CLOUDWATCH] = {"monitoring", "monitoring", "CLOUDWATCH", "MONITORING", "cloudwatch"},
 	[AWS_SERVICE_PRICING] = {"pricing", "api.pricing", "PRICING", NULL, "pricing"},
 	[AWS_SERVICE_STS] = {"sts", "sts", "STS", NULL, "sts"},
+	[AWS_SERVICE_CLOUDTRAIL] = {"cloudtrail", "cloudtrail", "CLOUDTRAIL", NULL, "cloudtrail"},
 };
 
 const char *aws_service_signing_name(enum aws_service svc)
@@ -134,7 +135,7 @@ static int override_url(const struct service_info *si, char **url, struct buf *v
 int aws_endpoint_resolve(struct aws_endpoint *out, enum aws_service svc, const char *region, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	if ((unsigned)svc > AWS_SERVICE_STS)
+	if ((unsigned)svc > AWS_SERVICE_CLOUDTRAIL)
 		return em_err(err, EM_EINPUT, "unknown aws service %d", (int)svc);
 	const struct service_info *si = &services[svc];
 	if (region && !*region)

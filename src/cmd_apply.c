@@ -318,6 +318,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		if (arc == EM_ECONFLICT || arc == EM_EIO)
 			rc = EXIT_RUNTIME;
 	}
+	if (res.history_warning)
+		log_warning("%s", res.history_warning);
 	if (!res.plan_id)
 		goto finish;
 	printf("plan %lld: %zu submitted, %zu would be submitted, %zu completed, %zu deferred, %zu skipped, %zu failed, "

@@ -24,6 +24,9 @@ const struct cmd_option live_options[] = {
 	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: AWS only (every volume not-kubernetes)", OPT_LIVE_NO_KUBE},
 	{"no-aws", 0, ARG_NONE, NULL, "do not read AWS: list the clusters' EBS PVs only", OPT_LIVE_NO_AWS},
 	{"no-metrics", 0, ARG_NONE, NULL, "skip CloudWatch metrics", OPT_LIVE_NO_METRICS},
+	{"no-cloudtrail", 0, ARG_NONE, NULL,
+	 "do not read CloudTrail's ModifyVolume history: count EC2's latest modification only (flag history-unverified)",
+	 OPT_LIVE_NO_CLOUDTRAIL},
 	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_LIVE_NO_USAGE},
 	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LIVE_LOOKBACK},
 	{"kube-page-size", 0, ARG_REQUIRED, "N", "Kubernetes list page size (limit=N; default 500)", OPT_LIVE_KUBE_PAGE},
@@ -69,6 +72,7 @@ int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 	case OPT_LIVE_NO_KUBE: o->no_kube = 1; return 0;
 	case OPT_LIVE_NO_AWS: o->no_aws = 1; return 0;
 	case OPT_LIVE_NO_METRICS: o->no_metrics = 1; return 0;
+	case OPT_LIVE_NO_CLOUDTRAIL: o->no_cloudtrail = 1; return 0;
 	case OPT_LIVE_NO_USAGE: o->no_usage = 1; return 0;
 	case OPT_LIVE_KUBE_PAGE: {
 		int64_t v;

@@ -25,12 +25,14 @@ struct iam_stmt {
 	const char *actions[6];
 };
 
-/* Read-only EC2/CloudWatch/Pricing for plan; ModifyVolume and CreateTags for apply. */
+/* Read-only EC2/CloudWatch/CloudTrail/Pricing for plan; ModifyVolume and CreateTags for apply.
+ * cloudtrail:LookupEvents counts modifications made by others (the 4-per-24-h budget). */
 static const struct iam_stmt iam[] = {
 	{CAP_PLAN | CAP_APPLY | CAP_BENCH, "EbsmigrateReadVolumes",
 	 {"ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeInstances",
 	  "ec2:DescribeInstanceTypes", NULL}},
 	{CAP_PLAN | CAP_APPLY, "EbsmigrateReadMetrics", {"cloudwatch:GetMetricData", NULL}},
+	{CAP_PLAN | CAP_APPLY, "EbsmigrateReadModificationHistory", {"cloudtrail:LookupEvents", NULL}},
 	{CAP_PLAN, "EbsmigrateReadPrices", {"pricing:GetProducts", NULL}},
 	{CAP_APPLY, "EbsmigrateModifyVolumes", {"ec2:ModifyVolume", "ec2:CreateTags", NULL}},
 };
@@ -64,7 +66,8 @@ static const char *const policy_usage[] = {"[--for plan|apply|bench|all]", NULL}
 const struct cmd_help iam_policy_help = {
 	.usage = policy_usage,
 	.description = "Prints the minimal AWS IAM policy (JSON) for a capability: plan/inventory/report read "
-		       "EC2 volumes, modifications, instances, CloudWatch metrics and prices; apply adds "
+		       "EC2 volumes, modifications, instances, CloudWatch metrics, CloudTrail's ModifyVolume "
+		       "history (cloudtrail:LookupEvents) and prices; apply adds "
 		       "ec2:ModifyVolume and ec2:CreateTags; bench reads volumes only. Attach it to the role "
 		       "ebsmigrate runs as (IRSA, Pod Identity, or a user).",
 	.options = policy_options,

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/aws_cloudwatch.h"
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
@@ -238,6 +239,15 @@ static char *default_cluster_name(const char *path)
 	return xstrndup(base, n);
 }
 
+/* The CloudWatch and CloudTrail documents of one export (each reader skips the other kinds). */
+static int load_deferred(struct fleet *f, int kinds, const char *text, size_t len, const char *path, struct buf *err)
+{
+	int r = (kinds & EC2_EXPORT_METRICS) ? aws_cloudwatch_load_export(f, text, len, path, err) : 0;
+	if (r < 0)
+		return r;
+	return (kinds & EC2_EXPORT_CLOUDTRAIL) ? aws_cloudtrail_load_export(f, text, len, path, err) : 0;
+}
+
 int inventory_load_exports(struct fleet *f, const struct inventory_exports *src, struct buf *err)
 {
 	struct ec2_mod_list mods;
@@ -246,21 +256,24 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	kube_set_init(&ks);
 	struct buf text = BUF_INIT;
 	int rc = 0;
-	/* CloudWatch documents are read once every volume is known: their files are read again
-	 * then (one file's text in memory at a time), except standard input, which is kept. */
+	/* CloudWatch and CloudTrail documents are read once every volume is known: their files are
+	 * read again then (one file's text in memory at a time), except standard input, which is
+	 * kept. A file may hold both kinds (and EC2's): each reader takes its own documents. */
 	struct buf *metric_text = xcalloc(src->n_aws + 1, sizeof *metric_text);
 	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
+	int *metric_kinds = xcalloc(src->n_aws + 1, sizeof *metric_kinds);
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_input(src->aws[i].path, &text, err);
 		if (rc)
 			break;
 		int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
-		if (r > 0 && (r & EC2_EXPORT_METRICS)) {
+		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL))) {
 			if (strcmp(src->aws[i].path, "-") == 0) {
 				metric_text[n_metric] = text;
 				buf_init(&text);
 			}
+			metric_kinds[n_metric] = r;
 			metric_files[n_metric++] = i;
 		}
 		rc = r < 0 ? r : 0;
@@ -279,14 +292,14 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 			metric_text[k] = text;
 			buf_init(&text);
 		}
-		int r = aws_cloudwatch_load_export(f, metric_text[k].s, metric_text[k].len, path, err);
+		rc = load_deferred(f, metric_kinds[k], metric_text[k].s, metric_text[k].len, path, err);
 		buf_release(&metric_text[k]);
-		rc = r < 0 ? r : 0;
 	}
 	for (size_t k = 0; k < n_metric; k++)
 		buf_release(&metric_text[k]);
 	free(metric_text);
 	free(metric_files);
+	free(metric_kinds);
 	for (size_t i = 0; i < src->n_kube && !rc; i++) {
 		buf_reset(&text);
 		rc = em_read_input(src->kube[i].path, &text, err);
@@ -383,6 +396,7 @@ void inventory_live_result_release(struct inventory_live_result *r)
 	free(r->saved);
 	free(r->account);
 	free(r->warning_notices);
+	free(r->history_error);
 	memset(r, 0, sizeof *r);
 }
 
@@ -408,8 +422,54 @@ static char *pv_region(const struct kube_pv *pv)
 	return region;
 }
 
+/* The region's modification history from CloudTrail (one LookupEvents query, EventName=
+ * ModifyVolume, the last 24 h plus an hour for clock skew), when the region holds a volume the
+ * plan could modify. A refusal or failure is not the run's: the region's volumes are marked
+ * HISTORY_UNAVAILABLE (the planner flags them history-unverified) and r keeps the first
+ * message, for one warning at the end (aws_side). */
+static int read_history(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
+			struct fleet *f, const char *region, struct buf *err)
+{
+	size_t candidates = 0;
+	for (size_t i = 0; i < f->n; i++)
+		candidates += f->vols[i].region && strcmp(f->vols[i].region, region) == 0 && f->vols[i].type == EBS_GP2;
+	if (!candidates)
+		return 0;
+	enum volume_history h = HISTORY_UNAVAILABLE;
+	int rc = 0;
+	if (!o->no_cloudtrail) {
+		struct trail_events ev;
+		memset(&ev, 0, sizeof ev);
+		struct buf save = BUF_INIT, terr = BUF_INIT;
+		time_t now = em_now();
+		if (aws_cloudtrail_lookup_modify_volume(c, region, now - 25 * 3600, now, &ev, o->save_dir ? &save : NULL,
+							&terr) == 0) {
+			aws_cloudtrail_attach(f, &ev, region);
+			h = HISTORY_CLOUDTRAIL;
+			if (o->save_dir) {
+				struct buf name = BUF_INIT;
+				buf_addf(&name, "cloudtrail-%s.json", region);
+				rc = save_file(r, o->save_dir, name.s, &save, err);
+				buf_release(&name);
+			}
+		} else {
+			if (!r->history_error)
+				r->history_error = buf_detach(&terr);
+			r->history_failed_regions++;
+		}
+		buf_release(&save);
+		buf_release(&terr);
+		trail_events_release(&ev);
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if (f->vols[i].region && strcmp(f->vols[i].region, region) == 0)
+			f->vols[i].history = h;
+	return rc;
+}
+
 /* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
- * their modifications, instance types, metrics, and the exports when saving. */
+ * their modifications, CloudTrail history, instance types, metrics, and the exports when
+ * saving. */
 static int read_region(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
 		       struct fleet *f, const char *region, const char *const *ids, size_t n_ids, struct buf *err)
 {
@@ -430,6 +490,8 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	if (!rc)
 		aws_ec2_attach_mods(f, &mods);
 	ec2_mod_list_release(&mods);
+	if (!rc)
+		rc = read_history(c, o, r, f, region, err);
 	if (!rc)
 		rc = aws_ec2_instance_types(c, region, f, err);
 	if (!rc) {
@@ -658,6 +720,17 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	}
 	if (!rc)
 		rc = look_up_unplaced(&c, o, r, f, ks, err);
+	if (!rc && r->history_error) /* one warning for the run, not one per volume or region */
+		add_warning(f, r,
+			    "CloudTrail history unavailable in %zu region(s) (%s): modifications made outside "
+			    "ebsmigrate in the last 24 h cannot be counted, so volumes that may be modified are "
+			    "flagged history-unverified (their eligibility rests on EC2's latest modification alone; "
+			    "see docs/plan.md); grant cloudtrail:LookupEvents (ebsmigrate iam-policy) or pass "
+			    "--no-cloudtrail to accept this",
+			    r->history_failed_regions, r->history_error);
+	else if (!rc && o->no_cloudtrail)
+		fleet_add_notice(f, "--no-cloudtrail: modifications made outside ebsmigrate are not counted; volumes "
+				    "that may be modified are flagged history-unverified");
 	if (!rc && o->save_dir && f->n_limits) {
 		struct buf data = BUF_INIT;
 		aws_ec2_write_instance_types_export(&data, f);

@@ -133,6 +133,8 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 		buf_addf(b, ",\"burst_time_to_empty_s\":%lld", (long long)it->burst_empty_s);
 	buf_adds(b, ",\"eligible_at\":");
 	json_time(b, it->eligible_at);
+	if (it->eligible_margin_s)
+		buf_addf(b, ",\"eligible_at_margin_s\":%lld", (long long)it->eligible_margin_s);
 	buf_addf(b, ",\"action\":\"%s\",\"flags\":[", plan_action_name(it->action));
 	if (it->flags) {
 		buf_addc(b, '"');

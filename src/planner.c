@@ -13,6 +13,11 @@
  *       never planned (action skip).
  *   R5. Size, type, IOPS and throughput go in one request; ebsmigrate always sends IOPS and
  *       throughput explicitly (AWS documents disagree on the defaults for type-only changes).
+ *   R6. The modifications R2/R3 count come from every source, each counted once: EC2's latest,
+ *       ebsmigrate's ledger (apply) and CloudTrail's successful ModifyVolume calls from any
+ *       principal (planner_modification_starts). Where CloudTrail could not be read the volume
+ *       is flagged history-unverified; where the latest modification is younger than
+ *       CloudTrail's delivery delay (~15 min) the plan states that margin (eligible_margin_s).
  *
  * Target rules (--mode):
  *   match (default): IOPS = max(3000, gp2 baseline); throughput 125 MiB/s up to 170 GiB,
@@ -27,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/cost.h"
 #include "ebsmigrate/planner.h"
@@ -38,7 +44,7 @@ static const char *const flag_names[FLAG_COUNT] = {
 	"unattached", "not-kubernetes", "in-tree-pv", "needs-provisioned-iops",
 	"throughput-burst-only", "oversized-for-iops", "possibly-oversized",
 	"modification-in-flight", "modification-limit", "volume-not-found", "unpriced",
-	"performance-reduced", "burst-dependent", "exceeds-instance-limit",
+	"performance-reduced", "burst-dependent", "exceeds-instance-limit", "history-unverified",
 };
 
 const char *plan_flag_name(unsigned bit_index)
@@ -75,28 +81,72 @@ static int in_flight(const char *state)
 	return state && (strcmp(state, "modifying") == 0 || strcmp(state, "optimizing") == 0);
 }
 
+static int time_cmp(const void *a, const void *b)
+{
+	time_t x = *(const time_t *)a, y = *(const time_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Deduplication is by time, not by request id: EC2's DescribeVolumesModifications carries no
+ * request id, and the ledger's record of an ebsmigrate call is the time it was submitted. EC2's
+ * startTime and CloudTrail's eventTime are both AWS's time of the same ModifyVolume call (the
+ * same second in practice; eventTime has whole seconds), while two modifications of one volume
+ * are at least the first's modifying + optimizing time apart (R1: it must complete first), so
+ * a window of HISTORY_MATCH_S (60 s) joins the records of one call and never two calls. A
+ * ledger time off by more than that (a badly skewed local clock) counts one call twice: the
+ * safe direction (a later eligible_at, never an early ModifyVolume). */
+size_t planner_modification_starts(const struct volume *v, time_t **out)
+{
+	time_t *s = xmalloc((v->n_mods + v->n_trail_starts + 1) * sizeof *s);
+	size_t n = 0;
+	for (size_t i = 0; i < v->n_mods; i++)
+		if (v->mods[i].start_time)
+			s[n++] = v->mods[i].start_time;
+	size_t known = n;
+	for (size_t i = 0; i < v->n_trail_starts; i++) {
+		time_t t = v->trail_starts[i];
+		int dup = 0;
+		for (size_t k = 0; k < known && !dup; k++)
+			dup = llabs((long long)(s[k] - t)) <= HISTORY_MATCH_S;
+		for (size_t k = known; k < n && !dup; k++)
+			dup = s[k] == t; /* one CloudTrail event listed twice */
+		if (!dup)
+			s[n++] = t;
+	}
+	qsort(s, n, sizeof *s, time_cmp);
+	*out = s;
+	return n;
+}
+
 int planner_eligible_at(const struct volume *v, time_t now, time_t *at)
 {
 	const struct volume_mod *latest = volume_latest_mod(v);
 	if (latest && in_flight(latest->state))
 		return 2; /* R1 */
-	time_t next = 0;
+	time_t next = 0, *starts = NULL;
+	size_t n = planner_modification_starts(v, &starts); /* R6 */
 	if (now < RULE_4_PER_DAY_SINCE) {
-		if (latest && latest->start_time + 6 * 3600 > now) /* R3 */
-			next = latest->start_time + 6 * 3600;
+		/* R3: the latest start at or before now */
+		time_t last = 0;
+		for (size_t i = 0; i < n; i++)
+			if (starts[i] <= now)
+				last = starts[i];
+		if (last && last + 6 * 3600 > now)
+			next = last + 6 * 3600;
 	} else {
-		/* R2: starts within (now - 24h, now]; mods are ordered by start time. */
-		size_t k = 0, first = v->n_mods;
-		for (size_t i = 0; i < v->n_mods; i++) {
-			if (v->mods[i].start_time > now - DAY_S && v->mods[i].start_time <= now) {
-				if (first == v->n_mods)
+		/* R2: starts within (now - 24h, now], ascending. */
+		size_t k = 0, first = n;
+		for (size_t i = 0; i < n; i++) {
+			if (starts[i] > now - DAY_S && starts[i] <= now) {
+				if (first == n)
 					first = i;
 				k++;
 			}
 		}
 		if (k >= 4)
-			next = v->mods[first + k - 4].start_time + DAY_S;
+			next = starts[first + k - 4] + DAY_S;
 	}
+	free(starts);
 	if (next > now) {
 		*at = next;
 		return 1;
@@ -188,6 +238,8 @@ static void compute_target(const struct volume *v, enum plan_mode mode, struct p
 
 /* oversized-for-iops: usage known, < 30 % used, and a smaller gp3 that keeps the data at
  * <= 80 % full with the target IOPS/throughput costs less. */
+static void note_history(struct plan_item *it, const struct volume *v, time_t now);
+
 static void check_rightsize(const struct volume *v, const struct pricebook *book, struct plan_item *it)
 {
 	const struct kube_binding *k = v->kube;
@@ -352,6 +404,34 @@ static void plan_volume(const struct volume *v, const struct pricebook *book, co
 		if (it->action == ACTION_MIGRATE)
 			it->eligible_at = opt->now;
 	}
+	note_history(it, v, opt->now);
+}
+
+/* R6: what the count of modifications could not see. Only volumes the plan would modify (now or
+ * later) are concerned: the history of a volume that is skipped changes nothing. */
+static void note_history(struct plan_item *it, const struct volume *v, time_t now)
+{
+	if (it->action != ACTION_MIGRATE && it->action != ACTION_BLOCKED)
+		return;
+	if (v->history == HISTORY_UNAVAILABLE) {
+		it->flags |= FLAG_HISTORY_UNVERIFIED;
+		return;
+	}
+	if (v->history != HISTORY_CLOUDTRAIL || (it->flags & FLAG_MODIFICATION_IN_FLIGHT))
+		return; /* in flight: it must complete first, whatever else happened */
+	time_t *starts = NULL;
+	size_t n = planner_modification_starts(v, &starts);
+	time_t last = n ? starts[n - 1] : 0;
+	free(starts);
+	if (!last || last > now || now - last >= CLOUDTRAIL_DELIVERY_DELAY_S)
+		return;
+	it->eligible_margin_s = CLOUDTRAIL_DELIVERY_DELAY_S;
+	char ts[21];
+	em_format_time(last + CLOUDTRAIL_DELIVERY_DELAY_S, ts);
+	add_note(it,
+		 "modified %lld min ago: CloudTrail delivers events up to 15 min late, so a modification made "
+		 "elsewhere meanwhile may not be counted yet; re-plan after %s to be sure",
+		 (long long)((now - last) / 60), ts);
 }
 
 static int item_cmp(const void *a, const void *b)

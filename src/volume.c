@@ -143,6 +143,7 @@ void volume_release(struct volume *v)
 	for (size_t i = 0; i < v->n_mods; i++)
 		volume_mod_release(&v->mods[i]);
 	free(v->mods);
+	free(v->trail_starts);
 	kube_binding_free(v->kube);
 	free(v->source);
 	memset(v, 0, sizeof *v);
@@ -276,6 +277,19 @@ void volume_add_mod(struct volume *v, const struct volume_mod *m)
 	v->mods[at].state = xstrdup(m->state);
 	v->mods[at].status_message = xstrdup(m->status_message);
 	v->n_mods++;
+}
+
+void volume_add_trail_start(struct volume *v, time_t t)
+{
+	size_t at = v->n_trail_starts;
+	while (at > 0 && v->trail_starts[at - 1] > t)
+		at--;
+	if (at > 0 && v->trail_starts[at - 1] == t)
+		return;
+	v->trail_starts = xrealloc(v->trail_starts, (v->n_trail_starts + 1) * sizeof *v->trail_starts);
+	memmove(v->trail_starts + at + 1, v->trail_starts + at, (v->n_trail_starts - at) * sizeof *v->trail_starts);
+	v->trail_starts[at] = t;
+	v->n_trail_starts++;
 }
 
 int volume_split_az(const char *az, char **region_out, char **location_out)

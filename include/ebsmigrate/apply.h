@@ -70,6 +70,7 @@ struct apply_result {
 	struct apply_outcome *v;
 	size_t n, alloc;
 	size_t submitted, would_submit, deferred, skipped, failed, unknown, completed, left;
+	char *history_warning; /* CloudTrail could not be read (one message for the run), or NULL */
 };
 
 const char *apply_outcome_name(enum apply_outcome_kind k);

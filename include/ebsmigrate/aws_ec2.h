@@ -23,7 +23,7 @@ void ec2_mod_list_release(struct ec2_mod_list *l);
 
 /* Bits: which kinds of document an export held. */
 enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2_EXPORT_INSTANCE_TYPES = 4,
-		       EC2_EXPORT_INSTANCES = 8, EC2_EXPORT_METRICS = 16 };
+		       EC2_EXPORT_INSTANCES = 8, EC2_EXPORT_METRICS = 16, EC2_EXPORT_CLOUDTRAIL = 32 };
 
 /* Reads every document of an export (a file may hold several: `aws ... >> all.json`), each
  * detected by shape ({"Volumes": [...]}, {"VolumesModifications": [...]}, {"InstanceTypes":
@@ -31,7 +31,9 @@ enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2
  * data is merged, a notice naming it when the account label differs; with different data it
  * is an error naming both sources); modifications go into mods. account labels the volumes
  * (may be NULL). CloudWatch documents ({"MetricDataResults": [...]}) are left for
- * aws_cloudwatch_load_export and reported by the EC2_EXPORT_METRICS bit. Returns the kinds
+ * aws_cloudwatch_load_export and reported by the EC2_EXPORT_METRICS bit; CloudTrail documents
+ * ({"Events": [...]}, aws cloudtrail lookup-events) likewise for aws_cloudtrail_parse
+ * (EC2_EXPORT_CLOUDTRAIL). Returns the kinds
  * read (bits, > 0) or a negative EM_E* code with a message naming origin and the JSON path. */
 int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
 			const char *origin, const char *account, struct buf *err);

@@ -28,6 +28,7 @@ enum aws_service {
 	AWS_SERVICE_CLOUDWATCH,
 	AWS_SERVICE_PRICING,
 	AWS_SERVICE_STS,
+	AWS_SERVICE_CLOUDTRAIL,
 };
 
 struct aws_endpoint {

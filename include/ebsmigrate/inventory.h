@@ -40,6 +40,8 @@ struct inventory_live_options {
 					      * every region the clusters' PVs live in */
 	size_t n_regions;
 	int no_aws, no_kube, no_metrics, no_usage;
+	int no_cloudtrail;                   /* --no-cloudtrail: count EC2's latest modification only
+					      * (volumes flagged history-unverified) */
 	int64_t lookback_s, period_s;        /* CloudWatch look-back (default 14 d) and period (300 s) */
 	const char *kubeconfig;              /* --kubeconfig; NULL = KUBECONFIG or ~/.kube/config */
 	const char *const *contexts;         /* --context (repeatable); none = the current context */
@@ -59,6 +61,8 @@ struct inventory_live_result {
 	int aws_read, kube_read;             /* 1 when that side was read */
 	char **saved;                        /* files written by save_dir */
 	size_t n_saved;
+	char *history_error;                 /* the first CloudTrail failure (NULL: none) */
+	size_t history_failed_regions;       /* regions whose CloudTrail read failed */
 	size_t *warning_notices;             /* indices of the fleet's notices that are warnings: data
 					      * the run was asked for and did not get */
 	size_t n_warning_notices;

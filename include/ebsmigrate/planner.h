@@ -37,7 +37,8 @@ enum plan_flag {
 	FLAG_PERFORMANCE_REDUCED = 1u << 11,
 	FLAG_BURST_DEPENDENT = 1u << 12,
 	FLAG_EXCEEDS_INSTANCE_LIMIT = 1u << 13,
-	FLAG_COUNT = 14
+	FLAG_HISTORY_UNVERIFIED = 1u << 14,
+	FLAG_COUNT = 15
 };
 
 const char *plan_flag_name(unsigned bit_index);
@@ -65,6 +66,9 @@ struct plan_item {
 	int64_t burst_empty_s;    /* burst-dependent: seconds a full bucket lasts at the observed p99
 				   * demand; 0 when not burst-dependent or demand <= baseline */
 	time_t eligible_at;       /* 0 = not applicable / unknown */
+	int64_t eligible_margin_s; /* > 0: the volume was modified less than CloudTrail's delivery
+				    * delay ago, so a modification made elsewhere in that time may not
+				    * be counted yet (docs/plan.md) */
 	int has_rightsize;
 	int64_t rightsize_size_gib;
 	micro_t rightsize_monthly;
@@ -102,5 +106,11 @@ void plan_release(struct plan *p);
  * now, 1 with *at set when it must wait for a time, 2 when a modification is in flight (must
  * complete first; *at unknown). */
 int planner_eligible_at(const struct volume *v, time_t now, time_t *at);
+/* Every modification known for v, counted once: the starts of mods[] (EC2's latest and the
+ * ledger's) and of trail_starts[] (CloudTrail), a CloudTrail start within HISTORY_MATCH_S of a
+ * known one being that same modification. Sorted ascending; *out is the caller's (free it);
+ * returns the count. */
+#define HISTORY_MATCH_S 60
+size_t planner_modification_starts(const struct volume *v, time_t **out);
 
 #endif

@@ -86,6 +86,14 @@ struct volume_metrics {
 	int64_t lookback_s;
 };
 
+/* Whether the modification history of a volume's region was read from CloudTrail. */
+enum volume_history {
+	HISTORY_NOT_READ = 0,    /* offline input, or not asked: EC2's latest (and the ledger) only */
+	HISTORY_CLOUDTRAIL,      /* LookupEvents answered for the region */
+	HISTORY_UNAVAILABLE,     /* a live read that could not get it (denied, disabled, failed, or
+				  * --no-cloudtrail): eligibility rests on EC2's latest record */
+};
+
 struct volume {
 	char *volume_id;
 	char *account;           /* from a labelled export or the live identity; NULL unknown */
@@ -109,6 +117,11 @@ struct volume {
 	size_t n_mods;           /* mods[n_mods - 1] is the latest */
 	struct kube_binding *kube; /* NULL: not in any cluster */
 	struct volume_metrics metrics;
+	time_t *trail_starts;    /* start times of the successful ModifyVolume calls CloudTrail recorded,
+				  * oldest first; they may repeat mods[] (planner_modification_starts
+				  * counts each modification once) */
+	size_t n_trail_starts;
+	enum volume_history history; /* whether CloudTrail was read for the volume's region */
 	int missing;             /* 1: only a PV names it; absent from the EC2 data */
 	char *source;            /* the file (or "ec2:REGION") it came from, for messages */
 };
@@ -188,6 +201,8 @@ const struct volume_mod *volume_latest_mod(const struct volume *v);
  * with the same start time as a known one replaces it when it is further along. */
 void volume_add_mod(struct volume *v, const struct volume_mod *m);
 void volume_mod_release(struct volume_mod *m);
+/* Adds a CloudTrail start time keeping trail_starts ordered; an equal time is not added twice. */
+void volume_add_trail_start(struct volume *v, time_t t);
 
 /* Splits an AZ into region and pricing location:
  *   "us-east-1a" -> region "us-east-1", location "us-east-1"

@@ -1584,8 +1584,10 @@ class AwsApis:
 
     def app(self, service):
         if service not in self._apps:
+            import ebssim_trail
             cls = {"ec2": Ec2App, "monitoring": CloudWatchApp, "pricing": PricingApp, "sts": StsApp,
-                   "imds": ImdsApp, "container": ContainerApp}[service]
+                   "imds": ImdsApp, "container": ContainerApp,
+                   "cloudtrail": ebssim_trail.CloudTrailApp}[service]
             self._apps[service] = cls(self)
         return self._apps[service]
 

@@ -501,6 +501,7 @@ class Sim:
         self._load_instances(scenario.get("instances") or [])
         self._load_volumes(scenario.get("volumes") or [])
         self.aws = None           # ebssim_aws.AwsApis, set by serve()
+        self.trail = None         # ebssim_trail.Trail (CloudTrail event history), set by serve()
 
     # ---- loading
 
@@ -596,7 +597,7 @@ class Sim:
         mod = {"volume_id": vid, "state": state, "start": start, "fails": state == "failed",
                "original": dict(m["original"]), "target": target,
                "status_message": m.get("status_message"), "applied": state != "modifying",
-               "defaults_applied": m.get("defaults_applied", [])}
+               "defaults_applied": m.get("defaults_applied", []), "principal": m.get("principal")}
         if state in ("completed", "failed"):
             end = parse_time(m.get("end_time")) or start + MODIFYING_S
             mod["t_opt"] = min(end, start + MODIFYING_S)
@@ -688,14 +689,20 @@ class Sim:
             mods = self.modifications.get(volume_id)
             return self.mod_view(mods[-1]) if mods else None
 
-    def ec2_modify_volume(self, region, volume_id, params, principal):
-        """ModifyVolume's rules.  -> (True, modification view) or (False, error dict)."""
-        try:
-            with self.lock:
+    def ec2_modify_volume(self, region, volume_id, params, principal, at=None):
+        """ModifyVolume's rules, judged at sim time `at` (default now; `ctl modify-volume` gives
+        a past time).  -> (True, modification view) or (False, error dict).  Every call judged
+        here is a CloudTrail event (self.trail), accepted or refused."""
+        with self.lock:
+            try:
                 self.update()
-                return True, self.mod_view(self._modify_volume(region, volume_id, params))
-        except ApiError as err:
-            return False, {"code": err.code, "message": err.message, "status": err.status}
+                ok, result = True, self.mod_view(self._modify_volume(region, volume_id, params, at))
+                self.update()
+            except ApiError as err:
+                ok, result = False, {"code": err.code, "message": err.message, "status": err.status}
+            if self.trail is not None and volume_id in self.volumes:
+                self.trail.record(region, volume_id, params, principal, ok, result, at=at)
+            return ok, result
 
     def _volume_in(self, region, volume_id):
         """The volume, or EC2's error for an id that is malformed or not in this region."""
@@ -707,9 +714,9 @@ class Sim:
             raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % volume_id)
         return vol
 
-    def _modify_volume(self, region, volume_id, params):
+    def _modify_volume(self, region, volume_id, params, at=None):
         vol = self._volume_in(region, volume_id)
-        now = self.now()
+        now = self.now() if at is None else at
         mods = self.modifications.get(volume_id, [])
         if mods and mods[-1]["state"] in ("modifying", "optimizing"):
             raise ApiError("IncorrectModificationState",
@@ -1183,6 +1190,9 @@ class ControlApp:
             except ValueError as err:
                 return ok({"error": str(err)}, 400)
             return ok({"ok": True})
+        if path in ("/trail", "/modify-volume") and req.method == "POST" and self.sim.trail:
+            answer, status = self.sim.trail.control(path, body)
+            return ok(answer, status)
         if path in ("", "/healthz"):
             return ok({"ok": True, "now": fmt_time(self.sim.now())})
         return ok({"error": "no such control path %s" % req.path}, 404)
@@ -1331,7 +1341,9 @@ def serve(args):
     apis = ebssim_aws.AwsApis(sim)
     sim.aws = apis
     servers = {}
-    for service in ("ec2", "monitoring", "pricing", "sts"):
+    import ebssim_trail
+    sim.trail = ebssim_trail.Trail(sim, getattr(args, "trail_delay", None))
+    for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail"):
         servers[service] = HTTPServer(apis.app(service), tls, service)
     servers["imds"] = HTTPServer(apis.app("imds"), None, "imds")
     servers["container"] = HTTPServer(apis.app("container"), None, "container")
@@ -1368,6 +1380,7 @@ def serve(args):
         ("AWS_ENDPOINT_URL_MONITORING", sim.endpoints["monitoring"]),
         ("AWS_ENDPOINT_URL_PRICING", sim.endpoints["pricing"]),
         ("AWS_ENDPOINT_URL_STS", sim.endpoints["sts"]),
+        ("AWS_ENDPOINT_URL_CLOUDTRAIL", sim.endpoints["cloudtrail"]),
         ("AWS_ACCESS_KEY_ID", admin.get("access_key_id", "")),
         ("AWS_SECRET_ACCESS_KEY", admin.get("secret_access_key", "")),
     ]
@@ -1462,6 +1475,13 @@ def ctl(args):
         status, text = call("POST", "/fault", spec)
     elif op == "reset-requests":
         status, text = call("POST", "/reset-requests", {})
+    elif op in ("trail", "modify-volume"):
+        try:
+            spec = json.loads(args.arg or "{}")
+        except ValueError:
+            sys.stderr.write("ebssim ctl %s: SPEC must be JSON\n" % op)
+            return 2
+        status, text = call("POST", "/" + op, spec)
     elif op == "delete-volume":
         if not args.arg:
             sys.stderr.write("ebssim ctl delete-volume: VOLUME_ID is required\n")
