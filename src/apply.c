@@ -15,6 +15,9 @@
  *                              for the principal (stop)    │ on the next run            │
  *            deferred ◀── rule says later (in flight,      │                            ▼
  *              (eligible_at)  4 per 24 h, RateExceeded) ◀──┘                        completed
+ *                 │  ▲ the CSI driver's refusal (RateExceeded on the PVC), observed
+ *                 │  └──────────────── submitted (Kubernetes routes)
+ *                 └── the driver's retry accepted ──▶ modifying
  *                                                          └── refused ──▶ failed
  *
  * Invariants:
@@ -34,6 +37,11 @@
  *   5. A refusal about the principal rather than the volume (authorization, credentials, KMS,
  *      throttling; Kubernetes 401/403) stops the run at the first one: the row stays planned
  *      (retryable), the untried rows are not touched, and the error names what to grant.
+ *   6. VolumeModificationRateExceeded defers the row until the time modify_refusal.h gives (AWS's,
+ *      else from the history known), on every route: on the Kubernetes routes the driver's
+ *      refusal (PVC condition, sidecar event) moves a submitted row to deferred (never reported
+ *      submitted), and such a row (awaits_driver) is reconciled like one in flight while the
+ *      driver retries by itself, moving on when EC2 accepts; nothing is sent for it meanwhile.
  */
 #include <stdarg.h>
 #include <stdio.h>

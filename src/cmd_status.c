@@ -506,8 +506,8 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct 
 		log_warning("the ledger could not be brought up to date, showing what it recorded: %s", err.s);
 	if (res.n)
 		log_notice("%zu ledger row(s) brought up to date from what EC2 and Kubernetes show (%zu completed, %zu "
-			   "failed)",
-			   res.n, res.completed, res.failed);
+			   "failed, %zu deferred)",
+			   res.n, res.completed, res.failed, res.deferred);
 	apply_result_release(&res);
 	buf_release(&err);
 }
