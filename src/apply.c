@@ -15,6 +15,9 @@
  *                              for the principal (stop)    │ on the next run            │
  *            deferred ◀── rule says later (in flight,      │                            ▼
  *              (eligible_at)  4 per 24 h, RateExceeded) ◀──┘                        completed
+ *                 │  ▲ the CSI driver's refusal (RateExceeded on the PVC), observed
+ *                 │  └──────────────── submitted (Kubernetes routes)
+ *                 └── the driver's retry accepted ──▶ modifying
  *                                                          └── refused ──▶ failed
  *
  * Invariants:
@@ -36,6 +39,11 @@
  *   5. A refusal about the principal rather than the volume (authorization, credentials, KMS,
  *      throttling; Kubernetes 401/403) stops the run at the first one: the row stays planned
  *      (retryable), the untried rows are not touched, and the error names what to grant.
+ *   6. VolumeModificationRateExceeded defers the row until the time modify_refusal.h gives (AWS's,
+ *      else from the history known), on every route: on the Kubernetes routes the driver's
+ *      refusal (PVC condition, sidecar event) moves a submitted row to deferred (never reported
+ *      submitted), and such a row (awaits_driver) is reconciled like one in flight while the
+ *      driver retries by itself, moving on when EC2 accepts; nothing is sent for it meanwhile.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +61,7 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
+#include "ebsmigrate/modify_refusal.h"
 #include "ebsmigrate/plan_file.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/strmap.h"
@@ -180,8 +189,8 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 }
 
 /* The sidecar reports failures only as Warning events on the PVC (reason
- * VolumeModificationFailed). The latest one at or after since, or NULL. */
-static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since)
+ * VolumeModificationFailed). The latest one at or after since, or NULL; *at: its time. */
+static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since, time_t *at)
 {
 	struct buf path = BUF_INIT, q = BUF_INIT, body = BUF_INIT, err = BUF_INIT;
 	buf_addf(&path, "/api/v1/namespaces/%s/events", ns);
@@ -208,6 +217,7 @@ static char *annotation_failure(struct kube_conn *c, const char *ns, const char 
 		cJSON_Delete(j);
 	}
 	buf_release(&path), buf_release(&q), buf_release(&sel), buf_release(&body), buf_release(&err);
+	*at = best;
 	return msg;
 }
 
@@ -325,6 +335,23 @@ static int item_cmp(const void *a, const void *b)
 	return strcmp(x->volume_id, y->volume_id);
 }
 
+static void count_outcome(struct apply_result *r, enum apply_outcome_kind k, int delta)
+{
+	size_t *c = NULL;
+	switch (k) {
+	case OUT_SUBMITTED: c = &r->submitted; break;
+	case OUT_WOULD_SUBMIT: c = &r->would_submit; break;
+	case OUT_DEFERRED: c = &r->deferred; break;
+	case OUT_SKIPPED: c = &r->skipped; break;
+	case OUT_FAILED: c = &r->failed; break;
+	case OUT_UNKNOWN: c = &r->unknown; break;
+	case OUT_COMPLETED: c = &r->completed; break;
+	case OUT_RECONCILED: break;
+	}
+	if (c)
+		*c = (size_t)((ptrdiff_t)*c + delta);
+}
+
 static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
@@ -341,16 +368,28 @@ static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_
 	buf_vaddf(&b, fmt, ap);
 	va_end(ap);
 	o->detail = buf_detach(&b);
-	switch (k) {
-	case OUT_SUBMITTED: r->submitted++; break;
-	case OUT_WOULD_SUBMIT: r->would_submit++; break;
-	case OUT_DEFERRED: r->deferred++; break;
-	case OUT_SKIPPED: r->skipped++; break;
-	case OUT_FAILED: r->failed++; break;
-	case OUT_UNKNOWN: r->unknown++; break;
-	case OUT_COMPLETED: r->completed++; break;
-	case OUT_RECONCILED: break;
+	count_outcome(r, k, 1);
+}
+
+/* A volume this run reported submitted turned out refused for now (the CSI driver's ModifyVolume
+ * met VolumeModificationRateExceeded while apply waited for it): that outcome becomes the
+ * deferral, so the volume is reported once, as deferred, never as submitted. Otherwise (found by
+ * a later run or by status) the deferral is a new outcome. */
+static void outcome_deferred(struct apply_result *r, const char *vid, time_t eligible, const char *detail)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct apply_outcome *o = &r->v[i];
+		if (o->kind == OUT_SUBMITTED && strcmp(o->volume_id, vid) == 0) {
+			count_outcome(r, o->kind, -1);
+			o->kind = OUT_DEFERRED;
+			o->eligible_at = eligible;
+			free(o->detail);
+			o->detail = xstrdup(detail);
+			count_outcome(r, o->kind, 1);
+			return;
+		}
 	}
+	outcome(r, vid, OUT_DEFERRED, eligible, "%s", detail);
 }
 
 static void say(const struct apply_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -547,6 +586,39 @@ static int save_observed(struct ledger *l, struct apply_row *row, const char *wa
 	return ledger_apply_save_if(l, row, was, was_submitted, detail, err);
 }
 
+/* A Kubernetes-route row deferred because EC2 refused the driver's (or sidecar's) ModifyVolume
+ * for now: the PVC still asks for the target and the driver retries on its own, so every run (and
+ * status) follows it like a row in flight, and it moves on when a retry is accepted. */
+static int awaits_driver(const struct apply_row *r)
+{
+	return strcmp(r->state, "deferred") == 0 && r->submitted_at && r->method && strcmp(r->method, "ec2") != 0;
+}
+
+/* When a volume whose ModifyVolume met VolumeModificationRateExceeded at refused_at may go again
+ * (0 when that time has already passed: the driver's next retry may be accepted). History: the
+ * ledger's starts of this volume (not the refused submission itself) and EC2's latest
+ * modification's start (latest_start, 0 = none). */
+static time_t refused_until_from(struct ledger *l, const struct apply_row *row, time_t latest_start,
+				 const struct rate_refusal *rr, time_t refused_at, enum rate_refusal_basis *basis)
+{
+	time_t *starts = NULL, now = em_now();
+	size_t n = 0, kept = 0;
+	struct buf lerr = BUF_INIT;
+	if (ledger_apply_starts(l, row->volume_id, &starts, &n, &lerr))
+		n = 0; /* history unreadable: the message, or the refusal + 24 h */
+	buf_release(&lerr);
+	for (size_t i = 0; i < n; i++)
+		if (starts[i] != row->submitted_at)
+			starts[kept++] = starts[i];
+	if (latest_start) {
+		starts = xrealloc(starts, (kept + 1) * sizeof *starts);
+		starts[kept++] = latest_start;
+	}
+	time_t until = rate_refusal_until(rr, refused_at ? refused_at : now, starts, kept, basis);
+	free(starts);
+	return until > now ? until : 0;
+}
+
 /* Invariant 2: bring one unfinished row up to date from EC2. *progress (may be NULL): EC2's
  * percentage of the row's modification, -1 when none is known to be running. */
 static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
@@ -575,10 +647,11 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	int matches_target = m && m->target_type == ebs_type_parse(row->target_type) && m->target_iops == row->target_iops &&
 			     (!row->target_throughput || m->target_throughput == row->target_throughput);
 	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
-	if (strcmp(row->state, "submitted") != 0)
+	if (strcmp(row->state, "submitted") != 0 && strcmp(row->state, "deferred") != 0)
 		sent = matches_target; /* already known to have started */
 	int pvc_gone = 0, infeasible = 0, patched = 0;
 	char *driver_error = NULL;
+	time_t driver_error_at = 0;
 	int ann = row->method && strcmp(row->method, "annotation") == 0;
 	if (!o->no_kube && row->method && (ann || strcmp(row->method, "vac") == 0) && row->cluster && row->namespace_ &&
 	    row->pvc) {
@@ -598,14 +671,29 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 			else if (patched && !ann && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
 				infeasible = 1;
 			else if (patched && !ann && ps.error)
-				driver_error = xstrdup(ps.error);
+				driver_error = xstrdup(ps.error), driver_error_at = ps.error_time;
 			else if (patched && ann && !sent &&
-				 (driver_error = annotation_failure(kc, row->namespace_, row->pvc, row->submitted_at)) &&
+				 (driver_error = annotation_failure(kc, row->namespace_, row->pvc, row->submitted_at,
+								    &driver_error_at)) &&
 				 strstr(driver_error, "InvalidArgument"))
 				infeasible = 1; /* the sidecar refuses these parameters: retrying cannot help */
 			pvc_state_release(&ps);
 		}
 		buf_release(&kerr);
+	}
+	/* EC2 refused the driver's ModifyVolume for now (4 per 24 h): deferred until it may go, not
+	 * in flight. The driver keeps retrying by itself; nothing is sent from here. */
+	struct rate_refusal rr;
+	enum rate_refusal_basis basis = RATE_UNTIL_DEFAULT;
+	time_t refused_until = 0, was_eligible = row->eligible_at;
+	if (driver_error && !sent && !infeasible && v && rate_refusal_parse(driver_error, &rr))
+		refused_until = refused_until_from(l, row, m ? m->start_time : 0, &rr, driver_error_at, &basis);
+	struct buf refusal = BUF_INIT;
+	if (refused_until) {
+		char ts[21];
+		em_format_time(refused_until, ts);
+		buf_addf(&refusal, "until %s (%s): EC2 refused the %s's ModifyVolume: %s", ts, rate_refusal_basis_name(basis),
+			 ann ? "volume-modifier sidecar" : "CSI driver", driver_error);
 	}
 	if (pvc_gone && !sent) {
 		set_str(&row->state, "failed");
@@ -641,6 +729,17 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		 * Not for status (observe_only): without the apply lock, the call may be on its way. */
 		set_str(&row->state, "planned");
 		row->submitted_at = 0;
+	} else if (refused_until) {
+		set_str(&row->state, "deferred");
+		row->eligible_at = refused_until;
+		set_str(&row->error_code, "VolumeModificationRateExceeded");
+		set_str(&row->error_message, driver_error);
+		if (strcmp(was, "deferred") == 0 && was_eligible != refused_until && !o->dry_run)
+			rc = save_observed(l, row, was, was_submitted, o, refusal.s, err);
+		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
+			rc = 0;
+			buf_reset(err);
+		}
 	} else if (driver_error) {
 		/* The PVC names the class but the driver's ModifyVolume keeps failing: surface it. */
 		int changed = !row->error_message || strcmp(row->error_message, driver_error) != 0;
@@ -654,7 +753,13 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		}
 	}
 	free(driver_error);
-	if (o->observe_only && state_rank(row->state) < state_rank(was)) {
+	if (strcmp(was, "deferred") == 0 && strcmp(row->state, "deferred") != 0 && strcmp(row->state, "failed") != 0) {
+		/* the driver's retry was accepted (or the volume reached the target): the refusal is over */
+		row->eligible_at = 0;
+		set_str(&row->error_code, NULL);
+		set_str(&row->error_message, NULL);
+	}
+	if (o->observe_only && state_rank(row->state) < state_rank(was) && !refused_until) {
 		/* e.g. a newer modification to the same target, made elsewhere, still modifying: status
 		 * never moves a row back */
 		set_str(&row->state, was);
@@ -662,47 +767,33 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	if (strcmp(was, row->state) != 0) {
 		if (!o->dry_run)
 			rc = save_observed(l, row, was, was_submitted, o,
-					   o->observe_only ? "observed by status (DescribeVolumesModifications, PVC)"
-							   : "reconciled from DescribeVolumesModifications",
+					   refused_until    ? refusal.s
+					   : o->observe_only ? "observed by status (DescribeVolumesModifications, PVC)"
+							     : "reconciled from DescribeVolumesModifications",
 					   err);
 		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
 			rc = 0;
 			buf_reset(err);
+			buf_release(&refusal);
 			free(was);
 			fresh_release(&fr);
 			return 0;
 		}
 		say(o, "%s: %s -> %s (reconciled)", row->volume_id, was, row->state);
 		/* A failure found here is this run's finding: counted, so the exit code says so. */
-		if (strcmp(row->state, "failed") == 0)
+		if (refused_until)
+			outcome_deferred(res, row->volume_id, refused_until, refusal.s);
+		else if (strcmp(row->state, "failed") == 0)
 			outcome(res, row->volume_id, OUT_FAILED, 0, "%s -> failed: %s: %s", was,
 				row->error_code ? row->error_code : "failed", row->error_message ? row->error_message : "");
 		else
 			outcome(res, row->volume_id, strcmp(row->state, "completed") == 0 ? OUT_COMPLETED : OUT_RECONCILED,
 				0, "%s -> %s", was, row->state);
 	}
+	buf_release(&refusal);
 	free(was);
 	fresh_release(&fr);
 	return rc;
-}
-
-/* "You can modify this volume again after 2026-11-02T10:00:00Z" -> that time, else +24 h. */
-static time_t rate_limit_until(const char *msg, time_t now)
-{
-	const char *p = msg ? strstr(msg, "after ") : NULL;
-	while (p) {
-		time_t t;
-		char ts[32];
-		if (sscanf(p + 6, "%31[0-9TZ:.+-]", ts) == 1) {
-			size_t n = strlen(ts);
-			while (n && (ts[n - 1] == '.' || ts[n - 1] == ','))
-				ts[--n] = '\0';
-			if (em_parse_time(ts, &t) == 0 && t > now)
-				return t;
-		}
-		p = strstr(p + 6, "after ");
-	}
-	return now + 86400;
 }
 
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
@@ -833,6 +924,8 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		return rc;
 	}
 	buf_release(&why);
+	const struct volume_mod *latest = v ? volume_latest_mod(v) : NULL;
+	time_t latest_start = latest ? latest->start_time : 0; /* for a VolumeModificationRateExceeded answer */
 	fresh_release(&fr);
 	if (strcmp(row->method, "vac") == 0 || strcmp(row->method, "annotation") == 0)
 		return submit_kube(l, kube_conn_for(kcs, it->cluster), strcmp(row->method, "annotation") == 0, it, row, o,
@@ -891,8 +984,15 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 				strcmp(aws_code, "IncorrectModificationState") == 0)) {
 		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
 		set_str(&row->state, "deferred");
+		row->eligible_at = 0;
+		if (rate) { /* AWS's time when its message has one, else from the history known */
+			struct rate_refusal rr;
+			rate_refusal_parse(merr.s, &rr);
+			row->eligible_at = refused_until_from(l, row, latest_start, &rr, now, NULL);
+			if (!row->eligible_at) /* a time already past: count from the history instead */
+				row->eligible_at = rate_refusal_until(NULL, now, &latest_start, latest_start ? 1 : 0, NULL);
+		}
 		row->submitted_at = 0;
-		row->eligible_at = rate ? rate_limit_until(merr.s, now) : 0;
 		set_str(&row->error_code, aws_code);
 		set_str(&row->error_message, merr.s);
 		detail = "EC2 refused for now: deferred";
@@ -1289,7 +1389,7 @@ static int reconcile_rows(struct ledger *l, struct aws_client *aws, struct kube_
 {
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		if (apply_state_open(rows[i].state))
+		if (apply_state_open(rows[i].state) || awaits_driver(&rows[i]))
 			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, NULL, err);
 	return rc;
 }

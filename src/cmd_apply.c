@@ -17,7 +17,7 @@
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
-       OPT_RECONCILE_ONLY };
+       OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N",
@@ -28,6 +28,10 @@ static const struct cmd_option apply_options[] = {
 	{"plan", 0, ARG_REQUIRED, "ID|FILE",
 	 "recorded plan to apply (default: the latest), or a plan file from 'plan --out FILE', recorded first "
 	 "unless already there", OPT_PLAN},
+	{"max-plan-age", 0, ARG_REQUIRED, "DURATION",
+	 "refuse the latest plan when recorded longer ago than this, unless --plan names it (default 7d; e.g. 36h, "
+	 "30d; 0 or none: no limit)",
+	 OPT_MAX_PLAN_AGE},
 	{"max-in-flight", 0, ARG_REQUIRED, "N", "modifications in flight at once per account-region and cluster (default 10)",
 	 OPT_MAX_IN_FLIGHT},
 	{"order", 0, ARG_REQUIRED, "ORDER", "savings (default), oldest (plan order) or risk (small, simple first)", OPT_ORDER},
@@ -49,7 +53,7 @@ static const struct cmd_option apply_options[] = {
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE] [--dry-run] [--yes] [--wait] [filters]",
+static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [filters]",
 					  "--reconcile-only [--plan ID|FILE] [--wait]", NULL};
 
 const struct cmd_help apply_help = {
@@ -61,7 +65,10 @@ const struct cmd_help apply_help = {
 		"skipped, never forced), enforces EBS's rules (one modification in flight; at most 4 per volume in "
 		"any rolling 24 hours, counting the ledger and EC2's latest), records the intent in the ledger, "
 		"and modifies it by its method. A volume that cannot go now is deferred with the time it may, not "
-		"failed. Returns once each submitted modification has started; --wait follows them to completed.\n"
+		"failed; so is one whose ModifyVolume EC2 refuses with VolumeModificationRateExceeded, on the "
+		"Kubernetes routes too (the CSI driver's ModifyVolumeError condition or the sidecar's event on the "
+		"PVC): deferred until the time in AWS's message, else one computed from the modification history "
+		"known, never reported submitted. Returns once each submitted modification has started; --wait follows them to completed.\n"
 		"\n"
 		"--reconcile-only (or --batch 0) does the first step alone: rows left submitted, modifying or "
 		"optimizing move on to what EC2 and the PVCs show (a submission EC2 never received goes back to "
@@ -86,6 +93,13 @@ const struct cmd_help apply_help = {
 		"grant ('ebsmigrate iam-policy --for apply' / 'rbac --for apply') and leaves that volume and the "
 		"untried ones planned.\n"
 		"\n"
+		"Every run names the plan it uses on stderr: `note: using plan 42 (recorded 2h 5m ago, sha256 "
+		"3f2a1b9c0d4e)` (the first 12 hex digits of the recorded document's SHA-256), and says when the "
+		"previous apply run used another plan. Without --plan, apply takes the latest recorded plan, which "
+		"any `ebsmigrate plan` run replaces: one recorded longer ago than --max-plan-age (default 7d, "
+		"measured at --now) is refused (exit 2) unless --plan names it; re-run plan, name the plan, or "
+		"raise the limit. --reconcile-only is never refused (it sends nothing).\n"
+		"\n"
 		"--plan FILE: an argument of digits only is a plan id (write ./123 for a file named 123). The "
 		"file is checked first (a bad one is refused with exit 2 and nothing recorded; every target must be "
 		"gp3 within the gp3 limits for the volume's size), then found in the "
@@ -93,7 +107,8 @@ const struct cmd_help apply_help = {
 		"is applied.",
 	.options = apply_options,
 	.exit_codes = "Exit 3 when some volumes were deferred, failed or got no answer (see `ebsmigrate status`); "
-		      "2 for bad options, a missing plan or a bad plan file; 1 when another apply holds the database or a "
+		      "2 for bad options, a missing plan, a bad plan file or a latest plan older than --max-plan-age; 1 "
+		      "when another apply holds the database or a "
 		      "refusal about the principal stopped the run.",
 };
 
@@ -103,6 +118,8 @@ struct apply_args {
 	int yes;
 	const char *profile;
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
+	int64_t max_plan_age_s;     /* 0 = no limit */
+	const char *max_plan_age;   /* as given, for messages */
 };
 
 static int parse_count_from(const char *arg, const char *opt, int64_t min, size_t *out)
@@ -139,6 +156,15 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	case OPT_RECONCILE_ONLY: a->o.reconcile_only = 1; return 0;
 	case OPT_MAX_IN_FLIGHT: return parse_count(arg, "--max-in-flight", &a->o.max_in_flight);
+	case OPT_MAX_PLAN_AGE:
+		if (strcmp(arg, "none") == 0) {
+			a->max_plan_age_s = 0;
+		} else if (em_parse_duration(arg, &a->max_plan_age_s)) {
+			log_error("--max-plan-age: '%s' is not a duration (e.g. 7d, 36h, 90m; 0 or none: no limit)", arg);
+			return EXIT_USAGE;
+		}
+		a->max_plan_age = arg;
+		return 0;
 	case OPT_PLAN: {
 		int64_t v;
 		plan_file_release(&a->plan_file);
@@ -221,10 +247,52 @@ static void say_line(void *ctx, const char *line)
 	cmd_print_visible(ctx, "%s", line);
 }
 
+/* Names the plan this run uses (id, age at --now, digest) and, when no --plan named it, refuses a
+ * latest plan recorded longer ago than --max-plan-age: any `plan` run (one made only to render a
+ * report included) replaces the latest, so apply says which one it takes and will not silently
+ * take an old one. Sets a->o.plan_id to it, so the whole run uses that plan. EXIT_* code. */
+static int use_plan(struct cmd_ctx *ctx, struct apply_args *a, int named)
+{
+	struct plan_summary ps;
+	struct buf err = BUF_INIT, age = BUF_INIT;
+	int rc = ledger_plan_summary(ctx->db, a->o.plan_id, &ps, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return em_exit_code_for(rc);
+	}
+	int64_t age_s = (int64_t)(em_now() - ps.created_at);
+	em_format_duration(age_s, &age);
+	if (age_s >= 0) {
+		log_notice("using plan %lld (recorded %s ago, sha256 %.12s)", (long long)ps.id, age.s, ps.sha256);
+	} else {
+		char ts[21];
+		em_format_time(ps.created_at, ts);
+		log_notice("using plan %lld (recorded %s, after --now; sha256 %.12s)", (long long)ps.id, ts, ps.sha256);
+	}
+	if (!named && ps.last_applied_plan_id && ps.last_applied_plan_id != ps.id)
+		log_notice("the previous apply run used plan %lld; this run uses the latest, plan %lld (pass --plan %lld "
+			   "to go on with the earlier one)",
+			   (long long)ps.last_applied_plan_id, (long long)ps.id, (long long)ps.last_applied_plan_id);
+	if (!named && !a->o.reconcile_only && a->max_plan_age_s > 0 && age_s > a->max_plan_age_s) {
+		log_error("the latest recorded plan, plan %lld, was recorded %s ago, more than --max-plan-age %s: run "
+			  "'ebsmigrate plan' again to plan from the fleet as it is now, or name this plan to apply it "
+			  "anyway (--plan %lld), or raise the limit (--max-plan-age 30d; 0 or none: no limit)",
+			  (long long)ps.id, age.s, a->max_plan_age, (long long)ps.id);
+		rc = EXIT_USAGE;
+	}
+	a->o.plan_id = ps.id;
+	buf_release(&err);
+	buf_release(&age);
+	return rc;
+}
+
 int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct apply_args a;
 	memset(&a, 0, sizeof a);
+	a.max_plan_age_s = 7 * 86400;
+	a.max_plan_age = "7d";
 	char **rest;
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("apply"), argc, argv, on_option, &a, &rest, &n_rest);
@@ -237,6 +305,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
 	a.o.volumes = a.vols;
 	a.o.namespaces = a.nss;
 	a.o.clusters = a.ctxs;
@@ -270,6 +339,10 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 				   (long long)a.o.plan_id, ctx->db_path);
 		else
 			log_notice("plan file '%s' is plan %lld", a.plan_file.path, (long long)a.o.plan_id);
+	}
+	if ((rc = use_plan(ctx, &a, named))) {
+		ledger_apply_unlock(ctx->db);
+		goto out;
 	}
 	struct buf err = BUF_INIT;
 	if (!a.o.dry_run && !a.yes) {

@@ -40,27 +40,6 @@ static void push(const char *const **arr, size_t *n, const char *v)
 	*arr = a;
 }
 
-static int parse_duration(const char *s, int64_t *out)
-{
-	char *end;
-	long long v = strtoll(s, &end, 10);
-	if (end == s || v <= 0)
-		return EM_EINPUT;
-	int64_t mult = 0;
-	if (strcmp(end, "d") == 0)
-		mult = 86400;
-	else if (strcmp(end, "h") == 0)
-		mult = 3600;
-	else if (strcmp(end, "m") == 0)
-		mult = 60;
-	else if (strcmp(end, "s") == 0 || *end == '\0')
-		mult = 1;
-	if (!mult)
-		return EM_EINPUT;
-	*out = v * mult;
-	return 0;
-}
-
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 {
 	switch (id) {
@@ -84,7 +63,7 @@ int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 		return 0;
 	}
 	case OPT_LIVE_LOOKBACK:
-		if (parse_duration(arg, &o->lookback_s) || o->lookback_s < 3600 || o->lookback_s > 455 * 86400) {
+		if (em_parse_duration(arg, &o->lookback_s) || o->lookback_s < 3600 || o->lookback_s > 455 * 86400) {
 			log_error("--lookback: '%s' is not a duration between 1h and 455d (e.g. 14d, 36h)", arg);
 			return EXIT_USAGE;
 		}

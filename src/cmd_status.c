@@ -56,7 +56,9 @@ const struct cmd_help status_help = {
 		       "ledger up to date with what it observes, as `apply --reconcile-only` does: a modification "
 		       "EC2 (DescribeVolumesModifications, DescribeVolumes) or the PVC (its classes, "
 		       "modifyVolumeStatus, the sidecar's events) shows further along moves its row forward "
-		       "(modifying, optimizing, completed, or failed with the reason), so realized savings count it "
+		       "(modifying, optimizing, completed, or failed with the reason; deferred until AWS's time when "
+		       "EC2 refused the CSI driver's ModifyVolume with VolumeModificationRateExceeded, not in flight), "
+		       "so realized savings count it "
 		       "without another apply. status never sends a modification and never moves a row back; it "
 		       "does not take the apply lock, and a row a running apply changed meanwhile is left to "
 		       "apply. --no-verify reads and changes the ledger only. Completed volumes "
@@ -504,8 +506,8 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct 
 		log_warning("the ledger could not be brought up to date, showing what it recorded: %s", err.s);
 	if (res.n)
 		log_notice("%zu ledger row(s) brought up to date from what EC2 and Kubernetes show (%zu completed, %zu "
-			   "failed)",
-			   res.n, res.completed, res.failed);
+			   "failed, %zu deferred)",
+			   res.n, res.completed, res.failed, res.deferred);
 	apply_result_release(&res);
 	buf_release(&err);
 }

@@ -252,6 +252,44 @@ int em_parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+int em_parse_duration(const char *s, int64_t *out)
+{
+	if (!s || !(*s >= '0' && *s <= '9'))
+		return EM_EINPUT;
+	errno = 0;
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (errno || v < 0)
+		return EM_EINPUT;
+	int64_t mult = 0;
+	if (strcmp(end, "d") == 0)
+		mult = 86400;
+	else if (strcmp(end, "h") == 0)
+		mult = 3600;
+	else if (strcmp(end, "m") == 0)
+		mult = 60;
+	else if (strcmp(end, "s") == 0 || *end == '\0')
+		mult = 1;
+	if (!mult || v > INT64_MAX / 86400)
+		return EM_EINPUT;
+	*out = (int64_t)v * mult;
+	return 0;
+}
+
+void em_format_duration(int64_t s, struct buf *out)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		buf_addf(out, "%llds", (long long)s);
+	else if (s < 3600)
+		buf_addf(out, "%lldm", (long long)(s / 60));
+	else if (s < 86400)
+		buf_addf(out, "%lldh %lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+	else
+		buf_addf(out, "%lldd %lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+}
+
 /* 4 GiB: far above any real export (a 100,000-volume describe-volumes is ~150 MiB), far below
  * what a parse tree of it could cost in memory. */
 #define DEFAULT_MAX_INPUT ((int64_t)4 << 30)

@@ -87,8 +87,12 @@ int kube_pvc_read(struct kube_conn *c, const char *ns, const char *name, struct 
 		cJSON_ArrayForEach(cond, jsonx_path(j, "status.conditions"))
 		{
 			const char *type = jsonx_str(cond, "type");
-			if (!out->error && type && strstr(type, "ModifyVolumeError"))
+			if (!out->error && type && strstr(type, "ModifyVolumeError")) {
 				out->error = xstrdup(jsonx_str(cond, "message"));
+				const char *at = jsonx_str(cond, "lastTransitionTime");
+				if (!at || em_parse_time(at, &out->error_time))
+					out->error_time = 0;
+			}
 		}
 		cJSON_Delete(j);
 	}

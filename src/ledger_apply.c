@@ -138,6 +138,53 @@ int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_
 	return rc;
 }
 
+int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+				id > 0 ? "SELECT id, created_at, generated_at, plan_sha256, plan_json FROM plans WHERE id = ?"
+				       : "SELECT id, created_at, generated_at, plan_sha256, plan_json FROM plans ORDER BY id "
+					 "DESC LIMIT 1",
+				&st, err);
+	if (rc)
+		return rc;
+	if (id > 0)
+		sqlite3_bind_int64(st, 1, id);
+	int step = sqlite3_step(st);
+	if (step == SQLITE_ROW) {
+		out->id = sqlite3_column_int64(st, 0);
+		out->created_at = column_time(st, 1);
+		out->generated_at = column_time(st, 2);
+		const unsigned char *sha = sqlite3_column_text(st, 3);
+		if (sha && strlen((const char *)sha) == 64) {
+			memcpy(out->sha256, sha, 65);
+		} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
+			const void *doc = sqlite3_column_blob(st, 4);
+			em_sha256_hex(doc ? doc : "", (size_t)sqlite3_column_bytes(st, 4), out->sha256);
+		}
+	} else if (step == SQLITE_DONE) {
+		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
+			    : em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
+				     l->path);
+	} else {
+		rc = ledger_db_err(l, err, "cannot read plans");
+	}
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	rc = ledger_prepare(l, "SELECT plan_id FROM apply_runs ORDER BY id DESC LIMIT 1", &st, err);
+	if (rc)
+		return rc;
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		out->last_applied_plan_id = sqlite3_column_int64(st, 0);
+	else if (step != SQLITE_DONE)
+		rc = ledger_db_err(l, err, "cannot read apply runs");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
 			   struct buf *err)
 {

@@ -75,6 +75,11 @@ void em_format_time(time_t t, char out[static 21]);
 
 /* Strict decimal integer parse of the whole string; 0 or EM_EINPUT. */
 int em_parse_i64(const char *s, int64_t *out);
+/* A duration as the options take it: a whole number with an optional unit, s (the default), m,
+ * h or d ("90", "45m", "36h", "7d"); 0 or EM_EINPUT. Zero is allowed (callers decide what it means). */
+int em_parse_duration(const char *s, int64_t *out);
+/* Appends s seconds the way people read an age: "45s", "12m", "2h 5m", "9d 3h" (negative = 0s). */
+void em_format_duration(int64_t s, struct buf *out);
 
 /* Reads a whole file ("-" = standard input). Returns 0, EM_ENOTFOUND, EM_ETOOBIG (over the
  * input size limit: a regular file is refused before it is read) or EM_EIO (a directory, a

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/kube_client.h"
@@ -53,6 +54,7 @@ struct pvc_state {
 	char *modify_status;  /* status.modifyVolumeStatus.status: Pending | InProgress | Infeasible */
 	char *modify_target;  /* status.modifyVolumeStatus.targetVolumeAttributesClassName */
 	char *error;          /* message of a ModifyVolumeError condition (the driver is retrying) */
+	time_t error_time;    /* its lastTransitionTime (0 = not given) */
 	char *ann_type, *ann_iops, *ann_tput; /* the volume-modifier annotations (ANN_*) */
 };
 

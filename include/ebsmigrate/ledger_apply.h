@@ -49,6 +49,19 @@ void ledger_apply_unlock(struct ledger *l);
 /* The plan document recorded with that id (0 = the latest). EM_ENOTFOUND when none. */
 int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err);
 
+/* What apply says about the plan it is about to use (ledger_plan_summary). */
+struct plan_summary {
+	int64_t id;
+	time_t created_at;            /* recorded (the --now of the recording run) */
+	time_t generated_at;          /* the document's generated_at */
+	char sha256[65];              /* of the recorded document (plans.plan_sha256, or computed) */
+	int64_t last_applied_plan_id; /* the plan of the latest apply run, any plan; 0 = none */
+};
+
+/* The plan with that id (0 = the latest recorded). EM_ENOTFOUND (with ledger_plan_load's
+ * message) when there is none. */
+int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, struct buf *err);
+
 int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
 			   struct buf *err);
 int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, struct buf *err);

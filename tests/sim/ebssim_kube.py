@@ -40,8 +40,11 @@ What it serves, on the wire formats of the real kube-apiserver:
     tick() at that point the PVC gets currentVolumeAttributesClassName, modifyVolumeStatus is
     removed and the PV gets spec.volumeAttributesClassName (what external-resizer does on success).
     Missing VAC -> Pending; unknown VAC keys, unparsable values or EC2 InvalidParameter* errors ->
-    Infeasible; other EC2 errors or a failed modification -> InProgress + ModifyVolumeError
-    condition and a retry with backoff (sim clock). A VAC of another driver -> Infeasible (a
+    Infeasible; other EC2 errors (VolumeModificationRateExceeded included) or a failed modification ->
+    InProgress + ModifyVolumeError condition ("ModifyVolume failed with error: <driver error>. Waiting
+    for retry.") and a Warning VolumeModifyFailed event with the driver's error, whose text ends in the
+    AWS SDK for Go v2's "operation error EC2: ModifyVolume, https response error StatusCode: 400,
+    RequestID: ..., api error CODE: MESSAGE" (AWS's message unchanged), and a retry with backoff (sim clock). A VAC of another driver -> Infeasible (a
     simulator choice). In-tree PVs (spec.awsElasticBlockStore) are never modified (a Warning event).
     Events (VolumeModify, VolumeModifySuccessful, VolumeModifyFailed) are real Event objects.
     With ``volume_modifier_sidecar: true`` PVC annotations ``ebs.csi.aws.com/<key>`` (volumeType,
@@ -2671,12 +2674,15 @@ class KubeCluster:
             self._check_op(opkey)
             return
         code, msg = error_info(res)
+        # The driver passes on the AWS SDK for Go v2's error text unchanged (wrapped for invalid arguments).
+        status = res.get("status", 400) if isinstance(res, dict) else 400
+        sdk = ("operation error EC2: ModifyVolume, https response error StatusCode: %d, RequestID: %s, api error %s: %s"
+               % (status, uuid.uuid4(), code, msg))
         if code and (code.startswith("InvalidParameter") or code in ("UnknownVolumeType", "InvalidVolumeType")):
             self._op_infeasible(opkey, op, 'rpc error: code = InvalidArgument desc = Could not modify volume (invalid '
-                                'argument) "%s": invalid argument: api error %s: %s' % (vid, code, msg))
+                                'argument) "%s": invalid argument: %s' % (vid, sdk))
         else:
-            self._op_error(opkey, op, 'rpc error: code = Internal desc = Could not modify volume "%s": api error %s: %s'
-                           % (vid, code, msg))
+            self._op_error(opkey, op, 'rpc error: code = Internal desc = Could not modify volume "%s": %s' % (vid, sdk))
 
     def _latest_mod(self, vid):
         try:

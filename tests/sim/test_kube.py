@@ -6,6 +6,7 @@ import copy
 import datetime
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -683,6 +684,34 @@ class TestCSI(Base):
         self.assertEqual([c["status"] for c in self.ec2_calls()], [400, 200])
         self.advance(60)
         self.assertEqual(self.pvc_obj("db", "data-db-0")["status"]["currentVolumeAttributesClassName"], "gp3-3000-125")
+
+    def test_rate_refusal_is_a_retried_error_with_awss_text(self):
+        # EC2 refuses the driver's ModifyVolume for the 4-per-24-h rule: the external-resizer's
+        # shape (InProgress, ModifyVolumeError condition "ModifyVolume failed with error: <driver
+        # error>. Waiting for retry.", a Warning VolumeModifyFailed event with the driver's error),
+        # the driver's error carrying the SDK's text and AWS's message, and retries with backoff.
+        aws_msg = ("You've reached the maximum modification rate per volume limit. "
+                   "You can modify this volume again after 2026-11-01T04:00:00Z.")
+        self.sim.faults.append({"service": "ec2", "action": "ModifyVolume", "kind": "error", "volume_id": "vol-0a",
+                                "code": "VolumeModificationRateExceeded", "message": aws_msg})
+        self.ok("POST", "/apis/storage.k8s.io/v1beta1/volumeattributesclasses", body=VAC)
+        self.set_vac("gp3-3000-125")
+        o = self.pvc_obj("db", "data-db-0")
+        self.assertEqual(o["status"]["modifyVolumeStatus"], {"targetVolumeAttributesClassName": "gp3-3000-125",
+                                                             "status": "InProgress"})
+        cond = o["status"]["conditions"][0]
+        self.assertEqual(cond["type"], "ModifyVolumeError")
+        self.assertRegex(cond["message"], r'^ModifyVolume failed with error: rpc error: code = Internal desc = Could '
+                         r'not modify volume "vol-0a": operation error EC2: ModifyVolume, https response error '
+                         r'StatusCode: 400, RequestID: [0-9a-f-]{36}, api error VolumeModificationRateExceeded: ' +
+                         re.escape(aws_msg) + r'\. Waiting for retry\.$')
+        ev = [e for e in self.c.state()["events"] if e["reason"] == "VolumeModifyFailed"]
+        self.assertEqual(len(ev), 1)
+        self.assertEqual(ev[0]["type"], "Warning")
+        self.assertTrue(cond["message"].startswith("ModifyVolume failed with error: " + ev[0]["message"]))
+        self.advance(11)
+        self.assertEqual([c["error_code"] for c in self.ec2_calls()], ["VolumeModificationRateExceeded"] * 2)
+        self.assertNotIn("currentVolumeAttributesClassName", self.pvc_obj("db", "data-db-0")["status"])
 
     def test_in_tree_never_modified(self):
         self.ok("POST", "/apis/storage.k8s.io/v1beta1/volumeattributesclasses", body=VAC)
