@@ -12,6 +12,7 @@
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
+#include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "tap.h"
@@ -572,6 +573,56 @@ static void test_ledger(void)
 		CHECK_I64(c[1].current_monthly_micro - c[1].target_monthly_micro, 1000000);
 	}
 	ledger_completed_free(c, n);
+
+	/* the report's reads: states, baselines from the first recorded plan, the first apply */
+	time_t first;
+	CHECK(ledger_first_apply(l, &first, &err) == 0);
+	CHECK_I64(first, 0); /* no apply ran */
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	sql = "INSERT INTO plans (id, generated_at, mode, volumes, savings_monthly_micro, plan_json, created_at) VALUES "
+	      "(3, '2026-10-01T00:00:00Z', 'match', 2, 0, '{\"volumes\":[{\"volume_id\":\"vol-a\",\"current_monthly_usd\":11.4},"
+	      "{\"volume_id\":\"vol-b\",\"current_monthly_usd\":null}]}', 'x'),"
+	      "(4, '2026-09-01T00:00:00Z', 'match', 2, 0, '{\"volumes\":[{\"volume_id\":\"vol-a\",\"current_monthly_usd\":12},"
+	      "{\"volume_id\":\"vol-d\",\"current_monthly_usd\":1e300}]}', 'x'),"
+	      "(5, '2026-08-01T00:00:00Z', 'match', 1, 0, 'not json', 'x'),"
+	      "(6, '2026-10-02T00:00:00Z', 'match', 1, 0, '{\"volumes\":[{\"volume_id\":\"vol-b\",\"current_monthly_usd\":9.5}]}', 'x');"
+	      "INSERT INTO apply_volumes (plan_id, volume_id, region, method, state, target_type, target_iops, "
+	      "target_throughput, current_monthly_micro, target_monthly_micro, updated_at) VALUES "
+	      "(3, 'vol-b', 'r', 'ec2', 'planned', 'gp3', 3000, 125, 7000000, 7000000, 'z');"
+	      "INSERT INTO apply_runs (plan_id, started_at) VALUES (1, '2026-11-02T00:00:00Z'), (1, '2026-10-30T05:00:00Z');";
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(ledger_first_apply(l, &first, &err) == 0);
+	time_t want;
+	em_parse_time("2026-10-30T05:00:00Z", &want);
+	CHECK_I64(first, want);
+	struct ledger_baseline *bl;
+	CHECK(ledger_plan_baselines(l, &bl, &n, &err) == 0);
+	CHECK_I64(n, 2); /* vol-d's absurd amount and plan 5's broken document are passed over */
+	if (n == 2) {
+		CHECK_STR(bl[0].volume_id, "vol-a");
+		CHECK_I64(bl[0].plan_id, 4); /* the first by generated_at, not by id */
+		CHECK_I64(bl[0].monthly, 12000000);
+		CHECK_STR(bl[1].volume_id, "vol-b");
+		CHECK_I64(bl[1].plan_id, 6); /* plan 3 did not price it */
+		CHECK_I64(bl[1].monthly, 9500000);
+	}
+	ledger_baselines_free(bl, n);
+	struct ledger_volume_state *vs;
+	CHECK(ledger_volume_states(l, &vs, &n, &err) == 0);
+	CHECK_I64(n, 3);
+	if (n == 3) {
+		CHECK_STR(vs[0].volume_id, "vol-a");
+		CHECK_STR(vs[0].state, "completed");
+		CHECK_STR(vs[1].volume_id, "vol-b");
+		CHECK_STR(vs[1].state, "completed"); /* a later 'planned' row does not hide it */
+		em_parse_time("2026-11-05T00:00:00Z", &want);
+		CHECK_I64(vs[1].completed_at, want);
+		CHECK_I64(vs[1].current_monthly, 10000000); /* the first row's cost before */
+		CHECK_STR(vs[2].state, "failed");
+		CHECK_I64(vs[2].completed_at, 0);
+	}
+	ledger_volume_states_free(vs, n);
 	ledger_close(l);
 	pricebook_release(&cur);
 	pricebook_release(&second);
