@@ -1,28 +1,34 @@
 /*
- * report.c - the finance report: aggregation of a plan by keys, realized savings from the apply
- * ledger, and the writers (table, csv, json, markdown, html with an inline SVG chart).
+ * report.c - the finance report: aggregation of a plan by keys, the split of each volume's planned
+ * savings by where it stands in the migration, the realized savings per day, and the writers
+ * (table, csv, json, markdown, html with inline SVG charts).
  *
- * Entry points: report_parse_group_by, report_build, report_write, report_release (and the
- * small parsers report_format_parse, report_period_parse).
+ * Entry points: report_parse_group_by, report_build, report_write, report_write_csv_totals,
+ * report_write_csv_series, report_release (and the small parsers report_format_parse,
+ * report_period_parse).
  *
  * What each figure means (per group; totals are the same sums over every volume):
  *   volumes, size_gib     every volume of the plan, priced or not (none is ever dropped: a
  *                         volume without a key's value is grouped under "(none)", and a volume
  *                         outside Kubernetes under "(not-kubernetes)" for Kubernetes keys);
+ *   baseline              the volume's cost in the first recorded plan that priced it (else the
+ *                         ledger's cost before, else its cost now; see baseline_of);
  *   current, target       the plan's per-volume cents, priced volumes only (unpriced counted);
- *   savings               current - target; annual = monthly x 12;
- *   realized              for volumes the apply ledger shows completed (latest completed row,
- *                         completed_at >= --since): current_monthly_micro - target_monthly_micro
- *                         as planned when applied;
- *   remaining             the savings of volumes the ledger has not completed (a completed
- *                         volume has nothing left to save, whatever the inputs still say);
+ *   planned               baseline - target, all of it in exactly one part (bucket_of):
+ *                         realized (completed within --since), in flight (submitted, modifying,
+ *                         optimizing), blocked (failed, deferred still ahead, plan blocked or
+ *                         review) or remaining (the rest);
+ *   savings               current - target (the plan's); annual = monthly x 12;
  *   rightsize             target - right-sized cost of oversized-for-iops volumes.
  *
- * Invariants: money is integer micro-dollars made of per-volume cents, so the groups add up to
- * the totals to the cent, and the totals' volumes/current/target/savings/annual/rightsize equal
- * the plan's totals exactly (same items, same sums). Ledger rows for volumes that are not in
- * the inputs are counted in ledger_elsewhere, never attributed to a group. Groups are ordered by
- * savings (largest first), then by key values, so output is deterministic.
+ * Invariants: money is integer micro-dollars; each volume's baseline, current and target are
+ * rounded to whole cents once and every other figure is their difference or sum, so
+ * realized + in_flight + remaining + blocked == planned exactly per volume, group and totals, the
+ * groups add up to the totals, and the totals' volumes/current/target/savings/annual/rightsize
+ * equal the plan's totals (same items, same sums). The series' days add up to the totals'
+ * realized. Completed ledger volumes that are not in the inputs are counted in ledger_elsewhere,
+ * never attributed to a group. Groups are ordered by planned savings (largest first), then by key
+ * values, so output is deterministic.
  */
 #include <stdlib.h>
 #include <string.h>

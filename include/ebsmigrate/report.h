@@ -1,11 +1,13 @@
 /*
  * report.h - the finance report: a plan's volumes aggregated by one or more keys (namespace,
- * cluster, account, region, storage class, PVC label, EBS tag), with realized savings from the
- * apply ledger, and its writers (table, csv, json ebsmigrate.report/v1, markdown, html).
+ * cluster, account, region, storage class, PVC label, EBS tag): baseline, now, target, and the
+ * planned savings split into realized + in flight + remaining + blocked from the apply ledger's
+ * states, the realized savings per day, and its writers (table, csv, json
+ * ebsmigrate.report/v1, markdown, html).
  *
  * Ownership: struct report borrows the plan (which borrows the fleet and the price book: all
- * must outlive the report) and the keys; it owns its groups, their key values, its notes and
- * warnings. report_release frees what it owns. report_parse_group_by allocates the key array;
+ * must outlive the report) and the keys (the options' arrays only during report_build); it owns
+ * its groups, their key values, its series, notes and warnings. report_release frees what it owns. report_parse_group_by allocates the key array;
  * free it with report_keys_free. Writers append to a caller-owned buf and never print.
  */
 #ifndef EBSMIGRATE_REPORT_H
