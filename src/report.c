@@ -30,6 +30,7 @@
  * never attributed to a group. Groups are ordered by planned savings (largest first), then by key
  * values, so output is deterministic.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1338,11 +1339,16 @@ static void write_html(struct buf *b, const struct report *r)
 	const struct report_figures *t = &r->totals;
 	int y = r->period == REPORT_YEAR;
 	buf_adds(b, "<div class=\"cards\">\n");
-	html_card(b, "card-planned", y ? "planned savings per year" : "planned savings per month", t->planned * (y ? 12 : 1));
-	html_card(b, "card-realized", "realized", t->realized * (y ? 12 : 1));
-	html_card(b, "card-in-flight", "in progress", t->in_flight * (y ? 12 : 1));
-	html_card(b, "card-remaining", "not started", t->remaining * (y ? 12 : 1));
-	html_card(b, "card-blocked", "blocked or needs review", t->blocked * (y ? 12 : 1));
+	static const char *const card_id[5] = {"card-planned", "card-realized", "card-in-flight", "card-remaining",
+						"card-blocked"};
+	static const char *const card_label[5] = {"Planned savings", "Realized", "In progress", "Not started",
+						   "Blocked or needs review"};
+	const micro_t card_value[5] = {t->planned, t->realized, t->in_flight, t->remaining, t->blocked};
+	for (int i = 0; i < 5; i++) {
+		char label[64];
+		snprintf(label, sizeof label, "%s per %s", card_label[i], y ? "year" : "month");
+		html_card(b, card_id[i], label, card_value[i] * (y ? 12 : 1));
+	}
 	buf_adds(b, "</div>\n");
 	write_svg(b, r);
 	buf_adds(b, "<table id=\"groups\">\n<thead><tr>");
