@@ -1088,8 +1088,8 @@ static void write_svg(struct buf *b, const struct report *r)
 	buf_adds(b, "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
 	buf_adds(b, "<text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"#1b1f24\">Planned savings per "
 		    "month, by group</text>\n");
-	for (int k = 0; k < 4; k++)
-		svg_legend(b, label_w + k * 110, colour[k], name[k]);
+	for (int k = 0; k < 4; k++) /* right of the title (about 270 px) */
+		svg_legend(b, label_w + 60 + k * 110, colour[k], name[k]);
 	if (!n || max == 0)
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#57606a\">no savings to show</text>\n", label_w,
 			 top + 16);
