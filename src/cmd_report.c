@@ -229,8 +229,16 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	struct ledger_baseline *bases = NULL;
 	size_t n_states = 0, n_bases = 0;
 	time_t first_apply = 0;
-	if (ledger_volume_states(ctx->db, &states, &n_states, &err) ||
-	    ledger_plan_baselines(ctx->db, &bases, &n_bases, &err) || ledger_first_apply(ctx->db, &first_apply, &err)) {
+	const char **ids = fleet.n ? xcalloc(fleet.n, sizeof *ids) : NULL;
+	for (size_t i = 0; i < fleet.n; i++)
+		ids[i] = fleet.vols[i].volume_id;
+	int lrc = ledger_volume_states(ctx->db, &states, &n_states, &err);
+	if (!lrc)
+		lrc = ledger_plan_baselines(ctx->db, ids, fleet.n, &bases, &n_bases, &err);
+	if (!lrc)
+		lrc = ledger_first_apply(ctx->db, &first_apply, &err);
+	free(ids);
+	if (lrc) {
 		log_error("%s", err.s);
 		buf_release(&err);
 		ledger_volume_states_free(states, n_states);

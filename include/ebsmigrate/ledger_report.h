@@ -30,13 +30,16 @@ int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, siz
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n);
 
 /* A volume's cost when it entered the first recorded plan (by generated_at, then id) that gave
- * it a current_monthly_usd. Plans whose document is not valid JSON are passed over. */
+ * it a current_monthly_usd. Plans whose document is not valid JSON are passed over. wanted
+ * (n_wanted ids; NULL = every volume) limits the answer and lets the reading stop once each
+ * wanted volume is found. Ordered by volume_id. */
 struct ledger_baseline {
 	char *volume_id;
 	int64_t plan_id;
 	micro_t monthly;
 };
-int ledger_plan_baselines(struct ledger *l, struct ledger_baseline **out, size_t *n, struct buf *err);
+int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_wanted,
+			  struct ledger_baseline **out, size_t *n, struct buf *err);
 void ledger_baselines_free(struct ledger_baseline *b, size_t n);
 
 /* When the first apply run started; 0 when no apply ever ran. */

@@ -597,7 +597,7 @@ static void test_ledger(void)
 	em_parse_time("2026-10-30T05:00:00Z", &want);
 	CHECK_I64(first, want);
 	struct ledger_baseline *bl;
-	CHECK(ledger_plan_baselines(l, &bl, &n, &err) == 0);
+	CHECK(ledger_plan_baselines(l, NULL, 0, &bl, &n, &err) == 0);
 	CHECK_I64(n, 2); /* vol-d's absurd amount and plan 5's broken document are passed over */
 	if (n == 2) {
 		CHECK_STR(bl[0].volume_id, "vol-a");
@@ -607,6 +607,14 @@ static void test_ledger(void)
 		CHECK_I64(bl[1].plan_id, 6); /* plan 3 did not price it */
 		CHECK_I64(bl[1].monthly, 9500000);
 	}
+	ledger_baselines_free(bl, n);
+	/* only the wanted volumes; reading stops at plan 4, which has vol-a */
+	const char *wanted[] = {"vol-a", "vol-x"};
+	CHECK(ledger_plan_baselines(l, wanted, 1, &bl, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(bl[0].volume_id, "vol-a") == 0 && bl[0].plan_id == 4);
+	ledger_baselines_free(bl, n);
+	CHECK(ledger_plan_baselines(l, wanted, 2, &bl, &n, &err) == 0); /* vol-x is in no plan */
+	CHECK(n == 1 && bl[0].monthly == 12000000);
 	ledger_baselines_free(bl, n);
 	struct ledger_volume_state *vs;
 	CHECK(ledger_volume_states(l, &vs, &n, &err) == 0);
