@@ -12,12 +12,13 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
+#include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
-       OPT_MAX_PRICE_AGE };
+       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES };
 
 static const struct cmd_option report_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
@@ -38,12 +39,17 @@ static const struct cmd_option report_options[] = {
 	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
+	{"totals", 0, ARG_REQUIRED, "FILE",
+	 "also write the totals as CSV to FILE (header and one row); CSV output itself holds the groups only",
+	 OPT_TOTALS},
+	{"series", 0, ARG_REQUIRED, "FILE",
+	 "also write the realized savings per day since the first apply as CSV to FILE", OPT_SERIES},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
 static const char *const report_usage[] = {
 	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year] "
-	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE]",
+	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
 	NULL,
 };
@@ -52,11 +58,15 @@ const struct cmd_help report_help = {
 	.usage = report_usage,
 	.description =
 		"Prices the fleet as `ebsmigrate plan` does (the same inputs: AWS CLI and kubectl exports, or the "
-		"live APIs without --from-* options) and adds it up by group: volumes, GiB, the monthly cost now and "
-		"after migration, savings per month and per year, savings %, savings already realized (migrations "
-		"the apply ledger shows completed, optionally since --since), the savings remaining, and the further "
-		"savings from right-sizing oversized volumes; then a total row. Groups add up to the totals to the "
-		"cent, and the totals equal the plan's.\n"
+		"live APIs without --from-* options) and adds it up by group: volumes, GiB, the monthly cost before "
+		"migration (baseline: each volume's cost in the first recorded plan that priced it), now and at the "
+		"target, and the planned savings (baseline - target) split into realized (completed in the apply "
+		"ledger, optionally since --since), in flight (sent, not completed), remaining (not sent) and blocked "
+		"(blocked, review, deferred or failed), which add up to the planned savings to the cent; then the "
+		"further savings from right-sizing and a total row. Groups add up to the totals to the cent. The "
+		"realized savings per day since the first apply follow (a section of the table, series[] in JSON, "
+		"--series FILE for CSV, a chart in HTML). CSV output holds the groups only; --totals FILE writes "
+		"the total row to a file of its own.\n"
 		"\n"
 		"Volumes outside Kubernetes are grouped under (not-kubernetes) for Kubernetes keys; a volume without "
 		"a value is grouped under (none). Nothing is dropped. label:KEY reads PVC labels (namespace labels "
@@ -81,7 +91,7 @@ struct report_args {
 	enum report_period period;
 	time_t since;
 	enum report_format format;
-	const char *output;
+	const char *output, *totals, *series;
 	int64_t max_age;
 };
 
@@ -123,6 +133,16 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		return 0;
 	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_TOTALS:
+	case OPT_SERIES:
+		/* the report itself may go to stdout: these always name a file */
+		if (!*arg || strcmp(arg, "-") == 0) {
+			log_error("--%s: '%s' is not a file name (the report itself goes to stdout)",
+				  id == OPT_TOTALS ? "totals" : "series", arg);
+			return EXIT_USAGE;
+		}
+		*(id == OPT_TOTALS ? &a->totals : &a->series) = arg;
+		return 0;
 	case OPT_MAX_PRICE_AGE:
 		if (pricing_parse_age(arg, &a->max_age)) {
 			log_error("--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
@@ -205,19 +225,42 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		fleet_release(&fleet);
 		goto out;
 	}
-	struct ledger_completed *done = NULL;
-	size_t n_done = 0;
-	if (ledger_completed_volumes(ctx->db, &done, &n_done, &err)) {
+	struct ledger_volume_state *states = NULL;
+	struct ledger_baseline *bases = NULL;
+	size_t n_states = 0, n_bases = 0;
+	time_t first_apply = 0;
+	const char **ids = fleet.n ? xcalloc(fleet.n, sizeof *ids) : NULL;
+	for (size_t i = 0; i < fleet.n; i++)
+		ids[i] = fleet.vols[i].volume_id;
+	int lrc = ledger_volume_states(ctx->db, &states, &n_states, &err);
+	if (!lrc)
+		lrc = ledger_plan_baselines(ctx->db, ids, fleet.n, &bases, &n_bases, &err);
+	if (!lrc)
+		lrc = ledger_first_apply(ctx->db, &first_apply, &err);
+	free(ids);
+	if (lrc) {
 		log_error("%s", err.s);
 		buf_release(&err);
+		ledger_volume_states_free(states, n_states);
+		ledger_baselines_free(bases, n_bases);
 		fleet_release(&fleet);
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
+	/* borrowed views for the report */
+	struct report_volume_state *rs = n_states ? xcalloc(n_states, sizeof *rs) : NULL;
+	for (size_t i = 0; i < n_states; i++)
+		rs[i] = (struct report_volume_state){states[i].volume_id, states[i].state, states[i].eligible_at,
+						     states[i].completed_at, 1, states[i].current_monthly};
+	struct report_baseline *rb = n_bases ? xcalloc(n_bases, sizeof *rb) : NULL;
+	for (size_t i = 0; i < n_bases; i++)
+		rb[i] = (struct report_baseline){bases[i].volume_id, bases[i].monthly};
 	struct plan_options po = {a.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
-	struct report_options ro = {keys, n_keys, a.period, a.since, done, n_done};
+	/* observed completions (e.g. from CloudTrail) would be passed here; none are read yet */
+	struct report_options ro = {keys, n_keys, a.period, a.since, em_now(), first_apply, rs, n_states, rb, n_bases,
+				    NULL, 0};
 	struct report report;
 	report_build(&report, &plan, &ro);
 	struct buf msg = BUF_INIT;
@@ -227,14 +270,31 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	buf_release(&msg);
 
-	struct buf out = BUF_INIT;
+	struct buf out = BUF_INIT, totals = BUF_INIT, series = BUF_INIT;
 	report_write(&out, &report, a.format, a.format == REPORT_TABLE && ctx->color_stdout && !a.output);
-	rc = cmd_write_output(a.output, &out);
+	struct cmd_outputs outs = CMD_OUTPUTS_INIT;
+	rc = cmd_outputs_add(&outs, a.output, &out);
+	if (!rc && a.totals) {
+		report_write_csv_totals(&totals, &report);
+		rc = cmd_outputs_add(&outs, a.totals, &totals);
+	}
+	if (!rc && a.series) {
+		report_write_csv_series(&series, &report);
+		rc = cmd_outputs_add(&outs, a.series, &series);
+	}
+	if (!rc)
+		rc = cmd_outputs_commit(&outs);
+	cmd_outputs_release(&outs);
 	buf_release(&out);
+	buf_release(&totals);
+	buf_release(&series);
 	buf_release(&err);
 	report_release(&report);
 	plan_release(&plan);
-	ledger_completed_free(done, n_done);
+	free(rs);
+	free(rb);
+	ledger_volume_states_free(states, n_states);
+	ledger_baselines_free(bases, n_bases);
 	fleet_release(&fleet);
 out:
 	report_keys_free(keys, n_keys);

@@ -1,7 +1,8 @@
 /*
  * ledger_internal.h - shared by the ledger module's files (ledger.c: open, migrations, price
- * book, plans, inventory runs; ledger_apply.c: the apply ledger). Not a public header: nothing
- * outside ledger*.c includes it, so SQL stays inside the ledger module.
+ * book, plans, inventory runs; ledger_apply.c: the apply ledger; ledger_report.c: the finance
+ * report's reads). Not a public header: nothing outside ledger*.c includes it, so SQL stays
+ * inside the ledger module.
  */
 #ifndef EBSMIGRATE_LEDGER_INTERNAL_H
 #define EBSMIGRATE_LEDGER_INTERNAL_H

@@ -1,33 +1,41 @@
 /*
- * report.c - the finance report: aggregation of a plan by keys, realized savings from the apply
- * ledger, and the writers (table, csv, json, markdown, html with an inline SVG chart).
+ * report.c - the finance report: aggregation of a plan by keys, the split of each volume's planned
+ * savings by where it stands in the migration, the realized savings per day, and the writers
+ * (table, csv, json, markdown, html with inline SVG charts).
  *
- * Entry points: report_parse_group_by, report_build, report_write, report_release (and the
- * small parsers report_format_parse, report_period_parse).
+ * Entry points: report_parse_group_by, report_build, report_write, report_write_csv_totals,
+ * report_write_csv_series, report_release (and the small parsers report_format_parse,
+ * report_period_parse).
  *
  * What each figure means (per group; totals are the same sums over every volume):
  *   volumes, size_gib     every volume of the plan, priced or not (none is ever dropped: a
  *                         volume without a key's value is grouped under "(none)", and a volume
  *                         outside Kubernetes under "(not-kubernetes)" for Kubernetes keys);
+ *   baseline              the volume's cost in the first recorded plan that priced it (else the
+ *                         ledger's cost before, else its cost now; see baseline_of);
  *   current, target       the plan's per-volume cents, priced volumes only (unpriced counted);
- *   savings               current - target; annual = monthly x 12;
- *   realized              for volumes the apply ledger shows completed (latest completed row,
- *                         completed_at >= --since): current_monthly_micro - target_monthly_micro
- *                         as planned when applied;
- *   remaining             the savings of volumes the ledger has not completed (a completed
- *                         volume has nothing left to save, whatever the inputs still say);
+ *   planned               baseline - target, all of it in exactly one part (bucket_of):
+ *                         realized (completed within --since), in flight (submitted, modifying,
+ *                         optimizing), blocked (failed, deferred still ahead, plan blocked or
+ *                         review) or remaining (the rest);
+ *   savings               current - target (the plan's); annual = monthly x 12;
  *   rightsize             target - right-sized cost of oversized-for-iops volumes.
  *
- * Invariants: money is integer micro-dollars made of per-volume cents, so the groups add up to
- * the totals to the cent, and the totals' volumes/current/target/savings/annual/rightsize equal
- * the plan's totals exactly (same items, same sums). Ledger rows for volumes that are not in
- * the inputs are counted in ledger_elsewhere, never attributed to a group. Groups are ordered by
- * savings (largest first), then by key values, so output is deterministic.
+ * Invariants: money is integer micro-dollars; each volume's baseline, current and target are
+ * rounded to whole cents once and every other figure is their difference or sum, so
+ * realized + in_flight + remaining + blocked == planned exactly per volume, group and totals, the
+ * groups add up to the totals, and the totals' volumes/current/target/savings/annual/rightsize
+ * equal the plan's totals (same items, same sums). The series' days add up to the totals'
+ * realized. Completed ledger volumes that are not in the inputs are counted in ledger_elsewhere,
+ * never attributed to a group. Groups are ordered by planned savings (largest first), then by key
+ * values, so output is deterministic.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/strmap.h"
 
@@ -165,40 +173,149 @@ static const char *key_value(const struct report_key *k, const struct volume *v)
 
 /* ---------------------------------------------------------------- build */
 
-static void add_item(struct report_figures *f, const struct plan_item *it, const struct ledger_completed *done,
-		     int counts_realized)
+enum bucket { B_REALIZED, B_IN_FLIGHT, B_REMAINING, B_BLOCKED };
+
+/* What the report knows about one volume beyond the plan. */
+struct volume_facts {
+	const struct report_volume_state *state; /* NULL: the ledger never acted on it */
+	const struct report_baseline *baseline;  /* NULL: no recorded plan priced it */
+	time_t completed_at;                     /* a counted completion (ledger or observed) */
+	int completed;                           /* completed, counted in realized */
+	int completed_before;                    /* completed before --since */
+};
+
+static int state_is(const struct report_volume_state *s, const char *name)
+{
+	return s && s->state && strcmp(s->state, name) == 0;
+}
+
+/* Where one volume's planned savings go. */
+static enum bucket bucket_of(const struct plan_item *it, const struct volume_facts *x, time_t now)
+{
+	const struct report_volume_state *s = x->state;
+	if (x->completed)
+		return B_REALIZED;
+	if (s && (state_is(s, "submitted") || state_is(s, "modifying") || state_is(s, "optimizing")))
+		return B_IN_FLIGHT;
+	if (state_is(s, "failed") || (state_is(s, "deferred") && s->eligible_at > now))
+		return B_BLOCKED;
+	if (it->action == ACTION_BLOCKED || it->action == ACTION_REVIEW)
+		return B_BLOCKED;
+	return B_REMAINING;
+}
+
+/* The volume's baseline in whole cents: the first recorded plan's cost, else the ledger's cost
+ * before, else its cost now. A volume completed before --since starts the period migrated (its
+ * target), and a volume ebsmigrate never acted on that needs nothing (skip) keeps its current
+ * cost: changes made to it outside ebsmigrate are not ebsmigrate's savings. */
+static micro_t baseline_of(const struct plan_item *it, const struct volume_facts *x, micro_t current, micro_t target)
+{
+	if (x->completed_before)
+		return target;
+	if (!x->state && !x->completed && it->action == ACTION_SKIP)
+		return current;
+	if (x->baseline)
+		return money_round_cents(x->baseline->monthly);
+	if (x->state && x->state->has_ledger_cost)
+		return money_round_cents(x->state->ledger_current);
+	return current;
+}
+
+static void add_item(struct report_figures *f, const struct plan_item *it, const struct volume_facts *x, time_t now)
 {
 	f->volumes++;
 	f->size_gib += it->v->size_gib;
 	int priced = it->current_priced && it->target_priced;
-	if (priced) {
-		f->current += it->current_monthly;
-		f->target += it->target_monthly;
-	} else {
-		f->unpriced++;
-	}
+	if (x->completed)
+		f->migrated++;
 	if (it->has_rightsize)
 		f->rightsize += it->target_monthly - it->rightsize_monthly;
-	if (done) {
-		if (counts_realized) {
-			f->migrated++;
-			f->realized += done->current_monthly_micro - done->target_monthly_micro;
-		}
-	} else if (priced) {
-		f->remaining += it->current_monthly - it->target_monthly;
+	if (!priced) {
+		f->unpriced++;
+		return;
+	}
+	micro_t current = money_round_cents(it->current_monthly), target = money_round_cents(it->target_monthly);
+	micro_t baseline = baseline_of(it, x, current, target);
+	micro_t planned = baseline - target;
+	f->current += current;
+	f->target += target;
+	f->baseline += baseline;
+	f->planned += planned;
+	switch (bucket_of(it, x, now)) {
+	case B_REALIZED: f->realized += planned; break;
+	case B_IN_FLIGHT:
+		f->in_flight += planned;
+		f->in_flight_volumes++;
+		break;
+	case B_BLOCKED:
+		f->blocked += planned;
+		f->blocked_volumes++;
+		break;
+	case B_REMAINING: f->remaining += planned; break;
 	}
 	f->savings = f->current - f->target;
 	f->savings_annual = f->savings * 12;
 }
 
-/* Groups compare by savings (largest first), then by their joined key values: '\x1f' sorts
- * below every printable character, so this is the key-by-key order. */
+/* Groups compare by planned savings (largest first), then by their joined key values: '\x1f'
+ * sorts below every printable character, so this is the key-by-key order. */
 static int group_cmp(const void *a, const void *b)
 {
 	const struct report_group *x = a, *y = b;
-	if (x->f.savings != y->f.savings)
-		return x->f.savings > y->f.savings ? -1 : 1;
+	if (x->f.planned != y->f.planned)
+		return x->f.planned > y->f.planned ? -1 : 1;
 	return strcmp(x->joined, y->joined);
+}
+
+#define DAY_S 86400
+#define SERIES_MAX_DAYS 3660
+
+static time_t day_of(time_t t)
+{
+	return t - ((t % DAY_S) + DAY_S) % DAY_S;
+}
+
+/* One row per UTC day from the first apply (or --since, if later) to now; completions before
+ * the first day shown (a series longer than SERIES_MAX_DAYS) count on that first day, so the
+ * days always add up to the totals' realized figure. */
+static void build_series(struct report *out, const struct plan *p, const struct volume_facts *facts,
+			 const struct report_options *o)
+{
+	if (!o->first_apply)
+		return;
+	time_t first = day_of(o->first_apply), last = day_of(o->now ? o->now : p->generated_at);
+	if (o->since && day_of(o->since) > first)
+		first = day_of(o->since);
+	for (size_t i = 0; i < p->n; i++)
+		if (facts[i].completed && facts[i].completed_at && day_of(facts[i].completed_at) < first)
+			first = day_of(facts[i].completed_at);
+	for (size_t i = 0; i < p->n; i++)
+		if (facts[i].completed && day_of(facts[i].completed_at) > last)
+			last = day_of(facts[i].completed_at);
+	if (last < first)
+		last = first;
+	if ((last - first) / DAY_S >= SERIES_MAX_DAYS)
+		first = last - (time_t)(SERIES_MAX_DAYS - 1) * DAY_S;
+	out->n_series = (size_t)((last - first) / DAY_S) + 1;
+	out->series = xcalloc(out->n_series, sizeof *out->series);
+	for (size_t d = 0; d < out->n_series; d++)
+		out->series[d].day = first + (time_t)d * DAY_S;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct plan_item *it = &p->items[i];
+		if (!facts[i].completed || !it->current_priced || !it->target_priced)
+			continue;
+		time_t t = facts[i].completed_at ? day_of(facts[i].completed_at) : last;
+		size_t d = t < first ? 0 : (size_t)((t - first) / DAY_S);
+		micro_t target = money_round_cents(it->target_monthly);
+		micro_t current = money_round_cents(it->current_monthly);
+		out->series[d].completed++;
+		out->series[d].realized += baseline_of(it, &facts[i], current, target) - target;
+	}
+	micro_t sum = 0;
+	for (size_t d = 0; d < out->n_series; d++) {
+		sum += out->series[d].realized;
+		out->series[d].cumulative = sum;
+	}
 }
 
 void report_build(struct report *out, const struct plan *p, const struct report_options *o)
@@ -209,11 +326,17 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 	out->n_keys = o->n_keys;
 	out->period = o->period;
 	out->since = o->since;
+	time_t now = o->now ? o->now : p->generated_at;
 
-	struct strmap done = STRMAP_INIT, groups = STRMAP_INIT;
-	for (size_t i = 0; i < o->n_completed; i++)
-		strmap_put(&done, o->completed[i].volume_id, i);
-	char *matched = o->n_completed ? xcalloc(o->n_completed, 1) : NULL;
+	struct strmap states = STRMAP_INIT, bases = STRMAP_INIT, observed = STRMAP_INIT, groups = STRMAP_INIT;
+	for (size_t i = 0; i < o->n_states; i++)
+		strmap_put(&states, o->states[i].volume_id, i);
+	for (size_t i = 0; i < o->n_baselines; i++)
+		strmap_put(&bases, o->baselines[i].volume_id, i);
+	for (size_t i = 0; i < o->n_observed; i++)
+		strmap_put(&observed, o->observed[i].volume_id, i);
+	char *matched = o->n_states ? xcalloc(o->n_states, 1) : NULL;
+	struct volume_facts *facts = p->n ? xcalloc(p->n, sizeof *facts) : NULL;
 
 	struct buf key = BUF_INIT;
 	for (size_t i = 0; i < p->n; i++) {
@@ -236,25 +359,44 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 				ng->values[k] = xstrdup(key_value(&o->keys[k], it->v));
 			strmap_put(&groups, key.s, g);
 		}
-		const struct ledger_completed *c = NULL;
+		struct volume_facts *x = &facts[i];
 		size_t at;
-		int in_window = 0;
-		if (strmap_get(&done, it->v->volume_id, &at)) {
-			c = &o->completed[at];
+		if (strmap_get(&states, it->v->volume_id, &at)) {
+			x->state = &o->states[at];
 			matched[at] = 1;
-			time_t t = 0;
-			in_window = !o->since || (c->completed_at && em_parse_time(c->completed_at, &t) == 0 && t >= o->since);
 		}
-		add_item(&out->groups[g].f, it, c, in_window);
-		add_item(&out->totals, it, c, in_window);
+		if (strmap_get(&bases, it->v->volume_id, &at))
+			x->baseline = &o->baselines[at];
+		int done = state_is(x->state, "completed");
+		time_t done_at = done ? x->state->completed_at : 0;
+		if (!done && !(x->state && apply_state_open(x->state->state)) &&
+		    strmap_get(&observed, it->v->volume_id, &at)) {
+			done = 1;
+			done_at = o->observed[at].completed_at;
+		}
+		if (done) {
+			/* a completion of unknown time counts, as before --since existed */
+			if (!o->since || !done_at || done_at >= o->since) {
+				x->completed = 1;
+				x->completed_at = done_at;
+			} else {
+				x->completed_before = 1;
+			}
+		}
+		add_item(&out->groups[g].f, it, x, now);
+		add_item(&out->totals, it, x, now);
 	}
-	for (size_t i = 0; i < o->n_completed; i++)
-		out->ledger_elsewhere += !matched[i];
+	for (size_t i = 0; i < o->n_states; i++)
+		out->ledger_elsewhere += !matched[i] && state_is(&o->states[i], "completed");
+	build_series(out, p, facts, o);
 	if (out->n_groups > 1)
 		qsort(out->groups, out->n_groups, sizeof *out->groups, group_cmp);
+	free(facts);
 	free(matched);
 	buf_release(&key);
-	strmap_release(&done);
+	strmap_release(&states);
+	strmap_release(&bases);
+	strmap_release(&observed);
 	strmap_release(&groups);
 }
 
@@ -276,6 +418,7 @@ void report_release(struct report *r)
 	for (size_t i = 0; i < r->n_warnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	free(r->series);
 	memset(r, 0, sizeof *r);
 }
 
@@ -283,29 +426,40 @@ void report_release(struct report *r)
 
 /* The figure columns, in output order. Money columns follow --period; SAVINGS_OTHER is the
  * savings in the other period (annual for month, monthly for year), so both always appear. */
-enum fig { F_VOLUMES, F_SIZE, F_UNPRICED, F_MIGRATED, F_CURRENT, F_TARGET, F_SAVINGS, F_SAVINGS_OTHER, F_PCT,
-	   F_REALIZED, F_REMAINING, F_RIGHTSIZE, F_COUNT };
+enum fig { F_VOLUMES, F_SIZE, F_UNPRICED, F_MIGRATED, F_BASELINE, F_CURRENT, F_TARGET, F_PLANNED, F_REALIZED,
+	   F_IN_FLIGHT, F_REMAINING, F_BLOCKED, F_SAVINGS, F_SAVINGS_OTHER, F_PCT, F_RIGHTSIZE, F_COUNT };
 
 struct col {
 	const char *month_field, *year_field; /* csv header, html data-field */
-	const char *month_title, *year_title; /* table, markdown, html */
+	const char *month_title, *year_title; /* table, markdown */
+	const char *html_title;               /* html header, plain language (the period follows) */
 	int in_table;                         /* also in the table and markdown */
+	int in_html;
 	int money;
 };
 
 static const struct col cols[F_COUNT] = {
-	{"volumes", "volumes", "VOLUMES", "VOLUMES", 1, 0},
-	{"size_gib", "size_gib", "GiB", "GiB", 1, 0},
-	{"unpriced", "unpriced", "UNPRICED", "UNPRICED", 0, 0},
-	{"migrated", "migrated", "MIGRATED", "MIGRATED", 0, 0},
-	{"current_monthly_usd", "current_annual_usd", "NOW $/MO", "NOW $/YR", 1, 1},
-	{"target_monthly_usd", "target_annual_usd", "AFTER $/MO", "AFTER $/YR", 1, 1},
-	{"savings_monthly_usd", "savings_annual_usd", "SAVES $/MO", "SAVES $/YR", 1, 1},
-	{"savings_annual_usd", "savings_monthly_usd", "SAVES $/YR", "SAVES $/MO", 1, 1},
-	{"savings_percent", "savings_percent", "SAVES %", "SAVES %", 1, 0},
-	{"realized_monthly_usd", "realized_annual_usd", "REALIZED $/MO", "REALIZED $/YR", 1, 1},
-	{"remaining_monthly_usd", "remaining_annual_usd", "REMAINING $/MO", "REMAINING $/YR", 1, 1},
-	{"rightsize_monthly_usd", "rightsize_annual_usd", "RIGHT-SIZE $/MO", "RIGHT-SIZE $/YR", 1, 1},
+	{"volumes", "volumes", "VOLUMES", "VOLUMES", "Volumes", 1, 1, 0},
+	{"size_gib", "size_gib", "GiB", "GiB", "Size (GiB)", 1, 1, 0},
+	{"unpriced", "unpriced", "UNPRICED", "UNPRICED", "Unpriced", 0, 0, 0},
+	{"migrated", "migrated", "MIGRATED", "MIGRATED", "Migrated", 0, 1, 0},
+	{"baseline_monthly_usd", "baseline_annual_usd", "BASELINE $/MO", "BASELINE $/YR", "Cost before migration", 1,
+	 1, 1},
+	{"current_monthly_usd", "current_annual_usd", "NOW $/MO", "NOW $/YR", "Cost now", 1, 1, 1},
+	{"target_monthly_usd", "target_annual_usd", "TARGET $/MO", "TARGET $/YR", "Cost after migration", 1, 1, 1},
+	{"planned_savings_monthly_usd", "planned_savings_annual_usd", "PLANNED $/MO", "PLANNED $/YR",
+	 "Planned savings", 1, 1, 1},
+	{"realized_monthly_usd", "realized_annual_usd", "REALIZED $/MO", "REALIZED $/YR", "Realized", 1, 1, 1},
+	{"in_flight_monthly_usd", "in_flight_annual_usd", "IN FLIGHT $/MO", "IN FLIGHT $/YR", "In progress", 1, 1, 1},
+	{"remaining_monthly_usd", "remaining_annual_usd", "REMAINING $/MO", "REMAINING $/YR", "Not started", 1, 1, 1},
+	{"blocked_monthly_usd", "blocked_annual_usd", "BLOCKED $/MO", "BLOCKED $/YR", "Blocked or needs review", 1, 1,
+	 1},
+	{"savings_monthly_usd", "savings_annual_usd", "SAVES $/MO", "SAVES $/YR", "Still to save from now", 0, 0, 1},
+	{"savings_annual_usd", "savings_monthly_usd", "SAVES $/YR", "SAVES $/MO", "Still to save (other period)", 0, 0,
+	 1},
+	{"savings_percent", "savings_percent", "SAVES %", "SAVES %", "Still to save (%)", 0, 0, 0},
+	{"rightsize_monthly_usd", "rightsize_annual_usd", "RIGHT-SIZE $/MO", "RIGHT-SIZE $/YR",
+	 "Right-sizing could save more", 1, 1, 1},
 };
 
 static const char *col_field(enum fig c, enum report_period p)
@@ -321,15 +475,19 @@ static const char *col_title(enum fig c, enum report_period p)
 /* A money figure in the report's period (micro-dollars). */
 static micro_t money_of(const struct report_figures *f, enum fig c, enum report_period p)
 {
-	int y = p == REPORT_YEAR;
+	int64_t k = p == REPORT_YEAR ? 12 : 1;
 	switch (c) {
-	case F_CURRENT: return y ? f->current * 12 : f->current;
-	case F_TARGET: return y ? f->target * 12 : f->target;
-	case F_SAVINGS: return y ? f->savings_annual : f->savings;
-	case F_SAVINGS_OTHER: return y ? f->savings : f->savings_annual;
-	case F_REALIZED: return y ? f->realized * 12 : f->realized;
-	case F_REMAINING: return y ? f->remaining * 12 : f->remaining;
-	case F_RIGHTSIZE: return y ? f->rightsize * 12 : f->rightsize;
+	case F_BASELINE: return f->baseline * k;
+	case F_CURRENT: return f->current * k;
+	case F_TARGET: return f->target * k;
+	case F_PLANNED: return f->planned * k;
+	case F_REALIZED: return f->realized * k;
+	case F_IN_FLIGHT: return f->in_flight * k;
+	case F_REMAINING: return f->remaining * k;
+	case F_BLOCKED: return f->blocked * k;
+	case F_SAVINGS: return k == 12 ? f->savings_annual : f->savings;
+	case F_SAVINGS_OTHER: return k == 12 ? f->savings : f->savings_annual;
+	case F_RIGHTSIZE: return f->rightsize * k;
 	default: return 0;
 	}
 }
@@ -407,25 +565,39 @@ static const char *period_name(enum report_period p)
 
 /* ---------------------------------------------------------------- json */
 
+static void json_money(struct buf *b, const char *name, micro_t m)
+{
+	buf_addf(b, ",\"%s\":", name);
+	money_add_json(b, m);
+}
+
 static void json_figures(struct buf *b, const struct report_figures *f)
 {
-	buf_addf(b, "\"volumes\":%lld,\"size_gib\":%lld,\"unpriced\":%lld,\"migrated\":%lld,\"current_monthly_usd\":",
-		 (long long)f->volumes, (long long)f->size_gib, (long long)f->unpriced, (long long)f->migrated);
-	money_add_json(b, f->current);
-	buf_adds(b, ",\"target_monthly_usd\":");
-	money_add_json(b, f->target);
-	buf_adds(b, ",\"savings_monthly_usd\":");
-	money_add_json(b, f->savings);
-	buf_adds(b, ",\"savings_annual_usd\":");
-	money_add_json(b, f->savings_annual);
+	buf_addf(b, "\"volumes\":%lld,\"size_gib\":%lld,\"unpriced\":%lld,\"migrated\":%lld,\"in_flight_volumes\":%lld,"
+		    "\"blocked_volumes\":%lld",
+		 (long long)f->volumes, (long long)f->size_gib, (long long)f->unpriced, (long long)f->migrated,
+		 (long long)f->in_flight_volumes, (long long)f->blocked_volumes);
+	json_money(b, "baseline_monthly_usd", f->baseline);
+	json_money(b, "current_monthly_usd", f->current);
+	json_money(b, "target_monthly_usd", f->target);
+	json_money(b, "planned_savings_monthly_usd", f->planned);
+	json_money(b, "realized_monthly_usd", f->realized);
+	json_money(b, "in_flight_monthly_usd", f->in_flight);
+	json_money(b, "remaining_monthly_usd", f->remaining);
+	json_money(b, "blocked_monthly_usd", f->blocked);
+	json_money(b, "savings_monthly_usd", f->savings);
+	json_money(b, "savings_annual_usd", f->savings_annual);
 	buf_adds(b, ",\"savings_percent\":");
 	add_percent(b, f, "null", 0);
-	buf_adds(b, ",\"realized_monthly_usd\":");
-	money_add_json(b, f->realized);
-	buf_adds(b, ",\"remaining_monthly_usd\":");
-	money_add_json(b, f->remaining);
-	buf_adds(b, ",\"rightsize_monthly_usd\":");
-	money_add_json(b, f->rightsize);
+	json_money(b, "rightsize_monthly_usd", f->rightsize);
+}
+
+static void day_text(char out[11], time_t day)
+{
+	char ts[21];
+	em_format_time(day, ts);
+	memcpy(out, ts, 10);
+	out[10] = '\0';
 }
 
 static void json_time(struct buf *b, time_t t)
@@ -484,12 +656,23 @@ static void write_json(struct buf *b, const struct report *r)
 	}
 	buf_adds(b, r->n_groups ? "\n],\"totals\":{" : "],\"totals\":{");
 	json_figures(b, &r->totals);
-	buf_adds(b, "}}\n");
+	buf_adds(b, "},\"series\":[");
+	for (size_t d = 0; d < r->n_series; d++) {
+		const struct report_day *day = &r->series[d];
+		char date[11];
+		day_text(date, day->day);
+		buf_addf(b, "%s{\"date\":\"%s\",\"volumes_completed\":%lld", d ? ",\n" : "\n", date,
+			 (long long)day->completed);
+		json_money(b, "realized_monthly_usd", day->realized);
+		json_money(b, "cumulative_realized_monthly_usd", day->cumulative);
+		buf_addc(b, '}');
+	}
+	buf_adds(b, r->n_series ? "\n]}\n" : "]}\n");
 }
 
 /* ---------------------------------------------------------------- csv */
 
-static void write_csv(struct buf *b, const struct report *r)
+static void csv_header(struct buf *b, const struct report *r)
 {
 	for (size_t k = 0; k < r->n_keys; k++) {
 		buf_add_csv_field(b, r->keys[k].name);
@@ -499,19 +682,50 @@ static void write_csv(struct buf *b, const struct report *r)
 		buf_adds(b, col_field((enum fig)c, r->period));
 		buf_adds(b, c + 1 < F_COUNT ? "," : "\r\n");
 	}
-	for (size_t g = 0; g <= r->n_groups; g++) {
-		const struct report_figures *f = g < r->n_groups ? &r->groups[g].f : &r->totals;
+}
+
+static void csv_figures(struct buf *b, const struct report *r, const struct report_figures *f)
+{
+	for (int c = 0; c < F_COUNT; c++) {
+		add_plain(b, f, (enum fig)c, r->period);
+		buf_adds(b, c + 1 < F_COUNT ? "," : "\r\n");
+	}
+}
+
+/* Data rows only: a total row among them would be summed again by any pivot table. */
+static void write_csv(struct buf *b, const struct report *r)
+{
+	csv_header(b, r);
+	for (size_t g = 0; g < r->n_groups; g++) {
 		for (size_t k = 0; k < r->n_keys; k++) {
-			if (g < r->n_groups)
-				buf_add_csv_field(b, r->groups[g].values[k]);
-			else if (k == 0)
-				buf_adds(b, "(total)");
+			buf_add_csv_field(b, r->groups[g].values[k]);
 			buf_addc(b, ',');
 		}
-		for (int c = 0; c < F_COUNT; c++) {
-			add_plain(b, f, (enum fig)c, r->period);
-			buf_adds(b, c + 1 < F_COUNT ? "," : "\r\n");
-		}
+		csv_figures(b, r, &r->groups[g].f);
+	}
+}
+
+void report_write_csv_totals(struct buf *b, const struct report *r)
+{
+	csv_header(b, r);
+	for (size_t k = 0; k < r->n_keys; k++)
+		buf_adds(b, "(total),");
+	csv_figures(b, r, &r->totals);
+}
+
+void report_write_csv_series(struct buf *b, const struct report *r)
+{
+	int y = r->period == REPORT_YEAR;
+	buf_addf(b, "date,volumes_completed,realized_%s_usd,cumulative_realized_%s_usd\r\n", y ? "annual" : "monthly",
+		 y ? "annual" : "monthly");
+	for (size_t d = 0; d < r->n_series; d++) {
+		char date[11];
+		day_text(date, r->series[d].day);
+		buf_addf(b, "%s,%lld,", date, (long long)r->series[d].completed);
+		money_add_usd(b, r->series[d].realized * (y ? 12 : 1));
+		buf_addc(b, ',');
+		money_add_usd(b, r->series[d].cumulative * (y ? 12 : 1));
+		buf_adds(b, "\r\n");
 	}
 }
 
@@ -532,6 +746,9 @@ static void header_lines(struct buf *b, const struct report *r, const char *bull
 	buf_addf(b, ", effective %s", book->effective_date ? book->effective_date : "unknown");
 	if (book->fetched_at)
 		buf_addf(b, ", fetched %s", book->fetched_at);
+	buf_addf(b, "\n%splanned = baseline (cost when first planned) - target = realized + in flight + remaining + "
+		    "blocked",
+		 bullet);
 	buf_addf(b, "\n%srealized: migrations completed in the ledger", bullet);
 	if (r->since) {
 		em_format_time(r->since, ts);
@@ -540,9 +757,56 @@ static void header_lines(struct buf *b, const struct report *r, const char *bull
 	buf_addc(b, '\n');
 }
 
-/* with_warnings = 0 for the table: its warnings go to stderr. */
-static void footer_notes(struct buf *b, const struct report *r, const char *bullet, int with_warnings)
+/* The realized-savings series for people: the days with completions and the last day. */
+static void write_series_text(struct buf *b, const struct report *r, int markdown)
 {
+	if (!r->n_series)
+		return;
+	int y = r->period == REPORT_YEAR;
+	const char *unit = y ? "$/YR" : "$/MO";
+	if (markdown)
+		buf_addf(b, "\n## Realized savings by day\n\n| DATE | COMPLETED | REALIZED %s | CUMULATIVE %s |\n"
+			    "|---|---:|---:|---:|\n",
+			 unit, unit);
+	else
+		buf_addf(b, "\nrealized savings by day (days with completions, and today)\n%-10s  %9s  %15s  %17s\n",
+			 "DATE", "COMPLETED", y ? "REALIZED $/YR" : "REALIZED $/MO",
+			 y ? "CUMULATIVE $/YR" : "CUMULATIVE $/MO");
+	for (size_t d = 0; d < r->n_series; d++) {
+		const struct report_day *day = &r->series[d];
+		if (!day->completed && d + 1 < r->n_series)
+			continue;
+		char date[11];
+		day_text(date, day->day);
+		struct buf a = BUF_INIT, c = BUF_INIT;
+		money_add_usd_pretty(&a, day->realized * (y ? 12 : 1));
+		money_add_usd_pretty(&c, day->cumulative * (y ? 12 : 1));
+		if (markdown)
+			buf_addf(b, "| %s | %lld | %s | %s |\n", date, (long long)day->completed, a.s, c.s);
+		else
+			buf_addf(b, "%-10s  %9lld  %15s  %17s\n", date, (long long)day->completed, a.s, c.s);
+		buf_release(&a);
+		buf_release(&c);
+	}
+}
+
+/* with_warnings = 0 for the table: its warnings go to stderr. plain: for readers who do not run
+ * ebsmigrate (html): no command names. */
+static void footer_notes(struct buf *b, const struct report *r, const char *bullet, int with_warnings, int plain)
+{
+	if (plain) {
+		if (r->totals.unpriced)
+			buf_addf(b, "%s%lld volume%s could not be priced (no price is known for %s location); %s counted "
+				    "in the volumes and sizes but in none of the costs.\n",
+				 bullet, (long long)r->totals.unpriced, r->totals.unpriced == 1 ? "" : "s",
+				 r->totals.unpriced == 1 ? "its" : "their", r->totals.unpriced == 1 ? "it is" : "they are");
+		if (r->ledger_elsewhere)
+			buf_addf(b, "%s%lld volume%s recorded as migrated %s not among the volumes of this report "
+				    "(deleted since, or in another account); %s not counted.\n",
+				 bullet, (long long)r->ledger_elsewhere, r->ledger_elsewhere == 1 ? "" : "s",
+				 r->ledger_elsewhere == 1 ? "is" : "are", r->ledger_elsewhere == 1 ? "it is" : "they are");
+		return;
+	}
 	if (r->totals.unpriced)
 		buf_addf(b, "%s%lld unpriced volume%s counted in VOLUMES and GiB, left out of the money columns "
 			    "(see 'ebsmigrate plan')\n",
@@ -671,7 +935,24 @@ static void write_table(struct buf *b, const struct report *r, int color)
 	text_table_free(&t);
 	if (r->totals.unpriced || r->ledger_elsewhere)
 		buf_addc(b, '\n');
-	footer_notes(b, r, "", 0);
+	footer_notes(b, r, "", 0, 0);
+	write_series_text(b, r, 0);
+}
+
+/* "planned $X per month ($Y per year) = realized $a + in flight $b + remaining $c + blocked $d" */
+static void savings_sentence(struct buf *b, const struct report_figures *t)
+{
+	money_add_usd_pretty(b, t->planned);
+	buf_adds(b, " per month (");
+	money_add_usd_pretty(b, t->planned * 12);
+	buf_adds(b, " per year) = realized ");
+	money_add_usd_pretty(b, t->realized);
+	buf_adds(b, " + in flight ");
+	money_add_usd_pretty(b, t->in_flight);
+	buf_adds(b, " + remaining ");
+	money_add_usd_pretty(b, t->remaining);
+	buf_adds(b, " + blocked ");
+	money_add_usd_pretty(b, t->blocked);
 }
 
 static void md_cell(struct buf *b, const char *s)
@@ -688,15 +969,9 @@ static void write_markdown(struct buf *b, const struct report *r)
 	buf_adds(b, "# ebsmigrate report\n\n");
 	header_lines(b, r, "- ");
 	const struct report_figures *t = &r->totals;
-	buf_addf(b, "\n**Savings: ");
-	money_add_usd_pretty(b, t->savings);
-	buf_adds(b, " per month (");
-	money_add_usd_pretty(b, t->savings_annual);
-	buf_adds(b, " per year)**, of which realized ");
-	money_add_usd_pretty(b, t->realized);
-	buf_adds(b, " and remaining ");
-	money_add_usd_pretty(b, t->remaining);
-	buf_adds(b, " per month.\n\n");
+	buf_addf(b, "\n**Planned savings: ");
+	savings_sentence(b, t);
+	buf_adds(b, " per month.**\n\n");
 	struct text_table tt;
 	text_table_build(&tt, r);
 	for (size_t row = 0; row < tt.n_rows; row++) {
@@ -723,7 +998,8 @@ static void write_markdown(struct buf *b, const struct report *r)
 	text_table_free(&tt);
 	if (r->totals.unpriced || r->ledger_elsewhere || r->n_warnings)
 		buf_addc(b, '\n');
-	footer_notes(b, r, "- ", 1);
+	footer_notes(b, r, "- ", 1, 0);
+	write_series_text(b, r, 1);
 }
 
 /* ---------------------------------------------------------------- html */
@@ -742,19 +1018,31 @@ static void html_esc(struct buf *b, const char *s)
 	}
 }
 
+/* Fits a 1,280-px window: headers wrap, key cells break long names, numbers never wrap; the
+ * charts scale down. Below 900 px each row stacks into a card whose cells carry their column's
+ * title (data-label), so no column is ever hidden. No script, no external resource. */
 static const char html_style[] =
-	"body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:24px;color:#1b1f24;"
-	"background:#fff}\n"
-	"h1{font-size:22px;margin:0 0 6px}p.meta{color:#57606a;margin:2px 0;font-size:13px}\n"
-	".cards{display:flex;gap:12px;margin:16px 0;flex-wrap:wrap}\n"
-	".card{border:1px solid #d0d7de;border-radius:6px;padding:10px 14px;min-width:150px}\n"
-	".card .label{font-size:12px;color:#57606a}.card .value{font-size:20px;font-weight:600}\n"
-	"table{border-collapse:collapse;font-size:13px;margin-top:12px}\n"
-	"th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;white-space:nowrap}\n"
-	"th{background:#f6f8fa;text-align:left}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+	"*{box-sizing:border-box}\n"
+	"body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:16px 24px;color:#1b1f24;"
+	"background:#fff;max-width:100%}\n"
+	"h1{font-size:22px;margin:0 0 6px}h2{font-size:16px;margin:20px 0 6px}\n"
+	"p.meta{color:#57606a;margin:2px 0;font-size:13px}\n"
+	".cards{display:flex;gap:10px;margin:14px 0;flex-wrap:wrap}\n"
+	".card{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;min-width:140px}\n"
+	".card .label{font-size:12px;color:#57606a}.card .value{font-size:19px;font-weight:600}\n"
+	"svg{max-width:100%;height:auto;display:block}\n"
+	"table{border-collapse:collapse;font-size:12.5px;margin-top:12px;width:100%}\n"
+	"th,td{border-bottom:1px solid #d0d7de;padding:4px 5px}\n"
+	"th{background:#f6f8fa;text-align:left;vertical-align:bottom;font-weight:600}\n"
+	"td.key{overflow-wrap:anywhere;min-width:5em}\n"
+	"td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}\n"
 	"tfoot td{font-weight:700;border-top:2px solid #1b1f24}\n"
 	".warn{background:#fff8c5;border:1px solid #d4a72c;padding:6px 10px;border-radius:6px;margin:8px 0}\n"
-	".notes{color:#57606a;font-size:12px}.scroll{overflow-x:auto;max-width:100%}\n";
+	".notes{color:#57606a;font-size:12.5px;max-width:70em}.notes li{margin:2px 0}\n"
+	"@media (max-width:900px){table,thead,tbody,tfoot,tr,th,td{display:block}thead tr{display:none}"
+	"tr{border:1px solid #d0d7de;border-radius:6px;margin:8px 0;padding:4px}"
+	"td{display:flex;justify-content:space-between;gap:12px;text-align:right}"
+	"td::before{content:attr(data-label);color:#57606a;text-align:left}}\n";
 
 #define CHART_MAX_GROUPS 20
 
@@ -764,56 +1052,73 @@ static void group_label(struct buf *b, const struct report *r, const struct repo
 		buf_addf(b, "%s%s", k ? " / " : "", g->values[k]);
 }
 
-/* Horizontal stacked bars: realized (green) then remaining (blue), per group, largest first. */
+static void svg_legend(struct buf *b, int x, const char *colour, const char *label)
+{
+	buf_addf(b,
+		 "<rect x=\"%d\" y=\"6\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"16\" font-size=\"12\" "
+		 "fill=\"#1b1f24\">%s</text>\n",
+		 x, colour, x + 16, label);
+}
+
+static micro_t nonneg(micro_t m)
+{
+	return m > 0 ? m : 0;
+}
+
+/* Horizontal stacked bars per group, largest first: realized, in progress, not started, blocked. */
 static void write_svg(struct buf *b, const struct report *r)
 {
+	static const char *const colour[4] = {"#2da44e", "#bf8700", "#0969da", "#cf222e"};
+	static const char *const name[4] = {"realized", "in progress", "not started", "blocked"};
 	size_t n = r->n_groups < CHART_MAX_GROUPS ? r->n_groups : CHART_MAX_GROUPS;
-	const int label_w = 280, bar_w = 520, row_h = 24, top = 34, value_w = 170;
+	const int label_w = 260, bar_w = 560, row_h = 24, top = 34, value_w = 140;
 	int height = top + (int)(n ? n : 1) * row_h + 30;
 	micro_t max = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct report_figures *f = &r->groups[i].f;
-		micro_t rz = f->realized > 0 ? f->realized : 0, rm = f->remaining > 0 ? f->remaining : 0;
-		if (rz + rm > max)
-			max = rz + rm;
+		micro_t sum = nonneg(f->realized) + nonneg(f->in_flight) + nonneg(f->remaining) + nonneg(f->blocked);
+		if (sum > max)
+			max = sum;
 	}
 	buf_addf(b,
 		 "<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		 "role=\"img\" aria-label=\"monthly savings by group, realized and remaining\">\n",
+		 "role=\"img\" aria-label=\"planned monthly savings by group: realized, in progress, not started, "
+		 "blocked\">\n",
 		 label_w + bar_w + value_w, height, label_w + bar_w + value_w, height);
 	buf_adds(b, "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
-	buf_adds(b, "<text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"#1b1f24\">Monthly savings by "
-		    "group</text>\n");
-	buf_addf(b, "<rect x=\"%d\" y=\"6\" width=\"12\" height=\"12\" fill=\"#2da44e\"/><text x=\"%d\" y=\"16\" "
-		    "font-size=\"12\" fill=\"#1b1f24\">realized</text>\n",
-		 label_w, label_w + 16);
-	buf_addf(b, "<rect x=\"%d\" y=\"6\" width=\"12\" height=\"12\" fill=\"#0969da\"/><text x=\"%d\" y=\"16\" "
-		    "font-size=\"12\" fill=\"#1b1f24\">remaining</text>\n",
-		 label_w + 90, label_w + 106);
+	buf_adds(b, "<text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"#1b1f24\">Planned savings per "
+		    "month, by group</text>\n");
+	for (int k = 0; k < 4; k++) /* right of the title (about 270 px) */
+		svg_legend(b, label_w + 60 + k * 110, colour[k], name[k]);
 	if (!n || max == 0)
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#57606a\">no savings to show</text>\n", label_w,
 			 top + 16);
 	for (size_t i = 0; i < n && max > 0; i++) {
 		const struct report_group *g = &r->groups[i];
-		micro_t rz = g->f.realized > 0 ? g->f.realized : 0, rm = g->f.remaining > 0 ? g->f.remaining : 0;
+		micro_t part[4] = {nonneg(g->f.realized), nonneg(g->f.in_flight), nonneg(g->f.remaining),
+				   nonneg(g->f.blocked)};
 		int y = top + (int)i * row_h;
-		int w1 = (int)((__int128)rz * bar_w / max), w2 = (int)((__int128)rm * bar_w / max);
 		struct buf label = BUF_INIT, val = BUF_INIT;
 		group_label(&label, r, g);
 		buf_addf(b, "<g class=\"bar\" data-index=\"%zu\"><title>", i);
 		html_esc(b, label.s);
-		buf_adds(b, ": realized ");
+		buf_adds(b, ": planned ");
+		money_add_usd_pretty(b, g->f.planned);
+		buf_adds(b, " per month = realized ");
 		money_add_usd_pretty(b, g->f.realized);
-		buf_adds(b, ", remaining ");
+		buf_adds(b, " + in progress ");
+		money_add_usd_pretty(b, g->f.in_flight);
+		buf_adds(b, " + not started ");
 		money_add_usd_pretty(b, g->f.remaining);
-		buf_adds(b, " per month</title>");
+		buf_adds(b, " + blocked ");
+		money_add_usd_pretty(b, g->f.blocked);
+		buf_adds(b, "</title>");
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\" fill=\"#1b1f24\">", label_w - 8,
 			 y + 16);
-		if (label.len > 40) {
-			size_t cut = 38;
+		if (label.len > 36) {
+			size_t cut = 34;
 			while (cut > 0 && ((unsigned char)label.s[cut] & 0xc0) == 0x80)
 				cut--; /* never split a UTF-8 sequence */
-			buf_reset(&val);
 			buf_add(&val, label.s, cut);
 			buf_adds(&val, "...");
 			html_esc(b, val.s);
@@ -822,13 +1127,17 @@ static void write_svg(struct buf *b, const struct report *r)
 			html_esc(b, label.s);
 		}
 		buf_adds(b, "</text>");
-		buf_addf(b, "<rect class=\"realized\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#2da44e\"/>", label_w,
-			 y + 4, w1, row_h - 8);
-		buf_addf(b, "<rect class=\"remaining\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#0969da\"/>",
-			 label_w + w1, y + 4, w2, row_h - 8);
-		money_add_usd_pretty(&val, rz + rm);
-		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#1b1f24\">%s</text></g>\n", label_w + w1 + w2 + 6,
-			 y + 16, val.s);
+		int x = label_w;
+		static const char *const cls[4] = {"realized", "in-flight", "remaining", "blocked"};
+		for (int k = 0; k < 4; k++) {
+			int w = (int)((__int128)part[k] * bar_w / max);
+			buf_addf(b, "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>", cls[k], x,
+				 y + 4, w, row_h - 8, colour[k]);
+			x += w;
+		}
+		money_add_usd_pretty(&val, g->f.planned);
+		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#1b1f24\">%s</text></g>\n", x + 6, y + 16,
+			 val.s);
 		buf_release(&label);
 		buf_release(&val);
 	}
@@ -836,6 +1145,77 @@ static void write_svg(struct buf *b, const struct report *r)
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#57606a\">and %zu more groups (see the "
 			    "table)</text>\n",
 			 label_w, top + (int)n * row_h + 18, r->n_groups - n);
+	buf_adds(b, "</svg>\n");
+}
+
+/* Realized savings over time: a bar per day (savings realized that day) and a step line of the
+ * cumulative monthly savings realized. */
+static void write_series_svg(struct buf *b, const struct report *r)
+{
+	const int left = 90, plot_w = 820, plot_h = 180, top = 30, width = left + plot_w + 30, height = top + plot_h + 40;
+	micro_t max = 0;
+	for (size_t d = 0; d < r->n_series; d++) {
+		if (r->series[d].cumulative > max)
+			max = r->series[d].cumulative;
+		if (r->series[d].realized > max)
+			max = r->series[d].realized;
+	}
+	buf_addf(b,
+		 "<svg id=\"series-chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d "
+		 "%d\" role=\"img\" aria-label=\"realized monthly savings per day since the first migration\">\n",
+		 width, height, width, height);
+	buf_adds(b, "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+	buf_adds(b, "<text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"#1b1f24\">Realized savings per "
+		    "month, day by day</text>\n");
+	svg_legend(b, left + 300, "#2da44e", "realized that day");
+	svg_legend(b, left + 450, "#0969da", "total realized so far");
+	int base_y = top + plot_h;
+	buf_addf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#57606a\"/>\n", left, base_y, left + plot_w,
+		 base_y);
+	struct buf v = BUF_INIT;
+	money_add_usd_pretty(&v, max);
+	buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\" fill=\"#57606a\">%s</text>\n", left - 6,
+		 top + 8, v.s);
+	buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\" fill=\"#57606a\">$0.00</text>\n",
+		 left - 6, base_y);
+	buf_release(&v);
+	size_t n = r->n_series;
+	double step = n ? (double)plot_w / (double)n : plot_w;
+	struct buf line = BUF_INIT;
+	for (size_t d = 0; d < n && max > 0; d++) {
+		const struct report_day *day = &r->series[d];
+		int x0 = left + (int)(step * (double)d), x1 = left + (int)(step * (double)(d + 1));
+		int h = (int)((__int128)nonneg(day->realized) * plot_h / max);
+		int cy = base_y - (int)((__int128)nonneg(day->cumulative) * plot_h / max);
+		char date[11];
+		day_text(date, day->day);
+		struct buf a = BUF_INIT, c = BUF_INIT;
+		money_add_usd_pretty(&a, day->realized);
+		money_add_usd_pretty(&c, day->cumulative);
+		int bw = x1 - x0 > 2 ? x1 - x0 - 1 : 1;
+		buf_addf(b, "<rect class=\"day\" data-date=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#2da44e\">"
+			    "<title>%s: %lld completed, %s realized, %s so far</title></rect>\n",
+			 date, x0, base_y - h, bw, h, date, (long long)day->completed, a.s, c.s);
+		buf_addf(&line, "%s%d,%d %d,%d", d ? " " : "", x0, cy, x1, cy);
+		buf_release(&a);
+		buf_release(&c);
+	}
+	if (line.len)
+		buf_addf(b, "<polyline class=\"cumulative\" points=\"%s\" fill=\"none\" stroke=\"#0969da\" "
+			    "stroke-width=\"2\"/>\n",
+			 line.s);
+	buf_release(&line);
+	if (n) {
+		char first[11], last[11];
+		day_text(first, r->series[0].day);
+		day_text(last, r->series[n - 1].day);
+		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#57606a\">%s</text>\n", left, base_y + 16, first);
+		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\" fill=\"#57606a\">%s</text>\n",
+			 left + plot_w, base_y + 16, last);
+	}
+	if (max == 0)
+		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#57606a\">no migration completed yet</text>\n",
+			 left + 10, top + 40);
 	buf_adds(b, "</svg>\n");
 }
 
@@ -850,6 +1230,13 @@ static void html_card(struct buf *b, const char *id, const char *label, micro_t 
 	buf_release(&plain);
 }
 
+static void html_col_title(struct buf *b, enum fig c, enum report_period p)
+{
+	html_esc(b, cols[c].html_title);
+	if (cols[c].money)
+		buf_adds(b, p == REPORT_YEAR ? " per year" : " per month");
+}
+
 static void html_row(struct buf *b, const struct report *r, const struct report_figures *f, const char *const *values,
 		     size_t index)
 {
@@ -860,16 +1247,22 @@ static void html_row(struct buf *b, const struct report *r, const struct report_
 	for (size_t k = 0; k < r->n_keys; k++) {
 		buf_adds(b, "<td class=\"key\" data-key=\"");
 		html_esc(b, r->keys[k].name);
+		buf_adds(b, "\" data-label=\"");
+		html_esc(b, r->keys[k].name);
 		buf_adds(b, "\">");
 		html_esc(b, values ? values[k] : k == 0 ? "Total" : "");
 		buf_adds(b, "</td>");
 	}
 	for (int c = 0; c < F_COUNT; c++) {
+		if (!cols[c].in_html)
+			continue;
 		struct buf plain = BUF_INIT, pretty = BUF_INIT;
 		add_plain(&plain, f, (enum fig)c, r->period);
 		add_pretty(&pretty, f, (enum fig)c, r->period);
-		buf_addf(b, "<td class=\"num\" data-field=\"%s\" data-value=\"%s\">", col_field((enum fig)c, r->period),
+		buf_addf(b, "<td class=\"num\" data-field=\"%s\" data-value=\"%s\" data-label=\"", col_field((enum fig)c, r->period),
 			 plain.s);
+		html_col_title(b, (enum fig)c, r->period);
+		buf_adds(b, "\">");
 		html_esc(b, pretty.s);
 		buf_adds(b, "</td>");
 		buf_release(&plain);
@@ -878,48 +1271,97 @@ static void html_row(struct buf *b, const struct report *r, const struct report_
 	buf_adds(b, "</tr>\n");
 }
 
-static void write_html(struct buf *b, const struct report *r)
+/* What each column means, for readers who never ran ebsmigrate. */
+static void html_explanations(struct buf *b, const struct report *r)
 {
-	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		    "<meta name=\"generator\" content=\"ebsmigrate report\">\n<title>ebsmigrate report</title>\n<style>\n");
-	buf_adds(b, html_style);
-	buf_adds(b, "</style>\n</head>\n<body>\n<h1>EBS gp2 &rarr; gp3 savings</h1>\n");
-	struct buf meta = BUF_INIT;
-	header_lines(&meta, r, "");
-	const char *p = meta.s;
-	while (*p) {
+	char ts[21];
+	buf_adds(b, "<h2>How to read this report</h2>\n<ul class=\"notes\">\n"
+		    "<li><b>Cost before migration</b> is what each volume cost when it was first planned for migration; "
+		    "<b>cost after migration</b> is what it will cost once it has moved to gp3.</li>\n"
+		    "<li><b>Planned savings</b> = cost before &minus; cost after. They are split, with nothing left over, into "
+		    "<b>realized</b> (the change has completed), <b>in progress</b> (the change has been sent and AWS is "
+		    "still applying it), <b>not started</b> (nothing has been sent yet) and <b>blocked or needs review</b> "
+		    "(the volume cannot be changed now: AWS's limit of changes per day, a change that failed, or a volume "
+		    "someone must look at first).</li>\n"
+		    "<li>Every amount is rounded to the cent once per volume, so the four parts add up exactly to the "
+		    "planned savings, and the groups add up exactly to the total.</li>\n");
+	if (r->since) {
+		em_format_time(r->since, ts);
+		buf_addf(b, "<li>This report covers the period from %s: volumes migrated before then count as already "
+			    "migrated (no savings in this period).</li>\n",
+			 ts);
+	}
+	buf_adds(b, "<li><b>Right-sizing could save more</b>: further savings if volumes larger than their workload "
+		    "needs were made smaller (not part of the planned savings).</li>\n");
+	struct buf notes = BUF_INIT;
+	footer_notes(&notes, r, "", 0, 1);
+	const char *p = notes.s;
+	while (p && *p) {
 		const char *e = strchr(p, '\n');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		char *line = xstrndup(p, n);
-		buf_adds(b, "<p class=\"meta\">");
+		buf_adds(b, "<li>");
 		html_esc(b, line);
-		buf_adds(b, "</p>\n");
+		buf_adds(b, "</li>\n");
 		free(line);
 		p += n + (e ? 1 : 0);
 	}
-	buf_release(&meta);
+	buf_release(&notes);
+	buf_adds(b, "</ul>\n");
+}
+
+static void write_html(struct buf *b, const struct report *r)
+{
+	const struct pricebook *book = r->plan->book;
+	char ts[21];
+	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+		    "<meta name=\"generator\" content=\"ebsmigrate report\">\n<title>ebsmigrate report</title>\n<style>\n");
+	buf_adds(b, html_style);
+	buf_adds(b, "</style>\n</head>\n<body>\n<h1>EBS gp2 &rarr; gp3 savings</h1>\n");
+	em_format_time(r->plan->generated_at, ts);
+	buf_addf(b, "<p class=\"meta\">Generated %s. Amounts per %s, grouped by ", ts, period_name(r->period));
+	for (size_t k = 0; k < r->n_keys; k++) {
+		if (k)
+			buf_adds(b, ", ");
+		html_esc(b, r->keys[k].name);
+	}
+	buf_adds(b, ".</p>\n<p class=\"meta\">Prices: ");
+	html_esc(b, book->source ? book->source : "unknown source");
+	buf_adds(b, ", effective ");
+	html_esc(b, book->effective_date ? book->effective_date : "unknown");
+	buf_adds(b, ".</p>\n");
 	for (size_t i = 0; i < r->n_warnings; i++) {
-		buf_adds(b, "<p class=\"warn\">warning: ");
+		buf_adds(b, "<p class=\"warn\">Warning: ");
 		html_esc(b, r->warnings[i]);
 		buf_adds(b, "</p>\n");
 	}
 	const struct report_figures *t = &r->totals;
+	int y = r->period == REPORT_YEAR;
 	buf_adds(b, "<div class=\"cards\">\n");
-	html_card(b, "card-savings-monthly", "savings per month", t->savings);
-	html_card(b, "card-savings-annual", "savings per year", t->savings_annual);
-	html_card(b, "card-realized-monthly", "realized per month", t->realized);
-	html_card(b, "card-remaining-monthly", "remaining per month", t->remaining);
+	static const char *const card_id[5] = {"card-planned", "card-realized", "card-in-flight", "card-remaining",
+						"card-blocked"};
+	static const char *const card_label[5] = {"Planned savings", "Realized", "In progress", "Not started",
+						   "Blocked or needs review"};
+	const micro_t card_value[5] = {t->planned, t->realized, t->in_flight, t->remaining, t->blocked};
+	for (int i = 0; i < 5; i++) {
+		char label[64];
+		snprintf(label, sizeof label, "%s per %s", card_label[i], y ? "year" : "month");
+		html_card(b, card_id[i], label, card_value[i] * (y ? 12 : 1));
+	}
 	buf_adds(b, "</div>\n");
 	write_svg(b, r);
-	buf_adds(b, "<div class=\"scroll\">\n<table id=\"groups\">\n<thead><tr>");
+	buf_adds(b, "<table id=\"groups\">\n<thead><tr>");
 	for (size_t k = 0; k < r->n_keys; k++) {
 		buf_adds(b, "<th>");
 		html_esc(b, r->keys[k].name);
 		buf_adds(b, "</th>");
 	}
 	for (int c = 0; c < F_COUNT; c++) {
-		buf_adds(b, "<th class=\"num\">");
-		html_esc(b, col_title((enum fig)c, r->period));
+		if (!cols[c].in_html)
+			continue;
+		buf_addf(b, "<th class=\"num\" data-field=\"%s\">", col_field((enum fig)c, r->period));
+		html_col_title(b, (enum fig)c, r->period);
 		buf_adds(b, "</th>");
 	}
 	buf_adds(b, "</tr></thead>\n<tbody>\n");
@@ -927,15 +1369,12 @@ static void write_html(struct buf *b, const struct report *r)
 		html_row(b, r, &r->groups[g].f, (const char *const *)r->groups[g].values, g);
 	buf_adds(b, "</tbody>\n<tfoot>\n");
 	html_row(b, r, t, NULL, 0);
-	buf_adds(b, "</tfoot>\n</table>\n</div>\n");
-	struct buf notes = BUF_INIT;
-	footer_notes(&notes, r, "", 0); /* warnings are shown at the top */
-	if (notes.len) {
-		buf_adds(b, "<p class=\"notes\">");
-		html_esc(b, notes.s);
-		buf_adds(b, "</p>\n");
+	buf_adds(b, "</tfoot>\n</table>\n");
+	if (r->n_series) {
+		buf_adds(b, "<h2>Realized savings over time</h2>\n");
+		write_series_svg(b, r);
 	}
-	buf_release(&notes);
+	html_explanations(b, r);
 	buf_adds(b, "</body>\n</html>\n");
 }
 

@@ -1,5 +1,6 @@
 /* test_report.c - the finance report (grouping, fallback keys, realized/remaining, reconciliation,
  * writers) and the price book tools of aws_pricing.c (age, diff, export round trip). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
+#include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "tap.h"
@@ -100,7 +102,19 @@ static void check_sums(const struct report *r)
 		s.remaining += f->remaining;
 		s.rightsize += f->rightsize;
 		s.migrated += f->migrated;
+		s.baseline += f->baseline;
+		s.planned += f->planned;
+		s.in_flight += f->in_flight;
+		s.blocked += f->blocked;
+		/* the identity, per group, exactly */
+		CHECK_I64(f->realized + f->in_flight + f->remaining + f->blocked, f->planned);
+		CHECK_I64(f->baseline - f->target, f->planned);
 	}
+	CHECK_I64(s.baseline, r->totals.baseline);
+	CHECK_I64(s.planned, r->totals.planned);
+	CHECK_I64(s.in_flight, r->totals.in_flight);
+	CHECK_I64(s.blocked, r->totals.blocked);
+	CHECK_I64(r->totals.realized + r->totals.in_flight + r->totals.remaining + r->totals.blocked, r->totals.planned);
 	CHECK_I64(s.volumes, r->totals.volumes);
 	CHECK_I64(s.size_gib, r->totals.size_gib);
 	CHECK_I64(s.unpriced, r->totals.unpriced);
@@ -159,7 +173,7 @@ static void test_grouping(void)
 	size_t n;
 	struct buf err = BUF_INIT;
 	report_parse_group_by("cluster,namespace", &k, &n, &err);
-	struct report_options o = {k, n, REPORT_MONTH, 0, NULL, 0};
+	struct report_options o = {.keys = k, .n_keys = n, .period = REPORT_MONTH};
 	struct report r;
 	report_build(&r, &p, &o);
 	CHECK_I64(r.totals.volumes, 6);
@@ -193,15 +207,18 @@ static void test_grouping(void)
 	CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetObjectItem(g0, "key"), "cluster")));
 	cJSON_Delete(j);
 
-	/* CSV: one header row, a total row, RFC 4180 line ends */
+	/* CSV: one header row, the groups only (no total row), RFC 4180 line ends; totals apart */
 	buf_reset(&out);
 	report_write(&out, &r, REPORT_CSV, 0);
-	CHECK(strncmp(out.s, "cluster,namespace,volumes,size_gib,unpriced,migrated,current_monthly_usd,", 72) == 0);
-	CHECK(strstr(out.s, "\r\n(total),,6,") != NULL);
+	CHECK(strncmp(out.s, "cluster,namespace,volumes,size_gib,unpriced,migrated,baseline_monthly_usd,", 74) == 0);
+	CHECK(strstr(out.s, "(total)") == NULL);
 	size_t lines = 0;
 	for (const char *s = out.s; (s = strstr(s, "\r\n")) != NULL; s += 2)
 		lines++;
-	CHECK_I64(lines, r.n_groups + 2);
+	CHECK_I64(lines, r.n_groups + 1);
+	buf_reset(&out);
+	report_write_csv_totals(&out, &r);
+	CHECK(strstr(out.s, "\r\n(total),(total),6,") != NULL);
 
 	/* HTML: self-contained, an SVG, a totals row with data-values */
 	buf_reset(&out);
@@ -216,7 +233,7 @@ static void test_grouping(void)
 
 	/* label and tag keys fall back to (none); Kubernetes keys to (not-kubernetes) */
 	report_parse_group_by("label:team,tag:owner", &k, &n, &err);
-	struct report_options o2 = {k, n, REPORT_YEAR, 0, NULL, 0};
+	struct report_options o2 = {.keys = k, .n_keys = n, .period = REPORT_YEAR};
 	report_build(&r, &p, &o2);
 	CHECK(find_group(&r, "data", "alice") != NULL);
 	CHECK(find_group(&r, REPORT_NONE, REPORT_NONE) != NULL);             /* vol-b, vol-f */
@@ -225,13 +242,22 @@ static void test_grouping(void)
 	check_sums(&r);
 	struct buf csv = BUF_INIT;
 	report_write(&csv, &r, REPORT_CSV, 0);
-	CHECK(strstr(csv.s, "current_annual_usd,target_annual_usd,savings_annual_usd,savings_monthly_usd") != NULL);
+	CHECK(strstr(csv.s, "current_annual_usd,target_annual_usd,planned_savings_annual_usd,") != NULL);
+	CHECK(strstr(csv.s, ",savings_annual_usd,savings_monthly_usd,") != NULL);
 	buf_release(&csv);
 	report_release(&r);
 	report_keys_free(k, n);
 	buf_release(&err);
 	plan_release(&p);
 	fleet_release(&f);
+}
+
+static const struct plan_item *item_of(const struct plan *p, const char *id)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->items[i].v->volume_id, id) == 0)
+			return &p->items[i];
+	return NULL;
 }
 
 static void test_realized(void)
@@ -245,37 +271,166 @@ static void test_realized(void)
 	size_t n;
 	struct buf err = BUF_INIT;
 	report_parse_group_by("namespace", &k, &n, &err);
-	struct ledger_completed done[3] = {
-		{"vol-a", "2026-11-20T10:00:00Z", 11400000, 9120000},  /* db: realized 2.28 */
-		{"vol-c", "2026-10-01T00:00:00Z", 20000000, 16000000}, /* web: before --since */
-		{"vol-zz", "2026-11-21T00:00:00Z", 1000000, 800000},   /* not in the inputs */
+	time_t t_a, t_c, t_zz;
+	em_parse_time("2026-11-20T10:00:00Z", &t_a);
+	em_parse_time("2026-10-01T00:00:00Z", &t_c);
+	em_parse_time("2026-11-21T00:00:00Z", &t_zz);
+	struct report_volume_state st[3] = {
+		{"vol-a", "completed", 0, t_a, 1, 11400000},  /* db: realized 2.28 (the inputs still say gp2) */
+		{"vol-c", "completed", 0, t_c, 1, 20000000},  /* web: before --since */
+		{"vol-zz", "completed", 0, t_zz, 1, 1000000}, /* not in the inputs */
 	};
 	time_t since;
 	em_parse_time("2026-11-01", &since);
-	struct report_options o = {k, n, REPORT_MONTH, since, done, 3};
+	struct report_options o = {.keys = k, .n_keys = n, .period = REPORT_MONTH, .since = since, .now = NOW,
+				   .states = st, .n_states = 3};
 	struct report r;
 	report_build(&r, &p, &o);
 	const struct report_group *db = find_group(&r, "db", NULL), *web = find_group(&r, "web", NULL);
 	CHECK(db && web);
 	CHECK_I64(db ? db->f.realized : 0, 2280000);
 	CHECK_I64(db ? db->f.migrated : 0, 1);
-	/* vol-a is completed: its savings are no longer remaining; vol-b's still are */
-	const struct plan_item *b = NULL;
-	for (size_t i = 0; i < p.n; i++)
-		if (strcmp(p.items[i].v->volume_id, "vol-b") == 0)
-			b = &p.items[i];
+	/* vol-a is completed: its savings are realized, not remaining; vol-b's are remaining */
+	const struct plan_item *b = item_of(&p, "vol-b"), *c = item_of(&p, "vol-c");
 	CHECK_I64(db ? db->f.remaining : 0, b ? b->savings_monthly : -1);
 	CHECK_I64(web ? web->f.realized : 0, 0);  /* completed before --since */
 	CHECK_I64(web ? web->f.remaining : 0, 0); /* but done: nothing remains */
+	CHECK_I64(web ? web->f.baseline : 0, c ? c->target_monthly : -1); /* starts the period migrated */
 	CHECK_I64(r.ledger_elsewhere, 1);
 	CHECK_I64(r.totals.realized, 2280000);
+	CHECK_I64(r.n_series, 0); /* no apply run: no series */
 	check_sums(&r);
 	report_release(&r);
 	/* without --since every completion counts */
 	o.since = 0;
 	report_build(&r, &p, &o);
-	CHECK_I64(r.totals.realized, 2280000 + 4000000);
+	CHECK_I64(r.totals.realized, 2280000 + (c ? c->savings_monthly : 0));
 	CHECK_I64(r.totals.migrated, 2);
+	check_sums(&r);
+	report_release(&r);
+	report_keys_free(k, n);
+	buf_release(&err);
+	plan_release(&p);
+	fleet_release(&f);
+}
+
+/* The split with awkward amounts: thirds of a cent, half cents (which round away from zero),
+ * negative planned savings (a volume grown since its baseline), every state. Each part and each
+ * total must be whole cents, and the parts must add up to the planned savings exactly, per group
+ * and in the totals, in the figures and in the JSON and CSV text. */
+static void test_split_identity(void)
+{
+	struct fleet f;
+	fleet_init(&f);
+	static const char *const ids[] = {"vol-1", "vol-2", "vol-3", "vol-4", "vol-5", "vol-6", "vol-7"};
+	for (int i = 0; i < 7; i++) {
+		struct volume *v = add(&f, ids[i], "us-east-1a", EBS_GP2, 100 + i);
+		bind(v, "prod", i < 4 ? "db" : "web", NULL);
+	}
+	struct plan_options po = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &po);
+	/* awkward current and target costs, as a price book with 1e-10 prices could give */
+	static const micro_t cur[7] = {3333333, 6666667, 1005000, 995000, 12345678, 1, 4999};
+	static const micro_t tgt[7] = {1666667, 3333333, 804999, 796000, 9876543, 0, 5001};
+	for (size_t i = 0; i < p.n; i++) {
+		int at = p.items[i].v->volume_id[4] - '1';
+		p.items[i].current_monthly = cur[at];
+		p.items[i].target_monthly = tgt[at];
+		p.items[i].action = at == 6 ? ACTION_REVIEW : ACTION_MIGRATE;
+	}
+	/* a real plan's items are whole cents (cost.c), its totals their sums: keep that relation */
+	p.totals.current_monthly = 3330000 + 6670000 + 1010000 + 1000000 + 12350000 + 0 + 0;
+	p.totals.target_monthly = 1670000 + 3330000 + 800000 + 800000 + 9880000 + 0 + 10000;
+	p.totals.savings_monthly = p.totals.current_monthly - p.totals.target_monthly;
+	p.totals.savings_annual = p.totals.savings_monthly * 12;
+	time_t done_at, later;
+	em_parse_time("2026-11-20T10:00:00Z", &done_at);
+	em_parse_time("2026-12-30T00:00:00Z", &later);
+	struct report_volume_state st[5] = {
+		{"vol-1", "completed", 0, done_at, 1, 3333333},
+		{"vol-2", "optimizing", 0, 0, 1, 6666667},
+		{"vol-3", "deferred", later, 0, 1, 1005000}, /* deferred until later: blocked */
+		{"vol-4", "failed", 0, 0, 1, 995000},
+		{"vol-5", "completed", 0, done_at + 86400, 1, 12345678},
+	};
+	/* baselines from the first plan: half a cent, a third of a cent, a volume grown since (vol-6) */
+	struct report_baseline bl[4] = {
+		{"vol-1", 4005000}, {"vol-2", 7777777}, {"vol-5", 15000005}, {"vol-6", 0},
+	};
+	time_t first;
+	em_parse_time("2026-11-18T08:00:00Z", &first);
+	struct report_key *k;
+	size_t n;
+	struct buf err = BUF_INIT;
+	report_parse_group_by("namespace", &k, &n, &err);
+	struct report_options o = {.keys = k, .n_keys = n, .period = REPORT_MONTH, .now = NOW, .first_apply = first,
+				   .states = st, .n_states = 5, .baselines = bl, .n_baselines = 4};
+	struct report r;
+	report_build(&r, &p, &o);
+	check_sums(&r);
+	const struct report_figures *t = &r.totals;
+	CHECK_I64(t->baseline % MICRO_PER_CENT, 0);
+	CHECK_I64(t->planned % MICRO_PER_CENT, 0);
+	CHECK_I64(t->realized % MICRO_PER_CENT, 0);
+	CHECK_I64(t->in_flight % MICRO_PER_CENT, 0);
+	CHECK_I64(t->remaining % MICRO_PER_CENT, 0);
+	CHECK_I64(t->blocked % MICRO_PER_CENT, 0);
+	/* by hand: baselines $4.01 (4.005 rounds up), $7.78, $1.01 (ledger 1.005), $1.00 (ledger 0.995),
+	 * $15.00 (15.000005), $0.00, $0.00 (no ledger row nor plan: its current 0.004999) */
+	CHECK_I64(t->baseline, 4010000 + 7780000 + 1010000 + 1000000 + 15000000 + 0 + 0);
+	/* targets rounded: 1.67, 3.33, 0.80, 0.80, 9.88, 0.00, 0.01 */
+	CHECK_I64(t->target, 1670000 + 3330000 + 800000 + 800000 + 9880000 + 0 + 10000);
+	CHECK_I64(t->realized, (4010000 - 1670000) + (15000000 - 9880000));
+	CHECK_I64(t->in_flight, 7780000 - 3330000);
+	CHECK_I64(t->blocked, (1010000 - 800000) + (1000000 - 800000) + (0 - 10000)); /* vol-7: review */
+	CHECK_I64(t->remaining, 0 - 0);
+	CHECK_I64(t->migrated, 2);
+	CHECK_I64(t->in_flight_volumes, 1);
+	CHECK_I64(t->blocked_volumes, 3);
+	/* the series: 2026-11-18 .. NOW's day, completions on the 20th and 21st */
+	CHECK(r.n_series >= 4);
+	micro_t sum = 0;
+	int64_t completed = 0;
+	for (size_t d = 0; d < r.n_series; d++) {
+		sum += r.series[d].realized;
+		completed += r.series[d].completed;
+		CHECK_I64(r.series[d].cumulative, sum);
+	}
+	CHECK_I64(sum, t->realized);
+	CHECK_I64(completed, 2);
+	CHECK_I64(r.n_series ? r.series[2].realized : 0, 4010000 - 1670000);
+	CHECK_I64(r.n_series > 3 ? r.series[3].realized : 0, 15000000 - 9880000);
+	/* the JSON text: parts add up to the planned savings to the cent, in every group and the totals */
+	struct buf out = BUF_INIT;
+	report_write(&out, &r, REPORT_JSON, 0);
+	cJSON *j = cJSON_Parse(out.s);
+	CHECK(j != NULL);
+	cJSON *rows[3] = {cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0),
+			  cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 1), cJSON_GetObjectItem(j, "totals")};
+	for (int i = 0; i < 3; i++) {
+		long long parts = llround(cJSON_GetObjectItem(rows[i], "realized_monthly_usd")->valuedouble * 100) +
+				  llround(cJSON_GetObjectItem(rows[i], "in_flight_monthly_usd")->valuedouble * 100) +
+				  llround(cJSON_GetObjectItem(rows[i], "remaining_monthly_usd")->valuedouble * 100) +
+				  llround(cJSON_GetObjectItem(rows[i], "blocked_monthly_usd")->valuedouble * 100);
+		CHECK_I64(parts, llround(cJSON_GetObjectItem(rows[i], "planned_savings_monthly_usd")->valuedouble * 100));
+	}
+	CHECK_I64(cJSON_GetArraySize(cJSON_GetObjectItem(j, "series")), (int64_t)r.n_series);
+	cJSON_Delete(j);
+	/* year: every part x 12, the identity still exact */
+	report_release(&r);
+	o.period = REPORT_YEAR;
+	report_build(&r, &p, &o);
+	buf_reset(&out);
+	report_write(&out, &r, REPORT_CSV, 0);
+	CHECK(strstr(out.s, "planned_savings_annual_usd,realized_annual_usd,in_flight_annual_usd,remaining_annual_usd,"
+			    "blocked_annual_usd") != NULL);
+	buf_reset(&out);
+	report_write_csv_series(&out, &r);
+	CHECK(strncmp(out.s, "date,volumes_completed,realized_annual_usd,cumulative_realized_annual_usd\r\n", 75) == 0);
+	CHECK(strstr(out.s, "2026-11-20,1,28.08,28.08\r\n") != NULL); /* (4.01 - 1.67) x 12 */
+	CHECK(strstr(out.s, "2026-11-21,1,61.44,89.52\r\n") != NULL); /* (15.00 - 9.88) x 12 */
+	buf_release(&out);
 	report_release(&r);
 	report_keys_free(k, n);
 	buf_release(&err);
@@ -418,6 +573,64 @@ static void test_ledger(void)
 		CHECK_I64(c[1].current_monthly_micro - c[1].target_monthly_micro, 1000000);
 	}
 	ledger_completed_free(c, n);
+
+	/* the report's reads: states, baselines from the first recorded plan, the first apply */
+	time_t first;
+	CHECK(ledger_first_apply(l, &first, &err) == 0);
+	CHECK_I64(first, 0); /* no apply ran */
+	CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+	sql = "INSERT INTO plans (id, generated_at, mode, volumes, savings_monthly_micro, plan_json, created_at) VALUES "
+	      "(3, '2026-10-01T00:00:00Z', 'match', 2, 0, '{\"volumes\":[{\"volume_id\":\"vol-a\",\"current_monthly_usd\":11.4},"
+	      "{\"volume_id\":\"vol-b\",\"current_monthly_usd\":null}]}', 'x'),"
+	      "(4, '2026-09-01T00:00:00Z', 'match', 2, 0, '{\"volumes\":[{\"volume_id\":\"vol-a\",\"current_monthly_usd\":12},"
+	      "{\"volume_id\":\"vol-d\",\"current_monthly_usd\":1e300}]}', 'x'),"
+	      "(5, '2026-08-01T00:00:00Z', 'match', 1, 0, 'not json', 'x'),"
+	      "(6, '2026-10-02T00:00:00Z', 'match', 1, 0, '{\"volumes\":[{\"volume_id\":\"vol-b\",\"current_monthly_usd\":9.5}]}', 'x');"
+	      "INSERT INTO apply_volumes (plan_id, volume_id, region, method, state, target_type, target_iops, "
+	      "target_throughput, current_monthly_micro, target_monthly_micro, updated_at) VALUES "
+	      "(3, 'vol-b', 'r', 'ec2', 'planned', 'gp3', 3000, 125, 7000000, 7000000, 'z');"
+	      "INSERT INTO apply_runs (plan_id, started_at) VALUES (1, '2026-11-02T00:00:00Z'), (1, '2026-10-30T05:00:00Z');";
+	CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK(ledger_first_apply(l, &first, &err) == 0);
+	time_t want;
+	em_parse_time("2026-10-30T05:00:00Z", &want);
+	CHECK_I64(first, want);
+	struct ledger_baseline *bl;
+	CHECK(ledger_plan_baselines(l, NULL, 0, &bl, &n, &err) == 0);
+	CHECK_I64(n, 2); /* vol-d's absurd amount and plan 5's broken document are passed over */
+	if (n == 2) {
+		CHECK_STR(bl[0].volume_id, "vol-a");
+		CHECK_I64(bl[0].plan_id, 4); /* the first by generated_at, not by id */
+		CHECK_I64(bl[0].monthly, 12000000);
+		CHECK_STR(bl[1].volume_id, "vol-b");
+		CHECK_I64(bl[1].plan_id, 6); /* plan 3 did not price it */
+		CHECK_I64(bl[1].monthly, 9500000);
+	}
+	ledger_baselines_free(bl, n);
+	/* only the wanted volumes; reading stops at plan 4, which has vol-a */
+	const char *wanted[] = {"vol-a", "vol-x"};
+	CHECK(ledger_plan_baselines(l, wanted, 1, &bl, &n, &err) == 0);
+	CHECK(n == 1 && strcmp(bl[0].volume_id, "vol-a") == 0 && bl[0].plan_id == 4);
+	ledger_baselines_free(bl, n);
+	CHECK(ledger_plan_baselines(l, wanted, 2, &bl, &n, &err) == 0); /* vol-x is in no plan */
+	CHECK(n == 1 && bl[0].monthly == 12000000);
+	ledger_baselines_free(bl, n);
+	struct ledger_volume_state *vs;
+	CHECK(ledger_volume_states(l, &vs, &n, &err) == 0);
+	CHECK_I64(n, 3);
+	if (n == 3) {
+		CHECK_STR(vs[0].volume_id, "vol-a");
+		CHECK_STR(vs[0].state, "completed");
+		CHECK_STR(vs[1].volume_id, "vol-b");
+		CHECK_STR(vs[1].state, "completed"); /* a later 'planned' row does not hide it */
+		em_parse_time("2026-11-05T00:00:00Z", &want);
+		CHECK_I64(vs[1].completed_at, want);
+		CHECK_I64(vs[1].current_monthly, 10000000); /* the first row's cost before */
+		CHECK_STR(vs[2].state, "failed");
+		CHECK_I64(vs[2].completed_at, 0);
+	}
+	ledger_volume_states_free(vs, n);
 	ledger_close(l);
 	pricebook_release(&cur);
 	pricebook_release(&second);
@@ -440,6 +653,7 @@ int main(void)
 	test_group_by_parse();
 	test_grouping();
 	test_realized();
+	test_split_identity();
 	test_age();
 	test_diff_and_export();
 	test_ledger();
