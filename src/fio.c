@@ -265,8 +265,10 @@ static const cJSON *pick_latency(const cJSON *dir, const char **name, double *sc
 
 static double percentile(const cJSON *pct, double want)
 {
-	for (const cJSON *e = pct ? pct->child : NULL; e; e = e->next) {
+	for (const cJSON *e = cJSON_IsObject(pct) ? pct->child : NULL; e; e = e->next) {
 		char *end;
+		if (!e->string) /* a member of an object always has a name; defensive against hand-built trees */
+			continue;
 		double k = strtod(e->string, &end);
 		if (end != e->string && fabs(k - want) < 1e-6 && cJSON_IsNumber(e))
 			return e->valuedouble;
@@ -331,6 +333,9 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 	if (!isnan(n) && n <= 0)
 		return 0;
 	const cJSON *pct = jsonx_get(lat, "percentile");
+	if (pct && !cJSON_IsObject(pct))
+		return em_err(err, EM_EINPUT, "%s: %s.%s.percentile: must be an object of \"P\": value pairs", origin,
+			      path, name);
 	d->lat.mean = mean / scale;
 	d->lat.p50 = percentile(pct, 50) / scale;
 	d->lat.p95 = percentile(pct, 95) / scale;

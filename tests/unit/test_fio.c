@@ -253,6 +253,10 @@ static void test_malformed(void)
 		{"{\"jobs\": [{\"jobname\": \"x\", \"read\": 3}]}", "jobs[0].read: expected an object"},
 		{"{\"jobs\": [{\"jobname\": \"x\", \"error\": 1.5, \"read\": {\"iops\": 1}}]}", "jobs[0].error: expected an integer"},
 		{"fio: pid=1, err=2/file:filesetup.c:1, func=open, error=No such file", "it starts with 'fio: pid=1"},
+		/* found by fuzz.fio_json: an array where fio writes {"99.000000": n} handed strtod a NULL name */
+		{"{\"jobs\": [{\"jobname\": \"x\", \"read\": {\"iops\": 1, \"io_bytes\": 4096, \"clat_ns\": "
+		 "{\"N\": 1, \"mean\": 2, \"percentile\": [1, 2]}}}]}",
+		 "jobs[0].read.clat_ns.percentile: must be an object"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		buf_reset(&err);
