@@ -590,14 +590,24 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	char now[21];
 	now_rfc3339(now);
 	char sha[65];
-	em_sha256_hex(plan_json, strlen(plan_json), sha);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
-			 "plan_json, created_at, plan_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			 &st, err);
-	if (rc)
+	size_t len = strlen(plan_json);
+	em_sha256_hex(plan_json, len, sha);
+	/* Stored compressed (migration 0006): JSON plans shrink 10 to 50 times. */
+	struct buf z = BUF_INIT;
+	int rc = ledger_deflate(plan_json, len, &z, err);
+	if (rc) {
+		buf_release(&z);
 		return rc;
+	}
+	sqlite3_stmt *st;
+	rc = ledger_prepare(l,
+			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
+			 "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+			 &st, err);
+	if (rc) {
+		buf_release(&z);
+		return rc;
+	}
 	ledger_bind_text(st, 1, generated_at);
 	ledger_bind_text(st, 2, mode);
 	if (price_version > 0)
@@ -606,9 +616,10 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_int64(st, 4, volumes);
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
-	bind_document(st, 6, plan_json);
-	ledger_bind_text(st, 7, now);
-	ledger_bind_text(st, 8, sha);
+	ledger_bind_text(st, 6, now);
+	ledger_bind_text(st, 7, sha);
+	sqlite3_bind_blob64(st, 8, z.s, z.len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)len);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
@@ -616,6 +627,7 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		rc = ledger_db_err(l, err, "cannot record the plan");
 	}
 	sqlite3_finalize(st);
+	buf_release(&z);
 	return rc;
 }
 
@@ -624,22 +636,33 @@ int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, s
 	char sha[65];
 	em_sha256_hex(plan_json, strlen(plan_json), sha);
 	/* The hash narrows the search; the documents themselves decide (rows recorded before
-	 * migration 0005 have no hash). */
+	 * migration 0005 have no hash; since 0006 documents are compressed, so compared here). */
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
-				"SELECT id FROM plans WHERE (plan_sha256 = ? OR plan_sha256 IS NULL) AND plan_json = ? "
-				"ORDER BY id DESC LIMIT 1",
+				"SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
+				"OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
+				"ORDER BY id DESC",
 				&st, err);
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, sha);
 	bind_document(st, 2, plan_json);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*id_out = sqlite3_column_int64(st, 0);
-	else if (step == SQLITE_DONE)
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)strlen(plan_json));
+	int step = SQLITE_DONE, found = 0;
+	while (!rc && !found && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		char *doc = NULL;
+		struct buf ignored = BUF_INIT;
+		if (ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, plan_json) == 0) {
+			*id_out = id;
+			found = 1;
+		}
+		free(doc);
+		buf_release(&ignored);
+	}
+	if (!found && step == SQLITE_DONE)
 		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
-	else
+	else if (!found)
 		rc = ledger_db_err(l, err, "cannot read plans");
 	sqlite3_finalize(st);
 	return rc;
