@@ -160,5 +160,7 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
 extern const struct cmd_help report_help, pricing_help;
 extern const struct cmd_help plan_help, help_help, version_help, inventory_help, iam_policy_help, rbac_help;
+int cmd_db(struct cmd_ctx *ctx, int argc, char **argv);
+extern const struct cmd_help db_help;
 
 #endif
