@@ -296,14 +296,11 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 
 	/* The plan document: what the database records, --out saves and apply reads. */
 	struct buf json = BUF_INIT;
-	if (!rc && (a.out || (!a.no_record && ctx->db))) {
-		if (a.format == FORMAT_JSON)
-			buf_add(&json, out.s, out.len);
-		else
-			plan_write(&json, &plan, FORMAT_JSON);
-	}
+	const struct buf *doc = a.format == FORMAT_JSON ? &out : &json; /* --format json: out is it, no copy */
+	if (!rc && (a.out || (!a.no_record && ctx->db)) && doc == &json)
+		plan_write(&json, &plan, FORMAT_JSON);
 	if (!rc && a.out)
-		rc = cmd_outputs_add(&outputs, a.out, &json);
+		rc = cmd_outputs_add(&outputs, a.out, doc);
 	int64_t recorded = 0;
 	if (!rc && !a.no_record && ctx->db) {
 		char ts[21];
@@ -311,7 +308,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		int64_t id = 0;
 		buf_reset(&err);
 		if (ledger_plan_record(ctx->db, ts, plan_mode_name(plan.mode), ctx->book.version, plan.totals.volumes,
-				       plan.totals.savings_monthly, json.s, &id, &err)) {
+				       plan.totals.savings_monthly, doc->s, &id, &err)) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		} else {

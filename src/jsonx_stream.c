@@ -272,6 +272,22 @@ static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *a
 	return NULL;
 }
 
+/* The fast path for an object or array element: cJSON finds its end itself (no scan first).
+ * NULL when it fails, which is also what an element cut off by the end of the window does (an
+ * object or array always fails when cut, unlike a number); the caller then scans and retries. */
+static cJSON *parse_in_window(struct jsonx_stream *s, size_t *n)
+{
+	const char *start = s->text + s->pos, *stop = NULL;
+	cJSON *j = jsonx_parse_value_in(s->arena, start, s->len - s->pos, &stop);
+	if (j && stop && stop > start) {
+		*n = (size_t)(stop - start);
+		return j;
+	}
+	if (j && !s->arena)
+		cJSON_Delete(j);
+	return NULL;
+}
+
 static int is_streamed(const struct jsonx_stream *s, const char *key)
 {
 	for (const char *const *k = s->keys; k && *k; k++)
@@ -403,13 +419,17 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 			}
 			if (c == -1)
 				return syntax_error(s, 0, err);
-			if ((rc = scan_value(s, &n, err)) < 0)
-				return rc;
 			if (s->arena)
 				jsonx_arena_reset(s->arena);
-			cJSON *el = parse_span(s, n, s->arena, err);
-			if (!el)
-				return EM_EINPUT;
+			cJSON *el = (c == '{' || c == '[') ? parse_in_window(s, &n) : NULL;
+			if (!el) { /* a scalar, an element cut by the window's end, or bad JSON */
+				if ((rc = scan_value(s, &n, err)) < 0)
+					return rc;
+				if (s->arena)
+					jsonx_arena_reset(s->arena);
+				if (!(el = parse_span(s, n, s->arena, err)))
+					return EM_EINPUT;
+			}
 			s->pos += n;
 			s->state = ST_AFTER_ELEMENT;
 			ev->key = s->key;

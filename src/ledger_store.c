@@ -24,7 +24,8 @@ int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err
 {
 	z_stream z;
 	memset(&z, 0, sizeof z);
-	if (deflateInit(&z, Z_DEFAULT_COMPRESSION) != Z_OK)
+	/* the fastest level: plans still shrink 20 to 40 times, at a fraction of level 6's CPU */
+	if (deflateInit(&z, Z_BEST_SPEED) != Z_OK)
 		return em_err(err, EM_EIO, "cannot compress the document: %s", z.msg ? z.msg : "zlib init failed");
 	buf_reset(out);
 	/* in steps of at most 1 GiB: avail_in is 32 bits */
