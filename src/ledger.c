@@ -583,31 +583,20 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	return rc;
 }
 
-int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
-		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
-		       struct buf *err)
+/* Inserts a plans row with the document already compressed (zdata, zlen), its size and hash. */
+static int insert_plan(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *zdata, size_t zlen, size_t size,
+		       const char *sha, int64_t *id_out, struct buf *err)
 {
 	char now[21];
 	now_rfc3339(now);
-	char sha[65];
-	size_t len = strlen(plan_json);
-	em_sha256_hex(plan_json, len, sha);
-	/* Stored compressed (migration 0006): JSON plans shrink 10 to 50 times. */
-	struct buf z = BUF_INIT;
-	int rc = ledger_deflate(plan_json, len, &z, err);
-	if (rc) {
-		buf_release(&z);
-		return rc;
-	}
 	sqlite3_stmt *st;
-	rc = ledger_prepare(l,
+	int rc = ledger_prepare(l,
 			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
 			 "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
 			 &st, err);
-	if (rc) {
-		buf_release(&z);
+	if (rc)
 		return rc;
-	}
 	ledger_bind_text(st, 1, generated_at);
 	ledger_bind_text(st, 2, mode);
 	if (price_version > 0)
@@ -618,8 +607,8 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
 	ledger_bind_text(st, 6, now);
 	ledger_bind_text(st, 7, sha);
-	sqlite3_bind_blob64(st, 8, z.s, z.len, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 9, (sqlite3_int64)len);
+	sqlite3_bind_blob64(st, 8, zdata, zlen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)size);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
@@ -627,8 +616,35 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		rc = ledger_db_err(l, err, "cannot record the plan");
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
+		       struct buf *err)
+{
+	char sha[65];
+	size_t len = strlen(plan_json);
+	em_sha256_hex(plan_json, len, sha);
+	/* Stored compressed (migration 0006): JSON plans shrink 20 to 40 times. */
+	struct buf z = BUF_INIT;
+	int rc = ledger_deflate(plan_json, len, &z, err);
+	if (!rc)
+		rc = insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, z.s, z.len, len, sha,
+				 id_out, err);
 	buf_release(&z);
 	return rc;
+}
+
+int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
+			   struct buf *err)
+{
+	const char *zdata, *sha;
+	size_t zlen, size;
+	ledger_doc_stored(doc, &zdata, &zlen, &size, &sha);
+	return insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, zdata, zlen, size, sha,
+			   id_out, err);
 }
 
 int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)

@@ -34,6 +34,9 @@ char *ledger_column_dup(sqlite3_stmt *st, int i);
 int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err);
 /* The document of a plans row read by st: columns col, col + 1, col + 2 are plan_json,
  * plan_zlib, plan_size. *out is the caller's. An error (a damaged compressed copy) names plan id. */
+/* A finished ledger_doc's zlib stream, document size and SHA-256 (hex). */
+struct ledger_doc;
+void ledger_doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha);
 int ledger_plan_document(sqlite3_stmt *st, int col, int64_t id, char **out, struct buf *err);
 
 #endif

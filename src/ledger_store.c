@@ -16,6 +16,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <openssl/evp.h>
+
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ledger_internal.h"
@@ -51,6 +53,92 @@ int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err
 	if (zr != Z_STREAM_END)
 		return em_err(err, EM_EIO, "cannot compress the document (zlib error %d)", zr);
 	return 0;
+}
+
+/* ---- a plan document recorded as it is written ---- */
+
+struct ledger_doc {
+	z_stream z;
+	EVP_MD_CTX *md;
+	struct buf zdata;
+	size_t size;
+	int failed;
+	char sha[65];
+};
+
+struct ledger_doc *ledger_doc_begin(void)
+{
+	struct ledger_doc *d = xcalloc(1, sizeof *d);
+	buf_init(&d->zdata);
+	d->md = EVP_MD_CTX_new();
+	if (!d->md || EVP_DigestInit_ex(d->md, EVP_sha256(), NULL) != 1 || deflateInit(&d->z, Z_BEST_SPEED) != Z_OK)
+		d->failed = 1;
+	return d;
+}
+
+/* Runs deflate over what is in z.next_in with flush, growing zdata. */
+static int doc_deflate(struct ledger_doc *d, int flush)
+{
+	int zr;
+	do {
+		if (d->zdata.cap - d->zdata.len < 65536 + 1)
+			buf_grow(&d->zdata, d->zdata.len / 2 + 65536);
+		d->z.next_out = (Bytef *)d->zdata.s + d->zdata.len;
+		d->z.avail_out = (uInt)(d->zdata.cap - d->zdata.len - 1);
+		size_t before = d->z.avail_out;
+		zr = deflate(&d->z, flush);
+		d->zdata.len += before - d->z.avail_out;
+	} while (zr == Z_OK && (d->z.avail_in > 0 || d->z.avail_out == 0 || flush == Z_FINISH));
+	return zr == Z_OK || zr == Z_STREAM_END || zr == Z_BUF_ERROR ? 0 : -1;
+}
+
+void ledger_doc_add(struct ledger_doc *d, const char *data, size_t len)
+{
+	while (!d->failed && len) {
+		size_t n = len < ((size_t)1 << 30) ? len : (size_t)1 << 30;
+		if (EVP_DigestUpdate(d->md, data, n) != 1)
+			d->failed = 1;
+		d->z.next_in = (Bytef *)data;
+		d->z.avail_in = (uInt)n;
+		if (doc_deflate(d, Z_NO_FLUSH))
+			d->failed = 1;
+		d->size += n;
+		data += n;
+		len -= n;
+	}
+}
+
+int ledger_doc_finish(struct ledger_doc *d, struct buf *err)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	d->z.next_in = NULL;
+	d->z.avail_in = 0;
+	if (!d->failed && (doc_deflate(d, Z_FINISH) || EVP_DigestFinal_ex(d->md, md, &mdlen) != 1 || mdlen != 32))
+		d->failed = 1;
+	if (d->failed)
+		return em_err(err, EM_EIO, "cannot compress the plan document");
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(d->sha + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
+void ledger_doc_free(struct ledger_doc *d)
+{
+	if (!d)
+		return;
+	deflateEnd(&d->z);
+	EVP_MD_CTX_free(d->md);
+	buf_release(&d->zdata);
+	free(d);
+}
+
+void ledger_doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha)
+{
+	*zdata = d->zdata.s;
+	*zlen = d->zdata.len;
+	*size = d->size;
+	*sha = d->sha;
 }
 
 /* Inflates exactly size bytes from z (a zlib stream of zlen bytes) into a NUL-terminated copy. */

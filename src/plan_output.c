@@ -168,7 +168,10 @@ static void write_totals_json(struct buf *b, const struct plan_totals *t)
 	buf_addc(b, '}');
 }
 
-static void write_json(struct buf *b, const struct plan *p)
+/* flush, when given, takes b's contents every megabyte or so (and at the end), so a large plan
+ * never sits in memory whole. */
+static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n),
+		       void *ctx)
 {
 	buf_adds(b, "{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":");
 	json_time(b, p->generated_at);
@@ -188,10 +191,25 @@ static void write_json(struct buf *b, const struct plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		buf_adds(b, i ? ",\n" : "\n");
 		write_json_item(b, &p->items[i]);
+		if (flush && b->len >= (1u << 20)) {
+			flush(ctx, b->s, b->len);
+			buf_reset(b);
+		}
 	}
 	buf_adds(b, "\n],\"totals\":");
 	write_totals_json(b, &p->totals);
 	buf_adds(b, "}\n");
+	if (flush) {
+		flush(ctx, b->s, b->len);
+		buf_reset(b);
+	}
+}
+
+void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx)
+{
+	struct buf b = BUF_INIT;
+	write_json(&b, p, flush, ctx);
+	buf_release(&b);
 }
 
 static const char *const csv_header =
@@ -503,7 +521,7 @@ void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
 {
 	switch (fmt) {
 	case FORMAT_TABLE: plan_write_table(out, p, 0); break;
-	case FORMAT_JSON: write_json(out, p); break;
+	case FORMAT_JSON: write_json(out, p, NULL, NULL); break;
 	case FORMAT_CSV: write_csv(out, p); break;
 	case FORMAT_MARKDOWN: write_markdown(out, p); break;
 	}

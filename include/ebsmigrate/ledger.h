@@ -110,4 +110,16 @@ int ledger_prune(struct ledger *l, int64_t keep, int dry_run, int vacuum, struct
 		 struct buf *err);
 void ledger_prune_result_release(struct ledger_prune_result *r);
 
+/* A plan document recorded as it is written, never whole in memory: begin, add its bytes in
+ * order, finish (compresses and hashes it), then ledger_plan_record_doc; free in any case. */
+struct ledger_doc;
+struct ledger_doc *ledger_doc_begin(void);
+void ledger_doc_add(struct ledger_doc *d, const char *data, size_t len);
+int ledger_doc_finish(struct ledger_doc *d, struct buf *err);
+void ledger_doc_free(struct ledger_doc *d);
+/* ledger_plan_record with a finished ledger_doc in place of the document's text. */
+int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
+			   struct buf *err);
+
 #endif
