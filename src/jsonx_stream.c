@@ -120,8 +120,9 @@ static int fill(struct jsonx_stream *s, struct buf *err)
 		s->len -= drop;
 		s->pos = 1;
 	}
-	if (s->cap - s->len < STREAM_CHUNK) {
-		s->cap = s->len + STREAM_CHUNK;
+	size_t chunk = s->chunk ? s->chunk : STREAM_CHUNK;
+	if (s->cap - s->len < chunk) {
+		s->cap = s->len + chunk;
 		s->own = xrealloc(s->own, s->cap);
 	}
 	s->text = s->own;

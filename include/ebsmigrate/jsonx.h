@@ -90,6 +90,7 @@ struct jsonx_stream {
 	const char *const *keys;
 	struct jsonx_arena *arena;
 	cJSON *root, *element;
+	size_t chunk;              /* read size; 0: 1 MiB (tests set a few bytes) */
 };
 int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_arena *arena, const char *const *keys,
 		      struct buf *err);
