@@ -160,7 +160,14 @@ static int byte_at(struct jsonx_stream *s, size_t i, int *rc, struct buf *err)
 	return (unsigned char)s->text[s->pos + i];
 }
 
+/* cJSON skips every byte up to ' ' (control characters too) where whitespace may be; so does the
+ * stream, or it would refuse what a whole-document parse accepts. */
 static int is_ws(int c)
+{
+	return c >= 0 && c <= ' ';
+}
+
+static int is_json_ws(int c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
@@ -180,6 +187,10 @@ static int skip_ws(struct jsonx_stream *s, int *rc, struct buf *err)
  * where cJSON puts an error at the end of its input. */
 static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
 {
+	int ignored;
+	struct buf read_err = BUF_INIT;
+	byte_at(s, i, &ignored, &read_err); /* the byte pointed at read in, so "the end" is the file's */
+	buf_release(&read_err);
 	size_t off = s->pos + i;
 	if (off >= s->len && off > 0)
 		off = s->len - 1;
@@ -260,17 +271,33 @@ static int scan_value(struct jsonx_stream *s, size_t *end, struct buf *err)
 /* Parses the value scan_value found at text[pos, pos + n) (into the arena or malloc). cJSON is
  * given the rest of the window, not just n bytes: an invalid value then fails where a parse of
  * the whole document would, which may be past the bytes the scan took for it. */
-static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *arena, struct buf *err)
+static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *arena, int doc_start, struct buf *err)
 {
-	const char *start = s->text + s->pos, *stop = NULL;
-	cJSON *j = jsonx_parse_value_in(arena, start, s->len - s->pos, &stop);
-	size_t at = stop && stop >= start ? (size_t)(stop - start) : 0;
-	if (j && at == n)
-		return j;
-	if (j && !arena)
-		cJSON_Delete(j);
-	syntax_error(s, at, err);
-	return NULL;
+	/* cJSON skips a UTF-8 byte order mark at the start of what it is given: right before a
+	 * document (as a whole-file parse does), an error anywhere else */
+	if (!doc_start && n >= 3 && memcmp(s->text + s->pos, "\xef\xbb\xbf", 3) == 0) {
+		syntax_error(s, 0, err);
+		return NULL;
+	}
+	for (;;) {
+		const char *start = s->text + s->pos, *stop = NULL;
+		size_t avail = s->len - s->pos;
+		cJSON *j = jsonx_parse_value_in(arena, start, avail, &stop);
+		size_t at = stop && stop >= start ? (size_t)(stop - start) : 0;
+		if (j && at == n)
+			return j;
+		if (j && !arena)
+			cJSON_Delete(j);
+		/* cJSON stopped at the end of the window (where it puts errors past its input): read
+		 * on and parse again, so the error is where a whole-file parse puts it */
+		struct buf fill_err = BUF_INIT;
+		int more = !j && at + 2 >= avail && fill(s, &fill_err) > 0;
+		buf_release(&fill_err);
+		if (!more) {
+			syntax_error(s, at, err);
+			return NULL;
+		}
+	}
 }
 
 /* The fast path for an object or array element: cJSON finds its end itself (no scan first).
@@ -308,7 +335,10 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 		case ST_BETWEEN:
 			cJSON_Delete(s->root);
 			s->root = NULL;
-			c = skip_ws(s, &rc, err);
+			/* JSON whitespace, then the end; other control bytes are skipped (by cJSON) only
+			 * before a document, and are an error at the end of the file */
+			while (is_json_ws(c = byte_at(s, 0, &rc, err)))
+				s->pos++;
 			if (c < -1)
 				return rc;
 			if (c == -1) {
@@ -317,11 +347,16 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 					return em_err(err, EM_EINPUT, "%s: empty file, expected JSON", s->origin);
 				return 0;
 			}
+			c = skip_ws(s, &rc, err);
+			if (c < -1)
+				return rc;
+			if (c == -1)
+				return syntax_error(s, 0, err);
 			s->docs++;
 			if (c != '{') { /* not an object: read whole */
 				if ((rc = scan_value(s, &n, err)) < 0)
 					return rc;
-				if (!(s->root = parse_span(s, n, NULL, err)))
+				if (!(s->root = parse_span(s, n, NULL, 1, err)))
 					return EM_EINPUT;
 				s->pos += n;
 				ev->value = s->root;
@@ -348,7 +383,7 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 				return syntax_error(s, c == -1 ? 0 : 1, err);
 			if ((rc = scan_value(s, &n, err)) < 0)
 				return rc;
-			cJSON *key = parse_span(s, n, NULL, err);
+			cJSON *key = parse_span(s, n, NULL, 0, err);
 			if (!key)
 				return EM_EINPUT;
 			s->pos += n;
@@ -382,7 +417,7 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 				cJSON_Delete(key);
 				return rc;
 			}
-			cJSON *value = parse_span(s, n, NULL, err);
+			cJSON *value = parse_span(s, n, NULL, 0, err);
 			if (!value) {
 				cJSON_Delete(key);
 				return EM_EINPUT;
@@ -428,7 +463,7 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 					return rc;
 				if (s->arena)
 					jsonx_arena_reset(s->arena);
-				if (!(el = parse_span(s, n, s->arena, err)))
+				if (!(el = parse_span(s, n, s->arena, 0, err)))
 					return EM_EINPUT;
 			}
 			s->pos += n;
