@@ -317,90 +317,119 @@ static const char *account_name(const char *a)
 	return a ? a : "(none)";
 }
 
+/* Volumes[i] of a document: loaded, or merged into a volume read before. */
+static int load_volume_element(struct fleet *f, const cJSON *it, size_t i, const char *origin, const char *doc,
+			       const char *account, struct account_clash *clash, struct buf *err)
+{
+	char path[80];
+	snprintf(path, sizeof path, "%sVolumes[%zu]", doc, i);
+	size_t before = f->n;
+	int r = load_volume(f, it, origin, path, account, err);
+	if (r)
+		return r;
+	if (f->n != before)
+		return 0;
+	/* merged into a volume read before: same configuration, maybe another account */
+	const struct volume *v = fleet_find(f, jsonx_str(it, "VolumeId"));
+	const char *had = v ? v->account : NULL;
+	if (!v || (had == account) || (had && account && strcmp(had, account) == 0))
+		return 0;
+	if (!clash->n++) {
+		clash->volume_id = xstrdup(v->volume_id);
+		clash->kept_account = xstrdup(account_name(had));
+		clash->kept_source = xstrdup(v->source);
+	}
+	return 0;
+}
+
 static int load_volumes_doc(struct fleet *f, const cJSON *vols, const char *origin, const char *doc,
 			    const char *account, struct account_clash *clash, struct buf *err)
 {
-	int i = 0;
+	size_t i = 0;
 	const cJSON *it;
 	cJSON_ArrayForEach(it, vols)
 	{
-		char path[80];
-		snprintf(path, sizeof path, "%sVolumes[%d]", doc, i++);
-		size_t before = f->n;
-		int r = load_volume(f, it, origin, path, account, err);
+		int r = load_volume_element(f, it, i++, origin, doc, account, clash, err);
 		if (r)
 			return r;
-		if (f->n != before)
-			continue;
-		/* merged into a volume read before: same configuration, maybe another account */
-		const struct volume *v = fleet_find(f, jsonx_str(it, "VolumeId"));
-		const char *had = v ? v->account : NULL;
-		if (!v || (had == account) || (had && account && strcmp(had, account) == 0))
-			continue;
-		if (!clash->n++) {
-			clash->volume_id = xstrdup(v->volume_id);
-			clash->kept_account = xstrdup(account_name(had));
-			clash->kept_source = xstrdup(v->source);
-		}
 	}
 	return 0;
+}
+
+static int load_mod_element(struct ec2_mod_list *mods, const cJSON *it, size_t i, const char *origin,
+			    const char *doc, struct buf *err)
+{
+	char path[80];
+	snprintf(path, sizeof path, "%sVolumesModifications[%zu]", doc, i);
+	return load_mod(mods, it, origin, path, err);
 }
 
 static int load_mods_doc(struct ec2_mod_list *mods, const cJSON *ms, const char *origin, const char *doc,
 			 struct buf *err)
 {
-	int i = 0;
+	size_t i = 0;
 	const cJSON *it;
 	cJSON_ArrayForEach(it, ms)
 	{
-		char path[80];
-		snprintf(path, sizeof path, "%sVolumesModifications[%d]", doc, i++);
-		int r = load_mod(mods, it, origin, path, err);
+		int r = load_mod_element(mods, it, i++, origin, doc, err);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
+/* Reservations[i]: its instances' types. */
+static void load_reservation(struct fleet *f, const cJSON *r)
+{
+	const cJSON *in;
+	cJSON_ArrayForEach(in, jsonx_get(r, "Instances"))
+	{
+		const char *id = jsonx_str(in, "InstanceId"), *t = jsonx_str(in, "InstanceType");
+		if (!id || !t)
+			continue;
+		XGROW(f->instances, f->n_instances, f->alloc_instances);
+		f->instances[f->n_instances].key = xstrdup(id);
+		f->instances[f->n_instances].value = xstrdup(t);
+		f->n_instances++;
+	}
+}
+
 static void load_instances_doc(struct fleet *f, const cJSON *res)
 {
-	const cJSON *r, *in;
+	const cJSON *r;
 	cJSON_ArrayForEach(r, res)
-	{
-		cJSON_ArrayForEach(in, jsonx_get(r, "Instances"))
-		{
-			const char *id = jsonx_str(in, "InstanceId"), *t = jsonx_str(in, "InstanceType");
-			if (!id || !t)
-				continue;
-			XGROW(f->instances, f->n_instances, f->alloc_instances);
-			f->instances[f->n_instances].key = xstrdup(id);
-			f->instances[f->n_instances].value = xstrdup(t);
-			f->n_instances++;
-		}
+		load_reservation(f, r);
+}
+
+static int load_instance_type(struct fleet *f, const cJSON *it, size_t i, const char *origin, const char *doc,
+			      struct buf *err)
+{
+	const char *t = jsonx_str(it, "InstanceType");
+	const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
+	const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
+	if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps)) {
+		/* no instance comes near these bounds; beyond them the int64 conversion is undefined */
+		if (!(iops->valuedouble > 0 && iops->valuedouble < 1e9 && mbps->valuedouble > 0 &&
+		      mbps->valuedouble < 1e9))
+			return em_err(err, EM_EINPUT,
+				      "%s: %sInstanceTypes[%zu] (instance type '%s').EbsInfo.EbsOptimizedInfo: "
+				      "BaselineIops or BaselineThroughputInMBps is not a positive number below 1e9",
+				      origin, doc, i, t);
+		fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
 	}
+	return 0;
 }
 
 static int load_instance_types_doc(struct fleet *f, const cJSON *its, const char *origin, const char *doc,
 				   struct buf *err)
 {
 	const cJSON *it;
-	int i = 0;
+	size_t i = 0;
 	cJSON_ArrayForEach(it, its)
 	{
-		const char *t = jsonx_str(it, "InstanceType");
-		const cJSON *info = jsonx_path(it, "EbsInfo.EbsOptimizedInfo");
-		const cJSON *iops = jsonx_get(info, "BaselineIops"), *mbps = jsonx_get(info, "BaselineThroughputInMBps");
-		if (t && cJSON_IsNumber(iops) && cJSON_IsNumber(mbps)) {
-			/* no instance comes near these bounds; beyond them the int64 conversion is undefined */
-			if (!(iops->valuedouble > 0 && iops->valuedouble < 1e9 && mbps->valuedouble > 0 &&
-			      mbps->valuedouble < 1e9))
-				return em_err(err, EM_EINPUT,
-					      "%s: %sInstanceTypes[%d] (instance type '%s').EbsInfo.EbsOptimizedInfo: "
-					      "BaselineIops or BaselineThroughputInMBps is not a positive number below 1e9",
-					      origin, doc, i, t);
-			fleet_set_instance_limit(f, t, (int64_t)iops->valuedouble, mbps->valuedouble);
-		}
-		i++;
+		int r = load_instance_type(f, it, i++, origin, doc, err);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -447,25 +476,45 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 		      origin, doc);
 }
 
-int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
-			const char *origin, const char *account, struct buf *err)
+/* The arrays read element by element (the keys load_doc looks for). */
+static const char *const stream_keys[] = {"Volumes", "VolumesModifications", "InstanceTypes", "Reservations",
+					  "MetricDataResults", NULL};
+
+/* One streamed element, by the array it is in. */
+static int load_element(struct fleet *f, struct ec2_mod_list *mods, const struct jsonx_event *ev, const char *origin,
+			const char *doc, const char *account, struct account_clash *clash, struct buf *err)
+{
+	if (strcmp(ev->key, "Volumes") == 0)
+		return load_volume_element(f, ev->value, ev->index, origin, doc, account, clash, err);
+	if (strcmp(ev->key, "VolumesModifications") == 0)
+		return load_mod_element(mods, ev->value, ev->index, origin, doc, err);
+	if (strcmp(ev->key, "InstanceTypes") == 0)
+		return load_instance_type(f, ev->value, ev->index, origin, doc, err);
+	if (strcmp(ev->key, "Reservations") == 0)
+		load_reservation(f, ev->value);
+	return 0; /* MetricDataResults: read by aws_cloudwatch_load_export */
+}
+
+int aws_ec2_load_stream(struct fleet *f, struct ec2_mod_list *mods, struct jsonx_stream *s, const char *origin,
+			const char *account, struct buf *err)
 {
 	struct account_clash clash = {0, NULL, NULL, NULL};
-	struct jsonx_docs d;
-	jsonx_docs_init(&d, text, len, origin, NULL);
-	cJSON *root;
+	struct jsonx_event ev;
 	int rc, kinds = 0;
-	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+	while ((rc = jsonx_stream_next(s, &ev, err)) > 0) {
 		char doc[40] = "";
-		if (d.count > 1) /* the first document's paths read as in a file of one */
-			snprintf(doc, sizeof doc, "document %zu: ", d.count);
-		int r = load_doc(f, mods, root, origin, doc, account, &clash, err);
-		cJSON_Delete(root);
+		if (ev.doc > 1) /* the first document's paths read as in a file of one */
+			snprintf(doc, sizeof doc, "document %zu: ", ev.doc);
+		/* A document's streamed arrays are empty in its root: load_doc checks its shape and
+		 * says what it was. */
+		int r = rc == JSONX_ELEMENT ? load_element(f, mods, &ev, origin, doc, account, &clash, err)
+					    : load_doc(f, mods, ev.value, origin, doc, account, &clash, err);
 		if (r < 0) {
 			rc = r;
 			break;
 		}
-		kinds |= r;
+		if (rc == JSONX_DOCUMENT)
+			kinds |= r;
 	}
 	struct buf more = BUF_INIT;
 	if (clash.n > 1)
@@ -479,6 +528,31 @@ int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *
 	free(clash.kept_account);
 	free(clash.kept_source);
 	return rc < 0 ? rc : kinds;
+}
+
+int aws_ec2_load_file(struct fleet *f, struct ec2_mod_list *mods, const char *path, const char *account,
+		      struct buf *err)
+{
+	struct jsonx_arena arena = JSONX_ARENA_INIT;
+	struct jsonx_stream s;
+	int rc = jsonx_stream_open(&s, path, &arena, stream_keys, err);
+	if (!rc)
+		rc = aws_ec2_load_stream(f, mods, &s, path, account, err);
+	jsonx_stream_close(&s);
+	jsonx_arena_release(&arena);
+	return rc;
+}
+
+int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
+			const char *origin, const char *account, struct buf *err)
+{
+	struct jsonx_arena arena = JSONX_ARENA_INIT;
+	struct jsonx_stream s;
+	jsonx_stream_init_text(&s, text, len, origin, &arena, stream_keys);
+	int rc = aws_ec2_load_stream(f, mods, &s, origin, account, err);
+	jsonx_stream_close(&s);
+	jsonx_arena_release(&arena);
+	return rc;
 }
 
 void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -361,6 +362,64 @@ int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *d
 	return EXIT_OK;
 }
 
+/* Copies the rest of src to the descriptor fd: 0, or -1 with errno set. */
+static int copy_stream(FILE *src, int fd)
+{
+	fflush(stdout);
+	char chunk[1 << 16];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, src)) > 0) {
+		size_t off = 0;
+		while (off < n) {
+			ssize_t w = write(fd, chunk + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -1;
+			off += (size_t)w;
+		}
+	}
+	return ferror(src) ? -1 : 0;
+}
+
+int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		o->stdout_spool = spool;
+		return EXIT_OK;
+	}
+	/* staged empty (mode and all), then filled from the spool and synced */
+	struct buf err = BUF_INIT, tmp = BUF_INIT;
+	int rc = em_stage_file(path, "", 0, 0666, &tmp, &err) ? EXIT_RUNTIME : EXIT_OK;
+	if (!rc) {
+		int fd = open(tmp.s, O_WRONLY | O_APPEND | O_CLOEXEC);
+		int bad = fd < 0 || fseek(spool, 0, SEEK_SET) != 0 || copy_stream(spool, fd) != 0 || fsync(fd) != 0;
+		int e = errno;
+		if (fd >= 0 && close(fd) != 0 && !bad) {
+			bad = 1;
+			e = errno;
+		}
+		if (bad) {
+			em_err(&err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+			unlink(tmp.s);
+			rc = EXIT_RUNTIME;
+		}
+	}
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		buf_release(&tmp);
+		return rc;
+	}
+	XGROW(o->files, o->n, o->alloc);
+	o->files[o->n].path = xstrdup(path);
+	o->files[o->n].tmp = buf_detach(&tmp);
+	o->files[o->n].committed = 0;
+	o->n++;
+	buf_release(&err);
+	return EXIT_OK;
+}
+
 const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
 {
 	struct stat st;
@@ -483,6 +542,11 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 		}
 	}
 	buf_release(&err);
+	if (!rc && o->stdout_spool && (fseek(o->stdout_spool, 0, SEEK_SET) != 0 ||
+				       copy_stream(o->stdout_spool, fileno(stdout)) != 0 || fflush(stdout) != 0)) {
+		log_error("cannot write to standard output");
+		rc = EXIT_RUNTIME;
+	}
 	const struct buf *so = o->to_stdout;
 	if (!rc && so && so->len && (fwrite(so->s, 1, so->len, stdout) != so->len || fflush(stdout) != 0)) {
 		log_error("cannot write to standard output");

@@ -2,6 +2,7 @@
  * cmd_plan.c - `ebsmigrate plan`: options, help and glue (inventory -> planner -> writer ->
  * ledger). No domain logic here.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,37 @@ static int on_option(void *st, int id, const char *arg)
 }
 
 
+/* Where the JSON plan goes while it is written: the spool and the database's copy. */
+struct plan_sink {
+	FILE *spool;
+	struct ledger_doc *doc;
+};
+
+static void sink_flush(void *ctx, const char *s, size_t n)
+{
+	struct plan_sink *k = ctx;
+	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
+	if (k->doc)
+		ledger_doc_add(k->doc, s, n);
+}
+
+/* An unlinked temporary file in TMPDIR (else /tmp), or NULL. */
+static FILE *open_spool(void)
+{
+	const char *dir = getenv("TMPDIR");
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s/ebsmigrate-plan-XXXXXX", dir && *dir ? dir : "/tmp");
+	int fd = mkstemp(path.s);
+	FILE *fp = NULL;
+	if (fd >= 0) {
+		unlink(path.s);
+		if (!(fp = fdopen(fd, "w+")))
+			close(fd);
+	}
+	buf_release(&path);
+	return fp;
+}
+
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct plan_args a;
@@ -288,33 +320,57 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 
+	/* --format json: the document goes out in pieces, to a spool file (what stdout, -o and --out
+	 * get at commit) and to the database's compressed copy, never whole in memory (1,000,000
+	 * volumes make ~500 MB of JSON). Other formats, or no spool: built in memory. */
+	int recording = !a.no_record && ctx->db;
+	struct plan_sink sink = {a.format == FORMAT_JSON ? open_spool() : NULL, NULL};
 	struct buf out = BUF_INIT;
-	if (a.format == FORMAT_TABLE)
-		plan_write_table(&out, &plan, ctx->color_stdout && !a.output);
-	else
-		plan_write(&out, &plan, a.format);
-	if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
-		cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "--format json's .warnings");
-	rc = cmd_outputs_add(&outputs, a.output, &out);
+	if (sink.spool) {
+		if (recording)
+			sink.doc = ledger_doc_begin();
+		plan_write_json_chunked(&plan, sink_flush, &sink);
+		buf_reset(&err);
+		if (fflush(sink.spool) != 0 || ferror(sink.spool)) {
+			log_error("cannot write the plan document to a temporary file: %s", strerror(errno));
+			rc = EXIT_RUNTIME;
+		} else if (sink.doc && ledger_doc_finish(sink.doc, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+		if (!rc)
+			rc = cmd_outputs_add_spool(&outputs, a.output, sink.spool);
+		if (!rc && a.out)
+			rc = cmd_outputs_add_spool(&outputs, a.out, sink.spool);
+	} else {
+		if (a.format == FORMAT_TABLE)
+			plan_write_table(&out, &plan, ctx->color_stdout && !a.output);
+		else
+			plan_write(&out, &plan, a.format);
+		if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
+			cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "--format json's .warnings");
+		rc = cmd_outputs_add(&outputs, a.output, &out);
+	}
 
 	/* The plan document: what the database records, --out saves and apply reads. */
 	struct buf json = BUF_INIT;
-	if (!rc && (a.out || (!a.no_record && ctx->db))) {
-		if (a.format == FORMAT_JSON)
-			buf_add(&json, out.s, out.len);
-		else
-			plan_write(&json, &plan, FORMAT_JSON);
-	}
-	if (!rc && a.out)
-		rc = cmd_outputs_add(&outputs, a.out, &json);
+	const struct buf *doc = a.format == FORMAT_JSON ? &out : &json; /* --format json: out is it, no copy */
+	if (!rc && !sink.spool && (a.out || recording) && doc == &json)
+		plan_write(&json, &plan, FORMAT_JSON);
+	if (!rc && !sink.spool && a.out)
+		rc = cmd_outputs_add(&outputs, a.out, doc);
 	int64_t recorded = 0;
-	if (!rc && !a.no_record && ctx->db) {
+	if (!rc && recording) {
 		char ts[21];
 		em_format_time(plan.generated_at, ts);
 		int64_t id = 0;
 		buf_reset(&err);
-		if (ledger_plan_record(ctx->db, ts, plan_mode_name(plan.mode), ctx->book.version, plan.totals.volumes,
-				       plan.totals.savings_monthly, json.s, &id, &err)) {
+		int lr = sink.doc ? ledger_plan_record_doc(ctx->db, ts, plan_mode_name(plan.mode), ctx->book.version,
+							   plan.totals.volumes, plan.totals.savings_monthly, sink.doc, &id,
+							   &err)
+				  : ledger_plan_record(ctx->db, ts, plan_mode_name(plan.mode), ctx->book.version,
+						       plan.totals.volumes, plan.totals.savings_monthly, doc->s, &id, &err);
+		if (lr) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		} else {
@@ -336,6 +392,9 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		log_notice("plan %lld recorded in %s", (long long)recorded, ctx->db_path);
 	manifest_staged_release(&staged);
 	cmd_outputs_release(&outputs);
+	if (sink.spool)
+		fclose(sink.spool);
+	ledger_doc_free(sink.doc);
 	buf_release(&man_note);
 	buf_release(&json);
 	buf_release(&out);

@@ -263,13 +263,20 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	size_t *metric_files = xcalloc(src->n_aws + 1, sizeof *metric_files), n_metric = 0;
 	int *metric_kinds = xcalloc(src->n_aws + 1, sizeof *metric_kinds);
 	for (size_t i = 0; i < src->n_aws && !rc; i++) {
-		buf_reset(&text);
-		rc = em_read_input(src->aws[i].path, &text, err);
-		if (rc)
-			break;
-		int r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
+		/* A file is read element by element (a 1.3 GB export needs no 1.3 GB); standard input
+		 * whole, as its CloudWatch documents cannot be read a second time. */
+		int is_stdin = strcmp(src->aws[i].path, "-") == 0, r;
+		if (is_stdin) {
+			buf_reset(&text);
+			rc = em_read_input(src->aws[i].path, &text, err);
+			if (rc)
+				break;
+			r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
+		} else {
+			r = aws_ec2_load_file(f, &mods, src->aws[i].path, src->aws[i].label, err);
+		}
 		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL))) {
-			if (strcmp(src->aws[i].path, "-") == 0) {
+			if (is_stdin) {
 				metric_text[n_metric] = text;
 				buf_init(&text);
 			}
@@ -300,13 +307,10 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 	free(metric_text);
 	free(metric_files);
 	free(metric_kinds);
+	buf_release(&text); /* the kubectl exports are read element by element */
 	for (size_t i = 0; i < src->n_kube && !rc; i++) {
-		buf_reset(&text);
-		rc = em_read_input(src->kube[i].path, &text, err);
-		if (rc)
-			break;
 		char *cluster = src->kube[i].label ? xstrdup(src->kube[i].label) : default_cluster_name(src->kube[i].path);
-		int r = kube_objects_load(&ks, f, cluster, text.s, text.len, src->kube[i].path, err);
+		int r = kube_objects_load_file(&ks, f, cluster, src->kube[i].path, err);
 		free(cluster);
 		rc = r < 0 ? r : 0;
 	}

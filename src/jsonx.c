@@ -224,6 +224,20 @@ static cJSON *parse_one_in(struct jsonx_arena *a, const char *text, size_t len, 
 	return j;
 }
 
+cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len, const char **end)
+{
+	*end = NULL;
+	if (!a)
+		return cJSON_ParseWithLengthOpts(text, len, end, 0);
+	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	parsing_arena = a;
+	cJSON_InitHooks(&hooks);
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, end, 0);
+	cJSON_InitHooks(NULL);
+	parsing_arena = NULL;
+	return j;
+}
+
 const cJSON *jsonx_get(const cJSON *obj, const char *key)
 {
 	if (!cJSON_IsObject(obj))

@@ -630,34 +630,118 @@ static int load_document(struct kube_set *ks, struct fleet *f, size_t ci, const 
 	return used;
 }
 
-int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
-		      size_t len, const char *origin, struct buf *err)
+/* Items of a List whose kind, when it names the items' kind (a typed list), is not known yet
+ * (kubectl prints "kind" after "items"; the API server before): copies of those that carry no
+ * kind of their own wait for the end of the document. */
+struct deferred_items {
+	cJSON **items;
+	size_t *index;
+	size_t n, alloc;
+};
+
+static void deferred_release(struct deferred_items *d)
 {
-	if (!ks->parse_arena) {
-		ks->parse_arena = xmalloc(sizeof *ks->parse_arena);
-		*ks->parse_arena = (struct jsonx_arena)JSONX_ARENA_INIT;
+	for (size_t i = 0; i < d->n; i++)
+		cJSON_Delete(d->items[i]);
+	d->n = 0;
+}
+
+static int load_stream_element(struct kube_set *ks, struct fleet *f, const char *cluster, const struct jsonx_stream *s,
+			       const struct jsonx_event *ev, struct deferred_items *later, const char *origin,
+			       const char *doc, struct buf *err)
+{
+	const cJSON *root = jsonx_stream_root(s);
+	const cJSON *kind = jsonx_get(root, "kind");
+	if (!kind && cJSON_IsObject(ev->value) && !jsonx_get(ev->value, "kind")) {
+		if (later->n == later->alloc) {
+			later->alloc = later->alloc ? 2 * later->alloc : 16;
+			later->items = xrealloc(later->items, later->alloc * sizeof *later->items);
+			later->index = xrealloc(later->index, later->alloc * sizeof *later->index);
+		}
+		later->items[later->n] = cJSON_Duplicate(ev->value, 1); /* out of the arena, into malloc */
+		later->index[later->n++] = ev->index;
+		return 0;
 	}
+	char path[64];
+	snprintf(path, sizeof path, "%sitems[%zu]", doc, ev->index);
+	return load_item(ks, f, cluster, ev->value, item_kind_for_list(cJSON_IsString(kind) ? kind->valuestring : NULL),
+			 origin, path, err);
+}
+
+int kube_objects_load_stream(struct kube_set *ks, struct fleet *f, const char *cluster, struct jsonx_stream *s,
+			     const char *origin, struct buf *err)
+{
 	size_t ci = fleet_add_cluster(f, cluster);
-	/* Every document of the stream (kubectl prints one per `get` when given several): each tree
-	 * is built in the arena, read, copied out and dropped whole before the next. */
-	struct jsonx_docs d;
-	jsonx_docs_init(&d, text, len, origin, ks->parse_arena);
-	cJSON *root;
+	struct deferred_items later = {NULL, NULL, 0, 0};
+	struct jsonx_event ev;
 	int rc, used = 0;
-	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
+	/* Every document of the stream (kubectl prints one per `get` when given several); a List's
+	 * items are read one at a time, each tree built in the arena and dropped before the next. */
+	while ((rc = jsonx_stream_next(s, &ev, err)) > 0) {
 		char doc[40] = "";
-		if (d.count > 1)
-			snprintf(doc, sizeof doc, "document %zu: ", d.count);
-		int r = load_document(ks, f, ci, cluster, root, origin, doc, err);
-		jsonx_arena_reset(ks->parse_arena);
+		if (ev.doc > 1)
+			snprintf(doc, sizeof doc, "document %zu: ", ev.doc);
+		int r = 0;
+		if (rc == JSONX_ELEMENT) {
+			r = load_stream_element(ks, f, cluster, s, &ev, &later, origin, doc, err);
+		} else {
+			const char *kind = jsonx_str(ev.value, "kind");
+			for (size_t i = 0; i < later.n && r >= 0; i++) {
+				char path[64];
+				snprintf(path, sizeof path, "%sitems[%zu]", doc, later.index[i]);
+				int u = load_item(ks, f, cluster, later.items[i], item_kind_for_list(kind), origin, path, err);
+				r = u < 0 ? u : r + u;
+			}
+			deferred_release(&later);
+			if (r >= 0) {
+				int u = load_document(ks, f, ci, cluster, ev.value, origin, doc, err);
+				r = u < 0 ? u : r + u;
+			}
+		}
 		if (r < 0) {
 			rc = r;
 			break;
 		}
 		used += r;
 	}
-	jsonx_arena_reset(ks->parse_arena);
+	deferred_release(&later);
+	free(later.items);
+	free(later.index);
+	if (ks->parse_arena)
+		jsonx_arena_reset(ks->parse_arena);
 	return rc < 0 ? rc : used;
+}
+
+static const char *const stream_keys[] = {"items", NULL};
+
+static struct jsonx_arena *set_arena(struct kube_set *ks)
+{
+	if (!ks->parse_arena) {
+		ks->parse_arena = xmalloc(sizeof *ks->parse_arena);
+		*ks->parse_arena = (struct jsonx_arena)JSONX_ARENA_INIT;
+	}
+	return ks->parse_arena;
+}
+
+int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
+		      size_t len, const char *origin, struct buf *err)
+{
+	struct jsonx_stream s;
+	jsonx_stream_init_text(&s, text, len, origin, set_arena(ks), stream_keys);
+	int rc = kube_objects_load_stream(ks, f, cluster, &s, origin, err);
+	jsonx_stream_close(&s);
+	return rc;
+}
+
+int kube_objects_load_file(struct kube_set *ks, struct fleet *f, const char *cluster, const char *path,
+			   struct buf *err)
+{
+	struct jsonx_stream s;
+	int rc = jsonx_stream_open(&s, path, set_arena(ks), stream_keys, err);
+	if (!rc)
+		rc = kube_objects_load_stream(ks, f, cluster, &s, path, err);
+	jsonx_stream_close(&s);
+	return rc;
 }
 
 /* ---- exports (inventory --save) ---- */

@@ -583,18 +583,17 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	return rc;
 }
 
-int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
-		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
-		       struct buf *err)
+/* Inserts a plans row with the document already compressed (zdata, zlen), its size and hash. */
+static int insert_plan(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *zdata, size_t zlen, size_t size,
+		       const char *sha, int64_t *id_out, struct buf *err)
 {
 	char now[21];
 	now_rfc3339(now);
-	char sha[65];
-	em_sha256_hex(plan_json, strlen(plan_json), sha);
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
 			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
-			 "plan_json, created_at, plan_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			 "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
 			 &st, err);
 	if (rc)
 		return rc;
@@ -606,9 +605,10 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 		sqlite3_bind_null(st, 3);
 	sqlite3_bind_int64(st, 4, volumes);
 	sqlite3_bind_int64(st, 5, savings_monthly_micro);
-	bind_document(st, 6, plan_json);
-	ledger_bind_text(st, 7, now);
-	ledger_bind_text(st, 8, sha);
+	ledger_bind_text(st, 6, now);
+	ledger_bind_text(st, 7, sha);
+	sqlite3_bind_blob64(st, 8, zdata, zlen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)size);
 	if (sqlite3_step(st) == SQLITE_DONE) {
 		if (id_out)
 			*id_out = sqlite3_last_insert_rowid(l->db);
@@ -619,27 +619,66 @@ int ledger_plan_record(struct ledger *l, const char *generated_at, const char *m
 	return rc;
 }
 
+int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
+		       struct buf *err)
+{
+	char sha[65];
+	size_t len = strlen(plan_json);
+	em_sha256_hex(plan_json, len, sha);
+	/* Stored compressed (migration 0006): JSON plans shrink 20 to 40 times. */
+	struct buf z = BUF_INIT;
+	int rc = ledger_deflate(plan_json, len, &z, err);
+	if (!rc)
+		rc = insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, z.s, z.len, len, sha,
+				 id_out, err);
+	buf_release(&z);
+	return rc;
+}
+
+int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
+			   struct buf *err)
+{
+	const char *zdata, *sha;
+	size_t zlen, size;
+	ledger_doc_stored(doc, &zdata, &zlen, &size, &sha);
+	return insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, zdata, zlen, size, sha,
+			   id_out, err);
+}
+
 int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)
 {
 	char sha[65];
 	em_sha256_hex(plan_json, strlen(plan_json), sha);
 	/* The hash narrows the search; the documents themselves decide (rows recorded before
-	 * migration 0005 have no hash). */
+	 * migration 0005 have no hash; since 0006 documents are compressed, so compared here). */
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
-				"SELECT id FROM plans WHERE (plan_sha256 = ? OR plan_sha256 IS NULL) AND plan_json = ? "
-				"ORDER BY id DESC LIMIT 1",
+				"SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
+				"OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
+				"ORDER BY id DESC",
 				&st, err);
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, sha);
 	bind_document(st, 2, plan_json);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*id_out = sqlite3_column_int64(st, 0);
-	else if (step == SQLITE_DONE)
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)strlen(plan_json));
+	int step = SQLITE_DONE, found = 0;
+	while (!rc && !found && (step = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		char *doc = NULL;
+		struct buf ignored = BUF_INIT;
+		if (ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, plan_json) == 0) {
+			*id_out = id;
+			found = 1;
+		}
+		free(doc);
+		buf_release(&ignored);
+	}
+	if (!found && step == SQLITE_DONE)
 		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
-	else
+	else if (!found)
 		rc = ledger_db_err(l, err, "cannot read plans");
 	sqlite3_finalize(st);
 	return rc;

@@ -116,8 +116,8 @@ int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_
 {
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, plan_json FROM plans WHERE id = ?"
-				       : "SELECT id, plan_json FROM plans ORDER BY id DESC LIMIT 1",
+				id > 0 ? "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE id = ?"
+				       : "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY id DESC LIMIT 1",
 				&st, err);
 	if (rc)
 		return rc;
@@ -126,7 +126,7 @@ int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_
 	int step = sqlite3_step(st);
 	if (step == SQLITE_ROW) {
 		*id_out = sqlite3_column_int64(st, 0);
-		*json_out = ledger_column_dup(st, 1);
+		rc = ledger_plan_document(st, 1, *id_out, json_out, err);
 	} else if (step == SQLITE_DONE) {
 		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
 			    : em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",

@@ -31,5 +31,13 @@ int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct 
 /* Binds a string or NULL (copied: the caller's string may not outlive the step). */
 void ledger_bind_text(sqlite3_stmt *st, int i, const char *s);
 char *ledger_column_dup(sqlite3_stmt *st, int i);
+/* ledger_store.c: out = doc compressed as one zlib stream (plans.plan_zlib). */
+int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err);
+/* The document of a plans row read by st: columns col, col + 1, col + 2 are plan_json,
+ * plan_zlib, plan_size. *out is the caller's. An error (a damaged compressed copy) names plan id. */
+/* A finished ledger_doc's zlib stream, document size and SHA-256 (hex). */
+struct ledger_doc;
+void ledger_doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha);
+int ledger_plan_document(sqlite3_stmt *st, int col, int64_t id, char **out, struct buf *err);
 
 #endif

@@ -28,6 +28,7 @@ const struct cmd commands[] = {
 	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole", &rbac_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
 	{"version", cmd_version, NEEDS_NOTHING, "print the version", &version_help},
+	{"db", cmd_db, NEEDS_DB, "database upkeep: prune old plans and inventory runs", &db_help},
 	{NULL, NULL, 0, NULL, NULL},
 };
 

@@ -28,6 +28,26 @@ int out_format_parse(const char *s, enum out_format *out)
 	return EM_EINPUT;
 }
 
+/* A decimal integer without printf: the JSON writer adds several per volume. */
+static void add_int(struct buf *b, long long v)
+{
+	char tmp[24], *p = tmp + sizeof tmp;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+/* ",\"KEY\":N" */
+static void add_int_field(struct buf *b, const char *key_part, long long v)
+{
+	buf_adds(b, key_part);
+	add_int(b, v);
+}
+
 static void json_time(struct buf *b, time_t t)
 {
 	if (!t) {
@@ -36,7 +56,9 @@ static void json_time(struct buf *b, time_t t)
 	}
 	char ts[21];
 	em_format_time(t, ts);
-	buf_addf(b, "\"%s\"", ts);
+	buf_addc(b, '"');
+	buf_adds(b, ts);
+	buf_addc(b, '"');
 }
 
 static void json_money(struct buf *b, int known, micro_t m)
@@ -71,14 +93,15 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 	buf_add_json_str(b, v->region);
 	buf_adds(b, ",\"availability_zone\":");
 	buf_add_json_str(b, v->availability_zone);
-	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
+	add_int_field(b, ",\"size_gib\":", (long long)v->size_gib);
+	buf_adds(b, ",\"type\":");
 	buf_add_json_str(b, v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
 	if (v->iops)
-		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
+		add_int_field(b, ",\"iops\":", (long long)v->iops);
 	else
 		buf_adds(b, ",\"iops\":null");
 	if (v->throughput)
-		buf_addf(b, ",\"throughput_mibps\":%lld", (long long)v->throughput);
+		add_int_field(b, ",\"throughput_mibps\":", (long long)v->throughput);
 	else
 		buf_adds(b, ",\"throughput_mibps\":null");
 	buf_adds(b, ",\"state\":");
@@ -117,8 +140,13 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 	json_money(b, it->current_priced, it->current_monthly);
 	buf_adds(b, ",\"target\":");
 	if (it->has_target)
-		buf_addf(b, "{\"type\":\"%s\",\"iops\":%lld,\"throughput_mibps\":%lld}", ebs_type_name(it->target.type),
-			 (long long)it->target.iops, (long long)it->target.throughput);
+	{
+		buf_adds(b, "{\"type\":\"");
+		buf_adds(b, ebs_type_name(it->target.type));
+		add_int_field(b, "\",\"iops\":", (long long)it->target.iops);
+		add_int_field(b, ",\"throughput_mibps\":", (long long)it->target.throughput);
+		buf_addc(b, '}');
+	}
 	else
 		buf_adds(b, "null");
 	buf_adds(b, ",\"target_monthly_usd\":");
@@ -126,16 +154,18 @@ static void write_json_item(struct buf *b, const struct plan_item *it)
 	buf_adds(b, ",\"savings_monthly_usd\":");
 	json_money(b, it->current_priced && it->target_priced, it->savings_monthly);
 	if (it->burst_duration_s)
-		buf_addf(b, ",\"burst_duration_s\":%lld", (long long)it->burst_duration_s);
+		add_int_field(b, ",\"burst_duration_s\":", (long long)it->burst_duration_s);
 	else
 		buf_adds(b, ",\"burst_duration_s\":null");
 	if (it->burst_empty_s)
-		buf_addf(b, ",\"burst_time_to_empty_s\":%lld", (long long)it->burst_empty_s);
+		add_int_field(b, ",\"burst_time_to_empty_s\":", (long long)it->burst_empty_s);
 	buf_adds(b, ",\"eligible_at\":");
 	json_time(b, it->eligible_at);
 	if (it->eligible_margin_s)
-		buf_addf(b, ",\"eligible_at_margin_s\":%lld", (long long)it->eligible_margin_s);
-	buf_addf(b, ",\"action\":\"%s\",\"flags\":[", plan_action_name(it->action));
+		add_int_field(b, ",\"eligible_at_margin_s\":", (long long)it->eligible_margin_s);
+	buf_adds(b, ",\"action\":\"");
+	buf_adds(b, plan_action_name(it->action));
+	buf_adds(b, "\",\"flags\":[");
 	if (it->flags) {
 		buf_addc(b, '"');
 		flags_join(b, it->flags, "\",\"");
@@ -170,7 +200,10 @@ static void write_totals_json(struct buf *b, const struct plan_totals *t)
 	buf_addc(b, '}');
 }
 
-static void write_json(struct buf *b, const struct plan *p)
+/* flush, when given, takes b's contents every megabyte or so (and at the end), so a large plan
+ * never sits in memory whole. */
+static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n),
+		       void *ctx)
 {
 	buf_adds(b, "{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":");
 	json_time(b, p->generated_at);
@@ -190,10 +223,25 @@ static void write_json(struct buf *b, const struct plan *p)
 	for (size_t i = 0; i < p->n; i++) {
 		buf_adds(b, i ? ",\n" : "\n");
 		write_json_item(b, &p->items[i]);
+		if (flush && b->len >= (1u << 20)) {
+			flush(ctx, b->s, b->len);
+			buf_reset(b);
+		}
 	}
 	buf_adds(b, "\n],\"totals\":");
 	write_totals_json(b, &p->totals);
 	buf_adds(b, "}\n");
+	if (flush) {
+		flush(ctx, b->s, b->len);
+		buf_reset(b);
+	}
+}
+
+void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx)
+{
+	struct buf b = BUF_INIT;
+	write_json(&b, p, flush, ctx);
+	buf_release(&b);
 }
 
 static const char *const csv_header =
@@ -505,7 +553,7 @@ void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
 {
 	switch (fmt) {
 	case FORMAT_TABLE: plan_write_table(out, p, 0); break;
-	case FORMAT_JSON: write_json(out, p); break;
+	case FORMAT_JSON: write_json(out, p, NULL, NULL); break;
 	case FORMAT_CSV: write_csv(out, p); break;
 	case FORMAT_MARKDOWN: write_markdown(out, p); break;
 	}

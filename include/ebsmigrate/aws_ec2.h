@@ -37,6 +37,13 @@ enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2
  * read (bits, > 0) or a negative EM_E* code with a message naming origin and the JSON path. */
 int aws_ec2_load_export(struct fleet *f, struct ec2_mod_list *mods, const char *text, size_t len,
 			const char *origin, const char *account, struct buf *err);
+/* The same, read from a file (path "-": standard input) element by element: memory holds one
+ * volume's tree and a window of the file, not the file (jsonx_stream). */
+int aws_ec2_load_file(struct fleet *f, struct ec2_mod_list *mods, const char *path, const char *account,
+		      struct buf *err);
+struct jsonx_stream;
+int aws_ec2_load_stream(struct fleet *f, struct ec2_mod_list *mods, struct jsonx_stream *s, const char *origin,
+			const char *account, struct buf *err);
 /* Attaches every modification to its volume. Modifications of volumes absent from the fleet
  * are reported as notices (they are ignored: they cannot be planned). */
 void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods);

@@ -117,11 +117,15 @@ struct cmd_outputs {
 	size_t n_dirs, alloc_dirs;
 	const struct buf *to_stdout; /* borrowed until commit */
 	int committed;
+	FILE *stdout_spool; /* cmd_outputs_add_spool: borrowed until commit */
 };
-#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0}
+#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL}
 /* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
  * stdout output per command). Logs the error; returns EXIT_*. */
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
+/* cmd_outputs_add with the data in a file (a spool of a document too large to hold in memory),
+ * read from its start; for stdout the FILE is borrowed until commit. */
+int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool);
 /* A directory the command fills with files of its own (inventory --save): returns a fresh
  * staging directory next to dir (owned by o) for the writer to use instead; at commit its files
  * move into dir (created if needed; same-named files replaced, others left alone). NULL after
@@ -169,5 +173,7 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv);
 
 extern const struct cmd_help report_help, pricing_help;
 extern const struct cmd_help plan_help, help_help, version_help, inventory_help, iam_policy_help, rbac_help;
+int cmd_db(struct cmd_ctx *ctx, int argc, char **argv);
+extern const struct cmd_help db_help;
 
 #endif

@@ -54,6 +54,52 @@ void jsonx_arena_release(struct jsonx_arena *a);
 /* jsonx_parse with every allocation of the tree in a (cJSON's allocation hooks point at the
  * arena only for the duration of this call). */
 cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const char *origin, struct buf *err);
+/* One value at text (len bytes, cJSON's own rules, nothing skipped after it), into the arena
+ * (NULL: malloc). *end is where cJSON stopped: past the value, or at the error. */
+cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len, const char **end);
+
+/* A streaming reader of a JSON export: the elements of the top-level arrays named in keys
+ * (e.g. {"Volumes", NULL}) one at a time, then each document's root with its other members
+ * (a streamed array appears there empty). A document that is not an object comes whole.
+ *   struct jsonx_stream s; rc = jsonx_stream_open(&s, path, &arena, keys, err);
+ *   struct jsonx_event ev; while (!rc && (rc = jsonx_stream_next(&s, &ev, err)) > 0) ...;
+ *   jsonx_stream_close(&s);
+ * jsonx_stream_next returns JSONX_ELEMENT (ev.key, ev.index, ev.value: valid until the next
+ * call, in the arena when one is given), JSONX_DOCUMENT (ev.value: the root, valid until the
+ * next call; jsonx_stream_root gives it while its elements stream), 0 after the last document,
+ * or a negative EM_E* code with the message (syntax errors name the file, line and column as
+ * jsonx_docs_next does; an empty input is "empty file"). ev.doc counts documents from 1.
+ * Memory: a window of about 1 MiB plus the largest element. jsonx_stream_open applies the
+ * input size limit and the messages of em_read_input; close it even when open failed. */
+enum { JSONX_ELEMENT = 1, JSONX_DOCUMENT = 2 };
+struct jsonx_event {
+	const char *key;
+	size_t index, doc;
+	const cJSON *value;
+};
+struct jsonx_stream {
+	int fd;                    /* -1: text is the whole input */
+	char *own;                 /* the window, for a file */
+	const char *text;
+	size_t len, cap, pos;      /* text[pos, len) is not consumed yet */
+	size_t line, col;          /* of text[0] */
+	int eof, state, first;
+	int64_t total, max_size;
+	size_t docs, index;
+	const char *origin, *key;
+	const char *const *keys;
+	struct jsonx_arena *arena;
+	cJSON *root, *element;
+	size_t chunk;              /* read size; 0: 1 MiB (tests set a few bytes) */
+};
+int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_arena *arena, const char *const *keys,
+		      struct buf *err);
+void jsonx_stream_init_text(struct jsonx_stream *s, const char *text, size_t len, const char *origin,
+			    struct jsonx_arena *arena, const char *const *keys);
+int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf *err);
+const cJSON *jsonx_stream_root(const struct jsonx_stream *s);
+void jsonx_stream_close(struct jsonx_stream *s);
+
 /* Object member lookup (case-sensitive); NULL when absent or when obj is not an object. */
 const cJSON *jsonx_get(const cJSON *obj, const char *key);
 /* The member's string value, or NULL when absent/null/not a string. */

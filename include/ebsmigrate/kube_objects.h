@@ -85,6 +85,13 @@ void kube_set_release(struct kube_set *ks);
  * 'disk-1' is not an EBS volume id"). */
 int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
 		      size_t len, const char *origin, struct buf *err);
+/* The same from a file (path "-": standard input), a List's items read one at a time
+ * (jsonx_stream): memory holds one object's tree, not the file's. */
+int kube_objects_load_file(struct kube_set *ks, struct fleet *f, const char *cluster, const char *path,
+			   struct buf *err);
+struct jsonx_stream;
+int kube_objects_load_stream(struct kube_set *ks, struct fleet *f, const char *cluster, struct jsonx_stream *s,
+			     const char *origin, struct buf *err);
 
 /* Parses a Kubernetes quantity ("100Gi", "1Ti", "500G", "107374182400") into bytes. */
 int kube_parse_quantity(const char *s, int64_t *bytes_out);

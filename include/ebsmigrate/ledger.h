@@ -96,4 +96,30 @@ struct ledger_completed {
 int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err);
 void ledger_completed_free(struct ledger_completed *c, size_t n);
 
+/* `db prune`: deletes the inventory runs older than the newest keep, and the plans older than
+ * the newest keep that no apply row (apply_runs, apply_volumes) refers to, in one transaction
+ * (dry_run: nothing deleted, the same result); then VACUUM when asked. r lists what was (or
+ * would be) deleted, with the bytes their documents took, and the old plans kept because apply
+ * rows refer to them. Release r with ledger_prune_result_release. */
+struct ledger_prune_result {
+	int64_t *plans, *runs, *kept_referenced;
+	size_t n_plans, n_runs, n_kept_referenced;
+	int64_t plan_bytes, run_bytes;
+};
+int ledger_prune(struct ledger *l, int64_t keep, int dry_run, int vacuum, struct ledger_prune_result *r,
+		 struct buf *err);
+void ledger_prune_result_release(struct ledger_prune_result *r);
+
+/* A plan document recorded as it is written, never whole in memory: begin, add its bytes in
+ * order, finish (compresses and hashes it), then ledger_plan_record_doc; free in any case. */
+struct ledger_doc;
+struct ledger_doc *ledger_doc_begin(void);
+void ledger_doc_add(struct ledger_doc *d, const char *data, size_t len);
+int ledger_doc_finish(struct ledger_doc *d, struct buf *err);
+void ledger_doc_free(struct ledger_doc *d);
+/* ledger_plan_record with a finished ledger_doc in place of the document's text. */
+int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
+			   struct buf *err);
+
 #endif

@@ -13,6 +13,8 @@ enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN };
 
 int out_format_parse(const char *s, enum out_format *out);
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);
+/* The JSON document of plan_write, handed to flush in pieces of about 1 MiB, in order. */
+void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx);
 /* Table rendering options: colour for actions, terminal width (0 = unlimited). */
 void plan_write_table(struct buf *out, const struct plan *p, int color);
 

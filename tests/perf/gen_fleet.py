@@ -20,6 +20,9 @@ def main():
     ap.add_argument("--regions", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--volumes-only", action="store_true",
+                    help="write only volumes.json, one describe-volumes export of every volume, written "
+                         "volume by volume (a million volumes need no more memory than one)")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
@@ -33,6 +36,10 @@ def main():
                         "metadata": {"name": "gp2", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
                         "provisioner": "ebs.csi.aws.com", "parameters": {"type": "gp2", "encrypted": "true"},
                         "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": True})
+    single = None
+    if a.volumes_only:
+        single = open(os.path.join(a.out, "volumes.json"), "w")
+        single.write('{\n    "Volumes": [')
     for i in range(a.volumes):
         region = regions[i % len(regions)]
         az = region + "abc"[rnd.randrange(3)]
@@ -53,8 +60,12 @@ def main():
             v["Throughput"] = 125
         if v["Iops"] is None:
             del v["Iops"]
-        vols[region].append(v)
-        if rnd.random() < 0.8:
+        if single:
+            # the shape json.dump(indent=4) gives the whole document, one element at a time
+            single.write(("\n        " if i == 0 else ",\n        ") + json.dumps(v, indent=4).replace("\n", "\n        "))
+        else:
+            vols[region].append(v)
+        if rnd.random() < 0.8 and not single:
             cluster = "cluster-%d" % (i % a.clusters)
             ns = "ns-%d" % (i % 50)
             pvc = "data-app-%d" % i
@@ -81,6 +92,10 @@ def main():
                                   "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "%dGi" % size}},
                                            "storageClassName": "gp2", "volumeMode": "Filesystem", "volumeName": pv},
                                   "status": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "%dGi" % size}, "phase": "Bound"}})
+    if single:
+        single.write("\n    ]\n}" if a.volumes else "]\n}")
+        single.close()
+        return
     for r, vs in vols.items():
         with open(os.path.join(a.out, "volumes-%s.json" % r), "w") as f:
             json.dump({"Volumes": vs}, f, indent=4)
