@@ -908,8 +908,9 @@ int aws_cloudwatch_read_answer(struct cw_batch *b, const char *text, size_t len,
 	return rc < 0 ? rc : 0;
 }
 
-/* The reduced figures of one volume as an element of a saved document's volume list. */
-static void save_reduced(struct buf *b, const struct volume *v)
+/* The reduced figures of one volume as an element of a saved document's volume list (none
+ * when it has no data: a replay then leaves it without metrics, as the live run did). */
+void aws_cloudwatch_export_volume(struct buf *b, const struct volume *v)
 {
 	const struct volume_metrics *m = &v->metrics;
 	if (!m->has)
@@ -988,7 +989,7 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		cw_reduce(&v->metrics, v, o->period_s, ops, bytes, b->n_points, series_of(b, i, M_BURST), b->n_points);
 		v->metrics.lookback_s = o->lookback_s;
 		if (o->save)
-			save_reduced(o->save, v);
+			aws_cloudwatch_export_volume(o->save, v);
 	}
 	free(ops);
 	free(bytes);

@@ -40,6 +40,7 @@ struct cw_options {
  *   (the empty MetricDataResults marks it a CloudWatch document for every reader).
  * begin/end wrap the volume list that cw_options.save collects. */
 void aws_cloudwatch_export_begin(struct buf *out);
+void aws_cloudwatch_export_volume(struct buf *out, const struct volume *v);
 void aws_cloudwatch_export_end(struct buf *out);
 /* Reads every CloudWatch document of text (other documents, read by aws_ec2_load_export, are
  * skipped) and fills metrics of f's volumes (volumes must be loaded first). Periods,
