@@ -532,8 +532,10 @@ static int sc_string(struct scan *sc, struct buf *out)
 {
 	if (!sc_at(sc, '"'))
 		return sc_fail(sc, "expected a string");
-	if (out)
+	if (out) {
 		buf_reset(out);
+		buf_grow(out, 0); /* "" is a string too: never a NULL .s */
+	}
 	size_t i = sc->off + 1;
 	for (;;) {
 		size_t run = i;

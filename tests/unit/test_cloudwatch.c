@@ -271,7 +271,7 @@ static void test_answer_errors(void)
 	cw_batch_init(&b, 2, 4, START, PERIOD);
 	struct buf err = BUF_INIT;
 	char *next = NULL;
-	const char *ok = "{\"MetricDataResults\":[{\"Id\":\"v2_r\",\"Timestamps\":[\"x\"],\"Values\":[]},"
+	const char *ok = "{\"\":0,\"MetricDataResults\":[{\"\":\"\",\"Id\":\"\"},{\"Id\":\"v2_r\",\"Timestamps\":[\"x\"],\"Values\":[]},"
 			 "{\"Id\":\"zz\",\"Values\":null},{\"Id\":\"v1_W\",\"Timestamps\":[1790553900, 1790555000],"
 			 "\"Values\":[7.5, 1]}],\"NextToken\":5}";
 	CHECK_I64(aws_cloudwatch_read_answer(&b, ok, strlen(ok), "answer", &next, &err), 0);
