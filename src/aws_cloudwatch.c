@@ -587,6 +587,55 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* A number of at most 15 significant digits and a decimal exponent within +-22 (timestamps,
+ * operation counts, most byte sums): both the digits and the power of ten are exact doubles,
+ * so one multiplication or division rounds exactly as strtod would (Clinger's fast path).
+ * text[0..len) is a valid JSON number. 0: not such a number, use strtod. */
+static int fast_decimal(const char *text, size_t len, double *out)
+{
+	static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	size_t i = 0;
+	int neg = text[0] == '-', digits = 0, exp10 = 0;
+	uint64_t mant = 0;
+	i += (size_t)neg;
+	for (; i < len && is_digit(text[i]); i++) {
+		if (mant || text[i] != '0') {
+			if (++digits > 15)
+				return 0;
+			mant = mant * 10 + (uint64_t)(text[i] - '0');
+		}
+	}
+	if (i < len && text[i] == '.') {
+		for (i++; i < len && is_digit(text[i]); i++) {
+			if (mant || text[i] != '0') {
+				if (++digits > 15)
+					return 0;
+				mant = mant * 10 + (uint64_t)(text[i] - '0');
+			}
+			exp10--;
+		}
+	}
+	if (i < len) { /* an exponent */
+		i++;
+		int eneg = text[i] == '-', e = 0;
+		if (text[i] == '-' || text[i] == '+')
+			i++;
+		for (; i < len; i++) {
+			if (e > 1000)
+				return 0;
+			e = e * 10 + (text[i] - '0');
+		}
+		exp10 += eneg ? -e : e;
+	}
+	if (exp10 < -22 || exp10 > 22)
+		return 0;
+	double x = (double)mant;
+	x = exp10 < 0 ? x / pow10[-exp10] : x * pow10[exp10];
+	*out = neg ? -x : x;
+	return 1;
+}
+
 /* The number at sc->off; its value as strtod reads it (as cJSON does). */
 static int sc_number(struct scan *sc, double *out)
 {
@@ -617,6 +666,10 @@ static int sc_number(struct scan *sc, double *out)
 			i++;
 	}
 	size_t len = i - sc->off;
+	if (fast_decimal(s + sc->off, len, out)) {
+		sc->off = i;
+		return 0;
+	}
 	char small[64];
 	char *copy = len < sizeof small ? small : xmalloc(len + 1);
 	memcpy(copy, s + sc->off, len);
@@ -828,9 +881,10 @@ static int read_result(struct scan *sc, struct cw_batch *b, int idx, struct buf 
 				      sc_type_name(&vals));
 		}
 		sc_number(&vals, &x);
-		snprintf(at, sizeof at, "MetricDataResults[%d].Values[%zu]", idx, k);
-		if (value_error(m, b->period_s, x, EM_ESERVER, sc->origin, at, sc->err))
-			return EM_ESERVER;
+		if (!value_in_range(m, b->period_s, x)) {
+			snprintf(at, sizeof at, "MetricDataResults[%d].Values[%zu]", idx, k);
+			return value_error(m, b->period_s, x, EM_ESERVER, sc->origin, at, sc->err);
+		}
 		double off = (t - (double)b->start) / (double)b->period_s;
 		if (off < 0 || off >= (double)b->n_points)
 			continue;

@@ -282,8 +282,49 @@ static void test_answer_errors(void)
 	cw_batch_release(&b);
 }
 
+/* Numbers in every form an answer may write them read exactly as strtod reads them (the
+ * reader takes a shortcut for short decimals). */
+static void test_numbers_as_strtod(void)
+{
+	enum { N = 3000 };
+	struct buf page = BUF_INIT, ts = BUF_INIT, vals = BUF_INIT, err = BUF_INIT;
+	static char text[N][40];
+	for (int k = 0; k < N; k++) {
+		double x = uniform() * pow(10, (double)(k % 10));
+		switch (k % 6) {
+		case 0: snprintf(text[k], sizeof text[k], "%.17g", x); break;
+		case 1: snprintf(text[k], sizeof text[k], "%.0f", x); break;
+		case 2: snprintf(text[k], sizeof text[k], "%.*f", k % 9, x); break;
+		case 3: snprintf(text[k], sizeof text[k], "%.15e", x); break;
+		case 4: snprintf(text[k], sizeof text[k], "%.3E", x * 1e-20); break;
+		default: snprintf(text[k], sizeof text[k], "0.%0*d", k % 25 + 1, k); break;
+		}
+		buf_addf(&ts, "%s%lld", k ? "," : "", (long long)(START + (time_t)k * PERIOD));
+		buf_addf(&vals, "%s%s", k ? "," : "", text[k]);
+	}
+	buf_addf(&page, "{\"MetricDataResults\":[{\"Id\":\"v0_r\",\"Timestamps\":[%s],\"Values\":[%s]}]}", ts.s, vals.s);
+	struct cw_batch b;
+	cw_batch_init(&b, 1, N, START, PERIOD);
+	char *next = NULL;
+	CHECK_I64(aws_cloudwatch_read_answer(&b, page.s, page.len, "answer", &next, &err), 0);
+	int same = 0;
+	for (int k = 0; k < N; k++) {
+		double want = strtod(text[k], NULL);
+		same += memcmp(&b.values[k], &want, sizeof want) == 0;
+		if (memcmp(&b.values[k], &want, sizeof want) != 0)
+			printf("# '%s' read as %.17g, strtod says %.17g\n", text[k], b.values[k], want);
+	}
+	CHECK_I64(same, N);
+	cw_batch_release(&b);
+	buf_release(&page);
+	buf_release(&ts);
+	buf_release(&vals);
+	buf_release(&err);
+}
+
 int main(void)
 {
+	test_numbers_as_strtod();
 	test_streamed_equals_tree();
 	test_answer_errors();
 	return tap_done();
