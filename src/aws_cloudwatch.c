@@ -636,7 +636,8 @@ static int fast_decimal(const char *text, size_t len, double *out)
 	return 1;
 }
 
-/* The number at sc->off; its value as strtod reads it (as cJSON does). */
+/* The number at sc->off; its value as strtod reads it (as cJSON does) into *out, unless out is
+ * NULL (skipping: only checked). */
 static int sc_number(struct scan *sc, double *out)
 {
 	const char *s = sc->s;
@@ -666,7 +667,7 @@ static int sc_number(struct scan *sc, double *out)
 			i++;
 	}
 	size_t len = i - sc->off;
-	if (fast_decimal(s + sc->off, len, out)) {
+	if (!out || fast_decimal(s + sc->off, len, out)) {
 		sc->off = i;
 		return 0;
 	}
@@ -764,8 +765,7 @@ static int sc_skip(struct scan *sc, int depth)
 			rc = sc_skip(sc, depth + 1);
 		return rc;
 	}
-	double ignored;
-	return sc_number(sc, &ignored);
+	return sc_number(sc, NULL);
 }
 
 /* Validates the value at sc->off and reports that it is of the wrong type (want). */
