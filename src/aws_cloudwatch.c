@@ -812,10 +812,11 @@ static double *series_of(struct cw_batch *b, size_t vol, int m)
  * outside [start, start + n_points periods) are dropped (CloudWatch rounds StartTime down). */
 static int read_result(struct scan *sc, struct cw_batch *b, int idx, struct buf *key, struct buf *id)
 {
-	size_t ts_at = 0, vals_at = 0;
+	size_t ts_at = 0, vals_at = 0, nt = 0, nv = 0;
 	int seen_id = 0, id_ok = 0, first, rc = sc_open(sc, '{', &first);
 	while (!rc && (rc = sc_next(sc, '}', key, &first)) > 0) {
 		rc = 0;
+		size_t *count = NULL;
 		if (!seen_id && strcmp(key->s, "Id") == 0) {
 			seen_id = 1;
 			if (sc_at(sc, '"')) {
@@ -825,8 +826,19 @@ static int read_result(struct scan *sc, struct cw_batch *b, int idx, struct buf 
 			}
 		} else if (!ts_at && strcmp(key->s, "Timestamps") == 0) {
 			ts_at = sc->off;
+			count = &nt;
 		} else if (!vals_at && strcmp(key->s, "Values") == 0) {
 			vals_at = sc->off;
+			count = &nv;
+		}
+		if (count && sc_at(sc, '[')) { /* counted while checked: one pass fewer */
+			int afirst;
+			rc = sc_open(sc, '[', &afirst);
+			while (!rc && (rc = sc_next(sc, ']', NULL, &afirst)) > 0) {
+				(*count)++;
+				rc = sc_skip(sc, 3);
+			}
+			continue;
 		}
 		rc = sc_skip(sc, 2);
 	}
@@ -842,11 +854,11 @@ static int read_result(struct scan *sc, struct cw_batch *b, int idx, struct buf 
 		return 0;
 	char path[64], at[96];
 	snprintf(path, sizeof path, "MetricDataResults[%d].Timestamps", idx);
-	size_t nt = 0, nv = 0;
-	if (ts_at && (rc = sc_count(sc, ts_at, path, &nt)))
+	/* null or absent: no points; another type: an error (arrays were counted above) */
+	if (ts_at && sc->s[ts_at] != '[' && (rc = sc_count(sc, ts_at, path, &nt)))
 		return rc;
 	snprintf(path, sizeof path, "MetricDataResults[%d].Values", idx);
-	if (vals_at && (rc = sc_count(sc, vals_at, path, &nv)))
+	if (vals_at && sc->s[vals_at] != '[' && (rc = sc_count(sc, vals_at, path, &nv)))
 		return rc;
 	if (nt != nv)
 		return em_err(sc->err, EM_ESERVER, "%s: MetricDataResults[%d]: %zu Timestamps but %zu Values", sc->origin, idx,
