@@ -2,8 +2,12 @@
  * aws_cloudwatch.c - EBS metrics per volume from GetMetricData (JSON 1.0), reduced to the
  * planner's figures.
  *
- * Entry points: aws_cloudwatch_volume_metrics (live), aws_cloudwatch_load_export (the same
- * answers saved as files, several documents allowed), cw_reduce.
+ * Entry points: aws_cloudwatch_volume_metrics (live), aws_cloudwatch_read_answer (one live
+ * answer page, read in place without a JSON tree), aws_cloudwatch_load_export (AWS CLI
+ * get-metric-data output, or the reduced figures inventory --save writes; several documents
+ * allowed), aws_cloudwatch_export_* (those saved figures), cw_reduce.
+ * Live memory is one answer page plus one batch's series: each batch is reduced to the
+ * planner's figures as soon as its last page is in, and only the figures are kept (and saved).
  * Invariants: query ids encode the volume's position and the metric ("v12_r"), so answers are
  * matched without trusting their order; series are aligned by timestamp; a volume with no data
  * keeps metrics.has = 0 (planning falls back to size-based rules); percentiles use the
