@@ -2,8 +2,12 @@
  * aws_cloudwatch.c - EBS metrics per volume from GetMetricData (JSON 1.0), reduced to the
  * planner's figures.
  *
- * Entry points: aws_cloudwatch_volume_metrics (live), aws_cloudwatch_load_export (the same
- * answers saved as files, several documents allowed), cw_reduce.
+ * Entry points: aws_cloudwatch_volume_metrics (live), aws_cloudwatch_read_answer (one live
+ * answer page, read in place without a JSON tree), aws_cloudwatch_load_export (AWS CLI
+ * get-metric-data output, or the reduced figures inventory --save writes; several documents
+ * allowed), aws_cloudwatch_export_* (those saved figures), cw_reduce.
+ * Live memory is one answer page plus one batch's series: each batch is reduced to the
+ * planner's figures as soon as its last page is in, and only the figures are kept (and saved).
  * Invariants: query ids encode the volume's position and the metric ("v12_r"), so answers are
  * matched without trusting their order; series are aligned by timestamp; a volume with no data
  * keeps metrics.has = 0 (planning falls back to size-based rules); percentiles use the
@@ -89,15 +93,10 @@ void cw_reduce(struct volume_metrics *out, const struct volume *v, int64_t perio
 	free(mibps);
 }
 
-enum { M_READ_OPS, M_WRITE_OPS, M_READ_BYTES, M_WRITE_BYTES, M_BURST, M_COUNT };
+enum { M_READ_OPS, M_WRITE_OPS, M_READ_BYTES, M_WRITE_BYTES, M_BURST, M_COUNT = CW_METRICS };
 static const char *const metric_names[M_COUNT] = {"VolumeReadOps", "VolumeWriteOps", "VolumeReadBytes",
 						  "VolumeWriteBytes", "BurstBalance"};
 static const char metric_tags[M_COUNT + 1] = "rwRWb";
-
-/* Per volume of the batch: series keyed by timestamp index (t - start) / period. */
-struct series {
-	double *v[M_COUNT];
-};
 
 static int burst_type(enum ebs_type t)
 {
@@ -114,42 +113,14 @@ static void add_query(struct buf *b, int first, size_t idx, int m, const char *v
 		 m == M_BURST ? "Minimum" : "Sum");
 }
 
-static void save_series(struct buf *b, const char *vol, int m, int64_t period, time_t start, const double *v,
-			size_t n)
-{
-	if (b->len && b->s[b->len - 1] == '}')
-		buf_adds(b, ",\n");
-	buf_addf(b, "{\"Id\":\"m%c\",\"Label\":\"", metric_tags[m]);
-	buf_add_json_escaped(b, vol);
-	buf_addf(b, " %s %s %lld\",\"Timestamps\":[", metric_names[m], m == M_BURST ? "Minimum" : "Sum", (long long)period);
-	int first = 1;
-	for (size_t k = 0; k < n; k++) {
-		if (isnan(v[k]))
-			continue;
-		char ts[21];
-		em_format_time(start + (time_t)((int64_t)k * period), ts);
-		buf_addf(b, "%s\"%s\"", first ? "" : ",", ts);
-		first = 0;
-	}
-	buf_adds(b, "],\"Values\":[");
-	first = 1;
-	for (size_t k = 0; k < n; k++) {
-		if (isnan(v[k]))
-			continue;
-		buf_addf(b, "%s%.17g", first ? "" : ",", v[k]);
-		first = 0;
-	}
-	buf_adds(b, "],\"StatusCode\":\"Complete\"}");
-}
-
 void aws_cloudwatch_export_begin(struct buf *out)
 {
-	buf_adds(out, "{\"MetricDataResults\":[\n");
+	buf_adds(out, "{\"MetricDataResults\":[],\"Messages\":[],\"EbsmigrateVolumeMetrics\":{\"Schema\":1,\"Volumes\":[\n");
 }
 
 void aws_cloudwatch_export_end(struct buf *out)
 {
-	buf_adds(out, "\n],\"Messages\":[]}\n");
+	buf_adds(out, "\n]}}\n");
 }
 
 /* Ten times the fastest EBS volume (io2 Block Express: 256,000 IOPS, 4,000 MiB/s): anything
@@ -161,6 +132,27 @@ void aws_cloudwatch_export_end(struct buf *out)
 /* Clock skew tolerated between the machine that exported the metrics and this one. */
 #define CLOCK_SKEW_S 3600
 
+/* The value of metric m over one period is out of range: the message, or 0 when it is fine. */
+static double value_max(int m, int64_t period)
+{
+	return m == M_BURST ? 100.0
+	       : (double)period * (m == M_READ_OPS || m == M_WRITE_OPS ? MAX_OPS_PER_S : MAX_BYTES_PER_S);
+}
+
+static int value_in_range(int m, int64_t period, double x)
+{
+	return isfinite(x) && x >= 0 && x <= value_max(m, period);
+}
+
+static int value_error(int m, int64_t period, double x, int code, const char *origin, const char *path, struct buf *err)
+{
+	double max = value_max(m, period);
+	if (!value_in_range(m, period, x))
+		return em_err(err, code, "%s: %s: %g is outside 0..%g (%s %s over %lld s)", origin, path, x, max,
+			      metric_names[m], m == M_BURST ? "Minimum" : "Sum", (long long)period);
+	return 0;
+}
+
 /* A value of metric m over one period: a sum of operations or bytes (0..rate limit x period)
  * or a BurstBalance percentage. code is EM_EINPUT for a file, EM_ESERVER for an API answer. */
 static int check_value(int m, int64_t period, const cJSON *v, int code, const char *origin, const char *path,
@@ -168,13 +160,7 @@ static int check_value(int m, int64_t period, const cJSON *v, int code, const ch
 {
 	if (!cJSON_IsNumber(v))
 		return em_err(err, code, "%s: %s: must be a number, got %s", origin, path, jsonx_type_name(v));
-	double x = v->valuedouble;
-	double max = m == M_BURST ? 100.0
-		     : (double)period * (m == M_READ_OPS || m == M_WRITE_OPS ? MAX_OPS_PER_S : MAX_BYTES_PER_S);
-	if (!isfinite(x) || x < 0 || x > max)
-		return em_err(err, code, "%s: %s: %g is outside 0..%g (%s %s over %lld s)", origin, path, x, max,
-			      metric_names[m], m == M_BURST ? "Minimum" : "Sum", (long long)period);
-	return 0;
+	return value_error(m, period, v->valuedouble, code, origin, path, err);
 }
 
 /* One data point of an export: volume (position in the fleet), metric, time, value; seq keeps
@@ -260,15 +246,15 @@ static int import_result(struct cw_import *im, const cJSON *r, const char *path,
 	const cJSON *t = ts ? ts->child : NULL, *val = vals ? vals->child : NULL;
 	for (int k = 0; t && val && !rc; k++, t = t->next, val = val->next) {
 		time_t when;
-		buf_reset(&at);
-		buf_addf(&at, "%s.Timestamps[%d]", path, k);
+		/* Paths are formatted only for a message: a series has thousands of points. */
+#define AT(array) (buf_reset(&at), buf_addf(&at, "%s." array "[%d]", path, k), at.s)
 		if (!cJSON_IsString(t)) {
-			rc = em_err(err, EM_EINPUT, "%s: %s: must be a string (an RFC 3339 time), got %s", origin, at.s,
+			rc = em_err(err, EM_EINPUT, "%s: %s: must be a string (an RFC 3339 time), got %s", origin, AT("Timestamps"),
 				    jsonx_type_name(t));
 			break;
 		}
 		if (em_parse_time(t->valuestring, &when)) {
-			rc = em_err(err, EM_EINPUT, "%s: %s: '%s' is not an RFC 3339 time", origin, at.s, t->valuestring);
+			rc = em_err(err, EM_EINPUT, "%s: %s: '%s' is not an RFC 3339 time", origin, AT("Timestamps"), t->valuestring);
 			break;
 		}
 		if (when < im->lo || when > im->hi) {
@@ -277,18 +263,18 @@ static int import_result(struct cw_import *im, const cJSON *r, const char *path,
 			em_format_time(im->hi - CLOCK_SKEW_S, hi);
 			rc = em_err(err, EM_EINPUT,
 				    "%s: %s: '%s' is outside the look-back %s..%s (CloudWatch keeps 455 days before now)",
-				    origin, at.s, t->valuestring, lo, hi);
+				    origin, AT("Timestamps"), t->valuestring, lo, hi);
 			break;
 		}
-		buf_reset(&at);
-		buf_addf(&at, "%s.Values[%d]", path, k);
 		if (m < 0) { /* a metric not used here: only its type is checked */
 			if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
-				rc = em_err(err, EM_EINPUT, "%s: %s: must be a finite number, got %s", origin, at.s,
+				rc = em_err(err, EM_EINPUT, "%s: %s: must be a finite number, got %s", origin, AT("Values"),
 					    cJSON_IsNumber(val) ? "an infinity" : jsonx_type_name(val));
 			continue;
 		}
-		rc = check_value(m, period, val, EM_EINPUT, origin, at.s, err);
+		if (!cJSON_IsNumber(val) || !value_in_range(m, period, val->valuedouble))
+			rc = check_value(m, period, val, EM_EINPUT, origin, AT("Values"), err);
+#undef AT
 		if (rc || !v)
 			continue;
 		XGROW(im->pts, im->n, im->alloc);
@@ -296,6 +282,81 @@ static int import_result(struct cw_import *im, const cJSON *r, const char *path,
 		im->n++;
 	}
 	buf_release(&at);
+	return rc;
+}
+
+/* One figure of a saved volume: a finite number in lo..hi. */
+static int reduced_figure(const cJSON *v, const char *key, double lo, double hi, double *out, const char *origin,
+			  const char *path, struct buf *err)
+{
+	const cJSON *x = jsonx_get(v, key);
+	if (!cJSON_IsNumber(x))
+		return em_err(err, EM_EINPUT, "%s: %s.%s: must be a number, got %s", origin, path, key, jsonx_type_name(x));
+	if (!isfinite(x->valuedouble) || x->valuedouble < lo || x->valuedouble > hi)
+		return em_err(err, EM_EINPUT, "%s: %s.%s: %g is outside %g..%g", origin, path, key, x->valuedouble, lo, hi);
+	*out = x->valuedouble;
+	return 0;
+}
+
+/* The reduced figures inventory --save writes (EbsmigrateVolumeMetrics): given as they were
+ * computed live, so a replay plans exactly as the live run did. */
+static int import_reduced(struct fleet *f, const cJSON *doc, const char *origin, const char *docname, int *given,
+			  struct buf *err)
+{
+	const cJSON *vols;
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%sEbsmigrateVolumeMetrics", docname);
+	int64_t schema;
+	int present, rc = jsonx_int(doc, "Schema", 1, 1, &schema, &present, origin, path.s, err);
+	if (!rc && !present)
+		rc = em_err(err, EM_EINPUT, "%s: %s.Schema: missing (expected 1)", origin, path.s);
+	if (!rc)
+		rc = jsonx_want_array(doc, "Volumes", &vols, origin, path.s, err);
+	int idx = 0;
+	const cJSON *v, *list = rc ? NULL : vols;
+	cJSON_ArrayForEach(v, list)
+	{
+		buf_reset(&path);
+		buf_addf(&path, "%sEbsmigrateVolumeMetrics.Volumes[%d]", docname, idx++);
+		const char *id;
+		int64_t lookback;
+		struct volume_metrics m;
+		memset(&m, 0, sizeof m);
+		m.has = 1;
+		m.min_burst_balance = -1;
+		rc = jsonx_want_str(v, "VolumeId", &id, origin, path.s, err);
+		if (!rc && !id)
+			rc = em_err(err, EM_EINPUT, "%s: %s.VolumeId: missing", origin, path.s);
+		if (!rc)
+			rc = jsonx_int(v, "LookbackSeconds", 60, MAX_LOOKBACK_S, &lookback, &present, origin, path.s, err);
+		if (!rc && !present)
+			rc = em_err(err, EM_EINPUT, "%s: %s.LookbackSeconds: missing", origin, path.s);
+		if (!rc)
+			rc = reduced_figure(v, "P99Iops", 0, MAX_OPS_PER_S, &m.p99_iops, origin, path.s, err);
+		if (!rc)
+			rc = reduced_figure(v, "MaxIops", m.p99_iops, MAX_OPS_PER_S, &m.max_iops, origin, path.s, err);
+		if (!rc)
+			rc = reduced_figure(v, "P99MiBps", 0, MAX_BYTES_PER_S / MIB, &m.p99_mibps, origin, path.s, err);
+		if (!rc)
+			rc = reduced_figure(v, "MaxMiBps", m.p99_mibps, MAX_BYTES_PER_S / MIB, &m.max_mibps, origin, path.s,
+					    err);
+		if (!rc)
+			rc = reduced_figure(v, "ShareAtIopsCeiling", 0, 1, &m.share_at_iops_ceiling, origin, path.s, err);
+		if (!rc)
+			rc = reduced_figure(v, "ShareAtThroughputCeiling", 0, 1, &m.share_at_tput_ceiling, origin, path.s,
+					    err);
+		if (!rc && jsonx_get(v, "MinBurstBalance"))
+			rc = reduced_figure(v, "MinBurstBalance", 0, 100, &m.min_burst_balance, origin, path.s, err);
+		if (rc)
+			break;
+		m.lookback_s = lookback;
+		struct volume *vol = fleet_find(f, id);
+		if (vol) {
+			*given += !vol->metrics.has;
+			vol->metrics = m;
+		}
+	}
+	buf_release(&path);
 	return rc;
 }
 
@@ -347,18 +408,24 @@ int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, co
 	struct jsonx_docs d;
 	jsonx_docs_init(&d, text, len, origin, NULL);
 	cJSON *root;
-	int rc, n_metric_docs = 0;
+	int rc, n_metric_docs = 0, given = 0;
 	while ((rc = jsonx_docs_next(&d, &root, err)) > 0) {
 		char doc[40] = "";
 		if (d.count > 1)
 			snprintf(doc, sizeof doc, "document %zu: ", d.count);
 		/* Documents without MetricDataResults were read by aws_ec2_load_export. */
 		const cJSON *res = jsonx_get(root, "MetricDataResults");
+		const cJSON *reduced = jsonx_get(root, "EbsmigrateVolumeMetrics");
 		int bad = 0;
-		if (res && !cJSON_IsArray(res))
+		if (reduced && !cJSON_IsObject(reduced))
+			bad = em_err(err, EM_EINPUT, "%s: %sEbsmigrateVolumeMetrics: must be an object, got %s", origin, doc,
+				     jsonx_type_name(reduced));
+		else if (reduced)
+			bad = import_reduced(f, reduced, origin, doc, &given, err);
+		if (!bad && res && !cJSON_IsArray(res))
 			bad = em_err(err, EM_EINPUT, "%s: %sMetricDataResults: must be an array, got %s", origin, doc,
 				     jsonx_type_name(res));
-		n_metric_docs += res != NULL;
+		n_metric_docs += res != NULL || reduced != NULL;
 		int idx = 0;
 		const cJSON *r, *list = bad ? NULL : res;
 		struct buf path = BUF_INIT;
@@ -379,7 +446,6 @@ int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, co
 	}
 	if (!rc && !n_metric_docs)
 		rc = em_err(err, EM_EINPUT, "%s: expected {\"MetricDataResults\": [...]}", origin);
-	int given = 0;
 	if (!rc && im.n) {
 		qsort(im.pts, im.n, sizeof *im.pts, point_cmp);
 		for (size_t a = 0, b; a < im.n; a = b) {
@@ -394,24 +460,560 @@ int aws_cloudwatch_load_export(struct fleet *f, const char *text, size_t len, co
 	return rc < 0 ? rc : given;
 }
 
-static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
-		       const struct cw_options *o, time_t start, size_t n_points, struct buf *err)
+/* ---- a GetMetricData answer, read without a tree ----
+ * A page holds up to 100,800 points; as a cJSON tree that is ~200,000 nodes (tens of MB of
+ * small allocations) built and freed per call. The reader below walks the text once per
+ * result instead and writes each point straight into the batch's series. It accepts exactly
+ * JSON (RFC 8259) and, for each object, takes the first of duplicate keys (as cJSON does). */
+
+#define SCAN_MAX_DEPTH 64
+
+struct scan {
+	const char *s;
+	size_t len, off;
+	const char *origin;
+	struct buf *err;
+};
+
+static int sc_fail(struct scan *sc, const char *what)
 {
-	struct series *s = xcalloc(nv, sizeof *s);
-	for (size_t i = 0; i < nv; i++)
-		for (int m = 0; m < M_COUNT; m++) {
-			s[i].v[m] = xmalloc(n_points * sizeof(double));
-			for (size_t k = 0; k < n_points; k++)
-				s[i].v[m][k] = NAN;
+	size_t line, col;
+	jsonx_line_col(sc->s, sc->off < sc->len ? sc->off : sc->len, &line, &col);
+	return em_err(sc->err, EM_ESERVER, "%s: not valid JSON at line %zu, column %zu: %s", sc->origin, line, col,
+		      what);
+}
+
+static void sc_ws(struct scan *sc)
+{
+	sc->off = jsonx_skip_ws(sc->s, sc->len, sc->off);
+}
+
+static int sc_at(const struct scan *sc, char c)
+{
+	return sc->off < sc->len && sc->s[sc->off] == c;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static void add_utf8(struct buf *b, unsigned cp)
+{
+	if (cp < 0x80) {
+		buf_addc(b, (char)cp);
+	} else if (cp < 0x800) {
+		buf_addc(b, (char)(0xC0 | (cp >> 6)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3F)));
+	} else if (cp < 0x10000) {
+		buf_addc(b, (char)(0xE0 | (cp >> 12)));
+		buf_addc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3F)));
+	} else {
+		buf_addc(b, (char)(0xF0 | (cp >> 18)));
+		buf_addc(b, (char)(0x80 | ((cp >> 12) & 0x3F)));
+		buf_addc(b, (char)(0x80 | ((cp >> 6) & 0x3F)));
+		buf_addc(b, (char)(0x80 | (cp & 0x3F)));
+	}
+}
+
+/* The string at sc->off (its opening quote), decoded into out (reset first) unless out is NULL. */
+static int sc_string(struct scan *sc, struct buf *out)
+{
+	if (!sc_at(sc, '"'))
+		return sc_fail(sc, "expected a string");
+	if (out) {
+		buf_reset(out);
+		buf_grow(out, 0); /* "" is a string too: never a NULL .s */
+	}
+	size_t i = sc->off + 1;
+	for (;;) {
+		size_t run = i;
+		while (i < sc->len && sc->s[i] != '"' && sc->s[i] != '\\' && (unsigned char)sc->s[i] >= 0x20)
+			i++;
+		if (out && i > run)
+			buf_add(out, sc->s + run, i - run);
+		sc->off = i;
+		if (i >= sc->len)
+			return sc_fail(sc, "unterminated string");
+		if (sc->s[i] == '"') {
+			sc->off = i + 1;
+			return 0;
 		}
+		if (sc->s[i] != '\\')
+			return sc_fail(sc, "control character in a string");
+		if (i + 1 >= sc->len)
+			return sc_fail(sc, "unterminated string");
+		char e = sc->s[i + 1];
+		const char *simple = strchr("\"\\/bfnrt", e);
+		if (e && simple) {
+			if (out)
+				buf_addc(out, "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"]);
+			i += 2;
+			continue;
+		}
+		unsigned cp, lo;
+		if (e != 'u' || i + 6 > sc->len || hex4(sc->s + i + 2, &cp))
+			return sc_fail(sc, "invalid escape in a string");
+		i += 6;
+		if (cp >= 0xDC00 && cp <= 0xDFFF)
+			return sc_fail(sc, "unpaired UTF-16 surrogate in a string");
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			if (i + 6 > sc->len || sc->s[i] != '\\' || sc->s[i + 1] != 'u' || hex4(sc->s + i + 2, &lo) ||
+			    lo < 0xDC00 || lo > 0xDFFF) {
+				sc->off = i;
+				return sc_fail(sc, "unpaired UTF-16 surrogate in a string");
+			}
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			i += 6;
+		}
+		if (out)
+			add_utf8(out, cp);
+	}
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* A number of at most 15 significant digits and a decimal exponent within +-22 (timestamps,
+ * operation counts, most byte sums): both the digits and the power of ten are exact doubles,
+ * so one multiplication or division rounds exactly as strtod would (Clinger's fast path).
+ * text[0..len) is a valid JSON number. 0: not such a number, use strtod. */
+static int fast_decimal(const char *text, size_t len, double *out)
+{
+	static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	size_t i = 0;
+	int neg = text[0] == '-', digits = 0, exp10 = 0;
+	uint64_t mant = 0;
+	i += (size_t)neg;
+	for (; i < len && is_digit(text[i]); i++) {
+		if (mant || text[i] != '0') {
+			if (++digits > 15)
+				return 0;
+			mant = mant * 10 + (uint64_t)(text[i] - '0');
+		}
+	}
+	if (i < len && text[i] == '.') {
+		for (i++; i < len && is_digit(text[i]); i++) {
+			if (mant || text[i] != '0') {
+				if (++digits > 15)
+					return 0;
+				mant = mant * 10 + (uint64_t)(text[i] - '0');
+			}
+			exp10--;
+		}
+	}
+	if (i < len) { /* an exponent */
+		i++;
+		int eneg = text[i] == '-', e = 0;
+		if (text[i] == '-' || text[i] == '+')
+			i++;
+		for (; i < len; i++) {
+			if (e > 1000)
+				return 0;
+			e = e * 10 + (text[i] - '0');
+		}
+		exp10 += eneg ? -e : e;
+	}
+	if (exp10 < -22 || exp10 > 22)
+		return 0;
+	double x = (double)mant;
+	x = exp10 < 0 ? x / pow10[-exp10] : x * pow10[exp10];
+	*out = neg ? -x : x;
+	return 1;
+}
+
+/* The number at sc->off; its value as strtod reads it (as cJSON does) into *out, unless out is
+ * NULL (skipping: only checked). */
+static int sc_number(struct scan *sc, double *out)
+{
+	const char *s = sc->s;
+	size_t i = sc->off, n = sc->len;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i >= n || !is_digit(s[i]))
+		return sc_fail(sc, "expected a value");
+	if (s[i] == '0')
+		i++;
+	else
+		while (i < n && is_digit(s[i]))
+			i++;
+	if (i < n && s[i] == '.') {
+		if (++i >= n || !is_digit(s[i]))
+			return sc_fail(sc, "expected a digit after the decimal point");
+		while (i < n && is_digit(s[i]))
+			i++;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(s[i]))
+			return sc_fail(sc, "expected a digit in the exponent");
+		while (i < n && is_digit(s[i]))
+			i++;
+	}
+	size_t len = i - sc->off;
+	if (!out || fast_decimal(s + sc->off, len, out)) {
+		sc->off = i;
+		return 0;
+	}
+	char small[64];
+	char *copy = len < sizeof small ? small : xmalloc(len + 1);
+	memcpy(copy, s + sc->off, len);
+	copy[len] = '\0';
+	*out = strtod(copy, NULL);
+	if (copy != small)
+		free(copy);
+	sc->off = i;
+	return 0;
+}
+
+static int sc_literal(struct scan *sc, const char *word)
+{
+	size_t n = strlen(word);
+	if (sc->len - sc->off < n || memcmp(sc->s + sc->off, word, n) != 0)
+		return sc_fail(sc, "expected a value");
+	sc->off += n;
+	return 0;
+}
+
+/* What the value at sc->off is, for messages ("a string", ...), as jsonx_type_name says it. */
+static const char *sc_type_name(const struct scan *sc)
+{
+	switch (sc->off < sc->len ? sc->s[sc->off] : 0) {
+	case '"': return "a string";
+	case '{': return "an object";
+	case '[': return "an array";
+	case 't': case 'f': return "a boolean";
+	case 'n': return "null";
+	default: return "a number";
+	}
+}
+
+static int sc_skip(struct scan *sc, int depth);
+
+/* Containers: sc_open consumes '{' or '['; sc_next then returns 1 at each member (positioned
+ * at its value; for an object, *key holds its name), 0 after the closing bracket. */
+static int sc_open(struct scan *sc, char open, int *first)
+{
+	if (!sc_at(sc, open))
+		return sc_fail(sc, open == '{' ? "expected an object" : "expected an array");
+	sc->off++;
+	*first = 1;
+	return 0;
+}
+
+static int sc_next(struct scan *sc, char close, struct buf *key, int *first)
+{
+	sc_ws(sc);
+	if (sc_at(sc, close)) {
+		sc->off++;
+		return 0;
+	}
+	if (!*first) {
+		if (!sc_at(sc, ','))
+			return sc_fail(sc, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+		sc->off++;
+		sc_ws(sc);
+	}
+	*first = 0;
+	if (close == '}') {
+		int rc = sc_string(sc, key);
+		if (rc)
+			return rc;
+		sc_ws(sc);
+		if (!sc_at(sc, ':'))
+			return sc_fail(sc, "expected ':'");
+		sc->off++;
+		sc_ws(sc);
+	}
+	return 1;
+}
+
+static int sc_skip(struct scan *sc, int depth)
+{
+	sc_ws(sc);
+	if (depth > SCAN_MAX_DEPTH)
+		return sc_fail(sc, "nested too deeply");
+	char c = sc->off < sc->len ? sc->s[sc->off] : 0;
+	if (c == '"')
+		return sc_string(sc, NULL);
+	if (c == 't')
+		return sc_literal(sc, "true");
+	if (c == 'f')
+		return sc_literal(sc, "false");
+	if (c == 'n')
+		return sc_literal(sc, "null");
+	if (c == '{' || c == '[') {
+		char close = c == '{' ? '}' : ']';
+		int first, rc = sc_open(sc, c, &first);
+		while (!rc && (rc = sc_next(sc, close, NULL, &first)) > 0)
+			rc = sc_skip(sc, depth + 1);
+		return rc;
+	}
+	return sc_number(sc, NULL);
+}
+
+/* Validates the value at sc->off and reports that it is of the wrong type (want). */
+static int sc_wrong_type(struct scan *sc, const char *path, const char *want)
+{
+	size_t at = sc->off;
+	const char *got = sc_type_name(sc);
+	int rc = sc_skip(sc, 1);
+	if (rc)
+		return rc; /* not even JSON: that is the error to report */
+	sc->off = at;
+	return em_err(sc->err, EM_ESERVER, "%s: %s: must be %s, got %s", sc->origin, path, want, got);
+}
+
+/* Counts an array's elements (0 for null); the cursor is left where it was. */
+static int sc_count(struct scan *sc, size_t at, const char *path, size_t *n)
+{
+	size_t save = sc->off;
+	int first, rc = 0;
+	*n = 0;
+	sc->off = at;
+	if (sc_at(sc, 'n')) {
+		sc->off = save;
+		return 0;
+	}
+	if (!sc_at(sc, '['))
+		rc = sc_wrong_type(sc, path, "an array");
+	if (!rc)
+		rc = sc_open(sc, '[', &first);
+	while (!rc && (rc = sc_next(sc, ']', NULL, &first)) > 0) {
+		(*n)++;
+		rc = sc_skip(sc, 2);
+	}
+	sc->off = save;
+	return rc < 0 ? rc : 0;
+}
+
+static double *series_of(struct cw_batch *b, size_t vol, int m)
+{
+	return b->values + (vol * CW_METRICS + (size_t)m) * b->n_points;
+}
+
+/* One MetricDataResults element: its Id names the batch position and metric ("v3_r"); points
+ * outside [start, start + n_points periods) are dropped (CloudWatch rounds StartTime down). */
+static int read_result(struct scan *sc, struct cw_batch *b, int idx, struct buf *key, struct buf *id)
+{
+	size_t ts_at = 0, vals_at = 0, nt = 0, nv = 0;
+	int seen_id = 0, id_ok = 0, first, rc = sc_open(sc, '{', &first);
+	while (!rc && (rc = sc_next(sc, '}', key, &first)) > 0) {
+		rc = 0;
+		size_t *count = NULL;
+		if (!seen_id && strcmp(key->s, "Id") == 0) {
+			seen_id = 1;
+			if (sc_at(sc, '"')) {
+				rc = sc_string(sc, id);
+				id_ok = !rc;
+				continue;
+			}
+		} else if (!ts_at && strcmp(key->s, "Timestamps") == 0) {
+			ts_at = sc->off;
+			count = &nt;
+		} else if (!vals_at && strcmp(key->s, "Values") == 0) {
+			vals_at = sc->off;
+			count = &nv;
+		}
+		if (count && sc_at(sc, '[')) { /* counted while checked: one pass fewer */
+			int afirst;
+			rc = sc_open(sc, '[', &afirst);
+			while (!rc && (rc = sc_next(sc, ']', NULL, &afirst)) > 0) {
+				(*count)++;
+				rc = sc_skip(sc, 3);
+			}
+			continue;
+		}
+		rc = sc_skip(sc, 2);
+	}
+	if (rc < 0)
+		return rc;
+	size_t vi;
+	char tag;
+	if (!id_ok || strlen(id->s) != id->len || sscanf(id->s, "v%zu_%c", &vi, &tag) != 2 || vi >= b->n_vols)
+		return 0;
+	const char *mt = strchr(metric_tags, tag);
+	int m = mt ? (int)(mt - metric_tags) : -1;
+	if (m < 0 || m >= M_COUNT)
+		return 0;
+	char path[64], at[96];
+	snprintf(path, sizeof path, "MetricDataResults[%d].Timestamps", idx);
+	/* null or absent: no points; another type: an error (arrays were counted above) */
+	if (ts_at && sc->s[ts_at] != '[' && (rc = sc_count(sc, ts_at, path, &nt)))
+		return rc;
+	snprintf(path, sizeof path, "MetricDataResults[%d].Values", idx);
+	if (vals_at && sc->s[vals_at] != '[' && (rc = sc_count(sc, vals_at, path, &nv)))
+		return rc;
+	if (nt != nv)
+		return em_err(sc->err, EM_ESERVER, "%s: MetricDataResults[%d]: %zu Timestamps but %zu Values", sc->origin, idx,
+			      nt, nv);
+	if (!nt)
+		return 0;
+	double *dst = series_of(b, vi, m);
+	struct scan ts = *sc, vals = *sc;
+	int ft, fv;
+	ts.off = ts_at;
+	vals.off = vals_at;
+	sc_open(&ts, '[', &ft);
+	sc_open(&vals, '[', &fv);
+	for (size_t k = 0; k < nt; k++) {
+		double t, x;
+		sc_next(&ts, ']', NULL, &ft);
+		sc_next(&vals, ']', NULL, &fv);
+		if (!sc_at(&ts, '-') && !(ts.off < ts.len && is_digit(ts.s[ts.off]))) {
+			snprintf(at, sizeof at, "MetricDataResults[%d].Timestamps[%zu]", idx, k);
+			return em_err(sc->err, EM_ESERVER, "%s: %s: must be a number (seconds since 1970), got %s", sc->origin,
+				      at, sc_type_name(&ts));
+		}
+		sc_number(&ts, &t);
+		if (!isfinite(t)) {
+			snprintf(at, sizeof at, "MetricDataResults[%d].Timestamps[%zu]", idx, k);
+			return em_err(sc->err, EM_ESERVER, "%s: %s: must be a number (seconds since 1970), got a number",
+				      sc->origin, at);
+		}
+		if (!sc_at(&vals, '-') && !(vals.off < vals.len && is_digit(vals.s[vals.off]))) {
+			snprintf(at, sizeof at, "MetricDataResults[%d].Values[%zu]", idx, k);
+			return em_err(sc->err, EM_ESERVER, "%s: %s: must be a number, got %s", sc->origin, at,
+				      sc_type_name(&vals));
+		}
+		sc_number(&vals, &x);
+		if (!value_in_range(m, b->period_s, x)) {
+			snprintf(at, sizeof at, "MetricDataResults[%d].Values[%zu]", idx, k);
+			return value_error(m, b->period_s, x, EM_ESERVER, sc->origin, at, sc->err);
+		}
+		double off = (t - (double)b->start) / (double)b->period_s;
+		if (off < 0 || off >= (double)b->n_points)
+			continue;
+		dst[(size_t)off] = x;
+	}
+	return 0;
+}
+
+void cw_batch_init(struct cw_batch *b, size_t n_vols, size_t n_points, time_t start, int64_t period_s)
+{
+	b->n_vols = n_vols;
+	b->n_points = n_points;
+	b->start = start;
+	b->period_s = period_s;
+	size_t n = n_vols * CW_METRICS * n_points;
+	b->values = xmalloc((n ? n : 1) * sizeof *b->values);
+	for (size_t i = 0; i < n; i++)
+		b->values[i] = NAN;
+}
+
+void cw_batch_release(struct cw_batch *b)
+{
+	free(b->values);
+	b->values = NULL;
+}
+
+int aws_cloudwatch_read_answer(struct cw_batch *b, const char *text, size_t len, const char *origin, char **next_token,
+			       struct buf *err)
+{
+	struct scan sc = {text, len, 0, origin, err};
+	struct buf key = BUF_INIT, id = BUF_INIT, token = BUF_INIT;
+	int first, rc, idx = 0, seen_results = 0, have_token = 0, seen_token = 0;
+	*next_token = NULL;
+	sc_ws(&sc);
+	if (sc.off == len)
+		rc = em_err(err, EM_ESERVER, "%s: empty answer, expected JSON", origin);
+	else
+		rc = sc_open(&sc, '{', &first);
+	while (!rc && (rc = sc_next(&sc, '}', &key, &first)) > 0) {
+		rc = 0;
+		if (!seen_results && strcmp(key.s, "MetricDataResults") == 0) {
+			seen_results = 1;
+			if (sc_at(&sc, 'n')) {
+				rc = sc_literal(&sc, "null");
+				continue;
+			}
+			if (!sc_at(&sc, '[')) {
+				rc = sc_wrong_type(&sc, "MetricDataResults", "an array");
+				continue;
+			}
+			int afirst;
+			rc = sc_open(&sc, '[', &afirst);
+			while (!rc && (rc = sc_next(&sc, ']', NULL, &afirst)) > 0)
+				rc = sc_at(&sc, '{') ? read_result(&sc, b, idx++, &key, &id) : (idx++, sc_skip(&sc, 2));
+			continue;
+		}
+		if (!seen_token && strcmp(key.s, "NextToken") == 0) {
+			seen_token = 1;
+			if (sc_at(&sc, '"')) {
+				rc = sc_string(&sc, &token);
+				have_token = !rc;
+				continue;
+			}
+		}
+		rc = sc_skip(&sc, 1);
+	}
+	if (!rc) {
+		sc_ws(&sc);
+		if (sc.off < len)
+			rc = sc_fail(&sc, "unexpected data after the JSON document");
+	}
+	if (!rc && have_token)
+		*next_token = xstrndup(token.s, token.len);
+	buf_release(&key);
+	buf_release(&id);
+	buf_release(&token);
+	return rc < 0 ? rc : 0;
+}
+
+/* The reduced figures of one volume as an element of a saved document's volume list (none
+ * when it has no data: a replay then leaves it without metrics, as the live run did). */
+void aws_cloudwatch_export_volume(struct buf *b, const struct volume *v)
+{
+	const struct volume_metrics *m = &v->metrics;
+	if (!m->has)
+		return;
+	if (b->len && b->s[b->len - 1] == '}')
+		buf_adds(b, ",\n");
+	buf_adds(b, "{\"VolumeId\":");
+	buf_add_json_str(b, v->volume_id);
+	buf_addf(b, ",\"LookbackSeconds\":%lld,\"P99Iops\":%.17g,\"MaxIops\":%.17g,\"P99MiBps\":%.17g,\"MaxMiBps\":%.17g,"
+		    "\"ShareAtIopsCeiling\":%.17g,\"ShareAtThroughputCeiling\":%.17g",
+		 (long long)m->lookback_s, m->p99_iops, m->max_iops, m->p99_mibps, m->max_mibps, m->share_at_iops_ceiling,
+		 m->share_at_tput_ceiling);
+	if (m->min_burst_balance >= 0)
+		buf_addf(b, ",\"MinBurstBalance\":%.17g", m->min_burst_balance);
+	buf_addc(b, '}');
+}
+
+static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
+		       const struct cw_options *o, struct cw_batch *b, struct buf *err)
+{
+	b->n_vols = nv;
+	for (size_t i = 0; i < nv * CW_METRICS * b->n_points; i++)
+		b->values[i] = NAN;
 	char *next = NULL;
 	int rc = 0;
 	struct http_response resp;
 	http_response_init(&resp);
-	struct buf origin = BUF_INIT, path = BUF_INIT, at = BUF_INIT;
+	struct buf origin = BUF_INIT, body = BUF_INIT;
 	buf_addf(&origin, "cloudwatch GetMetricData answer (region %s)", region);
 	do {
-		struct buf body = BUF_INIT;
+		buf_reset(&body);
 		buf_adds(&body, "{\"MetricDataQueries\":[");
 		int first = 1;
 		for (size_t i = 0; i < nv; i++) {
@@ -423,8 +1025,8 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 				first = 0;
 			}
 		}
-		buf_addf(&body, "],\"StartTime\":%lld,\"EndTime\":%lld,\"ScanBy\":\"TimestampAscending\"", (long long)start,
-			 (long long)o->end);
+		buf_addf(&body, "],\"StartTime\":%lld,\"EndTime\":%lld,\"ScanBy\":\"TimestampAscending\"",
+			 (long long)b->start, (long long)o->end);
 		if (next) {
 			buf_adds(&body, ",\"NextToken\":\"");
 			buf_add_json_escaped(&body, next);
@@ -435,105 +1037,35 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		next = NULL;
 		rc = aws_json(c, AWS_SERVICE_CLOUDWATCH, region, "GraniteServiceVersion20100801.GetMetricData",
 			      "application/x-amz-json-1.0", body.s, &resp, NULL, err);
-		buf_release(&body);
 		if (rc)
 			break;
-		cJSON *j = jsonx_parse(resp.body.s, resp.body.len, origin.s, err);
-		if (!j) {
-			rc = EM_ESERVER;
-			break;
-		}
-		/* The server is untrusted input too: the same value checks as an export. Points
-		 * outside the asked window are dropped (CloudWatch rounds StartTime down). */
-		const cJSON *r;
-		int idx = 0;
-		cJSON_ArrayForEach(r, jsonx_get(j, "MetricDataResults"))
-		{
-			const char *id = jsonx_str(r, "Id");
-			size_t vi;
-			char tag;
-			buf_reset(&path);
-			buf_addf(&path, "MetricDataResults[%d]", idx++);
-			if (!id || sscanf(id, "v%zu_%c", &vi, &tag) != 2 || vi >= nv)
-				continue;
-			int m = (int)(strchr(metric_tags, tag) ? strchr(metric_tags, tag) - metric_tags : -1);
-			if (m < 0 || m >= M_COUNT)
-				continue;
-			const cJSON *ts, *vals;
-			if (jsonx_want_array(r, "Timestamps", &ts, origin.s, path.s, err) ||
-			    jsonx_want_array(r, "Values", &vals, origin.s, path.s, err)) {
-				rc = EM_ESERVER;
-				break;
-			}
-			if (cJSON_GetArraySize(ts) != cJSON_GetArraySize(vals)) {
-				rc = em_err(err, EM_ESERVER, "%s: %s: %d Timestamps but %d Values", origin.s, path.s,
-					    cJSON_GetArraySize(ts), cJSON_GetArraySize(vals));
-				break;
-			}
-			const cJSON *t = ts ? ts->child : NULL, *val = vals ? vals->child : NULL;
-			for (int k = 0; t && val && !rc; k++, t = t->next, val = val->next) {
-				buf_reset(&at);
-				buf_addf(&at, "%s.Timestamps[%d]", path.s, k);
-				if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble)) {
-					rc = em_err(err, EM_ESERVER, "%s: %s: must be a number (seconds since 1970), got %s",
-						    origin.s, at.s, jsonx_type_name(t));
-					break;
-				}
-				buf_reset(&at);
-				buf_addf(&at, "%s.Values[%d]", path.s, k);
-				rc = check_value(m, o->period_s, val, EM_ESERVER, origin.s, at.s, err);
-				double off = (t->valuedouble - (double)start) / (double)o->period_s;
-				if (rc || off < 0 || off >= (double)n_points)
-					continue;
-				s[vi].v[m][(size_t)off] = val->valuedouble;
-			}
-			if (rc)
-				break;
-		}
-		if (rc) {
-			cJSON_Delete(j);
-			break;
-		}
-		next = xstrdup(jsonx_str(j, "NextToken"));
-		cJSON_Delete(j);
-	} while (next);
+		/* The server is untrusted input too: the same value checks as an export. */
+		rc = aws_cloudwatch_read_answer(b, resp.body.s, resp.body.len, origin.s, &next, err);
+	} while (!rc && next);
 	http_response_release(&resp);
 	buf_release(&origin);
-	buf_release(&path);
-	buf_release(&at);
-	if (!rc && o->save) {
-		for (size_t i = 0; i < nv; i++) {
-			const struct volume *v = &f->vols[vols[i]];
-			for (int m = 0; m < M_COUNT; m++) {
-				if (m == M_BURST && !burst_type(v->type))
-					continue;
-				save_series(o->save, v->volume_id, m, o->period_s, start, s[i].v[m], n_points);
-			}
-		}
-	}
-	if (!rc) {
-		double *ops = xmalloc(n_points * sizeof *ops), *bytes = xmalloc(n_points * sizeof *bytes);
-		for (size_t i = 0; i < nv; i++) {
-			struct volume *v = &f->vols[vols[i]];
-			for (size_t k = 0; k < n_points; k++) {
-				double r = s[i].v[M_READ_OPS][k], w = s[i].v[M_WRITE_OPS][k];
-				ops[k] = isnan(r) && isnan(w) ? NAN : (isnan(r) ? 0 : r) + (isnan(w) ? 0 : w);
-				r = s[i].v[M_READ_BYTES][k];
-				w = s[i].v[M_WRITE_BYTES][k];
-				bytes[k] = isnan(r) && isnan(w) ? NAN : (isnan(r) ? 0 : r) + (isnan(w) ? 0 : w);
-			}
-			cw_reduce(&v->metrics, v, o->period_s, ops, bytes, n_points, s[i].v[M_BURST], n_points);
-			v->metrics.lookback_s = o->lookback_s;
-		}
-		free(ops);
-		free(bytes);
-	}
-	for (size_t i = 0; i < nv; i++)
-		for (int m = 0; m < M_COUNT; m++)
-			free(s[i].v[m]);
-	free(s);
+	buf_release(&body);
 	free(next);
-	return rc;
+	if (rc)
+		return rc;
+	/* Each volume is reduced as soon as its batch is complete; only the figures outlive it. */
+	double *ops = xmalloc(b->n_points * sizeof *ops), *bytes = xmalloc(b->n_points * sizeof *bytes);
+	for (size_t i = 0; i < nv; i++) {
+		struct volume *v = &f->vols[vols[i]];
+		const double *r = series_of(b, i, M_READ_OPS), *w = series_of(b, i, M_WRITE_OPS);
+		const double *rb = series_of(b, i, M_READ_BYTES), *wb = series_of(b, i, M_WRITE_BYTES);
+		for (size_t k = 0; k < b->n_points; k++) {
+			ops[k] = sum_or_nan(r[k], w[k]);
+			bytes[k] = sum_or_nan(rb[k], wb[k]);
+		}
+		cw_reduce(&v->metrics, v, o->period_s, ops, bytes, b->n_points, series_of(b, i, M_BURST), b->n_points);
+		v->metrics.lookback_s = o->lookback_s;
+		if (o->save)
+			aws_cloudwatch_export_volume(o->save, v);
+	}
+	free(ops);
+	free(bytes);
+	return 0;
 }
 
 int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, struct fleet *f,
@@ -566,6 +1098,9 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 			      (long long)o.lookback_s, (long long)o.period_s);
 	size_t *batch = xmalloc(MAX_QUERIES * sizeof *batch);
 	size_t nb = 0, queries = 0;
+	struct cw_batch b;
+	/* Every query of a batch may be a different volume's: the largest batch is max_queries/4. */
+	cw_batch_init(&b, max_queries / 4, n_points, start, o.period_s);
 	int rc = 0;
 	for (size_t i = 0; i <= f->n && !rc; i++) {
 		int flush = i == f->n;
@@ -575,15 +1110,16 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 				continue;
 			int q = burst_type(v->type) ? 5 : 4;
 			if (queries + (size_t)q > max_queries) {
-				rc = fetch_batch(c, region, f, batch, nb, &o, start, n_points, err);
+				rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
 				nb = queries = 0;
 			}
 			batch[nb++] = i;
 			queries += (size_t)q;
 		} else if (nb) {
-			rc = fetch_batch(c, region, f, batch, nb, &o, start, n_points, err);
+			rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
 		}
 	}
 	free(batch);
+	cw_batch_release(&b);
 	return rc;
 }

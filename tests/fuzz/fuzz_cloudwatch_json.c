@@ -1,8 +1,11 @@
-/* fuzz_cloudwatch_json.c - CloudWatch metric exports (`aws cloudwatch get-metric-data` output
- * as written by inventory --save) read by aws_cloudwatch_load_export into a fleet of known
- * volumes (the ids the seed corpus uses), then reduced to the planner's figures.
- * Range checks (periods, timestamps, values) are the reader's: nothing is skipped here. */
+/* fuzz_cloudwatch_json.c - CloudWatch metric exports (`aws cloudwatch get-metric-data` output,
+ * and the reduced figures inventory --save writes) read by aws_cloudwatch_load_export into a
+ * fleet of known volumes (the ids the seed corpus uses), then reduced to the planner's
+ * figures; and the same bytes as a live GetMetricData answer page, read without a tree by
+ * aws_cloudwatch_read_answer into a small batch. Range checks (periods, timestamps, values)
+ * are the readers': nothing is skipped here. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
@@ -30,6 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf err = BUF_INIT;
 	aws_cloudwatch_load_export(&f, (const char *)data, size, "fuzz.json", &err);
 	buf_release(&err);
+	/* A live answer: 3 volumes of 6 periods from 2026-10-31T23:30:00Z. */
+	struct cw_batch b;
+	cw_batch_init(&b, 3, 6, 1793489400, 300);
+	char *next = NULL;
+	aws_cloudwatch_read_answer(&b, (const char *)data, size, "answer", &next, &err);
+	free(next);
+	buf_release(&err);
+	cw_batch_release(&b);
 	fleet_release(&f);
 	return 0;
 }

@@ -323,6 +323,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                         if key == "commonName":
                             cn = value
         req = Request(self.command, self.path, headers, body, cn, self.server)
+        if self.server.latency_s:  # --latency-ms: the network and service time of a real API
+            time.sleep(self.server.latency_s)
         try:
             resp = self.server.app.handle(req)
         except Exception as exc:  # a simulator bug: say so loudly, answer 500
@@ -374,11 +376,12 @@ class HTTPServer(http.server.ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, app, ssl_ctx=None, name=""):
+    def __init__(self, app, ssl_ctx=None, name="", latency_s=0.0):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.app = app
         self.ssl_ctx = ssl_ctx
         self.name = name
+        self.latency_s = latency_s
 
     @property
     def port(self):
@@ -1341,10 +1344,11 @@ def serve(args):
     apis = ebssim_aws.AwsApis(sim)
     sim.aws = apis
     servers = {}
+    latency_s = max(0.0, float(getattr(args, "latency_ms", 0) or 0)) / 1000.0
     import ebssim_trail
     sim.trail = ebssim_trail.Trail(sim, getattr(args, "trail_delay", None))
     for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail"):
-        servers[service] = HTTPServer(apis.app(service), tls, service)
+        servers[service] = HTTPServer(apis.app(service), tls, service, latency_s)
     servers["imds"] = HTTPServer(apis.app("imds"), None, "imds")
     servers["container"] = HTTPServer(apis.app("container"), None, "container")
     servers["ctl"] = HTTPServer(ControlApp(sim), None, "ctl")
@@ -1355,7 +1359,7 @@ def serve(args):
     cluster_specs = []
     kube_tls = server_ssl_context(cert, key, client_ca=sim.ca.cert_path)
     for spec in scenario.get("clusters") or []:
-        srv = HTTPServer(None, kube_tls, "kube-" + spec["name"])
+        srv = HTTPServer(None, kube_tls, "kube-" + spec["name"], latency_s)
         spec["server"] = srv.url
         cluster_specs.append(spec)
         if kube_mod is not None:
