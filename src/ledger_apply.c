@@ -143,9 +143,10 @@ int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, 
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, created_at, generated_at, plan_sha256, plan_json FROM plans WHERE id = ?"
-				       : "SELECT id, created_at, generated_at, plan_sha256, plan_json FROM plans ORDER BY id "
-					 "DESC LIMIT 1",
+				id > 0 ? "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
+					 "FROM plans WHERE id = ?"
+				       : "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
+					 "FROM plans ORDER BY id DESC LIMIT 1",
 				&st, err);
 	if (rc)
 		return rc;
@@ -160,8 +161,11 @@ int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, 
 		if (sha && strlen((const char *)sha) == 64) {
 			memcpy(out->sha256, sha, 65);
 		} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
-			const void *doc = sqlite3_column_blob(st, 4);
-			em_sha256_hex(doc ? doc : "", (size_t)sqlite3_column_bytes(st, 4), out->sha256);
+			char *doc = NULL;
+			rc = ledger_plan_document(st, 4, out->id, &doc, err);
+			if (!rc)
+				em_sha256_hex(doc, strlen(doc), out->sha256);
+			free(doc);
 		}
 	} else if (step == SQLITE_DONE) {
 		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
