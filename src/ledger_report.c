@@ -88,11 +88,12 @@ void ledger_baselines_free(struct ledger_baseline *b, size_t n)
 	free(b);
 }
 
-/* The priced volumes of one plan document (volume_id, usd), in document order. */
+/* The priced volumes of one plan document (bound as ?1: stored compressed, so inflated first by
+ * ledger_plan_document), (volume_id, usd) in document order. */
 static const char PLAN_VOLUMES_SQL[] =
 	"SELECT json_extract(j.value, '$.volume_id'), json_extract(j.value, '$.current_monthly_usd')"
-	" FROM plans p, json_each(CASE WHEN json_valid(p.plan_json) THEN p.plan_json ELSE '{}' END, '$.volumes') j"
-	" WHERE p.id = ? AND json_type(j.value, '$.volume_id') = 'text'"
+	" FROM json_each(CASE WHEN json_valid(?1) THEN ?1 ELSE '{}' END, '$.volumes') j"
+	" WHERE json_type(j.value, '$.volume_id') = 'text'"
 	" AND json_type(j.value, '$.current_monthly_usd') IN ('integer', 'real')"
 	" AND abs(json_extract(j.value, '$.current_monthly_usd')) < 1e12";
 
@@ -105,7 +106,8 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 	*out = NULL;
 	*n = 0;
 	sqlite3_stmt *plans = NULL, *vols = NULL;
-	int rc = ledger_prepare(l, "SELECT id FROM plans ORDER BY generated_at, id", &plans, err);
+	int rc = ledger_prepare(l, "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY generated_at, id",
+				&plans, err);
 	if (!rc)
 		rc = ledger_prepare(l, PLAN_VOLUMES_SQL, &vols, err);
 	struct strmap want = STRMAP_INIT, seen = STRMAP_INIT;
@@ -117,8 +119,12 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 	int step = SQLITE_DONE;
 	while (!rc && (!wanted || missing) && (step = sqlite3_step(plans)) == SQLITE_ROW) {
 		int64_t plan_id = sqlite3_column_int64(plans, 0);
+		char *doc = NULL;
+		rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
+		if (rc)
+			break;
 		sqlite3_reset(vols);
-		sqlite3_bind_int64(vols, 1, plan_id);
+		sqlite3_bind_text(vols, 1, doc, -1, SQLITE_STATIC);
 		while ((step = sqlite3_step(vols)) == SQLITE_ROW) {
 			const char *id = (const char *)sqlite3_column_text(vols, 0);
 			size_t at;
@@ -132,6 +138,9 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 			r->monthly = money_from_json_usd(sqlite3_column_double(vols, 1));
 			missing -= wanted != NULL;
 		}
+		sqlite3_reset(vols); /* releases the bound document before it is freed */
+		sqlite3_clear_bindings(vols);
+		free(doc);
 		if (step != SQLITE_DONE)
 			break;
 		step = SQLITE_DONE;
