@@ -584,6 +584,8 @@ void cmd_print_visible(FILE *f, const char *fmt, ...)
 	va_end(ap);
 	buf_add_visible(&vis, line.s);
 	buf_addc(&vis, '\n');
+	if (f == stderr)
+		log_before_write(); /* a progress line is cleared first */
 	fwrite(vis.s, 1, vis.len, f);
 	fflush(f);
 	buf_release(&line);
