@@ -26,6 +26,7 @@ static struct {
 	int open;        /* a phase is running */
 	int shown;       /* the line is on the terminal */
 	char phase[64], scope[192];
+	char last[256];  /* the text last drawn: the same text is not drawn twice */
 	size_t done, total;
 	double started, drawn_at;
 } cur;
@@ -61,7 +62,8 @@ static void draw(double now)
 		buf_addc(&line, ' ');
 		buf_add_visible(&line, cur.scope);
 	}
-	buf_addf(&line, ": %zu", cur.done);
+	if (cur.done || cur.total) /* a phase of one call has no count: its name is the news */
+		buf_addf(&line, ": %zu", cur.done);
 	if (cur.total)
 		buf_addf(&line, "/%zu", cur.total);
 	if (elapsed >= 0.2 && cur.done) {
@@ -73,9 +75,13 @@ static void draw(double now)
 	struct winsize ws;
 	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.len >= ws.ws_col)
 		line.s[ws.ws_col - 1] = '\0';
-	log_set_before_write(clear_line); /* a message starts on a clean line */
-	fprintf(stderr, "\r\033[K%s", line.s ? line.s : "");
-	fflush(stderr);
+	const char *text = line.s ? line.s : "";
+	if (!cur.shown || strcmp(text, cur.last) != 0) {
+		log_set_before_write(clear_line); /* a message starts on a clean line */
+		fprintf(stderr, "\r\033[K%s", text);
+		fflush(stderr);
+		snprintf(cur.last, sizeof cur.last, "%s", text);
+	}
 	buf_release(&line);
 	cur.shown = 1;
 	cur.drawn_at = now;
@@ -95,8 +101,10 @@ static void finish(void)
 	}
 	if (cur.total)
 		log_info("%s: %zu/%zu in %.2fs", what.s, cur.done, cur.total, elapsed);
-	else
+	else if (cur.done)
 		log_info("%s: %zu in %.2fs", what.s, cur.done, elapsed);
+	else
+		log_info("%s: done in %.2fs", what.s, elapsed);
 	buf_release(&what);
 	cur.open = 0;
 }
@@ -118,6 +126,8 @@ void cmd_progress(void *ctx, enum progress_event ev, const char *phase, const ch
 		cur.open = 1;
 		cur.started = now;
 		cur.drawn_at = -1.0;
+		cur.total = 0;
+		cur.last[0] = '\0';
 	}
 	cur.done = done;
 	if (total)

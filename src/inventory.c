@@ -513,14 +513,14 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	if (!rc && !o->no_cloudtrail) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "CloudTrail", region, 0, 0);
 		rc = read_history(c, o, r, f, region, err);
-		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "CloudTrail", region, 1, 1);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "CloudTrail", region, 0, 0);
 	} else if (!rc) {
 		rc = read_history(c, o, r, f, region, err);
 	}
 	if (!rc) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
 		rc = aws_ec2_instance_types(c, region, f, err);
-		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeInstances", region, 1, 1);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeInstances", region, 0, 0);
 	}
 	if (!rc) {
 		/* Instance EBS limits only sharpen the plan: a refusal is a notice, not a failure. */
