@@ -471,19 +471,18 @@ static int read_history(struct aws_client *c, const struct inventory_live_option
 	return rc;
 }
 
-/* aws_ec2_describe_volumes' page callback (ctx: the options) as a DescribeVolumes phase. */
+/* aws_ec2_describe_volumes' page callback as a DescribeVolumes phase; n is the volumes read so
+ * far, kept for the phase's end. */
+struct volumes_progress_ctx {
+	const struct inventory_live_options *o;
+	size_t n;
+};
+
 static void volumes_progress(void *ctx, const char *region, size_t n)
 {
-	const struct inventory_live_options *o = ctx;
-	progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeVolumes", region, n, 0);
-}
-
-static size_t count_region(const struct fleet *f, const char *region)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < f->n; i++)
-		n += f->vols[i].region && strcmp(f->vols[i].region, region) == 0;
-	return n;
+	struct volumes_progress_ctx *x = ctx;
+	x->n = n;
+	progress_report(x->o->progress, x->o->progress_ctx, PROGRESS_STEP, "DescribeVolumes", region, n, 0);
 }
 
 /* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
@@ -500,10 +499,10 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 		if (!rc)
 			rc = aws_ec2_describe_modifications_by_id(c, region, ids, n_ids, &mods, err);
 	} else {
-		rc = aws_ec2_describe_volumes(c, region, f, r->account, o->progress ? volumes_progress : NULL,
-					      (void *)o, err);
-		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeVolumes", region,
-				count_region(f, region), 0);
+		struct volumes_progress_ctx vp = {o, 0};
+		rc = aws_ec2_describe_volumes(c, region, f, r->account, o->progress ? volumes_progress : NULL, &vp,
+					      err);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeVolumes", region, vp.n, 0);
 		if (!rc)
 			rc = aws_ec2_describe_modifications(c, region, &mods, err);
 	}
