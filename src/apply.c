@@ -1194,6 +1194,9 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 		apply_rows_free(rows, n);
 		if (open_rows > 5)
 			buf_addf(&line, ", and %zu more", open_rows - 5);
+		if (rc || !open_rows || em_now() >= deadline)
+			progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "apply --wait", "modifications",
+					n - open_rows, n);
 		if (rc || !open_rows) {
 			buf_release(&line);
 			return rc;
@@ -1203,6 +1206,8 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 			return em_err(err, EM_ELIMIT, "--wait: %zu modification(s) still in flight after the timeout", open_rows);
 		}
 		say(o, "waiting: %zu modification(s) in flight%s", open_rows, line.s);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "apply --wait", "modifications",
+				n - open_rows, n);
 		buf_release(&line);
 		sleep((unsigned)poll);
 	}

@@ -1068,6 +1068,12 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	return 0;
 }
 
+/* The volumes one region's metrics are fetched for. */
+static int wants_metrics(const struct volume *v, const char *region, const struct cw_options *o)
+{
+	return !v->missing && v->region && strcmp(v->region, region) == 0 && (!o->only_gp2 || v->type == EBS_GP2);
+}
+
 int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, struct fleet *f,
 				  const struct cw_options *opt, struct buf *err)
 {
@@ -1101,24 +1107,32 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 	struct cw_batch b;
 	/* Every query of a batch may be a different volume's: the largest batch is max_queries/4. */
 	cw_batch_init(&b, max_queries / 4, n_points, start, o.period_s);
+	size_t total = 0, done = 0;
+	for (size_t i = 0; i < f->n; i++)
+		total += wants_metrics(&f->vols[i], region, &o);
+	progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, 0, total);
 	int rc = 0;
 	for (size_t i = 0; i <= f->n && !rc; i++) {
 		int flush = i == f->n;
 		if (!flush) {
 			const struct volume *v = &f->vols[i];
-			if (v->missing || !v->region || strcmp(v->region, region) != 0 || (o.only_gp2 && v->type != EBS_GP2))
+			if (!wants_metrics(v, region, &o))
 				continue;
 			int q = burst_type(v->type) ? 5 : 4;
 			if (queries + (size_t)q > max_queries) {
 				rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
+				done += nb;
+				progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, done, total);
 				nb = queries = 0;
 			}
 			batch[nb++] = i;
 			queries += (size_t)q;
 		} else if (nb) {
 			rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
+			done += nb;
 		}
 	}
+	progress_report(o.progress, o.progress_ctx, PROGRESS_DONE, "metrics", region, done, total);
 	free(batch);
 	cw_batch_release(&b);
 	return rc;

@@ -383,6 +383,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	a.o.say = say_line;
 	a.o.say_ctx = a.o.dry_run ? stdout : stderr;
+	a.o.progress = cmd_progress;
 	struct apply_result res;
 	int arc = apply_run(ctx->db, &aws, &a.o, &res, &err);
 	if (arc) {

@@ -22,6 +22,7 @@
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/progress.h"
 
 enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
@@ -291,6 +292,14 @@ static int on_option(void *st, int id, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* The jobs started and in all, for the progress line's end (bench_run_* report starts only). */
+static size_t bench_started, bench_jobs;
+
+static const char *bench_scope(const struct bench_args *a)
+{
+	return a->local ? a->local : a->pvc ? a->pvc : a->storage_class ? a->storage_class : "";
+}
+
 static void progress(void *ctx, const char *what, size_t i, size_t n)
 {
 	const struct bench_args *a = ctx;
@@ -298,6 +307,10 @@ static void progress(void *ctx, const char *what, size_t i, size_t n)
 		log_notice("running fio on the job file");
 	else
 		log_notice("running %s (%zu/%zu, %d s)", what, i + 1, n, a->runtime_s);
+	/* the line stays up while fio runs: jobs finished of all, with the rate and ETA */
+	bench_started = i + 1;
+	bench_jobs = n;
+	cmd_progress(NULL, PROGRESS_STEP, "bench", bench_scope(a), i, n);
 }
 
 /* The run's description from the options: label, phase, volume. */
@@ -445,6 +458,10 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		buf_release(&job_text);
 		kube_client_release(&kc);
 	}
+	if (bench_jobs)
+		cmd_progress(NULL, PROGRESS_DONE, "bench", bench_scope(a), brc ? bench_started - 1 : bench_jobs,
+			     bench_jobs);
+	cmd_progress_end();
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 

@@ -28,8 +28,8 @@ static const struct cmd_option global_options[] = {
 	{"now", 0, ARG_REQUIRED, "TIME", "use TIME (RFC 3339) as the current time, for reproducible runs", OPT_NOW},
 	{"pricing-dir", 0, ARG_REQUIRED, "DIR",
 	 "read prices from GetProducts JSON files in DIR instead of the database", OPT_PRICING_DIR},
-	{"verbose", 'v', ARG_NONE, NULL, "more diagnostics on stderr (twice: debug)", OPT_VERBOSE},
-	{"quiet", 'q', ARG_NONE, NULL, "only errors on stderr", OPT_QUIET},
+	{"verbose", 'v', ARG_NONE, NULL, "more diagnostics on stderr, and each long phase's totals and time (twice: debug)", OPT_VERBOSE},
+	{"quiet", 'q', ARG_NONE, NULL, "only errors on stderr (no progress line)", OPT_QUIET},
 	{"no-color", 0, ARG_NONE, NULL, "never colour output (NO_COLOR is honoured too)", OPT_NO_COLOR},
 	{"allow-insecure-http", 0, ARG_NONE, NULL,
 	 "send Kubernetes credentials to an http:// server (refused otherwise; always warns)", OPT_ALLOW_INSECURE_HTTP},
@@ -584,6 +584,8 @@ void cmd_print_visible(FILE *f, const char *fmt, ...)
 	va_end(ap);
 	buf_add_visible(&vis, line.s);
 	buf_addc(&vis, '\n');
+	if (f == stderr)
+		log_before_write(); /* a progress line is cleared first */
 	fwrite(vis.s, 1, vis.len, f);
 	fflush(f);
 	buf_release(&line);

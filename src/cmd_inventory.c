@@ -181,9 +181,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	struct inventory_live_result res;
 	struct buf err = BUF_INIT, out = BUF_INIT;
 	int lrc = inventory_load_live(&fleet, &a.live, &res, &err);
-	cmd_progress(NULL, "", 0);
-	if (isatty(2))
-		fputs("\r\033[K", stderr);
+	cmd_progress_end();
 	if (lrc) {
 		log_error("%s", err.s);
 		rc = lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;

@@ -1,6 +1,6 @@
 /*
  * cmd_live.c - the options every command that reads the live APIs shares (plan, inventory),
- * their parsing into struct inventory_live_options, and the TTY progress line.
+ * their parsing into struct inventory_live_options (the progress line is cmd_progress.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,16 +97,4 @@ void cmd_free_sources(struct inventory_source *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free((char *)s[i].label);
 	free(s);
-}
-
-void cmd_progress(void *ctx, const char *what, size_t n)
-{
-	(void)ctx;
-	if (!isatty(2) || log_get_level() < LOG_NORMAL)
-		return;
-	struct buf vis = BUF_INIT; /* a cluster or region name */
-	buf_add_visible(&vis, what);
-	fprintf(stderr, "\r\033[Kreading %s: %zu volumes", vis.s ? vis.s : "", n);
-	buf_release(&vis);
-	fflush(stderr);
 }

@@ -265,8 +265,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		struct inventory_live_result res;
 		a.live.progress = cmd_progress;
 		lrc = inventory_load_live(&fleet, &a.live, &res, &err);
-		if (isatty(2))
-			fputs("\r\033[K", stderr);
+		cmd_progress_end();
 		/* Missing data is said on stderr in every format (table and csv print all warnings below). */
 		if (!lrc && a.format != FORMAT_TABLE && a.format != FORMAT_CSV && res.n_warning_notices) {
 			char **w = xcalloc(res.n_warning_notices, sizeof *w);

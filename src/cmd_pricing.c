@@ -14,6 +14,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/progress.h"
 
 enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION };
 
@@ -125,13 +126,10 @@ static int only(const char *sub, const struct pricing_args *a, int regions, int 
 	return EXIT_USAGE;
 }
 
+/* pricing_fetch's page callback as the "pricing refresh" phase of the progress line. */
 static void progress(void *ctx, const char *what, size_t n)
 {
-	(void)ctx;
-	if (!isatty(2) || log_get_level() < LOG_NORMAL)
-		return;
-	fprintf(stderr, "\r\033[Kreading %s: %zu", what, n);
-	fflush(stderr);
+	cmd_progress(ctx, PROGRESS_STEP, "pricing refresh", what, n, 0);
 }
 
 static size_t count_prices(const struct pricebook *b)
@@ -174,8 +172,7 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	struct pricing_fetch_result r;
 	struct buf err = BUF_INIT;
 	rc = pricing_fetch(&book, &o, &r, &err);
-	if (isatty(2) && log_get_level() >= LOG_NORMAL)
-		fputs("\r\033[K", stderr);
+	cmd_progress_end();
 	if (rc) {
 		log_error("pricing refresh: %s", err.s);
 		log_notice("nothing stored: the current price book (version %lld, %s) is unchanged",

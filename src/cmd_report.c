@@ -161,8 +161,7 @@ static int load_fleet(struct report_args *a, struct fleet *fleet)
 		struct inventory_live_result res;
 		a->live.progress = cmd_progress;
 		lrc = inventory_load_live(fleet, &a->live, &res, &err);
-		if (isatty(2))
-			fputs("\r\033[K", stderr);
+		cmd_progress_end();
 		inventory_live_result_release(&res);
 	} else {
 		struct inventory_exports src = {a->aws, a->n_aws, a->kube, a->n_kube};

@@ -471,6 +471,20 @@ static int read_history(struct aws_client *c, const struct inventory_live_option
 	return rc;
 }
 
+/* aws_ec2_describe_volumes' page callback as a DescribeVolumes phase; n is the volumes read so
+ * far, kept for the phase's end. */
+struct volumes_progress_ctx {
+	const struct inventory_live_options *o;
+	size_t n;
+};
+
+static void volumes_progress(void *ctx, const char *region, size_t n)
+{
+	struct volumes_progress_ctx *x = ctx;
+	x->n = n;
+	progress_report(x->o->progress, x->o->progress_ctx, PROGRESS_STEP, "DescribeVolumes", region, n, 0);
+}
+
 /* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
  * their modifications, CloudTrail history, instance types, metrics, and the exports when
  * saving. */
@@ -485,19 +499,28 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 		if (!rc)
 			rc = aws_ec2_describe_modifications_by_id(c, region, ids, n_ids, &mods, err);
 	} else {
-		rc = aws_ec2_describe_volumes(c, region, f, r->account,
-					      o->progress ? (void (*)(void *, const char *, size_t))o->progress : NULL,
-					      o->progress_ctx, err);
+		struct volumes_progress_ctx vp = {o, 0};
+		rc = aws_ec2_describe_volumes(c, region, f, r->account, o->progress ? volumes_progress : NULL, &vp,
+					      err);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeVolumes", region, vp.n, 0);
 		if (!rc)
 			rc = aws_ec2_describe_modifications(c, region, &mods, err);
 	}
 	if (!rc)
 		aws_ec2_attach_mods(f, &mods);
 	ec2_mod_list_release(&mods);
-	if (!rc)
+	if (!rc && !o->no_cloudtrail) {
+		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "CloudTrail", region, 0, 0);
 		rc = read_history(c, o, r, f, region, err);
-	if (!rc)
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "CloudTrail", region, 0, 0);
+	} else if (!rc) {
+		rc = read_history(c, o, r, f, region, err);
+	}
+	if (!rc) {
+		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
 		rc = aws_ec2_instance_types(c, region, f, err);
+		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeInstances", region, 0, 0);
+	}
 	if (!rc) {
 		/* Instance EBS limits only sharpen the plan: a refusal is a notice, not a failure. */
 		struct buf lerr = BUF_INIT;
@@ -507,7 +530,8 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	}
 	struct buf metrics = BUF_INIT;
 	if (!rc && !o->no_metrics) {
-		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL};
+		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL,
+					o->progress, o->progress_ctx};
 		if (o->save_dir)
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
@@ -841,13 +865,13 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 		struct kube_client_options ko;
 		memset(&ko, 0, sizeof ko);
 		ko.list_limit = o->kube_page_size;
+		const char *cluster = t->context ? t->context : t->cluster_name;
+		unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
+		ko.progress = o->progress;
+		ko.progress_ctx = o->progress_ctx;
 		rc = kube_client_init(&kc, t, &ko, err);
 		if (rc)
 			break;
-		const char *cluster = t->context ? t->context : t->cluster_name;
-		unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
-		if (o->progress)
-			o->progress(o->progress_ctx, cluster, 0);
 		rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
 		kube_client_release(&kc);
 		if (!rc && o->save_dir) {

@@ -1418,7 +1418,9 @@ static int inventory_list(struct kube_client *c, const char *cluster, const char
 static void inventory_usage(struct kube_client *c, const char *cluster, char **nodes, size_t n, struct kube_set *ks,
 			    struct fleet *f)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i;
+	for (i = 0; i < n; i++) {
+		progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kubelet stats", cluster, i, n);
 		struct buf path = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
 		buf_adds(&path, "/api/v1/nodes/");
 		buf_add_urlencoded(&path, nodes[i], 1);
@@ -1447,6 +1449,7 @@ static void inventory_usage(struct kube_client *c, const char *cluster, char **n
 		if (stop)
 			break;
 	}
+	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_DONE, "kubelet stats", cluster, i, n);
 }
 
 int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
@@ -1483,14 +1486,21 @@ int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct 
 			return rc;
 	}
 	char **nodes = NULL;
-	size_t n_nodes = 0;
+	size_t n_nodes = 0, n_lists = 0, lists_done = 0;
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+		n_lists += (what & lists[i].bit) != 0;
+	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kube lists", cluster_name, 0, n_lists);
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !rc; i++) {
 		if (!(what & lists[i].bit))
 			continue;
 		int is_nodes = lists[i].bit == KUBE_INV_NODES;
 		rc = inventory_list(c, cluster_name, lists[i].path, ks, f, is_nodes ? &nodes : NULL,
 				    is_nodes ? &n_nodes : NULL, err);
+		progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kube lists", cluster_name,
+				++lists_done, n_lists);
 	}
+	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_DONE, "kube lists", cluster_name, lists_done,
+			n_lists);
 	if (!rc && (what & KUBE_INV_VACS)) {
 		const char *ver = NULL;
 		rc = kube_vac_api_version(c, &ver, err);

@@ -35,6 +35,19 @@ int log_color_enabled(void)
 	return isatty(2) && !(nc && *nc);
 }
 
+static void (*before_write)(void);
+
+void log_set_before_write(void (*fn)(void))
+{
+	before_write = fn;
+}
+
+void log_before_write(void)
+{
+	if (before_write)
+		before_write();
+}
+
 static void emit(const char *prefix, const char *color, const char *fmt, va_list ap)
 {
 	struct buf b = BUF_INIT;
@@ -61,6 +74,7 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 	}
 	buf_release(&msg);
 	buf_addc(&b, '\n');
+	log_before_write();
 	fwrite(b.s, 1, b.len, stderr);
 	buf_release(&b);
 }

@@ -13,6 +13,7 @@
 
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/money.h"
+#include "ebsmigrate/progress.h"
 
 struct ledger;
 struct aws_client;
@@ -45,6 +46,8 @@ struct apply_options {
 	const char *kubeconfig;        /* for the vac route; NULL = KUBECONFIG / ~/.kube/config */
 	void (*say)(void *ctx, const char *line); /* progress and dry-run lines (stderr/stdout) */
 	void *say_ctx;
+	progress_fn progress; /* may be NULL: --wait's "apply --wait" phase, finished of all rows */
+	void *progress_ctx;
 };
 
 enum apply_outcome_kind {

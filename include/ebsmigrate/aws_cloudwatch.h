@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/progress.h"
 #include "ebsmigrate/volume.h"
 
 struct aws_client;
@@ -26,6 +27,8 @@ struct cw_options {
 	int only_gp2;        /* fetch for gp2 volumes only (what planning needs) */
 	struct buf *save;    /* when set, each volume's reduced figures are appended here as an
 			      * element of the saved document's volume list (see below) */
+	progress_fn progress;  /* may be NULL: "metrics" REGION, volumes done/total per batch */
+	void *progress_ctx;
 };
 
 /* Export formats read back:

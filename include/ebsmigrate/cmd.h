@@ -154,8 +154,12 @@ void cmd_live_options_release(struct inventory_live_options *o);
 struct inventory_source;
 void cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg);
 void cmd_free_sources(struct inventory_source *s, size_t n);
-/* Progress on stderr, only on a TTY and not with --quiet. */
-void cmd_progress(void *ctx, const char *what, size_t n);
+/* The progress line (cmd_progress.c): a progress_fn rendering one redrawn stderr line, only on
+ * a TTY and not with --quiet; -v logs each finished phase's totals and time. cmd_progress_end
+ * ends the open phase and clears the line. */
+enum progress_event;
+void cmd_progress(void *ctx, enum progress_event ev, const char *phase, const char *scope, size_t done, size_t total);
+void cmd_progress_end(void);
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv);

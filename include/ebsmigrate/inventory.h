@@ -9,6 +9,7 @@
 
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/kube_objects.h"
+#include "ebsmigrate/progress.h"
 #include "ebsmigrate/volume.h"
 
 struct inventory_source {
@@ -49,7 +50,7 @@ struct inventory_live_options {
 	int all_contexts;
 	const char *save_dir;                /* --save: write the exports replayable by plan */
 	int kube_page_size;                  /* list limit; 0 = 500 */
-	void (*progress)(void *ctx, const char *what, size_t n);
+	progress_fn progress;                /* may be NULL: each phase's progress (progress.h) */
 	void *progress_ctx;
 };
 

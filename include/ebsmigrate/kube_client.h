@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/progress.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/kube_config.h"
 
@@ -84,6 +85,8 @@ struct kube_client_options {
 	int max_list_restarts;   /* 0 = 3: a list that expires more often fails with EM_ESERVER */
 	long exec_timeout_ms;    /* 0 = 60000 */
 	int no_native_eks;       /* run EKS token plugins instead of signing natively */
+	progress_fn progress;    /* may be NULL: kube_inventory_load's lists and kubelet stats */
+	void *progress_ctx;
 	time_t (*clock)(void);   /* credential expiry, EKS signing: real time; NULL = time(NULL) */
 	/* Passed through to http.c (tests). */
 	int64_t (*clock_ms)(void *ctx);

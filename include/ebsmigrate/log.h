@@ -12,6 +12,10 @@
 enum log_level { LOG_QUIET = 0, LOG_NORMAL = 1, LOG_VERBOSE = 2, LOG_DEBUG = 3 };
 
 void log_set_level(enum log_level l);
+/* fn runs before each message is written to stderr (cmd_progress clears its line there);
+ * log_before_write runs it for other stderr writers. */
+void log_set_before_write(void (*fn)(void));
+void log_before_write(void);
 enum log_level log_get_level(void);
 int log_color_enabled(void);            /* stderr is a TTY and NO_COLOR is unset */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* "error: ..." */
