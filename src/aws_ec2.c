@@ -517,12 +517,37 @@ static const char *account_name(const char *a)
 	return a ? a : "(none)";
 }
 
+/* "<doc><array>[i]" into path, as snprintf would write it, without printf in the per-element loop. */
+static void element_path(char *path, size_t size, const char *doc, const char *array, size_t i)
+{
+	size_t ld = strlen(doc), la = strlen(array);
+	if (ld + la + 24 > size) {
+		snprintf(path, size, "%s%s[%zu]", doc, array, i);
+		return;
+	}
+	char digits[24];
+	size_t nd = 0;
+	do
+		digits[nd++] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	char *p = path;
+	memcpy(p, doc, ld);
+	p += ld;
+	memcpy(p, array, la);
+	p += la;
+	*p++ = '[';
+	while (nd)
+		*p++ = digits[--nd];
+	*p++ = ']';
+	*p = '\0';
+}
+
 /* Volumes[i] of a document: loaded, or merged into a volume read before. */
 static int load_volume_element(struct fleet *f, const cJSON *it, size_t i, const char *origin, const char *doc,
 			       const char *account, struct account_clash *clash, struct buf *err)
 {
 	char path[80];
-	snprintf(path, sizeof path, "%sVolumes[%zu]", doc, i);
+	element_path(path, sizeof path, doc, "Volumes", i);
 	size_t before = f->n;
 	int r = load_volume_fast(f, it, origin, path, account, err);
 	if (r == FAST_DECLINE)
