@@ -15,6 +15,7 @@
  * The XML readers decode leaves only on the documented element paths and ignore every other
  * shape; nested records (attachments, tags) are written only under the <item> that created them.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,205 @@ static int load_volume(struct fleet *f, const cJSON *o, const char *origin, cons
 	return rc;
 }
 
+/* ---- the common case of load_volume, read in one pass ----
+ * A well-formed Volumes element (every field of the documented type, integers in range, a
+ * parseable CreateTime, attachments and tags objects of strings) is read by walking its members
+ * once, with no path formatted per field. Anything else declines (FAST_DECLINE, nothing changed)
+ * and load_volume reads the element again, so every message is load_volume's. As with
+ * jsonx_get, the first of duplicate keys counts. */
+
+enum { FAST_DECLINE = 1 };
+
+/* Member c, the first named like it when !(*seen & bit): a string into *out (NULL for null). */
+static int fast_str(const cJSON *c, unsigned bit, unsigned *seen, const char **out)
+{
+	if (*seen & bit)
+		return 0;
+	*seen |= bit;
+	if (cJSON_IsString(c))
+		*out = c->valuestring;
+	else if (!cJSON_IsNull(c))
+		return FAST_DECLINE;
+	return 0;
+}
+
+/* As fast_str for an integer within min..max, as jsonx_int accepts it. */
+static int fast_int(const cJSON *c, unsigned bit, unsigned *seen, int64_t min, int64_t max, int64_t *out,
+		    int *present)
+{
+	if (*seen & bit)
+		return 0;
+	*seen |= bit;
+	if (cJSON_IsNull(c))
+		return 0;
+	if (!cJSON_IsNumber(c))
+		return FAST_DECLINE;
+	double d = c->valuedouble;
+	if (d != floor(d) || !isfinite(d) || d < (double)min || d > (double)max)
+		return FAST_DECLINE;
+	*out = (int64_t)d;
+	if (present)
+		*present = 1;
+	return 0;
+}
+
+/* As fast_str for an array (NULL for null). */
+static int fast_array(const cJSON *c, unsigned bit, unsigned *seen, const cJSON **out)
+{
+	if (*seen & bit)
+		return 0;
+	*seen |= bit;
+	if (cJSON_IsArray(c))
+		*out = c;
+	else if (!cJSON_IsNull(c))
+		return FAST_DECLINE;
+	return 0;
+}
+
+/* The string members keys[0..n) of object o into vals (NULL when absent or null). */
+static int fast_members(const cJSON *o, const char *const *keys, const char **vals, size_t n)
+{
+	if (!cJSON_IsObject(o))
+		return FAST_DECLINE;
+	unsigned seen = 0;
+	for (size_t k = 0; k < n; k++)
+		vals[k] = NULL;
+	for (const cJSON *c = o->child; c; c = c->next) {
+		if (!c->string)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (strcmp(c->string, keys[k]) == 0) {
+				if (fast_str(c, 1u << k, &seen, &vals[k]))
+					return FAST_DECLINE;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+enum {
+	F_ID = 1u << 0, F_AZ = 1u << 1, F_SIZE = 1u << 2, F_IOPS = 1u << 3, F_TP = 1u << 4, F_CTIME = 1u << 5,
+	F_TYPE = 1u << 6, F_STATE = 1u << 7, F_KMS = 1u << 8, F_ATTS = 1u << 9, F_TAGS = 1u << 10,
+	F_ENC = 1u << 11, F_MULTI = 1u << 12,
+};
+
+/* A volume's own members, one pass. */
+static int fast_volume_members(const cJSON *o, struct ec2_vol_rec *rec, const char **ctime, const cJSON **atts,
+			       const cJSON **tags)
+{
+	unsigned seen = 0;
+	for (const cJSON *c = o->child; c; c = c->next) {
+		const char *k = c->string;
+		int r = 0;
+		if (!k)
+			continue;
+		switch (k[0]) {
+		case 'V':
+			if (strcmp(k, "VolumeId") == 0)
+				r = fast_str(c, F_ID, &seen, &rec->id);
+			else if (strcmp(k, "VolumeType") == 0)
+				r = fast_str(c, F_TYPE, &seen, &rec->type);
+			break;
+		case 'A':
+			if (strcmp(k, "AvailabilityZone") == 0)
+				r = fast_str(c, F_AZ, &seen, &rec->az);
+			else if (strcmp(k, "Attachments") == 0)
+				r = fast_array(c, F_ATTS, &seen, atts);
+			break;
+		case 'S':
+			if (strcmp(k, "Size") == 0)
+				r = fast_int(c, F_SIZE, &seen, 1, 65536, &rec->size, &rec->has_size);
+			else if (strcmp(k, "State") == 0)
+				r = fast_str(c, F_STATE, &seen, &rec->state);
+			break;
+		case 'I':
+			if (strcmp(k, "Iops") == 0)
+				r = fast_int(c, F_IOPS, &seen, 0, 1000000, &rec->iops, NULL);
+			break;
+		case 'T':
+			if (strcmp(k, "Throughput") == 0)
+				r = fast_int(c, F_TP, &seen, 0, 100000, &rec->throughput, NULL);
+			else if (strcmp(k, "Tags") == 0)
+				r = fast_array(c, F_TAGS, &seen, tags);
+			break;
+		case 'C':
+			if (strcmp(k, "CreateTime") == 0)
+				r = fast_str(c, F_CTIME, &seen, ctime);
+			break;
+		case 'K':
+			if (strcmp(k, "KmsKeyId") == 0)
+				r = fast_str(c, F_KMS, &seen, &rec->kms_key_id);
+			break;
+		case 'E':
+			if (strcmp(k, "Encrypted") == 0 && !(seen & F_ENC)) {
+				seen |= F_ENC;
+				rec->encrypted = cJSON_IsTrue(c);
+			}
+			break;
+		case 'M':
+			if (strcmp(k, "MultiAttachEnabled") == 0 && !(seen & F_MULTI)) {
+				seen |= F_MULTI;
+				rec->multi_attach = cJSON_IsTrue(c);
+			}
+			break;
+		default:
+			break;
+		}
+		if (r)
+			return FAST_DECLINE;
+	}
+	return 0;
+}
+
+enum { FAST_MAX_ITEMS = 16 };
+
+/* 0 or ec2_add_volume's error: the element was read; FAST_DECLINE: it was not. */
+static int load_volume_fast(struct fleet *f, const cJSON *o, const char *origin, const char *path,
+			    const char *account, struct buf *err)
+{
+	static const char *const att_keys[] = {"InstanceId", "Device", "State"};
+	static const char *const tag_keys[] = {"Key", "Value"};
+	if (!cJSON_IsObject(o))
+		return FAST_DECLINE;
+	struct ec2_vol_rec rec;
+	memset(&rec, 0, sizeof rec);
+	const char *ctime = NULL;
+	const cJSON *atts = NULL, *tags = NULL;
+	if (fast_volume_members(o, &rec, &ctime, &atts, &tags) || !rec.id || !*rec.id)
+		return FAST_DECLINE;
+	if (rec.az && ctime && em_parse_time(ctime, &rec.create_time))
+		return FAST_DECLINE;
+	struct attachment att_store[FAST_MAX_ITEMS];
+	struct kv tag_store[FAST_MAX_ITEMS];
+	rec.atts = att_store;
+	rec.tags = tag_store;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, atts)
+	{
+		const char *v[3];
+		if (rec.n_atts == FAST_MAX_ITEMS || fast_members(c, att_keys, v, 3))
+			return FAST_DECLINE;
+		struct attachment *at = &rec.atts[rec.n_atts++];
+		at->instance_id = (char *)v[0];
+		at->device = (char *)v[1];
+		at->state = (char *)v[2];
+	}
+	size_t n_tags = 0;
+	cJSON_ArrayForEach(c, tags)
+	{
+		const char *v[2];
+		if (n_tags++ == FAST_MAX_ITEMS || fast_members(c, tag_keys, v, 2))
+			return FAST_DECLINE;
+		if (!v[0])
+			continue;
+		rec.tags[rec.n_tags].key = (char *)v[0];
+		rec.tags[rec.n_tags].value = (char *)v[1];
+		rec.n_tags++;
+	}
+	return ec2_add_volume(f, &rec, origin, path, account, err);
+}
+
 static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, const char *path,
 		    struct buf *err)
 {
@@ -317,14 +517,41 @@ static const char *account_name(const char *a)
 	return a ? a : "(none)";
 }
 
+/* "<doc><array>[i]" into path, as snprintf would write it, without printf in the per-element loop. */
+static void element_path(char *path, size_t size, const char *doc, const char *array, size_t i)
+{
+	size_t ld = strlen(doc), la = strlen(array);
+	if (ld + la + 24 > size) {
+		snprintf(path, size, "%s%s[%zu]", doc, array, i);
+		return;
+	}
+	char digits[24];
+	size_t nd = 0;
+	do
+		digits[nd++] = (char)('0' + i % 10);
+	while ((i /= 10) != 0);
+	char *p = path;
+	memcpy(p, doc, ld);
+	p += ld;
+	memcpy(p, array, la);
+	p += la;
+	*p++ = '[';
+	while (nd)
+		*p++ = digits[--nd];
+	*p++ = ']';
+	*p = '\0';
+}
+
 /* Volumes[i] of a document: loaded, or merged into a volume read before. */
 static int load_volume_element(struct fleet *f, const cJSON *it, size_t i, const char *origin, const char *doc,
 			       const char *account, struct account_clash *clash, struct buf *err)
 {
 	char path[80];
-	snprintf(path, sizeof path, "%sVolumes[%zu]", doc, i);
+	element_path(path, sizeof path, doc, "Volumes", i);
 	size_t before = f->n;
-	int r = load_volume(f, it, origin, path, account, err);
+	int r = load_volume_fast(f, it, origin, path, account, err);
+	if (r == FAST_DECLINE)
+		r = load_volume(f, it, origin, path, account, err);
 	if (r)
 		return r;
 	if (f->n != before)

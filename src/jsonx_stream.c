@@ -98,13 +98,21 @@ const cJSON *jsonx_stream_root(const struct jsonx_stream *s)
 /* Moves the line and column of text[0] past n bytes. */
 static void count_lines(struct jsonx_stream *s, size_t n)
 {
-	const char *p = s->text, *end = s->text + n, *nl;
-	while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		s->line++;
-		s->col = 1;
-		p = nl + 1;
+	/* one counting pass (vectorised by the compiler) instead of a memchr call per line:
+	 * pretty-printed exports have a line every 25 bytes or so */
+	const char *p = s->text;
+	size_t lines = 0;
+	for (size_t i = 0; i < n; i++)
+		lines += p[i] == '\n';
+	if (!lines) {
+		s->col += n;
+		return;
 	}
-	s->col += (size_t)(end - p);
+	size_t last = n - 1;
+	while (p[last] != '\n')
+		last--;
+	s->line += lines;
+	s->col = n - last;
 }
 
 /* Reads more input after text[len]: 1 when bytes were added, 0 at the end, or an error. Bytes
