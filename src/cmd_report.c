@@ -52,7 +52,8 @@ static const struct cmd_option report_options[] = {
 };
 
 static const char *const report_usage[] = {
-	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year] "
+	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
+	"[--period month|year] "
 	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
 	NULL,
