@@ -1171,7 +1171,8 @@ done:
 static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct apply_options *o,
 		    struct apply_result *res, struct buf *err)
 {
-	time_t deadline = em_now() + (o->wait_timeout_s > 0 ? o->wait_timeout_s : 6 * 3600);
+	/* Wall-clock time, not em_now(): a fixed --now must not make the timeout unreachable. */
+	time_t deadline = time(NULL) + (o->wait_timeout_s > 0 ? o->wait_timeout_s : 6 * 3600);
 	int64_t poll = o->poll_s > 0 ? o->poll_s : 15;
 	for (;;) {
 		struct apply_row *rows = NULL;
@@ -1201,8 +1202,9 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 			buf_release(&line);
 			return rc;
 		}
-		if (em_now() >= deadline) {
+		if (time(NULL) >= deadline) {
 			buf_release(&line);
+			res->wait_timed_out = 1;
 			return em_err(err, EM_ELIMIT, "--wait: %zu modification(s) still in flight after the timeout", open_rows);
 		}
 		say(o, "waiting: %zu modification(s) in flight%s", open_rows, line.s);

@@ -695,6 +695,26 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 	if (key)
 		return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc, key,
 			      jsonx_type_name(jsonx_get(root, key)));
+	/* A kubectl export given to --from-aws-json: say which option takes it. */
+	const char *kind = jsonx_str(root, "kind");
+	struct buf seen = BUF_INIT;
+	if (cJSON_IsArray(jsonx_get(root, "items"))) {
+		buf_adds(&seen, "a List with \"items\"");
+	} else if (kind && *kind) {
+		buf_adds(&seen, "an object with \"kind\" ");
+		buf_add_visible(&seen, kind);
+	} else if (jsonx_get(root, "node") && cJSON_IsArray(jsonx_get(root, "pods"))) {
+		buf_adds(&seen, "a kubelet stats/summary");
+	} else if (cJSON_IsObject(jsonx_get(root, "serverVersion"))) {
+		buf_adds(&seen, "`kubectl version -o json` output");
+	}
+	if (seen.len) {
+		rc = em_err(err, EM_EINPUT,
+			    "%s: %snot an AWS CLI export: it looks like a kubectl export (%s): use --from-kube-json", origin,
+			    doc, seen.s);
+		buf_release(&seen);
+		return rc;
+	}
 	return em_err(err, EM_EINPUT,
 		      "%s: %snot an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
 		      "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications), "

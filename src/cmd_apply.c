@@ -42,10 +42,10 @@ static const struct cmd_option apply_options[] = {
 	{"selector", 'l', ARG_REQUIRED, "SELECTOR",
 	 "only PVCs matching this label selector (kubectl syntax, e.g. team=payments,tier!=cache), evaluated live",
 	 OPT_SELECTOR},
-	{"dry-run", 0, ARG_NONE, NULL, "show exactly the calls that would be made; change nothing", OPT_DRY_RUN},
+	{"dry-run", 0, ARG_NONE, NULL, "show exactly the calls that would be made; change nothing (exit 0 when the preview is complete)", OPT_DRY_RUN},
 	{"yes", 'y', ARG_NONE, NULL, "do not ask for confirmation", OPT_YES},
 	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
-	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600)", OPT_WAIT_TIMEOUT},
+	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600); still in flight then: exit 3", OPT_WAIT_TIMEOUT},
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_APROFILE},
 	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
@@ -391,6 +391,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = em_exit_code_for(arc);
 		if (arc == EM_ECONFLICT || arc == EM_EIO)
 			rc = EXIT_RUNTIME;
+		if (res.wait_timed_out)
+			rc = EXIT_PARTIAL; /* the run did its part; EC2 has not finished yet */
 	}
 	if (res.history_warning)
 		log_warning("%s", res.history_warning);
@@ -408,7 +410,9 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		cmd_print_visible(stdout, "  %-22s %-12s %s%s%s", oc->volume_id, apply_outcome_name(oc->kind), oc->detail,
 				  ts[0] ? "; eligible at " : "", ts);
 	}
-	if (!rc && (res.deferred || res.failed || res.unknown || res.skipped))
+	/* A preview is complete when every volume got an answer: deferred and skipped volumes are
+	 * what it shows, not failures of it. A real run that leaves any behind is partial. */
+	if (!rc && (res.failed || res.unknown || (!a.o.dry_run && (res.deferred || res.skipped))))
 		rc = EXIT_PARTIAL;
 finish:
 	apply_result_release(&res);

@@ -44,7 +44,7 @@ const struct cmd_help inventory_help = {
 		"the fleet. The run is recorded in the database. With --save DIR the data is also written as "
 		"exports (volumes-REGION.json, modifications-REGION.json, CLUSTER.json; metrics-REGION.json holds "
 		"each volume's reduced CloudWatch figures, not the series) that `ebsmigrate plan "
-		"--from-aws-json/--from-kube-json` replays into the same plan.\n"
+		"--from-saved DIR` (or --from-aws-json/--from-kube-json naming each file) replays into the same plan.\n"
 		"\n"
 		"Either side may be absent: without a kubeconfig (or with --no-kube) every volume is not-kubernetes; "
 		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "

@@ -1,10 +1,15 @@
 /*
  * cmd_live.c - the options every command that reads the live APIs shares (plan, inventory),
- * their parsing into struct inventory_live_options (the progress line is cmd_progress.c).
+ * their parsing into struct inventory_live_options (the progress line is cmd_progress.c); the
+ * export arguments of plan and report (--from-aws-json/--from-kube-json FILE or DIR, --from-saved DIR).
+ * Invariant: a directory's exports are taken in file-name order, whatever readdir's order.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ebsmigrate/cmd.h"
@@ -78,23 +83,167 @@ void cmd_live_options_release(struct inventory_live_options *o)
 	free((void *)o->contexts);
 }
 
-void cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.json files of dir (regular files, symlinks followed; no hidden ones), sorted by name so
+ * that the order, and so the plan, does not depend on the file system. 0, or -1 with errno. */
+static int list_json(const char *dir, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	size_t alloc = 0;
+	struct dirent *e;
+	struct buf path = BUF_INIT;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		buf_reset(&path);
+		buf_addf(&path, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		XGROW(*names, *n, alloc);
+		(*names)[(*n)++] = xstrdup(e->d_name);
+	}
+	buf_release(&path);
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof **names, cmp_str);
+	return 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)
 {
 	XGROW(*arr, *n, *alloc);
 	struct inventory_source *s = &(*arr)[(*n)++];
-	const char *eq = strchr(arg, '=');
-	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
-		s->label = xstrndup(arg, (size_t)(eq - arg));
-		s->path = eq + 1;
-	} else {
-		s->label = NULL;
-		s->path = arg;
+	s->path = path;
+	s->label = label ? xstrdup(label) : NULL;
+}
+
+/* The cluster of a file `inventory --save` wrote: CLUSTER.json, CLUSTER.stats-summary.json,
+ * CLUSTER.version.json. */
+static char *saved_cluster_name(const char *file)
+{
+	static const char *const suffixes[] = {".stats-summary.json", ".version.json", ".json", NULL};
+	size_t n = strlen(file);
+	for (int i = 0; suffixes[i]; i++) {
+		size_t k = strlen(suffixes[i]);
+		if (n > k && strcmp(file + n - k, suffixes[i]) == 0)
+			return xstrndup(file, n - k);
 	}
+	return xstrdup(file);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int read_dir(const char *opt, const char *dir, char ***names, size_t *n)
+{
+	if (list_json(dir, names, n)) {
+		log_error("%s: cannot read directory '%s': %s", opt, dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (!*n) {
+		log_error("%s: directory '%s' holds no *.json exports", opt, dir);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+	struct buf p = BUF_INIT;
+	size_t n = strlen(dir);
+	buf_addf(&p, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return buf_detach(&p);
+}
+
+int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg, int kube)
+{
+	const char *opt = kube ? "--from-kube-json" : "--from-aws-json";
+	const char *eq = strchr(arg, '=');
+	char *label = NULL;
+	const char *path = arg;
+	if (eq && eq != arg && memchr(arg, '/', (size_t)(eq - arg)) == NULL && access(arg, F_OK) != 0) {
+		label = xstrndup(arg, (size_t)(eq - arg));
+		path = eq + 1;
+	}
+	if (!is_dir(path)) {
+		push_source(arr, n, alloc, xstrdup(path), label);
+		free(label);
+		return 0;
+	}
+	/* A directory: every *.json export in it, in name order, under the same label. Kubernetes
+	 * exports without a label are named after their file, as inventory --save names them. */
+	char **names;
+	size_t n_names;
+	int rc = read_dir(opt, path, &names, &n_names);
+	for (size_t i = 0; !rc && i < n_names; i++) {
+		char *cluster = kube && !label ? saved_cluster_name(names[i]) : NULL;
+		const char *l = label ? label : cluster;
+		char *file = join_path(path, names[i]);
+		if (l)
+			log_info("%s %s: reading '%s' (%s '%s')", opt, path, file, kube ? "cluster" : "account", l);
+		else
+			log_info("%s %s: reading '%s'", opt, path, file);
+		push_source(arr, n, alloc, file, l);
+		free(cluster);
+	}
+	free_names(names, n_names);
+	free(label);
+	return rc;
+}
+
+int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aws, struct inventory_source **kube,
+		  size_t *n_kube, size_t *alloc_kube, const char *dir)
+{
+	/* The AWS files inventory --save writes; every other *.json there is a cluster's. */
+	static const char *const aws_prefixes[] = {"volumes-", "modifications-", "metrics-", "cloudtrail-",
+						   "instances-", NULL};
+	char **names;
+	size_t n_names;
+	int rc = read_dir("--from-saved", dir, &names, &n_names);
+	for (size_t i = 0; !rc && i < n_names; i++) {
+		int is_aws = strcmp(names[i], "instance-types.json") == 0;
+		for (int k = 0; !is_aws && aws_prefixes[k]; k++)
+			is_aws = strncmp(names[i], aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
+		char *file = join_path(dir, names[i]);
+		if (is_aws) {
+			log_info("--from-saved %s: reading '%s' as an AWS CLI export", dir, file);
+			push_source(aws, n_aws, alloc_aws, file, NULL);
+		} else {
+			char *cluster = saved_cluster_name(names[i]);
+			log_info("--from-saved %s: reading '%s' as a kubectl export of cluster '%s'", dir, file, cluster);
+			push_source(kube, n_kube, alloc_kube, file, cluster);
+			free(cluster);
+		}
+	}
+	free_names(names, n_names);
+	return rc;
 }
 
 void cmd_free_sources(struct inventory_source *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free((char *)s[i].label);
+		free((char *)s[i].path);
+	}
 	free(s);
 }

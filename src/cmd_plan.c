@@ -18,17 +18,21 @@
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
 
-enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
+enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
        OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT };
 
 static const struct cmd_option plan_options[] = {
-	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); repeatable",
+	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
+	 "every *.json in it, in name order; repeatable",
 	 OPT_FROM_AWS},
-	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE",
+	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
-	 "stats/summary, 'kubectl version -o json'); repeatable",
+	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json in it, in name order; repeatable",
 	 OPT_FROM_KUBE},
+	{"from-saved", 0, ARG_REQUIRED, "DIR",
+	 "replay what 'inventory --save DIR' wrote: its AWS files as --from-aws-json, CLUSTER*.json as "
+	 "--from-kube-json CLUSTER=...; repeatable", OPT_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_MODE},
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
@@ -53,7 +57,8 @@ static const struct cmd_option plan_options[] = {
 };
 
 static const char *const plan_usage[] = {
-	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--mode MODE] [--format FORMAT] [-o FILE]",
+	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [--format FORMAT] [-o FILE]",
+	"--from-saved DIR [--mode MODE] [--format FORMAT] [-o FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
 	"... [--out PLANFILE] [--no-record]",
 	NULL,
@@ -84,6 +89,7 @@ const struct cmd_help plan_help = {
 	"  kubectl get pv,pvc,storageclass,statefulset -A -o json > prod.json\n"
 	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
 	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json\n"
+	"  ebsmigrate inventory --save saved && ebsmigrate plan --from-saved saved\n"
 	"  ebsmigrate plan --out saved-plan.json && ebsmigrate apply --plan saved-plan.json --dry-run",
 	.options = plan_options,
 	.shared = live_options,
@@ -115,8 +121,10 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_live_option(&a->live, id, arg);
 	}
 	switch (id) {
-	case OPT_FROM_AWS: cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
-	case OPT_FROM_KUBE: cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
+	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
+	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
+	case OPT_FROM_SAVED:
+		return cmd_add_saved(&a->aws, &a->n_aws, &a->alloc_aws, &a->kube, &a->n_kube, &a->alloc_kube, arg);
 	case OPT_MODE:
 		if (plan_mode_parse(arg, &a->mode)) {
 			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
@@ -213,7 +221,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (n_rest) {
-		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json", rest[0]);
+		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json/--from-saved",
+			  rest[0]);
 		rc = EXIT_USAGE;
 		goto out;
 	}

@@ -17,15 +17,19 @@
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 
-enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
+enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
        OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES };
 
 static const struct cmd_option report_options[] = {
-	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE",
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); repeatable",
+	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
+	 "every *.json in it, in name order; repeatable",
 	 OPT_FROM_AWS},
-	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE",
-	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); repeatable", OPT_FROM_KUBE},
+	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
+	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); a DIR as for "
+	 "--from-aws-json; repeatable", OPT_FROM_KUBE},
+	{"from-saved", 0, ARG_REQUIRED, "DIR", "replay what 'inventory --save DIR' wrote (as for plan); repeatable",
+	 OPT_FROM_SAVED},
 	{"group-by", 0, ARG_REQUIRED, "KEYS",
 	 "comma-separated: namespace, cluster, account, region, storage-class, label:KEY (PVC label), tag:KEY "
 	 "(EBS tag); default cluster,namespace",
@@ -48,7 +52,8 @@ static const struct cmd_option report_options[] = {
 };
 
 static const char *const report_usage[] = {
-	"--from-aws-json FILE... [--from-kube-json [CLUSTER=]FILE...] [--group-by KEYS] [--period month|year] "
+	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
+	"[--period month|year] "
 	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
 	NULL,
@@ -105,8 +110,10 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_live_option(&a->live, id, arg);
 	}
 	switch (id) {
-	case OPT_FROM_AWS: cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg); return 0;
-	case OPT_FROM_KUBE: cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg); return 0;
+	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
+	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
+	case OPT_FROM_SAVED:
+		return cmd_add_saved(&a->aws, &a->n_aws, &a->alloc_aws, &a->kube, &a->n_kube, &a->alloc_kube, arg);
 	case OPT_MODE:
 		if (plan_mode_parse(arg, &a->mode)) {
 			log_error("--mode: '%s' is not one of match, baseline, observed", arg);

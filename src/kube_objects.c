@@ -622,6 +622,15 @@ static int load_document(struct kube_set *ks, struct fleet *f, size_t ci, const 
 			used = 1;
 		}
 	} else {
+		/* An AWS CLI export given to --from-kube-json: say which option takes it. */
+		static const char *const aws_keys[] = {"Volumes", "VolumesModifications", "InstanceTypes", "Reservations",
+						       "MetricDataResults", "Events", NULL};
+		for (int k = 0; aws_keys[k]; k++)
+			if (cJSON_IsArray(jsonx_get(root, aws_keys[k])))
+				return em_err(err, EM_EINPUT,
+					      "%s: %snot a kubectl JSON export: it looks like an AWS CLI export "
+					      "({\"%s\": [...]}): use --from-aws-json",
+					      origin, doc, aws_keys[k]);
 		return em_err(err, EM_EINPUT,
 			      "%s: %snot a kubectl JSON export: expected a List with \"items\", an object with "
 			      "\"kind\", a kubelet stats/summary or `kubectl version -o json` output",

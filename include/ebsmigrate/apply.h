@@ -74,6 +74,7 @@ struct apply_result {
 	size_t n, alloc;
 	size_t submitted, would_submit, deferred, skipped, failed, unknown, completed, left;
 	char *history_warning; /* CloudTrail could not be read (one message for the run), or NULL */
+	int wait_timed_out;    /* --wait gave up at --wait-timeout with modifications in flight */
 };
 
 const char *apply_outcome_name(enum apply_outcome_kind k);

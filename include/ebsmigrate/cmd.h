@@ -148,11 +148,18 @@ struct inventory_live_options;
 /* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg);
 void cmd_live_options_release(struct inventory_live_options *o);
-/* --from-aws-json / --from-kube-json arguments ([LABEL=]FILE) shared by plan and report: a
- * label has no '/', and an existing file named "a=b.json" is taken as a file. Labels are heap
- * copies freed by cmd_free_sources. */
+/* --from-aws-json / --from-kube-json arguments ([LABEL=]FILE or [LABEL=]DIR) shared by plan and
+ * report: a label has no '/', and an existing file named "a=b.json" is taken as a file. A DIR
+ * adds its *.json files in name order (said with -v); kubectl exports in a DIR without a label
+ * are named after their files as `inventory --save` writes them. Paths and labels are heap
+ * copies freed by cmd_free_sources. EXIT_USAGE, said, for a DIR with no export or unreadable. */
 struct inventory_source;
-void cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg);
+int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg, int kube);
+/* --from-saved DIR: what `inventory --save DIR` wrote, AWS files (volumes-, modifications-,
+ * metrics-, cloudtrail-, instances-REGION.json, instance-types.json) to aws, every other *.json
+ * to kube under the cluster its name gives (CLUSTER[.stats-summary|.version].json). */
+int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aws, struct inventory_source **kube,
+		  size_t *n_kube, size_t *alloc_kube, const char *dir);
 void cmd_free_sources(struct inventory_source *s, size_t n);
 /* The progress line (cmd_progress.c): a progress_fn rendering one redrawn stderr line, only on
  * a TTY and not with --quiet; -v logs each finished phase's totals and time. cmd_progress_end
