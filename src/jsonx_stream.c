@@ -332,6 +332,22 @@ static int is_streamed(const struct jsonx_stream *s, const char *key)
 	return 0;
 }
 
+/* A streamed key given twice in one document: a tree keeps the first and ignores the second, the
+ * stream would deliver both arrays' elements. Two readings of one file must not differ, and no
+ * tool writes an export so, so it is bad input. Found by fuzz_jsonx_stream. */
+static int duplicate_streamed_key(struct jsonx_stream *s, const char *key, struct buf *err)
+{
+	if (!is_streamed(s, key) || !cJSON_GetObjectItemCaseSensitive(s->root, key))
+		return 0;
+	struct buf doc = BUF_INIT;
+	if (s->docs > 1)
+		buf_addf(&doc, " of document %zu", s->docs);
+	int rc = em_err(err, EM_EINPUT, "%s: \"%s\" appears twice in the top-level object%s; an export has it once",
+			s->origin, key, doc.s ? doc.s : "");
+	buf_release(&doc);
+	return rc;
+}
+
 int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf *err)
 {
 	int rc = 0;
@@ -403,6 +419,10 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 			s->pos++;
 			c = skip_ws(s, &rc, err);
 			if (c < -1) {
+				cJSON_Delete(key);
+				return rc;
+			}
+			if ((rc = duplicate_streamed_key(s, key->valuestring, err)) < 0) {
 				cJSON_Delete(key);
 				return rc;
 			}
