@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,6 +340,16 @@ void cmd_print_help(const struct cmd *cmd)
 	printf("\nSee docs/%s.md for the full reference.\n", cmd->name);
 }
 
+/* Adds a staged file (tmp, taken over) to be committed to path. */
+static void outputs_remember(struct cmd_outputs *o, const char *path, struct buf *tmp)
+{
+	XGROW(o->files, o->n, o->alloc);
+	o->files[o->n].path = xstrdup(path);
+	o->files[o->n].tmp = buf_detach(tmp);
+	o->files[o->n].committed = 0;
+	o->n++;
+}
+
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
 {
 	if (!path || strcmp(path, "-") == 0) {
@@ -354,48 +363,9 @@ int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *d
 		buf_release(&tmp);
 		return EXIT_RUNTIME;
 	}
-	XGROW(o->files, o->n, o->alloc);
-	o->files[o->n].path = xstrdup(path);
-	o->files[o->n].tmp = buf_detach(&tmp);
-	o->files[o->n].committed = 0;
-	o->n++;
+	outputs_remember(o, path, &tmp);
 	buf_release(&err);
 	return EXIT_OK;
-}
-
-/* Copies the rest of src to the descriptor fd: 0, or -1 with errno set. */
-static int copy_stream(FILE *src, int fd)
-{
-	fflush(stdout);
-	/* a spool file: copied by the kernel (a plan of 100,000 volumes is ~50 MB) when it can */
-	int in = fileno(src);
-	off_t at = in >= 0 ? lseek(in, 0, SEEK_CUR) : -1;
-	ssize_t sent = at >= 0 ? sendfile(fd, in, &at, 1 << 30) : -1;
-	if (sent >= 0) {
-		while (sent > 0)
-			sent = sendfile(fd, in, &at, 1 << 30);
-		if (sent == 0)
-			return 0;
-		if (errno != EINTR)
-			return -1;
-		/* interrupted: the rest by read and write from where sendfile stopped */
-	}
-	if (at >= 0 && fseeko(src, at, SEEK_SET) != 0)
-		return -1;
-	char chunk[1 << 16];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, src)) > 0) {
-		size_t off = 0;
-		while (off < n) {
-			ssize_t w = write(fd, chunk + off, n - off);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -1;
-			off += (size_t)w;
-		}
-	}
-	return ferror(src) ? -1 : 0;
 }
 
 int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
@@ -409,7 +379,7 @@ int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
 	int rc = em_stage_file(path, "", 0, 0666, &tmp, &err) ? EXIT_RUNTIME : EXIT_OK;
 	if (!rc) {
 		int fd = open(tmp.s, O_WRONLY | O_APPEND | O_CLOEXEC);
-		int bad = fd < 0 || fseek(spool, 0, SEEK_SET) != 0 || copy_stream(spool, fd) != 0 || fsync(fd) != 0;
+		int bad = fd < 0 || fseek(spool, 0, SEEK_SET) != 0 || em_copy_stream(spool, fd) != 0 || fsync(fd) != 0;
 		int e = errno;
 		if (fd >= 0 && close(fd) != 0 && !bad) {
 			bad = 1;
@@ -427,11 +397,7 @@ int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
 		buf_release(&tmp);
 		return rc;
 	}
-	XGROW(o->files, o->n, o->alloc);
-	o->files[o->n].path = xstrdup(path);
-	o->files[o->n].tmp = buf_detach(&tmp);
-	o->files[o->n].committed = 0;
-	o->n++;
+	outputs_remember(o, path, &tmp);
 	buf_release(&err);
 	return EXIT_OK;
 }
@@ -558,8 +524,9 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 		}
 	}
 	buf_release(&err);
-	if (!rc && o->stdout_spool && (fseek(o->stdout_spool, 0, SEEK_SET) != 0 ||
-				       copy_stream(o->stdout_spool, fileno(stdout)) != 0 || fflush(stdout) != 0)) {
+	/* stdout's own buffer first, then the spool below it on the descriptor */
+	if (!rc && o->stdout_spool && (fflush(stdout) != 0 || fseek(o->stdout_spool, 0, SEEK_SET) != 0 ||
+				       em_copy_stream(o->stdout_spool, fileno(stdout)) != 0)) {
 		log_error("cannot write to standard output");
 		rc = EXIT_RUNTIME;
 	}

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -471,35 +472,51 @@ int em_stage_file(const char *path, const char *data, size_t len, int mode, stru
 	return 0;
 }
 
+int em_copy_stream(FILE *src, int fd)
+{
+	/* a spool file: copied by the kernel (a plan of 100,000 volumes is ~50 MB) when it can */
+	int in = fileno(src);
+	off_t at = in >= 0 ? lseek(in, 0, SEEK_CUR) : -1;
+	ssize_t sent = at >= 0 ? sendfile(fd, in, &at, 1 << 30) : -1;
+	if (sent >= 0) {
+		while (sent > 0)
+			sent = sendfile(fd, in, &at, 1 << 30);
+		if (sent == 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+		/* interrupted: the rest by read and write from where sendfile stopped */
+	}
+	if (at >= 0 && fseeko(src, at, SEEK_SET) != 0)
+		return -1;
+	char chunk[1 << 16];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, src)) > 0) {
+		size_t off = 0;
+		while (off < n) {
+			ssize_t w = write(fd, chunk + off, n - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -1;
+			off += (size_t)w;
+		}
+	}
+	return ferror(src) ? -1 : 0;
+}
+
 /* Copies the staged file into a special output (a device or FIFO), then removes it. */
 static int commit_special(const char *tmp, const char *path, struct buf *err)
 {
 	/* the standard streams are written where they already point (a `>>` file keeps its offset) */
 	int std_fd = strcmp(path, "/dev/stdout") == 0 ? 1 : strcmp(path, "/dev/stderr") == 0 ? 2 : -1;
-	int in = open(tmp, O_RDONLY | O_CLOEXEC);
-	int out = in < 0 ? -1 : std_fd >= 0 ? dup(std_fd) : open(path, O_WRONLY | O_CLOEXEC);
-	int e = in < 0 || out < 0 ? errno : 0;
-	char chunk[65536];
-	while (!e) {
-		ssize_t n = read(in, chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : 0;
-			break;
-		}
-		for (ssize_t off = 0; !e && off < n;) {
-			ssize_t w = write(out, chunk + off, (size_t)(n - off));
-			if (w < 0 && errno != EINTR)
-				e = errno;
-			else if (w > 0)
-				off += w;
-		}
-	}
+	FILE *in = fopen(tmp, "rbe");
+	int out = !in ? -1 : std_fd >= 0 ? dup(std_fd) : open(path, O_WRONLY | O_CLOEXEC);
+	int e = !in || out < 0 || em_copy_stream(in, out) != 0 ? errno : 0;
 	if (out >= 0 && close(out) != 0 && !e && errno != EINVAL)
 		e = errno;
-	if (in >= 0)
-		close(in);
+	if (in)
+		fclose(in);
 	unlink(tmp);
 	return e ? em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e)) : 0;
 }

@@ -112,6 +112,16 @@ void ledger_apply_unlock(struct ledger *l)
 	}
 }
 
+/* The error for a plans query (by id, or the latest when id <= 0) that returned no row. */
+static int no_plan_row(struct ledger *l, int64_t id, int step, struct buf *err)
+{
+	if (step != SQLITE_DONE)
+		return ledger_db_err(l, err, "cannot read plans");
+	if (id > 0)
+		return em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
+	return em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first", l->path);
+}
+
 int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
 {
 	sqlite3_stmt *st;
@@ -127,12 +137,8 @@ int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_
 	if (step == SQLITE_ROW) {
 		*id_out = sqlite3_column_int64(st, 0);
 		rc = ledger_plan_document(st, 1, *id_out, json_out, err);
-	} else if (step == SQLITE_DONE) {
-		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
-			    : em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
-				     l->path);
 	} else {
-		rc = ledger_db_err(l, err, "cannot read plans");
+		rc = no_plan_row(l, id, step, err);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -167,12 +173,8 @@ int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, 
 				em_sha256_hex(doc, strlen(doc), out->sha256);
 			free(doc);
 		}
-	} else if (step == SQLITE_DONE) {
-		rc = id > 0 ? em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path)
-			    : em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
-				     l->path);
 	} else {
-		rc = ledger_db_err(l, err, "cannot read plans");
+		rc = no_plan_row(l, id, step, err);
 	}
 	sqlite3_finalize(st);
 	if (rc)

@@ -13,6 +13,7 @@
 #define EBSMIGRATE_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -102,6 +103,9 @@ int em_write_file_atomic(const char *path, const char *data, size_t len, int mod
  * FIFO) is never replaced: the data is staged in $TMPDIR (or /tmp) and copied into it at commit. */
 int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err);
 int em_commit_file(const char *tmp, const char *path, struct buf *err);
+/* Copies the rest of src (from its current position) to the descriptor fd, by sendfile when the
+ * kernel can: 0, or -1 with errno set. */
+int em_copy_stream(FILE *src, int fd);
 /* The process umask (read without changing it). */
 int em_umask(void);
 /* Lower-case hex of n bytes into out (2n characters and a NUL). */
