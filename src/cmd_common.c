@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/cmd.h"
+#include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
@@ -638,4 +639,9 @@ int cmd_write_output(const char *path, const struct buf *data)
 		rc = cmd_outputs_commit(&o);
 	cmd_outputs_release(&o);
 	return rc;
+}
+
+const struct cmd_option *cmd_global_options(void)
+{
+	return global_options;
 }

@@ -1,52 +1,69 @@
 /*
- * cmd_help.c - `ebsmigrate help [COMMAND]` and `ebsmigrate version`.
+ * cmd_help.c - `ebsmigrate help [COMMAND]` and `ebsmigrate help --man [COMMAND]` (the manual
+ * page in roff, from the same tables; the build writes every page with it).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "ebsmigrate/cmd.h"
+#include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-static const char *const help_usage[] = {"[COMMAND]", NULL};
+enum { OPT_MAN = 1 };
+
+static const struct cmd_option help_options[] = {
+	{"man", 0, ARG_NONE, NULL, "print the manual page (roff): ebsmigrate(1), or ebsmigrate-COMMAND(1)", OPT_MAN},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const help_usage[] = {"[COMMAND]", "--man [COMMAND]", NULL};
 const struct cmd_help help_help = {
 	.usage = help_usage,
 	.description = "Without a command, lists the commands. With one, prints its usage, options, global "
-		       "options and exit codes.",
+		       "options and exit codes. With --man, the same as a manual page (what `cmake --install` "
+		       "installs as ebsmigrate(1) and ebsmigrate-COMMAND(1)); view one with "
+		       "`ebsmigrate help --man plan | man -l -`.",
+	.options = help_options,
 };
 
-static const char *const version_usage[] = {"", NULL};
-const struct cmd_help version_help = {.usage = version_usage, .description = "Prints the version (same as --version)."};
+static int on_option(void *st, int id, const char *arg)
+{
+	if (id == OPT_MAN)
+		*(int *)st = 1;
+	return 0;
+}
 
 int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char **rest;
-	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("help"), argc, argv, NULL, NULL, &rest, &n_rest);
+	int n_rest, man = 0;
+	int rc = cmd_parse(ctx, cmd_find("help"), argc, argv, on_option, &man, &rest, &n_rest);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest == 0) {
-		printf("usage: ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n");
-		for (const struct cmd *c = commands; c->name; c++)
-			printf("  %-10s %s\n", c->name, c->summary);
-		printf("\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
-		return EXIT_OK;
+	const struct cmd *c = NULL;
+	if (n_rest > 1) {
+		log_error("help: one command at a time ('%s' is extra)", rest[1]);
+		return EXIT_USAGE;
 	}
-	const struct cmd *c = cmd_find(rest[0]);
-	if (!c) {
+	if (n_rest == 1 && !(c = cmd_find(rest[0]))) {
 		log_error("unknown command '%s'; run 'ebsmigrate help' for the list", rest[0]);
 		return EXIT_USAGE;
 	}
+	if (man) {
+		struct buf b = BUF_INIT;
+		cmd_man_page(&b, c, cmd_build_date());
+		rc = cmd_write_output(NULL, &b);
+		buf_release(&b);
+		return rc;
+	}
+	if (!c) {
+		printf("usage: ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n");
+		for (const struct cmd *k = commands; k->name; k++)
+			printf("  %-10s %s\n", k->name, k->summary);
+		printf("\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
+		return EXIT_OK;
+	}
 	cmd_print_help(c);
-	return EXIT_OK;
-}
-
-int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	char **rest;
-	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("version"), argc, argv, NULL, NULL, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	printf("ebsmigrate %s\n", EM_VERSION);
 	return EXIT_OK;
 }

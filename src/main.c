@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/cmd.h"
+#include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
@@ -27,8 +28,9 @@ const struct cmd commands[] = {
 	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
 	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole", &rbac_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
-	{"version", cmd_version, NEEDS_NOTHING, "print the version", &version_help},
+	{"version", cmd_version, NEEDS_NOTHING, "print the version, commit, build date and library versions", &version_help},
 	{"db", cmd_db, NEEDS_DB, "database upkeep: prune old plans and inventory runs", &db_help},
+	{"completion", cmd_completion, NEEDS_NOTHING, "print a shell completion script (bash, zsh or fish)", &completion_help},
 	{NULL, NULL, 0, NULL, NULL},
 };
 
@@ -40,11 +42,15 @@ const struct cmd *cmd_find(const char *name)
 	return NULL;
 }
 
+/* "kubectl ebsmigrate" when run as the kubectl plugin (argv[0] kubectl-ebsmigrate), which then
+ * behaves exactly as ebsmigrate does; only the usage line names how it was called. */
+static const char *prog_name = "ebsmigrate";
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ebsmigrate [--db FILE] [--now TIME] [-v|-q] COMMAND [OPTIONS]\n\n"
+	fprintf(f, "usage: %s [--db FILE] [--now TIME] [-v|-q] COMMAND [OPTIONS]\n\n"
 		   "Move Kubernetes EBS volumes from gp2 to gp3 safely, and prove the money and the speed.\n\n"
-		   "Commands:\n");
+		   "Commands:\n", prog_name);
 	for (const struct cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
@@ -55,6 +61,10 @@ int main(int argc, char **argv)
 	struct cmd_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
+	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
+	base = base ? base + 1 : argv[0] ? argv[0] : "";
+	if (strncmp(base, "kubectl-", 8) == 0)
+		prog_name = "kubectl ebsmigrate";
 	const char *nc = getenv("NO_COLOR");
 	ctx.color_stdout = isatty(1) && !(nc && *nc);
 	ctx.now = time(NULL);
