@@ -1,9 +1,12 @@
 /*
  * cmd_policy.c - `ebsmigrate iam-policy` and `ebsmigrate rbac`: the least privileges each
- * capability needs, as an IAM policy document (JSON) and a Kubernetes ClusterRole (YAML).
+ * capability needs, as an IAM policy document (JSON) and a Kubernetes ClusterRole (YAML) with
+ * the ServiceAccount (and its Namespace) and the ClusterRoleBinding that grant it, so
+ * `ebsmigrate rbac | kubectl apply -f -` leaves a working account.
  * The lists are data here and are checked by scenario tests: the simulator grants exactly
  * these permissions and the commands must work (and anything else gets 403).
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,12 +14,23 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-enum { OPT_FOR = 1 };
+enum { OPT_FOR = 1, OPT_SERVICE_ACCOUNT };
 enum capability { CAP_PLAN = 1, CAP_APPLY = 2, CAP_BENCH = 4 };
 
 static const struct cmd_option policy_options[] = {
 	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
 	{NULL, 0, 0, NULL, NULL, 0},
+};
+static const struct cmd_option rbac_options[] = {
+	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
+	{"service-account", 0, ARG_REQUIRED, "NS/NAME",
+	 "the ServiceAccount to create and bind (default ebsmigrate/ebsmigrate)", OPT_SERVICE_ACCOUNT},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+struct policy_args {
+	unsigned caps;
+	char sa_namespace[64], sa_name[254];
 };
 
 struct iam_stmt {
@@ -62,6 +76,7 @@ static const struct rbac_rule rbac[] = {
 };
 
 static const char *const policy_usage[] = {"[--for plan|apply|bench|all]", NULL};
+static const char *const rbac_usage[] = {"[--for plan|apply|bench|all] [--service-account NS/NAME]", NULL};
 
 const struct cmd_help iam_policy_help = {
 	.usage = policy_usage,
@@ -74,13 +89,18 @@ const struct cmd_help iam_policy_help = {
 };
 
 const struct cmd_help rbac_help = {
-	.usage = policy_usage,
+	.usage = rbac_usage,
 	.description = "Prints the minimal Kubernetes ClusterRole (YAML) for a capability: plan/inventory read "
 		       "PVs, PVCs, pods, nodes, StorageClasses, VolumeAttributesClasses, StatefulSets and the "
 		       "kubelet stats summary (nodes/proxy); apply adds patching PVCs and creating "
-		       "VolumeAttributesClasses; bench creates and deletes Jobs, pods and scratch PVCs. Bind it "
-		       "with a ClusterRoleBinding to the user or service account ebsmigrate uses.",
-	.options = policy_options,
+		       "VolumeAttributesClasses; bench creates and deletes Jobs, pods and scratch PVCs. With it, "
+		       "a ServiceAccount (--service-account, default ebsmigrate/ebsmigrate; its Namespace too "
+		       "unless it is default or kube-system) and a ClusterRoleBinding named ROLE:NS:NAME binding "
+		       "the role to it, so `ebsmigrate rbac | kubectl apply -f -` grants it. Every permission is "
+		       "cluster-wide (the readers list across namespaces, bench --pvc works in the PVC's "
+		       "namespace), so there is no Role. To bind a user instead, apply only the ClusterRole "
+		       "and write your own binding.",
+	.options = rbac_options,
 };
 
 static int parse_for(const char *arg, unsigned *caps)
@@ -98,20 +118,54 @@ static int parse_for(const char *arg, unsigned *caps)
 	return 0;
 }
 
-static int on_option(void *st, int id, const char *arg)
+/* A DNS-1123 label (namespace) or subdomain (ServiceAccount name), as the API server checks. */
+static int valid_dns_name(const char *s, size_t max, int dots)
 {
-	if (id == OPT_FOR && parse_for(arg, st) == 0)
+	size_t n = strlen(s);
+	if (n == 0 || n > max || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
 		return 0;
-	log_error("--for: '%s' is not one of plan, apply, bench, all", arg);
-	return EXIT_USAGE;
+	for (size_t i = 0; i < n; i++)
+		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' || (dots && s[i] == '.')))
+			return 0;
+	return 1;
 }
 
-static int parse(struct cmd_ctx *ctx, const char *name, int argc, char **argv, unsigned *caps)
+static int on_option(void *st, int id, const char *arg)
+{
+	struct policy_args *a = st;
+	if (id == OPT_FOR) {
+		if (parse_for(arg, &a->caps) == 0)
+			return 0;
+		log_error("--for: '%s' is not one of plan, apply, bench, all", arg);
+		return EXIT_USAGE;
+	}
+	const char *slash = strchr(arg, '/');
+	size_t ns_len = slash ? (size_t)(slash - arg) : 0;
+	if (!slash || ns_len >= sizeof a->sa_namespace || strlen(slash + 1) >= sizeof a->sa_name) {
+		cmd_print_visible(stderr, "error: --service-account: '%s' is not NAMESPACE/NAME", arg);
+		return EXIT_USAGE;
+	}
+	memcpy(a->sa_namespace, arg, ns_len);
+	a->sa_namespace[ns_len] = '\0';
+	strcpy(a->sa_name, slash + 1);
+	if (!valid_dns_name(a->sa_namespace, 63, 0) || !valid_dns_name(a->sa_name, 253, 1)) {
+		cmd_print_visible(stderr,
+				  "error: --service-account: '%s' is not NAMESPACE/NAME of lower-case letters, digits "
+				  "and '-' (a name may also have '.')",
+				  arg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int parse(struct cmd_ctx *ctx, const char *name, int argc, char **argv, struct policy_args *a)
 {
 	char **rest;
 	int n_rest;
-	*caps = CAP_PLAN;
-	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, caps, &rest, &n_rest);
+	a->caps = CAP_PLAN;
+	strcpy(a->sa_namespace, "ebsmigrate");
+	strcpy(a->sa_name, "ebsmigrate");
+	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, a, &rest, &n_rest);
 	if (rc)
 		return rc < 0 ? -1 : rc;
 	if (n_rest) {
@@ -123,8 +177,9 @@ static int parse(struct cmd_ctx *ctx, const char *name, int argc, char **argv, u
 
 int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	unsigned caps;
-	int rc = parse(ctx, "iam-policy", argc, argv, &caps);
+	struct policy_args args;
+	int rc = parse(ctx, "iam-policy", argc, argv, &args);
+	unsigned caps = args.caps;
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	struct buf b = BUF_INIT;
@@ -148,8 +203,9 @@ int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv)
 
 int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	unsigned caps;
-	int rc = parse(ctx, "rbac", argc, argv, &caps);
+	struct policy_args args;
+	int rc = parse(ctx, "rbac", argc, argv, &args);
+	unsigned caps = args.caps;
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	struct buf b = BUF_INIT;
@@ -169,6 +225,17 @@ int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
 			buf_addf(&b, "%s\"%s\"", k ? ", " : "", rbac[i].verbs[k]);
 		buf_adds(&b, "]\n");
 	}
+	const char *ns = args.sa_namespace, *sa = args.sa_name;
+	if (strcmp(ns, "default") != 0 && strcmp(ns, "kube-system") != 0)
+		buf_addf(&b, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns);
+	buf_addf(&b, "---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  namespace: %s\n"
+		     "  labels:\n    app.kubernetes.io/name: ebsmigrate\n",
+		 sa, ns);
+	buf_addf(&b, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+		     "  name: %s:%s:%s\n  labels:\n    app.kubernetes.io/name: ebsmigrate\n"
+		     "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: %s\n"
+		     "subjects:\n  - kind: ServiceAccount\n    name: %s\n    namespace: %s\n",
+		 name, ns, sa, name, sa, ns);
 	rc = cmd_write_output(NULL, &b);
 	buf_release(&b);
 	return rc;

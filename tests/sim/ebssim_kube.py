@@ -543,6 +543,12 @@ def build_types(minor):
         RT("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False),
         RT("storage.k8s.io", "v1", "CSINode", "csinodes", False),
         RT("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", False, status=True),
+        # what `ebsmigrate rbac | kubectl apply -f -` creates
+        RT("", "v1", "ServiceAccount", "serviceaccounts", True, ["sa"]),
+        RT("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
+        RT("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+        RT("rbac.authorization.k8s.io", "v1", "Role", "roles", True),
+        RT("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     ]
     vv = vac_version(minor)
     if vv:
