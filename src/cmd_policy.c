@@ -95,7 +95,7 @@ const struct cmd_help rbac_help = {
 		       "kubelet stats summary (nodes/proxy); apply adds patching PVCs and creating "
 		       "VolumeAttributesClasses; bench creates and deletes Jobs, pods and scratch PVCs. With it, "
 		       "a ServiceAccount (--service-account, default ebsmigrate/ebsmigrate; its Namespace too "
-		       "unless it is default or kube-system) and a ClusterRoleBinding named ROLE:NS:NAME binding "
+		       "unless it is default or kube-system) and a ClusterRoleBinding named ROLE-NS-NAME binding "
 		       "the role to it, so `ebsmigrate rbac | kubectl apply -f -` grants it. Every permission is "
 		       "cluster-wide (the readers list across namespaces, bench --pvc works in the PVC's "
 		       "namespace), so there is no Role. To bind a user instead, apply only the ClusterRole "
@@ -232,7 +232,7 @@ int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
 		     "  labels:\n    app.kubernetes.io/name: ebsmigrate\n",
 		 sa, ns);
 	buf_addf(&b, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
-		     "  name: %s:%s:%s\n  labels:\n    app.kubernetes.io/name: ebsmigrate\n"
+		     "  name: %s-%s-%s\n  labels:\n    app.kubernetes.io/name: ebsmigrate\n"
 		     "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: %s\n"
 		     "subjects:\n  - kind: ServiceAccount\n    name: %s\n    namespace: %s\n",
 		 name, ns, sa, name, sa, ns);
