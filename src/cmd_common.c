@@ -338,7 +338,7 @@ void cmd_print_help(const struct cmd *cmd)
 	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed\n");
 	if (h && h->exit_codes)
 		print_wrapped(stdout, h->exit_codes, 2, 78);
-	printf("\nSee docs/%s.md for the full reference.\n", cmd->name);
+	printf("\nSee %s for the full reference.\n", cmd_doc_page(cmd->name));
 }
 
 /* Adds a staged file (tmp, taken over) to be committed to path. */

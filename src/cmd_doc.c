@@ -8,6 +8,7 @@
  * what help says. Nothing here prints.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ebsmigrate/cmd_doc.h"
@@ -106,6 +107,21 @@ size_t cmd_positional_words(const struct cmd *c, cmd_word *out, size_t max, int 
 		}
 	}
 	return n;
+}
+
+const char *cmd_doc_page(const char *name)
+{
+	/* commands documented together with another, or in a page named after their subject */
+	static const char *const shared[][2] = {
+		{"iam-policy", "docs/policy.md"}, {"rbac", "docs/policy.md"},    {"help", "docs/help.md"},
+		{"version", "docs/help.md"},      {"completion", "docs/help.md"}, {"db", "docs/database.md"},
+	};
+	static char page[96];
+	for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
+		if (strcmp(name, shared[i][0]) == 0)
+			return shared[i][1];
+	snprintf(page, sizeof page, "docs/%s.md", name);
+	return page;
 }
 
 /* roff text: a backslash is \e, a '-' is \- (so options copy and paste as ASCII), and a line
@@ -270,6 +286,6 @@ void cmd_man_page(struct buf *b, const struct cmd *c, const char *date)
 	}
 	roff_options(b, "GLOBAL OPTIONS", cmd_global_options());
 	roff_exit_status(b, h ? h->exit_codes : NULL);
-	buf_addf(b, ".SH SEE ALSO\n.BR ebsmigrate (1)\n.PP\nThe full reference: docs/%s.md in the source tree.\n",
-		 c->name);
+	buf_addf(b, ".SH SEE ALSO\n.BR ebsmigrate (1)\n.PP\nThe full reference: %s in the source tree.\n",
+		 cmd_doc_page(c->name));
 }

@@ -31,6 +31,10 @@ size_t cmd_positional_words(const struct cmd *c, cmd_word *out, size_t max, int 
  * date is the page's date (YYYY-MM-DD). */
 void cmd_man_page(struct buf *out, const struct cmd *c, const char *date);
 
+/* The document that is a command's full reference ("docs/plan.md", "docs/policy.md" for rbac),
+ * as `help COMMAND` and the man pages name it. */
+const char *cmd_doc_page(const char *name);
+
 /* Build facts captured by CMake (build_info.h): version, commit, date (YYYY-MM-DD). */
 const char *cmd_build_commit(void);
 const char *cmd_build_date(void);
