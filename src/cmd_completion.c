@@ -321,10 +321,12 @@ int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv)
 	int rc = cmd_parse(ctx, cmd_find("completion"), argc, argv, NULL, NULL, &rest, &n_rest);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest != 1) {
-		log_error(n_rest ? "completion: one shell, not %d (bash, zsh or fish)"
-				 : "completion: which shell? bash, zsh or fish (%d given)",
-			  n_rest);
+	if (n_rest == 0) {
+		log_error("completion: which shell? bash, zsh or fish");
+		return EXIT_USAGE;
+	}
+	if (n_rest > 1) {
+		log_error("completion: one shell at a time ('%s' is extra)", rest[1]);
 		return EXIT_USAGE;
 	}
 	struct buf b = BUF_INIT;
