@@ -118,7 +118,7 @@ static void bash_script(struct buf *b)
 		    "\tlocal globals=\"");
 	struct buf g = BUF_INIT;
 	each_option(&g, NULL, bash_option_name);
-	buf_adds(b, g.s ? g.s + 1 : "");
+	buf_adds(b, g.len ? g.s + 1 : "");
 	buf_adds(b, "\"\n\tif [[ $cur == --*=* ]]; then\n"
 		    "\t\tprev=${cur%%=*}; cur=${cur#*=}\n\tfi\n"
 		    "\tcase \"$prev\" in\n");
@@ -137,7 +137,7 @@ static void bash_script(struct buf *b)
 		buf_adds(b, "\t\tesac\n\t\topts=\"");
 		struct buf o = BUF_INIT;
 		each_option(&o, c, bash_option_name);
-		buf_adds(b, o.s ? o.s + 1 : "");
+		buf_adds(b, o.len ? o.s + 1 : "");
 		buf_release(&o);
 		cmd_word words[MAX_WORDS];
 		int takes_command;
