@@ -35,8 +35,10 @@ void cmd_man_page(struct buf *out, const struct cmd *c, const char *date);
  * as `help COMMAND` and the man pages name it. */
 const char *cmd_doc_page(const char *name);
 
-/* Build facts captured by CMake (build_info.h): version, commit, date (YYYY-MM-DD). */
+/* Build facts captured by CMake (build_info.c, generated into the executable only): the git
+ * commit ("0123456789ab", "...-dirty", "unknown"), the build time (RFC 3339) and its date. */
 const char *cmd_build_commit(void);
+const char *cmd_build_time(void);
 const char *cmd_build_date(void);
 
 int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv);
