@@ -26,7 +26,7 @@ const struct cmd commands[] = {
 	{"pricing", cmd_pricing, NEEDS_DB, "refresh, show, compare and export the price book", &pricing_help},
 	{"bench", cmd_bench, NEEDS_DB, "prove it with fio: before/after benchmarks, the gp2 credit cliff", &bench_help},
 	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
-	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole", &rbac_help},
+	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole, ServiceAccount and binding", &rbac_help},
 	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
 	{"version", cmd_version, NEEDS_NOTHING, "print the version, commit, build date and library versions", &version_help},
 	{"db", cmd_db, NEEDS_DB, "database upkeep: prune old plans and inventory runs", &db_help},
