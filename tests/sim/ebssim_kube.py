@@ -16,7 +16,9 @@ What it serves, on the wire formats of the real kube-apiserver:
     back from aggregated discovery), a minimal /openapi/v3 (enough for kubectl apply's
     fieldValidation probe); /openapi/v2 is 404.
   * core/v1 namespaces, nodes, persistentvolumes, persistentvolumeclaims, pods (+log), configmaps,
-    events; apps/v1 statefulsets, deployments, replicasets, daemonsets; batch/v1 jobs;
+    events, serviceaccounts; apps/v1 statefulsets, deployments, replicasets, daemonsets; batch/v1
+    jobs; rbac.authorization.k8s.io/v1 clusterroles, clusterrolebindings, roles, rolebindings
+    (stored only: authorization stays the scenario's users' allow lists);
     storage.k8s.io/v1 storageclasses, csidrivers, csinodes, volumeattachments; and
     VolumeAttributesClass at storage.k8s.io/v1 (>= 1.34), v1beta1 (1.31-1.33), v1alpha1 (1.29-1.30;
     served as if the VolumeAttributesClass feature gate and alpha API were switched on).
