@@ -22,8 +22,8 @@
  * Verdicts (docs/bench.md): per profile, the after run must deliver >= 95 % of its volume's
  * provisioned IOPS (4 KiB qd32 profiles) or throughput (1 MiB profiles) when the volume is not
  * gp2 and the limit is reachable at the profile's queue depth (queue depth / 1 ms), and its p99
- * latency may not be more than 10 % above the before run's. qd1 is latency-bound: judged on
- * p99 only.
+ * latency may not be above the before run's by more than the larger of --tolerance (default
+ * 10 %) and --latency-floor-ms (default 0.2 ms). qd1 is latency-bound: judged on p99 only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1035,8 +1035,10 @@ static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_jo
 		  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
 }
 
-/* Rule 2: p99 latency at most 10 % worse than before, per direction measured on both sides. */
-static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, const struct bench_job *a)
+/* Rule 2: p99 latency not worse than before beyond the rules (the larger of the relative
+ * tolerance and the absolute floor), per direction measured on both sides. */
+static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, const struct bench_job *a,
+		      const struct bench_rules *rules)
 {
 	const char *names[2] = {"read", "write"};
 	const struct fio_dir *bd[2] = {&b->read, &b->write}, *ad[2] = {&a->read, &a->write};
@@ -1048,13 +1050,20 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 			add_note(p, "%s p99 latency not reported on both sides", names[i]);
 			continue;
 		}
-		double bound = BENCH_P99_TOLERANCE * bd[i]->lat.p99, actual = ad[i]->lat.p99;
+		double before = bd[i]->lat.p99, actual = ad[i]->lat.p99;
+		double relative = before * (1.0 + rules->tolerance_pct / 100.0), floor = before + rules->latency_floor_ms;
+		double bound = fmax(relative, floor);
+		int ok = actual <= bound;
 		char rule[32];
 		snprintf(rule, sizeof rule, "%s-p99", names[i]);
-		char m1[32], m2[32], m3[32];
-		add_check(p, rule, bound, actual, actual <= bound, "%s p99 %s ms %s %.0f %% of %s ms before (%s)", names[i],
-			  ms(m1, actual), actual <= bound ? "<=" : ">", BENCH_P99_TOLERANCE * 100, ms(m2, bd[i]->lat.p99),
-			  ms(m3, bound));
+		char m1[32], m2[32], m3[32], m4[32];
+		if (relative >= floor)
+			add_check(p, rule, bound, actual, ok, "%s p99 %s ms %s %.4g %% of %s ms before (%s)", names[i],
+				  ms(m1, actual), ok ? "<=" : ">", 100.0 + rules->tolerance_pct, ms(m2, before), ms(m3, bound));
+		else
+			add_check(p, rule, bound, actual, ok, "%s p99 %s ms %s %s ms before + %s ms floor (%s)", names[i],
+				  ms(m1, actual), ok ? "<=" : ">", ms(m2, before), ms(m4, rules->latency_floor_ms),
+				  ms(m3, bound));
 		judged++;
 	}
 	if (!judged && !p->n_notes)
@@ -1064,7 +1073,15 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
 		  struct buf *err)
 {
+	return bench_compare_with(out, before, after, NULL, err);
+}
+
+int bench_compare_with(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
+		       const struct bench_rules *rules, struct buf *err)
+{
+	static const struct bench_rules defaults = BENCH_RULES_DEFAULT;
 	memset(out, 0, sizeof *out);
+	out->rules = rules ? *rules : defaults;
 	out->before = before;
 	out->after = after;
 	size_t alloc = 0, common = 0;
@@ -1098,7 +1115,7 @@ int bench_compare(struct bench_comparison *out, const struct bench_run *before, 
 			common++;
 		judge_provisioned(p, p->after, after);
 		if (p->before)
-			judge_p99(p, p->before, p->after);
+			judge_p99(p, p->before, p->after, &out->rules);
 		int failed = 0;
 		for (size_t c = 0; c < p->n_checks; c++)
 			failed |= !p->checks[c].ok;

@@ -28,7 +28,8 @@ enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_TOLERANCE,
+	OPT_LATENCY_FLOOR,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -80,6 +81,11 @@ static const struct cmd_option bench_options[] = {
 	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
+	{"tolerance", 0, ARG_REQUIRED, "PCT",
+	 "compare: how many percent above the before p99 the after p99 may be (default 10; 0 = strict)", OPT_TOLERANCE},
+	{"latency-floor-ms", 0, ARG_REQUIRED, "MS",
+	 "compare: a p99 increase of at most this many ms is never a regression (default 0.2; 0 = none)",
+	 OPT_LATENCY_FLOOR},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -89,7 +95,7 @@ static const char *const bench_usage[] = {
 	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
 	"list [--format table|json]",
 	"show RUN [--format table|json] [--fio-json]",
-	"compare BEFORE AFTER | --volume VOL-ID [--format table|json|markdown]",
+	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [--format table|json|markdown]",
 	NULL,
 };
 
@@ -112,8 +118,10 @@ const struct cmd_help bench_help = {
 		"(--output-format=json or json+, fio 3.x, also client/server output).\n"
 		"\n"
 		"compare judges each profile: the after volume delivers at least 95 % of its provisioned IOPS (4 KiB qd32) "
-		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is at most 10 % above the "
-		"before run's (qd1 is judged on latency only).\n"
+		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is not above the before "
+		"run's by more than the larger of --tolerance (default 10 %) and --latency-floor-ms (default 0.2 ms: "
+		"0.112 -> 0.134 ms is noise, not a regression); --tolerance 0 --latency-floor-ms 0 fails any increase "
+		"(qd1 is judged on latency only).\n"
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
@@ -147,6 +155,7 @@ struct bench_args {
 	int have_vol;
 	enum out_format format;
 	int format_given, no_record, fio_json;
+	struct bench_rules rules;
 };
 
 static int parse_duration_s(const char *s, int *out)
@@ -287,6 +296,24 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_OUTPUT: a->output = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
+	case OPT_TOLERANCE:
+	case OPT_LATENCY_FLOOR: {
+		char *end;
+		errno = 0;
+		double d = strtod(arg, &end);
+		int tol = id == OPT_TOLERANCE;
+		if (end == arg || *end || errno || !(d >= 0 && d <= (tol ? 1000 : 60000))) {
+			log_error(tol ? "--tolerance: '%s' is not a percentage from 0 to 1000"
+				      : "--latency-floor-ms: '%s' is not a number of milliseconds from 0 to 60000",
+				  arg);
+			return EXIT_USAGE;
+		}
+		if (tol)
+			a->rules.tolerance_pct = d;
+		else
+			a->rules.latency_floor_ms = d;
+		return 0;
+	}
 	}
 	(void)v;
 	return EXIT_USAGE;
@@ -640,7 +667,7 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 	struct bench_comparison cmp;
 	memset(&cmp, 0, sizeof cmp);
 	if (!brc)
-		brc = bench_compare(&cmp, &runs[0], &runs[1], &err);
+		brc = bench_compare_with(&cmp, &runs[0], &runs[1], &a->rules, &err);
 	if (brc) {
 		log_error("%s", err.s);
 		rc = em_exit_code_for(brc);
@@ -669,6 +696,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	struct bench_args a;
 	memset(&a, 0, sizeof a);
 	a.vol.burst_balance = NAN;
+	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
 	char **rest;
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("bench"), argc, argv, on_option, &a, &rest, &n_rest);
