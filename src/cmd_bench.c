@@ -337,7 +337,42 @@ static void progress(void *ctx, const char *what, size_t i, size_t n)
 	/* the line stays up while fio runs: jobs finished of all, with the rate and ETA */
 	bench_started = i + 1;
 	bench_jobs = n;
+	cmd_progress_detail(NULL); /* the last job's fio status is not this one's */
 	cmd_progress(NULL, PROGRESS_STEP, "bench", bench_scope(a), i, n);
+}
+
+/* fio's own status (bench_local_options.status), folded into the progress line: the job, fio's
+ * job state, seconds run of the runtime, done %, and the IOPS and MiB/s of the last second. */
+static void fio_status(void *ctx, const char *what, const struct fio_eta *e, double elapsed_s)
+{
+	const struct bench_args *a = ctx;
+	struct buf t = BUF_INIT;
+	buf_adds(&t, what);
+	if (e->run[0])
+		buf_addf(&t, " [%s]", e->run);
+	if (a->job_file)
+		buf_addf(&t, " %.0fs", elapsed_s);
+	else
+		/* fio's done share says how far the time-based job is; the wall clock also counts
+		 * laying out the test file */
+		buf_addf(&t, " %.0f/%ds", isnan(e->percent) ? fmin(elapsed_s, a->runtime_s) : e->percent / 100 * a->runtime_s,
+			 a->runtime_s);
+	if (!isnan(e->percent))
+		buf_addf(&t, " %.0f%%", e->percent);
+	double iops = 0, bw = 0;
+	int have_iops = 0, have_bw = 0;
+	for (int d = 0; d < 2; d++) {
+		if (!isnan(e->iops[d]))
+			iops += e->iops[d], have_iops = 1;
+		if (!isnan(e->bw_bytes[d]))
+			bw += e->bw_bytes[d], have_bw = 1;
+	}
+	if (have_iops)
+		buf_addf(&t, "  %.0f IOPS", iops);
+	if (have_bw)
+		buf_addf(&t, "  %.1f MiB/s", bw / 1048576.0);
+	cmd_progress_detail(t.s);
+	buf_release(&t);
 }
 
 /* The run's description from the options: label, phase, volume. */
@@ -451,6 +486,8 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 			.path = a->local, .profiles = a->profiles, .n_profiles = a->n_profiles, .job_file = a->job_file,
 			.runtime_s = a->runtime_s, .size = size ? size : (uint64_t)8 << 30, .fio = a->fio,
 			.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+			/* fio's own figures only where the progress line is drawn */
+			.status = isatty(2) && log_get_level() >= LOG_NORMAL ? fio_status : NULL,
 		};
 		brc = bench_run_local(ctx->db, &run, &o, &err);
 	} else if (!brc) {
@@ -485,6 +522,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		buf_release(&job_text);
 		kube_client_release(&kc);
 	}
+	cmd_progress_detail(NULL);
 	if (bench_jobs)
 		cmd_progress(NULL, PROGRESS_DONE, "bench", bench_scope(a), brc ? bench_started - 1 : bench_jobs,
 			     bench_jobs);

@@ -113,6 +113,9 @@ struct bench_local_options {
 	volatile sig_atomic_t *stop;              /* set (by a signal handler) to stop early; may be NULL */
 	void (*progress)(void *ctx, const char *what, size_t i, size_t n);
 	void *progress_ctx;
+	/* fio's own status while a job runs, about once a second (fio --eta=always), with the
+	 * seconds since that fio started; NULL = fio is not asked for it. Called with progress_ctx. */
+	void (*status)(void *ctx, const char *what, const struct fio_eta *eta, double elapsed_s);
 };
 
 /* Checks that fio runs and that path is a writable directory with room for the test file,
