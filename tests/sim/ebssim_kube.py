@@ -90,6 +90,8 @@ import time
 import uuid
 from urllib.parse import parse_qs, unquote
 
+import ebssim_kube_events as kube_events
+
 EBS_DRIVER = "ebs.csi.aws.com"
 CSI_PRINCIPAL = "ebs-csi-controller"
 RESIZER_COMPONENT = "external-resizer " + EBS_DRIVER
@@ -2392,6 +2394,7 @@ class KubeCluster:
                         self.ops.pop(opkey, None)
                     continue
                 self._bind_pvc(key, pvc)
+                kube_events.claim_pending(self, key)
                 self._csi_vac(key, self.store["persistentvolumeclaims"].get(key))
                 if self.sidecar:
                     self._csi_annotations(key, self.store["persistentvolumeclaims"].get(key))
@@ -2875,6 +2878,7 @@ class KubeCluster:
                     "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
                     "reason": "Unschedulable", "message": why}], "qosClass": "BestEffort"}
                 self._update(prt, np)
+                kube_events.pod_unschedulable(self, key, why)
                 return
         nodeobj = self.store["nodes"].get(node) or {"metadata": {"name": node}}
         np = copy.deepcopy(pod)
