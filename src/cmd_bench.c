@@ -110,7 +110,9 @@ const struct cmd_help bench_help = {
 		"seq-write-1m (1 MiB at queue depth 8: the throughput limit); libaio, direct=1, time based, an IOPS log at "
 		"1 s. The test file and logs live in DIR/.ebsmigrate-bench-XXXXXX, removed at the end. run --pvc or "
 		"--storage-class runs the same profiles as Kubernetes Jobs (templates/fio-job.yaml) and deletes what it "
-		"created, also on Ctrl-C.\n"
+		"created, also on Ctrl-C. While a Job's pod is not running, a note says what it waits for (the pod's and "
+		"the claim's status and Events: FailedScheduling, ProvisioningFailed, WaitForFirstConsumer, image pulls); "
+		"a pod that has not started within --timeout ends the run with that reason (exit 1).\n"
 		"\n"
 		"Each profile's result is stored as soon as fio returns it (an interrupted run keeps the finished ones): "
 		"IOPS, MiB/s, completion latency mean/p50/p95/p99/p99.9, the IOPS series and its cliff (a sustained step "
@@ -375,6 +377,13 @@ static void fio_status(void *ctx, const char *what, const struct fio_eta *e, dou
 	buf_release(&t);
 }
 
+/* What an in-cluster Job waits for (bench_kube_options.waiting): a notice each time it changes. */
+static void kube_waiting(void *ctx, const char *job, const char *text)
+{
+	(void)ctx;
+	log_notice("job '%s' is waiting: %s", job, text);
+}
+
 /* The run's description from the options: label, phase, volume. */
 static void run_from_args(struct bench_run *run, struct bench_args *a)
 {
@@ -514,6 +523,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 					.runtime_s = a->runtime_s, .size = a->storage_class ? file_size : (file_size ? file_size : size),
 					.image = a->image, .timeout_s = a->timeout_s, .template_text = tpl->data,
 					.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+					.waiting = kube_waiting,
 				};
 				brc = bench_run_kube(ctx->db, &run, &o, &err);
 			}
