@@ -36,6 +36,7 @@
 #define WORKDIR_PREFIX BENCH_KUBE_MOUNT "/.ebsmigrate-bench-"
 #define HEREDOC "EBSMIGRATE_FIO_JOB"
 #define MARK "### ebsmigrate "
+#define WAIT_NOTE_AFTER_S 2 /* say what a pod waits for once it has not started for this long */
 
 /* ---- YAML -> JSON ---- */
 
@@ -813,8 +814,8 @@ static void waiting_for(struct kube_state *k, const struct pod_view *pv, struct 
 /* Waits for the Job: 1 = Complete, 0 = Failed (*failed_why = its condition), negative = an
  * error, the deadline or a stop. *last is the last view of its pod (kept: a failed Job's pod may
  * be gone by the time it is read). While the pod has not started, what it waits for goes to
- * the options' waiting callback (when it changes), and after start_limit_s of it the wait ends
- * with that reason. */
+ * the options' waiting callback (from WAIT_NOTE_AFTER_S on, when it changes), and after
+ * start_limit_s of it the wait ends with that reason. */
 static int wait_job(struct kube_state *k, const char *job, int deadline_s, int start_limit_s, struct pod_view *last,
 		    struct buf *failed_why, struct buf *err)
 {
@@ -866,13 +867,13 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, int s
 		buf_release(&e2);
 		if (last->phase && strcmp(last->phase, "Pending") != 0)
 			started = 1;
-		if (done == 0 && !started && shown.len) { /* its deadline (or anything) ended it first */
+		if (done == 0 && !started && waiting.len) { /* its deadline (or anything) ended it first */
 			if (strncmp(failed_why->s, "DeadlineExceeded", 16) == 0)
 				result = em_err(err, EM_EIO, "job '%s/%s' did not start within %d s (--timeout): %s", k->ns,
-						job, start_limit_s, shown.s);
+						job, start_limit_s, waiting.s);
 			else
 				result = em_err(err, EM_EIO, "job '%s/%s' failed before its pod started (%s): %s", k->ns, job,
-						failed_why->s, shown.s);
+						failed_why->s, waiting.s);
 			break;
 		}
 		if (done >= 0) {
@@ -882,10 +883,13 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, int s
 		if (!started) {
 			buf_reset(&waiting);
 			waiting_for(k, last, &waiting);
-			if (k->o->waiting && strcmp(waiting.s, shown.len ? shown.s : "") != 0)
-				k->o->waiting(k->o->progress_ctx, job, waiting.s);
-			buf_reset(&shown);
-			buf_adds(&shown, waiting.s);
+			/* a pod that starts at once (the usual case) is not news */
+			if (time(NULL) - begun >= WAIT_NOTE_AFTER_S && strcmp(waiting.s, shown.len ? shown.s : "") != 0) {
+				if (k->o->waiting)
+					k->o->waiting(k->o->progress_ctx, job, waiting.s);
+				buf_reset(&shown);
+				buf_adds(&shown, waiting.s);
+			}
 			if (time(NULL) - begun >= start_limit_s) {
 				result = em_err(err, EM_EIO, "job '%s/%s' did not start within %d s (--timeout): %s", k->ns, job,
 						start_limit_s, waiting.s);
