@@ -17,7 +17,9 @@
  *
  * Local runs: fio runs as a child in its own process group (so a Ctrl-C reaches us, and we stop
  * fio with SIGINT, then SIGKILL after 10 s), working directory PATH/.ebsmigrate-bench-XXXXXX
- * (test file and logs live there; removed at the end whatever happens), stdout = the JSON.
+ * (test file and logs live there; removed at the end whatever happens). fio writes its report
+ * to a file there (--output), read once fio exits; its stdout carries only the status lines of
+ * --eta=always, asked for when the caller shows them (bench_local_options.status).
  *
  * Verdicts (docs/bench.md): per profile, the after run must deliver >= 95 % of its volume's
  * provisioned IOPS (4 KiB qd32 profiles) or throughput (1 MiB profiles) when the volume is not
