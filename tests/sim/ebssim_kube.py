@@ -68,7 +68,7 @@ volume_modifier_sidecar, continue_ttl_s (300), watch_poll_s (1), log_follow_wait
 job_backoff_s (10), modify_retry_s (10).
 
 Not emulated: dynamic provisioning (new PVCs stay Pending unless spec.volumeName names an
-Available PV), volume expansion, finalizers/graceful deletion (objects go at once), admission
+Available PV; their Events and unschedulable pods' FailedScheduling: ebssim_kube_events.py), volume expansion, finalizers/graceful deletion (objects go at once), admission
 webhooks, protobuf, exec/attach/port-forward, server-side apply field ownership.
 """
 
