@@ -17,13 +17,15 @@
  *
  * Local runs: fio runs as a child in its own process group (so a Ctrl-C reaches us, and we stop
  * fio with SIGINT, then SIGKILL after 10 s), working directory PATH/.ebsmigrate-bench-XXXXXX
- * (test file and logs live there; removed at the end whatever happens), stdout = the JSON.
+ * (test file and logs live there; removed at the end whatever happens). fio writes its report
+ * to a file there (--output), read once fio exits; its stdout carries only the status lines of
+ * --eta=always, asked for when the caller shows them (bench_local_options.status).
  *
  * Verdicts (docs/bench.md): per profile, the after run must deliver >= 95 % of its volume's
  * provisioned IOPS (4 KiB qd32 profiles) or throughput (1 MiB profiles) when the volume is not
  * gp2 and the limit is reachable at the profile's queue depth (queue depth / 1 ms), and its p99
- * latency may not be more than 10 % above the before run's. qd1 is latency-bound: judged on
- * p99 only.
+ * latency may not be above the before run's by more than the larger of --tolerance (default
+ * 10 %) and --latency-floor-ms (default 0.2 ms). qd1 is latency-bound: judged on p99 only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -52,6 +54,7 @@
 #define DROP_RATIO 0.7
 #define FIO_OUTPUT_CAP (256u << 20) /* json+ of a long run is large, not this large */
 #define FIO_STDERR_CAP (64u << 10)
+#define FIO_REPORT_FILE ".ebsmigrate-fio-report.json" /* fio --output, in the work directory */
 
 /* ---- records ---- */
 
@@ -351,9 +354,15 @@ struct child_result {
 	struct buf out, err_text;
 };
 
+/* Where a child's stdout goes while it runs: NULL fn = into child_result.out. */
+struct child_stdout {
+	void (*fn)(void *ctx, const char *data, size_t n);
+	void *ctx;
+};
+
 /* Runs argv in cwd with stdout and stderr captured, in its own process group. */
 static int run_child(struct child_result *r, char *const argv[], const char *cwd, volatile sig_atomic_t *stop,
-		     struct buf *err)
+		     const struct child_stdout *sink, struct buf *err)
 {
 	memset(r, 0, sizeof *r);
 	buf_init(&r->out);
@@ -424,6 +433,10 @@ static int run_child(struct child_result *r, char *const argv[], const char *cwd
 				close(fds[i].fd);
 				fds[i].fd = -1;
 				open_fds--;
+				continue;
+			}
+			if (i == 0 && sink && sink->fn) {
+				sink->fn(sink->ctx, chunk, (size_t)got);
 				continue;
 			}
 			struct buf *dst = i == 0 ? &r->out : &r->err_text;
@@ -681,15 +694,74 @@ static int write_keep_json(const char *dir, const char *name, const char *json, 
 	return rc;
 }
 
-/* One fio invocation: job_path in workdir; records what it reports. */
+/* fio's stdout while it runs with --eta=always: status lines ended by \r (or \n); each one
+ * that parses goes to the caller's status callback. */
+struct eta_stream {
+	const struct bench_local_options *o;
+	const char *what;
+	double started;          /* when fio was started */
+	struct buf pending;
+};
+
+static double mono_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_fio_stdout(void *ctx, const char *data, size_t n)
+{
+	struct eta_stream *es = ctx;
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] != '\r' && data[i] != '\n') {
+			if (es->pending.len < 4096) /* no status line is this long: the rest is not one */
+				buf_addc(&es->pending, data[i]);
+			continue;
+		}
+		struct fio_eta eta;
+		if (es->pending.len && fio_parse_eta_line(&eta, es->pending.s, es->pending.len) == 0) {
+			es->o->status(es->o->progress_ctx, es->what, &eta, mono_seconds() - es->started);
+		}
+		buf_reset(&es->pending);
+	}
+}
+
+/* One fio invocation: job_path in workdir; records what it reports. fio writes its report to
+ * a file in workdir (--output), so its stdout carries only the status lines of --eta=always
+ * (asked for when the caller shows them) and the report parser gets exactly the report. */
 static int run_one(struct ledger *db, struct bench_run *run, const char *fio, const char *job_path,
 		   const char *what, const char *workdir, const struct bench_local_options *o, struct buf *err)
 {
-	char *argv[] = {(char *)fio, "--output-format=json", (char *)job_path, NULL};
+	struct buf output_path = BUF_INIT, output_opt = BUF_INIT;
+	buf_addf(&output_path, "%s/" FIO_REPORT_FILE, workdir);
+	buf_addf(&output_opt, "--output=%s", output_path.s);
+	char *argv[] = {(char *)fio, "--output-format=json", output_opt.s, (char *)job_path, NULL, NULL};
+	if (o->status) { /* before the job file: fio reads options first */
+		argv[3] = "--eta=always";
+		argv[4] = (char *)job_path;
+	}
+	struct eta_stream es = {o, what, mono_seconds(), BUF_INIT};
+	struct child_stdout sink = {on_fio_stdout, &es};
 	struct child_result cr;
-	int rc = run_child(&cr, argv, workdir, o->stop, err);
-	if (rc)
+	unlink(output_path.s);
+	int rc = run_child(&cr, argv, workdir, o->stop, o->status ? &sink : NULL, err);
+	buf_release(&es.pending);
+	buf_release(&output_opt);
+	if (rc) {
+		buf_release(&output_path);
 		return rc;
+	}
+	/* The report replaces what stdout used to carry; fio may not have made it (a bad job). */
+	struct buf report = BUF_INIT, rerr = BUF_INIT;
+	if (em_read_file(output_path.s, &report, &rerr) == 0 && report.len) {
+		buf_reset(&cr.out);
+		buf_add(&cr.out, report.s, report.len > FIO_OUTPUT_CAP ? FIO_OUTPUT_CAP : report.len);
+	}
+	unlink(output_path.s);
+	buf_release(&report);
+	buf_release(&rerr);
+	buf_release(&output_path);
 	if (cr.stopped) {
 		child_result_release(&cr);
 		return EM_ECONFLICT; /* the caller words it */
@@ -726,7 +798,7 @@ static char *fio_version_of(const char *fio, struct buf *err, int *rc)
 {
 	char *argv[] = {(char *)fio, "--version", NULL};
 	struct child_result cr;
-	*rc = run_child(&cr, argv, NULL, NULL, err);
+	*rc = run_child(&cr, argv, NULL, NULL, NULL, err);
 	if (*rc)
 		return NULL;
 	char *v = NULL;
@@ -1035,8 +1107,10 @@ static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_jo
 		  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
 }
 
-/* Rule 2: p99 latency at most 10 % worse than before, per direction measured on both sides. */
-static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, const struct bench_job *a)
+/* Rule 2: p99 latency not worse than before beyond the rules (the larger of the relative
+ * tolerance and the absolute floor), per direction measured on both sides. */
+static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, const struct bench_job *a,
+		      const struct bench_rules *rules)
 {
 	const char *names[2] = {"read", "write"};
 	const struct fio_dir *bd[2] = {&b->read, &b->write}, *ad[2] = {&a->read, &a->write};
@@ -1048,13 +1122,20 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 			add_note(p, "%s p99 latency not reported on both sides", names[i]);
 			continue;
 		}
-		double bound = BENCH_P99_TOLERANCE * bd[i]->lat.p99, actual = ad[i]->lat.p99;
+		double before = bd[i]->lat.p99, actual = ad[i]->lat.p99;
+		double relative = before * (1.0 + rules->tolerance_pct / 100.0), floor = before + rules->latency_floor_ms;
+		double bound = fmax(relative, floor);
+		int ok = actual <= bound;
 		char rule[32];
 		snprintf(rule, sizeof rule, "%s-p99", names[i]);
-		char m1[32], m2[32], m3[32];
-		add_check(p, rule, bound, actual, actual <= bound, "%s p99 %s ms %s %.0f %% of %s ms before (%s)", names[i],
-			  ms(m1, actual), actual <= bound ? "<=" : ">", BENCH_P99_TOLERANCE * 100, ms(m2, bd[i]->lat.p99),
-			  ms(m3, bound));
+		char m1[32], m2[32], m3[32], m4[32];
+		if (relative >= floor)
+			add_check(p, rule, bound, actual, ok, "%s p99 %s ms %s %.4g %% of %s ms before (%s)", names[i],
+				  ms(m1, actual), ok ? "<=" : ">", 100.0 + rules->tolerance_pct, ms(m2, before), ms(m3, bound));
+		else
+			add_check(p, rule, bound, actual, ok, "%s p99 %s ms %s %s ms before + %s ms floor (%s)", names[i],
+				  ms(m1, actual), ok ? "<=" : ">", ms(m2, before), ms(m4, rules->latency_floor_ms),
+				  ms(m3, bound));
 		judged++;
 	}
 	if (!judged && !p->n_notes)
@@ -1064,7 +1145,15 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
 		  struct buf *err)
 {
+	return bench_compare_with(out, before, after, NULL, err);
+}
+
+int bench_compare_with(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
+		       const struct bench_rules *rules, struct buf *err)
+{
+	static const struct bench_rules defaults = BENCH_RULES_DEFAULT;
 	memset(out, 0, sizeof *out);
+	out->rules = rules ? *rules : defaults;
 	out->before = before;
 	out->after = after;
 	size_t alloc = 0, common = 0;
@@ -1098,7 +1187,7 @@ int bench_compare(struct bench_comparison *out, const struct bench_run *before, 
 			common++;
 		judge_provisioned(p, p->after, after);
 		if (p->before)
-			judge_p99(p, p->before, p->after);
+			judge_p99(p, p->before, p->after, &out->rules);
 		int failed = 0;
 		for (size_t c = 0; c < p->n_checks; c++)
 			failed |= !p->checks[c].ok;

@@ -36,6 +36,7 @@
 #define WORKDIR_PREFIX BENCH_KUBE_MOUNT "/.ebsmigrate-bench-"
 #define HEREDOC "EBSMIGRATE_FIO_JOB"
 #define MARK "### ebsmigrate "
+#define WAIT_NOTE_AFTER_S 2 /* say what a pod waits for once it has not started for this long */
 
 /* ---- YAML -> JSON ---- */
 
@@ -712,13 +713,115 @@ static void describe_pod(struct buf *out, const struct pod_view *pv)
 		buf_addf(out, " (%s)", pv->why);
 }
 
+/* ---- what a Job that has not started waits for ---- */
+
+/* When an event last happened, for ordering: the old recorder's lastTimestamp, the new API's
+ * series.lastObservedTime or eventTime (kube-scheduler's events have no lastTimestamp), or
+ * firstTimestamp. RFC 3339 strings in UTC compare as text (to the second). */
+static const char *event_time(const cJSON *e)
+{
+	const char *t = jsonx_str(e, "lastTimestamp");
+	if (!t)
+		t = jsonx_path_str(e, "series.lastObservedTime");
+	if (!t)
+		t = jsonx_str(e, "eventTime");
+	if (!t)
+		t = jsonx_str(e, "firstTimestamp");
+	return t ? t : "";
+}
+
+/* Appends "REASON: MESSAGE" of the most telling event about kind/name in the namespace: the
+ * latest Warning, else the latest other event; nothing when there is none or events cannot be
+ * read (RBAC may not allow them: the pod's status still speaks). */
+static void latest_event(struct kube_state *k, const char *kind, const char *name, struct buf *out)
+{
+	struct buf path = BUF_INIT, q = BUF_INIT, sel = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
+	buf_addf(&path, "/api/v1/namespaces/%s/events", k->ns);
+	buf_addf(&sel, "involvedObject.kind=%s,involvedObject.name=%s", kind, name);
+	buf_adds(&q, "fieldSelector=");
+	buf_add_urlencoded(&q, sel.s, 1);
+	if (kube_get(k->c, path.s, q.s, &body, NULL, &e) == 0) {
+		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
+		const cJSON *items = jsonx_get(j, "items"), *best = NULL;
+		int best_warning = 0;
+		for (const cJSON *ev = cJSON_IsArray(items) ? items->child : NULL; ev; ev = ev->next) {
+			const char *type = jsonx_str(ev, "type"), *reason = jsonx_str(ev, "reason");
+			if (!reason)
+				continue;
+			int warning = type && strcmp(type, "Warning") == 0;
+			if (!best || warning > best_warning ||
+			    (warning == best_warning && strcmp(event_time(ev), event_time(best)) >= 0)) {
+				best = ev;
+				best_warning = warning;
+			}
+		}
+		if (best) {
+			const char *msg = jsonx_str(best, "message");
+			buf_adds(out, jsonx_str(best, "reason"));
+			if (msg && *msg) {
+				buf_adds(out, ": ");
+				size_t n = strlen(msg);
+				while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.'))
+					n--;
+				for (size_t i = 0; i < n && i < 400; i++)
+					buf_addc(out, msg[i] == '\n' ? ' ' : msg[i]);
+				if (n > 400)
+					buf_adds(out, "...");
+			}
+		}
+		cJSON_Delete(j);
+	}
+	buf_release(&path), buf_release(&q), buf_release(&sel), buf_release(&body), buf_release(&e);
+}
+
+/* What a Job whose pod is not running waits for: the pod (its latest event, else its
+ * conditions), and the claim while it is not Bound (its phase and latest event). */
+static void waiting_for(struct kube_state *k, const struct pod_view *pv, struct buf *out)
+{
+	if (!pv->name) {
+		buf_adds(out, "no pod yet");
+	} else {
+		buf_addf(out, "pod '%s' is %s", pv->name, pv->phase ? pv->phase : "in no phase");
+		struct buf ev = BUF_INIT;
+		latest_event(k, "Pod", pv->name, &ev);
+		if (ev.len)
+			buf_addf(out, ": %s", ev.s);
+		else if (pv->why && *pv->why)
+			buf_addf(out, " (%s)", pv->why);
+		buf_release(&ev);
+	}
+	if (!k->claim)
+		return;
+	struct buf path = BUF_INIT, e = BUF_INIT;
+	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, k->claim);
+	cJSON *pvc = NULL;
+	if (get_json(k, path.s, &pvc, &e) == 0) {
+		const char *phase = jsonx_path_str(pvc, "status.phase");
+		if (!phase || strcmp(phase, "Bound") != 0) {
+			buf_addf(out, "; pvc '%s/%s' is %s", k->ns, k->claim, phase ? phase : "in no phase");
+			struct buf ev = BUF_INIT;
+			latest_event(k, "PersistentVolumeClaim", k->claim, &ev);
+			if (ev.len)
+				buf_addf(out, ": %s", ev.s);
+			buf_release(&ev);
+		}
+	}
+	cJSON_Delete(pvc);
+	buf_release(&path);
+	buf_release(&e);
+}
+
 /* Waits for the Job: 1 = Complete, 0 = Failed (*failed_why = its condition), negative = an
  * error, the deadline or a stop. *last is the last view of its pod (kept: a failed Job's pod may
- * be gone by the time it is read). */
-static int wait_job(struct kube_state *k, const char *job, int deadline_s, struct pod_view *last, struct buf *failed_why,
-		    struct buf *err)
+ * be gone by the time it is read). While the pod has not started, what it waits for goes to
+ * the options' waiting callback (from WAIT_NOTE_AFTER_S on, when it changes), and after
+ * start_limit_s of it the wait ends with that reason. */
+static int wait_job(struct kube_state *k, const char *job, int deadline_s, int start_limit_s, struct pod_view *last,
+		    struct buf *failed_why, struct buf *err)
 {
-	time_t end = time(NULL) + deadline_s;
+	time_t begun = time(NULL), end = begun + deadline_s;
+	int started = 0;
+	struct buf waiting = BUF_INIT, shown = BUF_INIT;
 	int poll_ms = k->o->poll_ms > 0 ? k->o->poll_ms : 1000;
 	struct buf path = BUF_INIT;
 	buf_addf(&path, "/apis/batch/v1/namespaces/%s/jobs/%s", k->ns, job);
@@ -762,9 +865,36 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, struc
 			pod_view_release(&pv);
 		}
 		buf_release(&e2);
+		if (last->phase && strcmp(last->phase, "Pending") != 0)
+			started = 1;
+		if (done == 0 && !started && waiting.len) { /* its deadline (or anything) ended it first */
+			if (strncmp(failed_why->s, "DeadlineExceeded", 16) == 0)
+				result = em_err(err, EM_EIO, "job '%s/%s' did not start within %d s (--timeout): %s", k->ns,
+						job, start_limit_s, waiting.s);
+			else
+				result = em_err(err, EM_EIO, "job '%s/%s' failed before its pod started (%s): %s", k->ns, job,
+						failed_why->s, waiting.s);
+			break;
+		}
 		if (done >= 0) {
 			result = done;
 			break;
+		}
+		if (!started) {
+			buf_reset(&waiting);
+			waiting_for(k, last, &waiting);
+			/* a pod that starts at once (the usual case) is not news */
+			if (time(NULL) - begun >= WAIT_NOTE_AFTER_S && strcmp(waiting.s, shown.len ? shown.s : "") != 0) {
+				if (k->o->waiting)
+					k->o->waiting(k->o->progress_ctx, job, waiting.s);
+				buf_reset(&shown);
+				buf_adds(&shown, waiting.s);
+			}
+			if (time(NULL) - begun >= start_limit_s) {
+				result = em_err(err, EM_EIO, "job '%s/%s' did not start within %d s (--timeout): %s", k->ns, job,
+						start_limit_s, waiting.s);
+				break;
+			}
 		}
 		if (time(NULL) >= end) {
 			struct buf seen = BUF_INIT;
@@ -778,6 +908,8 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, struc
 		nanosleep(&ts, NULL);
 	}
 	buf_release(&path);
+	buf_release(&waiting);
+	buf_release(&shown);
 	return result;
 }
 
@@ -817,7 +949,7 @@ static int run_job(struct ledger *db, struct bench_run *run, struct kube_state *
 		struct pod_view pv;
 		memset(&pv, 0, sizeof pv);
 		struct buf failed_why = BUF_INIT;
-		int w = wait_job(k, name.s, deadline + 10, &pv, &failed_why, err);
+		int w = wait_job(k, name.s, deadline + 10, timeout, &pv, &failed_why, err);
 		if (w >= 0) {
 			if (pv.name) {
 				struct buf lp = BUF_INIT;

@@ -515,8 +515,13 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 	json_run(out, c->before, "  ");
 	buf_adds(out, ",\n");
 	json_run(out, c->after, "  ");
-	buf_addf(out, "\n], \"compare\": {\"before\": %lld, \"after\": %lld, \"verdict\": \"%s\", \"profiles\": [",
+	buf_addf(out, "\n], \"compare\": {\"before\": %lld, \"after\": %lld, \"verdict\": \"%s\", \"rules\": {",
 		 (long long)c->before->id, (long long)c->after->id, bench_verdict_name(c->verdict));
+	buf_adds(out, "\"tolerance_pct\": ");
+	bench_json_number(out, c->rules.tolerance_pct);
+	buf_adds(out, ", \"latency_floor_ms\": ");
+	bench_json_number(out, c->rules.latency_floor_ms);
+	buf_adds(out, "}, \"profiles\": [");
 	for (size_t k = 0; k < c->n; k++) {
 		const struct bench_profile_cmp *p = &c->profiles[k];
 		const struct bench_job *b = p->before, *a = p->after;

@@ -28,7 +28,8 @@ enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_TOLERANCE,
+	OPT_LATENCY_FLOOR,
 };
 
 static const struct cmd_option bench_options[] = {
@@ -80,6 +81,11 @@ static const struct cmd_option bench_options[] = {
 	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
+	{"tolerance", 0, ARG_REQUIRED, "PCT",
+	 "compare: how many percent above the before p99 the after p99 may be (default 10; 0 = strict)", OPT_TOLERANCE},
+	{"latency-floor-ms", 0, ARG_REQUIRED, "MS",
+	 "compare: a p99 increase of at most this many ms is never a regression (default 0.2; 0 = none)",
+	 OPT_LATENCY_FLOOR},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -89,7 +95,7 @@ static const char *const bench_usage[] = {
 	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
 	"list [--format table|json]",
 	"show RUN [--format table|json] [--fio-json]",
-	"compare BEFORE AFTER | --volume VOL-ID [--format table|json|markdown]",
+	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [--format table|json|markdown]",
 	NULL,
 };
 
@@ -104,7 +110,9 @@ const struct cmd_help bench_help = {
 		"seq-write-1m (1 MiB at queue depth 8: the throughput limit); libaio, direct=1, time based, an IOPS log at "
 		"1 s. The test file and logs live in DIR/.ebsmigrate-bench-XXXXXX, removed at the end. run --pvc or "
 		"--storage-class runs the same profiles as Kubernetes Jobs (templates/fio-job.yaml) and deletes what it "
-		"created, also on Ctrl-C.\n"
+		"created, also on Ctrl-C. While a Job's pod is not running, a note says what it waits for (the pod's and "
+		"the claim's status and Events: FailedScheduling, ProvisioningFailed, WaitForFirstConsumer, image pulls); "
+		"a pod that has not started within --timeout ends the run with that reason (exit 1).\n"
 		"\n"
 		"Each profile's result is stored as soon as fio returns it (an interrupted run keeps the finished ones): "
 		"IOPS, MiB/s, completion latency mean/p50/p95/p99/p99.9, the IOPS series and its cliff (a sustained step "
@@ -112,8 +120,10 @@ const struct cmd_help bench_help = {
 		"(--output-format=json or json+, fio 3.x, also client/server output).\n"
 		"\n"
 		"compare judges each profile: the after volume delivers at least 95 % of its provisioned IOPS (4 KiB qd32) "
-		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is at most 10 % above the "
-		"before run's (qd1 is judged on latency only).\n"
+		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is not above the before "
+		"run's by more than the larger of --tolerance (default 10 %) and --latency-floor-ms (default 0.2 ms: "
+		"0.112 -> 0.134 ms is noise, not a regression); --tolerance 0 --latency-floor-ms 0 fails any increase "
+		"(qd1 is judged on latency only).\n"
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
@@ -147,6 +157,7 @@ struct bench_args {
 	int have_vol;
 	enum out_format format;
 	int format_given, no_record, fio_json;
+	struct bench_rules rules;
 };
 
 static int parse_duration_s(const char *s, int *out)
@@ -287,6 +298,24 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_OUTPUT: a->output = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
+	case OPT_TOLERANCE:
+	case OPT_LATENCY_FLOOR: {
+		char *end;
+		errno = 0;
+		double d = strtod(arg, &end);
+		int tol = id == OPT_TOLERANCE;
+		if (end == arg || *end || errno || !(d >= 0 && d <= (tol ? 1000 : 60000))) {
+			log_error(tol ? "--tolerance: '%s' is not a percentage from 0 to 1000"
+				      : "--latency-floor-ms: '%s' is not a number of milliseconds from 0 to 60000",
+				  arg);
+			return EXIT_USAGE;
+		}
+		if (tol)
+			a->rules.tolerance_pct = d;
+		else
+			a->rules.latency_floor_ms = d;
+		return 0;
+	}
 	}
 	(void)v;
 	return EXIT_USAGE;
@@ -310,7 +339,49 @@ static void progress(void *ctx, const char *what, size_t i, size_t n)
 	/* the line stays up while fio runs: jobs finished of all, with the rate and ETA */
 	bench_started = i + 1;
 	bench_jobs = n;
+	cmd_progress_detail(NULL); /* the last job's fio status is not this one's */
 	cmd_progress(NULL, PROGRESS_STEP, "bench", bench_scope(a), i, n);
+}
+
+/* fio's own status (bench_local_options.status), folded into the progress line: the job, fio's
+ * job state, seconds run of the runtime, done %, and the IOPS and MiB/s of the last second. */
+static void fio_status(void *ctx, const char *what, const struct fio_eta *e, double elapsed_s)
+{
+	const struct bench_args *a = ctx;
+	struct buf t = BUF_INIT;
+	buf_adds(&t, what);
+	if (e->run[0])
+		buf_addf(&t, " [%s]", e->run);
+	if (a->job_file)
+		buf_addf(&t, " %.0fs", elapsed_s);
+	else
+		/* fio's done share says how far the time-based job is; the wall clock also counts
+		 * laying out the test file */
+		buf_addf(&t, " %.0f/%ds", isnan(e->percent) ? fmin(elapsed_s, a->runtime_s) : e->percent / 100 * a->runtime_s,
+			 a->runtime_s);
+	if (!isnan(e->percent))
+		buf_addf(&t, " %.0f%%", e->percent);
+	double iops = 0, bw = 0;
+	int have_iops = 0, have_bw = 0;
+	for (int d = 0; d < 2; d++) {
+		if (!isnan(e->iops[d]))
+			iops += e->iops[d], have_iops = 1;
+		if (!isnan(e->bw_bytes[d]))
+			bw += e->bw_bytes[d], have_bw = 1;
+	}
+	if (have_iops)
+		buf_addf(&t, "  %.0f IOPS", iops);
+	if (have_bw)
+		buf_addf(&t, "  %.1f MiB/s", bw / 1048576.0);
+	cmd_progress_detail(t.s);
+	buf_release(&t);
+}
+
+/* What an in-cluster Job waits for (bench_kube_options.waiting): a notice each time it changes. */
+static void kube_waiting(void *ctx, const char *job, const char *text)
+{
+	(void)ctx;
+	log_notice("job '%s' is waiting: %s", job, text);
 }
 
 /* The run's description from the options: label, phase, volume. */
@@ -424,6 +495,8 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 			.path = a->local, .profiles = a->profiles, .n_profiles = a->n_profiles, .job_file = a->job_file,
 			.runtime_s = a->runtime_s, .size = size ? size : (uint64_t)8 << 30, .fio = a->fio,
 			.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+			/* fio's own figures only where the progress line is drawn */
+			.status = isatty(2) && log_get_level() >= LOG_NORMAL ? fio_status : NULL,
 		};
 		brc = bench_run_local(ctx->db, &run, &o, &err);
 	} else if (!brc) {
@@ -450,6 +523,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 					.runtime_s = a->runtime_s, .size = a->storage_class ? file_size : (file_size ? file_size : size),
 					.image = a->image, .timeout_s = a->timeout_s, .template_text = tpl->data,
 					.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+					.waiting = kube_waiting,
 				};
 				brc = bench_run_kube(ctx->db, &run, &o, &err);
 			}
@@ -458,6 +532,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		buf_release(&job_text);
 		kube_client_release(&kc);
 	}
+	cmd_progress_detail(NULL);
 	if (bench_jobs)
 		cmd_progress(NULL, PROGRESS_DONE, "bench", bench_scope(a), brc ? bench_started - 1 : bench_jobs,
 			     bench_jobs);
@@ -640,7 +715,7 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 	struct bench_comparison cmp;
 	memset(&cmp, 0, sizeof cmp);
 	if (!brc)
-		brc = bench_compare(&cmp, &runs[0], &runs[1], &err);
+		brc = bench_compare_with(&cmp, &runs[0], &runs[1], &a->rules, &err);
 	if (brc) {
 		log_error("%s", err.s);
 		rc = em_exit_code_for(brc);
@@ -669,6 +744,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	struct bench_args a;
 	memset(&a, 0, sizeof a);
 	a.vol.burst_balance = NAN;
+	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
 	char **rest;
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("bench"), argc, argv, on_option, &a, &rest, &n_rest);

@@ -69,7 +69,7 @@ static const struct rbac_rule rbac[] = {
 	{CAP_APPLY, "", {"persistentvolumeclaims", NULL}, {"patch", NULL}},
 	{CAP_APPLY, "storage.k8s.io", {"volumeattributesclasses", NULL}, {"create", NULL}},
 	{CAP_APPLY, "apps", {"deployments", NULL}, {"list", NULL}},
-	{CAP_APPLY, "", {"events", NULL}, {"list", NULL}},
+	{CAP_APPLY | CAP_BENCH, "", {"events", NULL}, {"list", NULL}},
 	{CAP_BENCH, "", {"persistentvolumeclaims", "pods", NULL}, {"create", "delete", NULL}},
 	{CAP_BENCH, "", {"pods/log", NULL}, {"get", NULL}},
 	{CAP_BENCH, "batch", {"jobs", NULL}, {"get", "list", "create", "delete", NULL}},

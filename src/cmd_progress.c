@@ -2,7 +2,8 @@
  * cmd_progress.c - renders the progress modules report (progress.h) as one redrawn stderr line:
  * "PHASE SCOPE: DONE/TOTAL  RATE/s  ETA Ns".
  *
- * Entry points: cmd_progress (a progress_fn; ctx unused) and cmd_progress_end.
+ * Entry points: cmd_progress (a progress_fn; ctx unused), cmd_progress_detail (a text drawn after
+ * the figures until the phase ends, e.g. bench's fio status) and cmd_progress_end.
  * Invariants: the line is drawn only when stderr is a TTY and the level is not --quiet, at most
  * ten times a second (plus a phase's first and last step), never wider than the terminal (a
  * wrapped line cannot be redrawn with \r), and cleared when its phase ends, so later output
@@ -27,6 +28,7 @@ static struct {
 	int shown;       /* the line is on the terminal */
 	char phase[64], scope[192];
 	char last[256];  /* the text last drawn: the same text is not drawn twice */
+	char detail[160]; /* cmd_progress_detail's text, drawn after the figures */
 	size_t done, total;
 	double started, drawn_at;
 } cur;
@@ -71,6 +73,10 @@ static void draw(double now)
 		buf_addf(&line, "  %.0f/s", rate);
 		if (cur.total > cur.done)
 			buf_addf(&line, "  ETA %.0fs", (double)(cur.total - cur.done) / rate + 0.5);
+	}
+	if (cur.detail[0]) {
+		buf_adds(&line, "  ");
+		buf_add_visible(&line, cur.detail);
 	}
 	struct winsize ws;
 	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.len >= ws.ws_col)
@@ -128,6 +134,7 @@ void cmd_progress(void *ctx, enum progress_event ev, const char *phase, const ch
 		cur.drawn_at = -1.0;
 		cur.total = 0;
 		cur.last[0] = '\0';
+		cur.detail[0] = '\0';
 	}
 	cur.done = done;
 	if (total)
@@ -139,6 +146,13 @@ void cmd_progress(void *ctx, enum progress_event ev, const char *phase, const ch
 	}
 	if (ev == PROGRESS_DONE)
 		finish();
+}
+
+void cmd_progress_detail(const char *text)
+{
+	snprintf(cur.detail, sizeof cur.detail, "%s", text ? text : "");
+	if (cur.open && cur.detail[0] && line_wanted()) /* a removal shows with the next step */
+		draw(mono_now());
 }
 
 void cmd_progress_end(void)

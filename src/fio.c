@@ -4,7 +4,7 @@
  *
  * Entry points: fio_profiles / fio_profile_find / fio_profile_infer / fio_kind_infer,
  * fio_parse_size / fio_format_size, fio_job_file, fio_parse_report / fio_report_extent,
- * fio_parse_iops_log.
+ * fio_parse_iops_log, fio_parse_eta_line.
  *
  * The report parser reads what every fio 3.x writes (and fio 2.x's microsecond latencies):
  *   { "fio version", "timestamp", "global options": {..},
@@ -630,5 +630,167 @@ int fio_parse_iops_log(struct fio_series *out, const char *text, size_t len, int
 		}
 		series_add(out, t, (double)f[1]);
 	}
+	return 0;
+}
+
+/* ---- live status (--eta=always) ---- */
+
+/* A number with fio's decimal suffix (IOPS: "10.5k", "8910", "1.2M"). */
+static int eta_count(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !isfinite(v) || v < 0)
+		return EM_EINPUT;
+	static const struct {
+		char c;
+		double mult;
+	} suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}};
+	for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++)
+		if (*end == suffix[i].c) {
+			v *= suffix[i].mult;
+			end++;
+			break;
+		}
+	if (*end)
+		return EM_EINPUT;
+	*out = v;
+	return 0;
+}
+
+/* A rate as fio prints it: "41.0MiB/s", "1234KiB/s", "0B/s"; kb_base=1000 gives "kB/s", "MB/s". */
+static int eta_rate(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !isfinite(v) || v < 0)
+		return EM_EINPUT;
+	static const struct {
+		const char *unit;
+		double mult;
+	} units[] = {{"B/s", 1},         {"KiB/s", 1024.0},   {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+		     {"TiB/s", 1099511627776.0}, {"kB/s", 1e3}, {"KB/s", 1e3},       {"MB/s", 1e6},
+		     {"GB/s", 1e9},      {"TB/s", 1e12}};
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			*out = v * units[i].mult;
+			return 0;
+		}
+	return EM_EINPUT;
+}
+
+/* "r=41.0MiB/s,w=1KiB/s" or "r=8910,w=8881" (the " IOPS" already cut): values by direction. */
+static int eta_pairs(char *s, double out[2], int (*value)(const char *, double *))
+{
+	double got[2] = {NAN, NAN};
+	for (char *item = s; item && *item;) {
+		char *comma = strchr(item, ',');
+		if (comma)
+			*comma = '\0';
+		if (strlen(item) < 3 || item[1] != '=')
+			return EM_EINPUT;
+		double v;
+		if (value(item + 2, &v))
+			return EM_EINPUT;
+		if (item[0] == 'r')
+			got[0] = v;
+		else if (item[0] == 'w')
+			got[1] = v;
+		else if (item[0] != 't') /* trim: not shown */
+			return EM_EINPUT;
+		item = comma ? comma + 1 : NULL;
+	}
+	out[0] = got[0];
+	out[1] = got[1];
+	return 0;
+}
+
+/* "00m:01s", "01h:02m:03s", "2d:01h:02m:03s" -> seconds. */
+static long eta_time(const char *s)
+{
+	long total = 0;
+	int parts = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		long v = strtol(s, &end, 10);
+		if (end == s || errno || v < 0 || v > 1000000)
+			return -1;
+		long mult = *end == 'd' ? 86400 : *end == 'h' ? 3600 : *end == 'm' ? 60 : *end == 's' ? 1 : 0;
+		if (!mult || ++parts > 4)
+			return -1;
+		total += v * mult;
+		s = end + 1;
+		if (*s == ':')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return parts ? total : -1;
+}
+
+int fio_parse_eta_line(struct fio_eta *out, const char *line, size_t len)
+{
+	char text[512];
+	/* leading blanks: fio pads a shorter line over a longer one */
+	while (len && (*line == ' ' || *line == '\t'))
+		line++, len--;
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	if (len < 6 || len >= sizeof text || memcmp(line, "Jobs: ", 6) != 0 || memchr(line, '\0', len))
+		return EM_EINPUT;
+	memcpy(text, line, len);
+	text[len] = '\0';
+	struct fio_eta e;
+	memset(&e, 0, sizeof e);
+	e.percent = NAN;
+	e.iops[0] = e.iops[1] = e.bw_bytes[0] = e.bw_bytes[1] = NAN;
+	e.eta_s = -1;
+	char *p = text + 6, *end;
+	errno = 0;
+	unsigned long jobs = strtoul(p, &end, 10);
+	if (end == p || errno || jobs > 1000000 || *p == '-' || *p == '+')
+		return EM_EINPUT;
+	e.jobs = (unsigned)jobs;
+	p = end;
+	if (strncmp(p, " (f=", 4) == 0) {
+		char *close = strchr(p, ')');
+		if (!close)
+			return EM_EINPUT;
+		p = close + 1;
+	}
+	if (*p == ':')
+		p++;
+	while (*p == ' ')
+		p++;
+	while (*p == '[') {
+		char *close = strchr(p, ']');
+		if (!close)
+			return EM_EINPUT;
+		*close = '\0';
+		char *g = p + 1;
+		size_t gl = strlen(g);
+		if (gl && g[gl - 1] == '%') {
+			char *pe;
+			double v = strtod(g, &pe);
+			if (pe != g && pe == g + gl - 1 && v >= 0 && v <= 100)
+				e.percent = v;
+			else if (strcmp(g, "-.-%") != 0)
+				return EM_EINPUT;
+		} else if (strncmp(g, "eta ", 4) == 0) {
+			e.eta_s = eta_time(g + 4);
+		} else if (gl > 5 && strcmp(g + gl - 5, " IOPS") == 0) {
+			g[gl - 5] = '\0';
+			if (eta_pairs(g, e.iops, eta_count))
+				return EM_EINPUT;
+		} else if (gl > 2 && g[1] == '=' && strstr(g, "/s")) {
+			if (eta_pairs(g, e.bw_bytes, eta_rate))
+				return EM_EINPUT;
+		} else if (!e.run[0] && gl < sizeof e.run) {
+			memcpy(e.run, g, gl + 1);
+		}
+		p = close + 1;
+	}
+	*out = e;
 	return 0;
 }

@@ -113,6 +113,9 @@ struct bench_local_options {
 	volatile sig_atomic_t *stop;              /* set (by a signal handler) to stop early; may be NULL */
 	void (*progress)(void *ctx, const char *what, size_t i, size_t n);
 	void *progress_ctx;
+	/* fio's own status while a job runs, about once a second (fio --eta=always), with the
+	 * seconds since that fio started; NULL = fio is not asked for it. Called with progress_ctx. */
+	void (*status)(void *ctx, const char *what, const struct fio_eta *eta, double elapsed_s);
 };
 
 /* Checks that fio runs and that path is a writable directory with room for the test file,
@@ -162,7 +165,8 @@ const char *bench_verdict_name(enum bench_verdict v); /* "not-judged", "pass", "
 
 /* The rules (docs/bench.md): */
 #define BENCH_PROVISIONED_SHARE 0.95 /* deliver >= 95 % of provisioned IOPS / throughput */
-#define BENCH_P99_TOLERANCE 1.10     /* p99 latency at most 10 % worse than before */
+#define BENCH_DEFAULT_TOLERANCE_PCT 10.0  /* --tolerance: relative p99 change that is no regression */
+#define BENCH_DEFAULT_LATENCY_FLOOR_MS 0.2 /* --latency-floor-ms: absolute p99 change that is none */
 #define BENCH_SERVICE_MS 1.0         /* a limit is reachable when queue depth / 1 ms can exceed it */
 
 struct bench_check {
@@ -183,8 +187,18 @@ struct bench_profile_cmp {
 	size_t n_notes;
 };
 
+/* How much worse an after p99 may be than the before p99 and still pass: the larger of
+ * tolerance_pct percent of it and latency_floor_ms milliseconds (so 0.112 -> 0.134 ms, noise on
+ * a fast volume, is no regression). Both 0: any increase is one. */
+struct bench_rules {
+	double tolerance_pct;
+	double latency_floor_ms;
+};
+#define BENCH_RULES_DEFAULT {BENCH_DEFAULT_TOLERANCE_PCT, BENCH_DEFAULT_LATENCY_FLOOR_MS}
+
 struct bench_comparison {
 	const struct bench_run *before, *after; /* borrowed */
+	struct bench_rules rules;   /* the rules it was judged by */
 	struct bench_profile_cmp *profiles;
 	size_t n;
 	enum bench_verdict verdict; /* fail if any profile failed, pass if any passed, else not judged */
@@ -194,6 +208,9 @@ struct bench_comparison {
  * have no profile or job in common. */
 int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
 		  struct buf *err);
+/* The same with explicit rules (bench_compare uses BENCH_RULES_DEFAULT); rules may be NULL. */
+int bench_compare_with(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
+		       const struct bench_rules *rules, struct buf *err);
 void bench_comparison_release(struct bench_comparison *c);
 
 /* Total IOPS / MiB/s of a job (read + write). */

@@ -40,7 +40,8 @@ struct bench_kube_options {
 	int runtime_s;                 /* per profile */
 	uint64_t size;                 /* test file bytes; 0 = min(8 GiB, half the volume) */
 	const char *image;             /* NULL = BENCH_KUBE_DEFAULT_IMAGE */
-	int timeout_s;                 /* how long one Job may take beyond its runtime; 0 = 600 */
+	int timeout_s;                 /* how long one Job may take beyond its runtime, and its pod may
+	                                * stay unstarted (Pending); 0 = 600 */
 	int bind_timeout_s;            /* how long a scratch claim may stay Pending; 0 = 300 */
 	const char *template_text;     /* the Job template (templates/fio-job.yaml) */
 	const char *keep_json_dir;
@@ -48,6 +49,11 @@ struct bench_kube_options {
 	void (*progress)(void *ctx, const char *what, size_t i, size_t n);
 	void *progress_ctx;
 	int poll_ms;                   /* 0 = 1000 */
+	/* While a Job's pod has not started: what it waits for, each time that changes ("pod 'P' is
+	 * Pending: FailedScheduling: 0/3 nodes are available: ...; pvc 'NS/C' is Pending: ..."), from
+	 * the pod's and the claim's status and Events; NULL = not reported. Called with progress_ctx.
+	 * A pod that has not started within timeout_s ends the run with that text. */
+	void (*waiting)(void *ctx, const char *job, const char *text);
 };
 
 /* Runs the benchmark (rules at the top). Errors name the object and what was seen:

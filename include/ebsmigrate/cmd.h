@@ -167,6 +167,9 @@ void cmd_free_sources(struct inventory_source *s, size_t n);
 enum progress_event;
 void cmd_progress(void *ctx, enum progress_event ev, const char *phase, const char *scope, size_t done, size_t total);
 void cmd_progress_end(void);
+/* A text drawn after the open phase's figures (e.g. bench's "randread-qd32 12/60s 3001 IOPS"),
+ * redrawn now; NULL or "" removes it; a new phase starts without one. */
+void cmd_progress_detail(const char *text);
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv);
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv);

@@ -136,4 +136,25 @@ void fio_series_release(struct fio_series *s);
 int fio_parse_iops_log(struct fio_series *out, const char *text, size_t len, int64_t interval_ms,
 		       const char *origin, struct buf *err);
 
+/* ---- live status ---- */
+
+/* One status line fio writes while it runs with --eta=always (fio 3.x), e.g.
+ *   "Jobs: 1 (f=1): [r(1)][75.0%][r=41.0MiB/s][r=10.5k IOPS][eta 00m:01s]"
+ *   "Jobs: 1 (f=1): [m(1)][-.-%][r=34.8MiB/s,w=34.7MiB/s][r=8910,w=8881 IOPS][eta 00m:00s]"
+ *   "Jobs: 1 (f=1)"   (laying out the file, before the first figures) */
+struct fio_eta {
+	unsigned jobs;            /* jobs running */
+	double percent;           /* 0..100; NAN when fio shows "-.-%" or nothing */
+	double iops[2];           /* read, write: current IOPS; NAN when not shown */
+	double bw_bytes[2];       /* read, write: current bytes/s; NAN when not shown */
+	long eta_s;               /* seconds left; -1 when not shown */
+	char run[40];             /* fio's job state string ("r(1)", "W(1)"); "" when not shown */
+};
+
+/* Parses one line (no \r or \n in it; len bytes, not NUL-terminated). Returns 0 with *out
+ * filled, or EM_EINPUT when the line is not a status line (fio's notices, anything else): the
+ * caller skips it. Groups it does not know are ignored, so later fio versions' additions do no
+ * harm. Never reads past len. */
+int fio_parse_eta_line(struct fio_eta *out, const char *line, size_t len);
+
 #endif

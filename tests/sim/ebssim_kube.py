@@ -70,7 +70,7 @@ volume_modifier_sidecar, continue_ttl_s (300), watch_poll_s (1), log_follow_wait
 job_backoff_s (10), modify_retry_s (10).
 
 Not emulated: dynamic provisioning (new PVCs stay Pending unless spec.volumeName names an
-Available PV), volume expansion, finalizers/graceful deletion (objects go at once), admission
+Available PV; their Events and unschedulable pods' FailedScheduling: ebssim_kube_events.py), volume expansion, finalizers/graceful deletion (objects go at once), admission
 webhooks, protobuf, exec/attach/port-forward, server-side apply field ownership.
 """
 
@@ -91,6 +91,8 @@ import threading
 import time
 import uuid
 from urllib.parse import parse_qs, unquote
+
+import ebssim_kube_events as kube_events
 
 EBS_DRIVER = "ebs.csi.aws.com"
 CSI_PRINCIPAL = "ebs-csi-controller"
@@ -2400,6 +2402,7 @@ class KubeCluster:
                         self.ops.pop(opkey, None)
                     continue
                 self._bind_pvc(key, pvc)
+                kube_events.claim_pending(self, key)
                 self._csi_vac(key, self.store["persistentvolumeclaims"].get(key))
                 if self.sidecar:
                     self._csi_annotations(key, self.store["persistentvolumeclaims"].get(key))
@@ -2883,6 +2886,7 @@ class KubeCluster:
                     "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": now,
                     "reason": "Unschedulable", "message": why}], "qosClass": "BestEffort"}
                 self._update(prt, np)
+                kube_events.pod_unschedulable(self, key, why)
                 return
         nodeobj = self.store["nodes"].get(node) or {"metadata": {"name": node}}
         np = copy.deepcopy(pod)

@@ -203,6 +203,53 @@ static const struct bench_profile_cmp *find_cmp(const struct bench_comparison *c
 	return NULL;
 }
 
+/* p99 rules: the larger of --tolerance and --latency-floor-ms allows; both 0 is strict. */
+static void test_compare_rules(void)
+{
+	struct bench_run b, a;
+	bench_run_init(&b);
+	bench_run_init(&a);
+	b.id = 1, a.id = 2;
+	add_job(&b, "latency-qd1", 8900, 34.8, 0.112, 0, 0);
+	add_job(&a, "latency-qd1", 8800, 34.4, 0.134, 0, 0);
+	add_job(&b, "randwrite-qd32", 0, 0, 0, 3000, 3.0);
+	add_job(&a, "randwrite-qd32", 0, 0, 0, 3000, 3.25);
+	struct bench_comparison c;
+	struct buf err = BUF_INIT;
+	/* defaults: 0.022 ms is within the 0.2 ms floor; +0.25 ms = +8.3 % is within 10 % */
+	CHECK(bench_compare(&c, &b, &a, &err) == 0 && c.verdict == BENCH_PASS);
+	CHECK(c.rules.tolerance_pct == 10 && c.rules.latency_floor_ms == 0.2);
+	const struct bench_profile_cmp *p = find_cmp(&c, "latency-qd1");
+	CHECK(p && p->n_checks == 1 && p->checks[0].ok && fabs(p->checks[0].expected - 0.312) < 1e-12);
+	CHECK(p && strcmp(p->checks[0].text, "read p99 0.134 ms <= 0.112 ms before + 0.200 ms floor (0.312)") == 0);
+	p = find_cmp(&c, "randwrite-qd32");
+	CHECK(p && p->n_checks == 1 && strcmp(p->checks[0].rule, "write-p99") == 0 && p->checks[0].ok);
+	CHECK(p && fabs(p->checks[0].expected - 3.3) < 1e-12);
+	bench_comparison_release(&c);
+	/* strict: both fail */
+	struct bench_rules strict = {0, 0};
+	CHECK(bench_compare_with(&c, &b, &a, &strict, &err) == 0 && c.verdict == BENCH_FAIL);
+	p = find_cmp(&c, "latency-qd1");
+	CHECK(p && p->verdict == BENCH_FAIL && p->checks[0].expected == 0.112);
+	p = find_cmp(&c, "randwrite-qd32");
+	CHECK(p && p->verdict == BENCH_FAIL);
+	bench_comparison_release(&c);
+	/* tolerance 0, default floor: the floor still covers 0.022 ms, not 0.25 ms */
+	struct bench_rules floor_only = {0, BENCH_DEFAULT_LATENCY_FLOOR_MS};
+	CHECK(bench_compare_with(&c, &b, &a, &floor_only, &err) == 0 && c.verdict == BENCH_FAIL);
+	CHECK(find_cmp(&c, "latency-qd1")->verdict == BENCH_PASS);
+	CHECK(find_cmp(&c, "randwrite-qd32")->verdict == BENCH_FAIL);
+	bench_comparison_release(&c);
+	/* equal p99 passes even when strict */
+	a.jobs[0].read.lat.p99 = 0.112;
+	a.jobs[1].write.lat.p99 = 3.0;
+	CHECK(bench_compare_with(&c, &b, &a, &strict, &err) == 0 && c.verdict == BENCH_PASS);
+	bench_comparison_release(&c);
+	bench_run_release(&a);
+	bench_run_release(&b);
+	buf_release(&err);
+}
+
 static void test_compare(void)
 {
 	struct bench_run b, a;
@@ -699,6 +746,7 @@ int main(void)
 	}
 	test_cliff();
 	test_compare();
+	test_compare_rules();
 	test_writers();
 	test_ledger_and_import();
 	test_local();

@@ -325,6 +325,51 @@ static void test_iops_log(void)
 	buf_release(&err);
 }
 
+/* The status lines fio 3.33 printed with --eta=always (copied from real runs), and what is not one. */
+static int eta(struct fio_eta *e, const char *line)
+{
+	return fio_parse_eta_line(e, line, strlen(line));
+}
+
+static void test_eta_line(void)
+{
+	struct fio_eta e;
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][75.0%][r=41.0MiB/s][r=10.5k IOPS][eta 00m:01s]") == 0);
+	CHECK(e.jobs == 1 && e.percent == 75.0 && strcmp(e.run, "r(1)") == 0);
+	CHECK(e.iops[0] == 10500 && isnan(e.iops[1]));
+	CHECK(e.bw_bytes[0] == 41.0 * 1048576 && isnan(e.bw_bytes[1]));
+	CHECK(e.eta_s == 1);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [m(1)][-.-%][r=34.8MiB/s,w=34.7MiB/s][r=8910,w=8881 IOPS][eta 00m:00s]") == 0);
+	CHECK(isnan(e.percent) && e.iops[0] == 8910 && e.iops[1] == 8881 && e.bw_bytes[1] == 34.7 * 1048576);
+	CHECK(e.eta_s == 0);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [W(1)][-.-%][w=1683MiB/s][w=1682 IOPS][eta 00m:00s]") == 0);
+	CHECK(isnan(e.iops[0]) && e.iops[1] == 1682 && e.bw_bytes[1] == 1683.0 * 1048576);
+	CHECK(eta(&e, "Jobs: 1 (f=1)") == 0);
+	CHECK(e.jobs == 1 && isnan(e.percent) && isnan(e.iops[0]) && e.eta_s == -1 && e.run[0] == '\0');
+	CHECK(eta(&e, "  Jobs: 4 (f=4): [r(4)][12.3%][r=1234KiB/s][r=308 IOPS][eta 01h:02m:03s]   ") == 0);
+	CHECK(e.jobs == 4 && e.eta_s == 3723 && e.bw_bytes[0] == 1234.0 * 1024 && e.iops[0] == 308);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][1.0%][r=0KiB/s][r=0 IOPS][eta 2d:01h:00m:00s]") == 0);
+	CHECK(e.eta_s == 2 * 86400 + 3600 && e.iops[0] == 0 && e.bw_bytes[0] == 0);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][50.0%][r=1.5MB/s][r=1.2M IOPS][eta 00m:30s]") == 0);
+	CHECK(e.bw_bytes[0] == 1.5e6 && e.iops[0] == 1.2e6);
+	/* not status lines */
+	CHECK(eta(&e, "t: Laying out IO file (1 file / 16MiB)") == EM_EINPUT);
+	CHECK(eta(&e, "") == EM_EINPUT);
+	CHECK(eta(&e, "{") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: x") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][75.0%][r=41.0MiB/s") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][175.0%]") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][50%][r=12 furlongs/s]") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: 1 (f=1): [r(1)][50%][x=1 IOPS]") == EM_EINPUT);
+	CHECK(eta(&e, "Jobs: -1") == EM_EINPUT);
+	/* only len bytes are read: the rest of a buffer is not the line */
+	CHECK(fio_parse_eta_line(&e, "Jobs: 2 (f=2)GARBAGE", 13) == 0 && e.jobs == 2);
+	char big[600];
+	memset(big, '[', sizeof big);
+	memcpy(big, "Jobs: 1 ", 8);
+	CHECK(fio_parse_eta_line(&e, big, sizeof big) == EM_EINPUT);
+}
+
 int main(void)
 {
 	test_profiles();
@@ -336,6 +381,7 @@ int main(void)
 	test_malformed();
 	test_extent();
 	test_iops_log();
+	test_eta_line();
 	buf_release(&text);
 	return tap_done();
 }
