@@ -324,13 +324,16 @@ static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *a
 	}
 }
 
-/* The fast path for an object or array element: cJSON finds its end itself (no scan first).
+/* The fast path for an object or array element: the plain parser (with an arena) or cJSON finds
+ * its end itself (no scan first).
  * NULL when it fails, which is also what an element cut off by the end of the window does (an
  * object or array always fails when cut, unlike a number); the caller then scans and retries. */
 static cJSON *parse_in_window(struct jsonx_stream *s, size_t *n)
 {
 	const char *start = s->text + s->pos, *stop = NULL;
-	cJSON *j = jsonx_parse_value_in(s->arena, start, s->len - s->pos, &stop);
+	cJSON *j = s->arena ? jsonx_parse_plain_in(s->arena, start, s->len - s->pos, &stop) : NULL;
+	if (!j)
+		j = jsonx_parse_value_in(s->arena, start, s->len - s->pos, &stop);
 	if (j && stop && stop > start) {
 		*n = (size_t)(stop - start);
 		return j;
