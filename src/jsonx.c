@@ -3,7 +3,8 @@
  * arena for trees that are read once and dropped, and a tree-less scan for one member.
  *
  * Entry points: jsonx_parse / jsonx_parse_in (exactly one document), jsonx_docs_next (each
- * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int).
+ * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int),
+ * jsonx_parse_plain_in (a plain subset of JSON into the arena without cJSON, for the stream).
  * Invariant of parsing: no byte of the input is ignored. After a document comes whitespace
  * and then the end (jsonx_parse) or the next document (jsonx_docs_next); anything else is an
  * error with its line and column in the whole text. Documents are parsed one at a time in

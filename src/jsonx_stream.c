@@ -1,8 +1,9 @@
 /*
  * jsonx_stream.c - reads a JSON export (AWS CLI, kubectl) element by element instead of as one
  * tree: the elements of chosen top-level arrays ("Volumes", "items") are handed over one at a
- * time, each parsed by cJSON into the caller's arena, so memory holds a window of the file and
- * one element, not the file and its whole tree.
+ * time, each parsed into the caller's arena (by jsonx_parse_plain_in when it is plain JSON, else
+ * by cJSON; the trees are the same), so memory holds a window of the file and one element, not
+ * the file and its whole tree.
  *
  * Entry points: jsonx_stream_open (a file, "-" for standard input), jsonx_stream_init_text (a
  * text in memory), jsonx_stream_next, jsonx_stream_root, jsonx_stream_close.

@@ -3,7 +3,8 @@
  * about it (EC2 attributes, latest modification, Kubernetes binding, usage, metrics).
  *
  * Ownership: a struct fleet owns its volumes and every string inside them; strings are
- * heap copies (never pointers into a parser's tree). fleet_release frees everything.
+ * heap copies (never pointers into a parser's tree), each its own allocation or inside the
+ * volume's `strings` block (see there). fleet_release frees everything.
  * Numeric fields use 0 for "absent" where 0 is not a valid value (iops, throughput);
  * flags say "known" where 0 is valid (has_usage, metrics.has).
  */
