@@ -30,7 +30,7 @@ int out_format_parse(const char *s, enum out_format *out)
 
 /* The JSON writer's pieces (write_json and the functions it calls) add literals without strlen
  * and plain strings with one copy: at 100,000 volumes they run a few million times. */
-#define ADD_LIT(b, lit) buf_add((b), (lit), sizeof(lit) - 1)
+#define ADD_LIT(b, lit) buf_add((b), "" lit, sizeof(lit) - 1) /* "" lit: literals only */
 
 /* buf_add_json_str: a string that needs no escape goes in with one copy (anything else, and a
  * buffer that cannot grow, takes buf_add_json_str itself). */
