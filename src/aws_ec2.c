@@ -75,6 +75,16 @@ struct ec2_vol_rec {
 	size_t n_tags;
 };
 
+/* A copy of s[0, n) at *at (then moved past it). */
+static char *block_str(char **at, const char *s, size_t n)
+{
+	char *p = *at;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	*at = p + n + 1;
+	return p;
+}
+
 /* Validates rec and adds it to f (or merges it with an identical record). path names the
  * record for messages ("Volumes[3]" or "DescribeVolumes page 2 item 7"). */
 static int ec2_add_volume(struct fleet *f, const struct ec2_vol_rec *rec, const char *origin, const char *path,
@@ -87,7 +97,8 @@ static int ec2_add_volume(struct fleet *f, const struct ec2_vol_rec *rec, const 
 	memset(&tmp, 0, sizeof tmp);
 	if (!rec->az)
 		return em_err(err, EM_EINPUT, "%s: %s: volume '%s' has no AvailabilityZone", origin, path, id);
-	if (volume_split_az(rec->az, &tmp.region, &tmp.location))
+	size_t region_len, location_len;
+	if (volume_az_prefixes(rec->az, &region_len, &location_len))
 		return em_err(err, EM_EINPUT, "%s: %s.AvailabilityZone: '%s' of volume '%s' is not an availability zone name",
 			      origin, path, rec->az, id);
 	int rc = 0;
@@ -97,55 +108,79 @@ static int ec2_add_volume(struct fleet *f, const struct ec2_vol_rec *rec, const 
 	if (!rc && tmp.type == EBS_UNKNOWN)
 		rc = em_err(err, EM_EINPUT, "%s: %s (volume '%s').VolumeType: unknown volume type '%s'", origin, path, id,
 			    rec->type ? rec->type : "(missing)");
-	if (rc) {
-		free(tmp.region);
-		free(tmp.location);
+	if (rc)
 		return rc;
-	}
 	tmp.size_gib = rec->size;
 	tmp.iops = rec->iops;
 	tmp.throughput = rec->throughput;
 	tmp.availability_zone = (char *)rec->az;
-	struct volume *v = fleet_find(f, id);
+	struct fleet_slot slot;
+	struct volume *v = fleet_find_slot(f, id, &slot);
 	if (v) {
-		int same = same_config(v, &tmp);
-		free(tmp.region);
-		free(tmp.location);
-		if (!same)
+		if (!same_config(v, &tmp))
 			return em_err(err, EM_EINPUT,
 				      "%s: %s: volume '%s' conflicts with '%s' (size/type/iops/throughput/zone differ)",
 				      origin, path, id, v->source);
 		return 0; /* the same volume again (overlapping exports): keep the first record */
 	}
-	v = fleet_add_volume(f, id);
-	v->region = tmp.region;
-	v->location = tmp.location;
-	v->availability_zone = xstrdup(rec->az);
+	/* every string and both arrays in one allocation: the arrays first (malloc's alignment),
+	 * then the strings */
+	const char *state = rec->state ? rec->state : "unknown";
+	size_t size = rec->n_atts * sizeof(struct attachment) + rec->n_tags * sizeof(struct kv);
+	size += strlen(id) + 1 + region_len + 1 + location_len + 1 + strlen(rec->az) + 1 + strlen(state) + 1 +
+		strlen(origin) + 1;
+	size += account ? strlen(account) + 1 : 0;
+	size += rec->kms_key_id ? strlen(rec->kms_key_id) + 1 : 0;
+	for (size_t i = 0; i < rec->n_atts; i++) {
+		const struct attachment *a = &rec->atts[i];
+		size += a->instance_id ? strlen(a->instance_id) + 1 : 0;
+		size += a->device ? strlen(a->device) + 1 : 0;
+		size += a->state ? strlen(a->state) + 1 : 0;
+	}
+	for (size_t i = 0; i < rec->n_tags; i++)
+		size += (rec->tags[i].key ? strlen(rec->tags[i].key) + 1 : 0) +
+			(rec->tags[i].value ? strlen(rec->tags[i].value) : 0) + 1;
+	char *block = xmalloc(size), *at = block;
+	struct attachment *atts = rec->n_atts ? (struct attachment *)(void *)at : NULL;
+	at += rec->n_atts * sizeof(struct attachment);
+	struct kv *tags = rec->n_tags ? (struct kv *)(void *)at : NULL;
+	at += rec->n_tags * sizeof(struct kv);
+	char *vid = block_str(&at, id, strlen(id));
+	v = fleet_add_found(f, &slot, vid);
+	v->strings = block;
+	v->strings_size = size;
+	v->region = block_str(&at, rec->az, region_len);
+	v->location = block_str(&at, rec->az, location_len);
+	v->availability_zone = block_str(&at, rec->az, strlen(rec->az));
 	v->size_gib = rec->size;
 	v->type = tmp.type;
 	v->iops = rec->iops;
 	v->throughput = rec->throughput;
 	v->create_time = rec->create_time;
-	v->account = xstrdup(account);
-	v->state = xstrdup(rec->state ? rec->state : "unknown");
+	v->account = account ? block_str(&at, account, strlen(account)) : NULL;
+	v->state = block_str(&at, state, strlen(state));
 	v->encrypted = rec->encrypted;
-	v->kms_key_id = xstrdup(rec->kms_key_id);
+	v->kms_key_id = rec->kms_key_id ? block_str(&at, rec->kms_key_id, strlen(rec->kms_key_id)) : NULL;
 	v->multi_attach = rec->multi_attach;
-	v->source = xstrdup(origin);
+	v->source = block_str(&at, origin, strlen(origin));
 	if (rec->n_atts) {
-		v->attachments = xcalloc(rec->n_atts, sizeof *v->attachments);
+		v->attachments = atts;
 		for (size_t i = 0; i < rec->n_atts; i++) {
-			v->attachments[i].instance_id = xstrdup(rec->atts[i].instance_id);
-			v->attachments[i].device = xstrdup(rec->atts[i].device);
-			v->attachments[i].state = xstrdup(rec->atts[i].state);
+			const struct attachment *a = &rec->atts[i];
+			atts[i].instance_id = a->instance_id ? block_str(&at, a->instance_id, strlen(a->instance_id)) : NULL;
+			atts[i].device = a->device ? block_str(&at, a->device, strlen(a->device)) : NULL;
+			atts[i].state = a->state ? block_str(&at, a->state, strlen(a->state)) : NULL;
+			atts[i].instance_type = NULL;
 		}
 		v->n_attachments = rec->n_atts;
 	}
 	if (rec->n_tags) {
-		v->tags = xcalloc(rec->n_tags, sizeof *v->tags);
+		v->tags = tags;
 		for (size_t i = 0; i < rec->n_tags; i++) {
-			v->tags[i].key = xstrdup(rec->tags[i].key);
-			v->tags[i].value = xstrdup(rec->tags[i].value ? rec->tags[i].value : "");
+			const char *value = rec->tags[i].value ? rec->tags[i].value : "";
+			const char *key = rec->tags[i].key; /* an XML <item> may lack its <key> */
+			tags[i].key = key ? block_str(&at, key, strlen(key)) : NULL;
+			tags[i].value = block_str(&at, value, strlen(value));
 		}
 		v->n_tags = rec->n_tags;
 	}

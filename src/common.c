@@ -233,10 +233,28 @@ void em_format_time(time_t t, char out[static 21])
 	unsigned d = doy - (153 * mp + 2) / 5 + 1;
 	unsigned m = mp < 10 ? mp + 3 : mp - 9;
 	y += m <= 2;
-	char tmp[80];
-	snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02u:%02u:%02uZ", (int)y, m, d, (unsigned)(secs / 3600) % 24u,
-		 (unsigned)(secs / 60 % 60), (unsigned)(secs % 60));
-	memcpy(out, tmp, 20);
+	unsigned hh = (unsigned)(secs / 3600) % 24u, mi = (unsigned)(secs / 60 % 60), ss = (unsigned)(secs % 60);
+	if (y < 0 || y > 9999) { /* not four digits: as printf writes it, cut to 20 bytes */
+		char tmp[80];
+		snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02u:%02u:%02uZ", (int)y, m, d, hh, mi, ss);
+		memcpy(out, tmp, 20);
+		out[20] = '\0';
+		return;
+	}
+	/* digits by hand: the JSON writers format one or two times per volume */
+	unsigned yy = (unsigned)y;
+	const unsigned parts[] = {m, d, hh, mi, ss};
+	out[0] = (char)('0' + yy / 1000);
+	out[1] = (char)('0' + yy / 100 % 10);
+	out[2] = (char)('0' + yy / 10 % 10);
+	out[3] = (char)('0' + yy % 10);
+	static const char seps[] = "--T::";
+	for (int i = 0; i < 5; i++) {
+		out[4 + 3 * i] = seps[i];
+		out[5 + 3 * i] = (char)('0' + parts[i] / 10);
+		out[6 + 3 * i] = (char)('0' + parts[i] % 10);
+	}
+	out[19] = 'Z';
 	out[20] = '\0';
 }
 

@@ -3,7 +3,8 @@
  * arena for trees that are read once and dropped, and a tree-less scan for one member.
  *
  * Entry points: jsonx_parse / jsonx_parse_in (exactly one document), jsonx_docs_next (each
- * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int).
+ * document of a concatenated stream in turn), the typed getters (jsonx_want_*, jsonx_int),
+ * jsonx_parse_plain_in (a plain subset of JSON into the arena without cJSON, for the stream).
  * Invariant of parsing: no byte of the input is ignored. After a document comes whitespace
  * and then the end (jsonx_parse) or the next document (jsonx_docs_next); anything else is an
  * error with its line and column in the whole text. Documents are parsed one at a time in
@@ -14,8 +15,10 @@
  * returning (ebsmigrate is single-threaded). `parsing_arena` is that window's only state: no
  * arena pointer is ever handed to free(), and no malloc'd pointer to the arena's no-op free.
  */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,6 +239,184 @@ cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len,
 	cJSON_InitHooks(NULL);
 	parsing_arena = NULL;
 	return j;
+}
+
+/* ---- a plain subset without cJSON ----
+ *
+ * Exports are mostly objects of plain strings, small integers and literals; cJSON spends most of
+ * its time on what they do not use (escapes, number syntax via strtod and the locale, three
+ * strncmp calls per value). jsonx_parse_plain_in reads only that subset and builds the tree
+ * cJSON_ParseWithLengthOpts would (same types, strings, numbers, links, head->prev = tail), in
+ * the arena. It declines (NULL) on anything else: a string with a backslash or a byte below 0x20, a
+ * number that is not 1-15 plain digits, nesting deeper than PLAIN_MAX_DEPTH, the end of the text
+ * before the value ends, or any syntax error; the caller then lets cJSON parse it (and report
+ * what is wrong). What it accepts, cJSON accepts the same way: fuzz_jsonx_plain compares them. */
+
+#define PLAIN_MAX_DEPTH 16
+
+struct plain {
+	struct jsonx_arena *a;
+	const unsigned char *p, *end;
+	int depth;
+};
+
+/* cJSON skips every byte up to ' ' as whitespace */
+static void plain_ws(struct plain *x)
+{
+	while (x->p < x->end && *x->p <= ' ')
+		x->p++;
+}
+
+static cJSON *plain_item(struct plain *x)
+{
+	cJSON *c = arena_alloc(x->a, sizeof *c);
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+/* The string at x->p (its opening quote) into the arena. */
+static int plain_string(struct plain *x, char **out)
+{
+	const unsigned char *start = x->p + 1, *p = start;
+	while (p < x->end && *p != '"') {
+		if (*p == '\\' || *p < 0x20)
+			return -1;
+		p++;
+	}
+	if (p >= x->end)
+		return -1;
+	size_t n = (size_t)(p - start);
+	char *o = arena_alloc(x->a, n + 1);
+	memcpy(o, start, n);
+	o[n] = '\0';
+	*out = o;
+	x->p = p + 1;
+	return 0;
+}
+
+/* 1-15 digits (exact in a double, as strtod reads them), not followed by more number syntax. */
+static int plain_number(struct plain *x, cJSON *item)
+{
+	const unsigned char *p = x->p;
+	uint64_t v = 0;
+	int digits = 0;
+	while (p < x->end && *p >= '0' && *p <= '9') {
+		if (++digits > 15)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+		p++;
+	}
+	if (p >= x->end || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-')
+		return -1;
+	item->type = cJSON_Number;
+	item->valuedouble = (double)v;
+	item->valueint = v >= (uint64_t)INT_MAX ? INT_MAX : (int)v;
+	x->p = p;
+	return 0;
+}
+
+static int plain_value(struct plain *x, cJSON *item);
+
+/* An object or array at x->p: members (with names) or elements, until close. */
+static int plain_container(struct plain *x, cJSON *item, int object)
+{
+	if (++x->depth > PLAIN_MAX_DEPTH)
+		return -1;
+	const unsigned char close = object ? '}' : ']';
+	cJSON *head = NULL, *tail = NULL;
+	x->p++;
+	plain_ws(x);
+	if (x->p < x->end && *x->p == close) {
+		x->p++;
+	} else {
+		for (;;) {
+			cJSON *c = plain_item(x);
+			if (!head) {
+				head = c;
+			} else {
+				tail->next = c;
+				c->prev = tail;
+			}
+			tail = c;
+			if (object) {
+				if (x->p >= x->end || *x->p != '"' || plain_string(x, &c->string))
+					return -1;
+				plain_ws(x);
+				if (x->p >= x->end || *x->p != ':')
+					return -1;
+				x->p++;
+				plain_ws(x);
+			}
+			if (plain_value(x, c))
+				return -1;
+			plain_ws(x);
+			if (x->p >= x->end)
+				return -1;
+			if (*x->p == ',') {
+				x->p++;
+				plain_ws(x);
+				continue;
+			}
+			if (*x->p != close)
+				return -1;
+			x->p++;
+			break;
+		}
+	}
+	x->depth--;
+	if (head)
+		head->prev = tail;
+	item->type = object ? cJSON_Object : cJSON_Array;
+	item->child = head;
+	return 0;
+}
+
+static int plain_literal(struct plain *x, const char *word, size_t n)
+{
+	if ((size_t)(x->end - x->p) < n || memcmp(x->p, word, n) != 0)
+		return -1;
+	x->p += n;
+	return 0;
+}
+
+static int plain_value(struct plain *x, cJSON *item)
+{
+	if (x->p >= x->end)
+		return -1;
+	switch (*x->p) {
+	case 'n':
+		item->type = cJSON_NULL;
+		return plain_literal(x, "null", 4);
+	case 'f':
+		item->type = cJSON_False;
+		return plain_literal(x, "false", 5);
+	case 't':
+		item->type = cJSON_True;
+		item->valueint = 1;
+		return plain_literal(x, "true", 4);
+	case '"':
+		item->type = cJSON_String;
+		return plain_string(x, &item->valuestring);
+	case '{':
+		return plain_container(x, item, 1);
+	case '[':
+		return plain_container(x, item, 0);
+	default:
+		return *x->p >= '0' && *x->p <= '9' ? plain_number(x, item) : -1;
+	}
+}
+
+cJSON *jsonx_parse_plain_in(struct jsonx_arena *a, const char *text, size_t len, const char **end)
+{
+	*end = NULL;
+	if (!len || (text[0] != '{' && text[0] != '['))
+		return NULL;
+	struct plain x = {a, (const unsigned char *)text, (const unsigned char *)text + len, 0};
+	cJSON *root = plain_item(&x);
+	if (plain_value(&x, root))
+		return NULL; /* what it took of the arena goes at the next reset */
+	*end = (const char *)x.p;
+	return root;
 }
 
 const cJSON *jsonx_get(const cJSON *obj, const char *key)

@@ -1,8 +1,9 @@
 /*
  * jsonx_stream.c - reads a JSON export (AWS CLI, kubectl) element by element instead of as one
  * tree: the elements of chosen top-level arrays ("Volumes", "items") are handed over one at a
- * time, each parsed by cJSON into the caller's arena, so memory holds a window of the file and
- * one element, not the file and its whole tree.
+ * time, each parsed into the caller's arena (by jsonx_parse_plain_in when it is plain JSON, else
+ * by cJSON; the trees are the same), so memory holds a window of the file and one element, not
+ * the file and its whole tree.
  *
  * Entry points: jsonx_stream_open (a file, "-" for standard input), jsonx_stream_init_text (a
  * text in memory), jsonx_stream_next, jsonx_stream_root, jsonx_stream_close.
@@ -18,6 +19,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,11 +100,26 @@ const cJSON *jsonx_stream_root(const struct jsonx_stream *s)
 /* Moves the line and column of text[0] past n bytes. */
 static void count_lines(struct jsonx_stream *s, size_t n)
 {
-	/* one counting pass (vectorised by the compiler) instead of a memchr call per line:
-	 * pretty-printed exports have a line every 25 bytes or so */
+	/* one counting pass instead of a memchr call per line (pretty-printed exports have a line
+	 * every 25 bytes or so), eight bytes at a time: a byte of x is zero exactly where the
+	 * text has a '\n', and each such byte adds 1 to its lane of acc (at most 255
+	 * rounds before the lanes are added up) */
 	const char *p = s->text;
-	size_t lines = 0;
-	for (size_t i = 0; i < n; i++)
+	size_t lines = 0, i = 0;
+	const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
+	const uint64_t lanes16 = 0x00ff00ff00ff00ffULL;
+	while (i + 8 <= n) {
+		uint64_t acc = 0;
+		for (int round = 0; round < 255 && i + 8 <= n; round++, i += 8) {
+			uint64_t x;
+			memcpy(&x, p + i, 8);
+			x ^= ones * '\n';
+			acc += (~(((x & low7) + low7) | x | low7)) >> 7;
+		}
+		uint64_t pairs = (acc & lanes16) + ((acc >> 8) & lanes16);
+		lines += (size_t)((pairs * 0x0001000100010001ULL) >> 48);
+	}
+	for (; i < n; i++)
 		lines += p[i] == '\n';
 	if (!lines) {
 		s->col += n;
@@ -308,13 +325,16 @@ static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *a
 	}
 }
 
-/* The fast path for an object or array element: cJSON finds its end itself (no scan first).
+/* The fast path for an object or array element: the plain parser (with an arena) or cJSON finds
+ * its end itself (no scan first).
  * NULL when it fails, which is also what an element cut off by the end of the window does (an
  * object or array always fails when cut, unlike a number); the caller then scans and retries. */
 static cJSON *parse_in_window(struct jsonx_stream *s, size_t *n)
 {
 	const char *start = s->text + s->pos, *stop = NULL;
-	cJSON *j = jsonx_parse_value_in(s->arena, start, s->len - s->pos, &stop);
+	cJSON *j = s->arena ? jsonx_parse_plain_in(s->arena, start, s->len - s->pos, &stop) : NULL;
+	if (!j)
+		j = jsonx_parse_value_in(s->arena, start, s->len - s->pos, &stop);
 	if (j && stop && stop > start) {
 		*n = (size_t)(stop - start);
 		return j;

@@ -29,6 +29,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -434,12 +435,109 @@ static void note_history(struct plan_item *it, const struct volume *v, time_t no
 		 (long long)((now - last) / 60), ts);
 }
 
-static int item_cmp(const void *a, const void *b)
+/* The plan's order: larger savings first, then by volume id. Sorted as small keys (16 bytes of
+ * the id after the prefix all ids share, as two big-endian numbers, so most ties never reach
+ * strcmp) that the items then follow: qsort moving the large items themselves, and reaching each
+ * id through two pointers, was most of the planner's time at 100,000 volumes. */
+struct item_key {
+	micro_t savings;
+	uint64_t id_hi, id_lo;
+	const struct plan_item *item;
+};
+
+/* Bytes s[0, 8) as a big-endian number, zero after the string's end (strcmp's order). */
+static uint64_t id_prefix(const char *s, size_t len)
 {
-	const struct plan_item *x = a, *y = b;
-	if (x->savings_monthly != y->savings_monthly)
-		return x->savings_monthly > y->savings_monthly ? -1 : 1;
-	return strcmp(x->v->volume_id, y->v->volume_id);
+	uint64_t k = 0;
+	for (size_t i = 0; i < 8; i++)
+		k = k << 8 | (i < len ? (unsigned char)s[i] : 0);
+	return k;
+}
+
+static int key_cmp(const struct item_key *x, const struct item_key *y)
+{
+	if (x->savings != y->savings)
+		return x->savings > y->savings ? -1 : 1;
+	if (x->id_hi != y->id_hi)
+		return x->id_hi < y->id_hi ? -1 : 1;
+	if (x->id_lo != y->id_lo)
+		return x->id_lo < y->id_lo ? -1 : 1;
+	return strcmp(x->item->v->volume_id, y->item->v->volume_id); /* 16 bytes alike: rare */
+}
+
+/* Merge sort of keys[0, n) (tmp: room for n keys), the comparison inlined: qsort's calls through
+ * a function pointer were half its time. Ids are unique, so no two keys compare equal and the
+ * order is the one qsort gives. */
+static void sort_keys(struct item_key *keys, struct item_key *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	if (n <= 8) { /* insertion sort */
+		for (size_t i = 1; i < n; i++) {
+			struct item_key k = keys[i];
+			size_t j = i;
+			for (; j > 0 && key_cmp(&keys[j - 1], &k) > 0; j--)
+				keys[j] = keys[j - 1];
+			keys[j] = k;
+		}
+		return;
+	}
+	size_t half = n / 2;
+	sort_keys(keys, tmp, half);
+	sort_keys(keys + half, tmp, n - half);
+	if (key_cmp(&keys[half - 1], &keys[half]) < 0)
+		return; /* already in order */
+	memcpy(tmp, keys, half * sizeof *keys);
+	size_t i = 0, j = half, k = 0;
+	while (i < half && j < n)
+		keys[k++] = key_cmp(&keys[j], &tmp[i]) < 0 ? keys[j++] : tmp[i++];
+	while (i < half)
+		keys[k++] = tmp[i++];
+}
+
+static void sort_items(struct plan_item *items, size_t n)
+{
+	struct item_key *keys = xcalloc(n, sizeof *keys);
+	const char *first = items[0].v->volume_id;
+	size_t shared = strlen(first);
+	for (size_t i = 1; i < n && shared; i++) {
+		const char *id = items[i].v->volume_id;
+		size_t j = 0;
+		while (j < shared && id[j] == first[j])
+			j++;
+		shared = j;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *id = items[i].v->volume_id + shared;
+		size_t len = strnlen(id, 16);
+		keys[i].savings = items[i].savings_monthly;
+		keys[i].id_hi = id_prefix(id, len);
+		keys[i].id_lo = len > 8 ? id_prefix(id + 8, len - 8) : 0;
+		keys[i].item = &items[i];
+	}
+	struct item_key *tmp = xcalloc(n / 2 + 1, sizeof *tmp);
+	sort_keys(keys, tmp, n);
+	free(tmp);
+	/* from[k]: where the item that belongs at k is now; moved in place, cycle by cycle */
+	size_t *from = xcalloc(n, sizeof *from);
+	for (size_t k = 0; k < n; k++)
+		from[k] = (size_t)(keys[k].item - items);
+	free(keys);
+	for (size_t start = 0; start < n; start++) {
+		if (from[start] == start)
+			continue;
+		struct plan_item held = items[start];
+		size_t k = start;
+		while (from[k] != start) {
+			size_t src = from[k];
+			items[k] = items[src];
+			from[k] = k;
+			k = src;
+		}
+		items[k] = held;
+		from[k] = k;
+	}
+	free(from);
 }
 
 static void add_warning(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -562,7 +660,7 @@ void planner_build(struct plan *out, const struct fleet *f, const struct pricebo
 	t->savings_monthly = t->current_monthly - t->target_monthly;
 	t->savings_annual = t->savings_monthly * 12;
 	if (out->n > 1)
-		qsort(out->items, out->n, sizeof *out->items, item_cmp);
+		sort_items(out->items, out->n);
 	cluster_warnings(out, f);
 	if (opt->mode == PLAN_MODE_OBSERVED) {
 		size_t without = 0;

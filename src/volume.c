@@ -1,22 +1,43 @@
 /*
  * volume.c - the fleet container: volumes, cluster objects, notices, and an id index.
  *
- * Entry points: fleet_init/fleet_release, fleet_add_volume, fleet_find, volume_split_az.
+ * Entry points: fleet_init/fleet_release, fleet_add_volume, fleet_find (and the pair
+ * fleet_find_slot/fleet_add_found: one hash per insert), volume_split_az.
  * Invariants: every volume_id in the fleet is unique (fleet_add_volume is only called after
  * fleet_find missed); the index maps ids to positions, so it survives the vols array moving.
+ * A volume's strings are its own heap copies, or lie in its v->strings block (one allocation
+ * for a volume read from EC2); volume_release tells them apart by address.
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ebsmigrate/common.h"
-#include "ebsmigrate/strmap.h"
 #include "ebsmigrate/volume.h"
 
-struct vol_index {
-	struct strmap ids; /* volume_id -> position in vols */
+/* Open addressing on the ids' hashes; a slot holds position + 1 (0: empty) and the full hash,
+ * so probing compares strings only on a hash match and growing never hashes an id again. */
+struct vol_slot {
+	uint64_t hash;
+	size_t pos1;
 };
+
+struct vol_index {
+	struct vol_slot *slots;
+	size_t cap, used; /* cap a power of two, used <= cap / 2 */
+};
+
+static uint64_t id_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
 
 static const char *const type_names[EBS_TYPE_COUNT] = {
 	"unknown", "gp2", "gp3", "io1", "io2", "st1", "sc1", "standard",
@@ -43,22 +64,76 @@ void fleet_init(struct fleet *f)
 	f->index = xcalloc(1, sizeof *f->index);
 }
 
+/* The slot of the id (hash h) or the empty slot where it would go. */
+static struct vol_slot *index_probe(const struct fleet *f, const char *volume_id, uint64_t h)
+{
+	const struct vol_index *x = f->index;
+	size_t mask = x->cap - 1;
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		struct vol_slot *s = &x->slots[i];
+		if (!s->pos1 || (s->hash == h && strcmp(f->vols[s->pos1 - 1].volume_id, volume_id) == 0))
+			return s;
+	}
+}
+
+struct volume *fleet_find_slot(struct fleet *f, const char *volume_id, struct fleet_slot *slot)
+{
+	uint64_t h = id_hash(volume_id);
+	if (slot)
+		slot->hash = h;
+	if (!f->index->cap)
+		return NULL;
+	struct vol_slot *s = index_probe(f, volume_id, h);
+	return s->pos1 ? &f->vols[s->pos1 - 1] : NULL;
+}
+
 struct volume *fleet_find(struct fleet *f, const char *volume_id)
 {
-	size_t pos;
-	return strmap_get(&f->index->ids, volume_id, &pos) ? &f->vols[pos] : NULL;
+	return fleet_find_slot(f, volume_id, NULL);
+}
+
+static void index_grow(struct vol_index *x)
+{
+	size_t cap = x->cap ? x->cap * 2 : 64;
+	struct vol_slot *slots = xcalloc(cap, sizeof *slots);
+	for (size_t i = 0; i < x->cap; i++) {
+		if (!x->slots[i].pos1)
+			continue;
+		size_t j = (size_t)x->slots[i].hash & (cap - 1);
+		while (slots[j].pos1)
+			j = (j + 1) & (cap - 1);
+		slots[j] = x->slots[i];
+	}
+	free(x->slots);
+	x->slots = slots;
+	x->cap = cap;
+}
+
+struct volume *fleet_add_found(struct fleet *f, const struct fleet_slot *slot, char *volume_id)
+{
+	struct vol_index *x = f->index;
+	if ((x->used + 1) * 2 > x->cap)
+		index_grow(x);
+	XGROW(f->vols, f->n, f->alloc);
+	struct volume *v = &f->vols[f->n];
+	memset(v, 0, sizeof *v);
+	v->volume_id = volume_id;
+	v->metrics.min_burst_balance = -1;
+	f->n++;
+	/* the id is not in the index (fleet_find_slot missed it), so the first empty slot */
+	size_t mask = x->cap - 1, i = (size_t)slot->hash & mask;
+	while (x->slots[i].pos1)
+		i = (i + 1) & mask;
+	x->slots[i].hash = slot->hash;
+	x->slots[i].pos1 = f->n;
+	x->used++;
+	return v;
 }
 
 struct volume *fleet_add_volume(struct fleet *f, const char *volume_id)
 {
-	XGROW(f->vols, f->n, f->alloc);
-	struct volume *v = &f->vols[f->n];
-	memset(v, 0, sizeof *v);
-	v->volume_id = xstrdup(volume_id);
-	v->metrics.min_burst_balance = -1;
-	f->n++;
-	strmap_put(&f->index->ids, volume_id, f->n - 1);
-	return v;
+	struct fleet_slot slot = {id_hash(volume_id)};
+	return fleet_add_found(f, &slot, xstrdup(volume_id));
 }
 
 void fleet_add_notice(struct fleet *f, const char *fmt, ...)
@@ -123,29 +198,47 @@ void kube_binding_free(struct kube_binding *k)
 	free(k);
 }
 
+/* Whether p lies in v's strings block (then it is freed with the block, not on its own). */
+static int in_block(const struct volume *v, const void *p)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)v->strings;
+	return v->strings && a >= b && a < b + v->strings_size;
+}
+
+static void free_owned(const struct volume *v, void *p)
+{
+	if (!in_block(v, p))
+		free(p);
+}
+
 void volume_release(struct volume *v)
 {
-	free(v->volume_id);
-	free(v->account);
-	free(v->region);
-	free(v->availability_zone);
-	free(v->location);
-	free(v->state);
-	free(v->kms_key_id);
+	free_owned(v, v->volume_id);
+	free_owned(v, v->account);
+	free_owned(v, v->region);
+	free_owned(v, v->availability_zone);
+	free_owned(v, v->location);
+	free_owned(v, v->state);
+	free_owned(v, v->kms_key_id);
 	for (size_t i = 0; i < v->n_attachments; i++) {
-		free(v->attachments[i].instance_id);
-		free(v->attachments[i].device);
-		free(v->attachments[i].state);
-		free(v->attachments[i].instance_type);
+		free_owned(v, v->attachments[i].instance_id);
+		free_owned(v, v->attachments[i].device);
+		free_owned(v, v->attachments[i].state);
+		free_owned(v, v->attachments[i].instance_type);
 	}
-	free(v->attachments);
-	kv_free(v->tags, v->n_tags);
+	free_owned(v, v->attachments);
+	for (size_t i = 0; i < v->n_tags; i++) {
+		free_owned(v, v->tags[i].key);
+		free_owned(v, v->tags[i].value);
+	}
+	free_owned(v, v->tags);
 	for (size_t i = 0; i < v->n_mods; i++)
 		volume_mod_release(&v->mods[i]);
 	free(v->mods);
 	free(v->trail_starts);
 	kube_binding_free(v->kube);
-	free(v->source);
+	free_owned(v, v->source);
+	free(v->strings);
 	memset(v, 0, sizeof *v);
 }
 
@@ -219,7 +312,7 @@ void fleet_release(struct fleet *f)
 	strv_free(f->cluster_versions, f->n_clusters);
 	strv_free(f->notices, f->n_notices);
 	if (f->index) {
-		strmap_release(&f->index->ids);
+		free(f->index->slots);
 		free(f->index);
 	}
 	memset(f, 0, sizeof *f);
@@ -292,7 +385,7 @@ void volume_add_trail_start(struct volume *v, time_t t)
 	v->n_trail_starts++;
 }
 
-int volume_split_az(const char *az, char **region_out, char **location_out)
+int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len)
 {
 	/* A region is LETTERS-LETTERS-DIGITS (us-east-1, ap-northeast-2, us-gov-west-1 has an
 	 * extra word). An AZ is the region plus one letter; anything after the region's digits
@@ -321,12 +414,12 @@ int volume_split_az(const char *az, char **region_out, char **location_out)
 		return EM_EINPUT;
 	while (i < n && isdigit((unsigned char)az[i]))
 		i++;
-	size_t region_len = i;
+	size_t region = i;
 	if (i == n)
 		return EM_EINPUT; /* a region, not an AZ */
 	if (islower((unsigned char)az[i]) && i + 1 == n) {
-		*region_out = xstrndup(az, region_len);
-		*location_out = xstrndup(az, region_len);
+		*region_len = region;
+		*location_len = region;
 		return 0;
 	}
 	if (az[i] != '-')
@@ -336,7 +429,18 @@ int volume_split_az(const char *az, char **region_out, char **location_out)
 	size_t loc_len = n;
 	if (islower((unsigned char)az[n - 1]) && isdigit((unsigned char)az[n - 2]))
 		loc_len = n - 1;
+	*region_len = region;
+	*location_len = loc_len;
+	return 0;
+}
+
+int volume_split_az(const char *az, char **region_out, char **location_out)
+{
+	size_t region_len, location_len;
+	int rc = volume_az_prefixes(az, &region_len, &location_len);
+	if (rc)
+		return rc;
 	*region_out = xstrndup(az, region_len);
-	*location_out = xstrndup(az, loc_len);
+	*location_out = xstrndup(az, location_len);
 	return 0;
 }

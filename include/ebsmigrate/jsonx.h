@@ -57,6 +57,10 @@ cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const
 /* One value at text (len bytes, cJSON's own rules, nothing skipped after it), into the arena
  * (NULL: malloc). *end is where cJSON stopped: past the value, or at the error. */
 cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len, const char **end);
+/* As jsonx_parse_value_in into the arena a (not NULL) for an object or array in a plain subset
+ * of JSON (strings without escapes or control bytes, integers of 1-15 digits, literals), without
+ * cJSON; NULL when the value is outside that subset or not valid, then cJSON decides. */
+cJSON *jsonx_parse_plain_in(struct jsonx_arena *a, const char *text, size_t len, const char **end);
 
 /* A streaming reader of a JSON export: the elements of the top-level arrays named in keys
  * (e.g. {"Volumes", NULL}) one at a time, then each document's root with its other members

@@ -3,7 +3,8 @@
  * about it (EC2 attributes, latest modification, Kubernetes binding, usage, metrics).
  *
  * Ownership: a struct fleet owns its volumes and every string inside them; strings are
- * heap copies (never pointers into a parser's tree). fleet_release frees everything.
+ * heap copies (never pointers into a parser's tree), each its own allocation or inside the
+ * volume's `strings` block (see there). fleet_release frees everything.
  * Numeric fields use 0 for "absent" where 0 is not a valid value (iops, throughput);
  * flags say "known" where 0 is valid (has_usage, metrics.has).
  */
@@ -124,6 +125,9 @@ struct volume {
 	enum volume_history history; /* whether CloudTrail was read for the volume's region */
 	int missing;             /* 1: only a PV names it; absent from the EC2 data */
 	char *source;            /* the file (or "ec2:REGION") it came from, for messages */
+	char *strings;           /* NULL, or one allocation holding some of the strings and arrays
+				  * above (volume_release frees those with it, the others one by one) */
+	size_t strings_size;
 };
 
 /* Cluster-wide objects that shape plan-level warnings and manifests. */
@@ -186,6 +190,15 @@ struct volume *fleet_find(struct fleet *f, const char *volume_id);
 /* Appends a zeroed volume owning a copy of volume_id; the caller fills the rest.
  * The pointer stays valid until the next fleet_add_volume. */
 struct volume *fleet_add_volume(struct fleet *f, const char *volume_id);
+/* fleet_find, remembering in *slot where the id goes when it is not there; then
+ * fleet_add_found appends the volume there without hashing the id again (no other change to
+ * the fleet in between). volume_id is a string the new volume owns (a heap copy, or inside the
+ * block it will own as v->strings). */
+struct fleet_slot {
+	uint64_t hash;
+};
+struct volume *fleet_find_slot(struct fleet *f, const char *volume_id, struct fleet_slot *slot);
+struct volume *fleet_add_found(struct fleet *f, const struct fleet_slot *slot, char *volume_id);
 void fleet_add_notice(struct fleet *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Registers a cluster name (once); returns its index. */
 size_t fleet_add_cluster(struct fleet *f, const char *name);
@@ -209,5 +222,7 @@ void volume_add_trail_start(struct volume *v, time_t t);
  *   "us-west-2-lax-1a" -> region "us-west-2", location "us-west-2-lax-1"
  * Returns 0 or EM_EINPUT for a string that is not an AZ name. */
 int volume_split_az(const char *az, char **region_out, char **location_out);
+/* The same split as lengths of az's prefixes (region, location), without copies. */
+int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len);
 
 #endif

@@ -290,8 +290,104 @@ static void test_read_input(void)
 	buf_release(&err);
 }
 
+/* The plain parser the stream tries first: what it accepts comes out as cJSON's tree (printed
+ * alike, numbers and valueint alike, tail reachable from head->prev); the rest it declines. */
+static void test_plain(void)
+{
+	struct jsonx_arena a = JSONX_ARENA_INIT;
+	const char *ok[] = {
+		"{\"VolumeId\": \"vol-1\", \"Size\": 100, \"Iops\": 0, \"Encrypted\": false, \"M\": true,\n"
+		"\t\"KmsKeyId\": null, \"Attachments\": [{\"InstanceId\": \"i-1\", \"State\": \"attached\"}],"
+		" \"Tags\": [], \"o\": {}, \"u\": \"caf\xc3\xa9\", \"big\": 999999999999999, \"i\": 2147483648}",
+		"[1, [2, [3]], {\"k\": \"v\", \"k\": \"w\"}]",
+		"{}",
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		const char *end = NULL, *ref_end = NULL;
+		size_t len = strlen(ok[i]);
+		cJSON *j = jsonx_parse_plain_in(&a, ok[i], len, &end);
+		cJSON *ref = jsonx_parse_value_in(NULL, ok[i], len, &ref_end);
+		CHECK(j != NULL && ref != NULL);
+		if (!j || !ref) {
+			cJSON_Delete(ref);
+			continue;
+		}
+		CHECK(end == ok[i] + len && end == ref_end);
+		char *got = cJSON_PrintUnformatted(j), *want = cJSON_PrintUnformatted(ref);
+		CHECK_STR(got, want);
+		free(got);
+		free(want);
+		CHECK(j->child == NULL || j->child->prev != NULL);
+		if (i == 0) {
+			CHECK_I64(jsonx_get(j, "big")->valueint, jsonx_get(ref, "big")->valueint);
+			CHECK_I64(jsonx_get(j, "i")->valueint, 2147483647);
+			CHECK(jsonx_get(j, "Size")->valuedouble == 100.0);
+			CHECK(cJSON_IsNull(jsonx_get(j, "KmsKeyId")) && cJSON_IsFalse(jsonx_get(j, "Encrypted")));
+			CHECK(jsonx_get(j, "M")->valueint == 1);
+			CHECK(j->child->prev == jsonx_get(j, "i"));
+			CHECK_STR(jsonx_str(j, "u"), "caf\xc3\xa9");
+		}
+		cJSON_Delete(ref);
+		jsonx_arena_reset(&a);
+	}
+	/* outside the subset (cJSON reads them) or not valid JSON: declined, *end NULL */
+	const char *declined[] = {
+		"{\"a\": \"x\\ny\"}", "{\"a\": 1e5}", "{\"a\": 1.5}", "{\"a\": -1}", "{\"a\": 1234567890123456}",
+		"{\"a\": \"tab\there\"}", "{\"a\": [1, 2", "{\"a\": nul}", "{\"a\": 1,}", "{\"a\" 1}", "\"str\"", "7",
+		"[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]", "{\"a\": 1 ", "",
+	};
+	for (size_t i = 0; i < sizeof declined / sizeof declined[0]; i++) {
+		const char *end = "unset";
+		CHECK(jsonx_parse_plain_in(&a, declined[i], strlen(declined[i]), &end) == NULL);
+		CHECK(end == NULL);
+	}
+	jsonx_arena_release(&a);
+}
+
+/* Line and column of an error found after many window moves (the stream counts the lines of what
+ * it drops eight bytes at a time): as a whole-document parse puts them. */
+static void test_stream_lines(void)
+{
+	struct buf text = BUF_INIT, err_whole = BUF_INIT, err_stream = BUF_INIT;
+	buf_adds(&text, "{\"Volumes\": [");
+	for (int i = 0; i < 3000; i++) /* lines of varied length; some '\n' bytes adjacent */
+		buf_addf(&text, "%s\n{\"n\": %d, \"pad\": \"%.*s\"}\n%s", i ? "," : "", i, i % 37, "abcdefghijklmnopqrstuvwxyz0123456789",
+			 i % 5 ? "" : "\n\n");
+	buf_adds(&text, ",\n  {\"n\": tru}]}\n");
+	CHECK(jsonx_parse(text.s, text.len, "v.json", &err_whole) == NULL);
+	char path[] = "/tmp/test_jsonx_linesXXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, text.s, text.len) == (ssize_t)text.len);
+	close(fd);
+	for (size_t chunk = 5; chunk <= 9000; chunk = chunk * 3 + 1) {
+		struct jsonx_arena a = JSONX_ARENA_INIT;
+		struct jsonx_stream s;
+		static const char *const keys[] = {"Volumes", NULL};
+		buf_reset(&err_stream);
+		int rc = jsonx_stream_open(&s, path, &a, keys, &err_stream);
+		s.chunk = chunk;
+		s.origin = "v.json";
+		struct jsonx_event ev;
+		size_t n = 0;
+		if (!rc)
+			while ((rc = jsonx_stream_next(&s, &ev, &err_stream)) > 0)
+				n++;
+		CHECK_I64(n, 3000);
+		CHECK(rc < 0);
+		CHECK_STR(err_stream.s, err_whole.s);
+		jsonx_stream_close(&s);
+		jsonx_arena_release(&a);
+	}
+	unlink(path);
+	buf_release(&text);
+	buf_release(&err_whole);
+	buf_release(&err_stream);
+}
+
 int main(void)
 {
+	test_plain();
+	test_stream_lines();
 	test_docs();
 	test_typed_members();
 	test_read_input();

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/planner.h"
@@ -61,6 +62,79 @@ static int has(const struct plan_item *it, unsigned flag)
 	return it && (it->flags & flag) != 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The plan's order (savings, then volume id in strcmp's order) with ids that share long prefixes,
+ * differ past 16 bytes, or are prefixes of each other; the fleet's id index across its growth;
+ * em_format_time against gmtime. */
+static void test_order_index_time(void)
+{
+	static const char *ids[] = {
+		"vol-00001000000000002", "vol-00001000000000001", "vol-0000100000000000", "vol-00001000000000010",
+		"vol-000010000000000009", "vol-0000100000000000\xc3\xa9", "vol-00002", "vol-0000100000000000a", "v",
+		"vol-00001000000000001x", "vol-1", "vol-00001000000000001-",
+	};
+	enum { N = sizeof ids / sizeof ids[0] };
+	struct fleet f;
+	fleet_init(&f);
+	for (size_t i = 0; i < N; i++)
+		add(&f, ids[i], "ap-northeast-2a", EBS_GP3, 100)->throughput = 125; /* all skip: savings 0 */
+	char name[32];
+	for (int i = 0; i < 5000; i++) { /* grows the index many times over */
+		snprintf(name, sizeof name, "vol-x%d", i);
+		add(&f, name, "ap-northeast-2a", EBS_GP3, 100)->throughput = 125;
+	}
+	int found = 1;
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof name, "vol-x%d", i);
+		const struct volume *v = fleet_find(&f, name);
+		found &= v != NULL && strcmp(v->volume_id, name) == 0;
+	}
+	CHECK(found);
+	CHECK(fleet_find(&f, "vol-x5000") == NULL && fleet_find(&f, "vol-0000100000000000b") == NULL);
+	CHECK_STR(fleet_find(&f, "vol-0000100000000000")->volume_id, "vol-0000100000000000");
+	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &opt);
+	CHECK_I64(p.n, N + 5000);
+	const char **want = xcalloc(p.n, sizeof *want);
+	for (size_t i = 0; i < p.n; i++)
+		want[i] = f.vols[i].volume_id;
+	qsort(want, p.n, sizeof *want, cmp_str);
+	int ordered = 1;
+	for (size_t i = 0; i < p.n; i++)
+		ordered &= p.items[i].savings_monthly == 0 && strcmp(p.items[i].v->volume_id, want[i]) == 0;
+	CHECK(ordered);
+	free(want);
+	plan_release(&p);
+	fleet_release(&f);
+
+	/* digits by hand for years 0..9999; printf's output cut to 20 bytes outside them */
+	int same = 1;
+	for (int64_t t = -62167219200LL; t < 253402300800LL; t += 7919LL * 86400 + 3607) {
+		struct tm tm;
+		time_t tt = (time_t)t;
+		gmtime_r(&tt, &tm);
+		char want_s[32], got[21];
+		strftime(want_s, sizeof want_s, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		char padded[40];
+		snprintf(padded, sizeof padded, "%04d%s", tm.tm_year + 1900, want_s + strcspn(want_s, "-"));
+		em_format_time(tt, got);
+		same &= strcmp(got, padded) == 0;
+	}
+	CHECK(same);
+	char out[21];
+	em_format_time(0, out);
+	CHECK_STR(out, "1970-01-01T00:00:00Z");
+	em_format_time((time_t)253402300800LL, out); /* year 10000: five digits, cut */
+	CHECK_STR(out, "10000-01-01T00:00:00");
+	em_format_time((time_t)-62167219201LL, out); /* 1 s before year 0 */
+	CHECK_STR(out, "-001-12-31T23:59:59Z");
+}
+
 int main(void)
 {
 	struct buf err = BUF_INIT;
@@ -70,6 +144,7 @@ int main(void)
 		return 1;
 	}
 	em_parse_time("2026-12-01T12:00:00Z", &NOW);
+	test_order_index_time();
 	struct fleet f;
 	fleet_init(&f);
 	bind(add(&f, "vol-01", "ap-northeast-2a", EBS_GP2, 100), 0, 40, 98);      /* plain */
