@@ -61,6 +61,23 @@ struct volume *fleet_add_volume(struct fleet *f, const char *volume_id)
 	return v;
 }
 
+void fleet_retain(struct fleet *f, const unsigned char *keep)
+{
+	size_t k = 0;
+	strmap_release(&f->index->ids);
+	for (size_t i = 0; i < f->n; i++) {
+		if (!keep[i]) {
+			volume_release(&f->vols[i]);
+			continue;
+		}
+		if (k != i)
+			f->vols[k] = f->vols[i];
+		strmap_put(&f->index->ids, f->vols[k].volume_id, k);
+		k++;
+	}
+	f->n = k;
+}
+
 void fleet_add_notice(struct fleet *f, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;

@@ -186,6 +186,9 @@ struct volume *fleet_find(struct fleet *f, const char *volume_id);
 /* Appends a zeroed volume owning a copy of volume_id; the caller fills the rest.
  * The pointer stays valid until the next fleet_add_volume. */
 struct volume *fleet_add_volume(struct fleet *f, const char *volume_id);
+/* Keeps the volumes whose keep[i] is non-zero (in order) and releases the others; the index
+ * follows. Cluster objects, instances and notices stay. */
+void fleet_retain(struct fleet *f, const unsigned char *keep);
 void fleet_add_notice(struct fleet *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Registers a cluster name (once); returns its index. */
 size_t fleet_add_cluster(struct fleet *f, const char *name);
