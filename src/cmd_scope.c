@@ -37,7 +37,7 @@ int cmd_scope_option(struct scope *s, int id, const char *arg)
 void cmd_scope_notices(const struct scope *s, const struct scope_stats *st, const char *what)
 {
 	for (size_t i = 0; i < st->n_unknown_namespaces; i++)
-		log_notice("namespace '%s': no PVC of the inputs is in it", st->unknown_namespaces[i]);
+		log_notice("namespace '%s': none of the %s read has a PVC in it", st->unknown_namespaces[i], what);
 	if (st->kept || !st->before || !scope_active(s))
 		return;
 	struct buf d = BUF_INIT;
