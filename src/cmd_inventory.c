@@ -34,6 +34,7 @@ static const struct cmd_option inventory_options[] = {
 
 static const char *const inventory_usage[] = {
 	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [--format json]",
+	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -52,7 +53,14 @@ const struct cmd_help inventory_help = {
 		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "
 		"priced, and a warning says so. PVs without zone topology are looked up by volume id in their "
 		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
-		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.",
+		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.\n"
+		"\n"
+		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+		"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+		"matches nothing, is a notice and exit 0 with an empty result. What is printed "
+		"and recorded is the scoped fleet; --save writes everything read.",
 	.options = inventory_options,
 	.shared = live_options,
 	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "

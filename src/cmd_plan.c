@@ -63,6 +63,7 @@ static const char *const plan_usage[] = {
 	"--from-saved DIR [--mode MODE] [--format FORMAT] [-o FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
 	"... [--out PLANFILE] [--no-record]",
+	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -85,6 +86,15 @@ const struct cmd_help plan_help = {
 	"document to a file (as terraform plan -out does), with or without --no-record, for "
 	"`ebsmigrate apply --plan FILE`, possibly on another machine or database. -o/--output is "
 	"different: it redirects what is printed (the table, csv, ...), which apply does not read.\n"
+	"\n"
+	"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+	"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+	"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+	"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+	"matches nothing, is a notice and exit 0 with an empty result. -l is evaluated against the "
+	"exports' PVC labels (or those read live); with exports --context and --region keep the volumes of that "
+	"cluster and region (live they choose what is read). The plan, its totals and the recorded plan hold the "
+	"scoped volumes only.\n"
 	"\n"
 	"Examples:\n"
 	"  aws ec2 describe-volumes --output json > vols.json\n"

@@ -58,6 +58,7 @@ static const char *const report_usage[] = {
 	"[--period month|year] "
 	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
+	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -78,6 +79,14 @@ const struct cmd_help report_help = {
 		"Volumes outside Kubernetes are grouped under (not-kubernetes) for Kubernetes keys; a volume without "
 		"a value is grouped under (none). Nothing is dropped. label:KEY reads PVC labels (namespace labels "
 		"are not collected yet).\n"
+		"\n"
+		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+		"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+		"matches nothing, is a notice and exit 0 with an empty result. Every figure is the "
+		"scoped set's and still adds up; ledger rows outside the scope are not counted. With exports "
+		"--context and --region filter too.\n"
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"

@@ -50,7 +50,8 @@ static const struct cmd_option status_options[] = {
 };
 
 static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
+	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
+	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]", NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
@@ -78,7 +79,14 @@ const struct cmd_help status_help = {
 		       "--watch refreshes every --interval seconds and ends once nothing is in flight (exit 0, or "
 		       "4 on a mismatch), or after --timeout seconds with modifications still in flight (exit 3), "
 		       "like `kubectl rollout status`. On a terminal it redraws one view in place; otherwise each "
-		       "refresh appends its view.",
+		       "refresh appends its view.\n"
+		       "\n"
+		       "Scoping (docs/scope.md): --context, -n, --region, --account and --volume keep the ledger rows "
+		       "of those clusters, namespaces, regions, accounts and volumes (values of one flag OR, flags AND; "
+		       "-A overrides -n); -l keeps the rows whose PVC matches the selector, asked of each cluster as "
+		       "apply does (the ledger keeps no labels; not with --no-kube or --no-verify). Rows outside the "
+		       "scope are neither reconciled nor shown; the totals are the scoped rows'. An empty scope is a "
+		       "notice and exit 0.",
 	.options = status_options,
 	.exit_codes = "Exit 3 when --watch --timeout ran out with modifications still in flight. Exit 4 when a "
 		      "completed volume does not match its target in EC2, or its PVC does not name "
