@@ -64,6 +64,7 @@
 #include "ebsmigrate/modify_refusal.h"
 #include "ebsmigrate/plan_file.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/scope.h"
 #include "ebsmigrate/strmap.h"
 
 #define CLOCK_SKEW_S 300
@@ -1316,40 +1317,12 @@ static const char *choose_method(struct kube_conns *kcs, const struct item *it, 
 }
 
 /* -l/--selector: keeps the items whose PVC matches the label selector, as the API server
- * evaluates it (one filtered PVC list per cluster); volumes outside Kubernetes never match. */
-struct selected {
-	struct strmap keys; /* "CLUSTER/NS/NAME" of every matching PVC */
-	const char *cluster; /* the cluster being listed */
-};
-
-static int collect_keys(void *ctx, const char *json, size_t len, unsigned page, struct buf *err)
-{
-	struct selected *sel = ctx;
-	const char *cluster = sel->cluster;
-	(void)page; /* a restarted list only adds the same keys again */
-	cJSON *j = cJSON_ParseWithLength(json, len);
-	if (!j)
-		return em_err(err, EM_ESERVER, "cluster '%s': the PersistentVolumeClaim list is not JSON", cluster);
-	const cJSON *pvc;
-	cJSON_ArrayForEach(pvc, jsonx_get(j, "items"))
-	{
-		const char *ns = jsonx_path_str(pvc, "metadata.namespace"), *name = jsonx_path_str(pvc, "metadata.name");
-		if (!ns || !name)
-			continue;
-		struct buf k = BUF_INIT;
-		buf_addf(&k, "%s/%s/%s", cluster, ns, name);
-		strmap_put(&sel->keys, k.s, 1);
-		buf_release(&k);
-	}
-	cJSON_Delete(j);
-	return 0;
-}
-
+ * evaluates it (one filtered PVC list per cluster, scope_live_selected_pvcs); volumes outside
+ * Kubernetes never match. */
 static int select_by_labels(struct kube_conns *kcs, const char *selector, struct item *items, size_t *n_items,
 			    struct buf *err)
 {
-	struct selected sel = {STRMAP_INIT, NULL};
-	struct strmap listed = STRMAP_INIT;
+	struct strmap keys = STRMAP_INIT, listed = STRMAP_INIT;
 	int rc = 0;
 	for (size_t i = 0; i < *n_items && !rc; i++) {
 		const char *cl = items[i].cluster;
@@ -1357,20 +1330,7 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		if (!cl || !items[i].pvc || strmap_get(&listed, cl, &dummy))
 			continue;
 		strmap_put(&listed, cl, 1);
-		struct kube_conn *kc = kube_conn_for(kcs, cl);
-		if (!kc->ok) {
-			rc = em_err(err, EM_ENET, "--selector: cannot reach cluster '%s': %s", cl, kc->error);
-			break;
-		}
-		struct buf path = BUF_INIT, kerr = BUF_INIT;
-		buf_adds(&path, "/api/v1/persistentvolumeclaims?labelSelector=");
-		buf_add_urlencoded(&path, selector, 1);
-		sel.cluster = cl;
-		int krc = kube_list(&kc->kc, path.s, collect_keys, &sel, &kerr);
-		if (krc)
-			rc = em_err(err, krc, "--selector '%s': cluster '%s': %s", selector, cl, kerr.s);
-		buf_release(&path);
-		buf_release(&kerr);
+		rc = scope_live_selected_pvcs(kcs, selector, cl, &keys, err);
 	}
 	size_t kept = 0;
 	for (size_t i = 0; i < *n_items; i++) {
@@ -1378,7 +1338,7 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		size_t dummy;
 		if (items[i].cluster && items[i].pvc)
 			buf_addf(&k, "%s/%s/%s", items[i].cluster, items[i].namespace_ ? items[i].namespace_ : "", items[i].pvc);
-		if (!rc && k.len && strmap_get(&sel.keys, k.s, &dummy)) {
+		if (!rc && k.len && strmap_get(&keys, k.s, &dummy)) {
 			items[kept++] = items[i];
 		} else {
 			items_free_one(&items[i]);
@@ -1386,7 +1346,7 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 		buf_release(&k);
 	}
 	*n_items = kept;
-	strmap_release(&sel.keys);
+	strmap_release(&keys);
 	strmap_release(&listed);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include "ebsmigrate/inventory_output.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/scope.h"
 
 enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD };
 
@@ -27,11 +28,13 @@ static const struct cmd_option inventory_options[] = {
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the run in the database", OPT_NO_RECORD},
+	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
 static const char *const inventory_usage[] = {
 	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [--format json]",
+	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -50,7 +53,14 @@ const struct cmd_help inventory_help = {
 		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "
 		"priced, and a warning says so. PVs without zone topology are looked up by volume id in their "
 		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
-		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.",
+		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.\n"
+		"\n"
+		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+		"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+		"matches nothing, is a notice and exit 0 with an empty result. What is printed "
+		"and recorded is the scoped fleet; --save writes everything read.",
 	.options = inventory_options,
 	.shared = live_options,
 	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "
@@ -64,11 +74,14 @@ struct inv_args {
 	int json;
 	const char *output;
 	int no_record;
+	struct scope scope; /* -n, -A, -l, --account, --volume (--region, --context: what is read) */
 };
 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
+	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
+		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
 		return cmd_live_option(&a->live, id, arg);
 	switch (id) {
@@ -149,20 +162,24 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	int n_rest;
 	int rc = cmd_parse(ctx, cmd_find("inventory"), argc, argv, on_option, &a, &rest, &n_rest);
 	if (rc) {
+		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return rc < 0 ? EXIT_OK : rc;
 	}
 	if (n_rest) {
 		log_error("unexpected argument '%s'", rest[0]);
+		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return EXIT_USAGE;
 	}
 	if (a.live.no_aws && a.live.no_kube) {
 		log_error("--no-aws and --no-kube together leave nothing to read");
+		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return EXIT_USAGE;
 	}
 	if (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB))) {
+		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return rc;
 	}
@@ -171,6 +188,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
 	if (a.live.save_dir && !(a.live.save_dir = cmd_outputs_add_dir(&outputs, a.live.save_dir))) {
 		cmd_outputs_release(&outputs);
+		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return EXIT_RUNTIME;
 	}
@@ -188,6 +206,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
+	struct scope_stats sst;
+	scope_filter_fleet(&a.scope, &fleet, &sst);
 	char **warnings = xcalloc(fleet.n_notices + 1, sizeof *warnings);
 	size_t n_warnings = 0;
 	for (size_t i = 0; i < fleet.n_notices; i++) {
@@ -198,6 +218,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	cmd_print_warnings(ctx, warnings, n_warnings, "--format json's .notices");
 	free(warnings);
+	cmd_scope_notices(&a.scope, &sst, "volumes");
+	scope_stats_release(&sst);
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};
 	/* The document (100+ MB for 100,000 volumes) is the JSON output and the database record.
 	 * SQLite builds its own copy while inserting it, so it is produced while the fleet exists
@@ -263,6 +285,7 @@ done:
 	fleet_release(&fleet);
 	buf_release(&err);
 	buf_release(&out);
+	scope_release(&a.scope);
 	cmd_live_options_release(&a.live);
 	return rc;
 }

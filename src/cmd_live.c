@@ -19,12 +19,14 @@
 
 const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
-	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions)", OPT_LIVE_REGION},
+	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions); with "
+	 "plan/report exports: only volumes in this region", OPT_LIVE_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_LIVE_PROFILE},
 	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
 	 OPT_LIVE_KUBECONFIG},
-	{"context", 0, ARG_REQUIRED, "NAME", "kubeconfig context to read (repeatable; default: the current one)",
-	 OPT_LIVE_CONTEXT},
+	{"context", 0, ARG_REQUIRED, "NAME",
+	 "kubeconfig context to read (repeatable; default: the current one); with plan/report exports: only "
+	 "volumes of this cluster", OPT_LIVE_CONTEXT},
 	{"all-contexts", 0, ARG_NONE, NULL, "read every context of the kubeconfig", OPT_LIVE_ALL_CONTEXTS},
 	{"no-kube", 0, ARG_NONE, NULL, "do not read Kubernetes: AWS only (every volume not-kubernetes)", OPT_LIVE_NO_KUBE},
 	{"no-aws", 0, ARG_NONE, NULL, "do not read AWS: list the clusters' EBS PVs only", OPT_LIVE_NO_AWS},

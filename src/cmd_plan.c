@@ -17,6 +17,7 @@
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/scope.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
        OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT };
@@ -53,6 +54,7 @@ static const struct cmd_option plan_options[] = {
 	{"force", 0, ARG_NONE, NULL, "--manifests: replace a DIR that an earlier --manifests wrote", OPT_FORCE},
 	{"templates-dir", 0, ARG_REQUIRED, "DIR", "--manifests: templates here override the built-in ones",
 	 OPT_TEMPLATES_DIR},
+	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -61,6 +63,7 @@ static const char *const plan_usage[] = {
 	"--from-saved DIR [--mode MODE] [--format FORMAT] [-o FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
 	"... [--out PLANFILE] [--no-record]",
+	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -83,6 +86,15 @@ const struct cmd_help plan_help = {
 	"document to a file (as terraform plan -out does), with or without --no-record, for "
 	"`ebsmigrate apply --plan FILE`, possibly on another machine or database. -o/--output is "
 	"different: it redirects what is printed (the table, csv, ...), which apply does not read.\n"
+	"\n"
+	"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+	"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+	"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+	"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+	"matches nothing, is a notice and exit 0 with an empty result. -l is evaluated against the "
+	"exports' PVC labels (or those read live); with exports --context and --region keep the volumes of that "
+	"cluster and region (live they choose what is read). The plan, its totals and the recorded plan hold the "
+	"scoped volumes only.\n"
 	"\n"
 	"Examples:\n"
 	"  aws ec2 describe-volumes --output json > vols.json\n"
@@ -110,16 +122,17 @@ struct plan_args {
 	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
 	int man_opts;
+	struct scope scope; /* -n, -A, -l, --account, --volume; with exports also --region, --context */
 };
 
 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
-	if (id > OPT_LIVE_BASE) {
-		a->live_given = 1;
-		return cmd_live_option(&a->live, id, arg);
-	}
+	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
+		return cmd_scope_option(&a->scope, id, arg);
+	if (id > OPT_LIVE_BASE)
+		return cmd_live_or_scope_option(&a->live, &a->scope, &a->live_given, id, arg);
 	switch (id) {
 	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
 	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
@@ -228,10 +241,13 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	int live = !a.n_aws && !a.n_kube;
 	if (!live && a.live_given) {
-		log_error("live options (--region, --context, ...) do not apply to --from-aws-json/--from-kube-json inputs");
+		log_error("live options (--profile, --all-contexts, --no-metrics, ...) do not apply to "
+			  "--from-aws-json/--from-kube-json inputs");
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (live)
+		cmd_scope_read_live(&a.scope);
 	if (live && a.live.no_aws && a.live.no_kube) {
 		log_error("--no-aws and --no-kube together leave nothing to read");
 		rc = EXIT_USAGE;
@@ -295,6 +311,10 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		fleet_release(&fleet);
 		goto out;
 	}
+	struct scope_stats sst;
+	scope_filter_fleet(&a.scope, &fleet, &sst);
+	cmd_scope_notices(&a.scope, &sst, "volumes");
+	scope_stats_release(&sst);
 	struct plan_options po = {a.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
@@ -410,6 +430,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	plan_release(&plan);
 	fleet_release(&fleet);
 out:
+	scope_release(&a.scope);
 	cmd_live_options_release(&a.live);
 	cmd_free_sources(a.aws, a.n_aws);
 	cmd_free_sources(a.kube, a.n_kube);

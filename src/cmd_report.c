@@ -16,6 +16,7 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
+#include "ebsmigrate/scope.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
        OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES };
@@ -48,6 +49,7 @@ static const struct cmd_option report_options[] = {
 	 OPT_TOTALS},
 	{"series", 0, ARG_REQUIRED, "FILE",
 	 "also write the realized savings per day since the first apply as CSV to FILE", OPT_SERIES},
+	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -56,6 +58,7 @@ static const char *const report_usage[] = {
 	"[--period month|year] "
 	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
+	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
 
@@ -76,6 +79,14 @@ const struct cmd_help report_help = {
 		"Volumes outside Kubernetes are grouped under (not-kubernetes) for Kubernetes keys; a volume without "
 		"a value is grouped under (none). Nothing is dropped. label:KEY reads PVC labels (namespace labels "
 		"are not collected yet).\n"
+		"\n"
+		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
+		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
+		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
+		"Volumes without a PVC are left out by -n and -l. A namespace no PVC is in, or a scope that "
+		"matches nothing, is a notice and exit 0 with an empty result. Every figure is the "
+		"scoped set's and still adds up; ledger rows outside the scope are not counted. With exports "
+		"--context and --region filter too.\n"
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"
@@ -98,6 +109,7 @@ struct report_args {
 	enum report_format format;
 	const char *output, *totals, *series;
 	int64_t max_age;
+	struct scope scope; /* -n, -A, -l, --account, --volume; with exports also --region, --context */
 };
 
 
@@ -105,10 +117,10 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
-	if (id > OPT_LIVE_BASE) {
-		a->live_given = 1;
-		return cmd_live_option(&a->live, id, arg);
-	}
+	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
+		return cmd_scope_option(&a->scope, id, arg);
+	if (id > OPT_LIVE_BASE)
+		return cmd_live_or_scope_option(&a->live, &a->scope, &a->live_given, id, arg);
 	switch (id) {
 	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
 	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
@@ -204,10 +216,13 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	int live = !a.n_aws && !a.n_kube;
 	if (!live && a.live_given) {
-		log_error("live options (--region, --context, ...) do not apply to --from-aws-json/--from-kube-json inputs");
+		log_error("live options (--profile, --all-contexts, --no-metrics, ...) do not apply to "
+			  "--from-aws-json/--from-kube-json inputs");
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (live)
+		cmd_scope_read_live(&a.scope);
 	if (live && a.live.no_aws && a.live.no_kube) {
 		log_error("--no-aws and --no-kube together leave nothing to read");
 		rc = EXIT_USAGE;
@@ -231,6 +246,10 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		fleet_release(&fleet);
 		goto out;
 	}
+	struct scope_stats sst;
+	scope_filter_fleet(&a.scope, &fleet, &sst);
+	cmd_scope_notices(&a.scope, &sst, "volumes");
+	scope_stats_release(&sst);
 	struct ledger_volume_state *states = NULL;
 	struct ledger_baseline *bases = NULL;
 	size_t n_states = 0, n_bases = 0;
@@ -255,9 +274,15 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	/* borrowed views for the report */
 	struct report_volume_state *rs = n_states ? xcalloc(n_states, sizeof *rs) : NULL;
+	size_t n_rs = 0;
+	/* Under a scope the ledger's volumes outside it are not "elsewhere": only the scoped
+	 * volumes' rows count, so the totals are the scoped set's. */
+	int scoped = scope_active(&a.scope);
 	for (size_t i = 0; i < n_states; i++)
-		rs[i] = (struct report_volume_state){states[i].volume_id, states[i].state, states[i].eligible_at,
-						     states[i].completed_at, 1, states[i].current_monthly};
+		if (!scoped || fleet_find(&fleet, states[i].volume_id))
+			rs[n_rs++] = (struct report_volume_state){states[i].volume_id, states[i].state,
+								  states[i].eligible_at, states[i].completed_at, 1,
+								  states[i].current_monthly};
 	struct report_baseline *rb = n_bases ? xcalloc(n_bases, sizeof *rb) : NULL;
 	for (size_t i = 0; i < n_bases; i++)
 		rb[i] = (struct report_baseline){bases[i].volume_id, bases[i].monthly};
@@ -265,7 +290,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
 	/* observed completions (e.g. from CloudTrail) would be passed here; none are read yet */
-	struct report_options ro = {keys, n_keys, a.period, a.since, em_now(), first_apply, rs, n_states, rb, n_bases,
+	struct report_options ro = {keys, n_keys, a.period, a.since, em_now(), first_apply, rs, n_rs, rb, n_bases,
 				    NULL, 0};
 	struct report report;
 	report_build(&report, &plan, &ro);
@@ -303,6 +328,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	ledger_baselines_free(bases, n_bases);
 	fleet_release(&fleet);
 out:
+	scope_release(&a.scope);
 	report_keys_free(keys, n_keys);
 	cmd_live_options_release(&a.live);
 	cmd_free_sources(a.aws, a.n_aws);

@@ -22,6 +22,7 @@
 #include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/scope.h"
 #include "ebsmigrate/strmap.h"
 
 enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
@@ -43,11 +44,14 @@ static const struct cmd_option status_options[] = {
 	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
 	 OPT_SKUBECONFIG},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_SPROFILE},
+	CMD_SCOPE_OPTIONS,
+	CMD_SCOPE_REGION_OPTION,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
 static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
+	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
+	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]", NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
@@ -75,7 +79,14 @@ const struct cmd_help status_help = {
 		       "--watch refreshes every --interval seconds and ends once nothing is in flight (exit 0, or "
 		       "4 on a mismatch), or after --timeout seconds with modifications still in flight (exit 3), "
 		       "like `kubectl rollout status`. On a terminal it redraws one view in place; otherwise each "
-		       "refresh appends its view.",
+		       "refresh appends its view.\n"
+		       "\n"
+		       "Scoping (docs/scope.md): --context, -n, --region, --account and --volume keep the ledger rows "
+		       "of those clusters, namespaces, regions, accounts and volumes (values of one flag OR, flags AND; "
+		       "-A overrides -n); -l keeps the rows whose PVC matches the selector, asked of each cluster as "
+		       "apply does (the ledger keeps no labels; not with --no-kube or --no-verify). Rows outside the "
+		       "scope are neither reconciled nor shown; the totals are the scoped rows'. An empty scope is a "
+		       "notice and exit 0.",
 	.options = status_options,
 	.exit_codes = "Exit 3 when --watch --timeout ran out with modifications still in flight. Exit 4 when a "
 		      "completed volume does not match its target in EC2, or its PVC does not name "
@@ -87,13 +98,14 @@ struct status_args {
 	int json, watch, no_verify, no_kube;
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
-	const char **contexts;
-	size_t n_contexts;
+	struct scope scope; /* --context and the scoping options */
 };
 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct status_args *a = st;
+	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
+		return cmd_scope_option(&a->scope, id, arg);
 	switch (id) {
 	case OPT_SFORMAT:
 		if (strcmp(arg, "json") == 0)
@@ -124,10 +136,7 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_WATCH: a->watch = 1; return 0;
 	case OPT_NO_VERIFY: a->no_verify = 1; return 0;
 	case OPT_SNO_KUBE: a->no_kube = 1; return 0;
-	case OPT_SCONTEXT:
-		a->contexts = xrealloc(a->contexts, (a->n_contexts + 1) * sizeof *a->contexts);
-		a->contexts[a->n_contexts++] = arg;
-		return 0;
+	case OPT_SCONTEXT: scope_add(&a->scope.contexts, &a->scope.n_contexts, arg); return 0;
 	case OPT_SKUBECONFIG: a->kubeconfig = arg; return 0;
 	case OPT_SPROFILE: a->profile = arg; return 0;
 	}
@@ -264,22 +273,52 @@ static struct pvc_live *read_pvcs(struct kube_side *ks, const struct apply_row *
 	return pv;
 }
 
-/* --context: keeps the rows of those clusters only (rows without a cluster are dropped). */
-static void keep_clusters(struct apply_row *rows, size_t *n, const char *const *clusters, size_t n_clusters)
+/* The rows in scope (--context, -n, --region, ...; rows without a cluster are dropped by
+ * --context, rows without a PVC by -n and -l). -l is asked of the rows' clusters, as apply does:
+ * a cluster that cannot be listed is an error (EM_*, message in err), not a guess. */
+static int keep_in_scope(const struct scope *sc, struct kube_conns *kcs, struct apply_row *rows, size_t *n,
+			 struct scope_stats *st, struct buf *err)
 {
-	if (!n_clusters)
-		return;
+	memset(st, 0, sizeof *st);
+	st->before = st->kept = *n;
+	if (!scope_active(sc))
+		return 0;
+	struct strmap selected = STRMAP_INIT, listed = STRMAP_INIT, seen_ns = STRMAP_INIT;
+	int rc = 0;
+	size_t dummy;
+	for (size_t i = 0; i < *n; i++)
+		if (rows[i].namespace_ && rows[i].pvc)
+			strmap_put(&seen_ns, rows[i].namespace_, 1);
+	if (scope_by_namespace(sc))
+		for (size_t i = 0; i < sc->n_namespaces; i++)
+			if (!strmap_get(&seen_ns, sc->namespaces[i], &dummy))
+				scope_add(&st->unknown_namespaces, &st->n_unknown_namespaces, sc->namespaces[i]);
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++) {
-		int keep = 0;
-		for (size_t c = 0; c < n_clusters && !keep; c++)
-			keep = rows[i].cluster && strcmp(rows[i].cluster, clusters[c]) == 0;
+		struct apply_row *r = &rows[i];
+		struct scope_subject x = {r->volume_id, r->region, r->account, r->cluster, r->namespace_, r->pvc, NULL, 0, 0};
+		int keep = !rc && scope_matches(sc, &x);
+		if (keep && sc->selector_text) {
+			if (!strmap_get(&listed, r->cluster, &dummy)) {
+				strmap_put(&listed, r->cluster, 1);
+				rc = scope_live_selected_pvcs(kcs, sc->selector_text, r->cluster, &selected, err);
+			}
+			struct buf key = BUF_INIT;
+			buf_addf(&key, "%s/%s/%s", r->cluster, r->namespace_, r->pvc);
+			keep = !rc && strmap_get(&selected, key.s, &dummy);
+			buf_release(&key);
+		}
 		if (keep)
-			rows[k++] = rows[i];
+			rows[k++] = *r;
 		else
-			apply_row_release(&rows[i]);
+			apply_row_release(r);
 	}
 	*n = k;
+	st->kept = k;
+	strmap_release(&selected);
+	strmap_release(&listed);
+	strmap_release(&seen_ns);
+	return rc;
 }
 
 struct tally {
@@ -533,6 +572,12 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	if (a.scope.selector_text && (a.no_kube || a.no_verify)) {
+		log_error("-l/--selector asks the clusters which PVCs match (the ledger keeps no labels): it does not "
+			  "go with %s", a.no_kube ? "--no-kube" : "--no-verify");
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	if ((rc = cmd_prepare(ctx, NEEDS_DB)))
 		goto out;
 	struct buf err = BUF_INIT;
@@ -553,7 +598,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
-	int noticed = 0;
+	int noticed = 0, noticed_scope = 0;
 	int redraw = a.watch && !a.json && isatty(1); /* one view in place, not appended ones */
 	int64_t interval = a.interval ? a.interval : 15;
 	int64_t started = monotonic_s();
@@ -566,7 +611,18 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		keep_clusters(rows, &n, a.contexts, a.n_contexts);
+		struct scope_stats sst;
+		buf_reset(&err);
+		if (keep_in_scope(&a.scope, &ks.conns, rows, &n, &sst, &err)) {
+			log_error("%s", err.s);
+			scope_stats_release(&sst);
+			apply_rows_free(rows, n);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		if (!noticed_scope++)
+			cmd_scope_notices(&a.scope, &sst, "ledger volumes");
+		scope_stats_release(&sst);
 		if (have_aws && n)
 			reconcile(ctx, &aws, &a, rows, n);
 		struct live lv;
@@ -629,6 +685,6 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		aws_client_release(&aws);
 	buf_release(&err);
 out:
-	free(a.contexts);
+	scope_release(&a.scope);
 	return rc;
 }

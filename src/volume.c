@@ -136,6 +136,31 @@ struct volume *fleet_add_volume(struct fleet *f, const char *volume_id)
 	return fleet_add_found(f, &slot, xstrdup(volume_id));
 }
 
+void fleet_retain(struct fleet *f, const unsigned char *keep)
+{
+	struct vol_index *x = f->index;
+	size_t k = 0;
+	if (x->cap)
+		memset(x->slots, 0, x->cap * sizeof *x->slots);
+	x->used = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (!keep[i]) {
+			volume_release(&f->vols[i]);
+			continue;
+		}
+		if (k != i)
+			f->vols[k] = f->vols[i];
+		/* the kept ids are distinct and the index keeps its capacity: no probe compares */
+		size_t mask = x->cap - 1, j = (size_t)id_hash(f->vols[k].volume_id) & mask;
+		while (x->slots[j].pos1)
+			j = (j + 1) & mask;
+		x->slots[j].hash = id_hash(f->vols[k].volume_id);
+		x->slots[j].pos1 = ++k;
+		x->used++;
+	}
+	f->n = k;
+}
+
 void fleet_add_notice(struct fleet *f, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;

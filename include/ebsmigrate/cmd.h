@@ -190,4 +190,40 @@ extern const struct cmd_help plan_help, help_help, version_help, inventory_help,
 int cmd_db(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help db_help;
 
+/* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
+ * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
+ * --context come from live_options where a command has them; status lists its own. Meaning:
+ * scope.h. */
+enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_SCOPE_SELECTOR, OPT_SCOPE_ACCOUNT,
+       OPT_SCOPE_VOLUME, OPT_SCOPE_REGION, OPT_SCOPE_END };
+#define CMD_SCOPE_OPTIONS                                                                                          \
+	{"namespace", 'n', ARG_REQUIRED, "NS", "only volumes whose PVC is in this namespace (repeatable)",            \
+	 OPT_SCOPE_NAMESPACE},                                                                                     \
+	{"all-namespaces", 'A', ARG_NONE, NULL, "every namespace (the default); overrides -n, as in kubectl",        \
+	 OPT_SCOPE_ALL_NAMESPACES},                                                                                \
+	{"selector", 'l', ARG_REQUIRED, "SELECTOR",                                                                \
+	 "only volumes whose PVC's labels match this selector (kubectl syntax: k=v, k!=v, 'k in (a,b)', "           \
+	 "'k notin (a)', k, !k; commas AND)",                                                                        \
+	 OPT_SCOPE_SELECTOR},                                                                                      \
+	{"account", 0, ARG_REQUIRED, "ID", "only volumes of this AWS account (repeatable)", OPT_SCOPE_ACCOUNT},      \
+	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_SCOPE_VOLUME}
+#define CMD_SCOPE_REGION_OPTION                                                                                    \
+	{"region", 0, ARG_REQUIRED, "REGION", "only volumes in this AWS region (repeatable)", OPT_SCOPE_REGION}
+struct scope;
+struct scope_stats;
+/* Applies one scoping option (OPT_SCOPE_*) to s; -l is parsed here. EXIT_USAGE, said, on a bad
+ * selector or a second -l. */
+int cmd_scope_option(struct scope *s, int id, const char *arg);
+/* After filtering: a notice per -n namespace no PVC is in, and kubectl's "No resources found"
+ * when nothing is left ("no volumes match -n x -l 'y' (of N read)"). what: "volumes", "rows". */
+void cmd_scope_notices(const struct scope *s, const struct scope_stats *st, const char *what);
+
+/* A live option of plan or report: --region and --context are also kept in s (with exports they
+ * filter by the volume's region and cluster); any other live option sets *live_given. */
+int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *s, int *live_given, int id,
+			     const char *arg);
+/* Live reading: --region and --context chose what was read (a PV in a region not read stays,
+ * flagged volume-not-found), so they filter nothing more. */
+void cmd_scope_read_live(struct scope *s);
+
 #endif

@@ -199,6 +199,9 @@ struct fleet_slot {
 };
 struct volume *fleet_find_slot(struct fleet *f, const char *volume_id, struct fleet_slot *slot);
 struct volume *fleet_add_found(struct fleet *f, const struct fleet_slot *slot, char *volume_id);
+/* Keeps the volumes whose keep[i] is non-zero (in order) and releases the others; the index
+ * follows. Cluster objects, instances and notices stay. */
+void fleet_retain(struct fleet *f, const unsigned char *keep);
 void fleet_add_notice(struct fleet *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Registers a cluster name (once); returns its index. */
 size_t fleet_add_cluster(struct fleet *f, const char *name);
