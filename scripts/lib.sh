@@ -9,7 +9,7 @@ BUILD=${EM_BUILD_DIR:-$ROOT/build}
 # tools the tests use (Debian AWS CLI v2, botocore for the simulator, fio, jq, sqlite3, openssl).
 EM_BUILD_PACKAGES=(gcc make cmake pkg-config libcurl4-openssl-dev libssl-dev libcjson-dev
 	libyaml-dev libsqlite3-dev libexpat1-dev zlib1g-dev)
-EM_TEST_PACKAGES=(python3 python3-botocore awscli fio jq sqlite3 openssl ca-certificates chromium)
+EM_TEST_PACKAGES=(python3 python3-botocore awscli fio jq sqlite3 openssl ca-certificates chromium python3-yaml)
 
 em_missing_packages() {
 	local missing=() p

@@ -28,7 +28,12 @@ enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_OUTPUT_FILE,
+};
+
+static const struct cmd_format bench_formats[] = {
+	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0},
+	{"yaml", FORMAT_YAML, 0}, {"markdown", FORMAT_MARKDOWN, 0}, {"md", FORMAT_MARKDOWN, 1}, {NULL, 0, 0},
 };
 
 static const struct cmd_option bench_options[] = {
@@ -76,8 +81,10 @@ static const struct cmd_option bench_options[] = {
 	 OPT_KCONTEXT},
 	{"iops-log", 0, ARG_REQUIRED, "FILE", "import: a write_iops_log file of the same fio run (repeatable)",
 	 OPT_IOPS_LOG},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json; compare also markdown", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_OUTPUT_FILE},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -87,9 +94,9 @@ static const char *const bench_usage[] = {
 	"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
 	"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
 	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
-	"list [--format table|json]",
-	"show RUN [--format table|json] [--fio-json]",
-	"compare BEFORE AFTER | --volume VOL-ID [--format table|json|markdown]",
+	"list [-o table|wide|json|yaml] [--output-file FILE]",
+	"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
+	"compare BEFORE AFTER | --volume VOL-ID [-o table|wide|json|yaml|markdown] [--output-file FILE]",
 	NULL,
 };
 
@@ -119,7 +126,7 @@ const struct cmd_help bench_help = {
 		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
 		"  ebsmigrate bench run --storage-class gp3 --size 100Gi --label gp3-check\n"
 		"  ebsmigrate bench import fio.json --iops-log gp2_rr_iops.1.log --volume-type gp2 --volume-size 100\n"
-		"  ebsmigrate bench compare db-gp2 db-gp3 --format markdown",
+		"  ebsmigrate bench compare db-gp2 db-gp3 -o markdown",
 	.options = bench_options,
 	.exit_codes = "compare exits 4 when a profile fails its verdict. run exits 1 when fio fails or the run is "
 		      "interrupted (finished profiles are kept), 2 for bad options, a missing or unwritable directory, or "
@@ -147,6 +154,7 @@ struct bench_args {
 	int have_vol;
 	enum out_format format;
 	int format_given, no_record, fio_json;
+	int yaml; /* -o yaml: format is FORMAT_JSON, converted by write_result */
 };
 
 static int parse_duration_s(const char *s, int *out)
@@ -278,13 +286,18 @@ static int on_option(void *st, int id, const char *arg)
 		a->iops_logs[a->n_iops_logs++] = arg;
 		return 0;
 	case OPT_FORMAT:
-		if (out_format_parse(arg, &a->format) || a->format == FORMAT_CSV) {
-			log_error("--format: '%s' is not one of table, json, markdown", arg);
+	case OPT_OUTPUT: {
+		int f;
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, bench_formats, &f))
 			return EXIT_USAGE;
-		}
+		a->format = (enum out_format)f;
+		a->yaml = a->format == FORMAT_YAML;
+		if (a->yaml) /* the JSON document, converted when written (write_result) */
+			a->format = FORMAT_JSON;
 		a->format_given = 1;
 		return 0;
-	case OPT_OUTPUT: a->output = arg; return 0;
+	}
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
 	}
@@ -328,6 +341,13 @@ static void run_from_args(struct bench_run *run, struct bench_args *a)
 	}
 }
 
+/* The result to stdout or --output-file; -o yaml converts the JSON (not --fio-json's raw fio). */
+static int write_result(const struct bench_args *a, struct buf *out)
+{
+	int rc = a->yaml && !a->fio_json ? cmd_json_to_yaml(out) : 0;
+	return rc ? rc : cmd_write_output(a->output, out);
+}
+
 static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct bench_run *run)
 {
 	struct buf out = BUF_INIT;
@@ -335,7 +355,7 @@ static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct
 		bench_write_runs_json(&out, run, 1);
 	else
 		bench_write_run_table(&out, run);
-	int rc = cmd_write_output(a->output, &out);
+	int rc = write_result(a, &out);
 	buf_release(&out);
 	if (!rc && run->id && ctx->db)
 		log_notice("bench run %lld recorded in %s", (long long)run->id, ctx->db_path);
@@ -474,7 +494,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		if (run.n_jobs && a->format == FORMAT_JSON) {
 			struct buf out = BUF_INIT;
 			bench_write_runs_json(&out, &run, 1);
-			cmd_write_output(a->output, &out);
+			write_result(a, &out);
 			buf_release(&out);
 		}
 	} else {
@@ -560,7 +580,7 @@ static int bench_list_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 			bench_write_runs_json(&out, runs, n);
 		else
 			bench_write_list_table(&out, runs, n);
-		rc = cmd_write_output(a->output, &out);
+		rc = write_result(a, &out);
 		buf_release(&out);
 	}
 	for (size_t i = 0; i < loaded && i < n; i++)
@@ -601,7 +621,7 @@ static int bench_show_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 		log_error("%s", err.s);
 		rc = em_exit_code_for(brc);
 	} else {
-		rc = cmd_write_output(a->output, &out);
+		rc = write_result(a, &out);
 	}
 	bench_run_release(&run);
 	buf_release(&out);
@@ -647,7 +667,7 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 	} else {
 		struct buf out = BUF_INIT;
 		bench_write_compare(&out, &cmp, a->format);
-		rc = cmd_write_output(a->output, &out);
+		rc = write_result(a, &out);
 		buf_release(&out);
 		if (!rc && cmp.verdict == BENCH_FAIL) {
 			log_error("verification failed: see the verdicts above");
@@ -683,7 +703,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	const char *sub = rest[0];
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {
-		log_error("--format markdown is for bench compare");
+		log_error("-o markdown is for bench compare");
 		rc = EXIT_USAGE;
 		goto out;
 	}

@@ -25,10 +25,20 @@
 #include "ebsmigrate/strmap.h"
 
 enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
-       OPT_SKUBECONFIG, OPT_STIMEOUT };
+       OPT_SKUBECONFIG, OPT_STIMEOUT, OPT_SOUTPUT, OPT_SOUTPUT_FILE };
+
+enum status_format { STATUS_TABLE = 0, STATUS_WIDE, STATUS_JSON, STATUS_YAML };
+static const struct cmd_format status_formats[] = {
+	{"table", STATUS_TABLE, 0}, {"wide", STATUS_WIDE, 0}, {"json", STATUS_JSON, 0}, {"yaml", STATUS_YAML, 0}, {NULL, 0, 0},
+};
 
 static const struct cmd_option status_options[] = {
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json (schema ebsmigrate.status/v1)", OPT_SFORMAT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json (schema ebsmigrate.status/v1) or yaml",
+	 OPT_SOUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_SFORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE",
+	 "write the result to FILE (atomically; with --watch, each refresh replaces it) instead of stdout",
+	 OPT_SOUTPUT_FILE},
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
 	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
@@ -47,7 +57,7 @@ static const struct cmd_option status_options[] = {
 };
 
 static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
+	"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]", NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
@@ -84,9 +94,11 @@ const struct cmd_help status_help = {
 };
 
 struct status_args {
+	int format; /* enum status_format */
 	int json, watch, no_verify, no_kube;
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
+	const char *output; /* --output-file */
 	const char **contexts;
 	size_t n_contexts;
 };
@@ -96,13 +108,12 @@ static int on_option(void *st, int id, const char *arg)
 	struct status_args *a = st;
 	switch (id) {
 	case OPT_SFORMAT:
-		if (strcmp(arg, "json") == 0)
-			a->json = 1;
-		else if (strcmp(arg, "table") != 0) {
-			log_error("--format: '%s' is not one of table, json", arg);
+	case OPT_SOUTPUT:
+		if (cmd_output_format(id == OPT_SFORMAT ? "--format" : "-o", arg, status_formats, &a->format))
 			return EXIT_USAGE;
-		}
+		a->json = a->format == STATUS_JSON || a->format == STATUS_YAML;
 		return 0;
+	case OPT_SOUTPUT_FILE: a->output = arg; return 0;
 	case OPT_SPLAN:
 		if (em_parse_i64(arg, &a->plan_id) || a->plan_id < 1) {
 			log_error("--plan: '%s' is not a plan id", arg);
@@ -554,7 +565,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
 	int noticed = 0;
-	int redraw = a.watch && !a.json && isatty(1); /* one view in place, not appended ones */
+	int redraw = a.watch && !a.json && !a.output && isatty(1); /* one view in place, not appended ones */
 	int64_t interval = a.interval ? a.interval : 15;
 	int64_t started = monotonic_s();
 	for (;;) {
@@ -602,7 +613,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 				 (long long)interval, a.timeout ? " or --timeout" : "");
 		}
 		int in_flight = render(&out, rows, n, &lv, pv, a.json, &t);
-		rc = cmd_write_output(NULL, &out);
+		rc = a.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
+		if (!rc)
+			rc = cmd_write_output(a.output, &out);
 		buf_release(&out);
 		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);

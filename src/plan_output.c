@@ -552,7 +552,9 @@ static void write_markdown(struct buf *b, const struct plan *p)
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
 {
 	switch (fmt) {
-	case FORMAT_TABLE: plan_write_table(out, p, 0); break;
+	case FORMAT_TABLE:
+	case FORMAT_WIDE: plan_write_table(out, p, 0); break;
+	case FORMAT_YAML: /* the JSON document, which the caller converts (yamlout.c) */
 	case FORMAT_JSON: write_json(out, p, NULL, NULL); break;
 	case FORMAT_CSV: write_csv(out, p); break;
 	case FORMAT_MARKDOWN: write_markdown(out, p); break;

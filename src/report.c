@@ -1381,8 +1381,10 @@ static void write_html(struct buf *b, const struct report *r)
 void report_write(struct buf *out, const struct report *r, enum report_format fmt, int color)
 {
 	switch (fmt) {
-	case REPORT_TABLE: write_table(out, r, color); break;
+	case REPORT_TABLE:
+	case REPORT_WIDE: write_table(out, r, color); break;
 	case REPORT_CSV: write_csv(out, r); break;
+	case REPORT_YAML: /* the JSON document, which the caller converts (yamlout.c) */
 	case REPORT_JSON: write_json(out, r); break;
 	case REPORT_MARKDOWN: write_markdown(out, r); break;
 	case REPORT_HTML: write_html(out, r); break;

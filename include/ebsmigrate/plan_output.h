@@ -9,7 +9,9 @@
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/planner.h"
 
-enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN };
+/* FORMAT_WIDE: the table with every column, unelided. FORMAT_YAML: the JSON document in YAML
+ * (written by yamlout.c from the JSON; plan_write knows neither). */
+enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN, FORMAT_WIDE, FORMAT_YAML };
 
 int out_format_parse(const char *s, enum out_format *out);
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);

@@ -40,7 +40,9 @@ struct report_key {
 int report_parse_group_by(const char *spec, struct report_key **out, size_t *n, struct buf *err);
 void report_keys_free(struct report_key *k, size_t n);
 
-enum report_format { REPORT_TABLE = 0, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN, REPORT_HTML };
+/* REPORT_WIDE: the table with every column, unelided; REPORT_YAML: the JSON document in YAML
+ * (yamlout.c converts report_write's JSON). */
+enum report_format { REPORT_TABLE = 0, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN, REPORT_HTML, REPORT_WIDE, REPORT_YAML };
 enum report_period { REPORT_MONTH = 0, REPORT_YEAR };
 
 int report_format_parse(const char *s, enum report_format *out);
