@@ -22,6 +22,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
 static const struct cmd_option global_options[] = {
@@ -680,4 +681,13 @@ int cmd_json_to_yaml(struct buf *doc)
 	buf_release(&yaml);
 	buf_release(&err);
 	return rc ? EXIT_RUNTIME : EXIT_OK;
+}
+
+void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers)
+{
+	int to_stdout = !output_file || strcmp(output_file, "-") == 0;
+	out->width = to_stdout ? table_terminal_width(STDOUT_FILENO) : 0;
+	out->wide = wide;
+	out->no_headers = no_headers;
+	out->header_sgr = NULL;
 }

@@ -17,9 +17,10 @@
 #include "ebsmigrate/inventory_output.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
-enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD, OPT_OUTPUT_FILE };
+enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 enum inv_format { INV_TABLE = 0, INV_WIDE, INV_JSON, INV_YAML };
 static const struct cmd_format inventory_formats[] = {
@@ -31,6 +32,7 @@ static const struct cmd_option inventory_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
 	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
 	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"save", 0, ARG_REQUIRED, "DIR",
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},
@@ -72,7 +74,7 @@ struct inv_args {
 	int format; /* enum inv_format */
 	int json;   /* format is json or yaml (the JSON document is built) */
 	const char *output;
-	int no_record;
+	int no_record, no_headers;
 };
 
 static int on_option(void *st, int id, const char *arg)
@@ -88,6 +90,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->json = a->format == INV_JSON || a->format == INV_YAML;
 		return 0;
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SAVE: a->live.save_dir = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	}
@@ -214,8 +217,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta);
 	if (!spool && (a.json || !a.no_record))
 		inventory_write_json(&json, &fleet, &meta);
-	if (!a.json)
-		inventory_write_table(&out, &fleet, &meta);
+	if (!a.json) {
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == INV_WIDE, a.no_headers);
+		inventory_write_table(&out, &fleet, &meta, &to);
+	}
 	struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
 	join_strings(&regions, res.regions, res.n_regions);
 	join_strings(&clusters, fleet.clusters, fleet.n_clusters);

@@ -17,10 +17,11 @@
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT, OPT_OUTPUT_FILE };
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 static const struct cmd_format plan_formats[] = {
 	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0}, {"yaml", FORMAT_YAML, 0},
@@ -45,6 +46,7 @@ static const struct cmd_option plan_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"out", 0, ARG_REQUIRED, "PLANFILE",
 	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
 	 "--output-file, whatever -o says", OPT_OUT},
@@ -113,6 +115,7 @@ struct plan_args {
 	enum out_format format;
 	const char *output;
 	const char *out; /* --out: the plan document */
+	int no_headers;
 	int no_record;
 	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
@@ -147,6 +150,7 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_OUT:
 		if (strcmp(arg, "-") == 0) {
 			log_error("--out: give a file name; to print the plan document use -o json");
@@ -376,8 +380,11 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		if (!rc && a.out)
 			rc = cmd_outputs_add_spool(&outputs, a.out, sink.spool);
 	} else {
-		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE)
-			plan_write_table(&out, &plan, ctx->color_stdout && !a.output);
+		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE) {
+			struct table_options to;
+			cmd_table_options(&to, a.output, a.format == FORMAT_WIDE, a.no_headers);
+			plan_write_table(&out, &plan, ctx->color_stdout && !a.output, &to);
+		}
 		else if (!yaml)
 			plan_write(&out, &plan, a.format);
 		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE || a.format == FORMAT_CSV)

@@ -16,9 +16,10 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
+#include "ebsmigrate/table.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
-       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE };
+       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 static const struct cmd_format report_formats[] = {
 	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
@@ -49,6 +50,7 @@ static const struct cmd_option report_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
 	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
 	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
 	{"totals", 0, ARG_REQUIRED, "FILE",
@@ -105,6 +107,7 @@ struct report_args {
 	time_t since;
 	enum report_format format;
 	const char *output, *totals, *series;
+	int no_headers;
 	int64_t max_age;
 };
 
@@ -150,6 +153,7 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
@@ -287,8 +291,13 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	buf_release(&msg);
 
 	struct buf out = BUF_INIT, totals = BUF_INIT, series = BUF_INIT;
-	report_write(&out, &report, a.format,
-		     (a.format == REPORT_TABLE || a.format == REPORT_WIDE) && ctx->color_stdout && !a.output);
+	if (a.format == REPORT_TABLE || a.format == REPORT_WIDE) {
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == REPORT_WIDE, a.no_headers);
+		report_write_table(&out, &report, ctx->color_stdout && !a.output, &to);
+	} else {
+		report_write(&out, &report, a.format, 0);
+	}
 	struct cmd_outputs outs = CMD_OUTPUTS_INIT;
 	rc = a.format == REPORT_YAML ? cmd_json_to_yaml(&out) : 0;
 	if (!rc)

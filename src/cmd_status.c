@@ -23,9 +23,10 @@
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/table.h"
 
 enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
-       OPT_SKUBECONFIG, OPT_STIMEOUT, OPT_SOUTPUT, OPT_SOUTPUT_FILE };
+       OPT_SKUBECONFIG, OPT_STIMEOUT, OPT_SOUTPUT, OPT_SOUTPUT_FILE, OPT_SNO_HEADERS };
 
 enum status_format { STATUS_TABLE = 0, STATUS_WIDE, STATUS_JSON, STATUS_YAML };
 static const struct cmd_format status_formats[] = {
@@ -39,6 +40,7 @@ static const struct cmd_option status_options[] = {
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the result to FILE (atomically; with --watch, each refresh replaces it) instead of stdout",
 	 OPT_SOUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_SNO_HEADERS},
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
 	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
@@ -95,7 +97,7 @@ const struct cmd_help status_help = {
 
 struct status_args {
 	int format; /* enum status_format */
-	int json, watch, no_verify, no_kube;
+	int json, watch, no_verify, no_kube, no_headers;
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
 	const char *output; /* --output-file */
@@ -114,6 +116,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->json = a->format == STATUS_JSON || a->format == STATUS_YAML;
 		return 0;
 	case OPT_SOUTPUT_FILE: a->output = arg; return 0;
+	case OPT_SNO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SPLAN:
 		if (em_parse_i64(arg, &a->plan_id) || a->plan_id < 1) {
 			log_error("--plan: '%s' is not a plan id", arg);
@@ -325,17 +328,28 @@ static void add_pvc_json(struct buf *out, const struct apply_row *r, const struc
 	buf_addc(out, '}');
 }
 
+/* Fixed widths without a terminal, as the table always had; on one, priorities (table.h). */
+static const struct table_column status_columns[] = {
+	{"VOLUME", TABLE_FIXED, 0, 22},
+	{"STATE", TABLE_FIXED, 0, 11},
+	{"METHOD", TABLE_FIXED, 3, 6},
+	{"TARGET", TABLE_FIXED, 2, 16},
+	{"PROGRESS", TABLE_RIGHT | TABLE_FIXED, 1, 8},
+	{"IN STATE", TABLE_RIGHT | TABLE_FIXED, 4, 9},
+	{"ELIGIBLE", TABLE_FIXED, 5, 20},
+	{"NOTE", 0, 0, 12},
+};
+
 static int render(struct buf *out, struct apply_row *rows, size_t n, const struct live *lv, const struct pvc_live *pv,
-		  int json, struct tally *t)
+		  int json, const struct table_options *to, struct tally *t)
 {
 	time_t now = em_now();
 	size_t planned = 0, in_flight = 0, completed = 0, deferred = 0, failed = 0;
 	micro_t realized = 0;
 	if (json)
 		buf_adds(out, "{\"schema\":\"ebsmigrate.status/v1\",\"volumes\":[");
-	else
-		buf_addf(out, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s\n", "VOLUME", "STATE", "METHOD", "TARGET",
-			 "PROGRESS", "IN STATE", "ELIGIBLE", "NOTE");
+	struct table tab;
+	table_init(&tab, status_columns, sizeof status_columns / sizeof status_columns[0]);
 	for (size_t i = 0; i < n; i++) {
 		struct apply_row *r = &rows[i];
 		const struct pvc_live *p = &pv[i];
@@ -459,17 +473,23 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 				buf_addf(&note, "%s%s", note.len ? "; " : "", pnote.s);
 			if (!bad && r->error_code && r->error_message)
 				buf_addf(&note, "%s%s", note.len ? "; " : "", r->error_message);
-			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters */
-			struct buf row = BUF_INIT;
-			buf_addf(&row, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s", r->volume_id, r->state, r->method, tgt,
-				 prog, ins, elig[0] ? elig : "-", note.len ? note.s : "");
-			buf_add_visible(out, row.s);
-			buf_addc(out, '\n');
-			buf_release(&row);
+			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters: the
+			 * table shows them visible */
+			table_add(&tab, r->volume_id);
+			table_add(&tab, r->state);
+			table_add(&tab, r->method);
+			table_add(&tab, tgt);
+			table_add(&tab, prog);
+			table_add(&tab, ins);
+			table_add(&tab, elig[0] ? elig : "-");
+			table_add(&tab, note.len ? note.s : "");
 			buf_release(&note);
 		}
 		buf_release(&pnote);
 	}
+	if (!json)
+		table_write(out, &tab, to);
+	table_release(&tab);
 	if (json) {
 		buf_addf(out, "\n],\"totals\":{\"planned\":%zu,\"in_flight\":%zu,\"completed\":%zu,\"deferred\":%zu,\"failed\":%zu,"
 			      "\"mismatched\":%d,\"pvc_unverified\":%d,\"realized_monthly_usd\":",
@@ -612,7 +632,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			buf_addf(&out, "\033[H\033[2J%s  every %llds until nothing is in flight%s (Ctrl-C to stop)\n\n", ts,
 				 (long long)interval, a.timeout ? " or --timeout" : "");
 		}
-		int in_flight = render(&out, rows, n, &lv, pv, a.json, &t);
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == STATUS_WIDE, a.no_headers);
+		int in_flight = render(&out, rows, n, &lv, pv, a.json, &to, &t);
 		rc = a.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
 		if (!rc)
 			rc = cmd_write_output(a.output, &out);

@@ -115,6 +115,11 @@ struct cmd_format {
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
 int cmd_json_to_yaml(struct buf *doc);
+/* How a table is written (table.h): to stdout on a terminal, fitted to its width (table_terminal_width);
+ * to --output-file FILE (output_file not NULL) or a pipe, unlimited; -o wide: every column
+ * unelided; --no-headers: no title row. */
+struct table_options;
+void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers);
 
 /* A command's outputs, committed together: each file is staged (a temporary next to it, mode
  * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then

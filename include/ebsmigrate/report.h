@@ -142,6 +142,9 @@ void report_add_warning(struct report *r, const char *msg);
 void report_release(struct report *r);
 /* color: ANSI colours in the table (TTY only). CSV holds the groups only (no total row). */
 void report_write(struct buf *out, const struct report *r, enum report_format fmt, int color);
+/* The table of report_write (table.c) fitted by to: width, wide, titles (NULL: unlimited). */
+struct table_options;
+void report_write_table(struct buf *out, const struct report *r, int color, const struct table_options *to);
 /* CSV of the totals: the groups' header and one row, key columns "(total)". */
 void report_write_csv_totals(struct buf *out, const struct report *r);
 /* CSV of the realized-savings series: date,volumes_completed,realized_monthly_usd,
