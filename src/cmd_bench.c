@@ -23,12 +23,13 @@
 #include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/table.h"
 
 enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_OUTPUT_FILE,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_OUTPUT_FILE, OPT_NO_HEADERS,
 };
 
 static const struct cmd_format bench_formats[] = {
@@ -85,6 +86,7 @@ static const struct cmd_option bench_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
 	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
 	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "run, import, list, show tables: no title row", OPT_NO_HEADERS},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -155,6 +157,8 @@ struct bench_args {
 	enum out_format format;
 	int format_given, no_record, fio_json;
 	int yaml; /* -o yaml: format is FORMAT_JSON, converted by write_result */
+	int no_headers;
+	struct table_options table; /* set after parsing */
 };
 
 static int parse_duration_s(const char *s, int *out)
@@ -298,6 +302,7 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
 	}
@@ -354,7 +359,7 @@ static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct
 	if (a->format == FORMAT_JSON)
 		bench_write_runs_json(&out, run, 1);
 	else
-		bench_write_run_table(&out, run);
+		bench_write_run_table(&out, run, &a->table);
 	int rc = write_result(a, &out);
 	buf_release(&out);
 	if (!rc && run->id && ctx->db)
@@ -579,7 +584,7 @@ static int bench_list_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 		if (a->format == FORMAT_JSON)
 			bench_write_runs_json(&out, runs, n);
 		else
-			bench_write_list_table(&out, runs, n);
+			bench_write_list_table(&out, runs, n, &a->table);
 		rc = write_result(a, &out);
 		buf_release(&out);
 	}
@@ -615,7 +620,7 @@ static int bench_show_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 		if (!brc && a->format == FORMAT_JSON)
 			bench_write_runs_json(&out, &run, 1);
 		else if (!brc)
-			bench_write_run_table(&out, &run);
+			bench_write_run_table(&out, &run, &a->table);
 	}
 	if (brc) {
 		log_error("%s", err.s);
@@ -702,6 +707,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	const char *sub = rest[0];
+	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {
 		log_error("-o markdown is for bench compare");
 		rc = EXIT_USAGE;

@@ -15,8 +15,9 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/table.h"
 
-enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE };
+enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 enum pricing_format { PRICING_TABLE = 0, PRICING_WIDE, PRICING_JSON, PRICING_YAML };
 static const struct cmd_format pricing_formats[] = {
@@ -34,6 +35,7 @@ static const struct cmd_option pricing_options[] = {
 	{"format", 0, ARG_REQUIRED, "FORMAT", "the same as -o/--output", OPT_FORMAT},
 	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
 	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "show, list, diff tables: no title row", OPT_NO_HEADERS},
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -86,6 +88,8 @@ struct pricing_args {
 	int format; /* enum pricing_format */
 	int json;   /* format is json or yaml (the JSON document is built) */
 	const char *output; /* --output-file */
+	int no_headers;
+	struct table_options table; /* set after parsing */
 	int64_t version;
 };
 
@@ -109,6 +113,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->json = a->format == PRICING_JSON || a->format == PRICING_YAML;
 		return 0;
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:
 		if (em_parse_i64(arg, &a->version) || a->version <= 0) {
 			log_error("--version: '%s' is not a price book version number", arg);
@@ -264,7 +269,7 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json);
+	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
 	pricebook_release(&loaded);
@@ -312,7 +317,7 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 		return EXIT_RUNTIME;
 	}
 	struct buf out = BUF_INIT;
-	pricing_write_versions(&out, v, n, a->json);
+	pricing_write_versions(&out, v, n, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
@@ -343,7 +348,7 @@ static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 	struct pricing_diff d;
 	memset(&d, 0, sizeof d);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, NULL, &bt, a->json);
+	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
@@ -402,7 +407,7 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	struct pricing_diff d;
 	pricing_diff_build(&d, &bf, &bt);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, &bf, &bt, a->json);
+	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
@@ -429,6 +434,7 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	const char *sub = rest[0];
+	cmd_table_options(&a.table, a.output, a.format == PRICING_WIDE, a.no_headers);
 	if (strcmp(sub, "refresh") == 0) {
 		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE)
 				: only(sub, &a, 1, 1, 0, 0);

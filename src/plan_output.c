@@ -443,7 +443,12 @@ void plan_write_table(struct buf *out, const struct plan *p, int color, const st
 	money_add_usd_pretty(out, t->savings_annual);
 	buf_adds(out, "/year)");
 	if (t->rightsize_monthly) {
-		buf_adds(out, "; right-sizing flagged volumes would save ");
+		/* on a terminal, a line of its own when the sentence would not fit */
+		size_t line_start = out->len;
+		while (line_start > 0 && out->s[line_start - 1] != '\n')
+			line_start--;
+		int own_line = to && to->width && !to->wide && out->len - line_start + 60 > to->width;
+		buf_adds(out, own_line ? "\nright-sizing flagged volumes would save " : "; right-sizing flagged volumes would save ");
 		money_add_usd_pretty(out, t->rightsize_monthly);
 		buf_adds(out, "/month more");
 	}

@@ -220,7 +220,7 @@ static void plan_layout(struct layout *l, const struct table *t, const struct ta
 	for (size_t c = 0; c < t->n_cols; c++) {
 		const struct table_column *col = &t->cols[c];
 		l->shown[c] = o->wide || !(col->flags & TABLE_WIDE_ONLY);
-		size_t title = o->no_headers ? 0 : table_display_width(col->title);
+		size_t title = table_display_width(col->title); /* counted without titles too: the same columns */
 		natural[c] = title;
 		if ((col->flags & TABLE_FIXED) && !limited) {
 			natural[c] = col->min_width > title ? col->min_width : title;
@@ -233,7 +233,7 @@ static void plan_layout(struct layout *l, const struct table *t, const struct ta
 				}
 		}
 		size_t min = col->min_width ? col->min_width : table_display_width(col->title);
-		floor[c] = natural[c] < min ? natural[c] : min;
+		floor[c] = natural[c] < min || (col->flags & TABLE_RIGHT) ? natural[c] : min; /* a cut number lies */
 		l->w[c] = natural[c];
 	}
 	if (limited) {

@@ -9,7 +9,8 @@
  * visible (control characters as \xHH, buf_add_visible) when added.
  *
  * Fitting a width (table_options.width > 0, and not wide): columns shrink, widest excess
- * first, down to their minimum width, their cells elided with "…"; when even the minimums do
+ * first, down to their minimum width, their cells elided with "…" (never a right-aligned
+ * column: a cut number would be a wrong one; it is dropped instead); when even the minimums do
  * not fit, the column with the highest priority number (the least important, 0 = never
  * dropped) is left out and the rest re-fitted. With width 0 nothing is elided or dropped.
  *
@@ -24,7 +25,7 @@
 #include "ebsmigrate/buf.h"
 
 enum table_column_flags {
-	TABLE_RIGHT = 1 << 0,     /* right-aligned (numbers, money) */
+	TABLE_RIGHT = 1 << 0,     /* right-aligned (numbers, money), never elided */
 	TABLE_FIXED = 1 << 1,     /* unlimited width: padded to min_width, a longer cell shifts only its row */
 	TABLE_WIDE_ONLY = 1 << 2, /* shown only with -o wide */
 };

@@ -493,11 +493,11 @@ static void test_diff_and_export(void)
 	CHECK_I64(d.added, 1);
 	CHECK_I64(d.removed, 1);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, &book, &back, 0);
+	pricing_diff_write(&out, &d, &book, &back, 0, NULL);
 	CHECK(strstr(out.s, "us-east-1") && strstr(out.s, "+10.00%"));
 	CHECK(strstr(out.s, "1 changed, 1 added, 1 removed") != NULL);
 	buf_reset(&out);
-	pricing_diff_write(&out, &d, &book, &back, 1);
+	pricing_diff_write(&out, &d, &book, &back, 1, NULL);
 	cJSON *j = cJSON_Parse(out.s);
 	CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")) == 3);
 	cJSON_Delete(j);
