@@ -765,14 +765,20 @@ static void write_series_text(struct buf *b, const struct report *r, int markdow
 		return;
 	int y = r->period == REPORT_YEAR;
 	const char *unit = y ? "$/YR" : "$/MO";
+	const struct table_column series_columns[] = {
+		{"DATE", TABLE_FIXED, 0, 10},
+		{"COMPLETED", TABLE_RIGHT | TABLE_FIXED, 0, 9},
+		{y ? "REALIZED $/YR" : "REALIZED $/MO", TABLE_RIGHT | TABLE_FIXED, 0, 15},
+		{y ? "CUMULATIVE $/YR" : "CUMULATIVE $/MO", TABLE_RIGHT | TABLE_FIXED, 0, 17},
+	};
+	struct table t;
+	table_init(&t, series_columns, 4);
 	if (markdown)
 		buf_addf(b, "\n## Realized savings by day\n\n| DATE | COMPLETED | REALIZED %s | CUMULATIVE %s |\n"
 			    "|---|---:|---:|---:|\n",
 			 unit, unit);
 	else
-		buf_addf(b, "\nrealized savings by day (days with completions, and today)\n%-10s  %9s  %15s  %17s\n",
-			 "DATE", "COMPLETED", y ? "REALIZED $/YR" : "REALIZED $/MO",
-			 y ? "CUMULATIVE $/YR" : "CUMULATIVE $/MO");
+		buf_adds(b, "\nrealized savings by day (days with completions, and today)\n");
 	for (size_t d = 0; d < r->n_series; d++) {
 		const struct report_day *day = &r->series[d];
 		if (!day->completed && d + 1 < r->n_series)
@@ -782,13 +788,20 @@ static void write_series_text(struct buf *b, const struct report *r, int markdow
 		struct buf a = BUF_INIT, c = BUF_INIT;
 		money_add_usd_pretty(&a, day->realized * (y ? 12 : 1));
 		money_add_usd_pretty(&c, day->cumulative * (y ? 12 : 1));
-		if (markdown)
+		if (markdown) {
 			buf_addf(b, "| %s | %lld | %s | %s |\n", date, (long long)day->completed, a.s, c.s);
-		else
-			buf_addf(b, "%-10s  %9lld  %15s  %17s\n", date, (long long)day->completed, a.s, c.s);
+		} else {
+			table_add(&t, date);
+			table_addf(&t, "%lld", (long long)day->completed);
+			table_add(&t, a.s);
+			table_add(&t, c.s);
+		}
 		buf_release(&a);
 		buf_release(&c);
 	}
+	if (!markdown)
+		table_write(b, &t, NULL); /* a few short columns: never wider than 60 */
+	table_release(&t);
 }
 
 /* with_warnings = 0 for the table: its warnings go to stderr. plain: for readers who do not run
