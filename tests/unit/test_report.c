@@ -430,6 +430,13 @@ static void test_split_identity(void)
 	CHECK(strncmp(out.s, "date,volumes_completed,realized_annual_usd,cumulative_realized_annual_usd\r\n", 75) == 0);
 	CHECK(strstr(out.s, "2026-11-20,1,28.08,28.08\r\n") != NULL); /* (4.01 - 1.67) x 12 */
 	CHECK(strstr(out.s, "2026-11-21,1,61.44,89.52\r\n") != NULL); /* (15.00 - 9.88) x 12 */
+	/* the table's series section (table.c) keeps the layout it had as printf columns */
+	buf_reset(&out);
+	report_write(&out, &r, REPORT_TABLE, 0);
+	char want[256];
+	snprintf(want, sizeof want, "%-10s  %9s  %15s  %17s\n%-10s  %9d  %15s  %17s\n", "DATE", "COMPLETED",
+		 "REALIZED $/YR", "CUMULATIVE $/YR", "2026-11-20", 1, "$28.08", "$28.08");
+	CHECK(strstr(out.s, want) != NULL);
 	buf_release(&out);
 	report_release(&r);
 	report_keys_free(k, n);
