@@ -27,6 +27,7 @@
 
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_pricing.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
 
 #define MAX_PAGES 10000
@@ -693,42 +694,21 @@ static void book_line(struct buf *b, const char *label, const struct pricebook *
 	buf_addc(b, '\n');
 }
 
-/* Appends s padded to width (left-aligned, or right-aligned when right). */
-static void cell(struct buf *b, const char *s, size_t width, int right)
+/* rows of n_cols cells (strings owned by the caller) through the table writer (table.c);
+ * priority[c]: 0 always shown, higher dropped earlier on a narrow terminal. */
+static void write_table(struct buf *out, const char *const *titles, const int *right, const int *priority,
+			size_t n_cols, char ***rows, size_t n_rows, const struct table_options *to)
 {
-	size_t l = strlen(s);
-	if (right)
-		for (size_t i = l; i < width; i++)
-			buf_addc(b, ' ');
-	buf_adds(b, s);
-	if (!right)
-		for (size_t i = l; i < width; i++)
-			buf_addc(b, ' ');
-}
-
-/* A simple table: rows of n_cols cells (strings owned by the caller), aligned, two spaces apart. */
-static void write_table(struct buf *out, const char *const *titles, const int *right, size_t n_cols, char ***rows,
-			size_t n_rows)
-{
-	size_t w[16] = {0};
-	for (size_t c = 0; c < n_cols; c++) {
-		w[c] = strlen(titles[c]);
-		for (size_t r = 0; r < n_rows; r++)
-			if (strlen(rows[r][c]) > w[c])
-				w[c] = strlen(rows[r][c]);
-	}
-	for (size_t r = 0; r <= n_rows; r++) {
-		struct buf line = BUF_INIT;
-		for (size_t c = 0; c < n_cols; c++) {
-			if (c)
-				buf_adds(&line, "  ");
-			cell(&line, r == 0 ? titles[c] : rows[r - 1][c], w[c], right[c]);
-		}
-		buf_trim_trailing(&line, ' ');
-		buf_add(out, line.s, line.len);
-		buf_addc(out, '\n');
-		buf_release(&line);
-	}
+	struct table_column cols[16];
+	for (size_t c = 0; c < n_cols && c < 16; c++)
+		cols[c] = (struct table_column){titles[c], right[c] ? TABLE_RIGHT : 0, priority[c], 0};
+	struct table t;
+	table_init(&t, cols, n_cols);
+	for (size_t r = 0; r < n_rows; r++)
+		for (size_t c = 0; c < n_cols; c++)
+			table_add(&t, rows[r][c]);
+	table_write(out, &t, to);
+	table_release(&t);
 }
 
 static char *price_str(int known, price_t p)
@@ -752,7 +732,7 @@ static void free_rows(char ***rows, size_t n_rows, size_t n_cols)
 }
 
 void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const struct pricebook *from,
-			const struct pricebook *to, int json)
+			const struct pricebook *to, int json, const struct table_options *tt)
 {
 	if (json) {
 		buf_adds(out, "{\"schema\":\"ebsmigrate.pricing-diff/v1\",\"from\":");
@@ -797,6 +777,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 	}
 	static const char *const titles[] = {"LOCATION", "ITEM", "OLD", "NEW", "CHANGE"};
 	static const int right[] = {0, 0, 1, 1, 1};
+	static const int priority[] = {0, 0, 1, 0, 2};
 	char ***rows = xcalloc(d->n, sizeof *rows);
 	for (size_t i = 0; i < d->n; i++) {
 		const struct pricing_diff_entry *e = &d->e[i];
@@ -812,7 +793,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 			buf_adds(&c, change_name(e->change));
 		rows[i][4] = buf_detach(&c);
 	}
-	write_table(out, titles, right, 5, rows, d->n);
+	write_table(out, titles, right, priority, 5, rows, d->n, tt);
 	free_rows(rows, d->n, 5);
 	buf_addf(out, "\n%zu changed, %zu added, %zu removed\n", d->changed, d->added, d->removed);
 }
@@ -832,7 +813,8 @@ static const char *const item_units[PRICE_ITEMS] = {
 	"IOPS-Mo", "IOPS-Mo", "IOPS-Mo",
 };
 
-void pricing_write_book(struct buf *out, const struct pricebook *b, const char *region, int is_current, int json)
+void pricing_write_book(struct buf *out, const struct pricebook *b, const char *region, int is_current, int json,
+			const struct table_options *tt)
 {
 	const struct price_location **locs = sorted_locations(b);
 	if (json) {
@@ -890,6 +872,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 	static const char *const titles[] = {"LOCATION", "GP2", "GP3", "IO1", "IO2", "ST1", "SC1", "STANDARD",
 					     "GP3 IOPS", "GP3 GiBps", "IO1 IOPS", "IO2 IOPS (<=32k/64k/more)"};
 	static const int right[] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+	static const int priority[] = {0, 0, 0, 5, 4, 7, 8, 9, 1, 2, 6, 3};
 	char ***rows = xcalloc(b->n + 1, sizeof *rows);
 	size_t n_rows = 0;
 	for (size_t i = 0; i < b->n; i++) {
@@ -914,13 +897,14 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 		}
 		r[11] = buf_detach(&io2);
 	}
-	write_table(out, titles, right, 12, rows, n_rows);
+	write_table(out, titles, right, priority, 12, rows, n_rows, tt);
 	free_rows(rows, n_rows, 12);
 	buf_addf(out, "\n%zu location%s\n", n_rows, n_rows == 1 ? "" : "s");
 	free(locs);
 }
 
-void pricing_write_versions(struct buf *out, const struct ledger_price_version *v, size_t n, int json)
+void pricing_write_versions(struct buf *out, const struct ledger_price_version *v, size_t n, int json,
+			    const struct table_options *tt)
 {
 	if (json) {
 		buf_adds(out, "{\"schema\":\"ebsmigrate.pricebook-versions/v1\",\"versions\":[");
@@ -941,6 +925,7 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 	}
 	static const char *const titles[] = {"VERSION", "CURRENT", "EFFECTIVE", "FETCHED", "STORED", "PRICES", "SOURCE"};
 	static const int right[] = {1, 0, 0, 0, 0, 1, 0};
+	static const int priority[] = {0, 0, 0, 2, 3, 1, 0};
 	char ***rows = xcalloc(n + 1, sizeof *rows);
 	for (size_t i = 0; i < n; i++) {
 		char **r = rows[i] = xcalloc(7, sizeof *r);
@@ -955,7 +940,7 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 		r[5] = buf_detach(&b);
 		r[6] = xstrdup(v[i].source ? v[i].source : "-");
 	}
-	write_table(out, titles, right, 7, rows, n);
+	write_table(out, titles, right, priority, 7, rows, n, tt);
 	free_rows(rows, n, 7);
 }
 

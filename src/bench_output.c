@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebsmigrate/bench_output.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
 
 void bench_json_number(struct buf *out, double v)
@@ -216,21 +217,15 @@ void bench_write_runs_json(struct buf *out, const struct bench_run *runs, size_t
 
 /* ---- tables ---- */
 
-static size_t display_width(const char *s)
-{
-	size_t w = 0;
-	for (; *s; s++)
-		w += ((unsigned char)*s & 0xC0) != 0x80;
-	return w;
-}
-
-struct table {
+/* A grid of cells, row 0 the titles, built row by row; written through the table writer
+ * (table.c), or as Markdown by bench_write_compare. */
+struct grid {
 	char **cells;
 	size_t n, alloc, cols;
 };
 
-static void cell(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cell(struct table *t, const char *fmt, ...)
+static void cell(struct grid *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cell(struct grid *t, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;
 	va_list ap;
@@ -244,34 +239,28 @@ static void cell(struct table *t, const char *fmt, ...)
 	t->cells[t->n++] = buf_detach(&vis);
 }
 
-static void table_write(struct buf *out, struct table *t)
+static void grid_free(struct grid *t)
 {
-	size_t rows = t->n / t->cols;
-	size_t *w = xcalloc(t->cols, sizeof *w);
-	for (size_t i = 0; i < t->n; i++) {
-		size_t dw = display_width(t->cells[i]);
-		if (dw > w[i % t->cols])
-			w[i % t->cols] = dw;
-	}
-	for (size_t r = 0; r < rows; r++) {
-		struct buf line = BUF_INIT;
-		for (size_t c = 0; c < t->cols; c++) {
-			const char *s = t->cells[r * t->cols + c];
-			buf_adds(&line, s);
-			if (c + 1 < t->cols)
-				for (size_t k = display_width(s); k < w[c] + 2; k++)
-					buf_addc(&line, ' ');
-		}
-		buf_trim_trailing(&line, ' ');
-		buf_add(out, line.s, line.len);
-		buf_addc(out, '\n');
-		buf_release(&line);
-	}
 	for (size_t i = 0; i < t->n; i++)
 		free(t->cells[i]);
 	free(t->cells);
-	free(w);
 	memset(t, 0, sizeof *t);
+}
+
+/* priority: per column, 0 always shown, higher dropped earlier on a narrow terminal (NULL: all 0). */
+static void grid_write(struct buf *out, struct grid *t, const int *priority, const struct table_options *to)
+{
+	struct table_column *cols = xcalloc(t->cols, sizeof *cols);
+	for (size_t c = 0; c < t->cols; c++)
+		cols[c] = (struct table_column){t->cells[c], 0, priority ? priority[c] : 0, 0};
+	struct table tab;
+	table_init(&tab, cols, t->cols);
+	for (size_t i = t->cols; i < t->n; i++)
+		table_add(&tab, t->cells[i]);
+	table_write(out, &tab, to);
+	table_release(&tab);
+	free(cols);
+	grid_free(t);
 }
 
 /* Latency in ms as the field notes write it ("0.564", "3.39", "10.4", "109.6"); "-" when unknown. */
@@ -383,7 +372,7 @@ static void volume_text(struct buf *b, const struct bench_run *r)
 		buf_addf(b, "%son %s", sep, v->instance_type);
 }
 
-void bench_write_run_table(struct buf *out, const struct bench_run *r)
+void bench_write_run_table(struct buf *out, const struct bench_run *r, const struct table_options *to)
 {
 	struct buf head = BUF_INIT, line = BUF_INIT;
 	volume_text(&head, r);
@@ -394,7 +383,7 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r)
 	buf_addc(out, '\n');
 	buf_release(&head);
 	buf_release(&line);
-	struct table t = {.cols = 11};
+	struct grid t = {.cols = 11};
 	const char *hdr[] = {"job", "dir", "IOPS", "MiB/s", "mean ms", "p50 ms", "p95 ms", "p99 ms", "p99.9 ms", "cliff",
 			     "IOPS over time"};
 	for (size_t i = 0; i < 11; i++)
@@ -434,7 +423,8 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r)
 			rows++;
 		}
 	}
-	table_write(out, &t);
+	static const int run_priority[11] = {0, 0, 0, 1, 4, 5, 3, 0, 6, 2, 7};
+	grid_write(out, &t, run_priority, to);
 	if (r->error) {
 		buf_addf(out, "%s: ", r->status ? r->status : "error");
 		buf_add_visible(out, r->error);
@@ -442,13 +432,13 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r)
 	}
 }
 
-void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n)
+void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n, const struct table_options *to)
 {
 	if (!n) {
 		buf_adds(out, "no bench runs recorded\n");
 		return;
 	}
-	struct table t = {.cols = 10};
+	struct grid t = {.cols = 10};
 	const char *hdr[] = {"id", "created", "label", "source", "target", "phase", "status", "jobs", "fio", "volume"};
 	for (size_t i = 0; i < 10; i++)
 		cell(&t, "%s", hdr[i]);
@@ -471,7 +461,8 @@ void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_
 		cell(&t, "%s", v.s);
 		buf_release(&v);
 	}
-	table_write(out, &t);
+	static const int list_priority[10] = {0, 2, 0, 3, 4, 1, 0, 5, 6, 7};
+	grid_write(out, &t, list_priority, to);
 }
 
 /* ---- comparison ---- */
@@ -572,7 +563,7 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 }
 
 /* The rows of one profile: metric, before, after, change. */
-static void compare_rows(struct table *t, const struct bench_profile_cmp *p, int markdown)
+static void compare_rows(struct grid *t, const struct bench_profile_cmp *p, int markdown)
 {
 	const struct bench_job *b = p->before, *a = p->after;
 	const struct fio_dir *bd = dir_or_empty(b), *ad = dir_or_empty(a);
@@ -671,7 +662,7 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 	buf_release(&va);
 	buf_release(&tb);
 	buf_release(&ta);
-	struct table t = {.cols = 5};
+	struct grid t = {.cols = 5};
 	const char *hdr[] = {"profile", "metric", "before", "after", "change"};
 	for (size_t i = 0; i < 5; i++)
 		cell(&t, "%s", hdr[i]);
@@ -695,16 +686,14 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 			if (r == 0)
 				buf_adds(out, "|---|---|---:|---:|---:|\n");
 		}
-		for (size_t i = 0; i < t.n; i++)
-			free(t.cells[i]);
-		free(t.cells);
+		grid_free(&t);
 		buf_adds(out, "\n### Verdict\n\n");
 		for (size_t k = 0; k < c->n; k++)
 			verdict_lines(out, &c->profiles[k], "- ");
 		buf_addf(out, "\n**Overall: %s**\n", bench_verdict_name(c->verdict));
 		return;
 	}
-	table_write(out, &t);
+	grid_write(out, &t, NULL, NULL);
 	buf_adds(out, "\nverdicts:\n");
 	for (size_t k = 0; k < c->n; k++)
 		verdict_lines(out, &c->profiles[k], "  ");

@@ -23,13 +23,19 @@
 #include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/table.h"
 
 enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_TOLERANCE,
-	OPT_LATENCY_FLOOR,
+	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_OUTPUT_FILE, OPT_NO_HEADERS,
+	OPT_TOLERANCE, OPT_LATENCY_FLOOR,
+};
+
+static const struct cmd_format bench_formats[] = {
+	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0},
+	{"yaml", FORMAT_YAML, 0}, {"markdown", FORMAT_MARKDOWN, 0}, {"md", FORMAT_MARKDOWN, 1}, {NULL, 0, 0},
 };
 
 static const struct cmd_option bench_options[] = {
@@ -77,8 +83,11 @@ static const struct cmd_option bench_options[] = {
 	 OPT_KCONTEXT},
 	{"iops-log", 0, ARG_REQUIRED, "FILE", "import: a write_iops_log file of the same fio run (repeatable)",
 	 OPT_IOPS_LOG},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json; compare also markdown", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output); compare also markdown", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "run, import, list, show tables: no title row", OPT_NO_HEADERS},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
 	{"tolerance", 0, ARG_REQUIRED, "PCT",
@@ -93,9 +102,9 @@ static const char *const bench_usage[] = {
 	"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
 	"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
 	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
-	"list [--format table|json]",
-	"show RUN [--format table|json] [--fio-json]",
-	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [--format table|json|markdown]",
+	"list [-o table|wide|json|yaml] [--output-file FILE]",
+	"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
+	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]",
 	NULL,
 };
 
@@ -129,7 +138,7 @@ const struct cmd_help bench_help = {
 		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
 		"  ebsmigrate bench run --storage-class gp3 --size 100Gi --label gp3-check\n"
 		"  ebsmigrate bench import fio.json --iops-log gp2_rr_iops.1.log --volume-type gp2 --volume-size 100\n"
-		"  ebsmigrate bench compare db-gp2 db-gp3 --format markdown",
+		"  ebsmigrate bench compare db-gp2 db-gp3 -o markdown",
 	.options = bench_options,
 	.exit_codes = "compare exits 4 when a profile fails its verdict. run exits 1 when fio fails or the run is "
 		      "interrupted (finished profiles are kept), 2 for bad options, a missing or unwritable directory, or "
@@ -158,6 +167,9 @@ struct bench_args {
 	enum out_format format;
 	int format_given, no_record, fio_json;
 	struct bench_rules rules;
+	int yaml; /* -o yaml: format is FORMAT_JSON, converted by write_result */
+	int no_headers;
+	struct table_options table; /* set after parsing */
 };
 
 static int parse_duration_s(const char *s, int *out)
@@ -289,13 +301,19 @@ static int on_option(void *st, int id, const char *arg)
 		a->iops_logs[a->n_iops_logs++] = arg;
 		return 0;
 	case OPT_FORMAT:
-		if (out_format_parse(arg, &a->format) || a->format == FORMAT_CSV) {
-			log_error("--format: '%s' is not one of table, json, markdown", arg);
+	case OPT_OUTPUT: {
+		int f;
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, bench_formats, &f))
 			return EXIT_USAGE;
-		}
+		a->format = (enum out_format)f;
+		a->yaml = a->format == FORMAT_YAML;
+		if (a->yaml) /* the JSON document, converted when written (write_result) */
+			a->format = FORMAT_JSON;
 		a->format_given = 1;
 		return 0;
-	case OPT_OUTPUT: a->output = arg; return 0;
+	}
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
 	case OPT_TOLERANCE:
@@ -399,14 +417,21 @@ static void run_from_args(struct bench_run *run, struct bench_args *a)
 	}
 }
 
+/* The result to stdout or --output-file; -o yaml converts the JSON (not --fio-json's raw fio). */
+static int write_result(const struct bench_args *a, struct buf *out)
+{
+	int rc = a->yaml && !a->fio_json ? cmd_json_to_yaml(out) : 0;
+	return rc ? rc : cmd_write_output(a->output, out);
+}
+
 static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct bench_run *run)
 {
 	struct buf out = BUF_INIT;
 	if (a->format == FORMAT_JSON)
 		bench_write_runs_json(&out, run, 1);
 	else
-		bench_write_run_table(&out, run);
-	int rc = cmd_write_output(a->output, &out);
+		bench_write_run_table(&out, run, &a->table);
+	int rc = write_result(a, &out);
 	buf_release(&out);
 	if (!rc && run->id && ctx->db)
 		log_notice("bench run %lld recorded in %s", (long long)run->id, ctx->db_path);
@@ -549,7 +574,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		if (run.n_jobs && a->format == FORMAT_JSON) {
 			struct buf out = BUF_INIT;
 			bench_write_runs_json(&out, &run, 1);
-			cmd_write_output(a->output, &out);
+			write_result(a, &out);
 			buf_release(&out);
 		}
 	} else {
@@ -634,8 +659,8 @@ static int bench_list_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 		if (a->format == FORMAT_JSON)
 			bench_write_runs_json(&out, runs, n);
 		else
-			bench_write_list_table(&out, runs, n);
-		rc = cmd_write_output(a->output, &out);
+			bench_write_list_table(&out, runs, n, &a->table);
+		rc = write_result(a, &out);
 		buf_release(&out);
 	}
 	for (size_t i = 0; i < loaded && i < n; i++)
@@ -670,13 +695,13 @@ static int bench_show_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest,
 		if (!brc && a->format == FORMAT_JSON)
 			bench_write_runs_json(&out, &run, 1);
 		else if (!brc)
-			bench_write_run_table(&out, &run);
+			bench_write_run_table(&out, &run, &a->table);
 	}
 	if (brc) {
 		log_error("%s", err.s);
 		rc = em_exit_code_for(brc);
 	} else {
-		rc = cmd_write_output(a->output, &out);
+		rc = write_result(a, &out);
 	}
 	bench_run_release(&run);
 	buf_release(&out);
@@ -722,7 +747,7 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 	} else {
 		struct buf out = BUF_INIT;
 		bench_write_compare(&out, &cmp, a->format);
-		rc = cmd_write_output(a->output, &out);
+		rc = write_result(a, &out);
 		buf_release(&out);
 		if (!rc && cmp.verdict == BENCH_FAIL) {
 			log_error("verification failed: see the verdicts above");
@@ -758,8 +783,9 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	const char *sub = rest[0];
+	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {
-		log_error("--format markdown is for bench compare");
+		log_error("-o markdown is for bench compare");
 		rc = EXIT_USAGE;
 		goto out;
 	}

@@ -23,6 +23,8 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/table.h"
+#include "ebsmigrate/yamlout.h"
 
 static const struct cmd_option global_options[] = {
 	{"db", 0, ARG_REQUIRED, "FILE", "database file (default $XDG_STATE_HOME/ebsmigrate/ebsmigrate.db)", OPT_DB},
@@ -644,4 +646,54 @@ int cmd_write_output(const char *path, const struct buf *data)
 const struct cmd_option *cmd_global_options(void)
 {
 	return global_options;
+}
+
+/* A FORMAT that names a file: what `-o FILE` meant before -o became the format. */
+static int looks_like_file_name(const char *s)
+{
+	return strcmp(s, "-") == 0 || strchr(s, '.') || strchr(s, '/');
+}
+
+int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out)
+{
+	for (const struct cmd_format *f = formats; f->name; f++)
+		if (strcmp(arg, f->name) == 0) {
+			*out = f->value;
+			return 0;
+		}
+	struct buf list = BUF_INIT;
+	for (const struct cmd_format *f = formats; f->name; f++)
+		if (!f->hidden)
+			buf_addf(&list, "%s%s", list.len ? ", " : "", f->name);
+	if (looks_like_file_name(arg))
+		log_error("%s: '%s' is not one of %s; to write a file use --output-file FILE", opt, arg, list.s);
+	else
+		log_error("%s: '%s' is not one of %s", opt, arg, list.s);
+	buf_release(&list);
+	return EXIT_USAGE;
+}
+
+int cmd_json_to_yaml(struct buf *doc)
+{
+	struct buf yaml = BUF_INIT, err = BUF_INIT;
+	int rc = yamlout_from_json(&yaml, doc->s, doc->len, &err);
+	if (rc) {
+		log_error("%s", err.s);
+	} else {
+		struct buf json = *doc; /* a struct buf owns its memory: swap, then free the JSON */
+		*doc = yaml;
+		yaml = json;
+	}
+	buf_release(&yaml);
+	buf_release(&err);
+	return rc ? EXIT_RUNTIME : EXIT_OK;
+}
+
+void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers)
+{
+	int to_stdout = !output_file || strcmp(output_file, "-") == 0;
+	out->width = to_stdout ? table_terminal_width(STDOUT_FILENO) : 0;
+	out->wide = wide;
+	out->no_headers = no_headers;
+	out->header_sgr = NULL;
 }

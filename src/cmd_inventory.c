@@ -18,12 +18,22 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/table.h"
+#include "ebsmigrate/yamlout.h"
 
-enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD };
+enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+
+enum inv_format { INV_TABLE = 0, INV_WIDE, INV_JSON, INV_YAML };
+static const struct cmd_format inventory_formats[] = {
+	{"table", INV_TABLE, 0}, {"wide", INV_WIDE, 0}, {"json", INV_JSON, 0}, {"yaml", INV_YAML, 0}, {NULL, 0, 0},
+};
 
 static const struct cmd_option inventory_options[] = {
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output)", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"save", 0, ARG_REQUIRED, "DIR",
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},
@@ -33,7 +43,7 @@ static const struct cmd_option inventory_options[] = {
 };
 
 static const char *const inventory_usage[] = {
-	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [--format json]",
+	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
@@ -71,9 +81,10 @@ const struct cmd_help inventory_help = {
 
 struct inv_args {
 	struct inventory_live_options live;
-	int json;
+	int format; /* enum inv_format */
+	int json;   /* format is json or yaml (the JSON document is built) */
 	const char *output;
-	int no_record;
+	int no_record, no_headers;
 	struct scope scope; /* -n, -A, -l, --account, --volume (--region, --context: what is read) */
 };
 
@@ -86,14 +97,13 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_live_option(&a->live, id, arg);
 	switch (id) {
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0) {
-			a->json = 1;
-		} else if (strcmp(arg, "table") != 0) {
-			log_error("--format: '%s' is not one of table, json", arg);
+	case OPT_OUTPUT:
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, inventory_formats, &a->format))
 			return EXIT_USAGE;
-		}
+		a->json = a->format == INV_JSON || a->format == INV_YAML;
 		return 0;
-	case OPT_OUTPUT: a->output = arg; return 0;
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SAVE: a->live.save_dir = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	}
@@ -184,7 +194,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		return rc;
 	}
 	a.live.progress = cmd_progress;
-	/* --save, -o and the record are committed together: the exports go to a staging directory */
+	/* --save, --output-file and the record are committed together: the exports go to a staging directory */
 	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
 	if (a.live.save_dir && !(a.live.save_dir = cmd_outputs_add_dir(&outputs, a.live.save_dir))) {
 		cmd_outputs_release(&outputs);
@@ -216,7 +226,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		else
 			log_notice("%s", fleet.notices[i]);
 	}
-	cmd_print_warnings(ctx, warnings, n_warnings, "--format json's .notices");
+	cmd_print_warnings(ctx, warnings, n_warnings, "-o json's .notices");
 	free(warnings);
 	cmd_scope_notices(&a.scope, &sst, "volumes");
 	scope_stats_release(&sst);
@@ -229,8 +239,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta);
 	if (!spool && (a.json || !a.no_record))
 		inventory_write_json(&json, &fleet, &meta);
-	if (!a.json)
-		inventory_write_table(&out, &fleet, &meta);
+	if (!a.json) {
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == INV_WIDE, a.no_headers);
+		inventory_write_table(&out, &fleet, &meta, &to);
+	}
 	struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
 	join_strings(&regions, res.regions, res.n_regions);
 	join_strings(&clusters, fleet.clusters, fleet.n_clusters);
@@ -255,8 +268,15 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		fclose(spool);
 	}
 	/* JSON output is the recorded document itself: written once, never copied. */
+	if (!rc && a.format == INV_YAML) {
+		buf_reset(&err);
+		if (yamlout_from_json(&out, json.s, json.len, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+	}
 	if (!rc)
-		rc = cmd_outputs_add(&outputs, a.output, a.json ? &json : &out);
+		rc = cmd_outputs_add(&outputs, a.output, a.format == INV_JSON ? &json : &out);
 	if (!rc && !a.no_record) {
 		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
 						   kube, res.aws_calls, notices.s, json.s};

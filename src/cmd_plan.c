@@ -18,9 +18,16 @@
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/table.h"
+#include "ebsmigrate/yamlout.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT };
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+
+static const struct cmd_format plan_formats[] = {
+	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0}, {"yaml", FORMAT_YAML, 0},
+	{"csv", FORMAT_CSV, 0}, {"markdown", FORMAT_MARKDOWN, 0}, {"md", FORMAT_MARKDOWN, 1}, {NULL, 0, 0},
+};
 
 static const struct cmd_option plan_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
@@ -36,12 +43,14 @@ static const struct cmd_option plan_options[] = {
 	 "--from-kube-json CLUSTER=...; repeatable", OPT_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_MODE},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), json, csv or markdown", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE",
-	 "write the rendered result (--format) to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown (an alias of -o/--output)", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE",
+	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"out", 0, ARG_REQUIRED, "PLANFILE",
-	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike -o, "
-	 "whatever --format says", OPT_OUT},
+	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
+	 "--output-file, whatever -o says", OPT_OUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
@@ -59,9 +68,9 @@ static const struct cmd_option plan_options[] = {
 };
 
 static const char *const plan_usage[] = {
-	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [--format FORMAT] [-o FILE]",
-	"--from-saved DIR [--mode MODE] [--format FORMAT] [-o FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [--format FORMAT] [-o FILE]",
+	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
+	"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
+	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
 	"... [--out PLANFILE] [--no-record]",
 	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
@@ -84,8 +93,8 @@ const struct cmd_help plan_help = {
 	"The plan is recorded in the database (its id is printed on stderr) unless --no-record; "
 	"`ebsmigrate apply` works from the latest recorded plan. --out FILE saves the same plan "
 	"document to a file (as terraform plan -out does), with or without --no-record, for "
-	"`ebsmigrate apply --plan FILE`, possibly on another machine or database. -o/--output is "
-	"different: it redirects what is printed (the table, csv, ...), which apply does not read.\n"
+	"`ebsmigrate apply --plan FILE`, possibly on another machine or database. --output-file is "
+	"different: it redirects what is printed (the table, csv, ... as -o says), which apply does not read.\n"
 	"\n"
 	"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
 	"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
@@ -100,7 +109,7 @@ const struct cmd_help plan_help = {
 	"  aws ec2 describe-volumes --output json > vols.json\n"
 	"  kubectl get pv,pvc,storageclass,statefulset -A -o json > prod.json\n"
 	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
-	"  ebsmigrate plan --from-aws-json 111122223333=vols.json --format json -o plan.json\n"
+	"  ebsmigrate plan --from-aws-json 111122223333=vols.json -o json --output-file plan.json\n"
 	"  ebsmigrate inventory --save saved && ebsmigrate plan --from-saved saved\n"
 	"  ebsmigrate plan --out saved-plan.json && ebsmigrate apply --plan saved-plan.json --dry-run",
 	.options = plan_options,
@@ -118,6 +127,7 @@ struct plan_args {
 	enum out_format format;
 	const char *output;
 	const char *out; /* --out: the plan document */
+	int no_headers;
 	int no_record;
 	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
@@ -145,15 +155,18 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		return 0;
 	case OPT_FORMAT:
-		if (out_format_parse(arg, &a->format)) {
-			log_error("--format: '%s' is not one of table, json, csv, markdown", arg);
+	case OPT_OUTPUT: {
+		int f;
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, plan_formats, &f))
 			return EXIT_USAGE;
-		}
+		a->format = (enum out_format)f;
 		return 0;
-	case OPT_OUTPUT: a->output = arg; return 0;
+	}
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_OUT:
 		if (strcmp(arg, "-") == 0) {
-			log_error("--out: give a file name; to print the plan document use --format json");
+			log_error("--out: give a file name; to print the plan document use -o json");
 			return EXIT_USAGE;
 		}
 		a->out = arg;
@@ -254,8 +267,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (a.out && a.output && strcmp(a.out, a.output) == 0) {
-		log_error("--out and -o/--output both name '%s': --out saves the plan document, -o the printed "
-			  "result; give two files (or, with --format json, only --out)", a.out);
+		log_error("--out and --output-file both name '%s': --out saves the plan document, --output-file "
+			  "the printed result; give two files (or, with -o json, only --out)", a.out);
 		rc = EXIT_USAGE;
 		goto out;
 	}
@@ -292,11 +305,12 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		lrc = inventory_load_live(&fleet, &a.live, &res, &err);
 		cmd_progress_end();
 		/* Missing data is said on stderr in every format (table and csv print all warnings below). */
-		if (!lrc && a.format != FORMAT_TABLE && a.format != FORMAT_CSV && res.n_warning_notices) {
+		if (!lrc && a.format != FORMAT_TABLE && a.format != FORMAT_WIDE && a.format != FORMAT_CSV &&
+		    res.n_warning_notices) {
 			char **w = xcalloc(res.n_warning_notices, sizeof *w);
 			for (size_t i = 0; i < res.n_warning_notices; i++)
 				w[i] = fleet.notices[res.warning_notices[i]];
-			cmd_print_warnings(ctx, w, res.n_warning_notices, "--format json's .warnings");
+			cmd_print_warnings(ctx, w, res.n_warning_notices, "-o json's .warnings");
 			free(w);
 		}
 		inventory_live_result_release(&res);
@@ -318,7 +332,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan_options po = {a.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
-	/* Every output (manifests, -o, --out) is staged first and committed only after the last one
+	/* Every output (manifests, --output-file, --out) is staged first and committed only after the last one
 	 * and the database record succeeded: a failure leaves none of them behind. */
 	struct manifest_staged staged = {0};
 	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
@@ -348,11 +362,15 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 
-	/* --format json: the document goes out in pieces, to a spool file (what stdout, -o and --out
+	/* -o json: the document goes out in pieces, to a spool file (what stdout, --output-file and --out
 	 * get at commit) and to the database's compressed copy, never whole in memory (1,000,000
-	 * volumes make ~500 MB of JSON). Other formats, or no spool: built in memory. */
+	 * volumes make ~500 MB of JSON). -o yaml: the same, then the spool is converted into a
+	 * second one (yamlout.c streams it) for stdout or --output-file. Other formats, or no
+	 * spool: built in memory. */
 	int recording = !a.no_record && ctx->db;
-	struct plan_sink sink = {a.format == FORMAT_JSON ? open_spool() : NULL, NULL};
+	int yaml = a.format == FORMAT_YAML;
+	struct plan_sink sink = {a.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
+	FILE *yaml_spool = NULL;
 	struct buf out = BUF_INIT;
 	if (sink.spool) {
 		if (recording)
@@ -366,23 +384,48 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		}
+		if (!rc && yaml) {
+			buf_reset(&err);
+			if (!(yaml_spool = open_spool())) {
+				log_error("cannot create a temporary file for the YAML document: %s", strerror(errno));
+				rc = EXIT_RUNTIME;
+			} else if (fseek(sink.spool, 0, SEEK_SET) != 0 ||
+				   yamlout_from_json_file(yaml_spool, sink.spool, &err) != 0 || fflush(yaml_spool) != 0) {
+				log_error("%s", err.len ? err.s : "cannot write the YAML document to a temporary file");
+				rc = EXIT_RUNTIME;
+			}
+		}
 		if (!rc)
-			rc = cmd_outputs_add_spool(&outputs, a.output, sink.spool);
+			rc = cmd_outputs_add_spool(&outputs, a.output, yaml ? yaml_spool : sink.spool);
 		if (!rc && a.out)
 			rc = cmd_outputs_add_spool(&outputs, a.out, sink.spool);
 	} else {
-		if (a.format == FORMAT_TABLE)
-			plan_write_table(&out, &plan, ctx->color_stdout && !a.output);
-		else
+		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE) {
+			struct table_options to;
+			cmd_table_options(&to, a.output, a.format == FORMAT_WIDE, a.no_headers);
+			plan_write_table(&out, &plan, ctx->color_stdout && !a.output, &to);
+		}
+		else if (!yaml)
 			plan_write(&out, &plan, a.format);
-		if (a.format == FORMAT_TABLE || a.format == FORMAT_CSV)
-			cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "--format json's .warnings");
-		rc = cmd_outputs_add(&outputs, a.output, &out);
+		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE || a.format == FORMAT_CSV)
+			cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "-o json's .warnings");
+		if (yaml) { /* no spool: the YAML of the document built in memory */
+			struct buf doc_json = BUF_INIT;
+			plan_write(&doc_json, &plan, FORMAT_JSON);
+			buf_reset(&err);
+			if (yamlout_from_json(&out, doc_json.s, doc_json.len, &err)) {
+				log_error("%s", err.s);
+				rc = EXIT_RUNTIME;
+			}
+			buf_release(&doc_json);
+		}
+		if (!rc)
+			rc = cmd_outputs_add(&outputs, a.output, &out);
 	}
 
 	/* The plan document: what the database records, --out saves and apply reads. */
 	struct buf json = BUF_INIT;
-	const struct buf *doc = a.format == FORMAT_JSON ? &out : &json; /* --format json: out is it, no copy */
+	const struct buf *doc = a.format == FORMAT_JSON ? &out : &json; /* -o json: out is it, no copy */
 	if (!rc && !sink.spool && (a.out || recording) && doc == &json)
 		plan_write(&json, &plan, FORMAT_JSON);
 	if (!rc && !sink.spool && a.out)
@@ -422,6 +465,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	cmd_outputs_release(&outputs);
 	if (sink.spool)
 		fclose(sink.spool);
+	if (yaml_spool)
+		fclose(yaml_spool);
 	ledger_doc_free(sink.doc);
 	buf_release(&man_note);
 	buf_release(&json);

@@ -15,8 +15,14 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/table.h"
 
-enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION };
+enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+
+enum pricing_format { PRICING_TABLE = 0, PRICING_WIDE, PRICING_JSON, PRICING_YAML };
+static const struct cmd_format pricing_formats[] = {
+	{"table", PRICING_TABLE, 0}, {"wide", PRICING_WIDE, 0}, {"json", PRICING_JSON, 0}, {"yaml", PRICING_YAML, 0}, {NULL, 0, 0},
+};
 
 static const struct cmd_option pricing_options[] = {
 	{"region", 0, ARG_REQUIRED, "CODE",
@@ -25,7 +31,11 @@ static const struct cmd_option pricing_options[] = {
 	 OPT_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME", "refresh: AWS profile from ~/.aws/config and ~/.aws/credentials",
 	 OPT_PROFILE},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "show, list, diff: table (default) or json", OPT_FORMAT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "show, list, diff: table (default), wide, json or yaml", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "show, list, diff: table (default), wide, json or yaml (an alias of -o/--output)", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "show, list, diff tables: no title row", OPT_NO_HEADERS},
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -33,9 +43,9 @@ static const struct cmd_option pricing_options[] = {
 
 static const char *const pricing_usage[] = {
 	"refresh [--region CODE...] [--profile NAME]",
-	"show [--region CODE] [--version N] [--format table|json]",
-	"list [--format table|json]",
-	"diff [V1 [V2]] [--format table|json]",
+	"show [--region CODE] [--version N] [-o table|wide|json|yaml] [--output-file FILE]",
+	"list [-o table|wide|json|yaml] [--output-file FILE]",
+	"diff [V1 [V2]] [-o table|wide|json|yaml] [--output-file FILE]",
 	"export DIR [--version N]",
 	NULL,
 };
@@ -75,7 +85,11 @@ struct pricing_args {
 	const char **regions;
 	size_t n_regions;
 	const char *profile;
-	int json;
+	int format; /* enum pricing_format */
+	int json;   /* format is json or yaml (the JSON document is built) */
+	const char *output; /* --output-file */
+	int no_headers;
+	struct table_options table; /* set after parsing */
 	int64_t version;
 };
 
@@ -93,15 +107,13 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	case OPT_PROFILE: a->profile = arg; return 0;
 	case OPT_FORMAT:
-		if (strcmp(arg, "json") == 0)
-			a->json = 1;
-		else if (strcmp(arg, "table") == 0)
-			a->json = 0;
-		else {
-			log_error("--format: '%s' is not one of table, json", arg);
+	case OPT_OUTPUT:
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, pricing_formats, &a->format))
 			return EXIT_USAGE;
-		}
+		a->json = a->format == PRICING_JSON || a->format == PRICING_YAML;
 		return 0;
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:
 		if (em_parse_i64(arg, &a->version) || a->version <= 0) {
 			log_error("--version: '%s' is not a price book version number", arg);
@@ -112,12 +124,19 @@ static int on_option(void *st, int id, const char *arg)
 	return EXIT_USAGE;
 }
 
+/* The result to stdout or --output-file, in YAML for -o yaml (the writers produce JSON). */
+static int write_result(const struct pricing_args *a, struct buf *out)
+{
+	int rc = a->format == PRICING_YAML ? cmd_json_to_yaml(out) : 0;
+	return rc ? rc : cmd_write_output(a->output, out);
+}
+
 /* Refuses options the subcommand does not take. */
 static int only(const char *sub, const struct pricing_args *a, int regions, int profile, int format, int version)
 {
 	const char *bad = !regions && a->n_regions ? "--region"
 			  : !profile && a->profile  ? "--profile"
-			  : !format && a->json      ? "--format"
+			  : !format && a->json      ? "-o json/yaml"
 			  : !version && a->version  ? "--version"
 						    : NULL;
 	if (!bad)
@@ -200,7 +219,7 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	buf_addf(&out, "compared with version %lld: %zu changed, %zu added, %zu removed ('ebsmigrate pricing diff' lists them)\n",
 		 (long long)ctx->book.version, d.changed, d.added, d.removed);
 	log_info("%d GetProducts pages, %d requests, %d throttled", r.pages, r.calls, r.throttled);
-	rc = cmd_write_output(NULL, &out);
+	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
 	pricing_diff_release(&d);
@@ -250,8 +269,8 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json);
-	rc = cmd_write_output(NULL, &out);
+	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json, &a->table);
+	rc = write_result(a, &out);
 	buf_release(&out);
 	pricebook_release(&loaded);
 	return rc;
@@ -298,8 +317,8 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 		return EXIT_RUNTIME;
 	}
 	struct buf out = BUF_INIT;
-	pricing_write_versions(&out, v, n, a->json);
-	rc = cmd_write_output(NULL, &out);
+	pricing_write_versions(&out, v, n, a->json, &a->table);
+	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
 	ledger_price_versions_free(v, n);
@@ -329,8 +348,8 @@ static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 	struct pricing_diff d;
 	memset(&d, 0, sizeof d);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, NULL, &bt, a->json);
-	rc = cmd_write_output(NULL, &out);
+	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
+	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
 	pricebook_release(&bt);
@@ -388,8 +407,8 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	struct pricing_diff d;
 	pricing_diff_build(&d, &bf, &bt);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, &bf, &bt, a->json);
-	rc = cmd_write_output(NULL, &out);
+	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
+	rc = write_result(a, &out);
 	buf_release(&out);
 	buf_release(&err);
 	pricing_diff_release(&d);
@@ -415,6 +434,7 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	const char *sub = rest[0];
+	cmd_table_options(&a.table, a.output, a.format == PRICING_WIDE, a.no_headers);
 	if (strcmp(sub, "refresh") == 0) {
 		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE)
 				: only(sub, &a, 1, 1, 0, 0);

@@ -17,9 +17,16 @@
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/table.h"
 
 enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
-       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES };
+       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+
+static const struct cmd_format report_formats[] = {
+	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
+	{"csv", REPORT_CSV, 0},
+	{"markdown", REPORT_MARKDOWN, 0}, {"md", REPORT_MARKDOWN, 1}, {"html", REPORT_HTML, 0}, {NULL, 0, 0},
+};
 
 static const struct cmd_option report_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
@@ -40,8 +47,11 @@ static const struct cmd_option report_options[] = {
 					   "or YYYY-MM-DD)",
 	 OPT_SINCE},
 	{"mode", 0, ARG_REQUIRED, "MODE", "plan mode for the targets: match (default), baseline or observed", OPT_MODE},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), csv, json, markdown or html", OPT_FORMAT},
-	{"output", 'o', ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", OPT_OUTPUT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv, markdown or html", OPT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv, markdown or html (an alias of -o/--output)", OPT_FORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_OUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
 	{"totals", 0, ARG_REQUIRED, "FILE",
@@ -56,8 +66,8 @@ static const struct cmd_option report_options[] = {
 static const char *const report_usage[] = {
 	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
 	"[--period month|year] "
-	"[--since DATE] [--format table|csv|json|markdown|html] [-o FILE] [--totals FILE] [--series FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [--format FORMAT] [-o FILE]",
+	"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE]",
+	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
@@ -90,8 +100,8 @@ const struct cmd_help report_help = {
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"
-		"  ebsmigrate report --from-aws-json vols.json --group-by tag:team --period year --format csv\n"
-		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 --format html -o report.html",
+		"  ebsmigrate report --from-aws-json vols.json --group-by tag:team --period year -o csv\n"
+		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 -o html --output-file report.html",
 	.options = report_options,
 	.shared = live_options,
 	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value.",
@@ -108,6 +118,7 @@ struct report_args {
 	time_t since;
 	enum report_format format;
 	const char *output, *totals, *series;
+	int no_headers;
 	int64_t max_age;
 	struct scope scope; /* -n, -A, -l, --account, --volume; with exports also --region, --context */
 };
@@ -146,12 +157,15 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		return 0;
 	case OPT_FORMAT:
-		if (report_format_parse(arg, &a->format)) {
-			log_error("--format: '%s' is not one of table, csv, json, markdown, html", arg);
+	case OPT_OUTPUT: {
+		int f;
+		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, report_formats, &f))
 			return EXIT_USAGE;
-		}
+		a->format = (enum report_format)f;
 		return 0;
-	case OPT_OUTPUT: a->output = arg; return 0;
+	}
+	case OPT_OUTPUT_FILE: a->output = arg; return 0;
+	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
@@ -302,9 +316,17 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	buf_release(&msg);
 
 	struct buf out = BUF_INIT, totals = BUF_INIT, series = BUF_INIT;
-	report_write(&out, &report, a.format, a.format == REPORT_TABLE && ctx->color_stdout && !a.output);
+	if (a.format == REPORT_TABLE || a.format == REPORT_WIDE) {
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == REPORT_WIDE, a.no_headers);
+		report_write_table(&out, &report, ctx->color_stdout && !a.output, &to);
+	} else {
+		report_write(&out, &report, a.format, 0);
+	}
 	struct cmd_outputs outs = CMD_OUTPUTS_INIT;
-	rc = cmd_outputs_add(&outs, a.output, &out);
+	rc = a.format == REPORT_YAML ? cmd_json_to_yaml(&out) : 0;
+	if (!rc)
+		rc = cmd_outputs_add(&outs, a.output, &out);
 	if (!rc && a.totals) {
 		report_write_csv_totals(&totals, &report);
 		rc = cmd_outputs_add(&outs, a.totals, &totals);

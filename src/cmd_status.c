@@ -24,12 +24,24 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/table.h"
 
 enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
-       OPT_SKUBECONFIG, OPT_STIMEOUT };
+       OPT_SKUBECONFIG, OPT_STIMEOUT, OPT_SOUTPUT, OPT_SOUTPUT_FILE, OPT_SNO_HEADERS };
+
+enum status_format { STATUS_TABLE = 0, STATUS_WIDE, STATUS_JSON, STATUS_YAML };
+static const struct cmd_format status_formats[] = {
+	{"table", STATUS_TABLE, 0}, {"wide", STATUS_WIDE, 0}, {"json", STATUS_JSON, 0}, {"yaml", STATUS_YAML, 0}, {NULL, 0, 0},
+};
 
 static const struct cmd_option status_options[] = {
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default) or json (schema ebsmigrate.status/v1)", OPT_SFORMAT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json (schema ebsmigrate.status/v1) or yaml",
+	 OPT_SOUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json (schema ebsmigrate.status/v1) or yaml (an alias of -o/--output)", OPT_SFORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE",
+	 "write the result to FILE (atomically; with --watch, each refresh replaces it) instead of stdout",
+	 OPT_SOUTPUT_FILE},
+	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_SNO_HEADERS},
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
 	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
@@ -50,7 +62,7 @@ static const struct cmd_option status_options[] = {
 };
 
 static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [--format json] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
+	"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]", NULL};
 
 const struct cmd_help status_help = {
@@ -95,10 +107,12 @@ const struct cmd_help status_help = {
 };
 
 struct status_args {
-	int json, watch, no_verify, no_kube;
+	int format; /* enum status_format */
+	int json, watch, no_verify, no_kube, no_headers;
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
 	struct scope scope; /* --context and the scoping options */
+	const char *output; /* --output-file */
 };
 
 static int on_option(void *st, int id, const char *arg)
@@ -108,13 +122,13 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_scope_option(&a->scope, id, arg);
 	switch (id) {
 	case OPT_SFORMAT:
-		if (strcmp(arg, "json") == 0)
-			a->json = 1;
-		else if (strcmp(arg, "table") != 0) {
-			log_error("--format: '%s' is not one of table, json", arg);
+	case OPT_SOUTPUT:
+		if (cmd_output_format(id == OPT_SFORMAT ? "--format" : "-o", arg, status_formats, &a->format))
 			return EXIT_USAGE;
-		}
+		a->json = a->format == STATUS_JSON || a->format == STATUS_YAML;
 		return 0;
+	case OPT_SOUTPUT_FILE: a->output = arg; return 0;
+	case OPT_SNO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SPLAN:
 		if (em_parse_i64(arg, &a->plan_id) || a->plan_id < 1) {
 			log_error("--plan: '%s' is not a plan id", arg);
@@ -353,17 +367,28 @@ static void add_pvc_json(struct buf *out, const struct apply_row *r, const struc
 	buf_addc(out, '}');
 }
 
+/* Fixed widths without a terminal, as the table always had; on one, priorities (table.h). */
+static const struct table_column status_columns[] = {
+	{"VOLUME", TABLE_FIXED, 0, 22},
+	{"STATE", TABLE_FIXED, 0, 11},
+	{"METHOD", TABLE_FIXED, 3, 6},
+	{"TARGET", TABLE_FIXED, 2, 16},
+	{"PROGRESS", TABLE_RIGHT | TABLE_FIXED, 1, 8},
+	{"IN STATE", TABLE_RIGHT | TABLE_FIXED, 4, 9},
+	{"ELIGIBLE", TABLE_FIXED, 5, 20},
+	{"NOTE", 0, 0, 12},
+};
+
 static int render(struct buf *out, struct apply_row *rows, size_t n, const struct live *lv, const struct pvc_live *pv,
-		  int json, struct tally *t)
+		  int json, const struct table_options *to, struct tally *t)
 {
 	time_t now = em_now();
 	size_t planned = 0, in_flight = 0, completed = 0, deferred = 0, failed = 0;
 	micro_t realized = 0;
 	if (json)
 		buf_adds(out, "{\"schema\":\"ebsmigrate.status/v1\",\"volumes\":[");
-	else
-		buf_addf(out, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s\n", "VOLUME", "STATE", "METHOD", "TARGET",
-			 "PROGRESS", "IN STATE", "ELIGIBLE", "NOTE");
+	struct table tab;
+	table_init(&tab, status_columns, sizeof status_columns / sizeof status_columns[0]);
 	for (size_t i = 0; i < n; i++) {
 		struct apply_row *r = &rows[i];
 		const struct pvc_live *p = &pv[i];
@@ -487,17 +512,23 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 				buf_addf(&note, "%s%s", note.len ? "; " : "", pnote.s);
 			if (!bad && r->error_code && r->error_message)
 				buf_addf(&note, "%s%s", note.len ? "; " : "", r->error_message);
-			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters */
-			struct buf row = BUF_INIT;
-			buf_addf(&row, "%-22s  %-11s  %-6s  %-16s  %8s  %9s  %-20s  %s", r->volume_id, r->state, r->method, tgt,
-				 prog, ins, elig[0] ? elig : "-", note.len ? note.s : "");
-			buf_add_visible(out, row.s);
-			buf_addc(out, '\n');
-			buf_release(&row);
+			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters: the
+			 * table shows them visible */
+			table_add(&tab, r->volume_id);
+			table_add(&tab, r->state);
+			table_add(&tab, r->method);
+			table_add(&tab, tgt);
+			table_add(&tab, prog);
+			table_add(&tab, ins);
+			table_add(&tab, elig[0] ? elig : "-");
+			table_add(&tab, note.len ? note.s : "");
 			buf_release(&note);
 		}
 		buf_release(&pnote);
 	}
+	if (!json)
+		table_write(out, &tab, to);
+	table_release(&tab);
 	if (json) {
 		buf_addf(out, "\n],\"totals\":{\"planned\":%zu,\"in_flight\":%zu,\"completed\":%zu,\"deferred\":%zu,\"failed\":%zu,"
 			      "\"mismatched\":%d,\"pvc_unverified\":%d,\"realized_monthly_usd\":",
@@ -599,7 +630,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
 	int noticed = 0, noticed_scope = 0;
-	int redraw = a.watch && !a.json && isatty(1); /* one view in place, not appended ones */
+	int redraw = a.watch && !a.json && !a.output && isatty(1); /* one view in place, not appended ones */
 	int64_t interval = a.interval ? a.interval : 15;
 	int64_t started = monotonic_s();
 	for (;;) {
@@ -657,8 +688,12 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			buf_addf(&out, "\033[H\033[2J%s  every %llds until nothing is in flight%s (Ctrl-C to stop)\n\n", ts,
 				 (long long)interval, a.timeout ? " or --timeout" : "");
 		}
-		int in_flight = render(&out, rows, n, &lv, pv, a.json, &t);
-		rc = cmd_write_output(NULL, &out);
+		struct table_options to;
+		cmd_table_options(&to, a.output, a.format == STATUS_WIDE, a.no_headers);
+		int in_flight = render(&out, rows, n, &lv, pv, a.json, &to, &t);
+		rc = a.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
+		if (!rc)
+			rc = cmd_write_output(a.output, &out);
 		buf_release(&out);
 		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);

@@ -23,13 +23,20 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-enum { OPT_VFORMAT = 1 };
+enum { OPT_VFORMAT = 1, OPT_VOUTPUT, OPT_VOUTPUT_FILE };
+enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
 
 static const struct cmd_option version_options[] = {
-	{"format", 0, ARG_REQUIRED, "FORMAT", "text (default) or json", OPT_VFORMAT},
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "text (default), json or yaml", OPT_VOUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT", "text (default), json or yaml (an alias of -o/--output)", OPT_VFORMAT},
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
+	 OPT_VOUTPUT_FILE},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
-static const char *const version_usage[] = {"[--format text|json]", NULL};
+static const struct cmd_format version_formats[] = {
+	{"text", VERSION_TEXT, 0}, {"json", VERSION_JSON, 0}, {"yaml", VERSION_YAML, 0}, {NULL, 0, 0},
+};
+static const char *const version_usage[] = {"[-o text|json|yaml] [--output-file FILE]", NULL};
 const struct cmd_help version_help = {
 	.usage = version_usage,
 	.description = "Prints the version, the git commit it was built from (with -dirty when the tree had "
@@ -69,22 +76,27 @@ static void library_versions(struct lib_version *libs)
 	set_version(&libs[6], "zlib", zlibVersion(), NULL);
 }
 
+struct version_args {
+	int format;
+	const char *output_file;
+};
+
 static int on_option(void *st, int id, const char *arg)
 {
-	int *json = st;
-	if (id == OPT_VFORMAT && (strcmp(arg, "text") == 0 || strcmp(arg, "json") == 0)) {
-		*json = strcmp(arg, "json") == 0;
+	struct version_args *a = st;
+	if (id == OPT_VOUTPUT_FILE) {
+		a->output_file = arg;
 		return 0;
 	}
-	log_error("--format: '%s' is not one of text, json", arg);
-	return EXIT_USAGE;
+	return cmd_output_format(id == OPT_VFORMAT ? "--format" : "-o", arg, version_formats, &a->format);
 }
 
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char **rest;
-	int n_rest, json = 0;
-	int rc = cmd_parse(ctx, cmd_find("version"), argc, argv, on_option, &json, &rest, &n_rest);
+	int n_rest;
+	struct version_args a = {VERSION_TEXT, NULL};
+	int rc = cmd_parse(ctx, cmd_find("version"), argc, argv, on_option, &a, &rest, &n_rest);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	if (n_rest) {
@@ -94,7 +106,7 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 	struct lib_version libs[N_LIBS];
 	library_versions(libs);
 	struct buf b = BUF_INIT;
-	if (json) {
+	if (a.format != VERSION_TEXT) {
 		cJSON *doc = cJSON_CreateObject(), *l = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "schema", "ebsmigrate.version/v1");
 		cJSON_AddStringToObject(doc, "version", EM_VERSION);
@@ -118,7 +130,11 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 		for (int i = 0; i < N_LIBS; i++)
 			buf_addf(&b, " %s %s%s", libs[i].name, libs[i].version, i + 1 < N_LIBS ? "," : "\n");
 	}
-	rc = cmd_write_output(NULL, &b);
+	if (a.format == VERSION_YAML && (rc = cmd_json_to_yaml(&b)) != EXIT_OK) {
+		buf_release(&b);
+		return rc;
+	}
+	rc = cmd_write_output(a.output_file, &b);
 	buf_release(&b);
 	return rc;
 }

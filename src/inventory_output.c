@@ -11,6 +11,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory_output.h"
+#include "ebsmigrate/table.h"
 
 static void jnum(struct buf *b, double v)
 {
@@ -219,65 +220,77 @@ int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inve
 	return sink.failed || fflush(fp) != 0 ? EM_EIO : 0;
 }
 
-/* s padded to width; control characters in it (ids and names from servers) made visible */
-static void cell(struct buf *row, const char *s, int width)
-{
-	struct buf vis = BUF_INIT;
-	buf_add_visible(&vis, s ? s : "-");
-	buf_addf(row, "%-*s  ", width, vis.s);
-	buf_release(&vis);
-}
+/* Fixed widths without a terminal (a long cell shifts only its row, as the table always did);
+ * on a terminal the priorities decide what goes first (table.h). */
+static const struct table_column inventory_columns[] = {
+	{"VOLUME", TABLE_FIXED, 0, 22},
+	{"ZONE", TABLE_FIXED, 5, 16},
+	{"TYPE", TABLE_FIXED, 0, 5},
+	{"GiB", TABLE_RIGHT | TABLE_FIXED, 0, 6},
+	{"IOPS", TABLE_RIGHT | TABLE_FIXED, 3, 6},
+	{"MiB/s", TABLE_RIGHT | TABLE_FIXED, 4, 5},
+	{"STATE", TABLE_FIXED, 6, 9},
+	{"KUBERNETES", TABLE_FIXED, 1, 40},
+	{"WORKLOAD", TABLE_FIXED, 7, 14},
+	{"NODE TYPE", TABLE_FIXED, 8, 12},
+	{"P99 IOPS", TABLE_RIGHT | TABLE_FIXED, 2, 8},
+	{"P99 MiB", TABLE_RIGHT | TABLE_FIXED, 9, 7},
+	{"BURST%", TABLE_RIGHT | TABLE_FIXED, 10, 6},
+	{"USED%", TABLE_RIGHT | TABLE_FIXED, 11, 5},
+};
 
-void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
+void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m,
+			   const struct table_options *to)
 {
-	buf_addf(out, "%-22s  %-16s  %-5s  %6s  %6s  %5s  %-9s  %-40s  %-14s  %-12s  %8s  %7s  %6s  %5s\n", "VOLUME",
-		 "ZONE", "TYPE", "GiB", "IOPS", "MiB/s", "STATE", "KUBERNETES", "WORKLOAD", "NODE TYPE", "P99 IOPS",
-		 "P99 MiB", "BURST%", "USED%");
+	struct table t;
+	table_init(&t, inventory_columns, sizeof inventory_columns / sizeof inventory_columns[0]);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
 		const struct kube_binding *k = v->kube;
-		struct buf where = BUF_INIT, num = BUF_INIT;
+		struct buf where = BUF_INIT;
 		if (k && k->pvc)
 			buf_addf(&where, "%s/%s/%s", k->cluster, k->namespace_, k->pvc);
 		else if (k)
 			buf_addf(&where, "%s/pv:%s", k->cluster, k->pv);
-		cell(out, v->volume_id, 22);
-		cell(out, v->availability_zone, 16);
-		cell(out, v->type ? ebs_type_name(v->type) : NULL, 5);
-		buf_addf(out, "%6lld  ", (long long)v->size_gib);
+		table_add(&t, v->volume_id);
+		table_add(&t, v->availability_zone);
+		table_add(&t, v->type ? ebs_type_name(v->type) : NULL);
+		table_addf(&t, "%lld", (long long)v->size_gib);
 		if (v->iops)
-			buf_addf(out, "%6lld  ", (long long)v->iops);
+			table_addf(&t, "%lld", (long long)v->iops);
 		else
-			buf_addf(out, "%6s  ", "-");
+			table_add(&t, NULL);
 		if (v->throughput)
-			buf_addf(out, "%5lld  ", (long long)v->throughput);
+			table_addf(&t, "%lld", (long long)v->throughput);
 		else
-			buf_addf(out, "%5s  ", "-");
-		cell(out, v->missing ? "not-found" : v->state, 9);
-		cell(out, where.len ? where.s : NULL, 40);
-		cell(out, k ? k->statefulset : NULL, 14);
+			table_add(&t, NULL);
+		table_add(&t, v->missing ? "not-found" : v->state);
+		table_add(&t, where.len ? where.s : NULL);
+		table_add(&t, k ? k->statefulset : NULL);
 		const char *itype = k && k->node_instance_type ? k->node_instance_type
 				    : v->n_attachments            ? v->attachments[0].instance_type
 								  : NULL;
-		cell(out, itype, 12);
+		table_add(&t, itype);
 		if (v->metrics.has) {
-			buf_addf(out, "%8.0f  %7.1f  ", v->metrics.p99_iops, v->metrics.p99_mibps);
+			table_addf(&t, "%.0f", v->metrics.p99_iops);
+			table_addf(&t, "%.1f", v->metrics.p99_mibps);
 			if (v->metrics.min_burst_balance >= 0)
-				buf_addf(out, "%6.0f  ", v->metrics.min_burst_balance);
+				table_addf(&t, "%.0f", v->metrics.min_burst_balance);
 			else
-				buf_addf(out, "%6s  ", "-");
+				table_add(&t, NULL);
 		} else {
-			buf_addf(out, "%8s  %7s  %6s  ", "-", "-", "-");
+			table_add(&t, NULL);
+			table_add(&t, NULL);
+			table_add(&t, NULL);
 		}
 		if (k && k->has_usage && k->capacity_bytes > 0)
-			buf_addf(out, "%5.0f", 100.0 * (double)k->used_bytes / (double)k->capacity_bytes);
+			table_addf(&t, "%.0f", 100.0 * (double)k->used_bytes / (double)k->capacity_bytes);
 		else
-			buf_addf(out, "%5s", "-");
-		buf_trim_trailing(out, ' ');
-		buf_addc(out, '\n');
+			table_add(&t, NULL);
 		buf_release(&where);
-		buf_release(&num);
 	}
+	table_write(out, &t, to);
+	table_release(&t);
 	size_t kube = 0;
 	for (size_t i = 0; i < f->n; i++)
 		kube += f->vols[i].kube != NULL;

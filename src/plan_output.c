@@ -11,6 +11,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/plan_output.h"
+#include "ebsmigrate/table.h"
 
 int out_format_parse(const char *s, enum out_format *out)
 {
@@ -354,9 +355,20 @@ struct cell_row {
 enum { COL_VOLUME, COL_WHERE, COL_GIB, COL_NOW, COL_NOWUSD, COL_TARGET, COL_TGTUSD, COL_SAVE, COL_ACTION,
        COL_ELIGIBLE, COL_FLAGS, NCOLS };
 
-static const char *const col_titles[NCOLS] = {"VOLUME", "KUBERNETES", "GiB", "NOW", "NOW $/MO", "TARGET",
-					      "TARGET $/MO", "SAVES $/MO", "ACTION", "ELIGIBLE", "FLAGS"};
-static const int col_right[NCOLS] = {0, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0};
+/* Priority: 0 always shown; on a narrow terminal the highest numbers go first (table.h). */
+static const struct table_column plan_columns[NCOLS] = {
+	{"VOLUME", 0, 0, 21},          /* ids are never elided */
+	{"KUBERNETES", 0, 2, 16},
+	{"GiB", TABLE_RIGHT, 4, 0},
+	{"NOW", 0, 6, 0},
+	{"NOW $/MO", TABLE_RIGHT, 8, 0},
+	{"TARGET", 0, 1, 12},
+	{"TARGET $/MO", TABLE_RIGHT, 7, 0},
+	{"SAVES $/MO", TABLE_RIGHT, 0, 0},
+	{"ACTION", 0, 0, 7},
+	{"ELIGIBLE", 0, 5, 20},        /* a time is dropped, not cut */
+	{"FLAGS", 0, 3, 12},
+};
 
 static char *fmt_cfg(enum ebs_type t, int64_t iops, int64_t tput)
 {
@@ -421,72 +433,28 @@ static void free_row(struct cell_row *r)
 		free(r->c[i]);
 }
 
-static void pad(struct buf *b, size_t n)
+void plan_write_table(struct buf *out, const struct plan *p, int color, const struct table_options *to)
 {
-	while (n--)
-		buf_addc(b, ' ');
-}
-
-void plan_write_table(struct buf *out, const struct plan *p, int color)
-{
-	size_t w[NCOLS];
-	for (int c = 0; c < NCOLS; c++)
-		w[c] = strlen(col_titles[c]);
-	struct cell_row *rows = p->n ? xcalloc(p->n, sizeof *rows) : NULL;
+	struct table tab;
+	table_init(&tab, plan_columns, NCOLS);
 	for (size_t i = 0; i < p->n; i++) {
-		fill_row(&rows[i], &p->items[i], p->generated_at);
+		struct cell_row r;
+		fill_row(&r, &p->items[i], p->generated_at);
 		for (int c = 0; c < NCOLS; c++) {
-			/* ids and names come from servers and files: control characters shown, not sent */
-			struct buf vis = BUF_INIT;
-			buf_add_visible(&vis, rows[i].c[c]);
-			free(rows[i].c[c]);
-			rows[i].c[c] = buf_detach(&vis);
-			size_t l = strlen(rows[i].c[c]);
-			if (l > w[c])
-				w[c] = l;
-		}
-	}
-	for (int c = 0; c < NCOLS; c++) {
-		size_t l = strlen(col_titles[c]);
-		if (col_right[c])
-			pad(out, w[c] - l);
-		buf_adds(out, col_titles[c]);
-		if (c + 1 < NCOLS) {
-			if (!col_right[c])
-				pad(out, w[c] - l);
-			buf_adds(out, "  ");
-		}
-	}
-	buf_addc(out, '\n');
-	for (size_t i = 0; i < p->n; i++) {
-		for (int c = 0; c < NCOLS; c++) {
-			const char *s = rows[i].c[c];
-			size_t l = strlen(s);
-			const char *col = NULL;
+			table_add(&tab, r.c[c]);
 			if (color && c == COL_ACTION) {
 				switch (p->items[i].action) {
-				case ACTION_MIGRATE: col = "32"; break;
-				case ACTION_BLOCKED: col = "33"; break;
-				case ACTION_REVIEW: col = "31"; break;
-				default: col = "2"; break;
+				case ACTION_MIGRATE: table_set_cell_sgr(&tab, "32"); break;
+				case ACTION_BLOCKED: table_set_cell_sgr(&tab, "33"); break;
+				case ACTION_REVIEW: table_set_cell_sgr(&tab, "31"); break;
+				default: table_set_cell_sgr(&tab, "2"); break;
 				}
 			}
-			if (col_right[c])
-				pad(out, w[c] - l);
-			if (col)
-				buf_addf(out, "\033[%sm%s\033[0m", col, s);
-			else
-				buf_adds(out, s);
-			if (c + 1 < NCOLS) {
-				if (!col_right[c])
-					pad(out, w[c] - l);
-				buf_adds(out, "  ");
-			}
 		}
-		buf_addc(out, '\n');
-		free_row(&rows[i]);
+		free_row(&r);
 	}
-	free(rows);
+	table_write(out, &tab, to);
+	table_release(&tab);
 	const struct plan_totals *t = &p->totals;
 	buf_addf(out, "\n%lld volumes (%lld gp2): %lld to migrate, %lld blocked, %lld to review, %lld skipped",
 		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
@@ -503,7 +471,12 @@ void plan_write_table(struct buf *out, const struct plan *p, int color)
 	money_add_usd_pretty(out, t->savings_annual);
 	buf_adds(out, "/year)");
 	if (t->rightsize_monthly) {
-		buf_adds(out, "; right-sizing flagged volumes would save ");
+		/* on a terminal, a line of its own when the sentence would not fit */
+		size_t line_start = out->len;
+		while (line_start > 0 && out->s[line_start - 1] != '\n')
+			line_start--;
+		int own_line = to && to->width && !to->wide && out->len - line_start + 60 > to->width;
+		buf_adds(out, own_line ? "\nright-sizing flagged volumes would save " : "; right-sizing flagged volumes would save ");
 		money_add_usd_pretty(out, t->rightsize_monthly);
 		buf_adds(out, "/month more");
 	}
@@ -558,10 +531,10 @@ static void write_markdown(struct buf *b, const struct plan *p)
 	}
 	buf_adds(b, "## Volumes\n\n|");
 	for (int c = 0; c < NCOLS; c++)
-		buf_addf(b, " %s |", col_titles[c]);
+		buf_addf(b, " %s |", plan_columns[c].title);
 	buf_adds(b, "\n|");
 	for (int c = 0; c < NCOLS; c++)
-		buf_adds(b, col_right[c] ? "---:|" : "---|");
+		buf_adds(b, plan_columns[c].flags & TABLE_RIGHT ? "---:|" : "---|");
 	buf_addc(b, '\n');
 	for (size_t i = 0; i < p->n; i++) {
 		struct cell_row r;
@@ -580,7 +553,9 @@ static void write_markdown(struct buf *b, const struct plan *p)
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
 {
 	switch (fmt) {
-	case FORMAT_TABLE: plan_write_table(out, p, 0); break;
+	case FORMAT_TABLE:
+	case FORMAT_WIDE: plan_write_table(out, p, 0, NULL); break;
+	case FORMAT_YAML: /* the JSON document, which the caller converts (yamlout.c) */
 	case FORMAT_JSON: write_json(out, p, NULL, NULL); break;
 	case FORMAT_CSV: write_csv(out, p); break;
 	case FORMAT_MARKDOWN: write_markdown(out, p); break;

@@ -37,6 +37,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/report.h"
+#include "ebsmigrate/table.h"
 #include "ebsmigrate/strmap.h"
 
 /* ---------------------------------------------------------------- keys */
@@ -764,14 +765,20 @@ static void write_series_text(struct buf *b, const struct report *r, int markdow
 		return;
 	int y = r->period == REPORT_YEAR;
 	const char *unit = y ? "$/YR" : "$/MO";
+	const struct table_column series_columns[] = {
+		{"DATE", TABLE_FIXED, 0, 10},
+		{"COMPLETED", TABLE_RIGHT | TABLE_FIXED, 0, 9},
+		{y ? "REALIZED $/YR" : "REALIZED $/MO", TABLE_RIGHT | TABLE_FIXED, 0, 15},
+		{y ? "CUMULATIVE $/YR" : "CUMULATIVE $/MO", TABLE_RIGHT | TABLE_FIXED, 0, 17},
+	};
+	struct table t;
+	table_init(&t, series_columns, 4);
 	if (markdown)
 		buf_addf(b, "\n## Realized savings by day\n\n| DATE | COMPLETED | REALIZED %s | CUMULATIVE %s |\n"
 			    "|---|---:|---:|---:|\n",
 			 unit, unit);
 	else
-		buf_addf(b, "\nrealized savings by day (days with completions, and today)\n%-10s  %9s  %15s  %17s\n",
-			 "DATE", "COMPLETED", y ? "REALIZED $/YR" : "REALIZED $/MO",
-			 y ? "CUMULATIVE $/YR" : "CUMULATIVE $/MO");
+		buf_adds(b, "\nrealized savings by day (days with completions, and today)\n");
 	for (size_t d = 0; d < r->n_series; d++) {
 		const struct report_day *day = &r->series[d];
 		if (!day->completed && d + 1 < r->n_series)
@@ -781,13 +788,20 @@ static void write_series_text(struct buf *b, const struct report *r, int markdow
 		struct buf a = BUF_INIT, c = BUF_INIT;
 		money_add_usd_pretty(&a, day->realized * (y ? 12 : 1));
 		money_add_usd_pretty(&c, day->cumulative * (y ? 12 : 1));
-		if (markdown)
+		if (markdown) {
 			buf_addf(b, "| %s | %lld | %s | %s |\n", date, (long long)day->completed, a.s, c.s);
-		else
-			buf_addf(b, "%-10s  %9lld  %15s  %17s\n", date, (long long)day->completed, a.s, c.s);
+		} else {
+			table_add(&t, date);
+			table_addf(&t, "%lld", (long long)day->completed);
+			table_add(&t, a.s);
+			table_add(&t, c.s);
+		}
 		buf_release(&a);
 		buf_release(&c);
 	}
+	if (!markdown)
+		table_write(b, &t, NULL); /* a few short columns: never wider than 60 */
+	table_release(&t);
 }
 
 /* with_warnings = 0 for the table: its warnings go to stderr. plain: for readers who do not run
@@ -882,61 +896,55 @@ static void text_table_free(struct text_table *t)
 	free(t->right);
 }
 
-static void pad(struct buf *b, size_t n)
-{
-	while (n--)
-		buf_addc(b, ' ');
-}
+/* On a narrow terminal the highest numbers go first (table.h); 0: always shown. */
+static const int fig_priority[F_COUNT] = {
+	[F_VOLUMES] = 3, [F_SIZE] = 6, [F_BASELINE] = 8, [F_CURRENT] = 5, [F_TARGET] = 7, [F_PLANNED] = 0,
+	[F_REALIZED] = 0, [F_IN_FLIGHT] = 4, [F_REMAINING] = 1, [F_BLOCKED] = 2, [F_RIGHTSIZE] = 9,
+};
 
-static void write_table(struct buf *b, const struct report *r, int color)
+static void write_table(struct buf *b, const struct report *r, int color, const struct table_options *to)
 {
 	buf_adds(b, "ebsmigrate report\n");
 	header_lines(b, r, "");
 	buf_addc(b, '\n');
-	struct text_table t;
-	text_table_build(&t, r);
-	size_t *w = xcalloc(t.n_cols, sizeof *w);
-	for (size_t row = 0; row < t.n_rows; row++)
-		for (size_t c = 0; c < t.n_cols; c++)
-			if (strlen(t.rows[row][c]) > w[c])
-				w[c] = strlen(t.rows[row][c]);
-	for (size_t row = 0; row < t.n_rows; row++) {
-		if (row == t.n_rows - 1) { /* a rule above the totals */
-			size_t total = 0;
-			for (size_t c = 0; c < t.n_cols; c++)
-				total += w[c] + (c ? 2 : 0);
-			for (size_t i = 0; i < total; i++)
-				buf_addc(b, '-');
-			buf_addc(b, '\n');
+	struct text_table tt;
+	text_table_build(&tt, r);
+	/* the group keys, then the figures in the order text_table_build puts them */
+	struct table_column *tc = xcalloc(tt.n_cols, sizeof *tc);
+	size_t fc = r->n_keys;
+	for (size_t c = 0; c < r->n_keys; c++)
+		tc[c] = (struct table_column){tt.rows[0][c], 0, 0, 12};
+	for (int f = 0; f < F_COUNT && fc < tt.n_cols; f++)
+		if (cols[f].in_table) {
+			tc[fc] = (struct table_column){tt.rows[0][fc], TABLE_RIGHT, fig_priority[f], 0};
+			fc++;
 		}
-		int bold = color && (row == 0 || row == t.n_rows - 1);
-		if (bold)
-			buf_adds(b, "\033[1m");
-		struct buf line = BUF_INIT;
-		for (size_t c = 0; c < t.n_cols; c++) {
-			const char *s = t.rows[row][c];
-			size_t l = strlen(s);
-			if (c)
-				buf_adds(&line, "  ");
-			if (t.right[c])
-				pad(&line, w[c] - l);
-			buf_adds(&line, s);
-			if (!t.right[c])
-				pad(&line, w[c] - l);
-		}
-		buf_trim_trailing(&line, ' ');
-		buf_add(b, line.s, line.len);
-		buf_release(&line);
-		if (bold)
-			buf_adds(b, "\033[0m");
-		buf_addc(b, '\n');
+	struct table t;
+	table_init(&t, tc, tt.n_cols);
+	for (size_t row = 1; row < tt.n_rows; row++) {
+		if (row == tt.n_rows - 1)
+			table_add_rule(&t); /* a rule above the totals */
+		for (size_t c = 0; c < tt.n_cols; c++)
+			table_add(&t, tt.rows[row][c]);
+		if (color && row == tt.n_rows - 1)
+			table_set_row_sgr(&t, "1");
 	}
-	free(w);
-	text_table_free(&t);
+	struct table_options o = to ? *to : (struct table_options){0, 0, 0, NULL};
+	if (color)
+		o.header_sgr = "1";
+	table_write(b, &t, &o);
+	table_release(&t);
+	free(tc);
+	text_table_free(&tt);
 	if (r->totals.unpriced || r->ledger_elsewhere)
 		buf_addc(b, '\n');
 	footer_notes(b, r, "", 0, 0);
 	write_series_text(b, r, 0);
+}
+
+void report_write_table(struct buf *out, const struct report *r, int color, const struct table_options *to)
+{
+	write_table(out, r, color, to);
 }
 
 /* "planned $X per month ($Y per year) = realized $a + in flight $b + remaining $c + blocked $d" */
@@ -1381,8 +1389,10 @@ static void write_html(struct buf *b, const struct report *r)
 void report_write(struct buf *out, const struct report *r, enum report_format fmt, int color)
 {
 	switch (fmt) {
-	case REPORT_TABLE: write_table(out, r, color); break;
+	case REPORT_TABLE:
+	case REPORT_WIDE: write_table(out, r, color, NULL); break;
 	case REPORT_CSV: write_csv(out, r); break;
+	case REPORT_YAML: /* the JSON document, which the caller converts (yamlout.c) */
 	case REPORT_JSON: write_json(out, r); break;
 	case REPORT_MARKDOWN: write_markdown(out, r); break;
 	case REPORT_HTML: write_html(out, r); break;

@@ -88,17 +88,20 @@ struct pricing_diff {
 void pricing_diff_build(struct pricing_diff *out, const struct pricebook *from, const struct pricebook *to);
 void pricing_diff_release(struct pricing_diff *d);
 /* Table (json = 0) or JSON (schema ebsmigrate.pricing-diff/v1). from == NULL (with an empty d):
- * nothing to compare, "from": null. */
+ * nothing to compare, "from": null. tt: how tables fit (table.h; NULL: unlimited). */
+struct table_options;
 void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const struct pricebook *from,
-			const struct pricebook *to, int json);
+			const struct pricebook *to, int json, const struct table_options *tt);
 
 /* ---- pricing show / list ---- */
 
 /* The book as a table (json = 0) or JSON (schema ebsmigrate.pricebook/v1). region, when not
  * NULL, keeps that location and its Local/Wavelength Zones ("us-west-2" keeps "us-west-2-lax-1").
  * is_current: 1/0 when known, -1 unknown (a --pricing-dir book). */
-void pricing_write_book(struct buf *out, const struct pricebook *b, const char *region, int is_current, int json);
-void pricing_write_versions(struct buf *out, const struct ledger_price_version *v, size_t n, int json);
+void pricing_write_book(struct buf *out, const struct pricebook *b, const char *region, int is_current, int json,
+			const struct table_options *tt);
+void pricing_write_versions(struct buf *out, const struct ledger_price_version *v, size_t n, int json,
+			    const struct table_options *tt);
 
 /* ---- price age ---- */
 

@@ -20,9 +20,10 @@
 /* {"schema": "ebsmigrate.bench/v1", "runs": [...]} followed by a newline. */
 void bench_write_runs_json(struct buf *out, const struct bench_run *runs, size_t n);
 /* One run's jobs as a table (one row per job and direction), with cliff and sparkline. */
-void bench_write_run_table(struct buf *out, const struct bench_run *r);
+struct table_options; /* to: how tables fit (table.h; NULL: unlimited) */
+void bench_write_run_table(struct buf *out, const struct bench_run *r, const struct table_options *to);
 /* The runs, one line each. */
-void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n);
+void bench_write_list_table(struct buf *out, const struct bench_run *runs, size_t n, const struct table_options *to);
 /* A comparison as FORMAT_TABLE, FORMAT_JSON (the runs plus "compare") or FORMAT_MARKDOWN. */
 void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum out_format fmt);
 

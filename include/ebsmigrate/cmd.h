@@ -99,8 +99,27 @@ void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(prin
  * form one group, and a group of more than 3 prints its first one and a count ("and 767 more
  * like it; all: WHERE_ALL or -v") unless ctx->verbose. Order: first appearance. */
 void cmd_print_warnings(const struct cmd_ctx *ctx, char *const *warnings, size_t n, const char *where_all);
-/* Writes data to --output FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
+/* Writes data to --output-file FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
 int cmd_write_output(const char *path, const struct buf *data);
+/* -o/--output FORMAT (--format is its alias): the formats a command offers, in the order its
+ * help lists them, terminated by a NULL name; hidden ones (aliases such as md) are accepted but
+ * not listed. */
+struct cmd_format {
+	const char *name;
+	int value;
+	int hidden;
+};
+/* Looks arg up in formats and stores its value in *out. When it is none of them, prints
+ * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
+ * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
+int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
+/* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
+int cmd_json_to_yaml(struct buf *doc);
+/* How a table is written (table.h): to stdout on a terminal, fitted to its width (table_terminal_width);
+ * to --output-file FILE (output_file not NULL) or a pipe, unlimited; -o wide: every column
+ * unelided; --no-headers: no title row. */
+struct table_options;
+void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers);
 
 /* A command's outputs, committed together: each file is staged (a temporary next to it, mode
  * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then

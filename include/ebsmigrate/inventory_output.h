@@ -22,6 +22,9 @@ void inventory_write_json(struct buf *out, const struct fleet *f, const struct i
 /* The same document written to fp as it is produced (a few hundred KiB held at a time);
  * 0, or EM_EIO when a write fails. */
 int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inventory_meta *m);
-void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m);
+/* The table (table.c); to: width, wide, titles (NULL: unlimited, titled). */
+struct table_options;
+void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m,
+			   const struct table_options *to);
 
 #endif

@@ -9,13 +9,16 @@
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/planner.h"
 
-enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN };
+/* FORMAT_WIDE: the table with every column, unelided. FORMAT_YAML: the JSON document in YAML
+ * (written by yamlout.c from the JSON; plan_write knows neither). */
+enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN, FORMAT_WIDE, FORMAT_YAML };
 
 int out_format_parse(const char *s, enum out_format *out);
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);
 /* The JSON document of plan_write, handed to flush in pieces of about 1 MiB, in order. */
 void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx);
-/* Table rendering options: colour for actions, terminal width (0 = unlimited). */
-void plan_write_table(struct buf *out, const struct plan *p, int color);
+/* The table (table.c): colour for actions; to: width, wide, titles (NULL: unlimited, titled). */
+struct table_options;
+void plan_write_table(struct buf *out, const struct plan *p, int color, const struct table_options *to);
 
 #endif

@@ -40,7 +40,9 @@ struct report_key {
 int report_parse_group_by(const char *spec, struct report_key **out, size_t *n, struct buf *err);
 void report_keys_free(struct report_key *k, size_t n);
 
-enum report_format { REPORT_TABLE = 0, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN, REPORT_HTML };
+/* REPORT_WIDE: the table with every column, unelided; REPORT_YAML: the JSON document in YAML
+ * (yamlout.c converts report_write's JSON). */
+enum report_format { REPORT_TABLE = 0, REPORT_CSV, REPORT_JSON, REPORT_MARKDOWN, REPORT_HTML, REPORT_WIDE, REPORT_YAML };
 enum report_period { REPORT_MONTH = 0, REPORT_YEAR };
 
 int report_format_parse(const char *s, enum report_format *out);
@@ -140,6 +142,9 @@ void report_add_warning(struct report *r, const char *msg);
 void report_release(struct report *r);
 /* color: ANSI colours in the table (TTY only). CSV holds the groups only (no total row). */
 void report_write(struct buf *out, const struct report *r, enum report_format fmt, int color);
+/* The table of report_write (table.c) fitted by to: width, wide, titles (NULL: unlimited). */
+struct table_options;
+void report_write_table(struct buf *out, const struct report *r, int color, const struct table_options *to);
 /* CSV of the totals: the groups' header and one row, key columns "(total)". */
 void report_write_csv_totals(struct buf *out, const struct report *r);
 /* CSV of the realized-savings series: date,volumes_completed,realized_monthly_usd,

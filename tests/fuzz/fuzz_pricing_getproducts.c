@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *next = NULL;
 	if (pricebook_add_getproducts(&pb, (const char *)data, size, "fuzz.json", &next, &err) == 0) {
 		for (size_t i = 0; i < pb.n; i++) {
-			pricing_write_book(&out, &pb, pb.locs[i].code, 1, (int)(i & 1));
+			pricing_write_book(&out, &pb, pb.locs[i].code, 1, (int)(i & 1), NULL);
 			buf_reset(&out);
 		}
 	}

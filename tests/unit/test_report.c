@@ -430,6 +430,13 @@ static void test_split_identity(void)
 	CHECK(strncmp(out.s, "date,volumes_completed,realized_annual_usd,cumulative_realized_annual_usd\r\n", 75) == 0);
 	CHECK(strstr(out.s, "2026-11-20,1,28.08,28.08\r\n") != NULL); /* (4.01 - 1.67) x 12 */
 	CHECK(strstr(out.s, "2026-11-21,1,61.44,89.52\r\n") != NULL); /* (15.00 - 9.88) x 12 */
+	/* the table's series section (table.c) keeps the layout it had as printf columns */
+	buf_reset(&out);
+	report_write(&out, &r, REPORT_TABLE, 0);
+	char want[256];
+	snprintf(want, sizeof want, "%-10s  %9s  %15s  %17s\n%-10s  %9d  %15s  %17s\n", "DATE", "COMPLETED",
+		 "REALIZED $/YR", "CUMULATIVE $/YR", "2026-11-20", 1, "$28.08", "$28.08");
+	CHECK(strstr(out.s, want) != NULL);
 	buf_release(&out);
 	report_release(&r);
 	report_keys_free(k, n);
@@ -493,11 +500,11 @@ static void test_diff_and_export(void)
 	CHECK_I64(d.added, 1);
 	CHECK_I64(d.removed, 1);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, &book, &back, 0);
+	pricing_diff_write(&out, &d, &book, &back, 0, NULL);
 	CHECK(strstr(out.s, "us-east-1") && strstr(out.s, "+10.00%"));
 	CHECK(strstr(out.s, "1 changed, 1 added, 1 removed") != NULL);
 	buf_reset(&out);
-	pricing_diff_write(&out, &d, &book, &back, 1);
+	pricing_diff_write(&out, &d, &book, &back, 1, NULL);
 	cJSON *j = cJSON_Parse(out.s);
 	CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")) == 3);
 	cJSON_Delete(j);

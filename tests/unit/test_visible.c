@@ -52,7 +52,7 @@ int main(void)
 	v->type = EBS_GP2;
 	struct inventory_meta m = {0, "1111\x1b[31m", NULL, 0};
 	struct buf out = BUF_INIT;
-	inventory_write_table(&out, &f, &m);
+	inventory_write_table(&out, &f, &m, NULL);
 	CHECK(!has_raw_control(&out));
 	CHECK(strstr(out.s, "vol-\\x1b]0;pwned\\x07") != NULL);
 	CHECK(strstr(out.s, "us-east-1a\\x1b[2J") != NULL);
