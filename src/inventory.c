@@ -22,6 +22,7 @@
  *     it are warnings (inventory_live_result.warning_notices), with the fix.
  */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +32,11 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/workpool.h"
 
 static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
 {
@@ -692,6 +695,120 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 	names_free(unread_regions, n_unread_regions);
 }
 
+/* ---- fan-out: regions and clusters on a bounded pool (workpool.c) ----
+ *
+ * Each region (and each cluster) is read by one task into a private fleet and result with its
+ * own client (its own curl handle); the caller merges the private results in region (cluster)
+ * order, so every output is byte-identical to a read one after another. The AWS workers share
+ * the caller's credentials (resolved once before the fan-out, refreshed under a lock) and its
+ * token buckets: one bucket per service and region for all threads (rates set below). */
+
+static int live_concurrency(const struct inventory_live_options *o)
+{
+	int n = o->concurrency > 0 ? o->concurrency : INVENTORY_DEFAULT_CONCURRENCY;
+	return n > WORKPOOL_MAX_WORKERS ? WORKPOOL_MAX_WORKERS : n;
+}
+
+/* Client-side rate limits per account and region, shared by every thread (docs/aws.md):
+ * EC2's non-mutating bucket (100 burst, 20/s refill) and CloudWatch GetMetricData's 50 TPS.
+ * A throttling answer slows the key's bucket for all threads (adaptive rate). CloudTrail's
+ * 2/s is set by aws_cloudtrail.c. */
+#define EC2_RATE_PER_S 20.0
+#define EC2_BURST 100.0
+#define CLOUDWATCH_RATE_PER_S 50.0
+#define CLOUDWATCH_BURST 50.0
+
+static void set_region_rates(struct aws_client *c, char *const *regions, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char key[96];
+		snprintf(key, sizeof key, "ec2:%s", regions[i]);
+		http_client_set_rate(&c->http, key, EC2_RATE_PER_S, EC2_BURST);
+		snprintf(key, sizeof key, "monitoring:%s", regions[i]);
+		http_client_set_rate(&c->http, key, CLOUDWATCH_RATE_PER_S, CLOUDWATCH_BURST);
+	}
+	http_client_set_adaptive(&c->http, 1);
+}
+
+struct region_job {
+	struct fleet f;
+	struct inventory_live_result r; /* saved files and CloudTrail failures of this region */
+	int rc, calls, throttled;
+	struct buf err;
+};
+
+struct region_fanout {
+	struct aws_client *parent;
+	const struct inventory_live_options *o;
+	const char *account;
+	char *const *regions;
+	struct region_job *jobs;
+};
+
+static void region_job_release(struct region_job *j)
+{
+	fleet_release(&j->f);
+	j->r.account = NULL; /* borrowed */
+	inventory_live_result_release(&j->r);
+	buf_release(&j->err);
+}
+
+static void read_region_job(void *ctx, size_t i)
+{
+	struct region_fanout *fan = ctx;
+	struct region_job *j = &fan->jobs[i];
+	fleet_init(&j->f);
+	buf_init(&j->err);
+	j->r.account = (char *)fan->account; /* read only; never freed through j */
+	struct aws_client w;
+	j->rc = aws_client_init_worker(&w, fan->parent, &j->err);
+	if (j->rc)
+		return;
+	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &j->err);
+	j->calls = w.calls;
+	j->throttled = w.throttled;
+	aws_client_release(&w);
+}
+
+/* Moves a region's private result to the end of the caller's (j is left released). */
+static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
+{
+	struct fleet *src = &j->f;
+	for (size_t i = 0; i < src->n; i++) {
+		struct volume *s = &src->vols[i];
+		if (fleet_find(f, s->volume_id)) { /* one volume id in two regions: the first kept */
+			volume_release(s);
+			continue;
+		}
+		struct volume *d = fleet_add_volume(f, s->volume_id);
+		free(d->volume_id);
+		*d = *s;
+	}
+	src->n = 0;
+	for (size_t i = 0; i < src->n_instances; i++) {
+		XGROW(f->instances, f->n_instances, f->alloc_instances);
+		f->instances[f->n_instances++] = src->instances[i];
+	}
+	src->n_instances = 0;
+	for (size_t i = 0; i < src->n_limits; i++)
+		if (!fleet_instance_limit(f, src->limits[i].type))
+			fleet_set_instance_limit(f, src->limits[i].type, src->limits[i].baseline_iops,
+						 src->limits[i].baseline_mbps);
+	for (size_t i = 0; i < src->n_notices; i++) {
+		XGROW(f->notices, f->n_notices, f->alloc_notices);
+		f->notices[f->n_notices++] = src->notices[i];
+	}
+	src->n_notices = 0;
+	for (size_t i = 0; i < j->r.n_saved; i++)
+		add_saved(r, j->r.saved[i]);
+	if (j->r.history_error && !r->history_error) {
+		r->history_error = j->r.history_error;
+		j->r.history_error = NULL;
+	}
+	r->history_failed_regions += j->r.history_failed_regions;
+	region_job_release(j);
+}
+
 static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
 		    struct inventory_live_result *r, struct buf *err)
 {
@@ -726,13 +843,31 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	buf_release(&cerr);
 	if (cr->account_id)
 		r->account = xstrdup(cr->account_id);
+	set_region_rates(&c, r->regions, r->n_regions);
 	size_t n_full = r->n_regions;
-	for (size_t i = 0; i < n_full && !rc; i++) {
+	struct region_job *jobs = xcalloc(n_full ? n_full : 1, sizeof *jobs);
+	struct region_fanout fan = {&c, o, r->account, r->regions, jobs};
+	em_umask(); /* cached before any thread saves a file */
+	workpool_run(n_full, live_concurrency(o), read_region_job, &fan);
+	/* Merged in region order: the fleet, notices, warnings and saved files are those of a
+	 * sequential read, whatever order the regions finished in. */
+	for (size_t i = 0; i < n_full; i++) {
+		struct region_job *j = &jobs[i];
+		c.calls += j->calls;
+		c.throttled += j->throttled;
+		if (rc || j->rc) {
+			if (!rc) {
+				rc = j->rc;
+				buf_adds(err, j->err.s ? j->err.s : "");
+			}
+			region_job_release(j);
+			continue;
+		}
 		const char *region = r->regions[i];
 		size_t before = f->n;
-		rc = read_region(&c, o, r, f, region, NULL, 0, err);
+		merge_region(f, r, j);
 		size_t pvs_here = 0; /* an empty answer is suspicious only when PVs point into the region */
-		if (!rc && f->n == before) {
+		if (f->n == before) {
 			for (size_t k = 0; k < ks->n_pvs; k++) {
 				char *pr = pv_region(&ks->pvs[k]);
 				pvs_here += pr && strcmp(pr, region) == 0;
@@ -746,6 +881,7 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
 				    region, pvs_here);
 	}
+	free(jobs);
 	if (!rc)
 		rc = look_up_unplaced(&c, o, r, f, ks, err);
 	if (!rc && r->history_error) /* one warning for the run, not one per volume or region */
@@ -777,6 +913,7 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 {
 	memset(r, 0, sizeof *r);
 	int rc = 0;
+	jsonx_threads_init(); /* before the fan-out's threads use cJSON */
 	if (o->save_dir && (rc = em_mkdirs(o->save_dir, 0755, err)))
 		return rc;
 	struct kube_set ks;
@@ -823,6 +960,82 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 	return rc;
 }
 
+/* One cluster read on its own thread into a private set and fleet (merged in cluster order). */
+struct cluster_job {
+	struct kube_set ks;
+	struct fleet f;
+	struct inventory_live_result r; /* saved files */
+	int rc;
+	struct buf err;
+};
+
+struct cluster_fanout {
+	const struct inventory_live_options *o;
+	struct kube_target *targets;
+	struct cluster_job *jobs;
+};
+
+static void cluster_job_release(struct cluster_job *j)
+{
+	kube_set_release(&j->ks);
+	fleet_release(&j->f);
+	inventory_live_result_release(&j->r);
+	buf_release(&j->err);
+}
+
+static int read_cluster(const struct inventory_live_options *o, struct kube_target *t, struct kube_set *ks,
+			struct fleet *f, struct inventory_live_result *r, struct buf *err)
+{
+	/* insecure-skip-tls-verify and http:// are warned about (or refused) by kube_client_init */
+	struct kube_client kc;
+	struct kube_client_options ko;
+	memset(&ko, 0, sizeof ko);
+	ko.list_limit = o->kube_page_size;
+	const char *cluster = t->context ? t->context : t->cluster_name;
+	unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
+	ko.progress = o->progress;
+	ko.progress_ctx = o->progress_ctx;
+	int rc = kube_client_init(&kc, t, &ko, err);
+	if (rc)
+		return rc;
+	rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
+	kube_client_release(&kc);
+	if (!rc && o->save_dir) {
+		struct buf data = BUF_INIT, name = BUF_INIT;
+		kube_objects_write_export(&data, ks, f, cluster);
+		buf_addf(&name, "%s.json", cluster);
+		rc = save_file(r, o->save_dir, name.s, &data, err);
+		buf_reset(&data);
+		buf_reset(&name);
+		if (!rc && ks->n_usage) {
+			kube_objects_write_summary(&data, ks, cluster);
+			buf_addf(&name, "%s.stats-summary.json", cluster);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+			buf_reset(&data);
+			buf_reset(&name);
+		}
+		if (!rc) {
+			kube_objects_write_version(&data, f, cluster);
+			buf_addf(&name, "%s.version.json", cluster);
+			if (data.len)
+				rc = save_file(r, o->save_dir, name.s, &data, err);
+		}
+		buf_release(&data);
+		buf_release(&name);
+	}
+	return rc;
+}
+
+static void read_cluster_job(void *ctx, size_t i)
+{
+	struct cluster_fanout *fan = ctx;
+	struct cluster_job *j = &fan->jobs[i];
+	kube_set_init(&j->ks);
+	fleet_init(&j->f);
+	buf_init(&j->err);
+	j->rc = read_cluster(fan->o, &fan->targets[i], &j->ks, &j->f, &j->r, &j->err);
+}
+
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
 		     struct inventory_live_result *r, struct buf *err)
 {
@@ -858,46 +1071,26 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 		n_targets += n;
 		free(t); /* the targets' contents moved into `targets` */
 	}
-	for (size_t i = 0; i < n_targets && !rc; i++) {
-		struct kube_target *t = &targets[i];
-		/* insecure-skip-tls-verify and http:// are warned about (or refused) by kube_client_init */
-		struct kube_client kc;
-		struct kube_client_options ko;
-		memset(&ko, 0, sizeof ko);
-		ko.list_limit = o->kube_page_size;
-		const char *cluster = t->context ? t->context : t->cluster_name;
-		unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
-		ko.progress = o->progress;
-		ko.progress_ctx = o->progress_ctx;
-		rc = kube_client_init(&kc, t, &ko, err);
-		if (rc)
+	size_t n_jobs = rc ? 0 : n_targets;
+	struct cluster_job *jobs = xcalloc(n_jobs ? n_jobs : 1, sizeof *jobs);
+	struct cluster_fanout fan = {o, targets, jobs};
+	em_umask(); /* cached before any thread saves a file */
+	workpool_run(n_jobs, live_concurrency(o), read_cluster_job, &fan);
+	for (size_t i = 0; i < n_jobs && !rc; i++) { /* merged in cluster order */
+		struct cluster_job *j = &jobs[i];
+		if (j->rc) {
+			rc = j->rc;
+			buf_adds(err, j->err.s ? j->err.s : "");
 			break;
-		rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
-		kube_client_release(&kc);
-		if (!rc && o->save_dir) {
-			struct buf data = BUF_INIT, name = BUF_INIT;
-			kube_objects_write_export(&data, ks, f, cluster);
-			buf_addf(&name, "%s.json", cluster);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
-			buf_reset(&data);
-			buf_reset(&name);
-			if (!rc && ks->n_usage) {
-				kube_objects_write_summary(&data, ks, cluster);
-				buf_addf(&name, "%s.stats-summary.json", cluster);
-				rc = save_file(r, o->save_dir, name.s, &data, err);
-				buf_reset(&data);
-				buf_reset(&name);
-			}
-			if (!rc) {
-				kube_objects_write_version(&data, f, cluster);
-				buf_addf(&name, "%s.version.json", cluster);
-				if (data.len)
-					rc = save_file(r, o->save_dir, name.s, &data, err);
-			}
-			buf_release(&data);
-			buf_release(&name);
 		}
+		kube_set_move(ks, &j->ks);
+		kube_fleet_move(f, &j->f);
+		for (size_t k = 0; k < j->r.n_saved; k++)
+			add_saved(r, j->r.saved[k]);
 	}
+	for (size_t i = 0; i < n_jobs; i++)
+		cluster_job_release(&jobs[i]);
+	free(jobs);
 	if (!rc)
 		r->kube_read = 1;
 	kube_targets_free(targets, n_targets);
