@@ -118,6 +118,8 @@ int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, 
 
 int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err)
 {
+	if (from->creds_from) /* a worker's worker: the credentials are still the root's */
+		from = from->creds_from;
 	memset(w, 0, sizeof *w);
 	pthread_mutex_init(&w->creds_lock, NULL);
 	w->creds_from = from;

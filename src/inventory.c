@@ -488,6 +488,8 @@ static void volumes_progress(void *ctx, const char *region, size_t n)
 	progress_report(x->o->progress, x->o->progress_ctx, PROGRESS_STEP, "DescribeVolumes", region, n, 0);
 }
 
+static int live_concurrency(const struct inventory_live_options *o);
+
 /* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
  * their modifications, CloudTrail history, instance types, metrics, and the exports when
  * saving. */
@@ -534,7 +536,7 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct buf metrics = BUF_INIT;
 	if (!rc && !o->no_metrics) {
 		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL,
-					o->progress, o->progress_ctx};
+					o->progress, o->progress_ctx, live_concurrency(o)};
 		if (o->save_dir)
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
