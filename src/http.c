@@ -52,6 +52,7 @@ struct http_bucket {
 	double set_rate; /* the rate configured for the key; adaptive mode moves rate below it */
 	double burst; /* capacity */
 	int64_t last_ms;
+	int fresh;    /* no token taken yet: a rate set now starts with a full bucket */
 };
 
 /* The token buckets of one client, or of several sharing them (http_client_share_rates). */
@@ -350,6 +351,7 @@ static struct http_bucket *bucket_for(struct http_client *c, const char *key)
 	b->burst = c->opt.default_burst;
 	b->tokens = b->burst;
 	b->last_ms = now_ms(c);
+	b->fresh = 1;
 	return b;
 }
 
@@ -359,7 +361,7 @@ void http_client_set_rate(struct http_client *c, const char *key, double per_sec
 	struct http_bucket *b = bucket_for(c, key);
 	b->rate = b->set_rate = per_second;
 	b->burst = burst > 0 ? burst : (per_second > 0 ? per_second : 1);
-	if (b->tokens > b->burst)
+	if (b->tokens > b->burst || b->fresh)
 		b->tokens = b->burst;
 	pthread_mutex_unlock(&c->rates->lock);
 }
@@ -388,6 +390,7 @@ static void rate_acquire(struct http_client *c, const char *key)
 			return;
 		}
 		bucket_refill(c, b);
+		b->fresh = 0;
 		if (b->tokens >= 1.0) {
 			b->tokens -= 1.0;
 			pthread_mutex_unlock(&c->rates->lock);

@@ -35,6 +35,7 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/workpool.h"
 
@@ -905,6 +906,8 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	}
 	r->aws_calls = c.calls;
 	r->aws_throttled = c.throttled;
+	/* -v: the totals; throttling answers were retried (and slowed the shared buckets), never shown */
+	log_info("aws: %d calls answered, %d throttling answers retried", c.calls, c.throttled);
 	r->aws_read = !rc;
 	aws_client_release(&c);
 	return rc;
