@@ -21,6 +21,7 @@
  *     regions --region left out, and a region answering with no volumes while PVs point into
  *     it are warnings (inventory_live_result.warning_notices), with the fix.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -812,19 +813,96 @@ static void merge_region(struct fleet *f, struct inventory_live_result *r, struc
 	region_job_release(j);
 }
 
-static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
-		    struct inventory_live_result *r, struct buf *err)
-{
+/* The AWS side up to the region reads: the client, the credentials (resolved once, here, on
+ * the calling thread), the rates and the region jobs. With regions given (--region), the region
+ * reads start on their own thread (aws_start) while the clusters are read; the merge waits for
+ * both, so the order of everything is unchanged. */
+struct aws_prep {
 	struct aws_client c;
+	int init_rc, get_rc;
+	struct buf cerr;
+	size_t n_jobs;
+	struct region_job *jobs;
+	struct region_fanout fan;
+	int started;   /* the region reads run on `thread` */
+	pthread_t thread;
+};
+
+static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *o, struct inventory_live_result *r,
+		       struct buf *err)
+{
+	memset(p, 0, sizeof *p);
+	buf_init(&p->cerr);
 	struct aws_client_options co;
 	memset(&co, 0, sizeof co);
 	co.profile = o->profile;
-	int rc = aws_client_init(&c, &co, err);
-	if (rc)
-		return rc;
+	p->init_rc = aws_client_init(&p->c, &co, err);
+	if (p->init_rc)
+		return p->init_rc;
 	const struct aws_credentials *cr = NULL;
-	struct buf cerr = BUF_INIT;
-	if (aws_credentials_provider_get(&c.creds, &cr, &cerr) != 0) {
+	p->get_rc = aws_credentials_provider_get(&p->c.creds, &cr, &p->cerr);
+	if (p->get_rc)
+		return 0;
+	if (cr->account_id)
+		r->account = xstrdup(cr->account_id);
+	set_region_rates(&p->c, r->regions, r->n_regions);
+	p->n_jobs = r->n_regions;
+	p->jobs = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->jobs);
+	p->fan = (struct region_fanout){&p->c, o, r->account, r->regions, p->jobs};
+	em_umask(); /* cached before any thread saves a file */
+	return 0;
+}
+
+static void *aws_reads(void *arg)
+{
+	struct aws_prep *p = arg;
+	workpool_run(p->n_jobs, live_concurrency(p->fan.o), read_region_job, &p->fan);
+	return NULL;
+}
+
+static void aws_start(struct aws_prep *p)
+{
+	if (!p->init_rc && !p->get_rc && pthread_create(&p->thread, NULL, aws_reads, p) == 0)
+		p->started = 1;
+}
+
+/* Waits for the region reads started by aws_start (or runs them now). */
+static void aws_finish_reads(struct aws_prep *p)
+{
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	else
+		aws_reads(p);
+	p->started = 0;
+}
+
+static void aws_prep_abandon(struct aws_prep *p)
+{
+	if (p->init_rc)
+		return;
+	if (!p->get_rc) {
+		aws_finish_reads(p);
+		for (size_t i = 0; i < p->n_jobs; i++)
+			region_job_release(&p->jobs[i]);
+		free(p->jobs);
+	}
+	buf_release(&p->cerr);
+	aws_client_release(&p->c);
+}
+
+static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
+		    struct inventory_live_result *r, struct aws_prep *prep, struct buf *err)
+{
+	struct aws_prep local;
+	int rc = 0;
+	if (!prep) {
+		prep = &local;
+		if ((rc = aws_prepare(prep, o, r, err)) != 0)
+			return rc;
+	}
+	if (prep->get_rc) {
+		struct aws_client c = prep->c; /* no thread uses it: nothing was started */
+		struct buf cerr = prep->cerr;
 		/* Only a chain with no source at all may leave AWS out; a source that is configured
 		 * and fails (a refused token, a 401, a malformed answer) stops the run. */
 		if (o->profile)
@@ -843,15 +921,12 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 		aws_client_release(&c);
 		return rc;
 	}
-	buf_release(&cerr);
-	if (cr->account_id)
-		r->account = xstrdup(cr->account_id);
-	set_region_rates(&c, r->regions, r->n_regions);
-	size_t n_full = r->n_regions;
-	struct region_job *jobs = xcalloc(n_full ? n_full : 1, sizeof *jobs);
-	struct region_fanout fan = {&c, o, r->account, r->regions, jobs};
-	em_umask(); /* cached before any thread saves a file */
-	workpool_run(n_full, live_concurrency(o), read_region_job, &fan);
+	buf_release(&prep->cerr);
+	aws_finish_reads(prep);
+	/* The workers held pointers to prep->c; they are done, so c may take its place now. */
+	struct aws_client c = prep->c;
+	size_t n_full = prep->n_jobs;
+	struct region_job *jobs = prep->jobs;
 	/* Merged in region order: the fleet, notices, warnings and saved files are those of a
 	 * sequential read, whatever order the regions finished in. */
 	for (size_t i = 0; i < n_full; i++) {
@@ -923,9 +998,22 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		return rc;
 	struct kube_set ks;
 	kube_set_init(&ks);
+	/* With the regions given, they are read while the clusters are (nothing about them waits
+	 * for Kubernetes); their results are merged after it, in the same order as ever. */
+	struct aws_prep prep;
+	int prefetch = o->n_regions && !o->no_aws && !o->no_kube && live_concurrency(o) > 1;
+	if (prefetch) {
+		for (size_t i = 0; i < o->n_regions; i++)
+			add_region(r, o->regions[i]);
+		if ((rc = aws_prepare(&prep, o, r, err)) != 0)
+			return rc;
+		aws_start(&prep);
+	}
 	if (!o->no_kube)
 		rc = kube_side(f, &ks, o, r, err);
 	if (rc) {
+		if (prefetch)
+			aws_prep_abandon(&prep);
 		kube_set_release(&ks);
 		return rc;
 	}
@@ -956,7 +1044,7 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		}
 	}
 	if (!o->no_aws)
-		rc = aws_side(f, o, &ks, r, err);
+		rc = aws_side(f, o, &ks, r, prefetch ? &prep : NULL, err);
 	if (!rc && r->aws_read)
 		report_missing(f, r, &ks);
 	if (!rc && (ks.n_pvs || ks.n_pvcs))
