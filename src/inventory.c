@@ -525,7 +525,7 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	}
 	if (!rc) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
-		rc = aws_ec2_instance_types(c, region, f, err);
+		rc = aws_ec2_instance_types(c, region, f, live_concurrency(o), err);
 		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeInstances", region, 0, 0);
 	}
 	if (!rc) {
