@@ -2,7 +2,9 @@
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
  * Entry points: aws_client_init/release, aws_query, aws_json, aws_form_add.
- * Invariants: every request is signed right before it is sent (a retry re-signs, so a long
+ * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
+ * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
+ * every request is signed right before it is sent (a retry re-signs, so a long
  * backoff never sends a stale X-Amz-Date); a credentials error from the service (ExpiredToken)
  * expires the cached credentials once and retries; messages never include secrets.
  */
@@ -90,6 +92,7 @@ void aws_retry_config_apply(const struct aws_retry_config *rc, struct http_optio
 int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err)
 {
 	memset(c, 0, sizeof *c);
+	pthread_mutex_init(&c->creds_lock, NULL); /* a pthread mutex holds no resource on Linux */
 	struct http_options ho;
 	memset(&ho, 0, sizeof ho);
 	struct aws_retry_config retry;
@@ -113,9 +116,53 @@ int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, 
 	return 0;
 }
 
+int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err)
+{
+	if (from->creds_from) /* a worker's worker: the credentials are still the root's */
+		from = from->creds_from;
+	memset(w, 0, sizeof *w);
+	pthread_mutex_init(&w->creds_lock, NULL);
+	w->creds_from = from;
+	int rc = http_client_init(&w->http, &from->http.opt, err);
+	if (rc)
+		return rc;
+	http_client_share_rates(&w->http, &from->http);
+	w->profile = xstrdup(from->profile);
+	return 0;
+}
+
+/* The credentials to sign with: the client's own, or a worker's copy of its parent's. */
+static int client_credentials(struct aws_client *c, const struct aws_credentials **out, struct buf *err)
+{
+	if (!c->creds_from)
+		return aws_credentials_provider_get(&c->creds, out, err);
+	pthread_mutex_lock(&c->creds_from->creds_lock);
+	const struct aws_credentials *cr = NULL;
+	int rc = aws_credentials_provider_get(&c->creds_from->creds, &cr, err);
+	if (!rc)
+		aws_credentials_copy(&c->worker_creds, cr);
+	pthread_mutex_unlock(&c->creds_from->creds_lock);
+	*out = rc ? NULL : &c->worker_creds;
+	return rc;
+}
+
+static void client_credentials_expire(struct aws_client *c)
+{
+	if (!c->creds_from) {
+		aws_credentials_provider_expire(&c->creds);
+		return;
+	}
+	pthread_mutex_lock(&c->creds_from->creds_lock);
+	aws_credentials_provider_expire(&c->creds_from->creds);
+	pthread_mutex_unlock(&c->creds_from->creds_lock);
+}
+
 void aws_client_release(struct aws_client *c)
 {
-	aws_credentials_provider_release(&c->creds);
+	pthread_mutex_destroy(&c->creds_lock);
+	aws_credentials_release(&c->worker_creds);
+	if (!c->creds_from)
+		aws_credentials_provider_release(&c->creds);
 	http_client_release(&c->http);
 	free(c->profile);
 	memset(c, 0, sizeof *c);
@@ -303,7 +350,7 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 	for (int attempt = 0; attempt < 2; attempt++) {
 		const struct aws_credentials *cr = NULL;
 		struct buf cerr = BUF_INIT;
-		rc = aws_credentials_provider_get(&c->creds, &cr, &cerr);
+		rc = client_credentials(c, &cr, &cerr);
 		if (rc) {
 			em_err(err, rc, "%s %s in %s: no AWS credentials: %s", service_label(svc), what,
 			       region ? region : ep.signing_region, cerr.s);
@@ -340,7 +387,7 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 		if (attempt == 0 && code && (strcmp(code, "ExpiredToken") == 0 || strcmp(code, "ExpiredTokenException") == 0 ||
 					     strcmp(code, "RequestExpired") == 0) &&
 		    cr->session_token) {
-			aws_credentials_provider_expire(&c->creds);
+			client_credentials_expire(c);
 			free(code);
 			free(msg);
 			continue;

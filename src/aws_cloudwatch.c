@@ -6,8 +6,10 @@
  * answer page, read in place without a JSON tree), aws_cloudwatch_load_export (AWS CLI
  * get-metric-data output, or the reduced figures inventory --save writes; several documents
  * allowed), aws_cloudwatch_export_* (those saved figures), cw_reduce.
- * Live memory is one answer page plus one batch's series: each batch is reduced to the
- * planner's figures as soon as its last page is in, and only the figures are kept (and saved).
+ * Live memory is one answer page plus one batch's series per batch in flight (at most
+ * cw_options.concurrency of them): each batch is reduced to the planner's figures as soon as its
+ * last page is in, and only the figures are kept (and saved, in batch order). Batches in flight
+ * touch disjoint volumes, each through its own client (aws_client_init_worker).
  * Invariants: query ids encode the volume's position and the metric ("v12_r"), so answers are
  * matched without trusting their order; series are aligned by timestamp; a volume with no data
  * keeps metrics.has = 0 (planning falls back to size-based rules); percentiles use the
@@ -28,6 +30,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/workpool.h"
 
 #define MAX_QUERIES 500
 #define MAX_POINTS 100800
@@ -1060,12 +1063,38 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		}
 		cw_reduce(&v->metrics, v, o->period_s, ops, bytes, b->n_points, series_of(b, i, M_BURST), b->n_points);
 		v->metrics.lookback_s = o->lookback_s;
-		if (o->save)
-			aws_cloudwatch_export_volume(o->save, v);
 	}
 	free(ops);
 	free(bytes);
 	return 0;
+}
+
+/* One wave of batches fetched concurrently: slot k fetches batch base + k with its client. */
+struct metric_slot {
+	struct aws_client *c; /* the region's client, or own */
+	struct aws_client own;
+	struct cw_batch b;
+	int rc;
+	struct buf err;
+};
+
+struct metric_wave {
+	const char *region;
+	struct fleet *f;      /* each batch reduces only its own volumes' figures */
+	const struct cw_options *o;
+	const size_t *vols, *first;
+	size_t base;
+	struct metric_slot *slots;
+};
+
+static void fetch_slot(void *ctx, size_t k)
+{
+	struct metric_wave *w = ctx;
+	struct metric_slot *sl = &w->slots[k];
+	size_t batch = w->base + k;
+	buf_reset(&sl->err);
+	sl->rc = fetch_batch(sl->c, w->region, w->f, w->vols + w->first[batch], w->first[batch + 1] - w->first[batch],
+			     w->o, &sl->b, &sl->err);
 }
 
 /* The volumes one region's metrics are fetched for. */
@@ -1102,38 +1131,73 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 			      "cloudwatch: a look-back of %lld s at %lld s periods has too many points per volume; "
 			      "use a longer period or a shorter look-back",
 			      (long long)o.lookback_s, (long long)o.period_s);
-	size_t *batch = xmalloc(MAX_QUERIES * sizeof *batch);
-	size_t nb = 0, queries = 0;
-	struct cw_batch b;
-	/* Every query of a batch may be a different volume's: the largest batch is max_queries/4. */
-	cw_batch_init(&b, max_queries / 4, n_points, start, o.period_s);
-	size_t total = 0, done = 0;
-	for (size_t i = 0; i < f->n; i++)
-		total += wants_metrics(&f->vols[i], region, &o);
+	/* The batches, in fleet order: vols[first[k] .. first[k + 1]) is batch k. */
+	size_t *vols = NULL, *first = NULL, n_vols = 0, n_batches = 0, alloc_vols = 0, alloc_first = 0, queries = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct volume *v = &f->vols[i];
+		if (!wants_metrics(v, region, &o))
+			continue;
+		size_t q = burst_type(v->type) ? 5 : 4;
+		if (!n_batches || queries + q > max_queries) {
+			XGROW(first, n_batches, alloc_first);
+			first[n_batches++] = n_vols;
+			queries = 0;
+		}
+		XGROW(vols, n_vols, alloc_vols);
+		vols[n_vols++] = i;
+		queries += q;
+	}
+	XGROW(first, n_batches, alloc_first);
+	first[n_batches] = n_vols;
+	size_t total = n_vols, done = 0;
 	progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, 0, total);
+	/* Up to `workers` batches are fetched at a time, each by its own client (own connection,
+	 * the region's shared token bucket), then saved in batch order: memory holds that many
+	 * batches' series, never the fleet's. */
+	size_t workers = o.concurrency > 1 ? (size_t)o.concurrency : 1;
+	if (workers > n_batches)
+		workers = n_batches ? n_batches : 1;
+	struct metric_wave w = {region, f, &o, vols, first, 0, NULL};
+	w.slots = xcalloc(workers, sizeof *w.slots);
 	int rc = 0;
-	for (size_t i = 0; i <= f->n && !rc; i++) {
-		int flush = i == f->n;
-		if (!flush) {
-			const struct volume *v = &f->vols[i];
-			if (!wants_metrics(v, region, &o))
-				continue;
-			int q = burst_type(v->type) ? 5 : 4;
-			if (queries + (size_t)q > max_queries) {
-				rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
-				done += nb;
-				progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, done, total);
-				nb = queries = 0;
+	for (size_t k = 0; k < workers && !rc; k++) {
+		cw_batch_init(&w.slots[k].b, max_queries / 4, n_points, start, o.period_s);
+		buf_init(&w.slots[k].err);
+		if (workers == 1)
+			w.slots[k].c = c;
+		else if ((rc = aws_client_init_worker(&w.slots[k].own, c, err)) == 0)
+			w.slots[k].c = &w.slots[k].own;
+	}
+	for (size_t wave = 0; wave < n_batches && !rc; wave += workers) {
+		size_t n = n_batches - wave < workers ? n_batches - wave : workers;
+		w.base = wave;
+		workpool_run(n, (int)workers, fetch_slot, &w);
+		for (size_t k = 0; k < n && !rc; k++) { /* in batch order: the first failure is the run's */
+			struct metric_slot *sl = &w.slots[k];
+			if (sl->rc) {
+				rc = sl->rc;
+				buf_adds(err, sl->err.s ? sl->err.s : "");
+				break;
 			}
-			batch[nb++] = i;
-			queries += (size_t)q;
-		} else if (nb) {
-			rc = fetch_batch(c, region, f, batch, nb, &o, &b, err);
-			done += nb;
+			for (size_t i = first[wave + k]; i < first[wave + k + 1] && o.save; i++)
+				aws_cloudwatch_export_volume(o.save, &f->vols[vols[i]]);
+			done += first[wave + k + 1] - first[wave + k];
+			if (wave + k + 1 < n_batches)
+				progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, done, total);
 		}
 	}
+	for (size_t k = 0; k < workers; k++) {
+		cw_batch_release(&w.slots[k].b);
+		buf_release(&w.slots[k].err);
+		if (w.slots[k].c == &w.slots[k].own) {
+			c->calls += w.slots[k].own.calls;
+			c->throttled += w.slots[k].own.throttled;
+			aws_client_release(&w.slots[k].own);
+		}
+	}
+	free(w.slots);
+	free(vols);
+	free(first);
 	progress_report(o.progress, o.progress_ctx, PROGRESS_DONE, "metrics", region, done, total);
-	free(batch);
-	cw_batch_release(&b);
 	return rc;
 }

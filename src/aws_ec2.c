@@ -24,6 +24,7 @@
 
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
+#include "ebsmigrate/workpool.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/strmap.h"
@@ -1338,7 +1339,44 @@ static void apply_instance_types(struct fleet *f, const char *region, const stru
 	}
 }
 
-int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err)
+/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k asks for batch
+ * first_batch + k with its own client; the answers are parsed by the caller, in batch order. */
+struct instances_slot {
+	struct aws_client *c, own;
+	struct http_response resp;
+	char *code;
+	int rc;
+	struct buf err;
+};
+
+struct instances_wave {
+	const char *region;
+	const char *const *ids;
+	size_t n_ids, first_batch;
+	struct instances_slot *slots;
+};
+
+static void describe_instances_slot(void *ctx, size_t k)
+{
+	struct instances_wave *w = ctx;
+	struct instances_slot *sl = &w->slots[k];
+	size_t start = (w->first_batch + k) * 100;
+	struct buf form = BUF_INIT;
+	for (size_t i = start; i < w->n_ids && i < start + 100; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
+		aws_form_add(&form, key, w->ids[i]);
+	}
+	free(sl->code);
+	sl->code = NULL;
+	buf_reset(&sl->err);
+	sl->rc = aws_query(sl->c, AWS_SERVICE_EC2, w->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
+			   &sl->code, &sl->err);
+	buf_release(&form);
+}
+
+int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, int concurrency,
+			   struct buf *err)
 {
 	struct strmap wanted = STRMAP_INIT, types = STRMAP_INIT;
 	char **ids = NULL, **names = NULL;
@@ -1367,33 +1405,53 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 	struct buf origin = BUF_INIT;
 	buf_addf(&origin, "ec2:%s", region);
 	x.origin = origin.s;
-	struct http_response resp;
-	http_response_init(&resp);
+	/* Batches of 100 ids are asked up to `concurrency` at a time (each by its own worker client
+	 * sharing c's bucket) and their answers parsed in batch order, as one after another would. */
+	size_t n_batches = (n_ids + 99) / 100, per_wave = concurrency > 1 ? (size_t)concurrency : 1;
+	if (per_wave > n_batches)
+		per_wave = n_batches ? n_batches : 1;
+	struct instances_wave w = {region, (const char *const *)ids, n_ids, 0, NULL};
+	w.slots = xcalloc(per_wave, sizeof *w.slots);
 	int rc = 0;
-	for (size_t start = 0; start < n_ids && !rc; start += 100) {
-		struct buf form = BUF_INIT;
-		for (size_t i = start; i < n_ids && i < start + 100; i++) {
-			char key[32];
-			snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
-			aws_form_add(&form, key, ids[i]);
-		}
-		char *code = NULL;
-		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeInstances", EC2_VERSION, form.s, &resp, &code, err);
-		buf_release(&form);
-		if (rc == EM_ENOTFOUND || (code && strcmp(code, "InvalidInstanceID.NotFound") == 0)) {
-			/* A terminated instance makes the whole call fail: not fatal for an inventory. */
-			buf_reset(err);
-			rc = 0;
-			free(code);
-			continue;
-		}
-		free(code);
-		if (!rc)
-			rc = parse_page(&x, &resp.body, sax_start, inst_end, "DescribeInstances");
+	for (size_t k = 0; k < per_wave && !rc; k++) {
+		http_response_init(&w.slots[k].resp);
+		buf_init(&w.slots[k].err);
+		if (per_wave == 1)
+			w.slots[k].c = c;
+		else if ((rc = aws_client_init_worker(&w.slots[k].own, c, err)) == 0)
+			w.slots[k].c = &w.slots[k].own;
 	}
+	for (size_t wave = 0; wave < n_batches && !rc; wave += per_wave) {
+		size_t n = n_batches - wave < per_wave ? n_batches - wave : per_wave;
+		w.first_batch = wave;
+		workpool_run(n, (int)per_wave, describe_instances_slot, &w);
+		for (size_t k = 0; k < n && !rc; k++) {
+			struct instances_slot *sl = &w.slots[k];
+			if (sl->rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0)) {
+				/* A terminated instance makes the whole call fail: not fatal for an inventory. */
+				continue;
+			}
+			if (sl->rc) {
+				rc = sl->rc;
+				buf_adds(err, sl->err.s ? sl->err.s : "");
+				break;
+			}
+			rc = parse_page(&x, &sl->resp.body, sax_start, inst_end, "DescribeInstances");
+		}
+	}
+	for (size_t k = 0; k < per_wave; k++) {
+		http_response_release(&w.slots[k].resp);
+		buf_release(&w.slots[k].err);
+		free(w.slots[k].code);
+		if (w.slots[k].c == &w.slots[k].own) {
+			c->calls += w.slots[k].own.calls;
+			c->throttled += w.slots[k].own.throttled;
+			aws_client_release(&w.slots[k].own);
+		}
+	}
+	free(w.slots);
 	if (!rc)
 		apply_instance_types(f, region, &types, names);
-	http_response_release(&resp);
 	sax_release(&x);
 	buf_release(&origin);
 	for (size_t i = 0; i < n_ids; i++)

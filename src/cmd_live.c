@@ -16,6 +16,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/workpool.h"
 
 const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
@@ -37,6 +38,9 @@ const struct cmd_option live_options[] = {
 	{"no-usage", 0, ARG_NONE, NULL, "skip kubelet volume usage (nodes/NAME/proxy/stats/summary)", OPT_LIVE_NO_USAGE},
 	{"lookback", 0, ARG_REQUIRED, "DURATION", "CloudWatch look-back, e.g. 14d, 36h (default 14d)", OPT_LIVE_LOOKBACK},
 	{"kube-page-size", 0, ARG_REQUIRED, "N", "Kubernetes list page size (limit=N; default 500)", OPT_LIVE_KUBE_PAGE},
+	{"concurrency", 0, ARG_REQUIRED, "N",
+	 "regions, clusters and independent API calls read at a time (1-64; default 8; 1 = one after another)",
+	 OPT_LIVE_CONCURRENCY},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -67,6 +71,15 @@ int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 			return EXIT_USAGE;
 		}
 		o->kube_page_size = (int)v;
+		return 0;
+	}
+	case OPT_LIVE_CONCURRENCY: {
+		int64_t v;
+		if (em_parse_i64(arg, &v) || v < 1 || v > WORKPOOL_MAX_WORKERS) {
+			log_error("--concurrency: '%s' is not a number from 1 to %d", arg, WORKPOOL_MAX_WORKERS);
+			return EXIT_USAGE;
+		}
+		o->concurrency = (int)v;
 		return 0;
 	}
 	case OPT_LIVE_LOOKBACK:

@@ -14,7 +14,10 @@
  *   (refused, reset, timeout, DNS, empty reply) are retried; configuration failures (bad URL,
  *   bad CA file, certificate rejected) are not.
  * - Each attempt takes one token from the request's rate bucket first, waiting for it through
- *   the injected sleep, so retries are rate limited too.
+ *   the injected sleep, so retries are rate limited too. The buckets (struct http_rates) may be
+ *   shared by clients on several threads (http_client_share_rates): every read or change of a
+ *   bucket holds the rates' mutex, and nobody sleeps while holding it. Everything else in a
+ *   client (its curl handle, retry quota, jitter state) belongs to one thread at a time.
  * - All waiting goes through opt.sleep_ms and all time through opt.clock_ms.
  * - With a retry quota (AWS standard/adaptive modes) retries draw from one budget per client, so
  *   an outage does not multiply the load by max_attempts; adaptive mode also slows a rate key
@@ -25,6 +28,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +52,40 @@ struct http_bucket {
 	double set_rate; /* the rate configured for the key; adaptive mode moves rate below it */
 	double burst; /* capacity */
 	int64_t last_ms;
+	int fresh;    /* no token taken yet: a rate set now starts with a full bucket */
 };
+
+/* The token buckets of one client, or of several sharing them (http_client_share_rates). */
+struct http_rates {
+	pthread_mutex_t lock;       /* held for every access to the buckets and refs */
+	int refs;                   /* clients using these buckets */
+	struct http_bucket *buckets;
+	size_t n_buckets, alloc_buckets;
+};
+
+static struct http_rates *rates_new(void)
+{
+	struct http_rates *r = xcalloc(1, sizeof *r);
+	pthread_mutex_init(&r->lock, NULL);
+	r->refs = 1;
+	return r;
+}
+
+static void rates_unref(struct http_rates *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	int left = --r->refs;
+	pthread_mutex_unlock(&r->lock);
+	if (left)
+		return;
+	for (size_t i = 0; i < r->n_buckets; i++)
+		free(r->buckets[i].key);
+	free(r->buckets);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+}
 
 /* ---- header lists ---- */
 
@@ -194,6 +231,15 @@ static uint64_t next_random(struct http_client *c)
 
 /* ---- client ---- */
 
+/* libcurl's global state is set up exactly once, whichever thread makes the first client
+ * (curl_global_init is not thread-safe; curl_easy_init would call it implicitly). */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+
+static void curl_global_setup(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s && *s ? xstrdup(s) : NULL;
@@ -246,6 +292,8 @@ int http_client_init(struct http_client *c, const struct http_options *opt, stru
 	if (c->rng == 0)
 		c->rng = 0x9E3779B97F4A7C15ULL;
 
+	c->rates = rates_new();
+	pthread_once(&curl_once, curl_global_setup);
 	c->curl = curl_easy_init();
 	if (!c->curl) {
 		http_client_release(c);
@@ -267,36 +315,55 @@ void http_client_release(struct http_client *c)
 	wipe_str((char *)c->opt.client_key_pem);
 	free((char *)c->opt.client_key_pem);
 	free((char *)c->opt.user_agent);
-	for (size_t i = 0; i < c->n_buckets; i++)
-		free(c->buckets[i].key);
-	free(c->buckets);
+	rates_unref(c->rates);
 	memset(c, 0, sizeof *c);
 }
 
 /* ---- rate limiting: one token bucket per key ---- */
 
+void http_client_share_rates(struct http_client *c, struct http_client *from)
+{
+	if (c->rates == from->rates)
+		return;
+	pthread_mutex_lock(&from->rates->lock);
+	from->rates->refs++;
+	pthread_mutex_unlock(&from->rates->lock);
+	rates_unref(c->rates);
+	c->rates = from->rates;
+}
+
+void http_client_set_adaptive(struct http_client *c, int on)
+{
+	c->opt.adaptive_rate = on;
+}
+
+/* The bucket of key, created with the client's defaults; the caller holds c->rates->lock. */
 static struct http_bucket *bucket_for(struct http_client *c, const char *key)
 {
-	for (size_t i = 0; i < c->n_buckets; i++)
-		if (strcmp(c->buckets[i].key, key) == 0)
-			return &c->buckets[i];
-	XGROW(c->buckets, c->n_buckets, c->alloc_buckets);
-	struct http_bucket *b = &c->buckets[c->n_buckets++];
+	struct http_rates *r = c->rates;
+	for (size_t i = 0; i < r->n_buckets; i++)
+		if (strcmp(r->buckets[i].key, key) == 0)
+			return &r->buckets[i];
+	XGROW(r->buckets, r->n_buckets, r->alloc_buckets);
+	struct http_bucket *b = &r->buckets[r->n_buckets++];
 	b->key = xstrdup(key);
 	b->rate = b->set_rate = c->opt.default_rate;
 	b->burst = c->opt.default_burst;
 	b->tokens = b->burst;
 	b->last_ms = now_ms(c);
+	b->fresh = 1;
 	return b;
 }
 
 void http_client_set_rate(struct http_client *c, const char *key, double per_second, double burst)
 {
+	pthread_mutex_lock(&c->rates->lock);
 	struct http_bucket *b = bucket_for(c, key);
 	b->rate = b->set_rate = per_second;
 	b->burst = burst > 0 ? burst : (per_second > 0 ? per_second : 1);
-	if (b->tokens > b->burst)
+	if (b->tokens > b->burst || b->fresh)
 		b->tokens = b->burst;
+	pthread_mutex_unlock(&c->rates->lock);
 }
 
 static void bucket_refill(struct http_client *c, struct http_bucket *b)
@@ -306,25 +373,34 @@ static void bucket_refill(struct http_client *c, struct http_bucket *b)
 		b->tokens += (double)(now - b->last_ms) * b->rate / 1000.0;
 		if (b->tokens > b->burst)
 			b->tokens = b->burst;
+		b->last_ms = now;
 	}
-	b->last_ms = now;
 }
 
+/* Takes one token of key's bucket, sleeping (without the lock) until one is there. */
 static void rate_acquire(struct http_client *c, const char *key)
 {
 	if (!key)
 		return;
-	struct http_bucket *b = bucket_for(c, key);
-	if (b->rate <= 0)
-		return;
-	bucket_refill(c, b);
-	while (b->tokens < 1.0) {
-		/* Round up so one wait always yields the token. */
-		int64_t wait = (int64_t)((1.0 - b->tokens) * 1000.0 / b->rate) + 1;
-		sleep_for(c, wait);
+	for (;;) {
+		pthread_mutex_lock(&c->rates->lock);
+		struct http_bucket *b = bucket_for(c, key);
+		if (b->rate <= 0) {
+			pthread_mutex_unlock(&c->rates->lock);
+			return;
+		}
 		bucket_refill(c, b);
+		b->fresh = 0;
+		if (b->tokens >= 1.0) {
+			b->tokens -= 1.0;
+			pthread_mutex_unlock(&c->rates->lock);
+			return;
+		}
+		/* Round up so one wait yields the token, unless another thread takes it first. */
+		int64_t wait = (int64_t)((1.0 - b->tokens) * 1000.0 / b->rate) + 1;
+		pthread_mutex_unlock(&c->rates->lock);
+		sleep_for(c, wait);
 	}
-	b->tokens -= 1.0;
 }
 
 /* Adaptive mode: multiplicative decrease on throttling, additive increase otherwise. */
@@ -332,6 +408,7 @@ static void adapt_rate(struct http_client *c, const char *key, int throttled)
 {
 	if (!c->opt.adaptive_rate || !key)
 		return;
+	pthread_mutex_lock(&c->rates->lock);
 	struct http_bucket *b = bucket_for(c, key);
 	double ceiling = b->set_rate > 0 ? b->set_rate : 1e9;
 	double cur = b->rate > 0 ? b->rate : ceiling;
@@ -345,6 +422,9 @@ static void adapt_rate(struct http_client *c, const char *key, int throttled)
 			cur = ceiling;
 	}
 	b->rate = cur >= 1e9 ? b->set_rate : cur;
+	if (throttled && b->tokens > 0)
+		b->tokens = 0; /* every thread of the key waits for the slower refill */
+	pthread_mutex_unlock(&c->rates->lock);
 }
 
 /* ---- retry policy ---- */

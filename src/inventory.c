@@ -21,7 +21,9 @@
  *     regions --region left out, and a region answering with no volumes while PVs point into
  *     it are warnings (inventory_live_result.warning_notices), with the fix.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +33,12 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/workpool.h"
 
 static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
 {
@@ -485,6 +490,8 @@ static void volumes_progress(void *ctx, const char *region, size_t n)
 	progress_report(x->o->progress, x->o->progress_ctx, PROGRESS_STEP, "DescribeVolumes", region, n, 0);
 }
 
+static int live_concurrency(const struct inventory_live_options *o);
+
 /* Reads one region into f: every volume (ids NULL), or only the volumes named in ids, with
  * their modifications, CloudTrail history, instance types, metrics, and the exports when
  * saving. */
@@ -518,7 +525,7 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	}
 	if (!rc) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
-		rc = aws_ec2_instance_types(c, region, f, err);
+		rc = aws_ec2_instance_types(c, region, f, live_concurrency(o), err);
 		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "DescribeInstances", region, 0, 0);
 	}
 	if (!rc) {
@@ -531,7 +538,7 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct buf metrics = BUF_INIT;
 	if (!rc && !o->no_metrics) {
 		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL,
-					o->progress, o->progress_ctx};
+					o->progress, o->progress_ctx, live_concurrency(o)};
 		if (o->save_dir)
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
@@ -692,19 +699,210 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 	names_free(unread_regions, n_unread_regions);
 }
 
-static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
-		    struct inventory_live_result *r, struct buf *err)
+/* ---- fan-out: regions and clusters on a bounded pool (workpool.c) ----
+ *
+ * Each region (and each cluster) is read by one task into a private fleet and result with its
+ * own client (its own curl handle); the caller merges the private results in region (cluster)
+ * order, so every output is byte-identical to a read one after another. The AWS workers share
+ * the caller's credentials (resolved once before the fan-out, refreshed under a lock) and its
+ * token buckets: one bucket per service and region for all threads (rates set below). */
+
+static int live_concurrency(const struct inventory_live_options *o)
 {
+	int n = o->concurrency > 0 ? o->concurrency : INVENTORY_DEFAULT_CONCURRENCY;
+	return n > WORKPOOL_MAX_WORKERS ? WORKPOOL_MAX_WORKERS : n;
+}
+
+/* Client-side rate limits per account and region, shared by every thread (docs/aws.md):
+ * EC2's non-mutating bucket (100 burst, 20/s refill) and CloudWatch GetMetricData's 50 TPS.
+ * A throttling answer slows the key's bucket for all threads (adaptive rate). CloudTrail's
+ * 2/s is set by aws_cloudtrail.c. */
+#define EC2_RATE_PER_S 20.0
+#define EC2_BURST 100.0
+#define CLOUDWATCH_RATE_PER_S 50.0
+#define CLOUDWATCH_BURST 50.0
+
+static void set_region_rates(struct aws_client *c, char *const *regions, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char key[96];
+		snprintf(key, sizeof key, "ec2:%s", regions[i]);
+		http_client_set_rate(&c->http, key, EC2_RATE_PER_S, EC2_BURST);
+		snprintf(key, sizeof key, "monitoring:%s", regions[i]);
+		http_client_set_rate(&c->http, key, CLOUDWATCH_RATE_PER_S, CLOUDWATCH_BURST);
+	}
+	http_client_set_adaptive(&c->http, 1);
+}
+
+struct region_job {
+	struct fleet f;
+	struct inventory_live_result r; /* saved files and CloudTrail failures of this region */
+	int rc, calls, throttled;
+	struct buf err;
+};
+
+struct region_fanout {
+	struct aws_client *parent;
+	const struct inventory_live_options *o;
+	const char *account;
+	char *const *regions;
+	struct region_job *jobs;
+};
+
+static void region_job_release(struct region_job *j)
+{
+	fleet_release(&j->f);
+	j->r.account = NULL; /* borrowed */
+	inventory_live_result_release(&j->r);
+	buf_release(&j->err);
+}
+
+static void read_region_job(void *ctx, size_t i)
+{
+	struct region_fanout *fan = ctx;
+	struct region_job *j = &fan->jobs[i];
+	fleet_init(&j->f);
+	buf_init(&j->err);
+	j->r.account = (char *)fan->account; /* read only; never freed through j */
+	struct aws_client w;
+	j->rc = aws_client_init_worker(&w, fan->parent, &j->err);
+	if (j->rc)
+		return;
+	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &j->err);
+	j->calls = w.calls;
+	j->throttled = w.throttled;
+	aws_client_release(&w);
+}
+
+/* Moves a region's private result to the end of the caller's (j is left released). */
+static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
+{
+	struct fleet *src = &j->f;
+	for (size_t i = 0; i < src->n; i++) {
+		struct volume *s = &src->vols[i];
+		if (fleet_find(f, s->volume_id)) { /* one volume id in two regions: the first kept */
+			volume_release(s);
+			continue;
+		}
+		struct volume *d = fleet_add_volume(f, s->volume_id);
+		free(d->volume_id);
+		*d = *s;
+	}
+	src->n = 0;
+	for (size_t i = 0; i < src->n_instances; i++) {
+		XGROW(f->instances, f->n_instances, f->alloc_instances);
+		f->instances[f->n_instances++] = src->instances[i];
+	}
+	src->n_instances = 0;
+	for (size_t i = 0; i < src->n_limits; i++)
+		if (!fleet_instance_limit(f, src->limits[i].type))
+			fleet_set_instance_limit(f, src->limits[i].type, src->limits[i].baseline_iops,
+						 src->limits[i].baseline_mbps);
+	for (size_t i = 0; i < src->n_notices; i++) {
+		XGROW(f->notices, f->n_notices, f->alloc_notices);
+		f->notices[f->n_notices++] = src->notices[i];
+	}
+	src->n_notices = 0;
+	for (size_t i = 0; i < j->r.n_saved; i++)
+		add_saved(r, j->r.saved[i]);
+	if (j->r.history_error && !r->history_error) {
+		r->history_error = j->r.history_error;
+		j->r.history_error = NULL;
+	}
+	r->history_failed_regions += j->r.history_failed_regions;
+	region_job_release(j);
+}
+
+/* The AWS side up to the region reads: the client, the credentials (resolved once, here, on
+ * the calling thread), the rates and the region jobs. With regions given (--region), the region
+ * reads start on their own thread (aws_start) while the clusters are read; the merge waits for
+ * both, so the order of everything is unchanged. */
+struct aws_prep {
 	struct aws_client c;
+	int init_rc, get_rc;
+	struct buf cerr;
+	size_t n_jobs;
+	struct region_job *jobs;
+	struct region_fanout fan;
+	int started;   /* the region reads run on `thread` */
+	pthread_t thread;
+};
+
+static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *o, struct inventory_live_result *r,
+		       struct buf *err)
+{
+	memset(p, 0, sizeof *p);
+	buf_init(&p->cerr);
 	struct aws_client_options co;
 	memset(&co, 0, sizeof co);
 	co.profile = o->profile;
-	int rc = aws_client_init(&c, &co, err);
-	if (rc)
-		return rc;
+	p->init_rc = aws_client_init(&p->c, &co, err);
+	if (p->init_rc)
+		return p->init_rc;
 	const struct aws_credentials *cr = NULL;
-	struct buf cerr = BUF_INIT;
-	if (aws_credentials_provider_get(&c.creds, &cr, &cerr) != 0) {
+	p->get_rc = aws_credentials_provider_get(&p->c.creds, &cr, &p->cerr);
+	if (p->get_rc)
+		return 0;
+	if (cr->account_id)
+		r->account = xstrdup(cr->account_id);
+	set_region_rates(&p->c, r->regions, r->n_regions);
+	p->n_jobs = r->n_regions;
+	p->jobs = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->jobs);
+	p->fan = (struct region_fanout){&p->c, o, r->account, r->regions, p->jobs};
+	em_umask(); /* cached before any thread saves a file */
+	return 0;
+}
+
+static void *aws_reads(void *arg)
+{
+	struct aws_prep *p = arg;
+	workpool_run(p->n_jobs, live_concurrency(p->fan.o), read_region_job, &p->fan);
+	return NULL;
+}
+
+static void aws_start(struct aws_prep *p)
+{
+	if (!p->init_rc && !p->get_rc && pthread_create(&p->thread, NULL, aws_reads, p) == 0)
+		p->started = 1;
+}
+
+/* Waits for the region reads started by aws_start (or runs them now). */
+static void aws_finish_reads(struct aws_prep *p)
+{
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	else
+		aws_reads(p);
+	p->started = 0;
+}
+
+static void aws_prep_abandon(struct aws_prep *p)
+{
+	if (p->init_rc)
+		return;
+	if (!p->get_rc) {
+		aws_finish_reads(p);
+		for (size_t i = 0; i < p->n_jobs; i++)
+			region_job_release(&p->jobs[i]);
+		free(p->jobs);
+	}
+	buf_release(&p->cerr);
+	aws_client_release(&p->c);
+}
+
+static int aws_side(struct fleet *f, const struct inventory_live_options *o, const struct kube_set *ks,
+		    struct inventory_live_result *r, struct aws_prep *prep, struct buf *err)
+{
+	struct aws_prep local;
+	int rc = 0;
+	if (!prep) {
+		prep = &local;
+		if ((rc = aws_prepare(prep, o, r, err)) != 0)
+			return rc;
+	}
+	if (prep->get_rc) {
+		struct aws_client c = prep->c; /* no thread uses it: nothing was started */
+		struct buf cerr = prep->cerr;
 		/* Only a chain with no source at all may leave AWS out; a source that is configured
 		 * and fails (a refused token, a 401, a malformed answer) stops the run. */
 		if (o->profile)
@@ -723,16 +921,31 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 		aws_client_release(&c);
 		return rc;
 	}
-	buf_release(&cerr);
-	if (cr->account_id)
-		r->account = xstrdup(cr->account_id);
-	size_t n_full = r->n_regions;
-	for (size_t i = 0; i < n_full && !rc; i++) {
+	buf_release(&prep->cerr);
+	aws_finish_reads(prep);
+	/* The workers held pointers to prep->c; they are done, so c may take its place now. */
+	struct aws_client c = prep->c;
+	size_t n_full = prep->n_jobs;
+	struct region_job *jobs = prep->jobs;
+	/* Merged in region order: the fleet, notices, warnings and saved files are those of a
+	 * sequential read, whatever order the regions finished in. */
+	for (size_t i = 0; i < n_full; i++) {
+		struct region_job *j = &jobs[i];
+		c.calls += j->calls;
+		c.throttled += j->throttled;
+		if (rc || j->rc) {
+			if (!rc) {
+				rc = j->rc;
+				buf_adds(err, j->err.s ? j->err.s : "");
+			}
+			region_job_release(j);
+			continue;
+		}
 		const char *region = r->regions[i];
 		size_t before = f->n;
-		rc = read_region(&c, o, r, f, region, NULL, 0, err);
+		merge_region(f, r, j);
 		size_t pvs_here = 0; /* an empty answer is suspicious only when PVs point into the region */
-		if (!rc && f->n == before) {
+		if (f->n == before) {
 			for (size_t k = 0; k < ks->n_pvs; k++) {
 				char *pr = pv_region(&ks->pvs[k]);
 				pvs_here += pr && strcmp(pr, region) == 0;
@@ -746,6 +959,7 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
 				    region, pvs_here);
 	}
+	free(jobs);
 	if (!rc)
 		rc = look_up_unplaced(&c, o, r, f, ks, err);
 	if (!rc && r->history_error) /* one warning for the run, not one per volume or region */
@@ -767,6 +981,8 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	}
 	r->aws_calls = c.calls;
 	r->aws_throttled = c.throttled;
+	/* -v: the totals; throttling answers were retried (and slowed the shared buckets), never shown */
+	log_info("aws: %d calls answered, %d throttling answers retried", c.calls, c.throttled);
 	r->aws_read = !rc;
 	aws_client_release(&c);
 	return rc;
@@ -777,13 +993,27 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 {
 	memset(r, 0, sizeof *r);
 	int rc = 0;
+	jsonx_threads_init(); /* before the fan-out's threads use cJSON */
 	if (o->save_dir && (rc = em_mkdirs(o->save_dir, 0755, err)))
 		return rc;
 	struct kube_set ks;
 	kube_set_init(&ks);
+	/* With the regions given, they are read while the clusters are (nothing about them waits
+	 * for Kubernetes); their results are merged after it, in the same order as ever. */
+	struct aws_prep prep;
+	int prefetch = o->n_regions && !o->no_aws && !o->no_kube && live_concurrency(o) > 1;
+	if (prefetch) {
+		for (size_t i = 0; i < o->n_regions; i++)
+			add_region(r, o->regions[i]);
+		if ((rc = aws_prepare(&prep, o, r, err)) != 0)
+			return rc;
+		aws_start(&prep);
+	}
 	if (!o->no_kube)
 		rc = kube_side(f, &ks, o, r, err);
 	if (rc) {
+		if (prefetch)
+			aws_prep_abandon(&prep);
 		kube_set_release(&ks);
 		return rc;
 	}
@@ -814,13 +1044,89 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 		}
 	}
 	if (!o->no_aws)
-		rc = aws_side(f, o, &ks, r, err);
+		rc = aws_side(f, o, &ks, r, prefetch ? &prep : NULL, err);
 	if (!rc && r->aws_read)
 		report_missing(f, r, &ks);
 	if (!rc && (ks.n_pvs || ks.n_pvcs))
 		join(f, &ks, r->aws_read, !r->aws_read);
 	kube_set_release(&ks);
 	return rc;
+}
+
+/* One cluster read on its own thread into a private set and fleet (merged in cluster order). */
+struct cluster_job {
+	struct kube_set ks;
+	struct fleet f;
+	struct inventory_live_result r; /* saved files */
+	int rc;
+	struct buf err;
+};
+
+struct cluster_fanout {
+	const struct inventory_live_options *o;
+	struct kube_target *targets;
+	struct cluster_job *jobs;
+};
+
+static void cluster_job_release(struct cluster_job *j)
+{
+	kube_set_release(&j->ks);
+	fleet_release(&j->f);
+	inventory_live_result_release(&j->r);
+	buf_release(&j->err);
+}
+
+static int read_cluster(const struct inventory_live_options *o, struct kube_target *t, struct kube_set *ks,
+			struct fleet *f, struct inventory_live_result *r, struct buf *err)
+{
+	/* insecure-skip-tls-verify and http:// are warned about (or refused) by kube_client_init */
+	struct kube_client kc;
+	struct kube_client_options ko;
+	memset(&ko, 0, sizeof ko);
+	ko.list_limit = o->kube_page_size;
+	const char *cluster = t->context ? t->context : t->cluster_name;
+	unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
+	ko.progress = o->progress;
+	ko.progress_ctx = o->progress_ctx;
+	int rc = kube_client_init(&kc, t, &ko, err);
+	if (rc)
+		return rc;
+	rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
+	kube_client_release(&kc);
+	if (!rc && o->save_dir) {
+		struct buf data = BUF_INIT, name = BUF_INIT;
+		kube_objects_write_export(&data, ks, f, cluster);
+		buf_addf(&name, "%s.json", cluster);
+		rc = save_file(r, o->save_dir, name.s, &data, err);
+		buf_reset(&data);
+		buf_reset(&name);
+		if (!rc && ks->n_usage) {
+			kube_objects_write_summary(&data, ks, cluster);
+			buf_addf(&name, "%s.stats-summary.json", cluster);
+			rc = save_file(r, o->save_dir, name.s, &data, err);
+			buf_reset(&data);
+			buf_reset(&name);
+		}
+		if (!rc) {
+			kube_objects_write_version(&data, f, cluster);
+			buf_addf(&name, "%s.version.json", cluster);
+			if (data.len)
+				rc = save_file(r, o->save_dir, name.s, &data, err);
+		}
+		buf_release(&data);
+		buf_release(&name);
+	}
+	return rc;
+}
+
+static void read_cluster_job(void *ctx, size_t i)
+{
+	struct cluster_fanout *fan = ctx;
+	struct cluster_job *j = &fan->jobs[i];
+	kube_set_init(&j->ks);
+	fleet_init(&j->f);
+	buf_init(&j->err);
+	j->rc = read_cluster(fan->o, &fan->targets[i], &j->ks, &j->f, &j->r, &j->err);
 }
 
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
@@ -858,46 +1164,26 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 		n_targets += n;
 		free(t); /* the targets' contents moved into `targets` */
 	}
-	for (size_t i = 0; i < n_targets && !rc; i++) {
-		struct kube_target *t = &targets[i];
-		/* insecure-skip-tls-verify and http:// are warned about (or refused) by kube_client_init */
-		struct kube_client kc;
-		struct kube_client_options ko;
-		memset(&ko, 0, sizeof ko);
-		ko.list_limit = o->kube_page_size;
-		const char *cluster = t->context ? t->context : t->cluster_name;
-		unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
-		ko.progress = o->progress;
-		ko.progress_ctx = o->progress_ctx;
-		rc = kube_client_init(&kc, t, &ko, err);
-		if (rc)
+	size_t n_jobs = rc ? 0 : n_targets;
+	struct cluster_job *jobs = xcalloc(n_jobs ? n_jobs : 1, sizeof *jobs);
+	struct cluster_fanout fan = {o, targets, jobs};
+	em_umask(); /* cached before any thread saves a file */
+	workpool_run(n_jobs, live_concurrency(o), read_cluster_job, &fan);
+	for (size_t i = 0; i < n_jobs && !rc; i++) { /* merged in cluster order */
+		struct cluster_job *j = &jobs[i];
+		if (j->rc) {
+			rc = j->rc;
+			buf_adds(err, j->err.s ? j->err.s : "");
 			break;
-		rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
-		kube_client_release(&kc);
-		if (!rc && o->save_dir) {
-			struct buf data = BUF_INIT, name = BUF_INIT;
-			kube_objects_write_export(&data, ks, f, cluster);
-			buf_addf(&name, "%s.json", cluster);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
-			buf_reset(&data);
-			buf_reset(&name);
-			if (!rc && ks->n_usage) {
-				kube_objects_write_summary(&data, ks, cluster);
-				buf_addf(&name, "%s.stats-summary.json", cluster);
-				rc = save_file(r, o->save_dir, name.s, &data, err);
-				buf_reset(&data);
-				buf_reset(&name);
-			}
-			if (!rc) {
-				kube_objects_write_version(&data, f, cluster);
-				buf_addf(&name, "%s.version.json", cluster);
-				if (data.len)
-					rc = save_file(r, o->save_dir, name.s, &data, err);
-			}
-			buf_release(&data);
-			buf_release(&name);
 		}
+		kube_set_move(ks, &j->ks);
+		kube_fleet_move(f, &j->f);
+		for (size_t k = 0; k < j->r.n_saved; k++)
+			add_saved(r, j->r.saved[k]);
 	}
+	for (size_t i = 0; i < n_jobs; i++)
+		cluster_job_release(&jobs[i]);
+	free(jobs);
 	if (!rc)
 		r->kube_read = 1;
 	kube_targets_free(targets, n_targets);

@@ -10,13 +10,15 @@
  * error with its line and column in the whole text. Documents are parsed one at a time in
  * place, so a stream costs no copy and at most one tree at a time.
  *
- * Invariant of the arena: cJSON's allocation hooks are process-wide, so jsonx_parse_in points
- * them at the arena only while cJSON_ParseWithLengthOpts runs and restores malloc/free before
- * returning (ebsmigrate is single-threaded). `parsing_arena` is that window's only state: no
- * arena pointer is ever handed to free(), and no malloc'd pointer to the arena's no-op free.
+ * Invariant of the arena: cJSON's allocation hooks are process-wide, so they are installed once
+ * (jsonx_threads_init, before any thread starts) and dispatch on a thread-local `parsing_arena`:
+ * set by jsonx_parse_in only while cJSON_ParseWithLengthOpts runs on that thread, malloc/free
+ * otherwise. That window is the only state: no arena pointer is ever handed to free(), and no
+ * malloc'd pointer to the arena's no-op free, whatever other threads parse meanwhile.
  */
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -130,7 +132,7 @@ struct jsonx_arena_chunk {
 /* A 500-object Kubernetes list page builds a tree of a few MiB. */
 #define ARENA_CHUNK (1u << 20)
 
-static struct jsonx_arena *parsing_arena;
+static _Thread_local struct jsonx_arena *parsing_arena;
 
 static void *arena_alloc(struct jsonx_arena *a, size_t n)
 {
@@ -163,12 +165,26 @@ static void *arena_alloc(struct jsonx_arena *a, size_t n)
 
 static void *CJSON_CDECL arena_malloc(size_t n)
 {
-	return arena_alloc(parsing_arena, n);
+	return parsing_arena ? arena_alloc(parsing_arena, n) : malloc(n);
 }
 
 static void CJSON_CDECL arena_free(void *p)
 {
-	(void)p; /* freed with the arena */
+	if (!parsing_arena) /* inside the window: freed with the arena */
+		free(p);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void install_hooks(void)
+{
+	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	cJSON_InitHooks(&hooks);
+}
+
+void jsonx_threads_init(void)
+{
+	pthread_once(&hooks_once, install_hooks);
 }
 
 /* What a reset keeps for the next tree: a list page's worth, not a whole large export's. */
@@ -206,11 +222,9 @@ void jsonx_arena_release(struct jsonx_arena *a)
 
 cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const char *origin, struct buf *err)
 {
-	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	jsonx_threads_init();
 	parsing_arena = a;
-	cJSON_InitHooks(&hooks);
 	cJSON *j = jsonx_parse(text, len, origin, err);
-	cJSON_InitHooks(NULL);
 	parsing_arena = NULL;
 	return j;
 }
@@ -218,11 +232,9 @@ cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const
 static cJSON *parse_one_in(struct jsonx_arena *a, const char *text, size_t len, size_t *off, const char *origin,
 			   struct buf *err)
 {
-	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	jsonx_threads_init();
 	parsing_arena = a;
-	cJSON_InitHooks(&hooks);
 	cJSON *j = parse_one(text, len, off, origin, err);
-	cJSON_InitHooks(NULL);
 	parsing_arena = NULL;
 	return j;
 }
@@ -232,11 +244,9 @@ cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len,
 	*end = NULL;
 	if (!a)
 		return cJSON_ParseWithLengthOpts(text, len, end, 0);
-	cJSON_Hooks hooks = {arena_malloc, arena_free};
+	jsonx_threads_init();
 	parsing_arena = a;
-	cJSON_InitHooks(&hooks);
 	cJSON *j = cJSON_ParseWithLengthOpts(text, len, end, 0);
-	cJSON_InitHooks(NULL);
 	parsing_arena = NULL;
 	return j;
 }

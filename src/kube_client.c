@@ -1226,7 +1226,7 @@ out:
 
 /* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
  * kube_objects_load would); src is left released. */
-static void move_set(struct kube_set *dst, struct kube_set *src)
+void kube_set_move(struct kube_set *dst, struct kube_set *src)
 {
 	struct kube_set discard;
 	kube_set_init(&discard);
@@ -1296,7 +1296,7 @@ static void sts_key(struct buf *k, const struct statefulset_ref *s)
 
 /* Moves src's StorageClasses, StatefulSets, VACs, notices and cluster versions into dst
  * (one entry per cluster and name, the first kept); src is left released. */
-static void move_fleet(struct fleet *dst, struct fleet *src)
+void kube_fleet_move(struct fleet *dst, struct fleet *src)
 {
 	struct fleet discard;
 	fleet_init(&discard);
@@ -1405,8 +1405,8 @@ static int inventory_list(struct kube_client *c, const char *cluster, const char
 			(*names_out)[i] = xstrdup(x.ks.nodes[i].name);
 	}
 	if (!rc) {
-		move_set(ks, &x.ks);
-		move_fleet(f, &x.f);
+		kube_set_move(ks, &x.ks);
+		kube_fleet_move(f, &x.f);
 	} else {
 		kube_set_release(&x.ks);
 		fleet_release(&x.f);

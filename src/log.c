@@ -5,8 +5,11 @@
  * Invariants: every message is one line with its control characters made visible
  * (buf_add_visible): a volume id or a tag cannot inject terminal escapes (debug dumps keep
  * their line breaks, every line escaped); security warnings
- * (log_security_warning) print at every level.
+ * (log_security_warning) print at every level. Messages from several threads (the inventory's
+ * fan-out) never interleave: a message is formatted first and written, together with the
+ * before-write hook (the progress line's clearing), under one mutex.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,18 @@ int log_color_enabled(void)
 }
 
 static void (*before_write)(void);
+/* Recursive: the progress renderer holds it while drawing and logs a finished phase. */
+static pthread_mutex_t write_lock;
+static pthread_once_t write_lock_once = PTHREAD_ONCE_INIT;
+
+static void write_lock_init(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&write_lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
 
 void log_set_before_write(void (*fn)(void))
 {
@@ -46,6 +61,17 @@ void log_before_write(void)
 {
 	if (before_write)
 		before_write();
+}
+
+void log_lock(void)
+{
+	pthread_once(&write_lock_once, write_lock_init);
+	pthread_mutex_lock(&write_lock);
+}
+
+void log_unlock(void)
+{
+	pthread_mutex_unlock(&write_lock);
 }
 
 static void emit(const char *prefix, const char *color, const char *fmt, va_list ap)
@@ -74,8 +100,10 @@ static void emit(const char *prefix, const char *color, const char *fmt, va_list
 	}
 	buf_release(&msg);
 	buf_addc(&b, '\n');
+	log_lock();
 	log_before_write();
 	fwrite(b.s, 1, b.len, stderr);
+	log_unlock();
 	buf_release(&b);
 }
 

@@ -18,6 +18,8 @@
 #ifndef EBSMIGRATE_AWS_CLIENT_H
 #define EBSMIGRATE_AWS_CLIENT_H
 
+#include <pthread.h>
+
 #include "ebsmigrate/aws_credentials.h"
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/buf.h"
@@ -29,6 +31,11 @@ struct aws_client {
 	char *profile;
 	int calls;       /* requests answered (for progress and tests) */
 	int throttled;   /* throttling answers seen (retried) */
+	/* Threads: a worker (aws_client_init_worker) has its own HTTP client but signs with a copy
+	 * of creds_from's credentials, fetched and refreshed under creds_lock (creds_from's). */
+	struct aws_client *creds_from;
+	pthread_mutex_t creds_lock;
+	struct aws_credentials worker_creds;
 };
 
 /* Retries, as the AWS SDKs and CLI configure them (docs/aws.md):
@@ -57,6 +64,10 @@ struct aws_client_options {
 
 int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err);
 void aws_client_release(struct aws_client *c);
+/* A client for another thread: its own curl handle and retry state, from's options, from's
+ * token buckets (http_client_share_rates) and from's credentials (resolved and refreshed under
+ * from's lock, never concurrently). from must outlive w and must not send while workers run. */
+int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err);
 
 /* Query protocol. params is the form body after "Action=A&Version=V" (already encoded, may
  * be empty, without a leading '&'). On success resp holds the 2xx answer. code_out (may be

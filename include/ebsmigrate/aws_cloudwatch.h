@@ -29,6 +29,7 @@ struct cw_options {
 			      * element of the saved document's volume list (see below) */
 	progress_fn progress;  /* may be NULL: "metrics" REGION, volumes done/total per batch */
 	void *progress_ctx;
+	int concurrency;       /* GetMetricData batches in flight at once; 0 or 1 = one at a time */
 };
 
 /* Export formats read back:

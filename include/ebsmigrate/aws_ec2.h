@@ -75,8 +75,10 @@ int aws_ec2_describe_modifications_by_id(struct aws_client *c, const char *regio
  * code_out (may be NULL) receives the code (caller frees) and err the message. */
 int aws_ec2_modify_volume(struct aws_client *c, const char *region, const char *volume_id, enum ebs_type type,
 			  int64_t iops, int64_t throughput, struct volume_mod *out, char **code_out, struct buf *err);
-/* Fills attachments[].instance_type of region's volumes (DescribeInstances by id, 100 a call). */
-int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);
+/* Fills attachments[].instance_type of region's volumes (DescribeInstances by id, 100 a call, up to
+ * `concurrency` calls at once, each by its own worker client; answers parsed in call order). */
+int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, int concurrency,
+			   struct buf *err);
 /* Reads the EBS-optimized baseline of every instance type f's volumes are attached to (EC2
  * attachments or Kubernetes nodes) with DescribeInstanceTypes into f's limits table. */
 int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struct fleet *f, struct buf *err);

@@ -161,7 +161,7 @@ const struct cmd *cmd_find(const char *name);
 /* The live-inventory options shared by plan and inventory (ids >= OPT_LIVE_BASE). */
 enum { OPT_LIVE_BASE = 500, OPT_LIVE_REGION, OPT_LIVE_PROFILE, OPT_LIVE_KUBECONFIG, OPT_LIVE_CONTEXT, OPT_LIVE_ALL_CONTEXTS, OPT_LIVE_NO_KUBE,
        OPT_LIVE_NO_AWS, OPT_LIVE_NO_METRICS, OPT_LIVE_LOOKBACK, OPT_LIVE_NO_USAGE, OPT_LIVE_KUBE_PAGE,
-       OPT_LIVE_NO_CLOUDTRAIL };
+       OPT_LIVE_NO_CLOUDTRAIL, OPT_LIVE_CONCURRENCY };
 extern const struct cmd_option live_options[];
 struct inventory_live_options;
 /* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */

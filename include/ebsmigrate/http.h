@@ -138,14 +138,14 @@ struct http_options {
 	void *inject_ctx;
 };
 
-struct http_bucket;
+struct http_rates;
 
 /* Fields are private to http.c. */
 struct http_client {
 	void *curl;
 	struct http_options opt;    /* with owned copies of the strings */
-	struct http_bucket *buckets;
-	size_t n_buckets, alloc_buckets;
+	struct http_rates *rates;   /* the token buckets; shared between clients by
+				     * http_client_share_rates (mutex-protected, reference-counted) */
 	uint64_t rng;
 	int quota;                  /* retry tokens left (opt.retry_quota > 0) */
 	char errbuf[256];           /* CURL_ERROR_SIZE */
@@ -155,6 +155,14 @@ int http_client_init(struct http_client *c, const struct http_options *opt, stru
 void http_client_release(struct http_client *c);
 /* Sets the rate limit for one key: per_second refill, burst = bucket size (0 = per_second). */
 void http_client_set_rate(struct http_client *c, const char *key, double per_second, double burst);
+
+/* Makes c use from's token buckets (from's rates, burst and adaptive state, by key) instead of
+ * its own: clients used by several threads for one account then draw from one bucket per
+ * service and region, and a throttled answer on any of them slows all of them (adaptive rate).
+ * The buckets live until the last client using them is released. Call before c sends. */
+void http_client_share_rates(struct http_client *c, struct http_client *from);
+/* Turns the adaptive rate (http_options.adaptive_rate) on or off after init. */
+void http_client_set_adaptive(struct http_client *c, int on);
 
 /* Sends req, retrying as described at the top; the final answer lands in out. */
 int http_send(struct http_client *c, const struct http_request *req, struct http_response *out,

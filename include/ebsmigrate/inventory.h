@@ -52,7 +52,12 @@ struct inventory_live_options {
 	int kube_page_size;                  /* list limit; 0 = 500 */
 	progress_fn progress;                /* may be NULL: each phase's progress (progress.h) */
 	void *progress_ctx;
+	int concurrency;                     /* --concurrency: regions, clusters and independent
+					      * calls at a time; 0 = INVENTORY_DEFAULT_CONCURRENCY,
+					      * 1 = one after another */
 };
+
+#define INVENTORY_DEFAULT_CONCURRENCY 8
 
 struct inventory_live_result {
 	char **regions;                      /* regions read */

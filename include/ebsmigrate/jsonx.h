@@ -39,6 +39,10 @@ struct jsonx_docs {
 void jsonx_docs_init(struct jsonx_docs *d, const char *text, size_t len, const char *origin, struct jsonx_arena *arena);
 int jsonx_docs_next(struct jsonx_docs *d, cJSON **out, struct buf *err);
 
+/* Installs cJSON's allocation hooks for the parse arenas (once; thread-safe). Call before
+ * starting threads that use cJSON: hooks changed while another thread allocates would race. */
+void jsonx_threads_init(void);
+
 /* A parse arena: memory for cJSON trees that are read and then dropped all at once (large API
  * list pages), so a page costs a few bump allocations instead of a malloc and a free per value.
  * A tree from jsonx_parse_in belongs to the arena: never cJSON_Delete it, never add to it; it

@@ -183,5 +183,12 @@ enum {
  * failures add a notice naming the node. Returns 0 or the first list's error. */
 int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
 			unsigned what, struct buf *err);
+/* Moves src's PVs, PVCs, uses, nodes and usage to the end of dst (a PV or PVC dst already
+ * holds is dropped, as kube_objects_load would); src is left released. */
+void kube_set_move(struct kube_set *dst, struct kube_set *src);
+/* Moves src's StorageClasses, StatefulSets, VACs, notices, clusters and cluster versions to
+ * the end of dst (one entry per cluster and name, the first kept); src is left released. Used
+ * to merge what a cluster (or a node) read on its own thread, in the sequential order. */
+void kube_fleet_move(struct fleet *dst, struct fleet *src);
 
 #endif

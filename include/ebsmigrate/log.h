@@ -16,6 +16,10 @@ void log_set_level(enum log_level l);
  * log_before_write runs it for other stderr writers. */
 void log_set_before_write(void (*fn)(void));
 void log_before_write(void);
+/* The lock every stderr message is written under (recursive): other stderr writers (the
+ * progress line) take it around their writes so threads never interleave. */
+void log_lock(void);
+void log_unlock(void);
 enum log_level log_get_level(void);
 int log_color_enabled(void);            /* stderr is a TTY and NO_COLOR is unset */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* "error: ..." */

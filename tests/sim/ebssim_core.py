@@ -273,6 +273,48 @@ class Request:
         return "%s://%s%s" % (scheme, self.headers.get("host", "127.0.0.1"), self.target)
 
 
+class ConcurrencyMeter:
+    """Requests in flight per server (ec2, monitoring, kube-NAME, ...): the most at once, and
+    each request's arrival (monotonic seconds) per server and SigV4 region, so tests can check
+    that a client overlapped its calls, stayed under its cap and within its token bucket.
+    Read through the control endpoint: GET /concurrency (POST /concurrency/reset starts over)."""
+
+    _REGION = re.compile(r"Credential=[^/,]+/[0-9]{8}/([^/,]+)/")
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.in_flight = {}
+        self.max_in_flight = {}
+        self.arrivals = {}
+
+    def enter(self, server_name, headers):
+        m = self._REGION.search(headers.get("authorization", ""))
+        region = m.group(1) if m else ""
+        with self.lock:
+            n = self.in_flight.get(server_name, 0) + 1
+            self.in_flight[server_name] = n
+            self.max_in_flight[server_name] = max(n, self.max_in_flight.get(server_name, 0))
+            self.arrivals.setdefault(server_name, {}).setdefault(region, []).append(time.monotonic())
+
+    def leave(self, server_name):
+        with self.lock:
+            self.in_flight[server_name] -= 1
+
+    def reset(self):
+        with self.lock:
+            self.max_in_flight = {k: v for k, v in self.in_flight.items() if v}
+            self.arrivals = {}
+
+    def report(self):
+        with self.lock:
+            return {name: {"max_in_flight": self.max_in_flight[name],
+                           "arrivals": {r: list(ts) for r, ts in self.arrivals.get(name, {}).items()}}
+                    for name in self.max_in_flight}
+
+
+CONCURRENCY = ConcurrencyMeter()
+
+
 class Response:
     def __init__(self, status=200, headers=None, body=b"", fault=None):
         self.status = status
@@ -323,14 +365,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                         if key == "commonName":
                             cn = value
         req = Request(self.command, self.path, headers, body, cn, self.server)
-        if self.server.latency_s:  # --latency-ms: the network and service time of a real API
-            time.sleep(self.server.latency_s)
+        CONCURRENCY.enter(self.server.name, headers)
         try:
-            resp = self.server.app.handle(req)
-        except Exception as exc:  # a simulator bug: say so loudly, answer 500
-            import traceback
-            traceback.print_exc()
-            resp = Response(500, {"Content-Type": "text/plain"}, "ebssim internal error: %r\n" % exc)
+            if self.server.latency_s:  # --latency-ms: the network and service time of a real API
+                time.sleep(self.server.latency_s)
+            try:
+                resp = self.server.app.handle(req)
+            except Exception as exc:  # a simulator bug: say so loudly, answer 500
+                import traceback
+                traceback.print_exc()
+                resp = Response(500, {"Content-Type": "text/plain"}, "ebssim internal error: %r\n" % exc)
+        finally:
+            CONCURRENCY.leave(self.server.name)
         self._send(resp)
 
     def _send(self, resp):
@@ -1174,6 +1220,11 @@ class ControlApp:
             if svc:
                 items = [e for e in items if e.get("service") == svc]
             return ok(items)
+        if path == "/concurrency":
+            return ok(CONCURRENCY.report())
+        if path == "/concurrency/reset" and req.method == "POST":
+            CONCURRENCY.reset()
+            return ok({"ok": True})
         if path == "/reset-requests" and req.method == "POST":
             with self.sim.lock:
                 self.sim.requests = []

@@ -304,6 +304,57 @@ static void test_adaptive_rate(void)
 	buf_release(&err);
 }
 
+/* Clients sharing token buckets (http_client_share_rates, the inventory's threads): EC2's 100
+ * burst is spent by both together, the next request waits for the 20/s refill whichever client
+ * sends it, and a throttled answer to one slows the other (the bucket is emptied and refills at
+ * 0.7x). Without sharing, the second client would have its own (here unlimited) bucket. */
+static void test_shared_rates(void)
+{
+	static struct lb_response script[104];
+	for (int i = 0; i < 104; i++)
+		script[i] = (struct lb_response){200, NULL, "ok", 0, 1}; /* one connection at a time */
+	script[101].status = 429;
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 104) == 0);
+	struct http_client a, b;
+	struct fake f;
+	client(&a, &f, 1);
+	struct http_options o = a.opt;
+	o.ca_file = o.ca_pem = o.client_cert_file = o.client_key_file = NULL;
+	o.client_cert_pem = o.client_key_pem = NULL;
+	o.user_agent = NULL;
+	struct buf err = BUF_INIT;
+	CHECK(http_client_init(&b, &o, &err) == 0);
+	http_client_set_adaptive(&a, 1);
+	http_client_set_adaptive(&b, 1);
+	http_client_share_rates(&b, &a);
+	http_client_set_rate(&a, "ec2:us-east-1", 20, 100);
+	struct http_response resp;
+	http_response_init(&resp);
+	int statuses[104] = {0};
+	for (int i = 0; i < 103; i++) {
+		struct http_request rq;
+		http_request_init(&rq, "GET", s.url);
+		rq.rate_key = "ec2:us-east-1";
+		http_send(i % 2 ? &b : &a, &rq, &resp, &err);
+		statuses[i] = (int)resp.status;
+		http_request_release(&rq);
+		if (i == 99)
+			CHECK_I64(f.n_sleeps, 0); /* the burst of 100, taken by both clients */
+	}
+	CHECK_I64(statuses[100], 200);
+	CHECK_I64(statuses[101], 429); /* b (odd) is throttled */
+	CHECK_I64(f.n_sleeps, 3);
+	CHECK_I64(f.sleeps[0], 51); /* a's request 101: one token at 20/s */
+	CHECK_I64(f.sleeps[1], 50); /* b's request 102 (0.02 of a token was left) */
+	CHECK_I64(f.sleeps[2], 72); /* a after b's 429: an empty bucket refilled at 14/s */
+	http_response_release(&resp);
+	http_client_release(&b);
+	http_client_release(&a); /* the buckets go with the last client using them */
+	lb_stop(&s);
+	buf_release(&err);
+}
+
 /* 5xx on every attempt: 0 with the last answer (the caller reports the service's error). */
 static void test_5xx_exhausted(void)
 {
@@ -720,6 +771,7 @@ int main(void)
 	test_5xx_exhausted();
 	test_retry_quota();
 	test_adaptive_rate();
+	test_shared_rates();
 	test_dropped_connection();
 	test_classifier();
 	test_wire();
