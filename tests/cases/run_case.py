@@ -160,6 +160,8 @@ def main():
         os.makedirs(env["HOME"])
         if "scenario" in case:
             scen = case["scenario"].strip()
+            if "/" in scen and not os.path.isabs(scen):  # a scenario file in the tree, e.g. tests/cases/data/x.json
+                scen = os.path.join(env["SRC"], scen)
             sim = Sim(env["SRC"], scen, tmp, case.get("sim-args", "").split())
             env.update(sim.env())
             env["SIM"] = sim.state
