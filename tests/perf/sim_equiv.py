@@ -43,6 +43,8 @@ ADMIN = {"access_key_id": "AKIA", "arn": "arn:aws:iam::111122223333:user/admin"}
 
 def aws(service, action, params, region, proto):
     app = apis.app(service)
+    if service == "ec2":
+        params = dict(params, Version="2016-11-15")
     try:
         sim.update()
         body = app.run(action, params, ADMIN, region, None, proto)

@@ -43,8 +43,22 @@ def _x(tag, value):
         return ""
     if isinstance(value, bool):
         value = "true" if value else "false"
-    text = escape(str(value))
+    text = str(value)
+    if "&" in text or "<" in text or ">" in text:   # what escape() replaces; most text has none
+        text = escape(text)
     return "<%s>%s</%s>" % (tag, text, tag) if text != "" else "<%s/>" % tag
+
+
+_MILLIS_TIMES = {}   # RFC 3339 text -> fmt_time(parse_time(text), millis=True), a pure function
+
+
+def _millis_time(text):
+    out = _MILLIS_TIMES.get(text)
+    if out is None:
+        if len(_MILLIS_TIMES) > 100000:
+            _MILLIS_TIMES.clear()
+        out = _MILLIS_TIMES[text] = fmt_time(parse_time(text), millis=True)
+    return out
 
 
 def _num(v):
@@ -497,7 +511,7 @@ class Ec2App(ServiceApp):
                  "            ", _x("snapshotId", v.get("snapshot_id") or ""), "\n",
                  "            ", _x("availabilityZone", v.get("az", "")), "\n",
                  "            ", _x("status", v["state"]), "\n",
-                 "            ", _x("createTime", fmt_time(parse_time(v["create_time"]), millis=True)), "\n"]
+                 "            ", _x("createTime", _millis_time(v["create_time"])), "\n"]
         atts = v.get("attachments") or []
         if atts:
             parts.append("            <attachmentSet>\n")
@@ -507,7 +521,7 @@ class Ec2App(ServiceApp):
                           "                    ", _x("instanceId", a.get("instance_id")), "\n",
                           "                    ", _x("device", a.get("device")), "\n",
                           "                    ", _x("status", a.get("state", "attached")), "\n",
-                          "                    ", _x("attachTime", fmt_time(parse_time(a["attach_time"]), millis=True)
+                          "                    ", _x("attachTime", _millis_time(a["attach_time"])
                                                      if a.get("attach_time") else None), "\n",
                           "                    ", _x("deleteOnTermination", bool(a.get("delete_on_termination"))), "\n",
                           "                </item>\n"]
