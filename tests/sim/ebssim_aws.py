@@ -17,6 +17,7 @@ share one endpoint URL.
 """
 
 import base64
+import bisect
 import glob
 import json
 import math
@@ -42,8 +43,22 @@ def _x(tag, value):
         return ""
     if isinstance(value, bool):
         value = "true" if value else "false"
-    text = escape(str(value))
+    text = str(value)
+    if "&" in text or "<" in text or ">" in text:   # what escape() replaces; most text has none
+        text = escape(text)
     return "<%s>%s</%s>" % (tag, text, tag) if text != "" else "<%s/>" % tag
+
+
+_MILLIS_TIMES = {}   # RFC 3339 text -> fmt_time(parse_time(text), millis=True), a pure function
+
+
+def _millis_time(text):
+    out = _MILLIS_TIMES.get(text)
+    if out is None:
+        if len(_MILLIS_TIMES) > 100000:
+            _MILLIS_TIMES.clear()
+        out = _MILLIS_TIMES[text] = fmt_time(parse_time(text), millis=True)
+    return out
 
 
 def _num(v):
@@ -496,7 +511,7 @@ class Ec2App(ServiceApp):
                  "            ", _x("snapshotId", v.get("snapshot_id") or ""), "\n",
                  "            ", _x("availabilityZone", v.get("az", "")), "\n",
                  "            ", _x("status", v["state"]), "\n",
-                 "            ", _x("createTime", fmt_time(parse_time(v["create_time"]), millis=True)), "\n"]
+                 "            ", _x("createTime", _millis_time(v["create_time"])), "\n"]
         atts = v.get("attachments") or []
         if atts:
             parts.append("            <attachmentSet>\n")
@@ -506,7 +521,7 @@ class Ec2App(ServiceApp):
                           "                    ", _x("instanceId", a.get("instance_id")), "\n",
                           "                    ", _x("device", a.get("device")), "\n",
                           "                    ", _x("status", a.get("state", "attached")), "\n",
-                          "                    ", _x("attachTime", fmt_time(parse_time(a["attach_time"]), millis=True)
+                          "                    ", _x("attachTime", _millis_time(a["attach_time"])
                                                      if a.get("attach_time") else None), "\n",
                           "                    ", _x("deleteOnTermination", bool(a.get("delete_on_termination"))), "\n",
                           "                </item>\n"]
@@ -783,7 +798,7 @@ class CloudWatchApp(ServiceApp):
     def render_ok(self, action, body, request_id, proto):
         if proto == "json":
             return Response(200, {"Content-Type": "application/x-amz-json-1.0",
-                                  "x-amzn-RequestId": request_id}, json.dumps(body))
+                                  "x-amzn-RequestId": request_id}, _cw_json(body))
         return Response(200, {"Content-Type": "text/xml", "x-amzn-RequestId": request_id},
                         _cw_xml(body, request_id))
 
@@ -831,6 +846,45 @@ def _query_error_xml(ns, err, request_id):
             '    <Message>%s</Message>\n  </Error>\n  <RequestId>%s</RequestId>\n</ErrorResponse>\n'
             % (XML_DECL, ns, "Sender" if err.sender else "Receiver", escape(err.code),
                escape(err.message), request_id))
+
+
+def _cw_json(body):
+    """json.dumps(body) of a GetMetricData answer, byte for byte, without the encoder's
+    per-number work: the timestamps of a series are usually those of the previous one, and a
+    value's text is made once per distinct value in its series."""
+    rep = float.__repr__
+    last_ts = [None, None]
+
+    def numbers(key, vals):
+        if not vals:
+            return "[]"
+        if key == "Timestamps" and last_ts[0] == vals:
+            return last_ts[1]
+        kinds = set(map(type, vals))
+        if kinds == {int}:
+            out = "[" + ", ".join(map(int.__repr__, vals)) + "]"
+        elif kinds == {float} and all(v - v == 0 for v in set(vals)):   # finite: json uses repr
+            texts = {v: rep(v) for v in set(vals)}
+            # 0.0 and -0.0 are one key but two texts: zeros are spelled one by one
+            out = "[" + ", ".join([texts[v] if v else rep(v) for v in vals]) + "]"
+        else:
+            out = json.dumps(vals)
+        if key == "Timestamps":
+            last_ts[0], last_ts[1] = vals, out
+        return out
+
+    def result(r):
+        if not isinstance(r, dict):
+            return json.dumps(r)
+        return "{" + ", ".join("%s: %s" % (json.dumps(k), numbers(k, v) if k in ("Timestamps", "Values")
+                                           and isinstance(v, list) else json.dumps(v))
+                               for k, v in r.items()) + "}"
+
+    def field(k, v):
+        if k == "MetricDataResults" and isinstance(v, list):
+            return "[" + ", ".join(map(result, v)) + "]"
+        return json.dumps(v)
+    return "{" + ", ".join("%s: %s" % (json.dumps(k), field(k, v)) for k, v in body.items()) + "}"
 
 
 def _cw_xml(body, request_id):
@@ -1098,7 +1152,7 @@ def get_metric_data(sim, metrics, region, p):
         raise ApiError("InvalidParameterValue", "You have requested up to {:,} datapoints, which exceeds the "
                        "limit of {:,}. You may reduce the datapoints requested by increasing Period, or "
                        "decreasing the time range.".format(total_points, MAX_POINTS))
-    series = {}
+    cols = {}      # query id -> (ascending timestamps, values) of a MetricStat query
     periods = {}
     labels = {}
     with sim.lock:
@@ -1112,16 +1166,21 @@ def get_metric_data(sim, metrics, region, p):
             labels[q["Id"]] = q.get("Label") or metric.get("MetricName", q["Id"])
             dims = {d.get("Name"): d.get("Value") for d in (metric.get("Dimensions") or [])}
             vid = dims.get("VolumeId")
-            data = {}
+            ts, vs = [], []
             vol = sim.volumes.get(vid)
             if (metric.get("Namespace") == "AWS/EBS" and vol is not None and vol["region"] == region
                     and set(dims) == {"VolumeId"}):
                 s0 = _round_start(start, now)
                 oldest = now - _retention_s(period)
-                for t, v in metrics.series(vid, metric.get("MetricName"), ms["Stat"], s0, end, period):
-                    if t >= oldest:
-                        data[t] = v
-            series[q["Id"]] = data
+                ts, vs = metrics.series_columns(vid, metric.get("MetricName"), ms["Stat"], s0, end, period)
+                if ts and ts[0] < oldest:   # ascending: keep t >= oldest
+                    cut = bisect.bisect_left(ts, oldest)
+                    ts, vs = ts[cut:], vs[cut:]
+            cols[q["Id"]] = (ts, vs)
+    # The expression evaluator reads series as {timestamp: value}; most requests have no
+    # expression, and then the columns are used as they are.
+    has_expr = any(q.get("Expression") for q in queries)
+    series = {qid: dict(zip(ts, vs)) for qid, (ts, vs) in cols.items()} if has_expr else {}
     # Expressions may use each other in any order: evaluate until nothing new resolves.
     pending = [q for q in queries if q.get("Expression")]
     while pending:
@@ -1157,18 +1216,25 @@ def get_metric_data(sim, metrics, region, p):
     budget = max_dp
     next_token = None
     for idx, q in enumerate(returned):
-        data = series.get(q["Id"], {})
-        ts = sorted(data, reverse=(scan == "TimestampDescending"))
-        r = {"Id": q["Id"], "Label": labels.get(q["Id"], q["Id"]), "Timestamps": [], "Values": [],
+        qid = q["Id"]
+        r = {"Id": qid, "Label": labels.get(qid, qid), "Timestamps": [], "Values": [],
              "StatusCode": "Complete"}
         if idx < qi:
             continue
+        if not has_expr:
+            ts, vs = cols.get(qid, ([], []))   # unique ascending timestamps: sorted(dict)'s order
+            if scan == "TimestampDescending":
+                ts, vs = ts[::-1], vs[::-1]
+        else:
+            data = series.get(qid, {})
+            ts = sorted(data, reverse=(scan == "TimestampDescending"))
+            vs = [data[t] for t in ts]
         begin = off if idx == qi else 0
         avail = ts[begin:]
         take = avail[:budget]
         budget -= len(take)
         r["Timestamps"] = take
-        r["Values"] = [data[t] for t in take]
+        r["Values"] = vs[begin:][:len(take)]
         if len(take) < len(avail):
             r["StatusCode"] = "PartialData"
             next_token = _tok_encode({"q": idx, "o": begin + len(take)})
@@ -1182,9 +1248,22 @@ def get_metric_data(sim, metrics, region, p):
     if next_token:
         out["NextToken"] = next_token
     for r in results:
-        r["Timestamps"] = [_num(float(t)) for t in r["Timestamps"]]
-        r["Values"] = [float(round(v, 6)) for v in r["Values"]]  # no float noise like 1e9-2e-7
+        tss = r["Timestamps"]
+        # sorted ints below 1e15 (every MetricStat timestamp) are what _num(float(t)) gives
+        if tss and (set(map(type, tss)) != {int} or max(abs(tss[0]), abs(tss[-1])) >= 10 ** 15):
+            r["Timestamps"] = [_num(float(t)) for t in tss]
+        r["Values"] = _round6(r["Values"])
     return out
+
+
+def _round6(vals):
+    """[float(round(v, 6)) for v in vals] (no float noise like 1e9-2e-7), rounding each distinct
+    value once.  A zero rounds to itself (0.0 and -0.0 are one key, so they are not looked up)."""
+    uniq = set(vals)
+    if not all(type(v) is float and v == v for v in uniq):
+        return [float(round(v, 6)) for v in vals]
+    table = {v: float(round(v, 6)) for v in uniq}
+    return [table[v] if v else v for v in vals]
 
 
 # =========================================================================== Pricing

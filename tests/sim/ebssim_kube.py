@@ -1692,8 +1692,11 @@ class KubeCluster:
                 return self._json(200, {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/" + pv,
                                         "metadata": lmeta, "items": [self._partial(o, pv) for o in items]},
                                   ctype="application/json;as=PartialObjectMetadataList;v=%s;g=meta.k8s.io" % pv)
+            # Serialized here, under the lock: each item only needs its kind and apiVersion
+            # left out, not a deep copy (_out's) that json.dumps would merely read.
+            drop = ("kind", "apiVersion")
             out = {"kind": rt.kind + "List", "apiVersion": rt.api_version, "metadata": lmeta,
-                   "items": [self._out(rt, o, with_type=False) for o in items]}
+                   "items": [{k: v for k, v in o.items() if k not in drop} for o in items]}
             return self._json(200, out)
 
     def _table(self, rt, items, lmeta, q, tv="v1"):

@@ -23,8 +23,19 @@ Model (documented in docs/TESTING.md, "Metrics"):
 
 Bucket levels at day boundaries are cached per volume so long look-backs are computed
 once; `forget(volume_id)` drops the cache when a new modification changes the future.
+
+Speed (issue 14: 100,000-volume live benchmarks).  `series_columns` answers a query whose
+start and period are whole 5-minute slots (every query ebsmigrate makes) without working
+point by point: a volume's slots are solved once per request range (`_solved`, an LRU of
+SOLVED_CACHE volumes) into *templates*, the distinct solved slots (a steady volume whose
+bucket stays full has one), and a point's value is computed once per distinct run of
+templates by the very same `_point` code on copies of those templates placed at t = 0.
+Offsets within a slot are whole seconds, exact in floating point at any t, so the values are
+bit-for-bit those of the point-by-point path, which still answers every other query and is
+the reference the self-test (test_cloudwatch.FastPath) compares against.
 """
 
+import collections
 import hashlib
 import math
 
@@ -117,6 +128,25 @@ class Workload:
             return 3.0 if offset <= pos < offset + 900.0 else 1.0 / 3.0
         return 1.0
 
+    def factors(self, t0, n):
+        """(ts, [factor(t) for t in ts]) for the n slots from t0 (a whole number of seconds,
+        so t0 + k * SLOT_S is exactly the t slots() reaches by repeated addition), without a
+        method call per slot; the same expressions, so the same floats."""
+        ts = [t0 + k * SLOT_S for k in range(n)]
+        if self.active_from is not None or self.active_until is not None:
+            return ts, [self.factor(t) for t in ts]
+        p = self.pattern
+        if p == "idle" or not self.total_iops:
+            return ts, [0.0] * n
+        if p == "diurnal":
+            ph, sin, two_pi = self.phase, math.sin, 2 * math.pi
+            return ts, [max(0.0, 1.0 + 0.6 * sin(two_pi * (((t / 86400.0) + ph) % 1.0))) for t in ts]
+        if p == "bursty":
+            offset = int(self.phase * 45) * 60.0
+            end, low = offset + 900.0, 1.0 / 3.0
+            return ts, [3.0 if offset <= t % 3600.0 < end else low for t in ts]
+        return ts, [1.0] * n
+
     def constant(self):
         return self.pattern in ("steady", "idle") or not self.total_iops
 
@@ -193,14 +223,64 @@ def _bucket_integral(s, x, y):
     return max(0.0, total)
 
 
+def _one_slot_ops(frac_of):
+    """Sum of an operations/bytes metric over one whole slot: what value() and _point() compute
+    for x = 0, y = SLOT_S (the same operations in the same order), without their dispatch."""
+    def point(s, w):
+        units = s.r1 * _overlap(0.0, SLOT_S, 0, s.te) + s.r2 * _overlap(0.0, SLOT_S, s.te, s.length)
+        ops = units / s.units
+        return 0.0 + frac_of(ops, w)
+    return point
+
+
+def _bytes_per_op(w):
+    return (w.total_mibps * 1048576.0 / w.total_iops) if w.total_iops else 0.0
+
+
+def _one_slot_min_burst(s, w):
+    """BurstBalance Minimum over one whole slot: the least of its five per-minute averages."""
+    if s.bursting:
+        return min((0.0 + _bucket_integral(s, x, x + 60.0) / BUCKET * 100.0) / (0.0 + ((x + 60.0) - x))
+                   for x in (0.0, 60.0, 120.0, 180.0, 240.0))
+    if s.config_type in ("gp2", "st1", "sc1"):
+        return (0.0 + 100.0 * 60.0) / (0.0 + 60.0)
+    return None
+
+
+_ONE_SLOT_POINT = {
+    ("VolumeReadOps", "Sum"): _one_slot_ops(lambda ops, w: ops * w.read_frac),
+    ("VolumeWriteOps", "Sum"): _one_slot_ops(lambda ops, w: ops * (1 - w.read_frac)),
+    ("VolumeReadBytes", "Sum"): _one_slot_ops(lambda ops, w: ops * _bytes_per_op(w) * w.read_bytes_frac),
+    ("VolumeWriteBytes", "Sum"): _one_slot_ops(lambda ops, w: ops * _bytes_per_op(w) * (1 - w.read_bytes_frac)),
+    ("BurstBalance", "Minimum"): _one_slot_min_burst,
+}
+
+SOLVED_CACHE = 64   # volumes whose solved slots are kept (a GetMetricData batch has <= 100)
+
+
+class _Solved:
+    """One volume's solved slots from `first`: tids[k] indexes `templates` (Slots at t = 0);
+    points[(metric, stat, period)] maps a run of template ids to the point's value."""
+    __slots__ = ("first", "tids", "templates", "points")
+
+    def __init__(self, first, tids, templates):
+        self.first = first
+        self.tids = tids
+        self.templates = templates
+        self.points = {}
+
+
 class MetricsModel:
     def __init__(self, sim):
         self.sim = sim
         self._workloads = {}
         self._checkpoints = {}   # volume id -> {slot index: bucket level}
+        self._solved_lru = collections.OrderedDict()  # LRU: (vid, first, last, timeline) -> _Solved
 
     def forget(self, volume_id):
         self._checkpoints.pop(volume_id, None)
+        for key in [k for k in self._solved_lru if k[0] == volume_id]:
+            del self._solved_lru[key]
 
     def workload(self, vid, vol):
         w = self._workloads.get(vid)
@@ -295,12 +375,184 @@ class MetricsModel:
 
     @staticmethod
     def _demand_units(w, t, tput_cap):
-        f = w.factor(t)
+        return MetricsModel._demand_units_f(w, w.factor(t), tput_cap)
+
+    @staticmethod
+    def _demand_units_f(w, f, tput_cap):
         ops = w.total_iops * f
         mib = w.total_mibps * f
         if mib > tput_cap > 0:
             ops *= tput_cap / mib
         return ops * w.units_per_op
+
+
+    # ---- fast path: whole slots, solved once per distinct slot
+
+    def _solved(self, vid, first, last):
+        """The volume's slots [first, last) as a _Solved (see the module comment); the same
+        recurrence as slots(), with each distinct (configuration, bucket state, demand
+        factor) solved once."""
+        vol = self.sim.volumes[vid]
+        timeline = self.sim.config_timeline(vid)
+        key = (vid, first, last, repr(timeline))
+        hit = self._solved_lru.get(key)
+        if hit is not None:
+            self._solved_lru.move_to_end(key)
+            return hit
+        w = self.workload(vid, vol)
+        origin = self.origin(vol)
+        cfgs = [c for _, c in timeline]
+        sinces = [since for since, _ in timeline]
+        ever_bursts = any(caps(c)[2] for c in cfgs)
+        memo = {}        # (config index, bucket > 0, factor, bucket) -> (template id, next bucket)
+        templates = []
+
+        def solve(ci, f, bucket):
+            cfg = cfgs[ci]
+            cap, tput_cap, burst = caps(cfg, bucket > 0)
+            s = Slot()
+            s.t = 0.0
+            s.length = SLOT_S
+            s.factor = f
+            s.config_type = cfg["type"]
+            s.bursting = burst
+            s.tput_cap = tput_cap
+            s.tput_demand = w.total_mibps * f
+            s.units = w.units_per_op
+            s.demand_ops = w.total_iops * f
+            units = self._demand_units_f(w, f, tput_cap)
+            _solve(s, units, cap, cap, burst, bucket if burst else BUCKET, SLOT_S)
+            templates.append(s)
+            return len(templates) - 1, (s.b1 if burst else BUCKET)
+
+        def config_index(ci, t):
+            # _config_at: the last of the leading entries whose `since` <= t
+            while ci + 1 < len(sinces) and sinces[ci + 1] <= t:
+                ci += 1
+            return ci
+
+        def run(t0, n, bucket, tids, checkpoints):
+            """Solves n slots from t0; appends template ids to tids (unless None); stores the
+            bucket at each day boundary not after now in checkpoints (as slots() does)."""
+            ts, fs = w.factors(t0, n)
+            ci = config_index(0, t0)
+            nxt_change = sinces[ci + 1] if ci + 1 < len(sinces) else float("inf")
+            now = self.sim.now()
+            idx0 = int(round(t0 / SLOT_S))       # slot index of t0; slot k ends at idx0 + k + 1
+            next_cp = (-(idx0 + 1)) % DAY_SLOTS if checkpoints is not None else n
+            add = tids.append if tids is not None else None
+            get = memo.get
+            for k, t in enumerate(ts):
+                if t >= nxt_change:
+                    ci = config_index(ci, t)
+                    nxt_change = sinces[ci + 1] if ci + 1 < len(sinces) else float("inf")
+                f = fs[k]
+                mkey = (ci, bucket > 0, f, bucket)
+                got = get(mkey)
+                if got is None:
+                    got = memo[mkey] = solve(ci, f, bucket)
+                if add is not None:
+                    add(got[0])
+                bucket = got[1]
+                if k == next_cp:
+                    next_cp += DAY_SLOTS
+                    idx = idx0 + k + 1
+                    # pre-roll: pos <= now's slot index; main loop: the slot's end <= now
+                    if (idx <= int(now // SLOT_S)) if tids is None else (t + SLOT_S <= now):
+                        checkpoints[idx] = bucket
+            return bucket
+
+        b0 = BUCKET * float(vol.get("burst_balance", 100.0)) / 100.0
+        if ever_bursts:
+            # as slots(): from the latest day checkpoint at or before `first`
+            cps = self._checkpoints.setdefault(vid, {})
+            idx0 = int(round(origin / SLOT_S))
+            target = int(round(first / SLOT_S))
+            best = None
+            for i in cps:
+                if i <= target and (best is None or i > best):
+                    best = i
+            if best is None:
+                pos, bucket = idx0, b0
+            else:
+                pos, bucket = best, cps[best]
+            peak_units = w.total_iops * w.peak_factor() * w.units_per_op
+            base_min = min(caps(c)[0] for c in cfgs)
+            if bucket >= BUCKET and peak_units <= base_min:
+                pos = target  # never drains: stays full
+            if pos < target:
+                bucket = run(pos * SLOT_S, target - pos, bucket, None, cps)
+        else:
+            bucket = BUCKET
+            cps = None
+        tids = []
+        n = int(round((last - first) / SLOT_S))
+        if n > 0:
+            run(first, n, bucket, tids, cps)
+        solved = _Solved(first, tids, templates)
+        self._solved_lru[key] = solved
+        if len(self._solved_lru) > SOLVED_CACHE:
+            self._solved_lru.popitem(last=False)
+        return solved
+
+    def series_columns(self, vid, metric, stat, start, end, period):
+        """(timestamps, values) of series(), as two lists."""
+        vol = self.sim.volumes.get(vid)
+        if vol is None or metric not in METRICS or not vol.get("attachments"):
+            return [], []
+        if start % SLOT_S or period % SLOT_S or period <= 0:
+            pts = self.series(vid, metric, stat, start, end, period)
+            return [t for t, _ in pts], [v for _, v in pts]
+        end = min(end, self.sim.now())
+        if end <= start:
+            return [], []
+        first = max(self.origin(vol), math.floor(start / SLOT_S) * SLOT_S)
+        last = math.ceil(end / SLOT_S) * SLOT_S
+        if first >= last:
+            return [], []
+        solved = self._solved(vid, first, last)
+        n = int(period // SLOT_S)
+        tids, templates = solved.tids, solved.templates
+        # the first point at or after the volume's history starts (series(): t >= lo)
+        t = start
+        if t < first:
+            t += int(math.ceil((first - t) / period)) * period
+        per_minute = stat in ("Minimum", "Maximum") or stat.startswith("p")
+        cache = solved.points.setdefault((metric, stat, period), {})
+        k = int(round((t - first) / SLOT_S))
+        count = max(0, int((end - t) // period)) if t + period <= end else 0
+        while count and t + count * period > end:   # float-safe: t + period * count <= end
+            count -= 1
+        while t + (count + 1) * period <= end:
+            count += 1
+        if n == 1:
+            runs = tids[k:k + count]
+            todo = set(runs).difference(cache)
+            if todo:
+                one = _ONE_SLOT_POINT.get((metric, stat))
+                w = self.workload(vid, vol)
+                for run in todo:
+                    cache[run] = one(templates[run], w) if one else \
+                        self._point(metric, stat, vid, [templates[run]], 0.0, period, per_minute)
+        else:
+            runs = [tuple(tids[i:i + n]) for i in range(k, k + count * n, n)]
+            for run in set(runs).difference(cache):
+                slots = []
+                for j, tid in enumerate(run):
+                    c = Slot()
+                    for name in Slot.__slots__:
+                        setattr(c, name, getattr(templates[tid], name))
+                    c.t = j * SLOT_S
+                    slots.append(c)
+                cache[run] = self._point(metric, stat, vid, slots, 0.0, period, per_minute)
+        vs = [cache[run] for run in runs]
+        ts = list(range(t, t + count * period, period)) if isinstance(t, int) and isinstance(period, int) \
+            else [t + i * period for i in range(count)]
+        if None in vs:
+            keep = [i for i, v in enumerate(vs) if v is not None]
+            ts = [ts[i] for i in keep]
+            vs = [vs[i] for i in keep]
+        return ts, vs
 
     # ---- aggregation
 
