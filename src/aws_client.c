@@ -1,7 +1,7 @@
 /*
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
- * Entry points: aws_client_init/release, aws_query, aws_json, aws_form_add.
+ * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_release_worker, aws_query, aws_json, aws_form_add.
  * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
  * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
  * every request is signed right before it is sent (a retry re-signs, so a long
@@ -129,6 +129,13 @@ int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct
 	http_client_share_rates(&w->http, &from->http);
 	w->profile = xstrdup(from->profile);
 	return 0;
+}
+
+void aws_client_release_worker(struct aws_client *w, struct aws_client *into)
+{
+	into->calls += w->calls;
+	into->throttled += w->throttled;
+	aws_client_release(w);
 }
 
 /* The credentials to sign with: the client's own, or a worker's copy of its parent's. */

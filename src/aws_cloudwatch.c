@@ -1189,11 +1189,8 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 	for (size_t k = 0; k < workers; k++) {
 		cw_batch_release(&w.slots[k].b);
 		buf_release(&w.slots[k].err);
-		if (w.slots[k].c == &w.slots[k].own) {
-			c->calls += w.slots[k].own.calls;
-			c->throttled += w.slots[k].own.throttled;
-			aws_client_release(&w.slots[k].own);
-		}
+		if (w.slots[k].c == &w.slots[k].own)
+			aws_client_release_worker(&w.slots[k].own, c);
 	}
 	free(w.slots);
 	free(vols);

@@ -1443,11 +1443,8 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 		http_response_release(&w.slots[k].resp);
 		buf_release(&w.slots[k].err);
 		free(w.slots[k].code);
-		if (w.slots[k].c == &w.slots[k].own) {
-			c->calls += w.slots[k].own.calls;
-			c->throttled += w.slots[k].own.throttled;
-			aws_client_release(&w.slots[k].own);
-		}
+		if (w.slots[k].c == &w.slots[k].own)
+			aws_client_release_worker(&w.slots[k].own, c);
 	}
 	free(w.slots);
 	if (!rc)

@@ -151,10 +151,11 @@ void fleet_retain(struct fleet *f, const unsigned char *keep)
 		if (k != i)
 			f->vols[k] = f->vols[i];
 		/* the kept ids are distinct and the index keeps its capacity: no probe compares */
-		size_t mask = x->cap - 1, j = (size_t)id_hash(f->vols[k].volume_id) & mask;
+		uint64_t h = id_hash(f->vols[k].volume_id);
+		size_t mask = x->cap - 1, j = (size_t)h & mask;
 		while (x->slots[j].pos1)
 			j = (j + 1) & mask;
-		x->slots[j].hash = id_hash(f->vols[k].volume_id);
+		x->slots[j].hash = h;
 		x->slots[j].pos1 = ++k;
 		x->used++;
 	}

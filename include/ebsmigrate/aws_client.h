@@ -68,6 +68,9 @@ void aws_client_release(struct aws_client *c);
  * token buckets (http_client_share_rates) and from's credentials (resolved and refreshed under
  * from's lock, never concurrently). from must outlive w and must not send while workers run. */
 int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err);
+/* Releases worker w after adding its request and throttling counts to into (the client it
+ * worked for), so -v totals and tests see every call. */
+void aws_client_release_worker(struct aws_client *w, struct aws_client *into);
 
 /* Query protocol. params is the form body after "Action=A&Version=V" (already encoded, may
  * be empty, without a leading '&'). On success resp holds the 2xx answer. code_out (may be
