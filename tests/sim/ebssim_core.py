@@ -1,6 +1,6 @@
 """ebssim core: the simulator's clock, state, servers and shared machinery.
 
-What lives here (the AWS APIs are in ebssim_aws.py, Kubernetes in ebssim_kube.py):
+What lives here (the AWS APIs are in ebssim_aws.py, Kubernetes in the ebssim_kube package):
   - time helpers (RFC 3339 <-> epoch seconds) and `Clock`, the sim clock: runs
     `time_scale` times faster than wall time from the scenario's start_time, plus
     whatever `ctl advance` added;
