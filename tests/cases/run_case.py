@@ -14,6 +14,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sim"))
+from ebssim_envfile import read_env_file  # noqa: E402  (the simulator's env file: one parser)
+
 SECTIONS = {"description", "scenario", "setup", "command", "exit", "stdout", "stdout-file",
             "stdout-contains", "stderr-contains", "stdout-not-contains", "stderr-not-contains",
             "check", "requires", "timeout", "sim-args"}
@@ -83,18 +86,7 @@ class Sim:
             time.sleep(0.05)
 
     def env(self):
-        env = {}
-        with open(os.path.join(self.state, "env")) as f:
-            for line in f:
-                line = line.strip()
-                if line.startswith("export "):
-                    line = line[7:]
-                if "=" in line:
-                    k, v = line.split("=", 1)
-                    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-                        v = v[1:-1]
-                    env[k] = v
-        return env
+        return read_env_file(os.path.join(self.state, "env"))
 
     def stop(self):
         if self.proc.poll() is None:

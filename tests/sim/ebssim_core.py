@@ -44,6 +44,8 @@ import time
 import urllib.parse
 import urllib.request
 
+import ebssim_envfile
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SCENARIO_DIR = os.path.join(HERE, "scenarios")
@@ -1455,9 +1457,7 @@ def serve(args):
     role = next((p for p in sim.principals_by_name.values() if p.get("role_arn")), None)
     if role:
         env.append(("EBSSIM_ROLE_ARN", role["role_arn"]))
-    import shlex
-    _write(os.path.join(state_dir, "env"),
-           "".join("export %s=%s\n" % (k, shlex.quote(v)) for k, v in env))
+    _write(os.path.join(state_dir, "env"), ebssim_envfile.format_env(env))
     _write(os.path.join(state_dir, "kubeconfig"), render_kubeconfig(sim, cluster_specs, state_dir), 0o600)
     _write(os.path.join(state_dir, "ctl.url"), sim.endpoints["ctl"] + "\n")
     _write(os.path.join(state_dir, "pid"), "%d\n" % os.getpid())

@@ -22,6 +22,8 @@ import botocore.config  # noqa: E402
 import botocore.credentials  # noqa: E402
 import botocore.session  # noqa: E402
 
+from ebssim_envfile import read_env_file  # noqa: E402
+
 EBSSIM = os.path.join(HERE, "ebssim")
 ADMIN = ("AKIASIMADMIN0000001", "ebssim/admin/secret/key/0000000000000001")
 READONLY = ("AKIASIMREADONLY0001", "ebssim/readonly/secret/key/00000000000001")
@@ -43,11 +45,7 @@ class SimProcess:
                 raise RuntimeError("ebssim not ready after 60 s")
             time.sleep(0.02)
         self.startup_s = time.time() - t0
-        self.env = {}
-        with open(os.path.join(self.state_dir, "env")) as f:
-            for line in f:
-                k, _, v = line[len("export "):].strip().partition("=")
-                self.env[k] = v.strip("'")
+        self.env = read_env_file(os.path.join(self.state_dir, "env"))
         self.ca = self.env["AWS_CA_BUNDLE"]
         self.ctl_url = self.env["EBSSIM_CTL"]
 
