@@ -212,11 +212,13 @@ def main():
     work = tempfile.mkdtemp(prefix="sim-equiv-")
     old = os.path.join(work, "old")
     os.makedirs(old)
-    files = subprocess.check_output(["git", "-C", ROOT, "ls-tree", "--name-only", a.ref, "tests/sim/"]).decode().split()
+    files = subprocess.check_output(["git", "-C", ROOT, "ls-tree", "-r", "--name-only", a.ref, "tests/sim/"]).decode().split()
     for f in files:
-        if f.endswith(".py") or f.endswith("/ebssim"):
+        if f.endswith(".py") or f.endswith("/ebssim"):   # packages too (tests/sim/ebssim_kube/)
             data = subprocess.check_output(["git", "-C", ROOT, "show", "%s:%s" % (a.ref, f)])
-            open(os.path.join(old, os.path.basename(f)), "wb").write(data)
+            dest = os.path.join(old, os.path.relpath(f, "tests/sim"))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            open(dest, "wb").write(data)
     scen_path = a.scenario
     if not scen_path:
         scen_path = os.path.join(work, "fleet.json")
