@@ -40,7 +40,8 @@ def _close_all():
 atexit.register(_close_all)
 
 
-class KubeCluster(RoutingMixin, AuthMixin, DiscoveryMixin, ReadMixin, WatchEventsMixin, WriteMixin, ValidationMixin, StoreMixin, KubeletMixin, PodMixin, CsiMixin):
+class KubeCluster(RoutingMixin, AuthMixin, DiscoveryMixin, ReadMixin, WatchEventsMixin, WriteMixin,
+                  ValidationMixin, StoreMixin, KubeletMixin, PodMixin, CsiMixin):
     """One simulated cluster; interface in tests/sim/CONTRACT.md (handle, tick, state, close)."""
     def __init__(self, sim, spec):
         self.sim = sim
