@@ -275,11 +275,14 @@ static const char *suite_dir(char *why, size_t why_size)
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 			return path;
 	}
-	snprintf(path, sizeof path, "%s/../shared/testdata/aws-signing-test-suite/v4", tap_src_path(""));
+	snprintf(path, sizeof path, "%s", tap_src_path("../shared/testdata/aws-signing-test-suite/v4"));
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return path;
-	snprintf(why, why_size, "neither EM_SIGV4_SUITE, nor EM_SHARED_DIR/testdata/aws-signing-test-suite/v4 "
-		 "(EM_SHARED_DIR='%s'), nor '%s' exists", shared ? shared : "", path);
+	if (shared && *shared)
+		snprintf(why, why_size, "EM_SIGV4_SUITE is unset and neither '%s/testdata/aws-signing-test-suite/v4' "
+			 "nor '%s' exists", shared, path);
+	else
+		snprintf(why, why_size, "EM_SIGV4_SUITE and EM_SHARED_DIR are unset and '%s' does not exist", path);
 	return NULL;
 }
 
