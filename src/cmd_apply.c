@@ -144,6 +144,15 @@ static void push(const char ***arr, size_t *n, const char *v)
 	(*arr)[(*n)++] = v;
 }
 
+/* --order and --method, in the order their messages list them */
+static const struct cmd_format orders[] = {
+	{"savings", ORDER_SAVINGS, 0}, {"oldest", ORDER_OLDEST, 0}, {"risk", ORDER_RISK, 0}, {NULL, 0, 0},
+};
+static const struct cmd_format methods[] = {
+	{"auto", METHOD_AUTO, 0}, {"ec2", METHOD_EC2, 0}, {"vac", METHOD_VAC, 0}, {"annotation", METHOD_ANNOTATION, 0},
+	{NULL, 0, 0},
+};
+
 static int on_option(void *st, int id, const char *arg)
 {
 	struct apply_args *a = st;
@@ -187,32 +196,20 @@ static int on_option(void *st, int id, const char *arg)
 		buf_release(&perr);
 		return 0;
 	}
-	case OPT_ORDER:
-		if (strcmp(arg, "savings") == 0)
-			a->o.order = ORDER_SAVINGS;
-		else if (strcmp(arg, "oldest") == 0)
-			a->o.order = ORDER_OLDEST;
-		else if (strcmp(arg, "risk") == 0)
-			a->o.order = ORDER_RISK;
-		else {
-			log_error("--order: '%s' is not one of savings, oldest, risk", arg);
+	case OPT_ORDER: {
+		int v;
+		if (cmd_choice("--order", arg, orders, &v))
 			return EXIT_USAGE;
-		}
+		a->o.order = (enum apply_order)v;
 		return 0;
-	case OPT_METHOD:
-		if (strcmp(arg, "auto") == 0)
-			a->o.method = METHOD_AUTO;
-		else if (strcmp(arg, "ec2") == 0)
-			a->o.method = METHOD_EC2;
-		else if (strcmp(arg, "vac") == 0)
-			a->o.method = METHOD_VAC;
-		else if (strcmp(arg, "annotation") == 0)
-			a->o.method = METHOD_ANNOTATION;
-		else {
-			log_error("--method: '%s' is not one of auto, ec2, vac, annotation", arg);
+	}
+	case OPT_METHOD: {
+		int v;
+		if (cmd_choice("--method", arg, methods, &v))
 			return EXIT_USAGE;
-		}
+		a->o.method = (enum apply_method)v;
 		return 0;
+	}
 	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
 	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
 	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
@@ -295,16 +292,10 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	a.max_plan_age = "7d";
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("apply"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "apply", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
 		goto out;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
 	a.o.volumes = a.vols;
 	a.o.namespaces = a.nss;

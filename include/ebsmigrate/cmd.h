@@ -245,4 +245,22 @@ int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *
  * flagged volume-not-found), so they filter nothing more. */
 void cmd_scope_read_live(struct scope *s);
 
+/* The start of a command's run: cmd_parse with the table of the command NAME. Returns 1 when the
+ * command ends here with *exit_code (EXIT_OK after --help, EXIT_USAGE said), else 0 (and
+ * *exit_code 0) with the other arguments in rest and n_rest. */
+int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
+	      int *exit_code);
+/* More than max other arguments: `error: PREFIXunexpected argument 'X'HINT` for the first extra
+ * one and EXIT_USAGE; else 0. prefix and hint may be "". */
+int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint);
+/* No subcommand given: says missing and returns EXIT_USAGE; else 0. */
+int cmd_need_subcommand(int n_rest, const char *missing);
+/* An option value that did not parse: when bad, says the message (printf-style) and returns
+ * EXIT_USAGE; else 0. For `case OPT_X: return cmd_usage_if(parse_x(arg, &a->x), "--x: ...", arg);` */
+int cmd_usage_if(int bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One of a fixed list of words (struct cmd_format: name, value, hidden): stores its value in *out,
+ * or says `OPT: 'ARG' is not one of a, b, c` (the hidden ones not listed) and returns EXIT_USAGE. */
+int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choices, int *out);
+
 #endif
