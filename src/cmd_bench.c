@@ -194,11 +194,7 @@ static int parse_duration_s(const char *s, int *out)
 
 static int positive(const char *opt, const char *arg, int64_t *out)
 {
-	if (em_parse_i64(arg, out) || *out <= 0) {
-		log_error("%s: '%s' is not a positive whole number", opt, arg);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return cmd_usage_if(em_parse_i64(arg, out) || *out <= 0, "%s: '%s' is not a positive whole number", opt, arg);
 }
 
 static void push_profile(struct bench_args *a, const struct fio_profile *p)
@@ -236,17 +232,11 @@ static int on_option(void *st, int id, const char *arg)
 		push_profile(a, fio_profile_find(arg));
 		return 0;
 	case OPT_RUNTIME:
-		if (parse_duration_s(arg, &a->runtime_s)) {
-			log_error("--runtime: '%s' is not a duration (e.g. 60, 90s, 45m)", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(parse_duration_s(arg, &a->runtime_s) != 0,
+				    "--runtime: '%s' is not a duration (e.g. 60, 90s, 45m)", arg);
 	case OPT_TIMEOUT:
-		if (parse_duration_s(arg, &a->timeout_s)) {
-			log_error("--timeout: '%s' is not a duration (e.g. 600, 10m)", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(parse_duration_s(arg, &a->timeout_s) != 0,
+				    "--timeout: '%s' is not a duration (e.g. 600, 10m)", arg);
 	case OPT_JOB_FILE: a->job_file = arg; return 0;
 	case OPT_LABEL: a->label = arg; return 0;
 	case OPT_VOLUME:
@@ -285,12 +275,9 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_PHASE:
-		if (strcmp(arg, "before") != 0 && strcmp(arg, "after") != 0) {
-			log_error("--phase: '%s' is not before or after", arg);
-			return EXIT_USAGE;
-		}
 		a->phase = arg;
-		return 0;
+		return cmd_usage_if(strcmp(arg, "before") != 0 && strcmp(arg, "after") != 0,
+				    "--phase: '%s' is not before or after", arg);
 	case OPT_KEEP_JSON: a->keep_json = arg; return 0;
 	case OPT_FIO: a->fio = arg; return 0;
 	case OPT_IMAGE: a->image = arg; return 0;
@@ -772,16 +759,11 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("bench"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(
+		     n_rest, "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'")))
 		goto out;
-	}
-	if (n_rest == 0) {
-		log_error("bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {

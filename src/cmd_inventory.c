@@ -170,25 +170,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("inventory"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return rc < 0 ? EXIT_OK : rc;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return EXIT_USAGE;
-	}
-	if (a.live.no_aws && a.live.no_kube) {
-		log_error("--no-aws and --no-kube together leave nothing to read");
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return EXIT_USAGE;
-	}
-	if (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB))) {
+	int rc;
+	if (cmd_start(ctx, "inventory", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")) ||
+	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
+	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return rc;

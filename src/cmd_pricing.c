@@ -115,11 +115,8 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:
-		if (em_parse_i64(arg, &a->version) || a->version <= 0) {
-			log_error("--version: '%s' is not a price book version number", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(em_parse_i64(arg, &a->version) || a->version <= 0,
+				    "--version: '%s' is not a price book version number", arg);
 	}
 	return EXIT_USAGE;
 }
@@ -227,10 +224,19 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	return rc;
 }
 
-/* The book a show/export works on: --version N from the database, else the one plans use. */
-static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct pricebook *loaded,
-		       const struct pricebook **out, int *is_current)
+/* The book a show/export works on: --version N from the database (loaded, released by the
+ * caller with pricebook_release(&c->loaded)), else the one plans use. */
+struct chosen_book {
+	struct pricebook loaded;
+	const struct pricebook *book;
+	int is_current; /* -1: --pricing-dir */
+};
+
+static int choose_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct chosen_book *c)
 {
+	pricebook_init(&c->loaded);
+	const struct pricebook **out = &c->book;
+	int *is_current = &c->is_current;
 	if (a->version && ctx->pricing_dir) {
 		log_error("--version and --pricing-dir name two different price books; give one");
 		return EXIT_USAGE;
@@ -243,7 +249,7 @@ static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct
 	if (!a->version)
 		return 0;
 	struct buf err = BUF_INIT;
-	rc = ledger_pricebook_load(ctx->db, a->version, loaded, &err);
+	rc = ledger_pricebook_load(ctx->db, a->version, &c->loaded, &err);
 	if (rc) {
 		log_error("%s", err.s);
 		buf_release(&err);
@@ -251,7 +257,7 @@ static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct
 	}
 	buf_release(&err);
 	*is_current = a->version == ctx->book.version;
-	*out = loaded;
+	*out = &c->loaded;
 	return 0;
 }
 
@@ -261,30 +267,25 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 		log_error("'pricing show' takes one --region");
 		return EXIT_USAGE;
 	}
-	struct pricebook loaded;
-	pricebook_init(&loaded);
-	const struct pricebook *b;
-	int is_current;
-	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	struct chosen_book c;
+	int rc = choose_book(ctx, a, &c);
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json, &a->table);
+	pricing_write_book(&out, c.book, a->n_regions ? a->regions[0] : NULL, c.is_current, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
-	pricebook_release(&loaded);
+	pricebook_release(&c.loaded);
 	return rc;
 }
 
 static int do_export(struct cmd_ctx *ctx, struct pricing_args *a, const char *dir)
 {
-	struct pricebook loaded;
-	pricebook_init(&loaded);
-	const struct pricebook *b;
-	int is_current;
-	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	struct chosen_book c;
+	int rc = choose_book(ctx, a, &c);
 	if (rc)
 		return rc;
+	const struct pricebook *b = c.book;
 	struct buf err = BUF_INIT;
 	size_t n = 0;
 	if (pricing_export_dir(b, dir, &n, &err)) {
@@ -295,7 +296,7 @@ static int do_export(struct cmd_ctx *ctx, struct pricing_args *a, const char *di
 			   b->effective_date ? b->effective_date : "unknown");
 	}
 	buf_release(&err);
-	pricebook_release(&loaded);
+	pricebook_release(&c.loaded);
 	return rc;
 }
 
@@ -423,16 +424,10 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("pricing"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
 		goto out;
-	}
-	if (n_rest == 0) {
-		log_error("'pricing' needs a subcommand: refresh, show, list, diff or export");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.output, a.format == PRICING_WIDE, a.no_headers);
 	if (strcmp(sub, "refresh") == 0) {

@@ -96,13 +96,10 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	struct version_args a = {VERSION_TEXT, NULL};
-	int rc = cmd_parse(ctx, cmd_find("version"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest) {
-		log_error("version: unexpected argument '%s'", rest[0]);
-		return EXIT_USAGE;
-	}
+	int rc;
+	if (cmd_start(ctx, "version", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "version: ", "")))
+		return rc;
 	struct lib_version libs[N_LIBS];
 	library_versions(libs);
 	struct buf b = BUF_INIT;
