@@ -196,18 +196,15 @@ static int on_option(void *st, int id, const char *arg)
 		buf_release(&perr);
 		return 0;
 	}
-	case OPT_ORDER: {
-		int v;
-		if (cmd_choice("--order", arg, orders, &v))
-			return EXIT_USAGE;
-		a->o.order = (enum apply_order)v;
-		return 0;
-	}
+	case OPT_ORDER:
 	case OPT_METHOD: {
-		int v;
-		if (cmd_choice("--method", arg, methods, &v))
+		int v, order = id == OPT_ORDER;
+		if (cmd_choice(order ? "--order" : "--method", arg, order ? orders : methods, &v))
 			return EXIT_USAGE;
-		a->o.method = (enum apply_method)v;
+		if (order)
+			a->o.order = (enum apply_order)v;
+		else
+			a->o.method = (enum apply_method)v;
 		return 0;
 	}
 	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;

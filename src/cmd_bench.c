@@ -192,6 +192,13 @@ static int parse_duration_s(const char *s, int *out)
 	return 0;
 }
 
+/* A duration option: EXIT_USAGE, said with the examples, when arg is not one. */
+static int duration_option(const char *opt, const char *arg, const char *examples, int *out)
+{
+	return cmd_usage_if(parse_duration_s(arg, out) != 0, "%s: '%s' is not a duration (e.g. %s)", opt, arg,
+			    examples);
+}
+
 static int positive(const char *opt, const char *arg, int64_t *out)
 {
 	return cmd_usage_if(em_parse_i64(arg, out) || *out <= 0, "%s: '%s' is not a positive whole number", opt, arg);
@@ -231,12 +238,8 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		push_profile(a, fio_profile_find(arg));
 		return 0;
-	case OPT_RUNTIME:
-		return cmd_usage_if(parse_duration_s(arg, &a->runtime_s) != 0,
-				    "--runtime: '%s' is not a duration (e.g. 60, 90s, 45m)", arg);
-	case OPT_TIMEOUT:
-		return cmd_usage_if(parse_duration_s(arg, &a->timeout_s) != 0,
-				    "--timeout: '%s' is not a duration (e.g. 600, 10m)", arg);
+	case OPT_RUNTIME: return duration_option("--runtime", arg, "60, 90s, 45m", &a->runtime_s);
+	case OPT_TIMEOUT: return duration_option("--timeout", arg, "600, 10m", &a->timeout_s);
 	case OPT_JOB_FILE: a->job_file = arg; return 0;
 	case OPT_LABEL: a->label = arg; return 0;
 	case OPT_VOLUME:

@@ -224,6 +224,28 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	return rc;
 }
 
+/* The database's price book versions (ledger_price_versions); the error said. EXIT_*. */
+static int stored_versions(struct cmd_ctx *ctx, struct ledger_price_version **v, size_t *n)
+{
+	struct buf err = BUF_INIT;
+	int rc = ledger_price_versions(ctx->db, v, n, &err) ? EXIT_RUNTIME : EXIT_OK;
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc;
+}
+
+/* One stored price book version; the error said. EXIT_*. */
+static int stored_book(struct cmd_ctx *ctx, int64_t version, struct pricebook *b)
+{
+	struct buf err = BUF_INIT;
+	int rc = ledger_pricebook_load(ctx->db, version, b, &err);
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc ? em_exit_code_for(rc) : EXIT_OK;
+}
+
 /* The book a show/export works on: --version N from the database (loaded, released by the
  * caller with pricebook_release(&c->loaded)), else the one plans use. */
 struct chosen_book {
@@ -248,14 +270,9 @@ static int choose_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct
 	*out = &ctx->book;
 	if (!a->version)
 		return 0;
-	struct buf err = BUF_INIT;
-	rc = ledger_pricebook_load(ctx->db, a->version, &c->loaded, &err);
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
-	buf_release(&err);
+	rc = stored_book(ctx, a->version, &c->loaded);
+	if (rc)
+		return rc;
 	*is_current = a->version == ctx->book.version;
 	*out = &c->loaded;
 	return 0;
@@ -311,17 +328,12 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 		return rc;
 	struct ledger_price_version *v;
 	size_t n;
-	struct buf err = BUF_INIT;
-	if (ledger_price_versions(ctx->db, &v, &n, &err)) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return EXIT_RUNTIME;
-	}
+	if ((rc = stored_versions(ctx, &v, &n)))
+		return rc;
 	struct buf out = BUF_INIT;
 	pricing_write_versions(&out, v, n, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
-	buf_release(&err);
 	ledger_price_versions_free(v, n);
 	return rc;
 }
@@ -339,20 +351,15 @@ static int parse_version_arg(const char *s, int64_t *out)
 static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 {
 	struct pricebook bt;
-	struct buf err = BUF_INIT;
-	int rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
+	int rc = stored_book(ctx, to, &bt);
+	if (rc)
+		return rc;
 	struct pricing_diff d;
 	memset(&d, 0, sizeof d);
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
-	buf_release(&err);
 	pricebook_release(&bt);
 	return rc;
 }
@@ -378,40 +385,27 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	if (!from) {
 		struct ledger_price_version *v;
 		size_t n;
-		struct buf err = BUF_INIT;
-		if (ledger_price_versions(ctx->db, &v, &n, &err)) {
-			log_error("%s", err.s);
-			buf_release(&err);
-			return EXIT_RUNTIME;
-		}
+		if ((rc = stored_versions(ctx, &v, &n)))
+			return rc;
 		for (size_t i = 0; i < n; i++)
 			if (v[i].id < to)
 				from = v[i].id;
 		ledger_price_versions_free(v, n);
-		buf_release(&err);
 		if (!from)
 			return diff_nothing(ctx, a, to);
 	}
 	struct pricebook bf, bt;
-	struct buf err = BUF_INIT;
-	rc = ledger_pricebook_load(ctx->db, from, &bf, &err);
-	if (!rc) {
-		rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
-		if (rc)
-			pricebook_release(&bf);
-	}
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
+	rc = stored_book(ctx, from, &bf);
+	if (!rc && (rc = stored_book(ctx, to, &bt)))
+		pricebook_release(&bf);
+	if (rc)
+		return rc;
 	struct pricing_diff d;
 	pricing_diff_build(&d, &bf, &bt);
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
-	buf_release(&err);
 	pricing_diff_release(&d);
 	pricebook_release(&bf);
 	pricebook_release(&bt);
