@@ -13,6 +13,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/plan_file.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
@@ -114,7 +115,7 @@ const struct cmd_help apply_help = {
 
 struct apply_args {
 	struct apply_options o;
-	const char **vols, **nss, **ctxs;
+	struct strlist vols, nss, ctxs; /* --volume, -n, --context: borrowed from argv */
 	int yes;
 	const char *profile;
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
@@ -136,12 +137,6 @@ static int parse_count_from(const char *arg, const char *opt, int64_t min, size_
 static int parse_count(const char *arg, const char *opt, size_t *out)
 {
 	return parse_count_from(arg, opt, 1, out);
-}
-
-static void push(const char ***arr, size_t *n, const char *v)
-{
-	*arr = xrealloc(*arr, (*n + 1) * sizeof **arr);
-	(*arr)[(*n)++] = v;
 }
 
 /* --order and --method, in the order their messages list them */
@@ -207,9 +202,9 @@ static int on_option(void *st, int id, const char *arg)
 			a->o.method = (enum apply_method)v;
 		return 0;
 	}
-	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
-	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
-	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
+	case OPT_VOLUME: strlist_append(&a->vols, arg); return 0;
+	case OPT_NAMESPACE: strlist_append(&a->nss, arg); return 0;
+	case OPT_CTX: strlist_append(&a->ctxs, arg); return 0;
 	case OPT_SELECTOR:
 		if (a->o.selector) {
 			log_error("-l/--selector: give one selector (join requirements with commas)");
@@ -294,9 +289,12 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
 		goto out;
 	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
-	a.o.volumes = a.vols;
-	a.o.namespaces = a.nss;
-	a.o.clusters = a.ctxs;
+	a.o.volumes = a.vols.items;
+	a.o.n_volumes = a.vols.n;
+	a.o.namespaces = a.nss.items;
+	a.o.n_namespaces = a.nss.n;
+	a.o.clusters = a.ctxs.items;
+	a.o.n_clusters = a.ctxs.n;
 	if (a.o.reconcile_only) {
 		a.yes = 1; /* nothing is submitted: nothing to confirm */
 		log_notice("reconcile only: the ledger is brought up to date from EC2 and the PVCs; nothing is submitted");
@@ -409,8 +407,8 @@ finish:
 	buf_release(&err);
 out:
 	plan_file_release(&a.plan_file);
-	free(a.vols);
-	free(a.nss);
-	free(a.ctxs);
+	strlist_release(&a.vols);
+	strlist_release(&a.nss);
+	strlist_release(&a.ctxs);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/table.h"
 
 enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
@@ -82,8 +83,7 @@ const struct cmd_help pricing_help = {
 };
 
 struct pricing_args {
-	const char **regions;
-	size_t n_regions;
+	struct strlist regions; /* --region: borrowed from argv */
 	const char *profile;
 	int format; /* enum pricing_format */
 	int json;   /* format is json or yaml (the JSON document is built) */
@@ -102,8 +102,7 @@ static int on_option(void *st, int id, const char *arg)
 			log_error("--region: '%s' is not a region or zone code", arg);
 			return EXIT_USAGE;
 		}
-		a->regions = xrealloc(a->regions, (a->n_regions + 1) * sizeof *a->regions);
-		a->regions[a->n_regions++] = arg;
+		strlist_append(&a->regions, arg);
 		return 0;
 	case OPT_PROFILE: a->profile = arg; return 0;
 	case OPT_FORMAT:
@@ -131,7 +130,7 @@ static int write_result(const struct pricing_args *a, struct buf *out)
 /* Refuses options the subcommand does not take. */
 static int only(const char *sub, const struct pricing_args *a, int regions, int profile, int format, int version)
 {
-	const char *bad = !regions && a->n_regions ? "--region"
+	const char *bad = !regions && a->regions.n ? "--region"
 			  : !profile && a->profile  ? "--profile"
 			  : !format && a->json      ? "-o json/yaml"
 			  : !version && a->version  ? "--version"
@@ -171,8 +170,8 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	struct pricing_fetch_options o;
 	memset(&o, 0, sizeof o);
 	o.profile = a->profile;
-	o.regions = a->regions;
-	o.n_regions = a->n_regions;
+	o.regions = a->regions.items;
+	o.n_regions = a->regions.n;
 	o.progress = progress;
 	/* AWS_MAX_ATTEMPTS / AWS_RETRY_MODE are read by the AWS client, as for every AWS call;
 	 * checked here first so that a bad value is a usage error, not a failed refresh */
@@ -196,8 +195,8 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 		buf_release(&err);
 		return rc == EM_ENOTFOUND ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	if (a->n_regions)
-		pricing_merge_untouched(&book, &ctx->book, a->regions, a->n_regions);
+	if (a->regions.n)
+		pricing_merge_untouched(&book, &ctx->book, a->regions.items, a->regions.n);
 	rc = ledger_pricebook_store(ctx->db, &book, &err);
 	if (rc) {
 		log_error("%s", err.s);
@@ -280,7 +279,7 @@ static int choose_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct
 
 static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 {
-	if (a->n_regions > 1) {
+	if (a->regions.n > 1) {
 		log_error("'pricing show' takes one --region");
 		return EXIT_USAGE;
 	}
@@ -289,7 +288,7 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, c.book, a->n_regions ? a->regions[0] : NULL, c.is_current, a->json, &a->table);
+	pricing_write_book(&out, c.book, a->regions.n ? a->regions.items[0] : NULL, c.is_current, a->json, &a->table);
 	rc = write_result(a, &out);
 	buf_release(&out);
 	pricebook_release(&c.loaded);
@@ -416,6 +415,7 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pricing_args a;
 	memset(&a, 0, sizeof a);
+	a.regions = (struct strlist)STRLIST_INIT_NODUP;
 	char **rest;
 	int n_rest;
 	int rc;
@@ -455,6 +455,6 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 	}
 out:
-	free(a.regions);
+	strlist_release(&a.regions);
 	return rc;
 }
