@@ -311,6 +311,12 @@ static void print_options(const struct cmd_option *o)
 	}
 }
 
+void cmd_print_commands(FILE *f)
+{
+	for (const struct cmd *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+}
+
 void cmd_print_help(const struct cmd *cmd)
 {
 	const struct cmd_help *h = cmd->help;
@@ -669,6 +675,15 @@ static int choose(const char *opt, const char *arg, const struct cmd_format *cho
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out)
 {
 	return choose(opt, arg, formats, out, looks_like_file_name(arg) ? "; to write a file use --output-file FILE" : "");
+}
+
+int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+		      int json_value, int yaml_value)
+{
+	if (cmd_output_format(alias ? "--format" : "-o", arg, formats, format))
+		return EXIT_USAGE;
+	*json = *format == json_value || *format == yaml_value;
+	return EXIT_OK;
 }
 
 int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choices, int *out)

@@ -59,8 +59,7 @@ int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!c) {
 		printf("usage: ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n");
-		for (const struct cmd *k = commands; k->name; k++)
-			printf("  %-10s %s\n", k->name, k->summary);
+		cmd_print_commands(stdout);
 		printf("\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
 		return EXIT_OK;
 	}

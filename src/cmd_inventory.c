@@ -98,10 +98,7 @@ static int on_option(void *st, int id, const char *arg)
 	switch (id) {
 	case OPT_FORMAT:
 	case OPT_OUTPUT:
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, inventory_formats, &a->format))
-			return EXIT_USAGE;
-		a->json = a->format == INV_JSON || a->format == INV_YAML;
-		return 0;
+		return cmd_format_option(id == OPT_FORMAT, arg, inventory_formats, &a->format, &a->json, INV_JSON, INV_YAML);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SAVE: a->live.save_dir = arg; return 0;

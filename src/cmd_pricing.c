@@ -107,10 +107,8 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_PROFILE: a->profile = arg; return 0;
 	case OPT_FORMAT:
 	case OPT_OUTPUT:
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, pricing_formats, &a->format))
-			return EXIT_USAGE;
-		a->json = a->format == PRICING_JSON || a->format == PRICING_YAML;
-		return 0;
+		return cmd_format_option(id == OPT_FORMAT, arg, pricing_formats, &a->format, &a->json, PRICING_JSON,
+					 PRICING_YAML);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:

@@ -90,6 +90,8 @@ const char *cmd_did_you_mean(const char *word, const char *const *candidates, si
 /* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
+/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
+void cmd_print_commands(FILE *f);
 /* Prints help for one command to stdout. */
 void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
@@ -113,6 +115,11 @@ struct cmd_format {
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
+/* The -o/--output and --format cases of a command's on_option (alias: it was --format): the
+ * format's value to *format, and *json set when it is json_value or yaml_value (the JSON document
+ * is built); cmd_output_format's message and EXIT_USAGE otherwise. */
+int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+		      int json_value, int yaml_value);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
 int cmd_json_to_yaml(struct buf *doc);
 /* How a table is written (table.h): to stdout on a terminal, fitted to its width (table_terminal_width);
