@@ -29,11 +29,9 @@ static const struct cmd_format inventory_formats[] = {
 };
 
 static const struct cmd_option inventory_options[] = {
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output)", OPT_FORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
+	CMD_FORMAT_OPTIONS("table (default), wide, json or yaml", OPT_OUTPUT, OPT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
 	{"save", 0, ARG_REQUIRED, "DIR",
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},

@@ -44,11 +44,10 @@ static const struct cmd_option plan_options[] = {
 	 "--from-kube-json CLUSTER=...; repeatable", OPT_FLEET_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_FLEET_MODE},
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown (an alias of -o/--output)", OPT_FORMAT},
+	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT, OPT_FORMAT),
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
 	{"out", 0, ARG_REQUIRED, "PLANFILE",
 	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
 	 "--output-file, whatever -o says", OPT_OUT},

@@ -27,10 +27,8 @@ enum { OPT_VFORMAT = 1, OPT_VOUTPUT, OPT_VOUTPUT_FILE };
 enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
 
 static const struct cmd_option version_options[] = {
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "text (default), json or yaml", OPT_VOUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "text (default), json or yaml (an alias of -o/--output)", OPT_VFORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_VOUTPUT_FILE},
+	CMD_FORMAT_OPTIONS("text (default), json or yaml", OPT_VOUTPUT, OPT_VFORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_VOUTPUT_FILE),
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 static const struct cmd_format version_formats[] = {

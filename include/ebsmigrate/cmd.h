@@ -111,6 +111,14 @@ struct cmd_format {
 	int value;
 	int hidden;
 };
+/* The option-table rows of -o/--output and --format (LIST: the formats, the help of both; --format's
+ * adds that it is the alias), of --output-file (the usual help) and of --no-headers. */
+#define CMD_FORMAT_OPTIONS(LIST, OUTPUT_ID, FORMAT_ID)                                                             \
+	{"output", 'o', ARG_REQUIRED, "FORMAT", LIST, OUTPUT_ID},                                                  \
+	{"format", 0, ARG_REQUIRED, "FORMAT", LIST " (an alias of -o/--output)", FORMAT_ID}
+#define CMD_OUTPUT_FILE_OPTION(ID)                                                                                 \
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", ID}
+#define CMD_NO_HEADERS_OPTION(HELP, ID) {"no-headers", 0, ARG_NONE, NULL, HELP, ID}
 /* Looks arg up in formats and stores its value in *out. When it is none of them, prints
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
