@@ -682,7 +682,8 @@ int cmd_format_option(int alias, const char *arg, const struct cmd_format *forma
 {
 	if (cmd_output_format(alias ? "--format" : "-o", arg, formats, format))
 		return EXIT_USAGE;
-	*json = *format == json_value || *format == yaml_value;
+	if (json)
+		*json = *format == json_value || *format == yaml_value;
 	return EXIT_OK;
 }
 

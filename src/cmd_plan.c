@@ -120,7 +120,7 @@ const struct cmd_help plan_help = {
 
 struct plan_args {
 	struct cmd_fleet in; /* the exports or live reading, the scope, --mode, --max-price-age */
-	enum out_format format;
+	int format; /* enum out_format */
 	const char *output;
 	const char *out; /* --out: the plan document */
 	int no_headers;
@@ -137,13 +137,7 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
 	case OPT_FORMAT:
-	case OPT_OUTPUT: {
-		int f;
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, plan_formats, &f))
-			return EXIT_USAGE;
-		a->format = (enum out_format)f;
-		return 0;
-	}
+	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, plan_formats, &a->format, NULL, 0, 0);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_OUT:

@@ -110,7 +110,7 @@ struct report_args {
 	const char *group_by;
 	enum report_period period;
 	time_t since;
-	enum report_format format;
+	int format; /* enum report_format */
 	const char *output, *totals, *series;
 	int no_headers;
 };
@@ -131,13 +131,7 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_usage_if(em_parse_time(arg, &a->since) != 0,
 				    "--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
 	case OPT_FORMAT:
-	case OPT_OUTPUT: {
-		int f;
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, report_formats, &f))
-			return EXIT_USAGE;
-		a->format = (enum report_format)f;
-		return 0;
-	}
+	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, report_formats, &a->format, NULL, 0, 0);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_TOTALS:

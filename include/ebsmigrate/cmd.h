@@ -124,8 +124,8 @@ struct cmd_format {
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
 /* The -o/--output and --format cases of a command's on_option (alias: it was --format): the
- * format's value to *format, and *json set when it is json_value or yaml_value (the JSON document
- * is built); cmd_output_format's message and EXIT_USAGE otherwise. */
+ * format's value to *format, and (json not NULL) *json set when it is json_value or yaml_value (the
+ * JSON document is built); cmd_output_format's message and EXIT_USAGE otherwise. */
 int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
 		      int json_value, int yaml_value);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
