@@ -116,11 +116,14 @@ static int on_option(void *st, int id, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* The result to stdout or --output-file, in YAML for -o yaml (the writers produce JSON). */
+/* The result to stdout or --output-file, in YAML for -o yaml (the writers produce JSON); out is
+ * released. */
 static int write_result(const struct pricing_args *a, struct buf *out)
 {
 	int rc = a->format == PRICING_YAML ? cmd_json_to_yaml(out) : 0;
-	return rc ? rc : cmd_write_output(a->output, out);
+	rc = rc ? rc : cmd_write_output(a->output, out);
+	buf_release(out);
+	return rc;
 }
 
 /* Refuses options the subcommand does not take. */
@@ -212,7 +215,6 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 		 (long long)ctx->book.version, d.changed, d.added, d.removed);
 	log_info("%d GetProducts pages, %d requests, %d throttled", r.pages, r.calls, r.throttled);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	buf_release(&err);
 	pricing_diff_release(&d);
 	pricebook_release(&book);
@@ -286,7 +288,6 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 	struct buf out = BUF_INIT;
 	pricing_write_book(&out, c.book, a->regions.n ? a->regions.items[0] : NULL, c.is_current, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	pricebook_release(&c.loaded);
 	return rc;
 }
@@ -328,7 +329,6 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 	struct buf out = BUF_INIT;
 	pricing_write_versions(&out, v, n, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	ledger_price_versions_free(v, n);
 	return rc;
 }
@@ -354,7 +354,6 @@ static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	pricebook_release(&bt);
 	return rc;
 }
@@ -400,7 +399,6 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	pricing_diff_release(&d);
 	pricebook_release(&bf);
 	pricebook_release(&bt);
