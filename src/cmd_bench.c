@@ -22,7 +22,6 @@
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/log.h"
-#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/progress.h"
 #include "ebsmigrate/table.h"
 
@@ -160,7 +159,8 @@ struct bench_args {
 	const struct fio_profile **profiles;
 	size_t n_profiles;
 	int runtime_s, timeout_s;
-	struct strlist iops_logs; /* --iops-log: borrowed from argv */
+	const char **iops_logs;
+	size_t n_iops_logs;
 	struct bench_volume vol;
 	int have_vol;
 	enum out_format format;
@@ -286,7 +286,8 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_KCONFIG: a->kubeconfig = arg; return 0;
 	case OPT_KCONTEXT: a->context = arg; return 0;
 	case OPT_IOPS_LOG:
-		strlist_append(&a->iops_logs, arg);
+		a->iops_logs = xrealloc(a->iops_logs, (a->n_iops_logs + 1) * sizeof *a->iops_logs);
+		a->iops_logs[a->n_iops_logs++] = arg;
 		return 0;
 	case OPT_FORMAT:
 	case OPT_OUTPUT: {
@@ -580,13 +581,13 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 		return EXIT_USAGE;
 	}
 	struct buf err = BUF_INIT, text = BUF_INIT;
-	struct buf *logs_text = xcalloc(a->iops_logs.n + 1, sizeof *logs_text);
-	struct bench_log_file *logs = xcalloc(a->iops_logs.n + 1, sizeof *logs);
+	struct buf *logs_text = xcalloc(a->n_iops_logs + 1, sizeof *logs_text);
+	struct bench_log_file *logs = xcalloc(a->n_iops_logs + 1, sizeof *logs);
 	int rc = em_read_input(rest[0], &text, &err);
-	for (size_t i = 0; !rc && i < a->iops_logs.n; i++) {
+	for (size_t i = 0; !rc && i < a->n_iops_logs; i++) {
 		buf_init(&logs_text[i]);
-		rc = em_read_input(a->iops_logs.items[i], &logs_text[i], &err);
-		logs[i].path = a->iops_logs.items[i];
+		rc = em_read_input(a->iops_logs[i], &logs_text[i], &err);
+		logs[i].path = a->iops_logs[i];
 		logs[i].text = logs_text[i].s;
 		logs[i].len = logs_text[i].len;
 	}
@@ -602,7 +603,7 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 		int brc = bench_link_migration(ctx->db, &run, &err);
 		if (!brc)
 			brc = bench_import(ctx->db, &run, text.s, text.len, strcmp(rest[0], "-") ? rest[0] : "standard input",
-					   logs, a->iops_logs.n, &err);
+					   logs, a->n_iops_logs, &err);
 		if (brc) {
 			log_error("%s", err.s);
 			rc = em_exit_code_for(brc);
@@ -611,7 +612,7 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 		}
 	}
 	bench_run_release(&run);
-	for (size_t i = 0; i < a->iops_logs.n; i++)
+	for (size_t i = 0; i < a->n_iops_logs; i++)
 		buf_release(&logs_text[i]);
 	free(logs_text);
 	free(logs);
@@ -757,7 +758,6 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	struct bench_args a;
 	memset(&a, 0, sizeof a);
 	a.vol.burst_balance = NAN;
-	a.iops_logs = (struct strlist)STRLIST_INIT_NODUP;
 	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
 	char **rest;
 	int n_rest;
@@ -789,7 +789,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 out:
 	free(a.profiles);
-	strlist_release(&a.iops_logs);
+	free(a.iops_logs);
 	bench_volume_release(&a.vol);
 	return rc;
 }
