@@ -13,6 +13,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/plan_file.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
@@ -114,7 +115,7 @@ const struct cmd_help apply_help = {
 
 struct apply_args {
 	struct apply_options o;
-	const char **vols, **nss, **ctxs;
+	struct strlist vols, nss, ctxs; /* --volume, -n, --context: borrowed from argv */
 	int yes;
 	const char *profile;
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
@@ -138,11 +139,14 @@ static int parse_count(const char *arg, const char *opt, size_t *out)
 	return parse_count_from(arg, opt, 1, out);
 }
 
-static void push(const char ***arr, size_t *n, const char *v)
-{
-	*arr = xrealloc(*arr, (*n + 1) * sizeof **arr);
-	(*arr)[(*n)++] = v;
-}
+/* --order and --method, in the order their messages list them */
+static const struct cmd_format orders[] = {
+	{"savings", ORDER_SAVINGS, 0}, {"oldest", ORDER_OLDEST, 0}, {"risk", ORDER_RISK, 0}, {NULL, 0, 0},
+};
+static const struct cmd_format methods[] = {
+	{"auto", METHOD_AUTO, 0}, {"ec2", METHOD_EC2, 0}, {"vac", METHOD_VAC, 0}, {"annotation", METHOD_ANNOTATION, 0},
+	{NULL, 0, 0},
+};
 
 static int on_option(void *st, int id, const char *arg)
 {
@@ -188,34 +192,19 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_ORDER:
-		if (strcmp(arg, "savings") == 0)
-			a->o.order = ORDER_SAVINGS;
-		else if (strcmp(arg, "oldest") == 0)
-			a->o.order = ORDER_OLDEST;
-		else if (strcmp(arg, "risk") == 0)
-			a->o.order = ORDER_RISK;
-		else {
-			log_error("--order: '%s' is not one of savings, oldest, risk", arg);
+	case OPT_METHOD: {
+		int v, order = id == OPT_ORDER;
+		if (cmd_choice(order ? "--order" : "--method", arg, order ? orders : methods, &v))
 			return EXIT_USAGE;
-		}
+		if (order)
+			a->o.order = (enum apply_order)v;
+		else
+			a->o.method = (enum apply_method)v;
 		return 0;
-	case OPT_METHOD:
-		if (strcmp(arg, "auto") == 0)
-			a->o.method = METHOD_AUTO;
-		else if (strcmp(arg, "ec2") == 0)
-			a->o.method = METHOD_EC2;
-		else if (strcmp(arg, "vac") == 0)
-			a->o.method = METHOD_VAC;
-		else if (strcmp(arg, "annotation") == 0)
-			a->o.method = METHOD_ANNOTATION;
-		else {
-			log_error("--method: '%s' is not one of auto, ec2, vac, annotation", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_VOLUME: push(&a->vols, &a->o.n_volumes, arg); return 0;
-	case OPT_NAMESPACE: push(&a->nss, &a->o.n_namespaces, arg); return 0;
-	case OPT_CTX: push(&a->ctxs, &a->o.n_clusters, arg); return 0;
+	}
+	case OPT_VOLUME: strlist_append(&a->vols, arg); return 0;
+	case OPT_NAMESPACE: strlist_append(&a->nss, arg); return 0;
+	case OPT_CTX: strlist_append(&a->ctxs, arg); return 0;
 	case OPT_SELECTOR:
 		if (a->o.selector) {
 			log_error("-l/--selector: give one selector (join requirements with commas)");
@@ -295,20 +284,17 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	a.max_plan_age = "7d";
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("apply"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "apply", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
 		goto out;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
-	a.o.volumes = a.vols;
-	a.o.namespaces = a.nss;
-	a.o.clusters = a.ctxs;
+	a.o.volumes = a.vols.items;
+	a.o.n_volumes = a.vols.n;
+	a.o.namespaces = a.nss.items;
+	a.o.n_namespaces = a.nss.n;
+	a.o.clusters = a.ctxs.items;
+	a.o.n_clusters = a.ctxs.n;
 	if (a.o.reconcile_only) {
 		a.yes = 1; /* nothing is submitted: nothing to confirm */
 		log_notice("reconcile only: the ledger is brought up to date from EC2 and the PVCs; nothing is submitted");
@@ -421,8 +407,8 @@ finish:
 	buf_release(&err);
 out:
 	plan_file_release(&a.plan_file);
-	free(a.vols);
-	free(a.nss);
-	free(a.ctxs);
+	strlist_release(&a.vols);
+	strlist_release(&a.nss);
+	strlist_release(&a.ctxs);
 	return rc;
 }

@@ -85,8 +85,7 @@ static const struct cmd_option bench_options[] = {
 	 OPT_IOPS_LOG},
 	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown", OPT_OUTPUT},
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output); compare also markdown", OPT_FORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_OUTPUT_FILE},
+	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
 	{"no-headers", 0, ARG_NONE, NULL, "run, import, list, show tables: no title row", OPT_NO_HEADERS},
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
@@ -192,13 +191,16 @@ static int parse_duration_s(const char *s, int *out)
 	return 0;
 }
 
+/* A duration option: EXIT_USAGE, said with the examples, when arg is not one. */
+static int duration_option(const char *opt, const char *arg, const char *examples, int *out)
+{
+	return cmd_usage_if(parse_duration_s(arg, out) != 0, "%s: '%s' is not a duration (e.g. %s)", opt, arg,
+			    examples);
+}
+
 static int positive(const char *opt, const char *arg, int64_t *out)
 {
-	if (em_parse_i64(arg, out) || *out <= 0) {
-		log_error("%s: '%s' is not a positive whole number", opt, arg);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return cmd_usage_if(em_parse_i64(arg, out) || *out <= 0, "%s: '%s' is not a positive whole number", opt, arg);
 }
 
 static void push_profile(struct bench_args *a, const struct fio_profile *p)
@@ -235,18 +237,8 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		push_profile(a, fio_profile_find(arg));
 		return 0;
-	case OPT_RUNTIME:
-		if (parse_duration_s(arg, &a->runtime_s)) {
-			log_error("--runtime: '%s' is not a duration (e.g. 60, 90s, 45m)", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
-	case OPT_TIMEOUT:
-		if (parse_duration_s(arg, &a->timeout_s)) {
-			log_error("--timeout: '%s' is not a duration (e.g. 600, 10m)", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+	case OPT_RUNTIME: return duration_option("--runtime", arg, "60, 90s, 45m", &a->runtime_s);
+	case OPT_TIMEOUT: return duration_option("--timeout", arg, "600, 10m", &a->timeout_s);
 	case OPT_JOB_FILE: a->job_file = arg; return 0;
 	case OPT_LABEL: a->label = arg; return 0;
 	case OPT_VOLUME:
@@ -285,12 +277,9 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_PHASE:
-		if (strcmp(arg, "before") != 0 && strcmp(arg, "after") != 0) {
-			log_error("--phase: '%s' is not before or after", arg);
-			return EXIT_USAGE;
-		}
 		a->phase = arg;
-		return 0;
+		return cmd_usage_if(strcmp(arg, "before") != 0 && strcmp(arg, "after") != 0,
+				    "--phase: '%s' is not before or after", arg);
 	case OPT_KEEP_JSON: a->keep_json = arg; return 0;
 	case OPT_FIO: a->fio = arg; return 0;
 	case OPT_IMAGE: a->image = arg; return 0;
@@ -772,16 +761,11 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("bench"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(
+		     n_rest, "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'")))
 		goto out;
-	}
-	if (n_rest == 0) {
-		log_error("bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {

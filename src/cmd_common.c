@@ -311,6 +311,12 @@ static void print_options(const struct cmd_option *o)
 	}
 }
 
+void cmd_print_commands(FILE *f)
+{
+	for (const struct cmd *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+}
+
 void cmd_print_help(const struct cmd *cmd)
 {
 	const struct cmd_help *h = cmd->help;
@@ -353,34 +359,13 @@ static void outputs_remember(struct cmd_outputs *o, const char *path, struct buf
 	o->n++;
 }
 
-int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
+/* Stages path with data, or (spool not NULL) empty and then filled from the spool and synced,
+ * and remembers it for the commit. Logs the error; returns EXIT_*. */
+static int stage_output(struct cmd_outputs *o, const char *path, const char *data, size_t len, FILE *spool)
 {
-	if (!path || strcmp(path, "-") == 0) {
-		o->to_stdout = data;
-		return EXIT_OK;
-	}
 	struct buf err = BUF_INIT, tmp = BUF_INIT;
-	if (em_stage_file(path, data->s, data->len, 0666, &tmp, &err)) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		buf_release(&tmp);
-		return EXIT_RUNTIME;
-	}
-	outputs_remember(o, path, &tmp);
-	buf_release(&err);
-	return EXIT_OK;
-}
-
-int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
-{
-	if (!path || strcmp(path, "-") == 0) {
-		o->stdout_spool = spool;
-		return EXIT_OK;
-	}
-	/* staged empty (mode and all), then filled from the spool and synced */
-	struct buf err = BUF_INIT, tmp = BUF_INIT;
-	int rc = em_stage_file(path, "", 0, 0666, &tmp, &err) ? EXIT_RUNTIME : EXIT_OK;
-	if (!rc) {
+	int rc = em_stage_file(path, data, len, 0666, &tmp, &err) ? EXIT_RUNTIME : EXIT_OK;
+	if (!rc && spool) {
 		int fd = open(tmp.s, O_WRONLY | O_APPEND | O_CLOEXEC);
 		int bad = fd < 0 || fseek(spool, 0, SEEK_SET) != 0 || em_copy_stream(spool, fd) != 0 || fsync(fd) != 0;
 		int e = errno;
@@ -394,15 +379,31 @@ int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
 			rc = EXIT_RUNTIME;
 		}
 	}
-	if (rc) {
+	if (rc)
 		log_error("%s", err.s);
-		buf_release(&err);
-		buf_release(&tmp);
-		return rc;
-	}
-	outputs_remember(o, path, &tmp);
+	else
+		outputs_remember(o, path, &tmp);
 	buf_release(&err);
-	return EXIT_OK;
+	buf_release(&tmp);
+	return rc;
+}
+
+int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		o->to_stdout = data;
+		return EXIT_OK;
+	}
+	return stage_output(o, path, data->s, data->len, NULL);
+}
+
+int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
+{
+	if (!path || strcmp(path, "-") == 0) {
+		o->stdout_spool = spool;
+		return EXIT_OK;
+	}
+	return stage_output(o, path, "", 0, spool);
 }
 
 const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
@@ -654,22 +655,79 @@ static int looks_like_file_name(const char *s)
 	return strcmp(s, "-") == 0 || strchr(s, '.') || strchr(s, '/');
 }
 
-int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out)
+/* Looks arg up in choices; when it is none of them, says so, with hint after the list. */
+static int choose(const char *opt, const char *arg, const struct cmd_format *choices, int *out, const char *hint)
 {
-	for (const struct cmd_format *f = formats; f->name; f++)
+	for (const struct cmd_format *f = choices; f->name; f++)
 		if (strcmp(arg, f->name) == 0) {
 			*out = f->value;
 			return 0;
 		}
 	struct buf list = BUF_INIT;
-	for (const struct cmd_format *f = formats; f->name; f++)
+	for (const struct cmd_format *f = choices; f->name; f++)
 		if (!f->hidden)
 			buf_addf(&list, "%s%s", list.len ? ", " : "", f->name);
-	if (looks_like_file_name(arg))
-		log_error("%s: '%s' is not one of %s; to write a file use --output-file FILE", opt, arg, list.s);
-	else
-		log_error("%s: '%s' is not one of %s", opt, arg, list.s);
+	log_error("%s: '%s' is not one of %s%s", opt, arg, list.s, hint);
 	buf_release(&list);
+	return EXIT_USAGE;
+}
+
+int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out)
+{
+	return choose(opt, arg, formats, out, looks_like_file_name(arg) ? "; to write a file use --output-file FILE" : "");
+}
+
+int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+		      int json_value, int yaml_value)
+{
+	if (cmd_output_format(alias ? "--format" : "-o", arg, formats, format))
+		return EXIT_USAGE;
+	if (json)
+		*json = *format == json_value || *format == yaml_value;
+	return EXIT_OK;
+}
+
+int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choices, int *out)
+{
+	return choose(opt, arg, choices, out, "");
+}
+
+int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
+	      int *exit_code)
+{
+	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, st, rest, n_rest);
+	*exit_code = rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
+	return rc != 0;
+}
+
+int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint)
+{
+	if (n_rest <= max)
+		return 0;
+	log_error("%sunexpected argument '%s'%s", prefix, rest[max], hint);
+	return EXIT_USAGE;
+}
+
+int cmd_need_subcommand(int n_rest, const char *missing)
+{
+	if (n_rest)
+		return 0;
+	log_error("%s", missing);
+	return EXIT_USAGE;
+}
+
+int cmd_usage_if(int bad, const char *fmt, ...)
+{
+	if (!bad)
+		return 0;
+	struct buf msg = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	log_error("%s", msg.s);
+	buf_release(&msg);
 	return EXIT_USAGE;
 }
 

@@ -63,7 +63,35 @@ static void each_option(struct buf *b, const struct cmd *c, option_fn fn)
 			fn(b, c, &tabs[t][i]);
 }
 
+/* How a shell completes an option's value: one of the words help lists (between words_open and
+ * words_close, space-separated), a directory, a file, or anything. */
+struct value_syntax {
+	const char *words_open, *words_close, *dir, *file, *other;
+};
+
+static void add_value_completion(struct buf *b, const struct cmd_option *o, const struct value_syntax *s)
+{
+	cmd_word vals[MAX_WORDS];
+	size_t n = cmd_option_values(o, vals, MAX_WORDS);
+	if (n) {
+		buf_adds(b, s->words_open);
+		for (size_t k = 0; k < n; k++)
+			buf_addf(b, "%s%s", k ? " " : "", vals[k]);
+		buf_adds(b, s->words_close);
+	} else if (arg_is(o, "DIR"))
+		buf_adds(b, s->dir);
+	else if (arg_is(o, "FILE") || arg_is(o, "PATH"))
+		buf_adds(b, s->file);
+	else
+		buf_adds(b, s->other);
+}
+
 /* ---- bash ---- */
+
+static const struct value_syntax bash_values = {
+	"COMPREPLY=($(compgen -W \"", "\" -- \"$cur\"))", "COMPREPLY=($(compgen -d -- \"$cur\"))",
+	"COMPREPLY=($(compgen -f -- \"$cur\"))", "COMPREPLY=()",
+};
 
 static void bash_option_name(struct buf *b, const struct cmd *c, const struct cmd_option *o)
 {
@@ -76,23 +104,11 @@ static void bash_option_value(struct buf *b, const struct cmd *c, const struct c
 {
 	if (o->arg != ARG_REQUIRED)
 		return;
-	cmd_word vals[MAX_WORDS];
-	size_t n = cmd_option_values(o, vals, MAX_WORDS);
 	buf_addf(b, "\t\t--%s", o->long_name);
 	if (o->short_name)
 		buf_addf(b, "|-%c", o->short_name);
 	buf_adds(b, ") ");
-	if (n) {
-		buf_adds(b, "COMPREPLY=($(compgen -W \"");
-		for (size_t k = 0; k < n; k++)
-			buf_addf(b, "%s%s", k ? " " : "", vals[k]);
-		buf_adds(b, "\" -- \"$cur\"))");
-	} else if (arg_is(o, "DIR"))
-		buf_adds(b, "COMPREPLY=($(compgen -d -- \"$cur\"))");
-	else if (arg_is(o, "FILE") || arg_is(o, "PATH"))
-		buf_adds(b, "COMPREPLY=($(compgen -f -- \"$cur\"))");
-	else
-		buf_adds(b, "COMPREPLY=()");
+	add_value_completion(b, o, &bash_values);
 	buf_adds(b, "; return 0;;\n");
 }
 
@@ -165,10 +181,10 @@ static void bash_script(struct buf *b)
 
 /* ---- zsh ---- */
 
+static const struct value_syntax zsh_values = {"(", ")", "_files -/", "_files", " "};
+
 static void zsh_option(struct buf *b, const struct cmd *c, const struct cmd_option *o)
 {
-	cmd_word vals[MAX_WORDS];
-	size_t n = cmd_option_values(o, vals, MAX_WORDS);
 	for (int form = 0; form < 2; form++) {
 		if (form == 1 && !o->short_name)
 			break;
@@ -184,17 +200,7 @@ static void zsh_option(struct buf *b, const struct cmd *c, const struct cmd_opti
 			buf_adds(b, ":");
 			add_escaped(b, o->arg_name ? o->arg_name : "VALUE", "[]:\\", 1);
 			buf_adds(b, ":");
-			if (n) {
-				buf_adds(b, "(");
-				for (size_t k = 0; k < n; k++)
-					buf_addf(b, "%s%s", k ? " " : "", vals[k]);
-				buf_adds(b, ")");
-			} else if (arg_is(o, "DIR"))
-				buf_adds(b, "_files -/");
-			else if (arg_is(o, "FILE") || arg_is(o, "PATH"))
-				buf_adds(b, "_files");
-			else
-				buf_adds(b, " ");
+			add_value_completion(b, o, &zsh_values);
 		}
 		buf_adds(b, "' \\\n");
 	}
@@ -249,6 +255,9 @@ static void zsh_script(struct buf *b)
 
 /* ---- fish ---- */
 
+static const struct value_syntax fish_values = {" -x -a '", "'", " -x -a '(__fish_complete_directories)'", " -r -F",
+						" -x"};
+
 static void fish_option(struct buf *b, const struct cmd *c, const struct cmd_option *o)
 {
 	buf_adds(b, "complete -c ebsmigrate");
@@ -257,21 +266,8 @@ static void fish_option(struct buf *b, const struct cmd *c, const struct cmd_opt
 	if (o->short_name)
 		buf_addf(b, " -s %c", o->short_name);
 	buf_addf(b, " -l %s", o->long_name);
-	if (o->arg == ARG_REQUIRED) {
-		cmd_word vals[MAX_WORDS];
-		size_t n = cmd_option_values(o, vals, MAX_WORDS);
-		if (n) {
-			buf_adds(b, " -x -a '");
-			for (size_t k = 0; k < n; k++)
-				buf_addf(b, "%s%s", k ? " " : "", vals[k]);
-			buf_adds(b, "'");
-		} else if (arg_is(o, "DIR"))
-			buf_adds(b, " -x -a '(__fish_complete_directories)'");
-		else if (arg_is(o, "FILE") || arg_is(o, "PATH"))
-			buf_adds(b, " -r -F");
-		else
-			buf_adds(b, " -x");
-	}
+	if (o->arg == ARG_REQUIRED)
+		add_value_completion(b, o, &fish_values);
 	buf_adds(b, " -d '");
 	add_escaped(b, o->help, "\\'", 0);
 	buf_adds(b, "'\n");
@@ -318,13 +314,10 @@ int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("completion"), argc, argv, NULL, NULL, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest == 0) {
-		log_error("completion: which shell? bash, zsh or fish");
-		return EXIT_USAGE;
-	}
+	int rc;
+	if (cmd_start(ctx, "completion", argc, argv, NULL, NULL, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(n_rest, "completion: which shell? bash, zsh or fish")))
+		return rc;
 	if (n_rest > 1) {
 		log_error("completion: one shell at a time ('%s' is extra)", rest[1]);
 		return EXIT_USAGE;

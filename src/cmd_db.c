@@ -95,21 +95,16 @@ int cmd_db(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("db"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest == 0) {
-		log_error("'db' needs a subcommand: prune");
-		return EXIT_USAGE;
-	}
+	int rc;
+	if (cmd_start(ctx, "db", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(n_rest, "'db' needs a subcommand: prune")))
+		return rc;
 	if (strcmp(rest[0], "prune") != 0) {
 		log_error("unknown db subcommand '%s'; use prune", rest[0]);
 		return EXIT_USAGE;
 	}
-	if (n_rest > 1) {
-		log_error("unexpected argument '%s'", rest[1]);
-		return EXIT_USAGE;
-	}
+	if ((rc = cmd_extra_args(rest, n_rest, 1, "", "")))
+		return rc;
 	if (!a.have_keep) {
 		log_error("'db prune' needs --keep N: how many of the newest plans and inventory runs to keep");
 		return EXIT_USAGE;

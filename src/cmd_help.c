@@ -38,9 +38,9 @@ int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char **rest;
 	int n_rest, man = 0;
-	int rc = cmd_parse(ctx, cmd_find("help"), argc, argv, on_option, &man, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "help", argc, argv, on_option, &man, &rest, &n_rest, &rc))
+		return rc;
 	const struct cmd *c = NULL;
 	if (n_rest > 1) {
 		log_error("help: one command at a time ('%s' is extra)", rest[1]);
@@ -59,8 +59,7 @@ int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!c) {
 		printf("usage: ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS]\n\nCommands:\n");
-		for (const struct cmd *k = commands; k->name; k++)
-			printf("  %-10s %s\n", k->name, k->summary);
+		cmd_print_commands(stdout);
 		printf("\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
 		return EXIT_OK;
 	}

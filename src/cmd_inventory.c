@@ -29,11 +29,9 @@ static const struct cmd_format inventory_formats[] = {
 };
 
 static const struct cmd_option inventory_options[] = {
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output)", OPT_FORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
+	CMD_FORMAT_OPTIONS("table (default), wide, json or yaml", OPT_OUTPUT, OPT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
 	{"save", 0, ARG_REQUIRED, "DIR",
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},
@@ -98,10 +96,7 @@ static int on_option(void *st, int id, const char *arg)
 	switch (id) {
 	case OPT_FORMAT:
 	case OPT_OUTPUT:
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, inventory_formats, &a->format))
-			return EXIT_USAGE;
-		a->json = a->format == INV_JSON || a->format == INV_YAML;
-		return 0;
+		return cmd_format_option(id == OPT_FORMAT, arg, inventory_formats, &a->format, &a->json, INV_JSON, INV_YAML);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SAVE: a->live.save_dir = arg; return 0;
@@ -170,25 +165,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("inventory"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return rc < 0 ? EXIT_OK : rc;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return EXIT_USAGE;
-	}
-	if (a.live.no_aws && a.live.no_kube) {
-		log_error("--no-aws and --no-kube together leave nothing to read");
-		scope_release(&a.scope);
-		cmd_live_options_release(&a.live);
-		return EXIT_USAGE;
-	}
-	if (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB))) {
+	int rc;
+	if (cmd_start(ctx, "inventory", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")) ||
+	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
+	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
 		return rc;

@@ -16,6 +16,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/workpool.h"
 
 const struct cmd_option live_options[] = {
@@ -98,21 +99,13 @@ void cmd_live_options_release(struct inventory_live_options *o)
 	free((void *)o->contexts);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The *.json files of dir (regular files, symlinks followed; no hidden ones), sorted by name so
  * that the order, and so the plan, does not depend on the file system. 0, or -1 with errno. */
-static int list_json(const char *dir, char ***names, size_t *n)
+static int list_json(const char *dir, struct strlist *names)
 {
-	*names = NULL;
-	*n = 0;
 	DIR *d = opendir(dir);
 	if (!d)
 		return -1;
-	size_t alloc = 0;
 	struct dirent *e;
 	struct buf path = BUF_INIT;
 	while ((e = readdir(d))) {
@@ -124,21 +117,12 @@ static int list_json(const char *dir, char ***names, size_t *n)
 		struct stat st;
 		if (stat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		XGROW(*names, *n, alloc);
-		(*names)[(*n)++] = xstrdup(e->d_name);
+		strlist_append(names, e->d_name);
 	}
 	buf_release(&path);
 	closedir(d);
-	if (*n)
-		qsort(*names, *n, sizeof **names, cmp_str);
+	strlist_sort(names);
 	return 0;
-}
-
-static void free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
 }
 
 static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)
@@ -169,13 +153,13 @@ static int is_dir(const char *path)
 	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int read_dir(const char *opt, const char *dir, char ***names, size_t *n)
+static int read_dir(const char *opt, const char *dir, struct strlist *names)
 {
-	if (list_json(dir, names, n)) {
+	if (list_json(dir, names)) {
 		log_error("%s: cannot read directory '%s': %s", opt, dir, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (!*n) {
+	if (!names->n) {
 		log_error("%s: directory '%s' holds no *.json exports", opt, dir);
 		return EXIT_USAGE;
 	}
@@ -207,13 +191,12 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 	}
 	/* A directory: every *.json export in it, in name order, under the same label. Kubernetes
 	 * exports without a label are named after their file, as inventory --save names them. */
-	char **names;
-	size_t n_names;
-	int rc = read_dir(opt, path, &names, &n_names);
-	for (size_t i = 0; !rc && i < n_names; i++) {
-		char *cluster = kube && !label ? saved_cluster_name(names[i]) : NULL;
+	struct strlist names = STRLIST_INIT_DUP;
+	int rc = read_dir(opt, path, &names);
+	for (size_t i = 0; !rc && i < names.n; i++) {
+		char *cluster = kube && !label ? saved_cluster_name(names.items[i]) : NULL;
 		const char *l = label ? label : cluster;
-		char *file = join_path(path, names[i]);
+		char *file = join_path(path, names.items[i]);
 		if (l)
 			log_info("%s %s: reading '%s' (%s '%s')", opt, path, file, kube ? "cluster" : "account", l);
 		else
@@ -221,7 +204,7 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 		push_source(arr, n, alloc, file, l);
 		free(cluster);
 	}
-	free_names(names, n_names);
+	strlist_release(&names);
 	free(label);
 	return rc;
 }
@@ -232,25 +215,25 @@ int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aw
 	/* The AWS files inventory --save writes; every other *.json there is a cluster's. */
 	static const char *const aws_prefixes[] = {"volumes-", "modifications-", "metrics-", "cloudtrail-",
 						   "instances-", NULL};
-	char **names;
-	size_t n_names;
-	int rc = read_dir("--from-saved", dir, &names, &n_names);
-	for (size_t i = 0; !rc && i < n_names; i++) {
-		int is_aws = strcmp(names[i], "instance-types.json") == 0;
+	struct strlist names = STRLIST_INIT_DUP;
+	int rc = read_dir("--from-saved", dir, &names);
+	for (size_t i = 0; !rc && i < names.n; i++) {
+		const char *name = names.items[i];
+		int is_aws = strcmp(name, "instance-types.json") == 0;
 		for (int k = 0; !is_aws && aws_prefixes[k]; k++)
-			is_aws = strncmp(names[i], aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
-		char *file = join_path(dir, names[i]);
+			is_aws = strncmp(name, aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
+		char *file = join_path(dir, name);
 		if (is_aws) {
 			log_info("--from-saved %s: reading '%s' as an AWS CLI export", dir, file);
 			push_source(aws, n_aws, alloc_aws, file, NULL);
 		} else {
-			char *cluster = saved_cluster_name(names[i]);
+			char *cluster = saved_cluster_name(name);
 			log_info("--from-saved %s: reading '%s' as a kubectl export of cluster '%s'", dir, file, cluster);
 			push_source(kube, n_kube, alloc_kube, file, cluster);
 			free(cluster);
 		}
 	}
-	free_names(names, n_names);
+	strlist_release(&names);
 	return rc;
 }
 

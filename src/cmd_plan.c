@@ -10,6 +10,7 @@
 
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/cmd.h"
+#include "ebsmigrate/cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
@@ -21,8 +22,8 @@
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
-enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_MAX_PRICE_AGE, OPT_OUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
+       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 static const struct cmd_format plan_formats[] = {
 	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0}, {"yaml", FORMAT_YAML, 0},
@@ -33,27 +34,26 @@ static const struct cmd_option plan_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
 	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
 	 "every *.json in it, in name order; repeatable",
-	 OPT_FROM_AWS},
+	 OPT_FLEET_FROM_AWS},
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
 	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json in it, in name order; repeatable",
-	 OPT_FROM_KUBE},
+	 OPT_FLEET_FROM_KUBE},
 	{"from-saved", 0, ARG_REQUIRED, "DIR",
 	 "replay what 'inventory --save DIR' wrote: its AWS files as --from-aws-json, CLUSTER*.json as "
-	 "--from-kube-json CLUSTER=...; repeatable", OPT_FROM_SAVED},
+	 "--from-kube-json CLUSTER=...; repeatable", OPT_FLEET_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
-	 OPT_MODE},
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv or markdown (an alias of -o/--output)", OPT_FORMAT},
+	 OPT_FLEET_MODE},
+	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT, OPT_FORMAT),
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
 	{"out", 0, ARG_REQUIRED, "PLANFILE",
 	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
 	 "--output-file, whatever -o says", OPT_OUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
-	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
+	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_FLEET_MAX_PRICE_AGE},
 	{"manifests", 0, ARG_REQUIRED, "DIR",
 	 "also write VolumeAttributesClasses, PVC patch batches, rollbacks, StorageClasses and EC2 scripts into "
 	 "DIR, created fresh (docs/manifests.md)", OPT_MANIFESTS},
@@ -119,49 +119,25 @@ const struct cmd_help plan_help = {
 };
 
 struct plan_args {
-	struct inventory_live_options live;
-	int live_given;
-	struct inventory_source *aws, *kube;
-	size_t n_aws, n_kube, alloc_aws, alloc_kube;
-	enum plan_mode mode;
-	enum out_format format;
+	struct cmd_fleet in; /* the exports or live reading, the scope, --mode, --max-price-age */
+	int format; /* enum out_format */
 	const char *output;
 	const char *out; /* --out: the plan document */
 	int no_headers;
 	int no_record;
-	int64_t max_age; /* --max-price-age */
 	struct manifest_options man;
 	int man_opts;
-	struct scope scope; /* -n, -A, -l, --account, --volume; with exports also --region, --context */
 };
 
 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&a->scope, id, arg);
-	if (id > OPT_LIVE_BASE)
-		return cmd_live_or_scope_option(&a->live, &a->scope, &a->live_given, id, arg);
+	if (cmd_fleet_owns(id))
+		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
-	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
-	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
-	case OPT_FROM_SAVED:
-		return cmd_add_saved(&a->aws, &a->n_aws, &a->alloc_aws, &a->kube, &a->n_kube, &a->alloc_kube, arg);
-	case OPT_MODE:
-		if (plan_mode_parse(arg, &a->mode)) {
-			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
 	case OPT_FORMAT:
-	case OPT_OUTPUT: {
-		int f;
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, plan_formats, &f))
-			return EXIT_USAGE;
-		a->format = (enum out_format)f;
-		return 0;
-	}
+	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, plan_formats, &a->format, NULL, 0, 0);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_OUT:
@@ -172,12 +148,6 @@ static int on_option(void *st, int id, const char *arg)
 		a->out = arg;
 		return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
-	case OPT_MAX_PRICE_AGE:
-		if (pricing_parse_age(arg, &a->max_age)) {
-			log_error("--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
 	case OPT_MANIFESTS: a->man.dir = arg; return 0;
 	case OPT_BATCH_SIZE: {
 		int64_t n;
@@ -190,12 +160,9 @@ static int on_option(void *st, int id, const char *arg)
 		return 0;
 	}
 	case OPT_ROUTE:
-		if (manifest_route_parse(arg, &a->man.route)) {
-			log_error("--route: '%s' is not one of vac, annotation, ec2", arg);
-			return EXIT_USAGE;
-		}
 		a->man_opts = 1;
-		return 0;
+		return cmd_usage_if(manifest_route_parse(arg, &a->man.route) != 0,
+				    "--route: '%s' is not one of vac, annotation, ec2", arg);
 	case OPT_FORCE: a->man.force = 1; a->man_opts = 1; return 0;
 	case OPT_TEMPLATES_DIR: a->man.templates_dir = arg; a->man_opts = 1; return 0;
 	}
@@ -238,34 +205,15 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct plan_args a;
 	memset(&a, 0, sizeof a);
-	a.max_age = PRICING_DEFAULT_MAX_AGE_S;
+	cmd_fleet_init(&a.in);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("plan"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "plan", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "",
+				 "; exports are given with --from-aws-json/--from-kube-json/--from-saved")) ||
+	    (rc = cmd_fleet_check(&a.in)))
 		goto out;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json/--from-saved",
-			  rest[0]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	int live = !a.n_aws && !a.n_kube;
-	if (!live && a.live_given) {
-		log_error("live options (--profile, --all-contexts, --no-metrics, ...) do not apply to "
-			  "--from-aws-json/--from-kube-json inputs");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (live)
-		cmd_scope_read_live(&a.scope);
-	if (live && a.live.no_aws && a.live.no_kube) {
-		log_error("--no-aws and --no-kube together leave nothing to read");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	if (a.out && a.output && strcmp(a.out, a.output) == 0) {
 		log_error("--out and --output-file both name '%s': --out saves the plan document, --output-file "
 			  "the printed result; give two files (or, with -o json, only --out)", a.out);
@@ -291,45 +239,18 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	if (rc)
 		goto out;
 	struct buf age = BUF_INIT;
-	if (pricing_check_age(&ctx->book, em_now(), a.max_age, &age))
+	if (pricing_check_age(&ctx->book, em_now(), a.in.max_age, &age))
 		log_warning("%s", age.s);
 	buf_release(&age);
 
+	/* Missing data is said on stderr in every format (table and csv print all warnings below). */
+	int said_below = a.format == FORMAT_TABLE || a.format == FORMAT_WIDE || a.format == FORMAT_CSV;
 	struct fleet fleet;
-	fleet_init(&fleet);
-	struct buf err = BUF_INIT;
-	int lrc;
-	if (live) {
-		struct inventory_live_result res;
-		a.live.progress = cmd_progress;
-		lrc = inventory_load_live(&fleet, &a.live, &res, &err);
-		cmd_progress_end();
-		/* Missing data is said on stderr in every format (table and csv print all warnings below). */
-		if (!lrc && a.format != FORMAT_TABLE && a.format != FORMAT_WIDE && a.format != FORMAT_CSV &&
-		    res.n_warning_notices) {
-			char **w = xcalloc(res.n_warning_notices, sizeof *w);
-			for (size_t i = 0; i < res.n_warning_notices; i++)
-				w[i] = fleet.notices[res.warning_notices[i]];
-			cmd_print_warnings(ctx, w, res.n_warning_notices, "-o json's .warnings");
-			free(w);
-		}
-		inventory_live_result_release(&res);
-	} else {
-		struct inventory_exports src = {a.aws, a.n_aws, a.kube, a.n_kube};
-		lrc = inventory_load_exports(&fleet, &src, &err);
-	}
-	if (lrc) {
-		log_error("%s", err.s);
-		rc = live ? (lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME) : em_exit_code_for(lrc);
-		buf_release(&err);
-		fleet_release(&fleet);
+	rc = cmd_fleet_load(&a.in, &fleet, said_below ? NULL : ctx);
+	if (rc)
 		goto out;
-	}
-	struct scope_stats sst;
-	scope_filter_fleet(&a.scope, &fleet, &sst);
-	cmd_scope_notices(&a.scope, &sst, "volumes");
-	scope_stats_release(&sst);
-	struct plan_options po = {a.mode, em_now()};
+	struct buf err = BUF_INIT;
+	struct plan_options po = {a.in.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
 	/* Every output (manifests, --output-file, --out) is staged first and committed only after the last one
@@ -475,9 +396,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	plan_release(&plan);
 	fleet_release(&fleet);
 out:
-	scope_release(&a.scope);
-	cmd_live_options_release(&a.live);
-	cmd_free_sources(a.aws, a.n_aws);
-	cmd_free_sources(a.kube, a.n_kube);
+	cmd_fleet_release(&a.in);
 	return rc;
 }

@@ -158,85 +158,82 @@ static int on_option(void *st, int id, const char *arg)
 	return 0;
 }
 
-static int parse(struct cmd_ctx *ctx, const char *name, int argc, char **argv, struct policy_args *a)
+static void render_iam_policy(struct buf *b, const struct policy_args *args)
 {
-	char **rest;
-	int n_rest;
-	a->caps = CAP_PLAN;
-	strcpy(a->sa_namespace, "ebsmigrate");
-	strcpy(a->sa_name, "ebsmigrate");
-	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, a, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? -1 : rc;
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
-
-int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	struct policy_args args;
-	int rc = parse(ctx, "iam-policy", argc, argv, &args);
-	unsigned caps = args.caps;
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	struct buf b = BUF_INIT;
-	buf_adds(&b, "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [");
+	unsigned caps = args->caps;
+	buf_adds(b, "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [");
 	int first = 1;
 	for (size_t i = 0; i < sizeof iam / sizeof iam[0]; i++) {
 		if (!(iam[i].caps & caps))
 			continue;
-		buf_addf(&b, "%s\n    {\n      \"Sid\": \"%s\",\n      \"Effect\": \"Allow\",\n      \"Action\": [", first ? "" : ",",
+		buf_addf(b, "%s\n    {\n      \"Sid\": \"%s\",\n      \"Effect\": \"Allow\",\n      \"Action\": [", first ? "" : ",",
 			 iam[i].sid);
 		for (int k = 0; iam[i].actions[k]; k++)
-			buf_addf(&b, "%s\"%s\"", k ? ", " : "", iam[i].actions[k]);
-		buf_adds(&b, "],\n      \"Resource\": \"*\"\n    }");
+			buf_addf(b, "%s\"%s\"", k ? ", " : "", iam[i].actions[k]);
+		buf_adds(b, "],\n      \"Resource\": \"*\"\n    }");
 		first = 0;
 	}
-	buf_adds(&b, "\n  ]\n}\n");
-	rc = cmd_write_output(NULL, &b);
-	buf_release(&b);
-	return rc;
+	buf_adds(b, "\n  ]\n}\n");
 }
 
-int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
+static void render_rbac(struct buf *b, const struct policy_args *args)
 {
-	struct policy_args args;
-	int rc = parse(ctx, "rbac", argc, argv, &args);
-	unsigned caps = args.caps;
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	struct buf b = BUF_INIT;
+	unsigned caps = args->caps;
 	const char *name = caps == CAP_PLAN ? "ebsmigrate-plan" : caps == CAP_APPLY ? "ebsmigrate-apply"
 							    : caps == CAP_BENCH ? "ebsmigrate-bench" : "ebsmigrate";
-	buf_addf(&b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n"
+	buf_addf(b, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: %s\n"
 		     "  labels:\n    app.kubernetes.io/name: ebsmigrate\nrules:\n",
 		 name);
 	for (size_t i = 0; i < sizeof rbac / sizeof rbac[0]; i++) {
 		if (!(rbac[i].caps & caps))
 			continue;
-		buf_addf(&b, "  - apiGroups: [\"%s\"]\n    resources: [", rbac[i].group);
+		buf_addf(b, "  - apiGroups: [\"%s\"]\n    resources: [", rbac[i].group);
 		for (int k = 0; rbac[i].resources[k]; k++)
-			buf_addf(&b, "%s\"%s\"", k ? ", " : "", rbac[i].resources[k]);
-		buf_adds(&b, "]\n    verbs: [");
+			buf_addf(b, "%s\"%s\"", k ? ", " : "", rbac[i].resources[k]);
+		buf_adds(b, "]\n    verbs: [");
 		for (int k = 0; rbac[i].verbs[k]; k++)
-			buf_addf(&b, "%s\"%s\"", k ? ", " : "", rbac[i].verbs[k]);
-		buf_adds(&b, "]\n");
+			buf_addf(b, "%s\"%s\"", k ? ", " : "", rbac[i].verbs[k]);
+		buf_adds(b, "]\n");
 	}
-	const char *ns = args.sa_namespace, *sa = args.sa_name;
+	const char *ns = args->sa_namespace, *sa = args->sa_name;
 	if (strcmp(ns, "default") != 0 && strcmp(ns, "kube-system") != 0)
-		buf_addf(&b, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns);
-	buf_addf(&b, "---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  namespace: %s\n"
+		buf_addf(b, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n", ns);
+	buf_addf(b, "---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  namespace: %s\n"
 		     "  labels:\n    app.kubernetes.io/name: ebsmigrate\n",
 		 sa, ns);
-	buf_addf(&b, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
+	buf_addf(b, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
 		     "  name: %s-%s-%s\n  labels:\n    app.kubernetes.io/name: ebsmigrate\n"
 		     "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: %s\n"
 		     "subjects:\n  - kind: ServiceAccount\n    name: %s\n    namespace: %s\n",
 		 name, ns, sa, name, sa, ns);
+}
+
+/* Both commands: parse (default --for plan, service account ebsmigrate/ebsmigrate), render, print. */
+static int run(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+	       void (*render)(struct buf *out, const struct policy_args *args))
+{
+	struct policy_args args;
+	args.caps = CAP_PLAN;
+	strcpy(args.sa_namespace, "ebsmigrate");
+	strcpy(args.sa_name, "ebsmigrate");
+	char **rest;
+	int n_rest, rc;
+	if (cmd_start(ctx, name, argc, argv, on_option, &args, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
+		return rc;
+	struct buf b = BUF_INIT;
+	render(&b, &args);
 	rc = cmd_write_output(NULL, &b);
 	buf_release(&b);
 	return rc;
+}
+
+int cmd_iam_policy(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return run(ctx, "iam-policy", argc, argv, render_iam_policy);
+}
+
+int cmd_rbac(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return run(ctx, "rbac", argc, argv, render_rbac);
 }

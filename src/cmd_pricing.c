@@ -15,6 +15,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/table.h"
 
 enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
@@ -31,11 +32,9 @@ static const struct cmd_option pricing_options[] = {
 	 OPT_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME", "refresh: AWS profile from ~/.aws/config and ~/.aws/credentials",
 	 OPT_PROFILE},
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "show, list, diff: table (default), wide, json or yaml", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "show, list, diff: table (default), wide, json or yaml (an alias of -o/--output)", OPT_FORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "show, list, diff tables: no title row", OPT_NO_HEADERS},
+	CMD_FORMAT_OPTIONS("show, list, diff: table (default), wide, json or yaml", OPT_OUTPUT, OPT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
+	CMD_NO_HEADERS_OPTION("show, list, diff tables: no title row", OPT_NO_HEADERS),
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -82,8 +81,7 @@ const struct cmd_help pricing_help = {
 };
 
 struct pricing_args {
-	const char **regions;
-	size_t n_regions;
+	struct strlist regions; /* --region: borrowed from argv */
 	const char *profile;
 	int format; /* enum pricing_format */
 	int json;   /* format is json or yaml (the JSON document is built) */
@@ -102,39 +100,36 @@ static int on_option(void *st, int id, const char *arg)
 			log_error("--region: '%s' is not a region or zone code", arg);
 			return EXIT_USAGE;
 		}
-		a->regions = xrealloc(a->regions, (a->n_regions + 1) * sizeof *a->regions);
-		a->regions[a->n_regions++] = arg;
+		strlist_append(&a->regions, arg);
 		return 0;
 	case OPT_PROFILE: a->profile = arg; return 0;
 	case OPT_FORMAT:
 	case OPT_OUTPUT:
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, pricing_formats, &a->format))
-			return EXIT_USAGE;
-		a->json = a->format == PRICING_JSON || a->format == PRICING_YAML;
-		return 0;
+		return cmd_format_option(id == OPT_FORMAT, arg, pricing_formats, &a->format, &a->json, PRICING_JSON,
+					 PRICING_YAML);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:
-		if (em_parse_i64(arg, &a->version) || a->version <= 0) {
-			log_error("--version: '%s' is not a price book version number", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(em_parse_i64(arg, &a->version) || a->version <= 0,
+				    "--version: '%s' is not a price book version number", arg);
 	}
 	return EXIT_USAGE;
 }
 
-/* The result to stdout or --output-file, in YAML for -o yaml (the writers produce JSON). */
+/* The result to stdout or --output-file, in YAML for -o yaml (the writers produce JSON); out is
+ * released. */
 static int write_result(const struct pricing_args *a, struct buf *out)
 {
 	int rc = a->format == PRICING_YAML ? cmd_json_to_yaml(out) : 0;
-	return rc ? rc : cmd_write_output(a->output, out);
+	rc = rc ? rc : cmd_write_output(a->output, out);
+	buf_release(out);
+	return rc;
 }
 
 /* Refuses options the subcommand does not take. */
 static int only(const char *sub, const struct pricing_args *a, int regions, int profile, int format, int version)
 {
-	const char *bad = !regions && a->n_regions ? "--region"
+	const char *bad = !regions && a->regions.n ? "--region"
 			  : !profile && a->profile  ? "--profile"
 			  : !format && a->json      ? "-o json/yaml"
 			  : !version && a->version  ? "--version"
@@ -174,8 +169,8 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 	struct pricing_fetch_options o;
 	memset(&o, 0, sizeof o);
 	o.profile = a->profile;
-	o.regions = a->regions;
-	o.n_regions = a->n_regions;
+	o.regions = a->regions.items;
+	o.n_regions = a->regions.n;
 	o.progress = progress;
 	/* AWS_MAX_ATTEMPTS / AWS_RETRY_MODE are read by the AWS client, as for every AWS call;
 	 * checked here first so that a bad value is a usage error, not a failed refresh */
@@ -199,8 +194,8 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 		buf_release(&err);
 		return rc == EM_ENOTFOUND ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	if (a->n_regions)
-		pricing_merge_untouched(&book, &ctx->book, a->regions, a->n_regions);
+	if (a->regions.n)
+		pricing_merge_untouched(&book, &ctx->book, a->regions.items, a->regions.n);
 	rc = ledger_pricebook_store(ctx->db, &book, &err);
 	if (rc) {
 		log_error("%s", err.s);
@@ -220,17 +215,47 @@ static int do_refresh(struct cmd_ctx *ctx, struct pricing_args *a)
 		 (long long)ctx->book.version, d.changed, d.added, d.removed);
 	log_info("%d GetProducts pages, %d requests, %d throttled", r.pages, r.calls, r.throttled);
 	rc = write_result(a, &out);
-	buf_release(&out);
 	buf_release(&err);
 	pricing_diff_release(&d);
 	pricebook_release(&book);
 	return rc;
 }
 
-/* The book a show/export works on: --version N from the database, else the one plans use. */
-static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct pricebook *loaded,
-		       const struct pricebook **out, int *is_current)
+/* The database's price book versions (ledger_price_versions); the error said. EXIT_*. */
+static int stored_versions(struct cmd_ctx *ctx, struct ledger_price_version **v, size_t *n)
 {
+	struct buf err = BUF_INIT;
+	int rc = ledger_price_versions(ctx->db, v, n, &err) ? EXIT_RUNTIME : EXIT_OK;
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc;
+}
+
+/* One stored price book version; the error said. EXIT_*. */
+static int stored_book(struct cmd_ctx *ctx, int64_t version, struct pricebook *b)
+{
+	struct buf err = BUF_INIT;
+	int rc = ledger_pricebook_load(ctx->db, version, b, &err);
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc ? em_exit_code_for(rc) : EXIT_OK;
+}
+
+/* The book a show/export works on: --version N from the database (loaded, released by the
+ * caller with pricebook_release(&c->loaded)), else the one plans use. */
+struct chosen_book {
+	struct pricebook loaded;
+	const struct pricebook *book;
+	int is_current; /* -1: --pricing-dir */
+};
+
+static int choose_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct chosen_book *c)
+{
+	pricebook_init(&c->loaded);
+	const struct pricebook **out = &c->book;
+	int *is_current = &c->is_current;
 	if (a->version && ctx->pricing_dir) {
 		log_error("--version and --pricing-dir name two different price books; give one");
 		return EXIT_USAGE;
@@ -242,49 +267,38 @@ static int chosen_book(struct cmd_ctx *ctx, const struct pricing_args *a, struct
 	*out = &ctx->book;
 	if (!a->version)
 		return 0;
-	struct buf err = BUF_INIT;
-	rc = ledger_pricebook_load(ctx->db, a->version, loaded, &err);
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
-	buf_release(&err);
+	rc = stored_book(ctx, a->version, &c->loaded);
+	if (rc)
+		return rc;
 	*is_current = a->version == ctx->book.version;
-	*out = loaded;
+	*out = &c->loaded;
 	return 0;
 }
 
 static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 {
-	if (a->n_regions > 1) {
+	if (a->regions.n > 1) {
 		log_error("'pricing show' takes one --region");
 		return EXIT_USAGE;
 	}
-	struct pricebook loaded;
-	pricebook_init(&loaded);
-	const struct pricebook *b;
-	int is_current;
-	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	struct chosen_book c;
+	int rc = choose_book(ctx, a, &c);
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, b, a->n_regions ? a->regions[0] : NULL, is_current, a->json, &a->table);
+	pricing_write_book(&out, c.book, a->regions.n ? a->regions.items[0] : NULL, c.is_current, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
-	pricebook_release(&loaded);
+	pricebook_release(&c.loaded);
 	return rc;
 }
 
 static int do_export(struct cmd_ctx *ctx, struct pricing_args *a, const char *dir)
 {
-	struct pricebook loaded;
-	pricebook_init(&loaded);
-	const struct pricebook *b;
-	int is_current;
-	int rc = chosen_book(ctx, a, &loaded, &b, &is_current);
+	struct chosen_book c;
+	int rc = choose_book(ctx, a, &c);
 	if (rc)
 		return rc;
+	const struct pricebook *b = c.book;
 	struct buf err = BUF_INIT;
 	size_t n = 0;
 	if (pricing_export_dir(b, dir, &n, &err)) {
@@ -295,7 +309,7 @@ static int do_export(struct cmd_ctx *ctx, struct pricing_args *a, const char *di
 			   b->effective_date ? b->effective_date : "unknown");
 	}
 	buf_release(&err);
-	pricebook_release(&loaded);
+	pricebook_release(&c.loaded);
 	return rc;
 }
 
@@ -310,17 +324,11 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 		return rc;
 	struct ledger_price_version *v;
 	size_t n;
-	struct buf err = BUF_INIT;
-	if (ledger_price_versions(ctx->db, &v, &n, &err)) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return EXIT_RUNTIME;
-	}
+	if ((rc = stored_versions(ctx, &v, &n)))
+		return rc;
 	struct buf out = BUF_INIT;
 	pricing_write_versions(&out, v, n, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
-	buf_release(&err);
 	ledger_price_versions_free(v, n);
 	return rc;
 }
@@ -338,20 +346,14 @@ static int parse_version_arg(const char *s, int64_t *out)
 static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 {
 	struct pricebook bt;
-	struct buf err = BUF_INIT;
-	int rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
+	int rc = stored_book(ctx, to, &bt);
+	if (rc)
+		return rc;
 	struct pricing_diff d;
 	memset(&d, 0, sizeof d);
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
-	buf_release(&err);
 	pricebook_release(&bt);
 	return rc;
 }
@@ -377,40 +379,26 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	if (!from) {
 		struct ledger_price_version *v;
 		size_t n;
-		struct buf err = BUF_INIT;
-		if (ledger_price_versions(ctx->db, &v, &n, &err)) {
-			log_error("%s", err.s);
-			buf_release(&err);
-			return EXIT_RUNTIME;
-		}
+		if ((rc = stored_versions(ctx, &v, &n)))
+			return rc;
 		for (size_t i = 0; i < n; i++)
 			if (v[i].id < to)
 				from = v[i].id;
 		ledger_price_versions_free(v, n);
-		buf_release(&err);
 		if (!from)
 			return diff_nothing(ctx, a, to);
 	}
 	struct pricebook bf, bt;
-	struct buf err = BUF_INIT;
-	rc = ledger_pricebook_load(ctx->db, from, &bf, &err);
-	if (!rc) {
-		rc = ledger_pricebook_load(ctx->db, to, &bt, &err);
-		if (rc)
-			pricebook_release(&bf);
-	}
-	if (rc) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return em_exit_code_for(rc);
-	}
+	rc = stored_book(ctx, from, &bf);
+	if (!rc && (rc = stored_book(ctx, to, &bt)))
+		pricebook_release(&bf);
+	if (rc)
+		return rc;
 	struct pricing_diff d;
 	pricing_diff_build(&d, &bf, &bt);
 	struct buf out = BUF_INIT;
 	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
 	rc = write_result(a, &out);
-	buf_release(&out);
-	buf_release(&err);
 	pricing_diff_release(&d);
 	pricebook_release(&bf);
 	pricebook_release(&bt);
@@ -421,18 +409,13 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct pricing_args a;
 	memset(&a, 0, sizeof a);
+	a.regions = (struct strlist)STRLIST_INIT_NODUP;
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("pricing"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
 		goto out;
-	}
-	if (n_rest == 0) {
-		log_error("'pricing' needs a subcommand: refresh, show, list, diff or export");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.output, a.format == PRICING_WIDE, a.no_headers);
 	if (strcmp(sub, "refresh") == 0) {
@@ -466,6 +449,6 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 	}
 out:
-	free(a.regions);
+	strlist_release(&a.regions);
 	return rc;
 }

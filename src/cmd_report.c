@@ -9,6 +9,7 @@
 
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/cmd.h"
+#include "ebsmigrate/cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
@@ -19,8 +20,7 @@
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_FROM_AWS = 1, OPT_FROM_KUBE, OPT_FROM_SAVED, OPT_MODE, OPT_GROUP_BY, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT,
-       OPT_MAX_PRICE_AGE, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
 
 static const struct cmd_format report_formats[] = {
 	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
@@ -32,12 +32,12 @@ static const struct cmd_option report_options[] = {
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
 	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
 	 "every *.json in it, in name order; repeatable",
-	 OPT_FROM_AWS},
+	 OPT_FLEET_FROM_AWS},
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); a DIR as for "
-	 "--from-aws-json; repeatable", OPT_FROM_KUBE},
+	 "--from-aws-json; repeatable", OPT_FLEET_FROM_KUBE},
 	{"from-saved", 0, ARG_REQUIRED, "DIR", "replay what 'inventory --save DIR' wrote (as for plan); repeatable",
-	 OPT_FROM_SAVED},
+	 OPT_FLEET_FROM_SAVED},
 	{"group-by", 0, ARG_REQUIRED, "KEYS",
 	 "comma-separated: namespace, cluster, account, region, storage-class, label:KEY (PVC label), tag:KEY "
 	 "(EBS tag); default cluster,namespace",
@@ -46,14 +46,12 @@ static const struct cmd_option report_options[] = {
 	{"since", 0, ARG_REQUIRED, "DATE", "count realized savings of migrations completed at or after DATE (RFC 3339 "
 					   "or YYYY-MM-DD)",
 	 OPT_SINCE},
-	{"mode", 0, ARG_REQUIRED, "MODE", "plan mode for the targets: match (default), baseline or observed", OPT_MODE},
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv, markdown or html", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json, yaml, csv, markdown or html (an alias of -o/--output)", OPT_FORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_OUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_NO_HEADERS},
+	{"mode", 0, ARG_REQUIRED, "MODE", "plan mode for the targets: match (default), baseline or observed", OPT_FLEET_MODE},
+	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv, markdown or html", OPT_OUTPUT, OPT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
-	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_MAX_PRICE_AGE},
+	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_FLEET_MAX_PRICE_AGE},
 	{"totals", 0, ARG_REQUIRED, "FILE",
 	 "also write the totals as CSV to FILE (header and one row); CSV output itself holds the groups only",
 	 OPT_TOTALS},
@@ -108,19 +106,13 @@ const struct cmd_help report_help = {
 };
 
 struct report_args {
-	struct inventory_live_options live;
-	int live_given;
-	struct inventory_source *aws, *kube;
-	size_t n_aws, n_kube, alloc_aws, alloc_kube;
-	enum plan_mode mode;
+	struct cmd_fleet in; /* the exports or live reading, the scope, --mode, --max-price-age */
 	const char *group_by;
 	enum report_period period;
 	time_t since;
-	enum report_format format;
+	int format; /* enum report_format */
 	const char *output, *totals, *series;
 	int no_headers;
-	int64_t max_age;
-	struct scope scope; /* -n, -A, -l, --account, --volume; with exports also --region, --context */
 };
 
 
@@ -128,120 +120,45 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&a->scope, id, arg);
-	if (id > OPT_LIVE_BASE)
-		return cmd_live_or_scope_option(&a->live, &a->scope, &a->live_given, id, arg);
+	if (cmd_fleet_owns(id))
+		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
-	case OPT_FROM_AWS: return cmd_add_source(&a->aws, &a->n_aws, &a->alloc_aws, arg, 0);
-	case OPT_FROM_KUBE: return cmd_add_source(&a->kube, &a->n_kube, &a->alloc_kube, arg, 1);
-	case OPT_FROM_SAVED:
-		return cmd_add_saved(&a->aws, &a->n_aws, &a->alloc_aws, &a->kube, &a->n_kube, &a->alloc_kube, arg);
-	case OPT_MODE:
-		if (plan_mode_parse(arg, &a->mode)) {
-			log_error("--mode: '%s' is not one of match, baseline, observed", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
 	case OPT_GROUP_BY: a->group_by = arg; return 0;
 	case OPT_PERIOD:
-		if (report_period_parse(arg, &a->period)) {
-			log_error("--period: '%s' is not one of month, year", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(report_period_parse(arg, &a->period) != 0, "--period: '%s' is not one of month, year",
+				    arg);
 	case OPT_SINCE:
-		if (em_parse_time(arg, &a->since)) {
-			log_error("--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(em_parse_time(arg, &a->since) != 0,
+				    "--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
 	case OPT_FORMAT:
-	case OPT_OUTPUT: {
-		int f;
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, report_formats, &f))
-			return EXIT_USAGE;
-		a->format = (enum report_format)f;
-		return 0;
-	}
+	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, report_formats, &a->format, NULL, 0, 0);
 	case OPT_OUTPUT_FILE: a->output = arg; return 0;
 	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
-		if (!*arg || strcmp(arg, "-") == 0) {
-			log_error("--%s: '%s' is not a file name (the report itself goes to stdout)",
-				  id == OPT_TOTALS ? "totals" : "series", arg);
-			return EXIT_USAGE;
-		}
 		*(id == OPT_TOTALS ? &a->totals : &a->series) = arg;
-		return 0;
-	case OPT_MAX_PRICE_AGE:
-		if (pricing_parse_age(arg, &a->max_age)) {
-			log_error("--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
-			return EXIT_USAGE;
-		}
-		return 0;
+		return cmd_usage_if(!*arg || strcmp(arg, "-") == 0,
+				    "--%s: '%s' is not a file name (the report itself goes to stdout)",
+				    id == OPT_TOTALS ? "totals" : "series", arg);
 	}
 	return EXIT_USAGE;
-}
-
-static int load_fleet(struct report_args *a, struct fleet *fleet)
-{
-	struct buf err = BUF_INIT;
-	int live = !a->n_aws && !a->n_kube, lrc;
-	if (live) {
-		struct inventory_live_result res;
-		a->live.progress = cmd_progress;
-		lrc = inventory_load_live(fleet, &a->live, &res, &err);
-		cmd_progress_end();
-		inventory_live_result_release(&res);
-	} else {
-		struct inventory_exports src = {a->aws, a->n_aws, a->kube, a->n_kube};
-		lrc = inventory_load_exports(fleet, &src, &err);
-	}
-	int rc = 0;
-	if (lrc) {
-		log_error("%s", err.s);
-		rc = live ? (lrc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME) : em_exit_code_for(lrc);
-	}
-	buf_release(&err);
-	return rc;
 }
 
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct report_args a;
 	memset(&a, 0, sizeof a);
-	a.max_age = PRICING_DEFAULT_MAX_AGE_S;
+	cmd_fleet_init(&a.in);
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("report"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "report", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "; exports are given with --from-aws-json/--from-kube-json")) ||
+	    (rc = cmd_fleet_check(&a.in)))
 		goto out;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'; exports are given with --from-aws-json/--from-kube-json", rest[0]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	int live = !a.n_aws && !a.n_kube;
-	if (!live && a.live_given) {
-		log_error("live options (--profile, --all-contexts, --no-metrics, ...) do not apply to "
-			  "--from-aws-json/--from-kube-json inputs");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	if (live)
-		cmd_scope_read_live(&a.scope);
-	if (live && a.live.no_aws && a.live.no_kube) {
-		log_error("--no-aws and --no-kube together leave nothing to read");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	struct buf err = BUF_INIT;
 	if (report_parse_group_by(a.group_by ? a.group_by : "cluster,namespace", &keys, &n_keys, &err)) {
 		log_error("%s", err.s);
@@ -254,16 +171,9 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 
 	struct fleet fleet;
-	fleet_init(&fleet);
-	rc = load_fleet(&a, &fleet);
-	if (rc) {
-		fleet_release(&fleet);
+	rc = cmd_fleet_load(&a.in, &fleet, NULL);
+	if (rc)
 		goto out;
-	}
-	struct scope_stats sst;
-	scope_filter_fleet(&a.scope, &fleet, &sst);
-	cmd_scope_notices(&a.scope, &sst, "volumes");
-	scope_stats_release(&sst);
 	struct ledger_volume_state *states = NULL;
 	struct ledger_baseline *bases = NULL;
 	size_t n_states = 0, n_bases = 0;
@@ -291,7 +201,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	size_t n_rs = 0;
 	/* Under a scope the ledger's volumes outside it are not "elsewhere": only the scoped
 	 * volumes' rows count, so the totals are the scoped set's. */
-	int scoped = scope_active(&a.scope);
+	int scoped = scope_active(&a.in.scope);
 	for (size_t i = 0; i < n_states; i++)
 		if (!scoped || fleet_find(&fleet, states[i].volume_id))
 			rs[n_rs++] = (struct report_volume_state){states[i].volume_id, states[i].state,
@@ -300,7 +210,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	struct report_baseline *rb = n_bases ? xcalloc(n_bases, sizeof *rb) : NULL;
 	for (size_t i = 0; i < n_bases; i++)
 		rb[i] = (struct report_baseline){bases[i].volume_id, bases[i].monthly};
-	struct plan_options po = {a.mode, em_now()};
+	struct plan_options po = {a.in.mode, em_now()};
 	struct plan plan;
 	planner_build(&plan, &fleet, &ctx->book, &po);
 	/* observed completions (e.g. from CloudTrail) would be passed here; none are read yet */
@@ -309,7 +219,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	struct report report;
 	report_build(&report, &plan, &ro);
 	struct buf msg = BUF_INIT;
-	if (pricing_check_age(&ctx->book, em_now(), a.max_age, &msg)) {
+	if (pricing_check_age(&ctx->book, em_now(), a.in.max_age, &msg)) {
 		log_warning("%s", msg.s);
 		report_add_warning(&report, msg.s);
 	}
@@ -350,10 +260,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	ledger_baselines_free(bases, n_bases);
 	fleet_release(&fleet);
 out:
-	scope_release(&a.scope);
 	report_keys_free(keys, n_keys);
-	cmd_live_options_release(&a.live);
-	cmd_free_sources(a.aws, a.n_aws);
-	cmd_free_sources(a.kube, a.n_kube);
+	cmd_fleet_release(&a.in);
 	return rc;
 }

@@ -27,10 +27,8 @@ enum { OPT_VFORMAT = 1, OPT_VOUTPUT, OPT_VOUTPUT_FILE };
 enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
 
 static const struct cmd_option version_options[] = {
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "text (default), json or yaml", OPT_VOUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "text (default), json or yaml (an alias of -o/--output)", OPT_VFORMAT},
-	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout",
-	 OPT_VOUTPUT_FILE},
+	CMD_FORMAT_OPTIONS("text (default), json or yaml", OPT_VOUTPUT, OPT_VFORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_VOUTPUT_FILE),
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 static const struct cmd_format version_formats[] = {
@@ -96,13 +94,10 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	struct version_args a = {VERSION_TEXT, NULL};
-	int rc = cmd_parse(ctx, cmd_find("version"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
-	if (n_rest) {
-		log_error("version: unexpected argument '%s'", rest[0]);
-		return EXIT_USAGE;
-	}
+	int rc;
+	if (cmd_start(ctx, "version", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "version: ", "")))
+		return rc;
 	struct lib_version libs[N_LIBS];
 	library_versions(libs);
 	struct buf b = BUF_INIT;

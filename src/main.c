@@ -51,8 +51,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: %s [--db FILE] [--now TIME] [-v|-q] COMMAND [OPTIONS]\n\n"
 		   "Move Kubernetes EBS volumes from gp2 to gp3 safely, and prove the money and the speed.\n\n"
 		   "Commands:\n", prog_name);
-	for (const struct cmd *c = commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	cmd_print_commands(f);
 	fprintf(f, "\nRun 'ebsmigrate help COMMAND' for a command's options. Documentation: docs/README.md\n");
 }
 

@@ -90,6 +90,8 @@ const char *cmd_did_you_mean(const char *word, const char *const *candidates, si
 /* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
+/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
+void cmd_print_commands(FILE *f);
 /* Prints help for one command to stdout. */
 void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
@@ -109,10 +111,23 @@ struct cmd_format {
 	int value;
 	int hidden;
 };
+/* The option-table rows of -o/--output and --format (LIST: the formats, the help of both; --format's
+ * adds that it is the alias), of --output-file (the usual help) and of --no-headers. */
+#define CMD_FORMAT_OPTIONS(LIST, OUTPUT_ID, FORMAT_ID)                                                             \
+	{"output", 'o', ARG_REQUIRED, "FORMAT", LIST, OUTPUT_ID},                                                  \
+	{"format", 0, ARG_REQUIRED, "FORMAT", LIST " (an alias of -o/--output)", FORMAT_ID}
+#define CMD_OUTPUT_FILE_OPTION(ID)                                                                                 \
+	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", ID}
+#define CMD_NO_HEADERS_OPTION(HELP, ID) {"no-headers", 0, ARG_NONE, NULL, HELP, ID}
 /* Looks arg up in formats and stores its value in *out. When it is none of them, prints
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
+/* The -o/--output and --format cases of a command's on_option (alias: it was --format): the
+ * format's value to *format, and (json not NULL) *json set when it is json_value or yaml_value (the
+ * JSON document is built); cmd_output_format's message and EXIT_USAGE otherwise. */
+int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+		      int json_value, int yaml_value);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
 int cmd_json_to_yaml(struct buf *doc);
 /* How a table is written (table.h): to stdout on a terminal, fitted to its width (table_terminal_width);
@@ -244,5 +259,23 @@ int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *
 /* Live reading: --region and --context chose what was read (a PV in a region not read stays,
  * flagged volume-not-found), so they filter nothing more. */
 void cmd_scope_read_live(struct scope *s);
+
+/* The start of a command's run: cmd_parse with the table of the command NAME. Returns 1 when the
+ * command ends here with *exit_code (EXIT_OK after --help, EXIT_USAGE said), else 0 (and
+ * *exit_code 0) with the other arguments in rest and n_rest. */
+int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
+	      int *exit_code);
+/* More than max other arguments: `error: PREFIXunexpected argument 'X'HINT` for the first extra
+ * one and EXIT_USAGE; else 0. prefix and hint may be "". */
+int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint);
+/* No subcommand given: says missing and returns EXIT_USAGE; else 0. */
+int cmd_need_subcommand(int n_rest, const char *missing);
+/* An option value that did not parse: when bad, says the message (printf-style) and returns
+ * EXIT_USAGE; else 0. For `case OPT_X: return cmd_usage_if(parse_x(arg, &a->x), "--x: ...", arg);` */
+int cmd_usage_if(int bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One of a fixed list of words (struct cmd_format: name, value, hidden): stores its value in *out,
+ * or says `OPT: 'ARG' is not one of a, b, c` (the hidden ones not listed) and returns EXIT_USAGE. */
+int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choices, int *out);
 
 #endif

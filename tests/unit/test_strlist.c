@@ -1,0 +1,91 @@
+/*
+ * test_strlist.c - the string list: appending (owned and borrowed), splitting, membership,
+ * sorting and release leave the values and counts asserted here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/strlist.h"
+#include "tap.h"
+
+static void test_append_owned(void)
+{
+	struct strlist l = STRLIST_INIT_DUP;
+	char word[8] = "alpha";
+	const char *stored = strlist_append(&l, word);
+	strcpy(word, "beta"); /* the list kept its own copy */
+	CHECK(stored != word);
+	CHECK_STR(l.items[0], "alpha");
+	for (int i = 0; i < 100; i++) /* growth past the first allocation */
+		strlist_append(&l, i % 2 ? "odd" : "even");
+	CHECK_I64(l.n, 101);
+	CHECK_STR(l.items[100], "odd"); /* items[k] is the (k-1)th appended */
+	CHECK_STR(l.items[99], "even");
+	strlist_append_nodup(&l, xstrdup("taken"));
+	CHECK_STR(l.items[101], "taken");
+	strlist_release(&l);
+	CHECK_I64(l.n, 0);
+	CHECK(l.items == NULL);
+	CHECK_I64(l.owns, 1);
+}
+
+static void test_append_borrowed(void)
+{
+	struct strlist l = STRLIST_INIT_NODUP;
+	const char *arg = "us-east-1";
+	CHECK(strlist_append(&l, arg) == arg); /* borrowed: the same pointer */
+	CHECK(l.items[0] == arg);
+	CHECK_I64(l.n, 1);
+	strlist_release(&l);
+	CHECK_I64(l.n, 0);
+}
+
+static void test_split(void)
+{
+	struct strlist l = STRLIST_INIT_DUP;
+	CHECK_I64(strlist_split(&l, "cluster,namespace,tag:team", ','), 3);
+	CHECK_STR(l.items[0], "cluster");
+	CHECK_STR(l.items[1], "namespace");
+	CHECK_STR(l.items[2], "tag:team");
+	CHECK_I64(strlist_split(&l, "a,,b,", ','), 4); /* appended after the first three */
+	CHECK_I64(l.n, 7);
+	CHECK_STR(l.items[3], "a");
+	CHECK_STR(l.items[4], "");
+	CHECK_STR(l.items[5], "b");
+	CHECK_STR(l.items[6], "");
+	CHECK_I64(strlist_split(&l, "", ','), 1);
+	CHECK_STR(l.items[7], "");
+	CHECK_I64(strlist_split(&l, "x:y", ':'), 2);
+	CHECK_STR(l.items[9], "y");
+	strlist_release(&l);
+}
+
+static void test_contains_and_sort(void)
+{
+	struct strlist l = STRLIST_INIT_DUP;
+	strlist_split(&l, "volumes-b.json,instance-types.json,a.json,volumes-a.json", ',');
+	CHECK(strlist_contains(&l, "a.json"));
+	CHECK(!strlist_contains(&l, "a.jso"));
+	CHECK(!strlist_contains(&l, "b.json"));
+	strlist_sort(&l);
+	CHECK_STR(l.items[0], "a.json");
+	CHECK_STR(l.items[1], "instance-types.json");
+	CHECK_STR(l.items[2], "volumes-a.json");
+	CHECK_STR(l.items[3], "volumes-b.json");
+	strlist_release(&l);
+	struct strlist empty = STRLIST_INIT_NODUP;
+	CHECK(!strlist_contains(&empty, ""));
+	strlist_sort(&empty); /* nothing to sort, no array: fine */
+	strlist_release(&empty);
+	CHECK(empty.items == NULL);
+}
+
+int main(void)
+{
+	test_append_owned();
+	test_append_borrowed();
+	test_split();
+	test_contains_and_sort();
+	return tap_done();
+}
