@@ -55,19 +55,16 @@
 
 const char *manifest_route_name(enum manifest_route r)
 {
-	static const char *const names[] = {"vac", "annotation", "ec2"};
-	return names[r];
+	return modify_method_name(r == METHOD_AUTO ? METHOD_VAC : r);
 }
 
 int manifest_route_parse(const char *s, enum manifest_route *out)
 {
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(s, manifest_route_name((enum manifest_route)i)) == 0) {
-			*out = (enum manifest_route)i;
-			return 0;
-		}
-	}
-	return EM_EINPUT;
+	enum modify_method m;
+	if (modify_method_parse(s, &m) || m == METHOD_AUTO) /* --route has no auto */
+		return EM_EINPUT;
+	*out = m;
+	return 0;
 }
 
 void manifest_set_init(struct manifest_set *s)
@@ -212,11 +209,6 @@ void manifest_sh_quote(struct buf *out, const char *s)
 }
 
 /* ------------------------------------------------------------------ naming and versions */
-
-void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput)
-{
-	buf_addf(out, "gp3-%lld-%lld", (long long)iops, (long long)throughput);
-}
 
 enum manifest_vac_api manifest_vac_api(const char *v, const char **api_version_out)
 {
@@ -1776,11 +1768,14 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 	if (o->batch_size > MANIFEST_MAX_BATCH)
 		return em_err(err, EM_EINPUT, "--batch-size %zu is above the maximum of %d", o->batch_size,
 			      MANIFEST_MAX_BATCH);
+	struct manifest_options opts = *o;
+	if (opts.route == METHOD_AUTO) /* a zeroed option: the default route */
+		opts.route = METHOD_VAC;
 	struct gen g;
 	memset(&g, 0, sizeof g);
 	g.p = p;
 	g.f = f;
-	g.o = o;
+	g.o = &opts;
 	g.out = out;
 	g.batch = o->batch_size ? o->batch_size : MANIFEST_DEFAULT_BATCH;
 	buf_init(&g.steps);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/volume.h"
@@ -25,16 +26,16 @@
 #define MANIFEST_MAX_BATCH 1000
 #define MANIFEST_MARKER ".ebsmigrate-manifests" /* marks a DIR that --force may replace */
 
-/* How CSI volumes in Kubernetes are modified (one choice per run). In-tree PVs, unbound PVs and
- * volumes outside Kubernetes always take the EC2 route. */
-enum manifest_route {
-	MANIFEST_ROUTE_VAC = 0,    /* VolumeAttributesClass + spec.volumeAttributesClassName */
-	MANIFEST_ROUTE_ANNOTATION, /* PVC annotations ebs.csi.aws.com/volumeType etc. (volume-modifier sidecar) */
-	MANIFEST_ROUTE_EC2,        /* aws ec2 modify-volume for every volume */
-};
+/* How CSI volumes in Kubernetes are modified (one choice per run): apply's method, one enum for
+ * both (enum modify_method, apply_state.h); METHOD_AUTO, a zeroed option, reads as vac. In-tree
+ * PVs, unbound PVs and volumes outside Kubernetes always take the EC2 route. */
+#define manifest_route modify_method
+#define MANIFEST_ROUTE_VAC METHOD_VAC
+#define MANIFEST_ROUTE_ANNOTATION METHOD_ANNOTATION
+#define MANIFEST_ROUTE_EC2 METHOD_EC2
 
-const char *manifest_route_name(enum manifest_route r);
-int manifest_route_parse(const char *s, enum manifest_route *out); /* 0 or EM_EINPUT */
+const char *manifest_route_name(enum manifest_route r);              /* "vac" for METHOD_AUTO */
+int manifest_route_parse(const char *s, enum manifest_route *out); /* vac, annotation, ec2: 0 or EM_EINPUT */
 
 struct manifest_options {
 	const char *dir;           /* output directory, created fresh */
@@ -96,8 +97,8 @@ int manifest_write(struct manifest_set *out, const struct plan *p, const struct 
 
 /* Pieces exposed for tests. */
 
-/* "gp3-IOPS-THROUGHPUT", e.g. "gp3-3000-125". */
-void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput);
+/* "gp3-IOPS-THROUGHPUT", e.g. "gp3-3000-125": apply_vac_name, the one rule. */
+#define manifest_vac_name apply_vac_name
 
 enum manifest_vac_api {
 	VAC_API_UNKNOWN = 0, /* version not known: v1beta1, with a warning */
