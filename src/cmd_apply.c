@@ -200,15 +200,7 @@ static int on_option(void *st, int id, const char *arg)
 		}
 		return 0;
 	case OPT_METHOD:
-		if (strcmp(arg, "auto") == 0)
-			a->o.method = METHOD_AUTO;
-		else if (strcmp(arg, "ec2") == 0)
-			a->o.method = METHOD_EC2;
-		else if (strcmp(arg, "vac") == 0)
-			a->o.method = METHOD_VAC;
-		else if (strcmp(arg, "annotation") == 0)
-			a->o.method = METHOD_ANNOTATION;
-		else {
+		if (modify_method_parse(arg, &a->o.method)) {
 			log_error("--method: '%s' is not one of auto, ec2, vac, annotation", arg);
 			return EXIT_USAGE;
 		}
