@@ -20,6 +20,7 @@
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/template.h"
 #include "ebsmigrate/volume.h"
 
 #define MANIFEST_DEFAULT_BATCH 10
@@ -111,18 +112,9 @@ enum manifest_vac_api {
  * NULL or unparsable = unknown). *api_version_out: "storage.k8s.io/v1beta1" etc., NULL for NONE. */
 enum manifest_vac_api manifest_vac_api(const char *k8s_version, const char **api_version_out);
 
-/* Appends s as one YAML scalar that every YAML 1.1/1.2 parser reads back as that exact string:
- * plain when unambiguous (letters first, no indicators, not true/no/null/...), else
- * double-quoted with escapes. */
-void manifest_yaml_quote(struct buf *out, const char *s);
-/* Appends s as one POSIX shell word: unchanged when only [A-Za-z0-9_./:=@%+,-], else in single
- * quotes with ' written as '\''. */
-void manifest_sh_quote(struct buf *out, const char *s);
-/* Expands {{name}} placeholders of tpl with vars (name, value pairs ending with NULL). A
- * placeholder alone on its line (indentation only) is removed with its line when the value is
- * empty, and the value's further lines get the same indentation. Unknown or unclosed
- * placeholders: EM_EINPUT naming tpl_name. Values are inserted verbatim: quote them first. */
-int manifest_render(struct buf *out, const char *tpl, const char *tpl_name, const char *const *vars,
-		    struct buf *err);
+/* Quoting and rendering live in template.h; these names stay for plan --manifests' tests. */
+#define manifest_yaml_quote template_yaml_quote
+#define manifest_sh_quote template_sh_quote
+#define manifest_render template_render
 
 #endif
