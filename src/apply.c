@@ -1070,6 +1070,21 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	return send_modify(l, aws, it, row, o, res, now, d.latest_start, err);
 }
 
+/* A failure about this volume (not the principal): reported, and recorded failed unless a dry run. */
+static int record_failure(struct ledger *l, const struct item *it, struct apply_row *row,
+			  const struct apply_options *o, struct apply_result *res, const char *code, const char *why,
+			  const char *detail, struct buf *err)
+{
+	say(o, "%s: failed: %s", it->volume_id, why);
+	outcome(res, it->volume_id, OUT_FAILED, 0, "%s", why);
+	if (o->dry_run)
+		return 0;
+	row->state = APPLY_FAILED;
+	set_str(&row->error_code, code);
+	set_str(&row->error_message, why);
+	return ledger_apply_save(l, row, detail, err);
+}
+
 /* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never
  * overwritten), the intent is committed, the PVC is merge-patched once with the class; the CSI
  * driver calls ModifyVolume. Annotations (ann = 1): the PVC is merge-patched once with the
@@ -1112,14 +1127,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		goto done;
 	}
 	if (krc) {
-		say(o, "%s: failed: %s", it->volume_id, kerr.s);
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
-		if (!o->dry_run) {
-			row->state = APPLY_FAILED;
-			set_str(&row->error_code, "KubernetesError");
-			set_str(&row->error_message, kerr.s);
-			rc = ledger_apply_save(l, row, "cannot read the PVC", err);
-		}
+		rc = record_failure(l, it, row, o, res, "KubernetesError", kerr.s, "cannot read the PVC", err);
 		goto done;
 	}
 	buf_reset(&kerr);
@@ -1130,14 +1138,8 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 					   "volumeattributesclasses", kerr.s);
 			goto done;
 		}
-		say(o, "%s: failed: %s", it->volume_id, kerr.s);
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
-		if (!o->dry_run) {
-			row->state = APPLY_FAILED;
-			set_str(&row->error_code, "VolumeAttributesClass");
-			set_str(&row->error_message, kerr.s);
-			rc = ledger_apply_save(l, row, "VolumeAttributesClass unusable", err);
-		}
+		rc = record_failure(l, it, row, o, res, "VolumeAttributesClass", kerr.s, "VolumeAttributesClass unusable",
+				    err);
 		goto done;
 	}
 	*sent = 1;

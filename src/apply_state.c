@@ -32,14 +32,22 @@ const char *apply_state_name(enum apply_state s)
 	return (unsigned)s < APPLY_STATE_COUNT ? state_names[s] : "unknown";
 }
 
+/* The index of s in names (n entries), -1 when absent (or NULL). */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 int apply_state_parse(const char *s, enum apply_state *out)
 {
-	for (int i = 0; s && i < APPLY_STATE_COUNT; i++)
-		if (strcmp(s, state_names[i]) == 0) {
-			*out = (enum apply_state)i;
-			return 0;
-		}
-	return EM_EINPUT;
+	int i = name_index(state_names, APPLY_STATE_COUNT, s);
+	if (i < 0)
+		return EM_EINPUT;
+	*out = (enum apply_state)i;
+	return 0;
 }
 
 int apply_state_open(enum apply_state s)
@@ -59,12 +67,11 @@ const char *modify_method_name(enum modify_method m)
 
 int modify_method_parse(const char *s, enum modify_method *out)
 {
-	for (int i = 0; s && i < MODIFY_METHOD_COUNT; i++)
-		if (strcmp(s, method_names[i]) == 0) {
-			*out = (enum modify_method)i;
-			return 0;
-		}
-	return EM_EINPUT;
+	int i = name_index(method_names, MODIFY_METHOD_COUNT, s);
+	if (i < 0)
+		return EM_EINPUT;
+	*out = (enum modify_method)i;
+	return 0;
 }
 
 int modify_method_kube(enum modify_method m)

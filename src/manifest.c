@@ -822,6 +822,19 @@ static void batch_file(struct buf *b, const struct batch_ref *r, const char *kin
 }
 
 /* 1 when some claim of the batch named no class before (its rollback goes through EC2). */
+/* A batch's forward script (fwd_name) and its rollback.sh, both executable. */
+static void add_batch_scripts(struct gen *g, const struct batch_ref *r, const char *fwd_name, struct buf *fwd,
+			      struct buf *back)
+{
+	struct buf path = BUF_INIT;
+	batch_file(&path, r, fwd_name);
+	add_file(g->out, path.s, fwd, 0755);
+	buf_reset(&path);
+	batch_file(&path, r, "rollback.sh");
+	add_file(g->out, path.s, back, 0755);
+	buf_release(&path);
+}
+
 static int any_unclassed(const struct entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -841,7 +854,7 @@ static int has_unknown_eligibility(const struct batch_ref *r)
 /* Forward + rollback script of one batch of a cluster's claims. */
 static int cluster_batch(struct gen *g, const struct cluster *c, const struct batch_ref *r, struct buf *err)
 {
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
 	int vac = c->route == MANIFEST_ROUTE_VAC;
 	buf_addf(&title, "Cluster %s, %sbatch %zu of %zu: %zu claim(s), route %s.", c->name, r->blocked ? "blocked " : "",
 		 r->number, r->total, r->n, manifest_route_name(c->route));
@@ -937,25 +950,19 @@ static int cluster_batch(struct gen *g, const struct cluster *c, const struct ba
 			buf_adds(&back, " \\\n\tebs.csi.aws.com/volumeType=gp2 ebs.csi.aws.com/iops- ebs.csi.aws.com/throughput-\n");
 		}
 	}
-	if (!rc) {
-		batch_file(&path, r, "pvc-patches.sh");
-		add_file(g->out, path.s, &fwd, 0755);
-		buf_reset(&path);
-		batch_file(&path, r, "rollback.sh");
-		add_file(g->out, path.s, &back, 0755);
-	}
+	if (!rc)
+		add_batch_scripts(g, r, "pvc-patches.sh", &fwd, &back);
 	buf_release(&fwd);
 	buf_release(&back);
 	buf_release(&title);
 	buf_release(&body);
-	buf_release(&path);
 	return rc;
 }
 
 /* Forward + rollback script of one batch of EC2-route volumes. */
 static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct batch_ref *r)
 {
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
 	buf_addf(&title, "EC2 route%s%s, %sbatch %zu of %zu: %zu volume(s).", a->account ? ", account " : "",
 		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number, r->total, r->n);
 	buf_addf(&body, "# From the plan of %s. Needs AWS credentials of the account that owns the volumes.\n"
@@ -1016,16 +1023,11 @@ static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct b
 		describe_item(&back, it);
 		add_ec2_rollback(&back, it);
 	}
-	batch_file(&path, r, "modify-volume.sh");
-	add_file(g->out, path.s, &fwd, 0755);
-	buf_reset(&path);
-	batch_file(&path, r, "rollback.sh");
-	add_file(g->out, path.s, &back, 0755);
+	add_batch_scripts(g, r, "modify-volume.sh", &fwd, &back);
 	buf_release(&fwd);
 	buf_release(&back);
 	buf_release(&title);
 	buf_release(&body);
-	buf_release(&path);
 }
 
 /* Calls fn for every batch of a group: migrate batches, then blocked ones numbered after them.
