@@ -44,10 +44,7 @@ static int name_index(const char *const *names, int n, const char *s)
 int apply_state_parse(const char *s, enum apply_state *out)
 {
 	int i = name_index(state_names, APPLY_STATE_COUNT, s);
-	if (i < 0)
-		return EM_EINPUT;
-	*out = (enum apply_state)i;
-	return 0;
+	return i < 0 ? EM_EINPUT : (*out = (enum apply_state)i, 0);
 }
 
 int apply_state_open(enum apply_state s)
@@ -68,10 +65,7 @@ const char *modify_method_name(enum modify_method m)
 int modify_method_parse(const char *s, enum modify_method *out)
 {
 	int i = name_index(method_names, MODIFY_METHOD_COUNT, s);
-	if (i < 0)
-		return EM_EINPUT;
-	*out = (enum modify_method)i;
-	return 0;
+	return i < 0 ? EM_EINPUT : (*out = (enum modify_method)i, 0);
 }
 
 int modify_method_kube(enum modify_method m)
