@@ -20,6 +20,10 @@
  *                 └── the driver's retry accepted ──▶ modifying
  *                                                          └── refused ──▶ failed
  *
+ * One volume goes decide (the volume re-read: skip, defer, fail or go) -> record (the ledger row
+ * committed) -> send (ModifyVolume or the PVC patch, its answer recorded): decide, record_intent,
+ * send_modify / submit_kube. Invariants 1 and 4's "one in flight" are assert()ed at the send.
+ *
  * Invariants:
  *   1. A row reaches `submitted` (committed) before ModifyVolume is sent; ModifyVolume is sent
  *      exactly once per submitted row (one HTTP attempt: a lost answer is never resent).

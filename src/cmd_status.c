@@ -5,7 +5,8 @@
  * PVCs. --watch ends when nothing is in flight or at --timeout (exit 3). Completed volumes are verified (EC2 type, IOPS and
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
- * unverified, never as a pass.
+ * unverified, never as a pass. The judging is apply_state.c's (apply_verify_row, apply_totals_add):
+ * this file reads, calls and prints.
  */
 #include <stdio.h>
 #include <stdlib.h>
