@@ -20,6 +20,10 @@
  *                 └── the driver's retry accepted ──▶ modifying
  *                                                          └── refused ──▶ failed
  *
+ * One volume goes decide (the volume re-read: skip, defer, fail or go) -> record (the ledger row
+ * committed) -> send (ModifyVolume or the PVC patch, its answer recorded): decide, record_intent,
+ * send_modify / submit_kube. Invariants 1 and 4's "one in flight" are assert()ed at the send.
+ *
  * Invariants:
  *   1. A row reaches `submitted` (committed) before ModifyVolume is sent; ModifyVolume is sent
  *      exactly once per submitted row (one HTTP attempt: a lost answer is never resent).
@@ -45,6 +49,7 @@
  *      submitted), and such a row (awaits_driver) is reconciled like one in flight while the
  *      driver retries by itself, moving on when EC2 accepts; nothing is sent for it meanwhile.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,14 +133,6 @@ static int kube_conn_sidecar(struct kube_conn *c)
 	buf_release(&body);
 	buf_release(&err);
 	return c->sidecar;
-}
-
-/* "gp3-IOPS-THROUGHPUT": one class per distinct target (docs/manifests.md uses the same). */
-static char *vac_name(enum ebs_type t, int64_t iops, int64_t tput)
-{
-	struct buf b = BUF_INIT;
-	buf_addf(&b, "%s-%lld-%lld", ebs_type_name(t), (long long)iops, (long long)tput);
-	return buf_detach(&b);
 }
 
 /* Creates the class unless it exists; an existing class with other parameters is an error
@@ -568,18 +565,8 @@ static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, 
 	return EM_EAUTH;
 }
 
-/* How far along a row is: status (observe_only) only moves rows forward. */
-static int state_rank(const char *s)
-{
-	static const char *const order[] = {"planned", "deferred", "submitted", "modifying", "optimizing"};
-	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-		if (strcmp(s, order[i]) == 0)
-			return (int)i;
-	return 10; /* completed, failed: final */
-}
-
 /* apply (holding the lock) saves unconditionally; status saves only over the row it read. */
-static int save_observed(struct ledger *l, struct apply_row *row, const char *was, time_t was_submitted,
+static int save_observed(struct ledger *l, struct apply_row *row, enum apply_state was, time_t was_submitted,
 			 const struct apply_options *o, const char *detail, struct buf *err)
 {
 	if (!o->observe_only)
@@ -592,7 +579,7 @@ static int save_observed(struct ledger *l, struct apply_row *row, const char *wa
  * status) follows it like a row in flight, and it moves on when a retry is accepted. */
 static int awaits_driver(const struct apply_row *r)
 {
-	return strcmp(r->state, "deferred") == 0 && r->submitted_at && r->method && strcmp(r->method, "ec2") != 0;
+	return r->state == APPLY_DEFERRED && r->submitted_at && r->method != METHOD_EC2;
 }
 
 /* When a volume whose ModifyVolume met VolumeModificationRateExceeded at refused_at may go again
@@ -643,18 +630,18 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	buf_release(&rerr);
 	struct volume *v = fleet_find(&fr.f, row->volume_id);
 	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
-	char *was = xstrdup(row->state);
+	enum apply_state was = row->state;
 	time_t was_submitted = row->submitted_at;
 	int matches_target = m && m->target_type == ebs_type_parse(row->target_type) && m->target_iops == row->target_iops &&
 			     (!row->target_throughput || m->target_throughput == row->target_throughput);
 	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
-	if (strcmp(row->state, "submitted") != 0 && strcmp(row->state, "deferred") != 0)
+	if (row->state != APPLY_SUBMITTED && row->state != APPLY_DEFERRED)
 		sent = matches_target; /* already known to have started */
 	int pvc_gone = 0, infeasible = 0, patched = 0;
 	char *driver_error = NULL;
 	time_t driver_error_at = 0;
-	int ann = row->method && strcmp(row->method, "annotation") == 0;
-	if (!o->no_kube && row->method && (ann || strcmp(row->method, "vac") == 0) && row->cluster && row->namespace_ &&
+	int ann = row->method == METHOD_ANNOTATION;
+	if (!o->no_kube && modify_method_kube(row->method) && row->cluster && row->namespace_ &&
 	    row->pvc) {
 		/* The patch was received when the PVC names the class (or carries the annotations);
 		 * EC2 tells how far it got. */
@@ -667,7 +654,7 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		} else if (krc == 0) {
 			patched = ann ? kube_pvc_annotations_match(&ps, row->target_type, row->target_iops, row->target_throughput)
 				      : ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
-			if (!patched && strcmp(row->state, "submitted") == 0)
+			if (!patched && row->state == APPLY_SUBMITTED)
 				sent = 0;
 			else if (patched && !ann && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
 				infeasible = 1;
@@ -697,22 +684,22 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 			 ann ? "volume-modifier sidecar" : "CSI driver", driver_error);
 	}
 	if (pvc_gone && !sent) {
-		set_str(&row->state, "failed");
+		row->state = APPLY_FAILED;
 		set_str(&row->error_code, "PVCNotFound");
 		set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
 	} else if (infeasible) {
-		set_str(&row->state, "failed");
+		row->state = APPLY_FAILED;
 		set_str(&row->error_code, "Infeasible");
 		set_str(&row->error_message, driver_error ? driver_error
 							  : "the CSI driver marked the modification Infeasible (see the PVC's events)");
 	} else if (!v) {
-		set_str(&row->state, "failed");
+		row->state = APPLY_FAILED;
 		set_str(&row->error_code, "InvalidVolume.NotFound");
 		set_str(&row->error_message, "the volume no longer exists");
 	} else if (sent) {
 		if (progress)
 			*progress = m->progress;
-		set_str(&row->state, m->state);
+		apply_state_parse(m->state, &row->state); /* EC2's modifying, optimizing, completed, failed */
 		if (!row->started_at)
 			row->started_at = m->start_time;
 		if (strcmp(m->state, "completed") == 0)
@@ -723,19 +710,19 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		}
 	} else if (v->type == ebs_type_parse(row->target_type) && v->iops == row->target_iops &&
 		   v->throughput == row->target_throughput) {
-		set_str(&row->state, "completed");
+		row->state = APPLY_COMPLETED;
 		row->completed_at = em_now();
-	} else if (strcmp(row->state, "submitted") == 0 && !patched && !o->observe_only) {
+	} else if (row->state == APPLY_SUBMITTED && !patched && !o->observe_only) {
 		/* EC2 never received it (a crash between the ledger write and the call): resend is safe.
 		 * Not for status (observe_only): without the apply lock, the call may be on its way. */
-		set_str(&row->state, "planned");
+		row->state = APPLY_PLANNED;
 		row->submitted_at = 0;
 	} else if (refused_until) {
-		set_str(&row->state, "deferred");
+		row->state = APPLY_DEFERRED;
 		row->eligible_at = refused_until;
 		set_str(&row->error_code, "VolumeModificationRateExceeded");
 		set_str(&row->error_message, driver_error);
-		if (strcmp(was, "deferred") == 0 && was_eligible != refused_until && !o->dry_run)
+		if (was == APPLY_DEFERRED && was_eligible != refused_until && !o->dry_run)
 			rc = save_observed(l, row, was, was_submitted, o, refusal.s, err);
 		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
 			rc = 0;
@@ -754,18 +741,18 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		}
 	}
 	free(driver_error);
-	if (strcmp(was, "deferred") == 0 && strcmp(row->state, "deferred") != 0 && strcmp(row->state, "failed") != 0) {
+	if (was == APPLY_DEFERRED && row->state != APPLY_DEFERRED && row->state != APPLY_FAILED) {
 		/* the driver's retry was accepted (or the volume reached the target): the refusal is over */
 		row->eligible_at = 0;
 		set_str(&row->error_code, NULL);
 		set_str(&row->error_message, NULL);
 	}
-	if (o->observe_only && state_rank(row->state) < state_rank(was) && !refused_until) {
+	if (o->observe_only && apply_state_rank(row->state) < apply_state_rank(was) && !refused_until) {
 		/* e.g. a newer modification to the same target, made elsewhere, still modifying: status
 		 * never moves a row back */
-		set_str(&row->state, was);
+		row->state = was;
 	}
-	if (strcmp(was, row->state) != 0) {
+	if (was != row->state) {
 		if (!o->dry_run)
 			rc = save_observed(l, row, was, was_submitted, o,
 					   refused_until    ? refusal.s
@@ -776,23 +763,21 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 			rc = 0;
 			buf_reset(err);
 			buf_release(&refusal);
-			free(was);
 			fresh_release(&fr);
 			return 0;
 		}
-		say(o, "%s: %s -> %s (reconciled)", row->volume_id, was, row->state);
+		say(o, "%s: %s -> %s (reconciled)", row->volume_id, apply_state_name(was), apply_state_name(row->state));
 		/* A failure found here is this run's finding: counted, so the exit code says so. */
 		if (refused_until)
 			outcome_deferred(res, row->volume_id, refused_until, refusal.s);
-		else if (strcmp(row->state, "failed") == 0)
-			outcome(res, row->volume_id, OUT_FAILED, 0, "%s -> failed: %s: %s", was,
+		else if (row->state == APPLY_FAILED)
+			outcome(res, row->volume_id, OUT_FAILED, 0, "%s -> failed: %s: %s", apply_state_name(was),
 				row->error_code ? row->error_code : "failed", row->error_message ? row->error_message : "");
 		else
-			outcome(res, row->volume_id, strcmp(row->state, "completed") == 0 ? OUT_COMPLETED : OUT_RECONCILED,
-				0, "%s -> %s", was, row->state);
+			outcome(res, row->volume_id, row->state == APPLY_COMPLETED ? OUT_COMPLETED : OUT_RECONCILED,
+				0, "%s -> %s", apply_state_name(was), apply_state_name(row->state));
 	}
 	buf_release(&refusal);
-	free(was);
 	fresh_release(&fr);
 	return rc;
 }
@@ -800,153 +785,176 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
 		       const struct apply_options *o, struct apply_result *res, int *sent, struct buf *err);
 
-/* *sent is set when a modification was requested (ModifyVolume, the PVC patch) or, in a dry
- * run, would be: what --batch counts, whatever the answer. A refusal about the principal
- * (principal_refusal) returns its error: the run stops there. */
-static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct history_cache *hc,
-		      const struct item *it, struct apply_row *row, const struct apply_options *o, struct apply_result *res,
-		      int *sent, struct buf *err)
+/* ---- one volume: decide -> record (the ledger, before anything is sent) -> send ---- */
+
+/* What the volume as read now allows for one item (invariant 3). */
+struct decision {
+	enum apply_outcome_kind kind; /* OUT_SUBMITTED: go ahead; otherwise what is recorded instead */
+	enum apply_state state;       /* not OUT_SUBMITTED: the row's new state */
+	const char *code;             /* its error_code (NULL when completed) */
+	struct buf why;
+	time_t eligible;
+	time_t latest_start;          /* EC2's (or the ledger's) latest start: for a VolumeModificationRateExceeded answer */
+	int latest_in_flight;         /* the latest modification is still modifying/optimizing */
+};
+
+/* The volume could not be read (not about the principal): the failure is this volume's outcome;
+ * the row keeps its state (a new one is planned). */
+static int record_read_failure(struct ledger *l, const struct item *it, struct apply_row *row,
+			       const struct apply_options *o, struct apply_result *res, int rc, const char *why,
+			       struct buf *err)
 {
-	time_t now = em_now();
-	struct fresh fr;
-	struct buf rerr = BUF_INIT;
-	const char *action = NULL;
-	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
-	if (rc && principal_refusal(rc, NULL, rerr.s)) {
-		rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s, LEFT_PLANNED);
-		buf_release(&rerr);
-		fresh_release(&fr);
-		return rc;
+	outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", why);
+	if (row->id || !o->dry_run) {
+		if (!row->id)
+			row->state = APPLY_PLANNED;
+		set_str(&row->error_code, "ReadFailed");
+		set_str(&row->error_message, why);
+		rc = o->dry_run ? 0 : ledger_apply_save(l, row, "fresh state unavailable", err);
 	}
-	if (rc) {
-		outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", rerr.s);
-		if (row->id || !o->dry_run) {
-			set_str(&row->state, row->id ? row->state : "planned");
-			set_str(&row->error_code, "ReadFailed");
-			set_str(&row->error_message, rerr.s);
-			if (!o->dry_run)
-				rc = ledger_apply_save(l, row, "fresh state unavailable", err);
-			else
-				rc = 0;
-		}
-		buf_release(&rerr);
-		fresh_release(&fr);
-		return rc == EM_EIO ? rc : 0;
-	}
-	buf_release(&rerr);
-	struct volume *v = fleet_find(&fr.f, it->volume_id);
-	enum apply_outcome_kind kind = OUT_SUBMITTED;
-	const char *new_state = NULL, *code = NULL;
-	struct buf why = BUF_INIT;
-	time_t eligible = 0;
+	return rc == EM_EIO ? rc : 0;
+}
+
+/* Decides from fr (the volume as read now, its EC2 modifications) whether the item may be sent:
+ * deleted, already at the target, drifted, a modification in flight, 4 in 24 h (the ledger's and
+ * CloudTrail's starts added to v) or a target invalid for its size are decided instead. Reads
+ * history only; sends nothing, writes nothing. d->why is d's to release. */
+static int decide(struct ledger *l, struct aws_client *aws, struct history_cache *hc, struct fresh *fr,
+		  const struct item *it, time_t now, struct apply_result *res, struct decision *d, struct buf *err)
+{
+	memset(d, 0, sizeof *d);
+	buf_init(&d->why);
+	d->kind = OUT_SUBMITTED;
+	struct volume *v = fleet_find(&fr->f, it->volume_id);
 	if (!v) {
-		kind = OUT_SKIPPED;
-		buf_adds(&why, "the volume no longer exists (deleted since the plan)");
-		new_state = "failed";
-		code = "InvalidVolume.NotFound";
-	} else if (v->type == it->target_type && v->iops == it->target_iops && v->throughput == it->target_throughput) {
-		kind = OUT_COMPLETED;
-		buf_adds(&why, "already at the target configuration: nothing to do (a no-op would use one of the 4 daily modifications)");
-		new_state = "completed";
-	} else if (v->type != it->type || v->size_gib != it->size ||
-		   (it->type != EBS_GP2 && (v->iops != it->iops || v->throughput != it->throughput))) {
-		kind = OUT_SKIPPED;
-		buf_addf(&why, "drifted since the plan: now %s %lld GiB %lld IOPS %lld MiB/s, planned from %s %lld GiB; re-plan",
-			 ebs_type_name(v->type), (long long)v->size_gib, (long long)v->iops, (long long)v->throughput,
-			 ebs_type_name(it->type), (long long)it->size);
-		new_state = "failed";
-		code = "Drifted";
-	} else {
-		/* Rules R1/R2: EC2's latest + every modification ebsmigrate made (ledger). */
-		time_t *starts = NULL;
-		size_t n_starts = 0;
-		rc = ledger_apply_starts(l, it->volume_id, &starts, &n_starts, err);
-		if (rc) {
-			buf_release(&why);
-			fresh_release(&fr);
-			return rc;
-		}
-		for (size_t i = 0; i < n_starts; i++) {
-			struct volume_mod m;
-			memset(&m, 0, sizeof m);
-			m.state = "completed";
-			m.start_time = starts[i];
-			int dup = 0;
-			for (size_t k = 0; k < v->n_mods; k++)
-				if (llabs((long long)(v->mods[k].start_time - starts[i])) <= CLOCK_SKEW_S)
-					dup = 1;
-			if (!dup)
-				volume_add_mod(v, &m);
-		}
-		free(starts);
-		add_history(hc, aws, &fr.f, v, now, res);
-		time_t at = 0;
-		int r = planner_eligible_at(v, now, &at);
-		struct buf verr = BUF_INIT;
-		const char *field = NULL;
-		if (r == 2) {
-			kind = OUT_DEFERRED;
-			buf_addf(&why, "a modification is %s; the next may start after it completes", volume_latest_mod(v)->state);
-			new_state = "deferred";
-			code = "ModificationInFlight";
-		} else if (r == 1) {
-			kind = OUT_DEFERRED;
-			eligible = at;
-			char ts[21];
-			em_format_time(at, ts);
-			buf_addf(&why, "4 modifications in the last 24 hours; next allowed at %s", ts);
-			new_state = "deferred";
-			code = "ModificationLimit";
-		} else if (plan_target_check(it->target_type, v->size_gib, it->target_iops, it->target_throughput, &field,
-					     &verr)) {
-			/* Never reached through plan_doc_parse; checked again against the volume as
-			 * read now, right before anything is sent. */
-			kind = OUT_FAILED;
-			buf_addf(&why, "target refused: %s: %s", field, verr.s);
-			new_state = "failed";
-			code = "InvalidTarget";
-		}
-		buf_release(&verr);
-	}
-	if (kind != OUT_SUBMITTED) {
-		if (!o->dry_run) {
-			set_str(&row->state, new_state);
-			set_str(&row->error_code, code);
-			set_str(&row->error_message, code ? why.s : NULL);
-			row->eligible_at = eligible;
-			if (kind == OUT_COMPLETED)
-				row->completed_at = now;
-			rc = ledger_apply_save(l, row, why.s, err);
-		}
-		say(o, "%s: %s: %s", it->volume_id, apply_outcome_name(kind), why.s);
-		outcome(res, it->volume_id, kind, eligible, "%s", why.s);
-		buf_release(&why);
-		fresh_release(&fr);
-		return rc;
-	}
-	buf_release(&why);
-	const struct volume_mod *latest = v ? volume_latest_mod(v) : NULL;
-	time_t latest_start = latest ? latest->start_time : 0; /* for a VolumeModificationRateExceeded answer */
-	fresh_release(&fr);
-	if (strcmp(row->method, "vac") == 0 || strcmp(row->method, "annotation") == 0)
-		return submit_kube(l, kube_conn_for(kcs, it->cluster), strcmp(row->method, "annotation") == 0, it, row, o,
-				   res, sent, err);
-	*sent = 1;
-	if (o->dry_run) {
-		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
-		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
-		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "ModifyVolume %s %lld/%lld", ebs_type_name(it->target_type),
-			(long long)it->target_iops, (long long)it->target_throughput);
+		d->kind = OUT_SKIPPED;
+		buf_adds(&d->why, "the volume no longer exists (deleted since the plan)");
+		d->state = APPLY_FAILED;
+		d->code = "InvalidVolume.NotFound";
 		return 0;
 	}
-	/* Invariant 1: the intent is committed before the call. */
-	set_str(&row->state, "submitted");
+	if (v->type == it->target_type && v->iops == it->target_iops && v->throughput == it->target_throughput) {
+		d->kind = OUT_COMPLETED;
+		buf_adds(&d->why, "already at the target configuration: nothing to do (a no-op would use one of the 4 daily modifications)");
+		d->state = APPLY_COMPLETED;
+		return 0;
+	}
+	if (v->type != it->type || v->size_gib != it->size ||
+	    (it->type != EBS_GP2 && (v->iops != it->iops || v->throughput != it->throughput))) {
+		d->kind = OUT_SKIPPED;
+		buf_addf(&d->why, "drifted since the plan: now %s %lld GiB %lld IOPS %lld MiB/s, planned from %s %lld GiB; re-plan",
+			 ebs_type_name(v->type), (long long)v->size_gib, (long long)v->iops, (long long)v->throughput,
+			 ebs_type_name(it->type), (long long)it->size);
+		d->state = APPLY_FAILED;
+		d->code = "Drifted";
+		return 0;
+	}
+	/* Rules R1/R2: EC2's latest + every modification ebsmigrate made (ledger). */
+	time_t *starts = NULL;
+	size_t n_starts = 0;
+	int rc = ledger_apply_starts(l, it->volume_id, &starts, &n_starts, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n_starts; i++) {
+		struct volume_mod m;
+		memset(&m, 0, sizeof m);
+		m.state = "completed";
+		m.start_time = starts[i];
+		int dup = 0;
+		for (size_t k = 0; k < v->n_mods; k++)
+			if (llabs((long long)(v->mods[k].start_time - starts[i])) <= CLOCK_SKEW_S)
+				dup = 1;
+		if (!dup)
+			volume_add_mod(v, &m);
+	}
+	free(starts);
+	add_history(hc, aws, &fr->f, v, now, res);
+	time_t at = 0;
+	int r = planner_eligible_at(v, now, &at);
+	struct buf verr = BUF_INIT;
+	const char *field = NULL;
+	if (r == 2) {
+		d->kind = OUT_DEFERRED;
+		buf_addf(&d->why, "a modification is %s; the next may start after it completes", volume_latest_mod(v)->state);
+		d->state = APPLY_DEFERRED;
+		d->code = "ModificationInFlight";
+	} else if (r == 1) {
+		d->kind = OUT_DEFERRED;
+		d->eligible = at;
+		char ts[21];
+		em_format_time(at, ts);
+		buf_addf(&d->why, "4 modifications in the last 24 hours; next allowed at %s", ts);
+		d->state = APPLY_DEFERRED;
+		d->code = "ModificationLimit";
+	} else if (plan_target_check(it->target_type, v->size_gib, it->target_iops, it->target_throughput, &field,
+				     &verr)) {
+		/* Never reached through plan_doc_parse; checked again against the volume as read now,
+		 * right before anything is sent. */
+		d->kind = OUT_FAILED;
+		buf_addf(&d->why, "target refused: %s: %s", field, verr.s);
+		d->state = APPLY_FAILED;
+		d->code = "InvalidTarget";
+	}
+	buf_release(&verr);
+	const struct volume_mod *latest = volume_latest_mod(v);
+	d->latest_start = latest ? latest->start_time : 0;
+	d->latest_in_flight = latest && latest->state &&
+			      (strcmp(latest->state, "modifying") == 0 || strcmp(latest->state, "optimizing") == 0);
+	return 0;
+}
+
+/* Records a decision other than "send" (skipped, completed, deferred, failed) and reports it. */
+static int record_decision(struct ledger *l, const struct item *it, struct apply_row *row,
+			   const struct apply_options *o, struct apply_result *res, const struct decision *d, time_t now,
+			   struct buf *err)
+{
+	int rc = 0;
+	if (!o->dry_run) {
+		row->state = d->state;
+		set_str(&row->error_code, d->code);
+		set_str(&row->error_message, d->code ? d->why.s : NULL);
+		row->eligible_at = d->eligible;
+		if (d->kind == OUT_COMPLETED)
+			row->completed_at = now;
+		rc = ledger_apply_save(l, row, d->why.s, err);
+	}
+	say(o, "%s: %s: %s", it->volume_id, apply_outcome_name(d->kind), d->why.s);
+	outcome(res, it->volume_id, d->kind, d->eligible, "%s", d->why.s);
+	return rc;
+}
+
+/* Invariant 1: the intent (submitted, with its time) is committed before the call it announces. */
+static int record_intent(struct ledger *l, struct apply_row *row, time_t now, const char *detail, struct buf *err)
+{
+	row->state = APPLY_SUBMITTED;
 	row->submitted_at = now;
 	set_str(&row->error_code, NULL);
 	set_str(&row->error_message, NULL);
-	rc = ledger_apply_save(l, row, "ModifyVolume about to be sent", err);
-	if (rc)
-		return rc;
+	return ledger_apply_save(l, row, detail, err);
+}
+
+#ifndef NDEBUG
+/* For assert(): the ledger holds row's intent, committed (state submitted, same submitted_at). */
+static int intent_recorded(struct ledger *l, const struct apply_row *row)
+{
+	struct apply_row stored;
+	struct buf err = BUF_INIT;
+	int ok = row->id && ledger_apply_get(l, row->plan_id, row->volume_id, &stored, &err) == 0;
+	if (ok) {
+		ok = stored.id == row->id && stored.state == APPLY_SUBMITTED && stored.submitted_at == row->submitted_at;
+		apply_row_release(&stored);
+	}
+	buf_release(&err);
+	return ok;
+}
+#endif
+
+/* Sends ModifyVolume once (the intent is recorded) and records its answer. */
+static int send_modify(struct ledger *l, struct aws_client *aws, const struct item *it, struct apply_row *row,
+		       const struct apply_options *o, struct apply_result *res, time_t now, time_t latest_start,
+		       struct buf *err)
+{
+	assert(intent_recorded(l, row)); /* invariant 1: ledger before send */
 	struct volume_mod m;
 	char *aws_code = NULL;
 	struct buf merr = BUF_INIT;
@@ -955,12 +963,14 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 					it->target_throughput, &m, &aws_code, &merr);
 	const char *detail;
 	if (!mrc) {
-		set_str(&row->state, m.state ? m.state : "modifying");
+		row->state = APPLY_MODIFYING;
+		if (m.state)
+			apply_state_parse(m.state, &row->state);
 		row->started_at = m.start_time ? m.start_time : now;
 		detail = "ModifyVolume accepted";
-		say(o, "%s: modification started (%s)", it->volume_id, row->state);
+		say(o, "%s: modification started (%s)", it->volume_id, apply_state_name(row->state));
 		outcome(res, it->volume_id, OUT_SUBMITTED, 0, "%s %lld IOPS %lld MiB/s: %s", ebs_type_name(it->target_type),
-			(long long)it->target_iops, (long long)it->target_throughput, row->state);
+			(long long)it->target_iops, (long long)it->target_throughput, apply_state_name(row->state));
 	} else if (mrc == EM_ENET ||
 		   (aws_code && (strcmp(aws_code, "InternalError") == 0 || strcmp(aws_code, "InternalFailure") == 0 ||
 				 strcmp(aws_code, "ServiceUnavailable") == 0 || strcmp(aws_code, "Unavailable") == 0))) {
@@ -974,7 +984,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	} else if (principal_refusal(mrc, aws_code, merr.s)) {
 		/* Not applied (a refusal, or throttling), and not this volume's fault: it stays planned
 		 * for the next run, and this run stops (every other volume would meet it too). */
-		set_str(&row->state, "planned");
+		row->state = APPLY_PLANNED;
 		row->submitted_at = 0;
 		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
 		set_str(&row->error_message, merr.s);
@@ -984,7 +994,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	} else if (aws_code && (strcmp(aws_code, "VolumeModificationRateExceeded") == 0 ||
 				strcmp(aws_code, "IncorrectModificationState") == 0)) {
 		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
-		set_str(&row->state, "deferred");
+		row->state = APPLY_DEFERRED;
 		row->eligible_at = 0;
 		if (rate) { /* AWS's time when its message has one, else from the history known */
 			struct rate_refusal rr;
@@ -1000,7 +1010,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		say(o, "%s: deferred: %s", it->volume_id, merr.s);
 		outcome(res, it->volume_id, OUT_DEFERRED, row->eligible_at, "%s", merr.s);
 	} else {
-		set_str(&row->state, "failed");
+		row->state = APPLY_FAILED;
 		row->submitted_at = 0;
 		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
 		set_str(&row->error_message, merr.s);
@@ -1008,11 +1018,75 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		say(o, "%s: failed: %s", it->volume_id, merr.s);
 		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", merr.s);
 	}
-	rc = ledger_apply_save(l, row, detail, err);
+	int rc = ledger_apply_save(l, row, detail, err);
 	free(aws_code);
 	buf_release(&merr);
 	volume_mod_release(&m);
 	return rc ? rc : stop;
+}
+
+/* *sent is set when a modification was requested (ModifyVolume, the PVC patch) or, in a dry
+ * run, would be: what --batch counts, whatever the answer. A refusal about the principal
+ * (principal_refusal) returns its error: the run stops there. */
+static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct history_cache *hc,
+		      const struct item *it, struct apply_row *row, const struct apply_options *o, struct apply_result *res,
+		      int *sent, struct buf *err)
+{
+	time_t now = em_now();
+	struct fresh fr;
+	struct buf rerr = BUF_INIT;
+	const char *action = NULL;
+	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
+	if (rc) {
+		if (principal_refusal(rc, NULL, rerr.s))
+			rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s, LEFT_PLANNED);
+		else
+			rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
+		buf_release(&rerr);
+		fresh_release(&fr);
+		return rc;
+	}
+	buf_release(&rerr);
+	struct decision d;
+	rc = decide(l, aws, hc, &fr, it, now, res, &d, err);
+	fresh_release(&fr);
+	if (!rc && d.kind != OUT_SUBMITTED)
+		rc = record_decision(l, it, row, o, res, &d, now, err);
+	int go = !rc && d.kind == OUT_SUBMITTED;
+	buf_release(&d.why);
+	if (!go)
+		return rc;
+	/* invariant: one modification in flight per volume, at the point of sending */
+	assert(!d.latest_in_flight);
+	if (modify_method_kube(row->method))
+		return submit_kube(l, kube_conn_for(kcs, it->cluster), row->method == METHOD_ANNOTATION, it, row, o, res,
+				   sent, err);
+	*sent = 1;
+	if (o->dry_run) {
+		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
+		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
+		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "ModifyVolume %s %lld/%lld", ebs_type_name(it->target_type),
+			(long long)it->target_iops, (long long)it->target_throughput);
+		return 0;
+	}
+	if ((rc = record_intent(l, row, now, "ModifyVolume about to be sent", err)))
+		return rc;
+	return send_modify(l, aws, it, row, o, res, now, d.latest_start, err);
+}
+
+/* A failure about this volume (not the principal): reported, and recorded failed unless a dry run. */
+static int record_failure(struct ledger *l, const struct item *it, struct apply_row *row,
+			  const struct apply_options *o, struct apply_result *res, const char *code, const char *why,
+			  const char *detail, struct buf *err)
+{
+	say(o, "%s: failed: %s", it->volume_id, why);
+	outcome(res, it->volume_id, OUT_FAILED, 0, "%s", why);
+	if (o->dry_run)
+		return 0;
+	row->state = APPLY_FAILED;
+	set_str(&row->error_code, code);
+	set_str(&row->error_message, why);
+	return ledger_apply_save(l, row, detail, err);
 }
 
 /* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never
@@ -1022,7 +1096,12 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
 		       const struct apply_options *o, struct apply_result *res, int *sent, struct buf *err)
 {
-	char *cls = ann ? NULL : vac_name(it->target_type, it->target_iops, it->target_throughput);
+	char *cls = NULL;
+	if (!ann) {
+		struct buf name = BUF_INIT;
+		apply_vac_name(&name, it->target_iops, it->target_throughput);
+		cls = buf_detach(&name);
+	}
 	struct buf patch = BUF_INIT;
 	int stop = 0;
 	if (ann)
@@ -1040,7 +1119,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
 		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
 		if (!o->dry_run) {
-			set_str(&row->state, "failed");
+			row->state = APPLY_FAILED;
 			set_str(&row->error_code, "PVCNotFound");
 			set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
 			rc = ledger_apply_save(l, row, "PVC deleted", err);
@@ -1052,14 +1131,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		goto done;
 	}
 	if (krc) {
-		say(o, "%s: failed: %s", it->volume_id, kerr.s);
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
-		if (!o->dry_run) {
-			set_str(&row->state, "failed");
-			set_str(&row->error_code, "KubernetesError");
-			set_str(&row->error_message, kerr.s);
-			rc = ledger_apply_save(l, row, "cannot read the PVC", err);
-		}
+		rc = record_failure(l, it, row, o, res, "KubernetesError", kerr.s, "cannot read the PVC", err);
 		goto done;
 	}
 	buf_reset(&kerr);
@@ -1070,14 +1142,8 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 					   "volumeattributesclasses", kerr.s);
 			goto done;
 		}
-		say(o, "%s: failed: %s", it->volume_id, kerr.s);
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
-		if (!o->dry_run) {
-			set_str(&row->state, "failed");
-			set_str(&row->error_code, "VolumeAttributesClass");
-			set_str(&row->error_message, kerr.s);
-			rc = ledger_apply_save(l, row, "VolumeAttributesClass unusable", err);
-		}
+		rc = record_failure(l, it, row, o, res, "VolumeAttributesClass", kerr.s, "VolumeAttributesClass unusable",
+				    err);
 		goto done;
 	}
 	*sent = 1;
@@ -1092,13 +1158,10 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc, what);
 		goto done;
 	}
-	set_str(&row->state, "submitted");
 	set_str(&row->target_class, cls);
-	row->submitted_at = em_now();
-	set_str(&row->error_code, NULL);
-	set_str(&row->error_message, NULL);
-	if ((rc = ledger_apply_save(l, row, "PVC patch about to be sent", err)))
+	if ((rc = record_intent(l, row, em_now(), "PVC patch about to be sent", err)))
 		goto done;
+	assert(intent_recorded(l, row)); /* invariant 1: ledger before send */
 	struct buf path = BUF_INIT, out = BUF_INIT;
 	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
 	buf_reset(&kerr);
@@ -1115,15 +1178,15 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 				it->namespace_, it->pvc, ebs_type_name(it->target_type), (long long)it->target_iops,
 				(long long)it->target_throughput);
 		} else if (st && strcmp(st, "Infeasible") == 0) {
-			set_str(&row->state, "failed");
+			row->state = APPLY_FAILED;
 			set_str(&row->error_code, "Infeasible");
 			set_str(&row->error_message, "the CSI driver marked the modification Infeasible");
 			outcome(res, it->volume_id, OUT_FAILED, 0, "Infeasible: the CSI driver refused class %s", cls);
 		} else if ((st && strcmp(st, "InProgress") == 0) || (cur && strcmp(cur, cls) == 0)) {
-			set_str(&row->state, cur && strcmp(cur, cls) == 0 ? "optimizing" : "modifying");
+			row->state = cur && strcmp(cur, cls) == 0 ? APPLY_OPTIMIZING : APPLY_MODIFYING;
 			row->started_at = em_now();
 			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: %s", it->namespace_, it->pvc, cls,
-				row->state);
+				apply_state_name(row->state));
 		} else {
 			/* Patched; the driver has not reported yet: reconciled by the next run or --wait. */
 			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: patched, waiting for the CSI driver",
@@ -1132,7 +1195,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		cJSON_Delete(j);
 		detail = "PVC patched";
 		say(o, "%s: PVC %s/%s now %s %s (%s)", it->volume_id, it->namespace_, it->pvc, ann ? "carries" : "names", what,
-		    row->state);
+		    apply_state_name(row->state));
 	} else if (krc == EM_ENET || krc == EM_ESERVER) {
 		/* No answer or a server error: the patch may have been applied; the next run reads the
 		 * PVC and either moves on or sends it again. */
@@ -1142,14 +1205,14 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", kerr.s);
 	} else if (krc == EM_EAUTH) {
 		/* Refused for the user, not the PVC: not applied, left planned; the run stops. */
-		set_str(&row->state, "planned");
+		row->state = APPLY_PLANNED;
 		row->submitted_at = 0;
 		set_str(&row->error_code, "Forbidden");
 		set_str(&row->error_message, kerr.s);
 		detail = "PVC patch refused for the Kubernetes user: left planned; apply stopped";
 		stop = stop_for_kube(err, it->volume_id, it->cluster, "patch", "persistentvolumeclaims", kerr.s);
 	} else {
-		set_str(&row->state, "failed");
+		row->state = APPLY_FAILED;
 		row->submitted_at = 0;
 		set_str(&row->error_code, krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
 		set_str(&row->error_message, kerr.s);
@@ -1189,7 +1252,8 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 				continue;
 			/* progress: "vol-… modifying 45 %" for the first few, then a count */
 			if (++open_rows <= 5)
-				buf_addf(&line, "%s%s %s", open_rows > 1 ? ", " : ": ", rows[i].volume_id, rows[i].state);
+				buf_addf(&line, "%s%s %s", open_rows > 1 ? ", " : ": ", rows[i].volume_id,
+					 apply_state_name(rows[i].state));
 			if (open_rows <= 5 && pct >= 0)
 				buf_addf(&line, " %lld %%", (long long)pct);
 		}
@@ -1272,48 +1336,48 @@ static void flight_release(struct flight *fl)
  * annotation route where the volume-modifier sidecar runs, EC2 for in-tree PVs, volumes outside
  * Kubernetes and clusters with neither. vac/annotation: that route, or EC2 with a notice when the
  * volume or cluster cannot take it. */
-static const char *choose_method(struct kube_conns *kcs, const struct item *it, const struct apply_options *o)
+static enum modify_method choose_method(struct kube_conns *kcs, const struct item *it, const struct apply_options *o)
 {
 	if (o->method == METHOD_EC2)
-		return "ec2";
+		return METHOD_EC2;
 	if (!it->cluster || !it->pvc || it->in_tree) {
 		if (o->method != METHOD_AUTO)
 			say(o, "%s: no Kubernetes route (%s); using EC2", it->volume_id,
 			    it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
-		return "ec2";
+		return METHOD_EC2;
 	}
 	struct kube_conn *kc = kube_conn_for(kcs, it->cluster);
 	/* v1alpha1 also needs feature gates in the controller manager and the external-resizer, which
 	 * discovery cannot show: auto prefers the sidecar there when it runs. */
 	int alpha = kc->vac_version && strcmp(kc->vac_version, "v1alpha1") == 0;
 	if (o->method == METHOD_VAC && !kc->error)
-		return "vac";
+		return METHOD_VAC;
 	if (o->method == METHOD_AUTO && !kc->error && !alpha)
-		return "vac";
+		return METHOD_VAC;
 	if (o->method == METHOD_VAC) {
 		say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
-		return "ec2";
+		return METHOD_EC2;
 	}
 	if (!kc->ok) {
 		say(o, "%s: cluster %s unreachable (%s); using EC2", it->volume_id, it->cluster, kc->error);
-		return "ec2";
+		return METHOD_EC2;
 	}
 	int sc = kube_conn_sidecar(kc);
 	if (sc == 1)
-		return "annotation";
+		return METHOD_ANNOTATION;
 	if (o->method == METHOD_AUTO && !kc->error)
-		return "vac"; /* v1alpha1 without the sidecar: the only Kubernetes route */
+		return METHOD_VAC; /* v1alpha1 without the sidecar: the only Kubernetes route */
 	if (o->method == METHOD_ANNOTATION && sc < 0) {
 		/* Asked for explicitly and the controller cannot be inspected: trust the operator. */
 		say(o, "%s: cannot tell whether the volume-modifier sidecar runs in cluster %s (%s); annotating as asked",
 		    it->volume_id, it->cluster, kc->sidecar_note);
-		return "annotation";
+		return METHOD_ANNOTATION;
 	}
 	if (o->method == METHOD_ANNOTATION)
 		say(o, "%s: no volume-modifier sidecar in cluster %s (no such container in the aws-ebs-csi-driver "
 		       "Deployments); using EC2",
 		    it->volume_id, it->cluster);
-	return "ec2";
+	return METHOD_EC2;
 }
 
 /* -l/--selector: keeps the items whose PVC matches the label selector, as the API server
@@ -1428,8 +1492,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		}
 		if (g == 0) {
 			/* done, in flight, failed (needs a human), or deferred until later */
-			int open = strcmp(row.state, "planned") == 0 ||
-				   (strcmp(row.state, "deferred") == 0 && (!row.eligible_at || row.eligible_at <= now));
+			int open = row.state == APPLY_PLANNED ||
+				   (row.state == APPLY_DEFERRED && (!row.eligible_at || row.eligible_at <= now));
 			if (!open) {
 				apply_row_release(&row);
 				continue;
@@ -1442,8 +1506,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			row.cluster = xstrdup(it->cluster);
 			row.namespace_ = xstrdup(it->namespace_);
 			row.pvc = xstrdup(it->pvc);
-			row.method = xstrdup(choose_method(&kcs, it, o));
-			row.state = xstrdup("planned");
+			row.method = choose_method(&kcs, it, o);
+			row.state = APPLY_PLANNED;
 			row.target_type = xstrdup(ebs_type_name(it->target_type));
 			row.target_iops = it->target_iops;
 			row.target_throughput = it->target_throughput;
@@ -1485,11 +1549,11 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		size_t n_pend = 0, waiting = 0;
 		rc = ledger_apply_list(l, res->plan_id, &pend, &n_pend, err);
 		for (size_t i = 0; i < n_pend && !rc; i++) {
-			if (strcmp(pend[i].state, "submitted") != 0 || strcmp(pend[i].method, "ec2") == 0 ||
+			if (pend[i].state != APPLY_SUBMITTED || pend[i].method == METHOD_EC2 ||
 			    pend[i].run_id != res->run_id)
 				continue;
 			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, NULL, err);
-			waiting += strcmp(pend[i].state, "submitted") == 0;
+			waiting += pend[i].state == APPLY_SUBMITTED;
 		}
 		apply_rows_free(pend, n_pend);
 		if (!waiting)

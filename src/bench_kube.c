@@ -31,7 +31,7 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger_bench.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/template.h"
 
 #define WORKDIR_PREFIX BENCH_KUBE_MOUNT "/.ebsmigrate-bench-"
 #define HEREDOC "EBSMIGRATE_FIO_JOB"
@@ -155,17 +155,17 @@ int bench_kube_render_job(struct buf *json_out, const char *tpl, const struct be
 		   label = BUF_INIT, mount = BUF_INIT, yaml = BUF_INIT;
 	char deadline[32];
 	snprintf(deadline, sizeof deadline, "%d", j->deadline_s);
-	manifest_yaml_quote(&name, j->name);
-	manifest_yaml_quote(&ns, j->namespace_);
-	manifest_yaml_quote(&prof, j->profile);
-	manifest_yaml_quote(&claim, j->claim);
-	manifest_yaml_quote(&image, j->image);
-	manifest_yaml_quote(&label, j->run_label);
-	manifest_yaml_quote(&mount, BENCH_KUBE_MOUNT);
+	template_yaml_quote(&name, j->name);
+	template_yaml_quote(&ns, j->namespace_);
+	template_yaml_quote(&prof, j->profile);
+	template_yaml_quote(&claim, j->claim);
+	template_yaml_quote(&image, j->image);
+	template_yaml_quote(&label, j->run_label);
+	template_yaml_quote(&mount, BENCH_KUBE_MOUNT);
 	const char *vars[] = {"name", name.s, "namespace", ns.s, "profile", prof.s, "claim", claim.s,
 			      "image", image.s, "run_label", label.s, "mount", mount.s, "deadline", deadline,
 			      "script", j->script, NULL};
-	int rc = manifest_render(&yaml, tpl, BENCH_KUBE_TEMPLATE, vars, err);
+	int rc = template_render(&yaml, tpl, BENCH_KUBE_TEMPLATE, vars, err);
 	if (!rc)
 		rc = yaml_to_json(json_out, yaml.s, yaml.len, "template '" BENCH_KUBE_TEMPLATE "'", err);
 	buf_release(&name), buf_release(&ns), buf_release(&prof), buf_release(&claim);

@@ -199,7 +199,7 @@ static int on_option(void *st, int id, const char *arg)
 		if (order)
 			a->o.order = (enum apply_order)v;
 		else
-			a->o.method = (enum apply_method)v;
+			a->o.method = (enum modify_method)v;
 		return 0;
 	}
 	case OPT_VOLUME: strlist_append(&a->vols, arg); return 0;

@@ -5,7 +5,8 @@
  * PVCs. --watch ends when nothing is in flight or at --timeout (exit 3). Completed volumes are verified (EC2 type, IOPS and
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
- * unverified, never as a pass.
+ * unverified, never as a pass. The judging is apply_state.c's (apply_verify_row, apply_totals_add):
+ * this file reads, calls and prints.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/apply.h"
+#include "ebsmigrate/apply_state.h"
 
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
@@ -195,15 +197,7 @@ static int read_live(struct aws_client *aws, struct apply_row *rows, size_t n, s
 
 /* ---- the PVCs of the VolumeAttributesClass route ---- */
 
-enum pvc_lookup { PVC_NOT_READ = 0, PVC_READ, PVC_NOT_FOUND, PVC_UNREACHABLE };
-static const char *const pvc_lookup_names[] = {"not-read", "read", "not-found", "unreachable"};
-
-/* What status learned about one row's PVC. */
-struct pvc_live {
-	enum pvc_lookup lookup;
-	struct pvc_state st;
-	char *why; /* PVC_UNREACHABLE: the error */
-};
+/* What status learns about one row's PVC: struct pvc_live (apply_state.h), judged there. */
 
 /* The Kubernetes side of one status run (kept across --watch refreshes). */
 struct kube_side {
@@ -211,30 +205,10 @@ struct kube_side {
 	struct strmap warned; /* clusters already warned about */
 };
 
-/* A row whose PVC apply patched or will patch: a class (vac) or annotations (annotation). */
-static int is_kube_row(const struct apply_row *r)
-{
-	return r->method && (strcmp(r->method, "vac") == 0 || strcmp(r->method, "annotation") == 0) && r->cluster &&
-	       r->namespace_ && r->pvc;
-}
-
-static int is_ann_row(const struct apply_row *r)
-{
-	return strcmp(r->method, "annotation") == 0;
-}
-
-/* Whether apply patched the PVC (a volume found already at its target never was). */
-static int was_patched(const struct apply_row *r)
-{
-	return is_ann_row(r) ? r->submitted_at != 0 : r->target_class != NULL;
-}
-
 static void pvc_lives_free(struct pvc_live *pv, size_t n)
 {
-	for (size_t i = 0; pv && i < n; i++) {
-		pvc_state_release(&pv[i].st);
-		free(pv[i].why);
-	}
+	for (size_t i = 0; pv && i < n; i++)
+		pvc_live_release(&pv[i]);
 	free(pv);
 }
 
@@ -258,8 +232,8 @@ static struct pvc_live *read_pvcs(struct kube_side *ks, const struct apply_row *
 	struct strmap down = STRMAP_INIT; /* cluster -> index of the row holding its error */
 	for (size_t i = 0; i < n; i++) {
 		const struct apply_row *r = &rows[i];
-		int check = strcmp(r->state, "completed") == 0 && was_patched(r); /* never patched: nothing to check */
-		if (!is_kube_row(r) || (!check && !apply_state_open(r->state)))
+		int check = r->state == APPLY_COMPLETED && apply_row_patched(r); /* never patched: nothing to check */
+		if (!apply_row_kube(r) || (!check && !apply_state_open(r->state)))
 			continue;
 		size_t first;
 		if (strmap_get(&down, r->cluster, &first)) {
@@ -344,7 +318,7 @@ static void add_pvc_json(struct buf *out, const struct apply_row *r, const struc
 			 const char *note)
 {
 	buf_adds(out, ",\"pvc\":");
-	if (!is_kube_row(r)) {
+	if (!apply_row_kube(r)) {
 		buf_adds(out, "null");
 		return;
 	}
@@ -356,7 +330,7 @@ static void add_pvc_json(struct buf *out, const struct apply_row *r, const struc
 	buf_add_json_str(out, r->pvc);
 	buf_adds(out, ",\"target_class\":");
 	buf_add_json_str(out, r->target_class);
-	buf_addf(out, ",\"lookup\":\"%s\",\"current_class\":", pvc_lookup_names[p->lookup]);
+	buf_addf(out, ",\"lookup\":\"%s\",\"current_class\":", pvc_lookup_name(p->lookup));
 	buf_add_json_str(out, p->st.current_class);
 	buf_adds(out, ",\"modify_status\":");
 	buf_add_json_str(out, p->st.modify_status);
@@ -383,8 +357,8 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		  int json, const struct table_options *to, struct tally *t)
 {
 	time_t now = em_now();
-	size_t planned = 0, in_flight = 0, completed = 0, deferred = 0, failed = 0;
-	micro_t realized = 0;
+	struct apply_totals tot;
+	memset(&tot, 0, sizeof tot);
 	if (json)
 		buf_adds(out, "{\"schema\":\"ebsmigrate.status/v1\",\"volumes\":[");
 	struct table tab;
@@ -393,69 +367,9 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		struct apply_row *r = &rows[i];
 		const struct pvc_live *p = &pv[i];
 		const struct volume *v = lv->read ? fleet_find((struct fleet *)&lv->f, r->volume_id) : NULL;
-		const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
-		int is_completed = strcmp(r->state, "completed") == 0;
-		int64_t progress = -1;
-		if (m && apply_state_open(r->state))
-			progress = m->progress;
-		else if (is_completed)
-			progress = 100;
-		const char *verified = NULL;
-		if (is_completed && lv->read) {
-			if (!v)
-				verified = "volume not found in EC2";
-			else if (v->type != ebs_type_parse(r->target_type) || v->iops != r->target_iops ||
-				 v->throughput != r->target_throughput)
-				verified = "EC2 configuration differs from the target";
-		}
-		/* The PVC: -1 not checked (not completed, --no-kube, class never set, unreachable). */
-		int pvc_ok = -1, pvc_unverified = 0;
-		struct buf pnote = BUF_INIT;
-		if (is_kube_row(r)) {
-			if (p->lookup == PVC_NOT_FOUND) {
-				buf_addf(&pnote, "PVC %s/%s was deleted", r->namespace_, r->pvc);
-				if (is_completed && was_patched(r))
-					pvc_ok = 0;
-			} else if (p->lookup == PVC_UNREACHABLE) {
-				buf_addf(&pnote, "PVC %s/%s not verified: cluster '%s' cannot be read", r->namespace_, r->pvc,
-					 r->cluster);
-				pvc_unverified = is_completed && was_patched(r);
-			} else if (p->lookup == PVC_READ && is_completed && is_ann_row(r) && was_patched(r)) {
-				pvc_ok = kube_pvc_annotations_match(&p->st, r->target_type, r->target_iops,
-								    r->target_throughput);
-				if (!pvc_ok)
-					buf_addf(&pnote, "PVC %s/%s annotations (%s %s/%s) are not the target", r->namespace_,
-						 r->pvc, p->st.ann_type ? p->st.ann_type : "-", p->st.ann_iops ? p->st.ann_iops : "-",
-						 p->st.ann_tput ? p->st.ann_tput : "-");
-			} else if (p->lookup == PVC_READ && is_completed && r->target_class) {
-				const char *cur = p->st.current_class;
-				pvc_ok = cur && strcmp(cur, r->target_class) == 0;
-				if (!pvc_ok && cur)
-					buf_addf(&pnote, "PVC %s/%s names class '%s' as current, not '%s'", r->namespace_,
-						 r->pvc, cur, r->target_class);
-				else if (!pvc_ok)
-					buf_addf(&pnote, "PVC %s/%s names no current class, not '%s'", r->namespace_, r->pvc,
-						 r->target_class);
-			} else if (p->lookup == PVC_READ && p->st.modify_status) {
-				buf_addf(&pnote, "PVC %s/%s: %s", r->namespace_, r->pvc, p->st.modify_status);
-			}
-		}
-		int bad = verified || pvc_ok == 0;
-		if (bad)
-			t->mismatch++;
-		t->pvc_unverified += pvc_unverified;
-		if (!strcmp(r->state, "planned"))
-			planned++;
-		else if (apply_state_open(r->state))
-			in_flight++;
-		else if (is_completed) {
-			completed++;
-			if (!bad)
-				realized += r->current_monthly - r->target_monthly;
-		} else if (!strcmp(r->state, "deferred"))
-			deferred++;
-		else if (!strcmp(r->state, "failed"))
-			failed++;
+		struct apply_verdict vd;
+		apply_verify_row(r, v, lv->read, p, &vd);
+		apply_totals_add(&tot, r, &vd);
 		char elig[21] = "";
 		if (r->eligible_at)
 			em_format_time(r->eligible_at, elig);
@@ -464,12 +378,12 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			buf_adds(out, i ? ",\n{" : "\n{");
 			buf_adds(out, "\"volume_id\":");
 			buf_add_json_str(out, r->volume_id); /* from a plan file: escaped like every string */
-			buf_addf(out, ",\"plan_id\":%lld,\"state\":\"%s\",\"method\":\"%s\",", (long long)r->plan_id, r->state,
-				 r->method);
+			buf_addf(out, ",\"plan_id\":%lld,\"state\":\"%s\",\"method\":\"%s\",", (long long)r->plan_id,
+				 apply_state_name(r->state), modify_method_name(r->method));
 			buf_addf(out, "\"target\":{\"type\":\"%s\",\"iops\":%lld,\"throughput_mibps\":%lld},", r->target_type,
 				 (long long)r->target_iops, (long long)r->target_throughput);
-			if (progress >= 0)
-				buf_addf(out, "\"progress\":%lld,", (long long)progress);
+			if (vd.progress >= 0)
+				buf_addf(out, "\"progress\":%lld,", (long long)vd.progress);
 			else
 				buf_adds(out, "\"progress\":null,");
 			buf_addf(out, "\"seconds_in_state\":%lld,\"eligible_at\":", (long long)in_state);
@@ -478,13 +392,8 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			else
 				buf_adds(out, "null");
 			buf_adds(out, ",\"verified\":");
-			if (!is_completed)
-				buf_adds(out, "null");
-			else if (bad)
-				buf_adds(out, "false");
-			else
-				buf_adds(out, !lv->read || pvc_unverified ? "null" : "true");
-			add_pvc_json(out, r, p, pvc_ok, pnote.s);
+			buf_adds(out, vd.verified < 0 ? "null" : vd.verified ? "true" : "false");
+			add_pvc_json(out, r, p, vd.pvc_ok, vd.pvc_note.s);
 			buf_adds(out, ",\"error\":");
 			if (r->error_code) {
 				buf_adds(out, "{\"code\":\"");
@@ -500,23 +409,23 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			char tgt[80], prog[32], ins[32];
 			snprintf(tgt, sizeof tgt, "%s %lld/%lld", r->target_type, (long long)r->target_iops,
 				 (long long)r->target_throughput);
-			if (progress >= 0)
-				snprintf(prog, sizeof prog, "%lld%%", (long long)progress);
+			if (vd.progress >= 0)
+				snprintf(prog, sizeof prog, "%lld%%", (long long)vd.progress);
 			else
 				snprintf(prog, sizeof prog, "-");
 			snprintf(ins, sizeof ins, "%lldm", (long long)(in_state / 60));
 			struct buf note = BUF_INIT;
-			if (verified)
-				buf_adds(&note, verified);
-			if (pnote.len)
-				buf_addf(&note, "%s%s", note.len ? "; " : "", pnote.s);
-			if (!bad && r->error_code && r->error_message)
+			if (vd.ec2_mismatch)
+				buf_adds(&note, vd.ec2_mismatch);
+			if (vd.pvc_note.len)
+				buf_addf(&note, "%s%s", note.len ? "; " : "", vd.pvc_note.s);
+			if (!vd.bad && r->error_code && r->error_message)
 				buf_addf(&note, "%s%s", note.len ? "; " : "", r->error_message);
 			/* the id and the notes (EC2 and Kubernetes messages) may hold control characters: the
 			 * table shows them visible */
 			table_add(&tab, r->volume_id);
-			table_add(&tab, r->state);
-			table_add(&tab, r->method);
+			table_add(&tab, apply_state_name(r->state));
+			table_add(&tab, modify_method_name(r->method));
 			table_add(&tab, tgt);
 			table_add(&tab, prog);
 			table_add(&tab, ins);
@@ -524,21 +433,23 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			table_add(&tab, note.len ? note.s : "");
 			buf_release(&note);
 		}
-		buf_release(&pnote);
+		apply_verdict_release(&vd);
 	}
+	t->mismatch = tot.mismatch;
+	t->pvc_unverified = tot.pvc_unverified;
 	if (!json)
 		table_write(out, &tab, to);
 	table_release(&tab);
 	if (json) {
 		buf_addf(out, "\n],\"totals\":{\"planned\":%zu,\"in_flight\":%zu,\"completed\":%zu,\"deferred\":%zu,\"failed\":%zu,"
 			      "\"mismatched\":%d,\"pvc_unverified\":%d,\"realized_monthly_usd\":",
-			 planned, in_flight, completed, deferred, failed, t->mismatch, t->pvc_unverified);
-		money_add_json(out, realized);
+			 tot.planned, tot.in_flight, tot.completed, tot.deferred, tot.failed, t->mismatch, t->pvc_unverified);
+		money_add_json(out, tot.realized);
 		buf_adds(out, "}}\n");
 	} else {
 		buf_addf(out, "\n%zu volumes: %zu completed, %zu in flight, %zu deferred, %zu failed, %zu planned; realized ", n,
-			 completed, in_flight, deferred, failed, planned);
-		money_add_usd_pretty(out, realized);
+			 tot.completed, tot.in_flight, tot.deferred, tot.failed, tot.planned);
+		money_add_usd_pretty(out, tot.realized);
 		buf_adds(out, "/month\n");
 		if (t->mismatch)
 			buf_addf(out, "%d completed volume(s) do not match their target in EC2 or in their PVC\n", t->mismatch);
@@ -546,7 +457,7 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			buf_addf(out, "%d completed volume(s) with a PVC not verified: its cluster cannot be read\n",
 				 t->pvc_unverified);
 	}
-	return (int)in_flight;
+	return (int)tot.in_flight;
 }
 
 /* Wall seconds that --timeout counts (never moved by --now or the clock being set). */
@@ -674,7 +585,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			pv = xcalloc(n ? n : 1, sizeof *pv);
 			size_t n_vac = 0;
 			for (size_t i = 0; i < n; i++)
-				n_vac += is_kube_row(&rows[i]);
+				n_vac += apply_row_kube(&rows[i]);
 			if (a.no_kube && !a.no_verify && n_vac && !noticed++)
 				log_notice("--no-kube: %zu VolumeAttributesClass volume(s) are verified on EC2 only; their PVCs "
 					   "are not read",

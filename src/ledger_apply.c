@@ -26,14 +26,9 @@
 void apply_row_release(struct apply_row *r)
 {
 	free(r->volume_id), free(r->account), free(r->region), free(r->cluster), free(r->namespace_), free(r->pvc);
-	free(r->method), free(r->state), free(r->target_type), free(r->target_class);
+	free(r->target_type), free(r->target_class);
 	free(r->error_code), free(r->error_message);
 	memset(r, 0, sizeof *r);
-}
-
-int apply_state_open(const char *s)
-{
-	return s && (strcmp(s, "submitted") == 0 || strcmp(s, "modifying") == 0 || strcmp(s, "optimizing") == 0);
 }
 
 void apply_rows_free(struct apply_row *rows, size_t n)
@@ -243,8 +238,9 @@ static void read_row(sqlite3_stmt *st, struct apply_row *r)
 	r->cluster = ledger_column_dup(st, 6);
 	r->namespace_ = ledger_column_dup(st, 7);
 	r->pvc = ledger_column_dup(st, 8);
-	r->method = ledger_column_dup(st, 9);
-	r->state = ledger_column_dup(st, 10);
+	/* the table's CHECK constraints admit only these enums' names */
+	modify_method_parse((const char *)sqlite3_column_text(st, 9), &r->method);
+	apply_state_parse((const char *)sqlite3_column_text(st, 10), &r->state);
 	r->target_type = ledger_column_dup(st, 11);
 	r->target_iops = sqlite3_column_int64(st, 12);
 	r->target_throughput = sqlite3_column_int64(st, 13);
@@ -394,7 +390,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		ledger_bind_text(st, 8, r->cluster);
 		ledger_bind_text(st, 9, r->namespace_);
 		ledger_bind_text(st, 10, r->pvc);
-		ledger_bind_text(st, 11, r->state);
+		ledger_bind_text(st, 11, apply_state_name(r->state));
 		ledger_bind_text(st, 12, r->target_type);
 		sqlite3_bind_int64(st, 13, r->target_iops);
 		sqlite3_bind_int64(st, 14, r->target_throughput);
@@ -410,7 +406,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		bind_time(st, 24, r->updated_at);
 		if (r->id)
 			sqlite3_bind_int64(st, 25, r->id);
-		ledger_bind_text(st, 26, r->method);
+		ledger_bind_text(st, 26, modify_method_name(r->method));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			rc = ledger_db_err(l, err, "cannot write the apply ledger");
 		else if (!r->id)
@@ -418,7 +414,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		sqlite3_finalize(st);
 		st = NULL;
 	}
-	if (!rc && (!prev || strcmp(prev, r->state) != 0 || detail)) {
+	if (!rc && (!prev || strcmp(prev, apply_state_name(r->state)) != 0 || detail)) {
 		rc = ledger_prepare(l, "INSERT INTO apply_events (apply_volume_id, at, from_state, to_state, detail) "
 				       "VALUES (?, ?, ?, ?, ?)",
 				    &st, err);
@@ -426,7 +422,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 			sqlite3_bind_int64(st, 1, r->id);
 			bind_time(st, 2, r->updated_at);
 			ledger_bind_text(st, 3, prev);
-			ledger_bind_text(st, 4, r->state);
+			ledger_bind_text(st, 4, apply_state_name(r->state));
 			ledger_bind_text(st, 5, detail);
 			if (sqlite3_step(st) != SQLITE_DONE)
 				rc = ledger_db_err(l, err, "cannot write the apply ledger");
@@ -446,8 +442,8 @@ int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail,
 	return save_row(l, r, NULL, 0, detail, err);
 }
 
-int ledger_apply_save_if(struct ledger *l, struct apply_row *r, const char *expect_state, time_t expect_submitted,
+int ledger_apply_save_if(struct ledger *l, struct apply_row *r, enum apply_state expect_state, time_t expect_submitted,
 			 const char *detail, struct buf *err)
 {
-	return save_row(l, r, expect_state, expect_submitted, detail, err);
+	return save_row(l, r, apply_state_name(expect_state), expect_submitted, detail, err);
 }

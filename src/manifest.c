@@ -2,8 +2,8 @@
  * manifest.c - `plan --manifests DIR`: the plan as files an operator reviews and applies.
  *
  * Entry points: manifest_build (render in memory), manifest_check_dir, manifest_write_dir
- * (atomic), manifest_write (both); helpers manifest_vac_name, manifest_vac_api,
- * manifest_yaml_quote, manifest_sh_quote, manifest_render (exposed for tests).
+ * (atomic), manifest_write (both); manifest_vac_api (exposed for tests). Rendering and quoting:
+ * template.c; the class name rule: apply_vac_name (apply_state.c).
  *
  * Layout (docs/manifests.md):
  *   DIR/README.md                    the order to apply, rollback, what is left out, warnings
@@ -45,6 +45,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/manifest.h"
+#include "ebsmigrate/template.h"
 #include "ebsmigrate/money.h"
 
 #define EBS_CSI "ebs.csi.aws.com"
@@ -55,19 +56,16 @@
 
 const char *manifest_route_name(enum manifest_route r)
 {
-	static const char *const names[] = {"vac", "annotation", "ec2"};
-	return names[r];
+	return modify_method_name(r == METHOD_AUTO ? METHOD_VAC : r);
 }
 
 int manifest_route_parse(const char *s, enum manifest_route *out)
 {
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(s, manifest_route_name((enum manifest_route)i)) == 0) {
-			*out = (enum manifest_route)i;
-			return 0;
-		}
-	}
-	return EM_EINPUT;
+	enum modify_method m;
+	if (modify_method_parse(s, &m) || m == METHOD_AUTO) /* --route has no auto */
+		return EM_EINPUT;
+	*out = m;
+	return 0;
 }
 
 void manifest_set_init(struct manifest_set *s)
@@ -139,84 +137,7 @@ static int ieq(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-/* ------------------------------------------------------------------ quoting */
-
-static int yaml_plain_ok(const char *s)
-{
-	static const char *const keywords[] = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", NULL};
-	unsigned char c0 = (unsigned char)s[0];
-	if (!c0 || !(isalpha(c0) || c0 == '/' || c0 == '_'))
-		return 0;
-	for (const char *p = s; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		if (!(isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/'))
-			return 0;
-	}
-	for (size_t i = 0; keywords[i]; i++)
-		if (strcasecmp(s, keywords[i]) == 0)
-			return 0;
-	return 1;
-}
-
-void manifest_yaml_quote(struct buf *out, const char *s)
-{
-	if (!s)
-		s = "";
-	if (yaml_plain_ok(s)) {
-		buf_adds(out, s);
-		return;
-	}
-	static const char hex[] = "0123456789ABCDEF";
-	buf_addc(out, '"');
-	for (const char *p = s; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-		switch (c) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				char x[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
-				buf_adds(out, x);
-			} else {
-				buf_addc(out, (char)c);
-			}
-		}
-	}
-	buf_addc(out, '"');
-}
-
-void manifest_sh_quote(struct buf *out, const char *s)
-{
-	if (!s)
-		s = "";
-	int plain = *s != '\0';
-	for (const char *p = s; *p && plain; p++) {
-		unsigned char c = (unsigned char)*p;
-		plain = isalnum(c) || strchr("_./:=@%+,-", c) != NULL;
-	}
-	if (plain) {
-		buf_adds(out, s);
-		return;
-	}
-	buf_addc(out, '\'');
-	for (const char *p = s; *p; p++) {
-		if (*p == '\'')
-			buf_adds(out, "'\\''");
-		else
-			buf_addc(out, *p);
-	}
-	buf_addc(out, '\'');
-}
-
 /* ------------------------------------------------------------------ naming and versions */
-
-void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput)
-{
-	buf_addf(out, "gp3-%lld-%lld", (long long)iops, (long long)throughput);
-}
 
 enum manifest_vac_api manifest_vac_api(const char *v, const char **api_version_out)
 {
@@ -249,103 +170,6 @@ enum manifest_vac_api manifest_vac_api(const char *v, const char **api_version_o
 
 /* ------------------------------------------------------------------ templates */
 
-static const char *var_lookup(const char *const *vars, const char *name, size_t len)
-{
-	for (size_t i = 0; vars && vars[i]; i += 2)
-		if (strlen(vars[i]) == len && memcmp(vars[i], name, len) == 0)
-			return vars[i + 1] ? vars[i + 1] : "";
-	return NULL;
-}
-
-/* Finds "{{ name }}" at p; sets the trimmed name and returns the position after "}}", or NULL
- * when it is not closed on that line. */
-static const char *placeholder_at(const char *p, const char *line_end, const char **name, size_t *len)
-{
-	const char *q = p + 2;
-	const char *close = NULL;
-	for (const char *r = q; r + 1 < line_end; r++) {
-		if (r[0] == '}' && r[1] == '}') {
-			close = r;
-			break;
-		}
-	}
-	if (!close)
-		return NULL;
-	while (q < close && *q == ' ')
-		q++;
-	const char *e = close;
-	while (e > q && e[-1] == ' ')
-		e--;
-	*name = q;
-	*len = (size_t)(e - q);
-	return close + 2;
-}
-
-int manifest_render(struct buf *out, const char *tpl, const char *tpl_name, const char *const *vars,
-		    struct buf *err)
-{
-	const char *p = tpl;
-	while (*p) {
-		const char *line_end = strchr(p, '\n');
-		if (!line_end)
-			line_end = p + strlen(p);
-		const char *next = *line_end ? line_end + 1 : line_end;
-		const char *q = p;
-		while (q < line_end && (*q == ' ' || *q == '\t'))
-			q++;
-		const char *name;
-		size_t len;
-		if (q[0] == '{' && q[1] == '{') {
-			const char *after = placeholder_at(q, line_end, &name, &len);
-			const char *t = after;
-			while (t && t < line_end && (*t == ' ' || *t == '\t' || *t == '\r'))
-				t++;
-			if (after && t == line_end) {
-				/* A placeholder alone on its line: a block. */
-				const char *val = var_lookup(vars, name, len);
-				if (!val)
-					return em_err(err, EM_EINPUT, "template '%s': unknown placeholder '{{%.*s}}'",
-						      tpl_name, (int)len, name);
-				size_t vlen = strlen(val);
-				while (vlen && val[vlen - 1] == '\n')
-					vlen--;
-				if (vlen) {
-					buf_add(out, p, (size_t)(q - p));
-					for (size_t i = 0; i < vlen; i++) {
-						buf_addc(out, val[i]);
-						if (val[i] == '\n' && i + 1 < vlen && val[i + 1] != '\n')
-							buf_add(out, p, (size_t)(q - p));
-					}
-					if (*line_end)
-						buf_addc(out, '\n');
-				}
-				p = next;
-				continue;
-			}
-		}
-		for (const char *r = p; r < line_end;) {
-			if (r[0] == '{' && r[1] == '{') {
-				const char *after = placeholder_at(r, line_end, &name, &len);
-				if (!after)
-					return em_err(err, EM_EINPUT, "template '%s': '{{' without '}}' on the same line",
-						      tpl_name);
-				const char *val = var_lookup(vars, name, len);
-				if (!val)
-					return em_err(err, EM_EINPUT, "template '%s': unknown placeholder '{{%.*s}}'",
-						      tpl_name, (int)len, name);
-				buf_adds(out, val);
-				r = after;
-			} else {
-				buf_addc(out, *r++);
-			}
-		}
-		if (*line_end)
-			buf_addc(out, '\n');
-		p = next;
-	}
-	return 0;
-}
-
 enum tpl_id { TPL_VAC, TPL_SC, TPL_UNDEFAULT, TPL_PATCH, TPL_KUSTOMIZATION, TPL_README, TPL_COUNT };
 static const char *const tpl_files[TPL_COUNT] = {
 	"vac.yaml", "storageclass-gp3.yaml", "storageclass-gp2-undefault.json",
@@ -376,23 +200,9 @@ static int templates_load(struct templates *t, const char *dir, struct buf *err)
 			return em_err(err, EM_EINPUT, "--templates-dir: '%s' is not a directory", dir);
 	}
 	for (int i = 0; i < TPL_COUNT; i++) {
-		struct buf path = BUF_INIT;
-		if (dir)
-			buf_addf(&path, "%s/%s", dir, tpl_files[i]);
-		if (dir && access(path.s, F_OK) == 0) {
-			t->name[i] = buf_detach(&path);
-			int rc = em_read_file(t->name[i], &t->text[i], err);
-			if (rc)
-				return rc;
-			continue;
-		}
-		buf_reset(&path);
-		buf_addf(&path, "templates/%s", tpl_files[i]);
-		const struct embedded_file *e = embedded_find(path.s);
-		t->name[i] = buf_detach(&path);
-		if (!e)
-			return em_err(err, EM_ENOTFOUND, "template '%s' is not built in", t->name[i]);
-		buf_add(&t->text[i], e->data, e->len);
+		int rc = template_load(&t->text[i], &t->name[i], dir, tpl_files[i], err);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -918,7 +728,7 @@ static void script_begin(struct buf *b, const char *title, const char *body)
 static void add_context_var(struct buf *b, const char *cluster)
 {
 	buf_adds(b, "ctx=");
-	manifest_sh_quote(b, cluster);
+	template_sh_quote(b, cluster);
 	buf_adds(b, "\n[ -z \"${KUBE_CONTEXT:-}\" ] || ctx=$KUBE_CONTEXT\n");
 }
 
@@ -926,9 +736,9 @@ static void add_modify_volume(struct buf *b, const struct plan_item *it, const c
 {
 	const struct volume *v = it->v;
 	buf_addf(b, "%saws ec2 modify-volume --region ", indent);
-	manifest_sh_quote(b, v->region);
+	template_sh_quote(b, v->region);
 	buf_adds(b, " --volume-id ");
-	manifest_sh_quote(b, v->volume_id);
+	template_sh_quote(b, v->volume_id);
 	buf_addf(b, " --volume-type gp3 --iops %lld --throughput %lld\n", (long long)it->target.iops,
 		 (long long)it->target.throughput);
 }
@@ -937,15 +747,15 @@ static void add_ec2_rollback(struct buf *b, const struct plan_item *it)
 {
 	const struct volume *v = it->v;
 	buf_adds(b, "if still_gp3 ");
-	manifest_sh_quote(b, v->region);
+	template_sh_quote(b, v->region);
 	buf_addc(b, ' ');
-	manifest_sh_quote(b, v->volume_id);
+	template_sh_quote(b, v->volume_id);
 	buf_addf(b, " %lld %lld %lld; then\n", (long long)v->size_gib, (long long)it->target.iops,
 		 (long long)it->target.throughput);
 	buf_adds(b, "\taws ec2 modify-volume --region ");
-	manifest_sh_quote(b, v->region);
+	template_sh_quote(b, v->region);
 	buf_adds(b, " --volume-id ");
-	manifest_sh_quote(b, v->volume_id);
+	template_sh_quote(b, v->volume_id);
 	buf_adds(b, " --volume-type gp2\nfi\n");
 }
 
@@ -958,12 +768,12 @@ static const char *open_guard(struct buf *b, const struct plan_item *it, int blo
 		char ts[21];
 		em_format_time(it->eligible_at, ts);
 		buf_addf(b, "if not_before %lld %s ", (long long)it->eligible_at, ts);
-		manifest_sh_quote(b, it->v->volume_id);
+		template_sh_quote(b, it->v->volume_id);
 	} else {
 		buf_adds(b, "if idle ");
-		manifest_sh_quote(b, it->v->region);
+		template_sh_quote(b, it->v->region);
 		buf_addc(b, ' ');
-		manifest_sh_quote(b, it->v->volume_id);
+		template_sh_quote(b, it->v->volume_id);
 	}
 	buf_adds(b, "; then\n");
 	return "\t";
@@ -978,9 +788,9 @@ static void close_guard(struct buf *b, int blocked)
 static void add_kubectl_pvc(struct buf *b, const struct kube_binding *k, const char *indent, const char *verb)
 {
 	buf_addf(b, "%skubectl --context \"$ctx\" --namespace ", indent);
-	manifest_sh_quote(b, k->namespace_);
+	template_sh_quote(b, k->namespace_);
 	buf_addf(b, " %s pvc ", verb);
-	manifest_sh_quote(b, k->pvc);
+	template_sh_quote(b, k->pvc);
 }
 
 static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, struct buf *err)
@@ -988,11 +798,11 @@ static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, s
 	struct buf cls = BUF_INIT, patch = BUF_INIT;
 	buf_add_json_str(&cls, class_name);
 	const char *vars[] = {"class", cls.s, NULL};
-	int rc = manifest_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
+	int rc = template_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
 	while (patch.len && isspace((unsigned char)patch.s[patch.len - 1]))
 		patch.s[--patch.len] = '\0';
 	if (!rc)
-		manifest_sh_quote(b, patch.s);
+		template_sh_quote(b, patch.s);
 	buf_release(&cls);
 	buf_release(&patch);
 	return rc;
@@ -1012,6 +822,19 @@ static void batch_file(struct buf *b, const struct batch_ref *r, const char *kin
 }
 
 /* 1 when some claim of the batch named no class before (its rollback goes through EC2). */
+/* A batch's forward script (fwd_name) and its rollback.sh, both executable. */
+static void add_batch_scripts(struct gen *g, const struct batch_ref *r, const char *fwd_name, struct buf *fwd,
+			      struct buf *back)
+{
+	struct buf path = BUF_INIT;
+	batch_file(&path, r, fwd_name);
+	add_file(g->out, path.s, fwd, 0755);
+	buf_reset(&path);
+	batch_file(&path, r, "rollback.sh");
+	add_file(g->out, path.s, back, 0755);
+	buf_release(&path);
+}
+
 static int any_unclassed(const struct entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1031,7 +854,7 @@ static int has_unknown_eligibility(const struct batch_ref *r)
 /* Forward + rollback script of one batch of a cluster's claims. */
 static int cluster_batch(struct gen *g, const struct cluster *c, const struct batch_ref *r, struct buf *err)
 {
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
 	int vac = c->route == MANIFEST_ROUTE_VAC;
 	buf_addf(&title, "Cluster %s, %sbatch %zu of %zu: %zu claim(s), route %s.", c->name, r->blocked ? "blocked " : "",
 		 r->number, r->total, r->n, manifest_route_name(c->route));
@@ -1127,25 +950,19 @@ static int cluster_batch(struct gen *g, const struct cluster *c, const struct ba
 			buf_adds(&back, " \\\n\tebs.csi.aws.com/volumeType=gp2 ebs.csi.aws.com/iops- ebs.csi.aws.com/throughput-\n");
 		}
 	}
-	if (!rc) {
-		batch_file(&path, r, "pvc-patches.sh");
-		add_file(g->out, path.s, &fwd, 0755);
-		buf_reset(&path);
-		batch_file(&path, r, "rollback.sh");
-		add_file(g->out, path.s, &back, 0755);
-	}
+	if (!rc)
+		add_batch_scripts(g, r, "pvc-patches.sh", &fwd, &back);
 	buf_release(&fwd);
 	buf_release(&back);
 	buf_release(&title);
 	buf_release(&body);
-	buf_release(&path);
 	return rc;
 }
 
 /* Forward + rollback script of one batch of EC2-route volumes. */
 static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct batch_ref *r)
 {
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT, path = BUF_INIT;
+	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
 	buf_addf(&title, "EC2 route%s%s, %sbatch %zu of %zu: %zu volume(s).", a->account ? ", account " : "",
 		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number, r->total, r->n);
 	buf_addf(&body, "# From the plan of %s. Needs AWS credentials of the account that owns the volumes.\n"
@@ -1186,7 +1003,7 @@ static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct b
 				char ts[21];
 				em_format_time(it->eligible_at, ts);
 				buf_addf(&fwd, "if not_before %lld %s ", (long long)it->eligible_at, ts);
-				manifest_sh_quote(&fwd, v->volume_id);
+				template_sh_quote(&fwd, v->volume_id);
 				buf_adds(&fwd, " && ");
 			} else {
 				buf_adds(&fwd, "if ");
@@ -1195,9 +1012,9 @@ static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct b
 			buf_adds(&fwd, "if ");
 		}
 		buf_adds(&fwd, "still_gp2 ");
-		manifest_sh_quote(&fwd, v->region);
+		template_sh_quote(&fwd, v->region);
 		buf_addc(&fwd, ' ');
-		manifest_sh_quote(&fwd, v->volume_id);
+		template_sh_quote(&fwd, v->volume_id);
 		buf_addf(&fwd, " %lld; then\n", (long long)v->size_gib);
 		add_modify_volume(&fwd, it, "\t");
 		buf_adds(&fwd, "fi\n");
@@ -1206,16 +1023,11 @@ static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct b
 		describe_item(&back, it);
 		add_ec2_rollback(&back, it);
 	}
-	batch_file(&path, r, "modify-volume.sh");
-	add_file(g->out, path.s, &fwd, 0755);
-	buf_reset(&path);
-	batch_file(&path, r, "rollback.sh");
-	add_file(g->out, path.s, &back, 0755);
+	add_batch_scripts(g, r, "modify-volume.sh", &fwd, &back);
 	buf_release(&fwd);
 	buf_release(&back);
 	buf_release(&title);
 	buf_release(&body);
-	buf_release(&path);
 }
 
 /* Calls fn for every batch of a group: migrate batches, then blocked ones numbered after them.
@@ -1367,18 +1179,18 @@ static int cluster_vacs(struct gen *g, const struct cluster *c, struct buf *name
 		buf_reset(&qname);
 		buf_reset(&iops);
 		buf_reset(&tput);
-		manifest_yaml_quote(&qname, name.s);
+		template_yaml_quote(&qname, name.s);
 		buf_reset(&num);
 		buf_addf(&num, "%lld", (long long)t[i].iops);
-		manifest_yaml_quote(&iops, num.s);
+		template_yaml_quote(&iops, num.s);
 		buf_reset(&num);
 		buf_addf(&num, "%lld", (long long)t[i].throughput);
-		manifest_yaml_quote(&tput, num.s);
+		template_yaml_quote(&tput, num.s);
 		const char *vars[] = {"api_version", c->api_version, "name", qname.s, "iops", iops.s,
 				      "throughput", tput.s, NULL};
 		buf_adds(&doc, "---\n");
 		if (!rc)
-			rc = manifest_render(&doc, g->tpl.text[TPL_VAC].s, g->tpl.name[TPL_VAC], vars, err);
+			rc = template_render(&doc, g->tpl.text[TPL_VAC].s, g->tpl.name[TPL_VAC], vars, err);
 		if (names->len)
 			buf_adds(names, ", ");
 		add_md_code(names, name.s);
@@ -1420,16 +1232,16 @@ static int cluster_storage_class(struct gen *g, const struct cluster *c, const s
 	}
 	if (!sp->make_default)
 		buf_adds(&doc, "# Not the default: see README.md.\n");
-	manifest_yaml_quote(&qname, sp->name);
+	template_yaml_quote(&qname, sp->name);
 	for (size_t i = 0; i < sp->cp.n; i++) {
-		manifest_yaml_quote(&params, sp->cp.keys[i]);
+		template_yaml_quote(&params, sp->cp.keys[i]);
 		buf_adds(&params, ": ");
-		manifest_yaml_quote(&params, sp->cp.values[i]);
+		template_yaml_quote(&params, sp->cp.values[i]);
 		buf_addc(&params, '\n');
 	}
 	const char *vars[] = {"name", qname.s, "is_default", sp->make_default ? "\"true\"" : "\"false\"",
 			      "copied_parameters", params.s, NULL};
-	int rc = manifest_render(&doc, g->tpl.text[TPL_SC].s, g->tpl.name[TPL_SC], vars, err);
+	int rc = template_render(&doc, g->tpl.text[TPL_SC].s, g->tpl.name[TPL_SC], vars, err);
 	if (!rc) {
 		add_path(&path, c->dir, "01-storageclass-gp3.yaml");
 		add_file(g->out, path.s, &doc, 0644);
@@ -1438,7 +1250,7 @@ static int cluster_storage_class(struct gen *g, const struct cluster *c, const s
 		struct buf patch = BUF_INIT;
 		buf_reset(&path);
 		add_path(&path, c->dir, "02-storageclass-gp2-undefault.json");
-		rc = manifest_render(&patch, g->tpl.text[TPL_UNDEFAULT].s, g->tpl.name[TPL_UNDEFAULT], NULL, err);
+		rc = template_render(&patch, g->tpl.text[TPL_UNDEFAULT].s, g->tpl.name[TPL_UNDEFAULT], NULL, err);
 		if (!rc)
 			add_file(g->out, path.s, &patch, 0644);
 		buf_release(&patch);
@@ -1463,7 +1275,7 @@ static int cluster_kustomization(struct gen *g, const struct cluster *c, int hav
 	add_comment_text(&ctx, c->name);
 	buf_addf(&dir, "%s/", c->dir);
 	const char *vars[] = {"cluster", ctx.s, "context", ctx.s, "dir", dir.s, "resources", res.s, NULL};
-	int rc = manifest_render(&doc, g->tpl.text[TPL_KUSTOMIZATION].s, g->tpl.name[TPL_KUSTOMIZATION], vars, err);
+	int rc = template_render(&doc, g->tpl.text[TPL_KUSTOMIZATION].s, g->tpl.name[TPL_KUSTOMIZATION], vars, err);
 	if (!rc) {
 		add_path(&path, c->dir, "kustomization.yaml");
 		add_file(g->out, path.s, &doc, 0644);
@@ -1523,7 +1335,7 @@ static void add_kubectl_cmd(struct buf *md, const struct cluster *c, const char 
 {
 	struct buf cmd = BUF_INIT;
 	buf_adds(&cmd, "kubectl --context ");
-	manifest_sh_quote(&cmd, c->name);
+	template_sh_quote(&cmd, c->name);
 	buf_addf(&cmd, " %s", rest);
 	add_md_code(md, cmd.s);
 	buf_release(&cmd);
@@ -1651,7 +1463,7 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 		buf_addf(&md, "%zu. ", ++step);
 		buf_reset(&tmp);
 		buf_adds(&tmp, "patch storageclass ");
-		manifest_sh_quote(&tmp, sp.undefault[i]->name);
+		template_sh_quote(&tmp, sp.undefault[i]->name);
 		buf_addf(&tmp, " --type=merge --patch-file %s/02-storageclass-gp2-undefault.json", c->dir);
 		add_kubectl_cmd(&md, c, tmp.s);
 		buf_adds(&md, " — ");
@@ -1759,7 +1571,7 @@ static int readme(struct gen *g, struct buf *err)
 			      "route", manifest_route_name(g->o->route), "batch_size", bs.s,
 			      "summary", summary.s, "steps", g->steps.s, "not_included", g->skipped.s,
 			      "warnings", warn.s, NULL};
-	int rc = manifest_render(&doc, g->tpl.text[TPL_README].s, g->tpl.name[TPL_README], vars, err);
+	int rc = template_render(&doc, g->tpl.text[TPL_README].s, g->tpl.name[TPL_README], vars, err);
 	if (!rc)
 		add_file(g->out, "README.md", &doc, 0644);
 	buf_release(&doc);
@@ -1776,11 +1588,14 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 	if (o->batch_size > MANIFEST_MAX_BATCH)
 		return em_err(err, EM_EINPUT, "--batch-size %zu is above the maximum of %d", o->batch_size,
 			      MANIFEST_MAX_BATCH);
+	struct manifest_options opts = *o;
+	if (opts.route == METHOD_AUTO) /* a zeroed option: the default route */
+		opts.route = METHOD_VAC;
 	struct gen g;
 	memset(&g, 0, sizeof g);
 	g.p = p;
 	g.f = f;
-	g.o = o;
+	g.o = &opts;
 	g.out = out;
 	g.batch = o->batch_size ? o->batch_size : MANIFEST_DEFAULT_BATCH;
 	buf_init(&g.steps);

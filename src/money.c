@@ -9,6 +9,7 @@
  * exactly once per conversion; products are formed in 128-bit integers, so they cannot
  * overflow before the division (results beyond int64 saturate, which no EBS bill reaches).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,6 +71,7 @@ int money_parse_micro(const char *s, micro_t *out)
 /* num / den rounded half away from zero; den != 0. Saturates to the int64 range. */
 static int64_t div_round(__int128 num, __int128 den)
 {
+	assert(den != 0);
 	if (den < 0) {
 		num = -num;
 		den = -den;
@@ -80,6 +82,8 @@ static int64_t div_round(__int128 num, __int128 den)
 	__int128 q = num / den;
 	if ((num % den) * 2 >= den)
 		q++;
+	/* rounded once, half away from zero: what is left over is at most half of den */
+	assert(2 * (num - q * den) < den && 2 * (q * den - num) <= den);
 	if (neg)
 		q = -q;
 	if (q > INT64_MAX)
@@ -91,7 +95,10 @@ static int64_t div_round(__int128 num, __int128 den)
 
 micro_t money_round_cents(micro_t m)
 {
-	return div_round(m, MICRO_PER_CENT) * MICRO_PER_CENT;
+	micro_t r = div_round(m, MICRO_PER_CENT) * MICRO_PER_CENT;
+	/* whole cents, the nearest (a half cent away from zero) */
+	assert(r % MICRO_PER_CENT == 0 && (__int128)r - m <= MICRO_PER_CENT / 2 && m - (__int128)r < MICRO_PER_CENT / 2 + 1);
+	return r;
 }
 
 micro_t money_from_json_usd(double usd)

@@ -370,7 +370,8 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 			x->baseline = &o->baselines[at];
 		int done = state_is(x->state, "completed");
 		time_t done_at = done ? x->state->completed_at : 0;
-		if (!done && !(x->state && apply_state_open(x->state->state)) &&
+		enum apply_state st; /* the ledger's name, typed */
+		if (!done && !(x->state && apply_state_parse(x->state->state, &st) == 0 && apply_state_open(st)) &&
 		    strmap_get(&observed, it->v->volume_id, &at)) {
 			done = 1;
 			done_at = o->observed[at].completed_at;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/money.h"
 #include "ebsmigrate/progress.h"
@@ -20,7 +21,6 @@ struct aws_client;
 struct apply_row;
 
 enum apply_order { ORDER_SAVINGS = 0, ORDER_OLDEST, ORDER_RISK };
-enum apply_method { METHOD_AUTO = 0, METHOD_VAC, METHOD_ANNOTATION, METHOD_EC2 };
 
 struct apply_options {
 	int64_t plan_id;               /* 0 = the latest recorded plan */
@@ -31,7 +31,7 @@ struct apply_options {
 	int no_kube;                   /* reconcile from EC2 alone: PVCs are not read */
 	size_t max_in_flight;          /* modifications in flight per account-region (and cluster) */
 	enum apply_order order;
-	enum apply_method method;
+	enum modify_method method;     /* METHOD_AUTO: chosen per volume */
 	const char *const *volumes;    /* --volume filters (empty = all) */
 	size_t n_volumes;
 	const char *const *namespaces; /* -n filters */

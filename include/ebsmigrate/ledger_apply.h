@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/money.h"
 
@@ -23,8 +24,8 @@ struct ledger;
 struct apply_row {
 	int64_t id, plan_id, run_id;
 	char *volume_id, *account, *region, *cluster, *namespace_, *pvc;
-	char *method;        /* vac | annotation | ec2 */
-	char *state;
+	enum modify_method method; /* vac | annotation | ec2 (never auto) */
+	enum apply_state state;
 	char *target_type;
 	int64_t target_iops, target_throughput;
 	char *target_class;
@@ -35,8 +36,6 @@ struct apply_row {
 
 void apply_row_release(struct apply_row *r);
 void apply_rows_free(struct apply_row *rows, size_t n);
-/* submitted, modifying or optimizing: a modification sent (or about to be) and not settled yet. */
-int apply_state_open(const char *state);
 
 /* One apply per database: takes the apply lock on the database file itself (flock on the
  * inode), so no other name of the file (symlink, hard link, bind mount) escapes it and a killed
@@ -71,7 +70,7 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err);
 /* The same, only if the stored row (r->id) still has expect_state and expect_submitted as
  * submitted_at (checked in the write transaction); EM_ECONFLICT, nothing written, otherwise. */
-int ledger_apply_save_if(struct ledger *l, struct apply_row *r, const char *expect_state, time_t expect_submitted,
+int ledger_apply_save_if(struct ledger *l, struct apply_row *r, enum apply_state expect_state, time_t expect_submitted,
 			 const char *detail, struct buf *err);
 /* The row of (plan_id, volume_id); EM_ENOTFOUND when absent. */
 int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, struct apply_row *out,

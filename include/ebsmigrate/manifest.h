@@ -17,24 +17,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/template.h"
 #include "ebsmigrate/volume.h"
 
 #define MANIFEST_DEFAULT_BATCH 10
 #define MANIFEST_MAX_BATCH 1000
 #define MANIFEST_MARKER ".ebsmigrate-manifests" /* marks a DIR that --force may replace */
 
-/* How CSI volumes in Kubernetes are modified (one choice per run). In-tree PVs, unbound PVs and
- * volumes outside Kubernetes always take the EC2 route. */
-enum manifest_route {
-	MANIFEST_ROUTE_VAC = 0,    /* VolumeAttributesClass + spec.volumeAttributesClassName */
-	MANIFEST_ROUTE_ANNOTATION, /* PVC annotations ebs.csi.aws.com/volumeType etc. (volume-modifier sidecar) */
-	MANIFEST_ROUTE_EC2,        /* aws ec2 modify-volume for every volume */
-};
+/* How CSI volumes in Kubernetes are modified (one choice per run): apply's method, one enum for
+ * both (enum modify_method, apply_state.h); METHOD_AUTO, a zeroed option, reads as vac. In-tree
+ * PVs, unbound PVs and volumes outside Kubernetes always take the EC2 route. */
+#define manifest_route modify_method
+#define MANIFEST_ROUTE_VAC METHOD_VAC
+#define MANIFEST_ROUTE_ANNOTATION METHOD_ANNOTATION
+#define MANIFEST_ROUTE_EC2 METHOD_EC2
 
-const char *manifest_route_name(enum manifest_route r);
-int manifest_route_parse(const char *s, enum manifest_route *out); /* 0 or EM_EINPUT */
+const char *manifest_route_name(enum manifest_route r);              /* "vac" for METHOD_AUTO */
+int manifest_route_parse(const char *s, enum manifest_route *out); /* vac, annotation, ec2: 0 or EM_EINPUT */
 
 struct manifest_options {
 	const char *dir;           /* output directory, created fresh */
@@ -96,8 +98,8 @@ int manifest_write(struct manifest_set *out, const struct plan *p, const struct 
 
 /* Pieces exposed for tests. */
 
-/* "gp3-IOPS-THROUGHPUT", e.g. "gp3-3000-125". */
-void manifest_vac_name(struct buf *out, int64_t iops, int64_t throughput);
+/* "gp3-IOPS-THROUGHPUT", e.g. "gp3-3000-125": apply_vac_name, the one rule. */
+#define manifest_vac_name apply_vac_name
 
 enum manifest_vac_api {
 	VAC_API_UNKNOWN = 0, /* version not known: v1beta1, with a warning */
@@ -110,18 +112,9 @@ enum manifest_vac_api {
  * NULL or unparsable = unknown). *api_version_out: "storage.k8s.io/v1beta1" etc., NULL for NONE. */
 enum manifest_vac_api manifest_vac_api(const char *k8s_version, const char **api_version_out);
 
-/* Appends s as one YAML scalar that every YAML 1.1/1.2 parser reads back as that exact string:
- * plain when unambiguous (letters first, no indicators, not true/no/null/...), else
- * double-quoted with escapes. */
-void manifest_yaml_quote(struct buf *out, const char *s);
-/* Appends s as one POSIX shell word: unchanged when only [A-Za-z0-9_./:=@%+,-], else in single
- * quotes with ' written as '\''. */
-void manifest_sh_quote(struct buf *out, const char *s);
-/* Expands {{name}} placeholders of tpl with vars (name, value pairs ending with NULL). A
- * placeholder alone on its line (indentation only) is removed with its line when the value is
- * empty, and the value's further lines get the same indentation. Unknown or unclosed
- * placeholders: EM_EINPUT naming tpl_name. Values are inserted verbatim: quote them first. */
-int manifest_render(struct buf *out, const char *tpl, const char *tpl_name, const char *const *vars,
-		    struct buf *err);
+/* Quoting and rendering live in template.h; these names stay for plan --manifests' tests. */
+#define manifest_yaml_quote template_yaml_quote
+#define manifest_sh_quote template_sh_quote
+#define manifest_render template_render
 
 #endif

@@ -515,8 +515,8 @@ static void test_apply_save_if(void)
 	r.plan_id = plan;
 	r.volume_id = xstrdup("vol-1");
 	r.region = xstrdup("us-east-1");
-	r.method = xstrdup("ec2");
-	r.state = xstrdup("submitted");
+	r.method = METHOD_EC2;
+	r.state = APPLY_SUBMITTED;
 	r.target_type = xstrdup("gp3");
 	r.submitted_at = 1764590400;
 	CHECK(ledger_apply_save(apply, &r, "ModifyVolume about to be sent", &err) == 0);
@@ -524,25 +524,23 @@ static void test_apply_save_if(void)
 	struct apply_row seen;
 	CHECK(ledger_apply_get(status, plan, "vol-1", &seen, &err) == 0);
 	/* apply moves the row on after status read it */
-	free(r.state);
-	r.state = xstrdup("modifying");
+	r.state = APPLY_MODIFYING;
 	CHECK(ledger_apply_save(apply, &r, "ModifyVolume accepted", &err) == 0);
 	/* status's observation of the row as it read it is refused, nothing written */
-	free(seen.state);
-	seen.state = xstrdup("optimizing");
+	seen.state = APPLY_OPTIMIZING;
 	struct buf conflict = BUF_INIT;
-	CHECK_I64(ledger_apply_save_if(status, &seen, "submitted", 1764590400, "observed by status", &conflict),
+	CHECK_I64(ledger_apply_save_if(status, &seen, APPLY_SUBMITTED, 1764590400, "observed by status", &conflict),
 		  EM_ECONFLICT);
 	CHECK(strstr(conflict.s, "volume 'vol-1'") != NULL);
 	buf_release(&conflict);
 	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_volumes WHERE state = 'modifying'"), 1);
 	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_events WHERE detail = 'observed by status'"), 0);
 	/* a resubmission (another submitted_at) is a different row state too */
-	CHECK_I64(ledger_apply_save_if(status, &seen, "modifying", 1764590401, "observed by status", &conflict),
+	CHECK_I64(ledger_apply_save_if(status, &seen, APPLY_MODIFYING, 1764590401, "observed by status", &conflict),
 		  EM_ECONFLICT);
 	buf_release(&conflict);
 	/* over the row as it is: written, with its event */
-	CHECK(ledger_apply_save_if(status, &seen, "modifying", 1764590400, "observed by status", &err) == 0);
+	CHECK(ledger_apply_save_if(status, &seen, APPLY_MODIFYING, 1764590400, "observed by status", &err) == 0);
 	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_volumes WHERE state = 'optimizing'"), 1);
 	CHECK_I64(sql_int(db, "SELECT count(*) FROM apply_events WHERE detail = 'observed by status' AND "
 			      "from_state = 'modifying' AND to_state = 'optimizing'"),
