@@ -125,10 +125,8 @@ static int on_option(void *st, int id, const char *arg)
 	switch (id) {
 	case OPT_SFORMAT:
 	case OPT_SOUTPUT:
-		if (cmd_output_format(id == OPT_SFORMAT ? "--format" : "-o", arg, status_formats, &a->format))
-			return EXIT_USAGE;
-		a->json = a->format == STATUS_JSON || a->format == STATUS_YAML;
-		return 0;
+		return cmd_format_option(id == OPT_SFORMAT, arg, status_formats, &a->format, &a->json, STATUS_JSON,
+					 STATUS_YAML);
 	case OPT_SOUTPUT_FILE: a->output = arg; return 0;
 	case OPT_SNO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SPLAN:
@@ -499,16 +497,10 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	char **rest;
 	int n_rest;
-	int rc = cmd_parse(ctx, cmd_find("status"), argc, argv, on_option, &a, &rest, &n_rest);
-	if (rc) {
-		rc = rc < 0 ? EXIT_OK : rc;
+	int rc;
+	if (cmd_start(ctx, "status", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
 		goto out;
-	}
-	if (n_rest) {
-		log_error("unexpected argument '%s'", rest[0]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	if (a.timeout && !a.watch) {
 		log_error("--timeout: only with --watch");
 		rc = EXIT_USAGE;
