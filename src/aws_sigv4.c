@@ -17,15 +17,15 @@
  * whitespace runs collapsed, repeated headers joined with ',' in order; the signing key and
  * the "AWS4"+secret buffer are wiped before returning. Nothing here does I/O or reads a clock.
  */
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/secbuf.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 
@@ -297,7 +297,7 @@ static void qlist_release(struct qlist *q)
 {
 	for (size_t i = 0; i < q->n; i++) {
 		free(q->v[i].key);
-		OPENSSL_cleanse(q->v[i].value, strlen(q->v[i].value));
+		secbuf_wipe(q->v[i].value, strlen(q->v[i].value));
 		free(q->v[i].value);
 	}
 	free(q->v);
@@ -375,9 +375,7 @@ static void hlist_release(struct hlist *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->v[i].name);
-		if (h->v[i].value.cap)
-			OPENSSL_cleanse(h->v[i].value.s, h->v[i].value.cap);
-		buf_release(&h->v[i].value);
+		secbuf_release(&h->v[i].value);
 	}
 	free(h->v);
 	memset(h, 0, sizeof *h);
@@ -445,12 +443,12 @@ static int compute_signature(const struct aws_sigv4_params *p, const char *date,
 		  hmac_sha256(k1, 32, p->region, strlen(p->region), k2) ||
 		  hmac_sha256(k2, 32, p->service, strlen(p->service), k3) ||
 		  hmac_sha256(k3, 32, "aws4_request", 12, k4) || hmac_sha256(k4, 32, sts, strlen(sts), sig);
-	OPENSSL_cleanse(k0, slen + 4);
+	secbuf_wipe(k0, slen + 4);
 	free(k0);
-	OPENSSL_cleanse(k1, sizeof k1);
-	OPENSSL_cleanse(k2, sizeof k2);
-	OPENSSL_cleanse(k3, sizeof k3);
-	OPENSSL_cleanse(k4, sizeof k4);
+	secbuf_wipe(k1, sizeof k1);
+	secbuf_wipe(k2, sizeof k2);
+	secbuf_wipe(k3, sizeof k3);
+	secbuf_wipe(k4, sizeof k4);
 	if (bad)
 		return em_err(err, EM_EIO, "openssl could not compute an hmac-sha256");
 	em_hex(sig, 32, out);

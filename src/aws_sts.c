@@ -14,18 +14,18 @@
  * marked secret so debug dumps never show tokens; the web identity call is never signed.
  */
 #include <expat.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
+#include "ebsmigrate/secbuf.h"
 
 #define STS_VERSION "2011-06-15"
 #define XML_MAX_DEPTH 32
@@ -83,9 +83,7 @@ static void xml_on_end(void *ud, const XML_Char *name)
 		buf_add(&f->text, x->cur.s, x->cur.len);
 		f->seen = 1;
 	}
-	if (x->cur.cap)
-		OPENSSL_cleanse(x->cur.s, x->cur.cap);
-	buf_reset(&x->cur);
+	secbuf_reset(&x->cur);
 	free(x->stack[--x->depth]);
 }
 
@@ -126,18 +124,14 @@ static int xml_collect(const char *body, size_t len, struct xml_field *fields, s
 	XML_ParserFree(x.parser);
 	while (x.depth > 0)
 		free(x.stack[--x.depth]);
-	if (x.cur.cap)
-		OPENSSL_cleanse(x.cur.s, x.cur.cap);
-	buf_release(&x.cur);
+	secbuf_release(&x.cur);
 	return ok ? 0 : -1;
 }
 
 static void xml_fields_release(struct xml_field *fields, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (fields[i].text.cap)
-			OPENSSL_cleanse(fields[i].text.s, fields[i].text.cap);
-		buf_release(&fields[i].text);
+		secbuf_release(&fields[i].text);
 	}
 }
 
@@ -386,8 +380,7 @@ int aws_sts_assume_role_with_web_identity(struct aws_credentials *out, struct ht
 		rc = credentials_from_answer(out, &resp, what.s, src.s, err);
 	http_response_release(&resp);
 	buf_release(&what);
-	OPENSSL_cleanse(form.s, form.len);
-	buf_release(&form);
+	secbuf_release(&form);
 	buf_release(&src);
 	return rc;
 }
@@ -442,9 +435,7 @@ int aws_eks_token(struct buf *out, time_t *expires_out, const char *cluster, con
 		if (expires_out)
 			*expires_out = now + 14 * 60;
 	}
-	if (presigned.cap)
-		OPENSSL_cleanse(presigned.s, presigned.cap);
-	buf_release(&presigned);
+	secbuf_release(&presigned);
 	buf_release(&url);
 	buf_release(&e);
 	http_headers_release(&h);

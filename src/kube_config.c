@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/secbuf.h"
 
 struct kube_config_file {
 	char *path;        /* as listed (made absolute) */
@@ -43,21 +43,6 @@ struct kube_config_entry {
 };
 
 /* ---- small helpers ---- */
-
-static void wipe_free(char *s)
-{
-	if (s) {
-		OPENSSL_cleanse(s, strlen(s));
-		free(s);
-	}
-}
-
-static void buf_wipe(struct buf *b)
-{
-	if (b->cap)
-		OPENSSL_cleanse(b->s, b->cap);
-	buf_release(b);
-}
 
 int kube_base64_decode(struct buf *out, const char *in, size_t len)
 {
@@ -100,7 +85,7 @@ int kube_base64_decode(struct buf *out, const char *in, size_t len)
 	return 0;
 bad:
 	if (out->len > start)
-		OPENSSL_cleanse(out->s + start, out->len - start);
+		secbuf_wipe(out->s + start, out->len - start);
 	out->len = start;
 	out->s[start] = '\0';
 	return EM_EINPUT;
@@ -235,7 +220,7 @@ static void wipe_document(yaml_document_t *d)
 {
 	for (yaml_node_t *n = d->nodes.start; n < d->nodes.top; n++)
 		if (n->type == YAML_SCALAR_NODE && n->data.scalar.value)
-			OPENSSL_cleanse(n->data.scalar.value, n->data.scalar.length);
+			secbuf_wipe(n->data.scalar.value, n->data.scalar.length);
 }
 
 static struct kube_config_entry *find_entry(struct kube_config_entry *v, size_t n, const char *name)
@@ -289,7 +274,7 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 	struct buf text = BUF_INIT;
 	int rc = em_read_file(path, &text, err);
 	if (rc) {
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return rc;
 	}
 	c->files = xrealloc(c->files, (c->n_files + 1) * sizeof *c->files);
@@ -302,7 +287,7 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return em_err(err, EM_EINPUT, "kubeconfig '%s': cannot initialise the YAML parser", f->path);
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text.s, text.len);
@@ -311,12 +296,12 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 			    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
 			    parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return rc;
 	}
 	f->has_doc = 1;
 	yaml_parser_delete(&parser);
-	buf_wipe(&text);
+	secbuf_release(&text);
 
 	yaml_node_t *root = yaml_document_get_root_node(&f->doc);
 	if (!root || scalar_unset(root))
@@ -464,7 +449,7 @@ static void exec_release(struct kube_exec *e)
 	free(e->args);
 	for (size_t i = 0; i < e->n_env; i++) {
 		free(e->env[i].name);
-		wipe_free(e->env[i].value);
+		secbuf_free_str(e->env[i].value);
 	}
 	free(e->env);
 	free(e->install_hint);
@@ -484,8 +469,8 @@ void kube_target_release(struct kube_target *t)
 	free(t->client_cert_file);
 	free(t->client_key_file);
 	free(t->client_cert_pem);
-	wipe_free(t->client_key_pem);
-	wipe_free(t->token);
+	secbuf_free_str(t->client_key_pem);
+	secbuf_free_str(t->token);
 	free(t->token_file);
 	exec_release(&t->exec);
 	memset(t, 0, sizeof *t);
@@ -547,11 +532,11 @@ static int pem_field(const struct where *w, const yaml_node_t *map, const char *
 	if (data) {
 		struct buf pem = BUF_INIT;
 		if (kube_base64_decode(&pem, data, strlen(data)) != 0 || pem.len == 0) {
-			buf_wipe(&pem);
+			secbuf_release(&pem);
 			return field_err(w, EM_EINPUT, err, "%s is not valid base64", data_key);
 		}
 		if (!strstr(pem.s, pem_marker) || strlen(pem.s) != pem.len) {
-			buf_wipe(&pem);
+			secbuf_release(&pem);
 			return field_err(w, EM_EINPUT, err, "%s does not hold a PEM %s", data_key,
 					 strstr(pem_marker, "KEY") ? "private key" : "certificate");
 		}

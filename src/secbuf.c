@@ -29,7 +29,7 @@ void secbuf_release(struct buf *b)
 void secbuf_reset(struct buf *b)
 {
 	if (b->cap)
-		OPENSSL_cleanse(b->s, b->len);
+		OPENSSL_cleanse(b->s, b->cap);
 	buf_reset(b);
 }
 

@@ -23,7 +23,7 @@ struct cJSON;
 void secbuf_wipe(void *p, size_t n);
 /* Wipes every allocated byte of b (not only len), then buf_release. */
 void secbuf_release(struct buf *b);
-/* Wipes the bytes used (len), then buf_reset: the memory stays for the next secret. */
+/* Wipes every allocated byte of b, then buf_reset: the memory stays for the next secret. */
 void secbuf_reset(struct buf *b);
 /* Wipes the NUL-terminated heap string s, then frees it. */
 void secbuf_free_str(char *s);
