@@ -1,7 +1,8 @@
 /*
  * secbuf.c - wiping secrets before their memory is freed (contract in secbuf.h).
  *
- * Entry points: secbuf_wipe, secbuf_release, secbuf_reset, secbuf_free_str, secbuf_wipe_json.
+ * Entry points: secbuf_wipe, secbuf_release, secbuf_reset, secbuf_wipe_str, secbuf_free_str,
+ * secbuf_wipe_json.
  *
  * Invariant: a buf is wiped over its whole capacity, so bytes of a secret that a later,
  * shorter write left beyond len are gone too; the static empty string (cap 0) is never written.
@@ -31,6 +32,12 @@ void secbuf_reset(struct buf *b)
 	if (b->cap)
 		OPENSSL_cleanse(b->s, b->cap);
 	buf_reset(b);
+}
+
+void secbuf_wipe_str(char *s)
+{
+	if (s)
+		OPENSSL_cleanse(s, strlen(s));
 }
 
 void secbuf_free_str(char *s)

@@ -25,6 +25,8 @@ void secbuf_wipe(void *p, size_t n);
 void secbuf_release(struct buf *b);
 /* Wipes every allocated byte of b, then buf_reset: the memory stays for the next secret. */
 void secbuf_reset(struct buf *b);
+/* Wipes the NUL-terminated string s in place (it stays allocated, now empty). */
+void secbuf_wipe_str(char *s);
 /* Wipes the NUL-terminated heap string s, then frees it. */
 void secbuf_free_str(char *s);
 /* Wipes every string value in a cJSON tree and its siblings (before cJSON_Delete). */

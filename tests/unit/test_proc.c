@@ -235,6 +235,10 @@ static void test_secbuf(void)
 	char s[] = "abc";
 	secbuf_wipe(s, 3);
 	CHECK(s[0] == 0 && s[1] == 0 && s[2] == 0);
+	char t[] = "tok";
+	secbuf_wipe_str(t);
+	CHECK(t[0] == 0 && t[1] == 0 && t[2] == 0);
+	secbuf_wipe_str(NULL);
 	secbuf_free_str(NULL);
 	secbuf_free_str(xstrdup("key"));
 
