@@ -369,34 +369,37 @@ static int link_file_keys(const struct ini *ini, const char *profile, struct aws
 	return 1;
 }
 
+/* EM_EUNSUPPORTED naming where key is set: "WHERE: <why>`eval ...export-credentials...`<tail>". */
+static int refuse_profile(const struct shared_config *sc, const char *profile, const char *key, const char *why,
+			  const char *tail, struct buf *err)
+{
+	struct buf w = BUF_INIT;
+	profile_where(&w, sc, profile, key);
+	int rc = em_err(err, EM_EUNSUPPORTED,
+			"%s: %s`eval \"$(aws configure export-credentials --profile %s --format env)\"`%s", w.s, why,
+			profile, tail);
+	buf_release(&w);
+	return rc;
+}
+
 /* Settings the chain cannot use: SSO (before the credentials file, like the CLI) and
  * credential_process (after it). */
 static int unsupported_sso(const struct shared_config *sc, const char *profile, struct buf *err)
 {
 	if (!profile_get(sc, profile, "sso_start_url", NULL) && !profile_get(sc, profile, "sso_session", NULL))
 		return 0;
-	struct buf w = BUF_INIT;
-	profile_where(&w, sc, profile, profile_get(sc, profile, "sso_session", NULL) ? "sso_session" : "sso_start_url");
-	int rc = em_err(err, EM_EUNSUPPORTED,
-			"%s: IAM Identity Center (SSO) profiles are not supported; run `aws sso login` and "
-			"`eval \"$(aws configure export-credentials --profile %s --format env)\"` first",
-			w.s, profile);
-	buf_release(&w);
-	return rc;
+	return refuse_profile(sc, profile,
+			      profile_get(sc, profile, "sso_session", NULL) ? "sso_session" : "sso_start_url",
+			      "IAM Identity Center (SSO) profiles are not supported; run `aws sso login` and ", " first",
+			      err);
 }
 
 static int unsupported_process(const struct shared_config *sc, const char *profile, struct buf *err)
 {
 	if (!profile_get(sc, profile, "credential_process", NULL))
 		return 0;
-	struct buf w = BUF_INIT;
-	profile_where(&w, sc, profile, "credential_process");
-	int rc = em_err(err, EM_EUNSUPPORTED,
-			"%s: credential_process is not supported; export the credentials first with "
-			"`eval \"$(aws configure export-credentials --profile %s --format env)\"`",
-			w.s, profile);
-	buf_release(&w);
-	return rc;
+	return refuse_profile(sc, profile, "credential_process",
+			      "credential_process is not supported; export the credentials first with ", "", err);
 }
 
 static const char *host_of_url(const char *url, struct buf *out)

@@ -176,6 +176,17 @@ static enum http_verdict sts_classify(void *ctx, long status, const struct http_
 	return HTTP_DEFAULT;
 }
 
+/* STS's endpoint in region (NULL = global); on failure err gets "what: why". */
+static int sts_endpoint(struct aws_endpoint *ep, const char *region, const char *what, struct buf *err)
+{
+	struct buf e = BUF_INIT;
+	int rc = aws_endpoint_resolve(ep, AWS_SERVICE_STS, region, &e);
+	if (rc)
+		em_err(err, rc, "%s: %s", what, e.s);
+	buf_release(&e);
+	return rc;
+}
+
 /* One STS call. form holds the parameters after Action and Version ("&K=V..."), already
  * encoded. On 200 the answer is in resp; otherwise the error is reported as "what: ...". */
 static int sts_call(struct http_client *http, const char *region, const struct aws_credentials *creds,
@@ -183,13 +194,10 @@ static int sts_call(struct http_client *http, const char *region, const struct a
 		    struct buf *err)
 {
 	struct aws_endpoint ep;
-	struct buf e = BUF_INIT;
-	int rc = aws_endpoint_resolve(&ep, AWS_SERVICE_STS, region, &e);
-	if (rc) {
-		em_err(err, rc, "%s: %s", what, e.s);
-		buf_release(&e);
+	int rc = sts_endpoint(&ep, region, what, err);
+	if (rc)
 		return rc;
-	}
+	struct buf e = BUF_INIT;
 	struct buf url = BUF_INIT, rate_key = BUF_INIT;
 	buf_addf(&url, "%s/", ep.url);
 	buf_addf(&rate_key, "sts:%s", ep.signing_region);
@@ -407,13 +415,13 @@ int aws_eks_token(struct buf *out, time_t *expires_out, const char *cluster, con
 	if (!cluster || !*cluster)
 		return em_err(err, EM_EINPUT, "eks token: no cluster name");
 	struct aws_endpoint ep;
-	struct buf e = BUF_INIT;
-	int rc = aws_endpoint_resolve(&ep, AWS_SERVICE_STS, region, &e);
-	if (rc) {
-		em_err(err, rc, "eks token for cluster '%s': %s", cluster, e.s);
-		buf_release(&e);
+	struct buf what = BUF_INIT;
+	buf_addf(&what, "eks token for cluster '%s'", cluster);
+	int rc = sts_endpoint(&ep, region, what.s, err);
+	buf_release(&what);
+	if (rc)
 		return rc;
-	}
+	struct buf e = BUF_INIT;
 	struct buf url = BUF_INIT, presigned = BUF_INIT;
 	buf_addf(&url, "%s/?Action=GetCallerIdentity&Version=" STS_VERSION, ep.url);
 	struct http_headers h = HTTP_HEADERS_INIT;
