@@ -501,17 +501,30 @@ static void collect_headers(struct hlist *h, const struct aws_sigv4_request *req
 	}
 }
 
+/* What signing and presigning share: the checked request, the two date forms, the payload
+ * hash and the session token to send (NULL when there is none). */
+static int sign_prepare(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
+			const struct aws_sigv4_params *p, struct url_parts *u, char date[9], char payload_hash[65],
+			const char **token, struct buf *err)
+{
+	int rc = check_params(req, p, u, err);
+	if (rc)
+		return rc;
+	amz_dates(p->now, out->amz_date, date);
+	aws_sha256_hex(req->body, req->body_len, payload_hash);
+	*token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
+	return 0;
+}
+
 int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		   const struct aws_sigv4_params *p, struct buf *err)
 {
 	struct url_parts u;
-	int rc = check_params(req, p, &u, err);
+	char date[9], payload_hash[65];
+	const char *token;
+	int rc = sign_prepare(out, req, p, &u, date, payload_hash, &token, err);
 	if (rc)
 		return rc;
-	char date[9], payload_hash[65];
-	amz_dates(p->now, out->amz_date, date);
-	aws_sha256_hex(req->body, req->body_len, payload_hash);
-	const char *token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
 
 	struct hlist h = {0};
 	struct qlist q = {0};
@@ -547,15 +560,13 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
 		      const struct aws_sigv4_params *p, struct buf *err)
 {
 	struct url_parts u;
-	int rc = check_params(req, p, &u, err);
+	char date[9], payload_hash[65];
+	const char *token;
+	int rc = sign_prepare(out, req, p, &u, date, payload_hash, &token, err);
 	if (rc)
 		return rc;
 	if (p->expires < 1 || p->expires > 604800)
 		return em_err(err, EM_EINPUT, "presigned url expiry %ld s is outside 1..604800", p->expires);
-	char date[9], payload_hash[65];
-	amz_dates(p->now, out->amz_date, date);
-	aws_sha256_hex(req->body, req->body_len, payload_hash);
-	const char *token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
 
 	struct hlist h = {0};
 	collect_headers(&h, req, &u, 0);

@@ -550,12 +550,21 @@ static int pem_field(const struct where *w, const yaml_node_t *map, const char *
 	return 0;
 }
 
+/* Entry e's mapping, with w set to name it in messages ("cluster 'x' in FILE"). */
+static const yaml_node_t *entry_at(struct where *w, const struct kube_config *c, const struct kube_config_entry *e,
+				   const char *kind)
+{
+	w->f = &c->files[e->file];
+	w->kind = kind;
+	w->name = e->name;
+	return node_at(w->f, e->node);
+}
+
 static int resolve_cluster(struct kube_target *t, const struct kube_config *c, const struct kube_config_entry *e,
 			   struct buf *err)
 {
-	const struct kube_config_file *f = &c->files[e->file];
-	const yaml_node_t *m = node_at(f, e->node);
-	struct where w = {f, "cluster", e->name};
+	struct where w;
+	const yaml_node_t *m = entry_at(&w, c, e, "cluster");
 	const char *server, *s;
 	int rc = get_str(&w, m, "server", &server, err);
 	if (rc)
@@ -668,9 +677,9 @@ static int resolve_exec(struct kube_target *t, const struct where *w, const yaml
 static int resolve_user(struct kube_target *t, const struct kube_config *c, const struct kube_config_entry *e,
 			struct buf *err)
 {
-	const struct kube_config_file *f = &c->files[e->file];
-	const yaml_node_t *m = node_at(f, e->node);
-	struct where w = {f, "user", e->name};
+	struct where w;
+	const yaml_node_t *m = entry_at(&w, c, e, "user");
+	const struct kube_config_file *f = w.f;
 	const char *s, *s2;
 	int rc;
 	if ((rc = get_str(&w, m, "username", &s, err)) || (rc = get_str(&w, m, "password", &s2, err)))
