@@ -503,54 +503,57 @@ static void collect_headers(struct hlist *h, const struct aws_sigv4_request *req
 
 /* What signing and presigning share: the checked request, the two date forms, the payload
  * hash and the session token to send (NULL when there is none). */
-static int sign_prepare(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
-			const struct aws_sigv4_params *p, struct url_parts *u, char date[9], char payload_hash[65],
-			const char **token, struct buf *err)
+struct sign_prep {
+	struct url_parts u;
+	char date[9], payload_hash[65];
+	const char *token;
+};
+
+static int sign_prepare(struct sign_prep *sp, struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
+			const struct aws_sigv4_params *p, struct buf *err)
 {
-	int rc = check_params(req, p, u, err);
+	int rc = check_params(req, p, &sp->u, err);
 	if (rc)
 		return rc;
-	amz_dates(p->now, out->amz_date, date);
-	aws_sha256_hex(req->body, req->body_len, payload_hash);
-	*token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
+	amz_dates(p->now, out->amz_date, sp->date);
+	aws_sha256_hex(req->body, req->body_len, sp->payload_hash);
+	sp->token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
 	return 0;
 }
 
 int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		   const struct aws_sigv4_params *p, struct buf *err)
 {
-	struct url_parts u;
-	char date[9], payload_hash[65];
-	const char *token;
-	int rc = sign_prepare(out, req, p, &u, date, payload_hash, &token, err);
+	struct sign_prep sp;
+	int rc = sign_prepare(&sp, out, req, p, err);
 	if (rc)
 		return rc;
 
 	struct hlist h = {0};
 	struct qlist q = {0};
-	collect_headers(&h, req, &u, 1);
+	collect_headers(&h, req, &sp.u, 1);
 	hlist_add(&h, "x-amz-date", out->amz_date);
-	if (token && !p->omit_session_token)
-		hlist_add(&h, "x-amz-security-token", token);
+	if (sp.token && !p->omit_session_token)
+		hlist_add(&h, "x-amz-security-token", sp.token);
 	if (p->content_sha256_header)
-		hlist_add(&h, "x-amz-content-sha256", payload_hash);
-	if (u.query)
-		qlist_add_query(&q, u.query, u.query_len);
-	rc = sign_core(out, req, p, &u, &h, &q, date, payload_hash, err);
+		hlist_add(&h, "x-amz-content-sha256", sp.payload_hash);
+	if (sp.u.query)
+		qlist_add_query(&q, sp.u.query, sp.u.query_len);
+	rc = sign_core(out, req, p, &sp.u, &h, &q, sp.date, sp.payload_hash, err);
 	hlist_release(&h);
 	qlist_release(&q);
 	if (rc)
 		return rc;
 
 	http_headers_release(&out->headers);
-	if (token)
-		http_headers_add(&out->headers, "X-Amz-Security-Token", token);
+	if (sp.token)
+		http_headers_add(&out->headers, "X-Amz-Security-Token", sp.token);
 	http_headers_add(&out->headers, "X-Amz-Date", out->amz_date);
 	if (p->content_sha256_header)
-		http_headers_add(&out->headers, "x-amz-content-sha256", payload_hash);
+		http_headers_add(&out->headers, "x-amz-content-sha256", sp.payload_hash);
 	struct buf auth = BUF_INIT;
 	buf_addf(&auth, ALGORITHM " Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, Signature=%s",
-		 p->creds->access_key_id, date, p->region, p->service, out->signed_headers.s, out->signature);
+		 p->creds->access_key_id, sp.date, p->region, p->service, out->signed_headers.s, out->signature);
 	http_headers_add(&out->headers, "Authorization", auth.s);
 	buf_release(&auth);
 	return 0;
@@ -559,17 +562,15 @@ int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_reque
 int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		      const struct aws_sigv4_params *p, struct buf *err)
 {
-	struct url_parts u;
-	char date[9], payload_hash[65];
-	const char *token;
-	int rc = sign_prepare(out, req, p, &u, date, payload_hash, &token, err);
+	struct sign_prep sp;
+	int rc = sign_prepare(&sp, out, req, p, err);
 	if (rc)
 		return rc;
 	if (p->expires < 1 || p->expires > 604800)
 		return em_err(err, EM_EINPUT, "presigned url expiry %ld s is outside 1..604800", p->expires);
 
 	struct hlist h = {0};
-	collect_headers(&h, req, &u, 0);
+	collect_headers(&h, req, &sp.u, 0);
 	/* The signed-headers list goes into the query, so it is computed before signing. */
 	if (h.n)
 		qsort(h.v, h.n, sizeof *h.v, chdr_cmp);
@@ -579,20 +580,20 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
 			buf_addc(&signed_names, ';');
 		buf_adds(&signed_names, h.v[i].name);
 	}
-	buf_addf(&credential, "%s/%s/%s/%s/aws4_request", p->creds->access_key_id, date, p->region, p->service);
+	buf_addf(&credential, "%s/%s/%s/%s/aws4_request", p->creds->access_key_id, sp.date, p->region, p->service);
 	buf_addf(&expires, "%ld", p->expires);
 
 	struct qlist q = {0};
-	if (u.query)
-		qlist_add_query(&q, u.query, u.query_len);
+	if (sp.u.query)
+		qlist_add_query(&q, sp.u.query, sp.u.query_len);
 	qlist_add_raw(&q, "X-Amz-Algorithm", ALGORITHM);
 	qlist_add_raw(&q, "X-Amz-Credential", credential.s);
 	qlist_add_raw(&q, "X-Amz-Date", out->amz_date);
 	qlist_add_raw(&q, "X-Amz-Expires", expires.s);
-	if (token && !p->omit_session_token)
-		qlist_add_raw(&q, "X-Amz-Security-Token", token);
+	if (sp.token && !p->omit_session_token)
+		qlist_add_raw(&q, "X-Amz-Security-Token", sp.token);
 	qlist_add_raw(&q, "X-Amz-SignedHeaders", signed_names.s);
-	rc = sign_core(out, req, p, &u, &h, &q, date, payload_hash, err);
+	rc = sign_core(out, req, p, &sp.u, &h, &q, sp.date, sp.payload_hash, err);
 	hlist_release(&h);
 	qlist_release(&q);
 	if (rc == 0) {
@@ -603,9 +604,9 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
 		buf_addf(o, "&X-Amz-Date=%s&X-Amz-SignedHeaders=", out->amz_date);
 		uri_encode(o, signed_names.s, signed_names.len, 0);
 		buf_addf(o, "&X-Amz-Expires=%s", expires.s);
-		if (token) {
+		if (sp.token) {
 			buf_adds(o, "&X-Amz-Security-Token=");
-			uri_encode(o, token, strlen(token), 0);
+			uri_encode(o, sp.token, strlen(sp.token), 0);
 		}
 		buf_addf(o, "&X-Amz-Signature=%s", out->signature);
 	}

@@ -333,6 +333,20 @@ static void form_add(struct buf *form, const char *key, const char *value)
 	buf_add_urlencoded(form, value, 1);
 }
 
+/* An AssumeRole* call: its answer's credentials into out, with source for messages. */
+static int assume_call(struct aws_credentials *out, struct http_client *http, const char *region,
+		       const struct aws_credentials *creds, const char *action, const char *form, const char *what,
+		       const char *source, struct buf *err)
+{
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = sts_call(http, region, creds, action, form, &resp, what, err);
+	if (rc == 0)
+		rc = credentials_from_answer(out, &resp, what, source, err);
+	http_response_release(&resp);
+	return rc;
+}
+
 int aws_sts_assume_role(struct aws_credentials *out, struct http_client *http, const char *region,
 			const struct aws_credentials *source, const struct aws_assume_role_params *p, struct buf *err)
 {
@@ -351,13 +365,8 @@ int aws_sts_assume_role(struct aws_credentials *out, struct http_client *http, c
 		form_add(&form, "ExternalId", p->external_id);
 	if (p->duration_s > 0)
 		buf_addf(&form, "&DurationSeconds=%d", p->duration_s);
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = sts_call(http, region, source, "AssumeRole", form.s, &resp, what.s, err);
 	buf_addf(&src, "role '%s'", p->role_arn);
-	if (rc == 0)
-		rc = credentials_from_answer(out, &resp, what.s, src.s, err);
-	http_response_release(&resp);
+	int rc = assume_call(out, http, region, source, "AssumeRole", form.s, what.s, src.s, err);
 	buf_release(&what);
 	buf_release(&form);
 	buf_release(&src);
@@ -380,13 +389,8 @@ int aws_sts_assume_role_with_web_identity(struct aws_credentials *out, struct ht
 	form_add(&form, "RoleArn", role_arn);
 	form_add(&form, "RoleSessionName", session_name && *session_name ? session_name : "ebsmigrate");
 	form_add(&form, "WebIdentityToken", web_identity_token);
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = sts_call(http, region, NULL, "AssumeRoleWithWebIdentity", form.s, &resp, what.s, err);
 	buf_addf(&src, "web identity role '%s'", role_arn);
-	if (rc == 0)
-		rc = credentials_from_answer(out, &resp, what.s, src.s, err);
-	http_response_release(&resp);
+	int rc = assume_call(out, http, region, NULL, "AssumeRoleWithWebIdentity", form.s, what.s, src.s, err);
 	buf_release(&what);
 	secbuf_release(&form);
 	buf_release(&src);
