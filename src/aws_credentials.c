@@ -138,11 +138,9 @@ static void ini_release(struct ini *ini)
 		free(ini->v[i].key);
 		secbuf_free_str(ini->v[i].value);
 	}
-	free(ini->v);
 	for (size_t i = 0; i < ini->n_profiles; i++)
 		free(ini->profiles[i]);
-	free(ini->profiles);
-	free(ini->display);
+	EM_FREE_ALL(ini->v, ini->profiles, ini->display);
 	memset(ini, 0, sizeof *ini);
 }
 

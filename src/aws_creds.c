@@ -15,11 +15,9 @@
 
 void aws_credentials_release(struct aws_credentials *c)
 {
-	free(c->access_key_id);
+	EM_FREE_ALL(c->access_key_id, c->account_id, c->source);
 	secbuf_free_str(c->secret_access_key);
 	secbuf_free_str(c->session_token);
-	free(c->account_id);
-	free(c->source);
 	memset(c, 0, sizeof *c);
 }
 

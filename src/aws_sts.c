@@ -33,9 +33,7 @@
 
 void aws_caller_identity_release(struct aws_caller_identity *id)
 {
-	free(id->account);
-	free(id->arn);
-	free(id->user_id);
+	EM_FREE_ALL(id->account, id->arn, id->user_id);
 	memset(id, 0, sizeof *id);
 }
 

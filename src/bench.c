@@ -65,37 +65,21 @@ void bench_run_init(struct bench_run *r)
 
 void bench_volume_release(struct bench_volume *v)
 {
-	free(v->volume_id);
-	free(v->type);
-	free(v->instance_type);
-	free(v->node);
-	free(v->pvc);
+	EM_FREE_ALL(v->volume_id, v->type, v->instance_type, v->node, v->pvc);
 	memset(v, 0, sizeof *v);
 	v->burst_balance = NAN;
 }
 
 static void job_release(struct bench_job *j)
 {
-	free(j->name);
-	free(j->profile);
-	free(j->options_json);
-	free(j->lat_source);
-	free(j->hostname);
+	EM_FREE_ALL(j->name, j->profile, j->options_json, j->lat_source, j->hostname);
 	fio_series_release(&j->series);
 }
 
 void bench_run_release(struct bench_run *r)
 {
-	free(r->label);
-	free(r->source);
-	free(r->target);
-	free(r->status);
-	free(r->created_at);
-	free(r->finished_at);
-	free(r->fio_version);
-	free(r->options_json);
-	free(r->phase);
-	free(r->error);
+	EM_FREE_ALL(r->label, r->source, r->target, r->status, r->created_at, r->finished_at, r->fio_version,
+		    r->options_json, r->phase, r->error);
 	bench_volume_release(&r->volume);
 	for (size_t i = 0; i < r->n_jobs; i++)
 		job_release(&r->jobs[i]);

@@ -190,12 +190,7 @@ void fio_report_init(struct fio_report *r)
 
 static void job_release(struct fio_job *j)
 {
-	free(j->name);
-	free(j->profile);
-	free(j->hostname);
-	free(j->options_json);
-	free(j->lat_source);
-	free(j->iops_log);
+	EM_FREE_ALL(j->name, j->profile, j->hostname, j->options_json, j->lat_source, j->iops_log);
 }
 
 void fio_report_release(struct fio_report *r)

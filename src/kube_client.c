@@ -312,11 +312,7 @@ out:
 
 void kube_eks_args_release(struct kube_eks_args *a)
 {
-	free(a->cluster);
-	free(a->region);
-	free(a->role_arn);
-	free(a->profile);
-	free(a->session_name);
+	EM_FREE_ALL(a->cluster, a->region, a->role_arn, a->profile, a->session_name);
 	memset(a, 0, sizeof *a);
 }
 

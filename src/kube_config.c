@@ -420,11 +420,7 @@ void kube_config_release(struct kube_config *c)
 		free(c->users[i].name);
 	for (size_t i = 0; i < c->n_contexts; i++)
 		free(c->contexts[i].name);
-	free(c->clusters);
-	free(c->users);
-	free(c->contexts);
-	free(c->current_context);
-	free(c->label);
+	EM_FREE_ALL(c->clusters, c->users, c->contexts, c->current_context, c->label);
 	memset(c, 0, sizeof *c);
 }
 
@@ -442,8 +438,7 @@ const char *kube_config_context_name(const struct kube_config *c, size_t i)
 
 static void exec_release(struct kube_exec *e)
 {
-	free(e->api_version);
-	free(e->command);
+	EM_FREE_ALL(e->api_version, e->command);
 	for (size_t i = 0; i < e->n_args; i++)
 		free(e->args[i]);
 	free(e->args);
@@ -451,27 +446,16 @@ static void exec_release(struct kube_exec *e)
 		free(e->env[i].name);
 		secbuf_free_str(e->env[i].value);
 	}
-	free(e->env);
-	free(e->install_hint);
+	EM_FREE_ALL(e->env, e->install_hint);
 	memset(e, 0, sizeof *e);
 }
 
 void kube_target_release(struct kube_target *t)
 {
-	free(t->context);
-	free(t->cluster_name);
-	free(t->user_name);
-	free(t->origin);
-	free(t->server);
-	free(t->namespace_);
-	free(t->ca_file);
-	free(t->ca_pem);
-	free(t->client_cert_file);
-	free(t->client_key_file);
-	free(t->client_cert_pem);
+	EM_FREE_ALL(t->context, t->cluster_name, t->user_name, t->origin, t->server, t->namespace_, t->ca_file,
+		    t->ca_pem, t->client_cert_file, t->client_key_file, t->client_cert_pem, t->token_file);
 	secbuf_free_str(t->client_key_pem);
 	secbuf_free_str(t->token);
-	free(t->token_file);
 	exec_release(&t->exec);
 	memset(t, 0, sizeof *t);
 }
