@@ -455,6 +455,26 @@ static int compute_signature(const struct aws_sigv4_params *p, const char *date,
 	return 0;
 }
 
+/* What signing and presigning share: the checked request, the two date forms, the payload
+ * hash and the session token to send (NULL when there is none). */
+struct sign_prep {
+	struct url_parts u;
+	char date[9], payload_hash[65];
+	const char *token;
+};
+
+static int sign_prepare(struct sign_prep *sp, struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
+			const struct aws_sigv4_params *p, struct buf *err)
+{
+	int rc = check_params(req, p, &sp->u, err);
+	if (rc)
+		return rc;
+	amz_dates(p->now, out->amz_date, sp->date);
+	aws_sha256_hex(req->body, req->body_len, sp->payload_hash);
+	sp->token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
+	return 0;
+}
+
 /* Builds canonical request and string to sign from prepared headers and query, then signs. */
 static int sign_core(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		     const struct aws_sigv4_params *p, const struct url_parts *u, struct hlist *h, struct qlist *q,
@@ -499,26 +519,6 @@ static void collect_headers(struct hlist *h, const struct aws_sigv4_request *req
 		hlist_add(h, "host", host.s);
 		buf_release(&host);
 	}
-}
-
-/* What signing and presigning share: the checked request, the two date forms, the payload
- * hash and the session token to send (NULL when there is none). */
-struct sign_prep {
-	struct url_parts u;
-	char date[9], payload_hash[65];
-	const char *token;
-};
-
-static int sign_prepare(struct sign_prep *sp, struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
-			const struct aws_sigv4_params *p, struct buf *err)
-{
-	int rc = check_params(req, p, &sp->u, err);
-	if (rc)
-		return rc;
-	amz_dates(p->now, out->amz_date, sp->date);
-	aws_sha256_hex(req->body, req->body_len, sp->payload_hash);
-	sp->token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
-	return 0;
 }
 
 int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,

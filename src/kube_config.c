@@ -641,14 +641,18 @@ static int resolve_exec(struct kube_target *t, const struct where *w, const yaml
 		return rc;
 	if (!s && strcmp(e->api_version, KUBE_EXEC_V1) == 0)
 		return field_err(w, EM_EINPUT, err, "exec: interactiveMode must be set with apiVersion %s", KUBE_EXEC_V1);
-	if (!s || strcmp(s, "IfAvailable") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_IF_AVAILABLE;
-	else if (strcmp(s, "Never") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_NEVER;
-	else if (strcmp(s, "Always") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_ALWAYS;
-	else
+	static const struct {
+		const char *name;
+		enum kube_interactive mode;
+	} modes[] = {{"IfAvailable", KUBE_INTERACTIVE_IF_AVAILABLE},
+		     {"Never", KUBE_INTERACTIVE_NEVER},
+		     {"Always", KUBE_INTERACTIVE_ALWAYS}};
+	size_t k = 0; /* unset: IfAvailable */
+	while (s && k < sizeof modes / sizeof *modes && strcmp(s, modes[k].name) != 0)
+		k++;
+	if (k == sizeof modes / sizeof *modes)
 		return field_err(w, EM_EINPUT, err, "exec: interactiveMode '%s' is not Never, IfAvailable or Always", s);
+	e->interactive_mode = modes[k].mode;
 	if ((rc = get_bool(w, m, "provideClusterInfo", &e->provide_cluster_info, err)))
 		return rc;
 	if ((rc = get_str(w, m, "installHint", &s, err)))
