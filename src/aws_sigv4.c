@@ -524,13 +524,12 @@ static void collect_headers(struct hlist *h, const struct aws_sigv4_request *req
 int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		   const struct aws_sigv4_params *p, struct buf *err)
 {
+	struct hlist h = {0};
+	struct qlist q = {0};
 	struct sign_prep sp;
 	int rc = sign_prepare(&sp, out, req, p, err);
 	if (rc)
 		return rc;
-
-	struct hlist h = {0};
-	struct qlist q = {0};
 	collect_headers(&h, req, &sp.u, 1);
 	hlist_add(&h, "x-amz-date", out->amz_date);
 	if (sp.token && !p->omit_session_token)

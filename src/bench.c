@@ -1079,15 +1079,11 @@ void bench_comparison_release(struct bench_comparison *c)
 {
 	for (size_t k = 0; k < c->n; k++) {
 		struct bench_profile_cmp *p = &c->profiles[k];
-		free(p->key);
-		for (size_t i = 0; i < p->n_checks; i++) {
-			free(p->checks[i].rule);
-			free(p->checks[i].text);
-		}
-		free(p->checks);
+		for (size_t i = 0; i < p->n_checks; i++)
+			EM_FREE_ALL(p->checks[i].rule, p->checks[i].text);
 		for (size_t i = 0; i < p->n_notes; i++)
 			free(p->notes[i]);
-		free(p->notes);
+		EM_FREE_ALL(p->key, p->checks, p->notes);
 	}
 	free(c->profiles);
 	memset(c, 0, sizeof *c);
