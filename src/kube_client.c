@@ -46,8 +46,6 @@
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/volume.h"
 
-extern char **environ;
-
 #define EXEC_STDOUT_MAX (1u << 20)
 #define EXEC_STDERR_MAX (64u << 10)
 #define CRED_REFRESH_MARGIN_S 10
@@ -118,39 +116,16 @@ static void exec_info_json(struct buf *out, const struct kube_target *t)
 	cJSON_Delete(root);
 }
 
-/* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with envp_free. */
+/* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with proc_env_free. */
 static char **plugin_envp(const struct kube_target *t, const char *exec_info)
 {
-	size_t n = 0;
-	for (char **e = environ; e && *e; e++)
-		n++;
-	char **v = xcalloc(n + t->exec.n_env + 2, sizeof(char *));
-	size_t k = 0;
-	for (char **e = environ; e && *e; e++) {
-		size_t nl = strcspn(*e, "=");
-		int overridden = nl == strlen("KUBERNETES_EXEC_INFO") && strncmp(*e, "KUBERNETES_EXEC_INFO", nl) == 0;
-		for (size_t i = 0; i < t->exec.n_env && !overridden; i++)
-			overridden = strlen(t->exec.env[i].name) == nl && strncmp(*e, t->exec.env[i].name, nl) == 0;
-		if (!overridden)
-			v[k++] = xstrdup(*e);
-	}
-	for (size_t i = 0; i < t->exec.n_env; i++) {
-		struct buf b = BUF_INIT;
-		buf_addf(&b, "%s=%s", t->exec.env[i].name, t->exec.env[i].value);
-		v[k++] = buf_detach(&b);
-	}
-	struct buf b = BUF_INIT;
-	buf_addf(&b, "KUBERNETES_EXEC_INFO=%s", exec_info);
-	v[k++] = buf_detach(&b);
-	v[k] = NULL;
-	return v;
-}
-
-static void envp_free(char **v)
-{
-	for (char **e = v; *e; e++)
-		secbuf_free_str(*e);
-	free(v);
+	struct proc_env_var *vars = xcalloc(t->exec.n_env + 1, sizeof *vars);
+	for (size_t i = 0; i < t->exec.n_env; i++)
+		vars[i] = (struct proc_env_var){t->exec.env[i].name, t->exec.env[i].value};
+	vars[t->exec.n_env] = (struct proc_env_var){"KUBERNETES_EXEC_INFO", exec_info};
+	char **envp = proc_env_build(vars, t->exec.n_env + 1);
+	free(vars);
+	return envp;
 }
 
 /* The first non-empty line of a plugin's stderr, trimmed, printable, at most 300 bytes. */
@@ -281,7 +256,7 @@ int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long
 	};
 	struct proc_result r;
 	int ran = proc_run(&r, &po);
-	envp_free(envp);
+	proc_env_free(envp);
 	free(argv);
 	if (ran != 0) {
 		rc = em_err(err, EM_EAUTH, "%s: cannot run '%s': %s", who.s, path, strerror(r.start_errno));

@@ -3,7 +3,8 @@
  * stdout and stderr on pipes, a poll loop that feeds stdin, drains both outputs within their
  * caps and enforces the timeout and the stop flag, then the wait.
  *
- * Entry points: proc_find_program, proc_run, proc_result_release, proc_describe_status.
+ * Entry points: proc_find_program, proc_env_build / proc_env_free, proc_run, proc_result_release,
+ * proc_describe_status.
  *
  * Invariants:
  * - Between fork and execve the child only calls async-signal-safe functions (the caller may
@@ -63,6 +64,39 @@ char *proc_find_program(const char *name)
 	}
 	buf_release(&cand);
 	return found;
+}
+
+char **proc_env_build(const struct proc_env_var *vars, size_t n)
+{
+	size_t have = 0;
+	for (char **e = environ; e && *e; e++)
+		have++;
+	char **v = xcalloc(have + n + 1, sizeof(char *));
+	size_t k = 0;
+	for (char **e = environ; e && *e; e++) {
+		size_t name_len = strcspn(*e, "=");
+		int replaced = 0;
+		for (size_t i = 0; i < n && !replaced; i++)
+			replaced = strlen(vars[i].name) == name_len && strncmp(*e, vars[i].name, name_len) == 0;
+		if (!replaced)
+			v[k++] = xstrdup(*e);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "%s=%s", vars[i].name, vars[i].value);
+		v[k++] = buf_detach(&b);
+	}
+	v[k] = NULL;
+	return v;
+}
+
+void proc_env_free(char **envp)
+{
+	if (!envp)
+		return;
+	for (char **e = envp; *e; e++)
+		secbuf_free_str(*e);
+	free(envp);
 }
 
 void proc_describe_status(struct buf *out, int status)

@@ -33,6 +33,17 @@
  * when it has a '/' and is executable. Heap string, caller frees; NULL when none. */
 char *proc_find_program(const char *name);
 
+/* One variable for a child's environment. */
+struct proc_env_var {
+	const char *name, *value;
+};
+
+/* Our environment with every variable named in vars left out, then vars appended in their
+ * order as "NAME=value": inherit, override and add in one envp for proc_options.envp.
+ * NULL-terminated, heap; free with proc_env_free, which wipes (values may be secrets). */
+char **proc_env_build(const struct proc_env_var *vars, size_t n);
+void proc_env_free(char **envp);
+
 struct proc_options {
 	const char *path;            /* program to execute (not looked up: see proc_find_program) */
 	char *const *argv;           /* argv[0] included, NULL-terminated */

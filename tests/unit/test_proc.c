@@ -164,6 +164,27 @@ static void test_env(void)
 	CHECK_I64(sh(&r, "printf '%s,%s,%s' \"$EBSMIGRATE_PROC_TEST\" \"$OTHER\" \"${HOME-unset}\"", &o), 0);
 	CHECK_STR(r.out.s, "override,1,unset");
 	proc_result_release(&r);
+
+	/* inherit, override and add: our variables minus the overridden, then the list in order */
+	struct proc_env_var vars[] = {{"EBSMIGRATE_PROC_TEST", "over=ridden"}, {"EBSMIGRATE_PROC_NEW", "added"}};
+	char **built = proc_env_build(vars, 2);
+	size_t n = 0, test_at = 0, new_at = 0, home_seen = 0;
+	for (char **e = built; *e; e++, n++) {
+		if (strncmp(*e, "EBSMIGRATE_PROC_TEST=", 21) == 0)
+			test_at = n + 1;
+		if (strncmp(*e, "EBSMIGRATE_PROC_NEW=", 20) == 0)
+			new_at = n + 1;
+		if (strncmp(*e, "PATH=", 5) == 0)
+			home_seen = 1;
+	}
+	CHECK(home_seen); /* inherited */
+	CHECK(test_at && new_at == test_at + 1 && new_at == n); /* overridden once, appended last */
+	o.envp = built;
+	CHECK_I64(sh(&r, "printf '%s|%s' \"$EBSMIGRATE_PROC_TEST\" \"$EBSMIGRATE_PROC_NEW\"", &o), 0);
+	CHECK_STR(r.out.s, "over=ridden|added");
+	proc_result_release(&r);
+	proc_env_free(built);
+	proc_env_free(NULL);
 	unsetenv("EBSMIGRATE_PROC_TEST");
 }
 
