@@ -143,8 +143,11 @@ struct start_report {
 };
 
 /* In the child, after fork: async-signal-safe calls only. Never returns. */
-static void child_exec(const struct proc_options *o, int in_fd, int out_fd, int err_fd, int report_fd)
+static void child_exec(const struct proc_options *o, int in_fd, int out_fd, int err_fd, int report_fd,
+		       const sigset_t *mask)
 {
+	if (mask) /* the caller's mask, without the SIGPIPE block proc_run added for itself */
+		sigprocmask(SIG_SETMASK, mask, NULL);
 	if (o->own_group)
 		setpgid(0, 0);
 	if (in_fd < 0)
@@ -238,7 +241,7 @@ int proc_run(struct proc_result *r, const struct proc_options *o)
 	}
 	pid_t pid = fork();
 	if (pid == 0)
-		child_exec(o, in[0], out[1], errp[1], rep[1]);
+		child_exec(o, in[0], out[1], errp[1], rep[1], o->stdin_data ? &old_mask : NULL);
 	int fork_errno = errno;
 	close_fd(&in[0]);
 	close_fd(&out[1]);

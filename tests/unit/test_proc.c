@@ -206,6 +206,25 @@ static void test_stdin(void)
 	CHECK(r.out.len == n && memcmp(r.out.s, data, n) == 0);
 	proc_result_release(&r);
 
+	/* The child does not inherit the SIGPIPE block the runner uses while feeding stdin. */
+	{
+		char *argv[] = {"grep", "^SigBlk", "/proc/self/status", NULL}; /* no shell: it may reset masks */
+		struct proc_options g = o;
+		g.path = "/bin/grep";
+		g.argv = argv;
+		struct buf ours = BUF_INIT, e = BUF_INIT; /* the child's mask is ours, as it was */
+		em_read_file("/proc/self/status", &ours, &e);
+		const char *line = strstr(ours.s, "SigBlk:");
+		char want[64] = "";
+		if (line)
+			snprintf(want, sizeof want, "%.*s\n", (int)strcspn(line, "\n"), line);
+		CHECK_I64(proc_run(&r, &g), 0);
+		CHECK_STR(r.out.s, want);
+		buf_release(&ours);
+		buf_release(&e);
+		proc_result_release(&r);
+	}
+
 	/* A child that reads nothing: no SIGPIPE kills us, it just exits. */
 	CHECK_I64(sh(&r, "exit 0", &o), 0);
 	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
