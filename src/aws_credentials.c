@@ -2,7 +2,7 @@
  * aws_credentials.c - the AWS credentials chain, the shared config files, region resolution.
  *
  * Entry points: aws_credentials_provider_init / _get / _expire / _release, aws_region_resolve,
- * aws_credentials_release / _copy. The chain's order and error vocabulary are in
+ * (the credentials value is in aws_creds.c). The chain's order and error vocabulary are in
  * aws_credentials.h; docs/aws.md tells users.
  *
  * Links (each returns 1 = found, 0 = does not apply here, < 0 = applies but failed; a failure
@@ -26,7 +26,6 @@
  *   profile may name itself as source_profile only to use its own static keys.
  */
 #include <cjson/cJSON.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +33,12 @@
 #include <time.h>
 
 #include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/secbuf.h"
 
 #define MAX_ROLE_DEPTH 8
 #define IMDS_TOKEN_TTL "21600"
@@ -57,58 +58,6 @@ static const char *const link_names[LINK_COUNT] = {
 	"environment", "profile role", "web identity", "credentials file", "config file", "container",
 	"instance metadata",
 };
-
-/* ---- credentials ---- */
-
-static void wipe_free(char *s)
-{
-	if (s) {
-		OPENSSL_cleanse(s, strlen(s));
-		free(s);
-	}
-}
-
-static void buf_wipe_release(struct buf *b)
-{
-	if (b->cap)
-		OPENSSL_cleanse(b->s, b->cap);
-	buf_release(b);
-}
-
-void aws_credentials_release(struct aws_credentials *c)
-{
-	free(c->access_key_id);
-	wipe_free(c->secret_access_key);
-	wipe_free(c->session_token);
-	free(c->account_id);
-	free(c->source);
-	memset(c, 0, sizeof *c);
-}
-
-void aws_credentials_copy(struct aws_credentials *dst, const struct aws_credentials *src)
-{
-	if (dst == src)
-		return;
-	aws_credentials_release(dst);
-	dst->access_key_id = xstrdup(src->access_key_id);
-	dst->secret_access_key = xstrdup(src->secret_access_key);
-	dst->session_token = xstrdup(src->session_token);
-	dst->expiration = src->expiration;
-	dst->account_id = xstrdup(src->account_id);
-	dst->source = xstrdup(src->source);
-}
-
-static void set_creds(struct aws_credentials *c, const char *akid, const char *secret, const char *token,
-		      time_t expiration, const char *account, const char *source)
-{
-	aws_credentials_release(c);
-	c->access_key_id = xstrdup(akid);
-	c->secret_access_key = xstrdup(secret);
-	c->session_token = token && *token ? xstrdup(token) : NULL;
-	c->expiration = expiration;
-	c->account_id = account && *account ? xstrdup(account) : NULL;
-	c->source = xstrdup(source);
-}
 
 /* ---- environment helpers ---- */
 
@@ -146,7 +95,7 @@ static int read_token_file(const char *path, struct buf *out, const char *what, 
 	if (rc) {
 		em_err(err, rc == EM_ENOTFOUND ? EM_EAUTH : rc, "%s: %s", what, e.s);
 		buf_release(&e);
-		buf_wipe_release(&raw);
+		secbuf_release(&raw);
 		return rc == EM_ENOTFOUND ? EM_EAUTH : rc;
 	}
 	buf_release(&e);
@@ -156,7 +105,7 @@ static int read_token_file(const char *path, struct buf *out, const char *what, 
 	while (b > a && (raw.s[b - 1] == ' ' || raw.s[b - 1] == '\t' || raw.s[b - 1] == '\r' || raw.s[b - 1] == '\n'))
 		b--;
 	buf_add(out, raw.s + a, b - a);
-	buf_wipe_release(&raw);
+	secbuf_release(&raw);
 	if (out->len == 0)
 		return em_err(err, EM_EAUTH, "%s: the token file '%s' is empty", what, path);
 	return 0;
@@ -187,13 +136,11 @@ static void ini_release(struct ini *ini)
 	for (size_t i = 0; i < ini->n; i++) {
 		free(ini->v[i].section);
 		free(ini->v[i].key);
-		wipe_free(ini->v[i].value);
+		secbuf_free_str(ini->v[i].value);
 	}
-	free(ini->v);
 	for (size_t i = 0; i < ini->n_profiles; i++)
 		free(ini->profiles[i]);
-	free(ini->profiles);
-	free(ini->display);
+	EM_FREE_ALL(ini->v, ini->profiles, ini->display);
 	memset(ini, 0, sizeof *ini);
 }
 
@@ -322,7 +269,7 @@ static int ini_load(struct ini *ini, const char *env_name, const char *default_r
 	}
 	free(path);
 	buf_release(&e);
-	buf_wipe_release(&text);
+	secbuf_release(&text);
 	return rc;
 }
 
@@ -396,7 +343,7 @@ static int link_env(struct aws_credentials *out, struct buf *err)
 	const char *exp_s = env("AWS_CREDENTIAL_EXPIRATION");
 	if (exp_s && em_parse_time(exp_s, &exp) != 0)
 		return em_err(err, EM_EINPUT, "environment: AWS_CREDENTIAL_EXPIRATION '%s' is not an RFC 3339 time", exp_s);
-	set_creds(out, akid, secret, token, exp, env("AWS_ACCOUNT_ID"), "environment");
+	aws_credentials_set(out, akid, secret, token, exp, env("AWS_ACCOUNT_ID"), "environment");
 	return 1;
 }
 
@@ -415,9 +362,22 @@ static int link_file_keys(const struct ini *ini, const char *profile, struct aws
 		token = ini_get(ini, profile, "aws_security_token");
 	struct buf src = BUF_INIT;
 	buf_addf(&src, "profile '%s' in %s", profile, ini->display);
-	set_creds(out, akid, secret, token, 0, ini_get(ini, profile, "aws_account_id"), src.s);
+	aws_credentials_set(out, akid, secret, token, 0, ini_get(ini, profile, "aws_account_id"), src.s);
 	buf_release(&src);
 	return 1;
+}
+
+/* EM_EUNSUPPORTED naming where key is set: "WHERE: <why>`eval ...export-credentials...`<tail>". */
+static int refuse_profile(const struct shared_config *sc, const char *profile, const char *key, const char *why,
+			  const char *tail, struct buf *err)
+{
+	struct buf w = BUF_INIT;
+	profile_where(&w, sc, profile, key);
+	int rc = em_err(err, EM_EUNSUPPORTED,
+			"%s: %s`eval \"$(aws configure export-credentials --profile %s --format env)\"`%s", w.s, why,
+			profile, tail);
+	buf_release(&w);
+	return rc;
 }
 
 /* Settings the chain cannot use: SSO (before the credentials file, like the CLI) and
@@ -426,28 +386,18 @@ static int unsupported_sso(const struct shared_config *sc, const char *profile, 
 {
 	if (!profile_get(sc, profile, "sso_start_url", NULL) && !profile_get(sc, profile, "sso_session", NULL))
 		return 0;
-	struct buf w = BUF_INIT;
-	profile_where(&w, sc, profile, profile_get(sc, profile, "sso_session", NULL) ? "sso_session" : "sso_start_url");
-	int rc = em_err(err, EM_EUNSUPPORTED,
-			"%s: IAM Identity Center (SSO) profiles are not supported; run `aws sso login` and "
-			"`eval \"$(aws configure export-credentials --profile %s --format env)\"` first",
-			w.s, profile);
-	buf_release(&w);
-	return rc;
+	return refuse_profile(sc, profile,
+			      profile_get(sc, profile, "sso_session", NULL) ? "sso_session" : "sso_start_url",
+			      "IAM Identity Center (SSO) profiles are not supported; run `aws sso login` and ", " first",
+			      err);
 }
 
 static int unsupported_process(const struct shared_config *sc, const char *profile, struct buf *err)
 {
 	if (!profile_get(sc, profile, "credential_process", NULL))
 		return 0;
-	struct buf w = BUF_INIT;
-	profile_where(&w, sc, profile, "credential_process");
-	int rc = em_err(err, EM_EUNSUPPORTED,
-			"%s: credential_process is not supported; export the credentials first with "
-			"`eval \"$(aws configure export-credentials --profile %s --format env)\"`",
-			w.s, profile);
-	buf_release(&w);
-	return rc;
+	return refuse_profile(sc, profile, "credential_process",
+			      "credential_process is not supported; export the credentials first with ", "", err);
 }
 
 static const char *host_of_url(const char *url, struct buf *out)
@@ -515,15 +465,9 @@ static int creds_from_json(struct aws_credentials *out, const struct buf *body, 
 	} else if (need_expiration && !exp_s) {
 		rc = em_err(err, EM_ESERVER, "%s: the answer lacks Expiration", what);
 	} else {
-		set_creds(out, akid, secret, token, exp, account, source);
+		aws_credentials_set(out, akid, secret, token, exp, account, source);
 	}
-	/* wipe the secrets cJSON copied */
-	cJSON *item;
-	cJSON_ArrayForEach(item, j)
-	{
-		if (cJSON_IsString(item) && item->valuestring)
-			OPENSSL_cleanse(item->valuestring, strlen(item->valuestring));
-	}
+	secbuf_wipe_json(j); /* the secrets cJSON copied */
 	cJSON_Delete(j);
 	return rc;
 }
@@ -601,7 +545,7 @@ static int link_container(struct aws_credentials_provider *p, struct aws_credent
 out:
 	buf_release(&url);
 	buf_release(&what);
-	buf_wipe_release(&auth);
+	secbuf_release(&auth);
 	buf_release(&e);
 	return rc < 0 ? rc : 1;
 }
@@ -722,7 +666,7 @@ out:
 	http_response_release(&resp);
 	buf_release(&base);
 	buf_release(&e);
-	buf_wipe_release(&token);
+	secbuf_release(&token);
 	buf_release(&role);
 	buf_release(&path);
 	buf_release(&src);
@@ -769,7 +713,7 @@ static int link_web_identity(struct aws_credentials_provider *p, const struct sh
 		}
 	}
 	buf_release(&where);
-	buf_wipe_release(&token);
+	secbuf_release(&token);
 	return rc < 0 ? rc : 1;
 }
 

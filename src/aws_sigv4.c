@@ -17,15 +17,15 @@
  * whitespace runs collapsed, repeated headers joined with ',' in order; the signing key and
  * the "AWS4"+secret buffer are wiped before returning. Nothing here does I/O or reads a clock.
  */
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/secbuf.h"
 
 #define ALGORITHM "AWS4-HMAC-SHA256"
 
@@ -297,7 +297,7 @@ static void qlist_release(struct qlist *q)
 {
 	for (size_t i = 0; i < q->n; i++) {
 		free(q->v[i].key);
-		OPENSSL_cleanse(q->v[i].value, strlen(q->v[i].value));
+		secbuf_wipe(q->v[i].value, strlen(q->v[i].value));
 		free(q->v[i].value);
 	}
 	free(q->v);
@@ -375,9 +375,7 @@ static void hlist_release(struct hlist *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->v[i].name);
-		if (h->v[i].value.cap)
-			OPENSSL_cleanse(h->v[i].value.s, h->v[i].value.cap);
-		buf_release(&h->v[i].value);
+		secbuf_release(&h->v[i].value);
 	}
 	free(h->v);
 	memset(h, 0, sizeof *h);
@@ -445,15 +443,35 @@ static int compute_signature(const struct aws_sigv4_params *p, const char *date,
 		  hmac_sha256(k1, 32, p->region, strlen(p->region), k2) ||
 		  hmac_sha256(k2, 32, p->service, strlen(p->service), k3) ||
 		  hmac_sha256(k3, 32, "aws4_request", 12, k4) || hmac_sha256(k4, 32, sts, strlen(sts), sig);
-	OPENSSL_cleanse(k0, slen + 4);
+	secbuf_wipe(k0, slen + 4);
 	free(k0);
-	OPENSSL_cleanse(k1, sizeof k1);
-	OPENSSL_cleanse(k2, sizeof k2);
-	OPENSSL_cleanse(k3, sizeof k3);
-	OPENSSL_cleanse(k4, sizeof k4);
+	secbuf_wipe(k1, sizeof k1);
+	secbuf_wipe(k2, sizeof k2);
+	secbuf_wipe(k3, sizeof k3);
+	secbuf_wipe(k4, sizeof k4);
 	if (bad)
 		return em_err(err, EM_EIO, "openssl could not compute an hmac-sha256");
 	em_hex(sig, 32, out);
+	return 0;
+}
+
+/* What signing and presigning share: the checked request, the two date forms, the payload
+ * hash and the session token to send (NULL when there is none). */
+struct sign_prep {
+	struct url_parts u;
+	char date[9], payload_hash[65];
+	const char *token;
+};
+
+static int sign_prepare(struct sign_prep *sp, struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
+			const struct aws_sigv4_params *p, struct buf *err)
+{
+	int rc = check_params(req, p, &sp->u, err);
+	if (rc)
+		return rc;
+	amz_dates(p->now, out->amz_date, sp->date);
+	aws_sha256_hex(req->body, req->body_len, sp->payload_hash);
+	sp->token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
 	return 0;
 }
 
@@ -506,40 +524,35 @@ static void collect_headers(struct hlist *h, const struct aws_sigv4_request *req
 int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		   const struct aws_sigv4_params *p, struct buf *err)
 {
-	struct url_parts u;
-	int rc = check_params(req, p, &u, err);
-	if (rc)
-		return rc;
-	char date[9], payload_hash[65];
-	amz_dates(p->now, out->amz_date, date);
-	aws_sha256_hex(req->body, req->body_len, payload_hash);
-	const char *token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
-
 	struct hlist h = {0};
 	struct qlist q = {0};
-	collect_headers(&h, req, &u, 1);
+	struct sign_prep sp;
+	int rc = sign_prepare(&sp, out, req, p, err);
+	if (rc)
+		return rc;
+	collect_headers(&h, req, &sp.u, 1);
 	hlist_add(&h, "x-amz-date", out->amz_date);
-	if (token && !p->omit_session_token)
-		hlist_add(&h, "x-amz-security-token", token);
+	if (sp.token && !p->omit_session_token)
+		hlist_add(&h, "x-amz-security-token", sp.token);
 	if (p->content_sha256_header)
-		hlist_add(&h, "x-amz-content-sha256", payload_hash);
-	if (u.query)
-		qlist_add_query(&q, u.query, u.query_len);
-	rc = sign_core(out, req, p, &u, &h, &q, date, payload_hash, err);
+		hlist_add(&h, "x-amz-content-sha256", sp.payload_hash);
+	if (sp.u.query)
+		qlist_add_query(&q, sp.u.query, sp.u.query_len);
+	rc = sign_core(out, req, p, &sp.u, &h, &q, sp.date, sp.payload_hash, err);
 	hlist_release(&h);
 	qlist_release(&q);
 	if (rc)
 		return rc;
 
 	http_headers_release(&out->headers);
-	if (token)
-		http_headers_add(&out->headers, "X-Amz-Security-Token", token);
+	if (sp.token)
+		http_headers_add(&out->headers, "X-Amz-Security-Token", sp.token);
 	http_headers_add(&out->headers, "X-Amz-Date", out->amz_date);
 	if (p->content_sha256_header)
-		http_headers_add(&out->headers, "x-amz-content-sha256", payload_hash);
+		http_headers_add(&out->headers, "x-amz-content-sha256", sp.payload_hash);
 	struct buf auth = BUF_INIT;
 	buf_addf(&auth, ALGORITHM " Credential=%s/%s/%s/%s/aws4_request, SignedHeaders=%s, Signature=%s",
-		 p->creds->access_key_id, date, p->region, p->service, out->signed_headers.s, out->signature);
+		 p->creds->access_key_id, sp.date, p->region, p->service, out->signed_headers.s, out->signature);
 	http_headers_add(&out->headers, "Authorization", auth.s);
 	buf_release(&auth);
 	return 0;
@@ -548,19 +561,15 @@ int aws_sigv4_sign(struct aws_sigv4_signature *out, const struct aws_sigv4_reque
 int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_request *req,
 		      const struct aws_sigv4_params *p, struct buf *err)
 {
-	struct url_parts u;
-	int rc = check_params(req, p, &u, err);
+	struct sign_prep sp;
+	int rc = sign_prepare(&sp, out, req, p, err);
 	if (rc)
 		return rc;
 	if (p->expires < 1 || p->expires > 604800)
 		return em_err(err, EM_EINPUT, "presigned url expiry %ld s is outside 1..604800", p->expires);
-	char date[9], payload_hash[65];
-	amz_dates(p->now, out->amz_date, date);
-	aws_sha256_hex(req->body, req->body_len, payload_hash);
-	const char *token = p->creds->session_token && *p->creds->session_token ? p->creds->session_token : NULL;
 
 	struct hlist h = {0};
-	collect_headers(&h, req, &u, 0);
+	collect_headers(&h, req, &sp.u, 0);
 	/* The signed-headers list goes into the query, so it is computed before signing. */
 	if (h.n)
 		qsort(h.v, h.n, sizeof *h.v, chdr_cmp);
@@ -570,20 +579,20 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
 			buf_addc(&signed_names, ';');
 		buf_adds(&signed_names, h.v[i].name);
 	}
-	buf_addf(&credential, "%s/%s/%s/%s/aws4_request", p->creds->access_key_id, date, p->region, p->service);
+	buf_addf(&credential, "%s/%s/%s/%s/aws4_request", p->creds->access_key_id, sp.date, p->region, p->service);
 	buf_addf(&expires, "%ld", p->expires);
 
 	struct qlist q = {0};
-	if (u.query)
-		qlist_add_query(&q, u.query, u.query_len);
+	if (sp.u.query)
+		qlist_add_query(&q, sp.u.query, sp.u.query_len);
 	qlist_add_raw(&q, "X-Amz-Algorithm", ALGORITHM);
 	qlist_add_raw(&q, "X-Amz-Credential", credential.s);
 	qlist_add_raw(&q, "X-Amz-Date", out->amz_date);
 	qlist_add_raw(&q, "X-Amz-Expires", expires.s);
-	if (token && !p->omit_session_token)
-		qlist_add_raw(&q, "X-Amz-Security-Token", token);
+	if (sp.token && !p->omit_session_token)
+		qlist_add_raw(&q, "X-Amz-Security-Token", sp.token);
 	qlist_add_raw(&q, "X-Amz-SignedHeaders", signed_names.s);
-	rc = sign_core(out, req, p, &u, &h, &q, date, payload_hash, err);
+	rc = sign_core(out, req, p, &sp.u, &h, &q, sp.date, sp.payload_hash, err);
 	hlist_release(&h);
 	qlist_release(&q);
 	if (rc == 0) {
@@ -594,9 +603,9 @@ int aws_sigv4_presign(struct aws_sigv4_signature *out, const struct aws_sigv4_re
 		buf_addf(o, "&X-Amz-Date=%s&X-Amz-SignedHeaders=", out->amz_date);
 		uri_encode(o, signed_names.s, signed_names.len, 0);
 		buf_addf(o, "&X-Amz-Expires=%s", expires.s);
-		if (token) {
+		if (sp.token) {
 			buf_adds(o, "&X-Amz-Security-Token=");
-			uri_encode(o, token, strlen(token), 0);
+			uri_encode(o, sp.token, strlen(sp.token), 0);
 		}
 		buf_addf(o, "&X-Amz-Signature=%s", out->signature);
 	}

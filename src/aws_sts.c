@@ -14,18 +14,18 @@
  * marked secret so debug dumps never show tokens; the web identity call is never signed.
  */
 #include <expat.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
+#include "ebsmigrate/secbuf.h"
 
 #define STS_VERSION "2011-06-15"
 #define XML_MAX_DEPTH 32
@@ -33,9 +33,7 @@
 
 void aws_caller_identity_release(struct aws_caller_identity *id)
 {
-	free(id->account);
-	free(id->arn);
-	free(id->user_id);
+	EM_FREE_ALL(id->account, id->arn, id->user_id);
 	memset(id, 0, sizeof *id);
 }
 
@@ -83,9 +81,7 @@ static void xml_on_end(void *ud, const XML_Char *name)
 		buf_add(&f->text, x->cur.s, x->cur.len);
 		f->seen = 1;
 	}
-	if (x->cur.cap)
-		OPENSSL_cleanse(x->cur.s, x->cur.cap);
-	buf_reset(&x->cur);
+	secbuf_reset(&x->cur);
 	free(x->stack[--x->depth]);
 }
 
@@ -126,18 +122,14 @@ static int xml_collect(const char *body, size_t len, struct xml_field *fields, s
 	XML_ParserFree(x.parser);
 	while (x.depth > 0)
 		free(x.stack[--x.depth]);
-	if (x.cur.cap)
-		OPENSSL_cleanse(x.cur.s, x.cur.cap);
-	buf_release(&x.cur);
+	secbuf_release(&x.cur);
 	return ok ? 0 : -1;
 }
 
 static void xml_fields_release(struct xml_field *fields, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (fields[i].text.cap)
-			OPENSSL_cleanse(fields[i].text.s, fields[i].text.cap);
-		buf_release(&fields[i].text);
+		secbuf_release(&fields[i].text);
 	}
 }
 
@@ -182,6 +174,17 @@ static enum http_verdict sts_classify(void *ctx, long status, const struct http_
 	return HTTP_DEFAULT;
 }
 
+/* STS's endpoint in region (NULL = global); on failure err gets "what: why". */
+static int sts_endpoint(struct aws_endpoint *ep, const char *region, const char *what, struct buf *err)
+{
+	struct buf e = BUF_INIT;
+	int rc = aws_endpoint_resolve(ep, AWS_SERVICE_STS, region, &e);
+	if (rc)
+		em_err(err, rc, "%s: %s", what, e.s);
+	buf_release(&e);
+	return rc;
+}
+
 /* One STS call. form holds the parameters after Action and Version ("&K=V..."), already
  * encoded. On 200 the answer is in resp; otherwise the error is reported as "what: ...". */
 static int sts_call(struct http_client *http, const char *region, const struct aws_credentials *creds,
@@ -189,13 +192,10 @@ static int sts_call(struct http_client *http, const char *region, const struct a
 		    struct buf *err)
 {
 	struct aws_endpoint ep;
-	struct buf e = BUF_INIT;
-	int rc = aws_endpoint_resolve(&ep, AWS_SERVICE_STS, region, &e);
-	if (rc) {
-		em_err(err, rc, "%s: %s", what, e.s);
-		buf_release(&e);
+	int rc = sts_endpoint(&ep, region, what, err);
+	if (rc)
 		return rc;
-	}
+	struct buf e = BUF_INIT;
 	struct buf url = BUF_INIT, rate_key = BUF_INIT;
 	buf_addf(&url, "%s/", ep.url);
 	buf_addf(&rate_key, "sts:%s", ep.signing_region);
@@ -331,6 +331,20 @@ static void form_add(struct buf *form, const char *key, const char *value)
 	buf_add_urlencoded(form, value, 1);
 }
 
+/* An AssumeRole* call: its answer's credentials into out, with source for messages. */
+static int assume_call(struct aws_credentials *out, struct http_client *http, const char *region,
+		       const struct aws_credentials *creds, const char *action, const char *form, const char *what,
+		       const char *source, struct buf *err)
+{
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = sts_call(http, region, creds, action, form, &resp, what, err);
+	if (rc == 0)
+		rc = credentials_from_answer(out, &resp, what, source, err);
+	http_response_release(&resp);
+	return rc;
+}
+
 int aws_sts_assume_role(struct aws_credentials *out, struct http_client *http, const char *region,
 			const struct aws_credentials *source, const struct aws_assume_role_params *p, struct buf *err)
 {
@@ -349,13 +363,8 @@ int aws_sts_assume_role(struct aws_credentials *out, struct http_client *http, c
 		form_add(&form, "ExternalId", p->external_id);
 	if (p->duration_s > 0)
 		buf_addf(&form, "&DurationSeconds=%d", p->duration_s);
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = sts_call(http, region, source, "AssumeRole", form.s, &resp, what.s, err);
 	buf_addf(&src, "role '%s'", p->role_arn);
-	if (rc == 0)
-		rc = credentials_from_answer(out, &resp, what.s, src.s, err);
-	http_response_release(&resp);
+	int rc = assume_call(out, http, region, source, "AssumeRole", form.s, what.s, src.s, err);
 	buf_release(&what);
 	buf_release(&form);
 	buf_release(&src);
@@ -378,16 +387,10 @@ int aws_sts_assume_role_with_web_identity(struct aws_credentials *out, struct ht
 	form_add(&form, "RoleArn", role_arn);
 	form_add(&form, "RoleSessionName", session_name && *session_name ? session_name : "ebsmigrate");
 	form_add(&form, "WebIdentityToken", web_identity_token);
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = sts_call(http, region, NULL, "AssumeRoleWithWebIdentity", form.s, &resp, what.s, err);
 	buf_addf(&src, "web identity role '%s'", role_arn);
-	if (rc == 0)
-		rc = credentials_from_answer(out, &resp, what.s, src.s, err);
-	http_response_release(&resp);
+	int rc = assume_call(out, http, region, NULL, "AssumeRoleWithWebIdentity", form.s, what.s, src.s, err);
 	buf_release(&what);
-	OPENSSL_cleanse(form.s, form.len);
-	buf_release(&form);
+	secbuf_release(&form);
 	buf_release(&src);
 	return rc;
 }
@@ -414,13 +417,13 @@ int aws_eks_token(struct buf *out, time_t *expires_out, const char *cluster, con
 	if (!cluster || !*cluster)
 		return em_err(err, EM_EINPUT, "eks token: no cluster name");
 	struct aws_endpoint ep;
-	struct buf e = BUF_INIT;
-	int rc = aws_endpoint_resolve(&ep, AWS_SERVICE_STS, region, &e);
-	if (rc) {
-		em_err(err, rc, "eks token for cluster '%s': %s", cluster, e.s);
-		buf_release(&e);
+	struct buf what = BUF_INIT;
+	buf_addf(&what, "eks token for cluster '%s'", cluster);
+	int rc = sts_endpoint(&ep, region, what.s, err);
+	buf_release(&what);
+	if (rc)
 		return rc;
-	}
+	struct buf e = BUF_INIT;
 	struct buf url = BUF_INIT, presigned = BUF_INIT;
 	buf_addf(&url, "%s/?Action=GetCallerIdentity&Version=" STS_VERSION, ep.url);
 	struct http_headers h = HTTP_HEADERS_INIT;
@@ -442,9 +445,7 @@ int aws_eks_token(struct buf *out, time_t *expires_out, const char *cluster, con
 		if (expires_out)
 			*expires_out = now + 14 * 60;
 	}
-	if (presigned.cap)
-		OPENSSL_cleanse(presigned.s, presigned.cap);
-	buf_release(&presigned);
+	secbuf_release(&presigned);
 	buf_release(&url);
 	buf_release(&e);
 	http_headers_release(&h);

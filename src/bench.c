@@ -29,10 +29,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +48,7 @@
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_bench.h"
+#include "ebsmigrate/proc.h"
 
 #define DROP_RATIO 0.7
 #define FIO_OUTPUT_CAP (256u << 20) /* json+ of a long run is large, not this large */
@@ -66,37 +65,21 @@ void bench_run_init(struct bench_run *r)
 
 void bench_volume_release(struct bench_volume *v)
 {
-	free(v->volume_id);
-	free(v->type);
-	free(v->instance_type);
-	free(v->node);
-	free(v->pvc);
+	EM_FREE_ALL(v->volume_id, v->type, v->instance_type, v->node, v->pvc);
 	memset(v, 0, sizeof *v);
 	v->burst_balance = NAN;
 }
 
 static void job_release(struct bench_job *j)
 {
-	free(j->name);
-	free(j->profile);
-	free(j->options_json);
-	free(j->lat_source);
-	free(j->hostname);
+	EM_FREE_ALL(j->name, j->profile, j->options_json, j->lat_source, j->hostname);
 	fio_series_release(&j->series);
 }
 
 void bench_run_release(struct bench_run *r)
 {
-	free(r->label);
-	free(r->source);
-	free(r->target);
-	free(r->status);
-	free(r->created_at);
-	free(r->finished_at);
-	free(r->fio_version);
-	free(r->options_json);
-	free(r->phase);
-	free(r->error);
+	EM_FREE_ALL(r->label, r->source, r->target, r->status, r->created_at, r->finished_at, r->fio_version,
+		    r->options_json, r->phase, r->error);
 	bench_volume_release(&r->volume);
 	for (size_t i = 0; i < r->n_jobs; i++)
 		job_release(&r->jobs[i]);
@@ -298,30 +281,7 @@ int bench_link_migration(struct ledger *db, struct bench_run *run, struct buf *e
 
 char *bench_find_program(const char *name)
 {
-	if (!name || !*name)
-		return NULL;
-	if (strchr(name, '/'))
-		return access(name, X_OK) == 0 ? xstrdup(name) : NULL;
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	struct buf cand = BUF_INIT;
-	char *found = NULL;
-	while (!found && *path) {
-		size_t n = strcspn(path, ":");
-		buf_reset(&cand);
-		if (n)
-			buf_add(&cand, path, n);
-		else
-			buf_addc(&cand, '.');
-		buf_addf(&cand, "/%s", name);
-		struct stat st;
-		if (stat(cand.s, &st) == 0 && S_ISREG(st.st_mode) && access(cand.s, X_OK) == 0)
-			found = buf_detach(&cand);
-		path += n + (path[n] == ':');
-	}
-	buf_release(&cand);
-	return found;
+	return proc_find_program(name);
 }
 
 /* rm -rf dir, not following symbolic links (only what fio made lives there). */
@@ -348,123 +308,36 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
-struct child_result {
-	int status;              /* waitpid status */
-	int stopped;             /* we stopped it (stop flag) */
-	struct buf out, err_text;
-};
-
-/* Where a child's stdout goes while it runs: NULL fn = into child_result.out. */
-struct child_stdout {
-	void (*fn)(void *ctx, const char *data, size_t n);
-	void *ctx;
-};
-
-/* Runs argv in cwd with stdout and stderr captured, in its own process group. */
-static int run_child(struct child_result *r, char *const argv[], const char *cwd, volatile sig_atomic_t *stop,
-		     const struct child_stdout *sink, struct buf *err)
+/* Runs argv (argv[0] is the program's path) in cwd with stdout and stderr captured (stdout to
+ * sink when there is one), in its own process group, stopped through *stop. A program that cannot
+ * start in cwd is reported as it always was: as having exited 126 (cwd) or 127 (exec) with the
+ * reason on its stderr, which the callers' messages quote. */
+static int run_child(struct proc_result *r, char *const argv[], const char *cwd, volatile sig_atomic_t *stop,
+		     void (*sink)(void *ctx, const char *data, size_t n), void *sink_ctx, struct buf *err)
 {
-	memset(r, 0, sizeof *r);
-	buf_init(&r->out);
-	buf_init(&r->err_text);
-	int po[2], pe[2];
-	if (pipe(po) != 0)
-		return em_err(err, EM_EIO, "cannot create a pipe: %s", strerror(errno));
-	if (pipe(pe) != 0) {
-		close(po[0]);
-		close(po[1]);
-		return em_err(err, EM_EIO, "cannot create a pipe: %s", strerror(errno));
+	struct proc_options o = {
+		.path = argv[0], .argv = argv, .cwd = cwd, .stop = stop, .own_group = 1, .default_signals = 1,
+		.stdout_cap = FIO_OUTPUT_CAP, .stderr_cap = FIO_STDERR_CAP, .on_stdout = sink, .stdout_ctx = sink_ctx,
+	};
+	if (proc_run(r, &o) == 0)
+		return 0;
+	const char *why = strerror(r->start_errno);
+	switch (r->start_error) {
+	case PROC_START_CWD:
+		buf_addf(&r->err, "cannot enter '%s': %s\n", cwd, why);
+		r->status = W_EXITCODE(126, 0);
+		return 0;
+	case PROC_START_EXEC:
+		buf_addf(&r->err, "cannot run '%s': %s\n", argv[0], why);
+		r->status = W_EXITCODE(127, 0);
+		return 0;
+	case PROC_START_PIPE:
+		proc_result_release(r);
+		return em_err(err, EM_EIO, "cannot create a pipe: %s", why);
+	default:
+		proc_result_release(r);
+		return em_err(err, EM_EIO, "cannot start '%s': %s", argv[0], why);
 	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		return em_err(err, EM_EIO, "cannot start '%s': %s", argv[0], strerror(e));
-	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		int devnull = open("/dev/null", O_RDONLY);
-		if (devnull >= 0)
-			dup2(devnull, 0);
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if (cwd && chdir(cwd) != 0) {
-			dprintf(2, "cannot enter '%s': %s\n", cwd, strerror(errno));
-			_exit(126);
-		}
-		execv(argv[0], argv);
-		dprintf(2, "cannot run '%s': %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid); /* also here: no race with the signal below */
-	close(po[1]);
-	close(pe[1]);
-	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-	int open_fds = 2;
-	time_t kill_at = 0;
-	char chunk[65536];
-	while (open_fds) {
-		if (stop && *stop && !r->stopped) {
-			r->stopped = 1;
-			kill(-pid, SIGINT);
-			kill_at = time(NULL) + 10;
-		}
-		if (kill_at && time(NULL) >= kill_at) {
-			kill(-pid, SIGKILL);
-			kill_at = 0;
-		}
-		int pr = poll(fds, 2, 200);
-		if (pr < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				close(fds[i].fd);
-				fds[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			if (i == 0 && sink && sink->fn) {
-				sink->fn(sink->ctx, chunk, (size_t)got);
-				continue;
-			}
-			struct buf *dst = i == 0 ? &r->out : &r->err_text;
-			size_t cap = i == 0 ? FIO_OUTPUT_CAP : FIO_STDERR_CAP;
-			if (dst->len < cap)
-				buf_add(dst, chunk, (size_t)got);
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (fds[i].fd >= 0)
-			close(fds[i].fd);
-	while (waitpid(pid, &r->status, 0) < 0) {
-		if (errno != EINTR) {
-			r->status = -1;
-			break;
-		}
-		if (stop && *stop && !r->stopped) {
-			r->stopped = 1;
-			kill(-pid, SIGINT);
-		}
-	}
-	return 0;
-}
-
-static void child_result_release(struct child_result *r)
-{
-	buf_release(&r->out);
-	buf_release(&r->err_text);
 }
 
 /* fio's complaint for messages: its stderr's meaningful lines, joined, bounded. */
@@ -486,18 +359,6 @@ static void fio_complaint(struct buf *out, const struct buf *stderr_text, const 
 	}
 	if (!added)
 		buf_adds(out, "no message");
-}
-
-static void describe_status(struct buf *out, int status)
-{
-	if (status == -1)
-		buf_adds(out, "lost");
-	else if (WIFEXITED(status))
-		buf_addf(out, "exit %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		buf_addf(out, "killed by signal %d", WTERMSIG(status));
-	else
-		buf_adds(out, "unknown status");
 }
 
 int bench_log_prefix(struct buf *out, const char *path)
@@ -742,10 +603,9 @@ static int run_one(struct ledger *db, struct bench_run *run, const char *fio, co
 		argv[4] = (char *)job_path;
 	}
 	struct eta_stream es = {o, what, mono_seconds(), BUF_INIT};
-	struct child_stdout sink = {on_fio_stdout, &es};
-	struct child_result cr;
+	struct proc_result cr;
 	unlink(output_path.s);
-	int rc = run_child(&cr, argv, workdir, o->stop, o->status ? &sink : NULL, err);
+	int rc = run_child(&cr, argv, workdir, o->stop, o->status ? on_fio_stdout : NULL, &es, err);
 	buf_release(&es.pending);
 	buf_release(&output_opt);
 	if (rc) {
@@ -763,17 +623,17 @@ static int run_one(struct ledger *db, struct bench_run *run, const char *fio, co
 	buf_release(&rerr);
 	buf_release(&output_path);
 	if (cr.stopped) {
-		child_result_release(&cr);
+		proc_result_release(&cr);
 		return EM_ECONFLICT; /* the caller words it */
 	}
 	if (cr.status != 0) {
 		struct buf why = BUF_INIT, st = BUF_INIT;
-		fio_complaint(&why, &cr.err_text, &cr.out);
-		describe_status(&st, cr.status);
+		fio_complaint(&why, &cr.err, &cr.out);
+		proc_describe_status(&st, cr.status);
 		rc = em_err(err, EM_EIO, "fio failed on %s (%s): %s", what, st.s, why.s);
 		buf_release(&why);
 		buf_release(&st);
-		child_result_release(&cr);
+		proc_result_release(&cr);
 		return rc;
 	}
 	struct buf origin = BUF_INIT;
@@ -790,15 +650,15 @@ static int run_one(struct ledger *db, struct bench_run *run, const char *fio, co
 			rc = bench_record_report(db, run, &rep, open, len, workdir, NULL, 0, err);
 		fio_report_release(&rep);
 	}
-	child_result_release(&cr);
+	proc_result_release(&cr);
 	return rc;
 }
 
 static char *fio_version_of(const char *fio, struct buf *err, int *rc)
 {
 	char *argv[] = {(char *)fio, "--version", NULL};
-	struct child_result cr;
-	*rc = run_child(&cr, argv, NULL, NULL, NULL, err);
+	struct proc_result cr;
+	*rc = run_child(&cr, argv, NULL, NULL, NULL, NULL, err);
 	if (*rc)
 		return NULL;
 	char *v = NULL;
@@ -806,13 +666,13 @@ static char *fio_version_of(const char *fio, struct buf *err, int *rc)
 		v = xstrndup(cr.out.s, strcspn(cr.out.s, "\r\n"));
 	} else {
 		struct buf why = BUF_INIT, st = BUF_INIT;
-		fio_complaint(&why, &cr.err_text, &cr.out);
-		describe_status(&st, cr.status);
+		fio_complaint(&why, &cr.err, &cr.out);
+		proc_describe_status(&st, cr.status);
 		*rc = em_err(err, EM_EUNSUPPORTED, "'%s --version' did not print a fio version (%s): %s", fio, st.s, why.s);
 		buf_release(&why);
 		buf_release(&st);
 	}
-	child_result_release(&cr);
+	proc_result_release(&cr);
 	return v;
 }
 
@@ -1219,15 +1079,11 @@ void bench_comparison_release(struct bench_comparison *c)
 {
 	for (size_t k = 0; k < c->n; k++) {
 		struct bench_profile_cmp *p = &c->profiles[k];
-		free(p->key);
-		for (size_t i = 0; i < p->n_checks; i++) {
-			free(p->checks[i].rule);
-			free(p->checks[i].text);
-		}
-		free(p->checks);
+		for (size_t i = 0; i < p->n_checks; i++)
+			EM_FREE_ALL(p->checks[i].rule, p->checks[i].text);
 		for (size_t i = 0; i < p->n_notes; i++)
 			free(p->notes[i]);
-		free(p->notes);
+		EM_FREE_ALL(p->key, p->checks, p->notes);
 	}
 	free(c->profiles);
 	memset(c, 0, sizeof *c);

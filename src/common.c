@@ -125,6 +125,12 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
+void em_free_each(void *const *ptrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ptrs[i]);
+}
+
 time_t em_now(void)
 {
 	return fixed_now >= 0 ? fixed_now : time(NULL);

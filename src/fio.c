@@ -190,12 +190,7 @@ void fio_report_init(struct fio_report *r)
 
 static void job_release(struct fio_job *j)
 {
-	free(j->name);
-	free(j->profile);
-	free(j->hostname);
-	free(j->options_json);
-	free(j->lat_source);
-	free(j->iops_log);
+	EM_FREE_ALL(j->name, j->profile, j->hostname, j->options_json, j->lat_source, j->iops_log);
 }
 
 void fio_report_release(struct fio_report *r)
@@ -635,48 +630,42 @@ int fio_parse_iops_log(struct fio_series *out, const char *text, size_t len, int
 
 /* ---- live status (--eta=always) ---- */
 
-/* A number with fio's decimal suffix (IOPS: "10.5k", "8910", "1.2M"). */
-static int eta_count(const char *s, double *out)
+struct eta_unit {
+	const char *text; /* what follows the number, exactly */
+	double mult;
+};
+
+/* A non-negative number followed by exactly one of units' texts, scaled by its multiplier. */
+static int eta_number(const char *s, const struct eta_unit *units, size_t n_units, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
 	if (end == s || !isfinite(v) || v < 0)
 		return EM_EINPUT;
-	static const struct {
-		char c;
-		double mult;
-	} suffix[] = {{'k', 1e3}, {'K', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}, {'P', 1e15}};
-	for (size_t i = 0; i < sizeof suffix / sizeof *suffix; i++)
-		if (*end == suffix[i].c) {
-			v *= suffix[i].mult;
-			end++;
-			break;
+	for (size_t i = 0; i < n_units; i++)
+		if (strcmp(end, units[i].text) == 0) {
+			*out = v * units[i].mult;
+			return 0;
 		}
-	if (*end)
-		return EM_EINPUT;
-	*out = v;
-	return 0;
+	return EM_EINPUT;
+}
+
+/* A number with fio's decimal suffix (IOPS: "10.5k", "8910", "1.2M"). */
+static int eta_count(const char *s, double *out)
+{
+	static const struct eta_unit suffix[] = {{"", 1},    {"k", 1e3},  {"K", 1e3},  {"M", 1e6},
+						 {"G", 1e9}, {"T", 1e12}, {"P", 1e15}};
+	return eta_number(s, suffix, sizeof suffix / sizeof *suffix, out);
 }
 
 /* A rate as fio prints it: "41.0MiB/s", "1234KiB/s", "0B/s"; kb_base=1000 gives "kB/s", "MB/s". */
 static int eta_rate(const char *s, double *out)
 {
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || !isfinite(v) || v < 0)
-		return EM_EINPUT;
-	static const struct {
-		const char *unit;
-		double mult;
-	} units[] = {{"B/s", 1},         {"KiB/s", 1024.0},   {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-		     {"TiB/s", 1099511627776.0}, {"kB/s", 1e3}, {"KB/s", 1e3},       {"MB/s", 1e6},
-		     {"GB/s", 1e9},      {"TB/s", 1e12}};
-	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-		if (strcmp(end, units[i].unit) == 0) {
-			*out = v * units[i].mult;
-			return 0;
-		}
-	return EM_EINPUT;
+	static const struct eta_unit units[] = {
+		{"B/s", 1},         {"KiB/s", 1024.0},   {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+		{"TiB/s", 1099511627776.0}, {"kB/s", 1e3}, {"KB/s", 1e3},       {"MB/s", 1e6},
+		{"GB/s", 1e9},      {"TB/s", 1e12}};
+	return eta_number(s, units, sizeof units / sizeof *units, out);
 }
 
 /* "r=41.0MiB/s,w=1KiB/s" or "r=8910,w=8881" (the " IOPS" already cut): values by direction. */

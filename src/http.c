@@ -27,7 +27,6 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +39,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/secbuf.h"
 
 #ifndef EM_VERSION
 #define EM_VERSION "dev"
@@ -89,12 +89,6 @@ static void rates_unref(struct http_rates *r)
 
 /* ---- header lists ---- */
 
-static void wipe_str(char *s)
-{
-	if (s)
-		OPENSSL_cleanse(s, strlen(s));
-}
-
 void http_headers_add(struct http_headers *h, const char *name, const char *value)
 {
 	XGROW(h->v, h->n, h->alloc);
@@ -109,7 +103,7 @@ void http_headers_remove(struct http_headers *h, const char *name)
 	for (size_t i = 0; i < h->n; i++) {
 		if (strcasecmp(h->v[i].name, name) == 0) {
 			free(h->v[i].name);
-			wipe_str(h->v[i].value);
+			secbuf_wipe_str(h->v[i].value);
 			free(h->v[i].value);
 			continue;
 		}
@@ -136,7 +130,7 @@ void http_headers_release(struct http_headers *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		free(h->v[i].name);
-		wipe_str(h->v[i].value);
+		secbuf_wipe_str(h->v[i].value);
 		free(h->v[i].value);
 	}
 	free(h->v);
@@ -145,13 +139,6 @@ void http_headers_release(struct http_headers *h)
 }
 
 /* ---- requests and responses ---- */
-
-static void buf_wipe_release(struct buf *b)
-{
-	if (b->cap)
-		OPENSSL_cleanse(b->s, b->cap);
-	buf_release(b);
-}
 
 void http_request_init(struct http_request *r, const char *method, const char *url)
 {
@@ -164,11 +151,11 @@ void http_request_init(struct http_request *r, const char *method, const char *u
 void http_request_release(struct http_request *r)
 {
 	if (r->url)
-		wipe_str(r->url);
+		secbuf_wipe_str(r->url);
 	free(r->url);
 	r->url = NULL;
 	http_headers_release(&r->headers);
-	buf_wipe_release(&r->body);
+	secbuf_release(&r->body);
 }
 
 void http_response_init(struct http_response *r)
@@ -180,7 +167,7 @@ void http_response_init(struct http_response *r)
 void http_response_release(struct http_response *r)
 {
 	http_headers_release(&r->headers);
-	buf_wipe_release(&r->body);
+	secbuf_release(&r->body);
 	r->status = 0;
 }
 
@@ -312,7 +299,7 @@ void http_client_release(struct http_client *c)
 	free((char *)c->opt.client_cert_file);
 	free((char *)c->opt.client_key_file);
 	free((char *)c->opt.client_cert_pem);
-	wipe_str((char *)c->opt.client_key_pem);
+	secbuf_wipe_str((char *)c->opt.client_key_pem);
 	free((char *)c->opt.client_key_pem);
 	free((char *)c->opt.user_agent);
 	rates_unref(c->rates);
@@ -551,7 +538,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 		while (i < len && (data[i] == ' ' || data[i] == '\t'))
 			i++;
 		buf_add(&v, data + i, len - i);
-		wipe_str(h->v[h->n - 1].value);
+		secbuf_wipe_str(h->v[h->n - 1].value);
 		free(h->v[h->n - 1].value);
 		h->v[h->n - 1].value = buf_detach(&v);
 		return size * n;
@@ -620,7 +607,7 @@ static struct curl_slist *build_headers(const struct http_request *req, const st
 		else
 			buf_addf(scratch, "%s;", hd->name);
 		list = curl_slist_append(list, scratch->s);
-		OPENSSL_cleanse(scratch->s, scratch->len);
+		secbuf_wipe(scratch->s, scratch->len);
 		if (!list) {
 			fprintf(stderr, "fatal: out of memory building request headers\n");
 			abort();
@@ -692,9 +679,7 @@ static CURLcode perform(struct http_client *c, const struct http_request *req, c
 static void response_reset(struct http_response *r, size_t cap)
 {
 	http_headers_release(&r->headers);
-	if (r->body.cap)
-		OPENSSL_cleanse(r->body.s, r->body.cap);
-	buf_reset(&r->body);
+	secbuf_reset(&r->body);
 	buf_set_cap(&r->body, cap);
 	r->status = 0;
 	r->unreachable = 0;
@@ -844,6 +829,6 @@ char *http_request_dump(const struct http_request *r, const struct http_headers 
 		}
 	}
 	char *out = log_redact(b.s);
-	buf_wipe_release(&b);
+	secbuf_release(&b);
 	return out;
 }

@@ -23,17 +23,11 @@
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,14 +37,14 @@
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/proc.h"
+#include "ebsmigrate/secbuf.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_objects.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/volume.h"
-
-extern char **environ;
 
 #define EXEC_STDOUT_MAX (1u << 20)
 #define EXEC_STDERR_MAX (64u << 10)
@@ -59,41 +53,9 @@ extern char **environ;
 
 /* ---- small helpers ---- */
 
-static void wipe_free(char *s)
-{
-	if (s) {
-		OPENSSL_cleanse(s, strlen(s));
-		free(s);
-	}
-}
-
-static void buf_wipe(struct buf *b)
-{
-	if (b->cap)
-		OPENSSL_cleanse(b->s, b->cap);
-	buf_release(b);
-}
-
 static time_t now_s(const struct kube_client *c)
 {
 	return c->opt.clock ? c->opt.clock() : time(NULL);
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wipes every string in a cJSON tree (plugin output holds tokens and keys). */
-static void json_wipe(cJSON *j)
-{
-	for (; j; j = j->next) {
-		if (j->valuestring)
-			OPENSSL_cleanse(j->valuestring, strlen(j->valuestring));
-		json_wipe(j->child);
-	}
 }
 
 /* "context 'prod': user 'eks-admin': exec plugin 'aws'" */
@@ -105,9 +67,9 @@ static void plugin_who(struct buf *b, const struct kube_target *t)
 
 void kube_credential_release(struct kube_credential *c)
 {
-	wipe_free(c->token);
+	secbuf_free_str(c->token);
 	free(c->client_cert_pem);
-	wipe_free(c->client_key_pem);
+	secbuf_free_str(c->client_key_pem);
 	memset(c, 0, sizeof *c);
 }
 
@@ -119,36 +81,6 @@ static const char *exec_env(const struct kube_target *t, const char *name)
 		if (strcmp(t->exec.env[i].name, name) == 0)
 			return t->exec.env[i].value;
 	return NULL;
-}
-
-/* Full path of cmd: as given when it has a '/', else the first executable match on our PATH
- * (as client-go does: the plugin's env does not change where it is looked up). */
-static int find_command(const char *cmd, struct buf *out)
-{
-	if (strchr(cmd, '/')) {
-		buf_adds(out, cmd);
-		return access(cmd, X_OK) == 0 ? 0 : -1;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (1) {
-		size_t n = strcspn(path, ":");
-		buf_reset(out);
-		if (n)
-			buf_add(out, path, n);
-		else
-			buf_addc(out, '.');
-		buf_addf(out, "/%s", cmd);
-		struct stat st;
-		if (stat(out->s, &st) == 0 && S_ISREG(st.st_mode) && access(out->s, X_OK) == 0)
-			return 0;
-		if (!path[n])
-			break;
-		path += n + 1;
-	}
-	buf_reset(out);
-	return -1;
 }
 
 static void exec_info_json(struct buf *out, const struct kube_target *t)
@@ -184,128 +116,16 @@ static void exec_info_json(struct buf *out, const struct kube_target *t)
 	cJSON_Delete(root);
 }
 
-/* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with envp_free. */
+/* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with proc_env_free. */
 static char **plugin_envp(const struct kube_target *t, const char *exec_info)
 {
-	size_t n = 0;
-	for (char **e = environ; e && *e; e++)
-		n++;
-	char **v = xcalloc(n + t->exec.n_env + 2, sizeof(char *));
-	size_t k = 0;
-	for (char **e = environ; e && *e; e++) {
-		size_t nl = strcspn(*e, "=");
-		int overridden = nl == strlen("KUBERNETES_EXEC_INFO") && strncmp(*e, "KUBERNETES_EXEC_INFO", nl) == 0;
-		for (size_t i = 0; i < t->exec.n_env && !overridden; i++)
-			overridden = strlen(t->exec.env[i].name) == nl && strncmp(*e, t->exec.env[i].name, nl) == 0;
-		if (!overridden)
-			v[k++] = xstrdup(*e);
-	}
-	for (size_t i = 0; i < t->exec.n_env; i++) {
-		struct buf b = BUF_INIT;
-		buf_addf(&b, "%s=%s", t->exec.env[i].name, t->exec.env[i].value);
-		v[k++] = buf_detach(&b);
-	}
-	struct buf b = BUF_INIT;
-	buf_addf(&b, "KUBERNETES_EXEC_INFO=%s", exec_info);
-	v[k++] = buf_detach(&b);
-	v[k] = NULL;
-	return v;
-}
-
-static void envp_free(char **v)
-{
-	for (char **e = v; *e; e++)
-		wipe_free(*e);
-	free(v);
-}
-
-struct child_result {
-	struct buf out, errtxt;
-	int status;
-	int timed_out;
-	int spawn_errno;
-};
-
-static void read_into(int *fd, struct buf *b, size_t cap)
-{
-	char chunk[8192];
-	ssize_t r = read(*fd, chunk, sizeof chunk);
-	if (r < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (r <= 0) {
-		close(*fd);
-		*fd = -1;
-		return;
-	}
-	size_t keep = b->len < cap ? cap - b->len : 0;
-	buf_add(b, chunk, (size_t)r < keep ? (size_t)r : keep); /* beyond the cap: drained, dropped */
-	OPENSSL_cleanse(chunk, sizeof chunk);
-}
-
-/* Runs path with stdin /dev/null, capturing stdout and stderr, killing it at the deadline.
- * Returns 0 when it ran (see r->status / r->timed_out), -1 when it could not start. */
-static int run_capture(const char *path, char *const argv[], char *const envp[], long timeout_ms,
-		       struct child_result *r)
-{
-	int op[2], ep[2];
-	if (pipe(op) != 0) {
-		r->spawn_errno = errno;
-		return -1;
-	}
-	if (pipe(ep) != 0) {
-		r->spawn_errno = errno;
-		close(op[0]);
-		close(op[1]);
-		return -1;
-	}
-	int fds[4] = {op[0], op[1], ep[0], ep[1]};
-	for (int i = 0; i < 4; i++)
-		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, op[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
-	pid_t pid;
-	int rc = posix_spawn(&pid, path, &fa, NULL, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	close(op[1]);
-	close(ep[1]);
-	if (rc != 0) {
-		close(op[0]);
-		close(ep[0]);
-		r->spawn_errno = rc;
-		return -1;
-	}
-	int out_fd = op[0], err_fd = ep[0];
-	int64_t deadline = mono_ms() + timeout_ms;
-	while (out_fd >= 0 || err_fd >= 0) {
-		int64_t left = deadline - mono_ms();
-		if (left <= 0) {
-			r->timed_out = 1;
-			kill(pid, SIGKILL);
-			break;
-		}
-		struct pollfd p[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-		int pr = poll(p, 2, left > 1000 ? 1000 : (int)left);
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr <= 0)
-			continue;
-		if (out_fd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			read_into(&out_fd, &r->out, EXEC_STDOUT_MAX);
-		if (err_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			read_into(&err_fd, &r->errtxt, EXEC_STDERR_MAX);
-	}
-	if (out_fd >= 0)
-		close(out_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	r->status = st;
-	return 0;
+	struct proc_env_var *vars = xcalloc(t->exec.n_env + 1, sizeof *vars);
+	for (size_t i = 0; i < t->exec.n_env; i++)
+		vars[i] = (struct proc_env_var){t->exec.env[i].name, t->exec.env[i].value};
+	vars[t->exec.n_env] = (struct proc_env_var){"KUBERNETES_EXEC_INFO", exec_info};
+	char **envp = proc_env_build(vars, t->exec.n_env + 1);
+	free(vars);
+	return envp;
 }
 
 /* The first non-empty line of a plugin's stderr, trimmed, printable, at most 300 bytes. */
@@ -376,7 +196,7 @@ static int parse_exec_credential(struct kube_credential *out, struct buf *text, 
 	out->client_key_pem = key && *key ? xstrdup(key) : NULL;
 out:
 	if (root) {
-		json_wipe(root);
+		secbuf_wipe_json(root);
 		cJSON_Delete(root);
 	}
 	if (rc)
@@ -392,7 +212,7 @@ int kube_exec_credential_parse(struct kube_credential *out, const char *text, si
 	plugin_who(&who, t);
 	buf_add(&copy, text, len);
 	int rc = parse_exec_credential(out, &copy, t, who.s, err);
-	buf_wipe(&copy);
+	secbuf_release(&copy);
 	buf_release(&who);
 	return rc;
 }
@@ -400,7 +220,8 @@ int kube_exec_credential_parse(struct kube_credential *out, const char *text, si
 int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long timeout_ms, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	struct buf who = BUF_INIT, path = BUF_INIT, info = BUF_INIT;
+	struct buf who = BUF_INIT, info = BUF_INIT;
+	char *path = NULL;
 	int rc = 0;
 	plugin_who(&who, t);
 	if (!t->has_exec) {
@@ -413,7 +234,9 @@ int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long
 			    who.s);
 		goto out;
 	}
-	if (find_command(t->exec.command, &path) != 0) {
+	/* As client-go: looked up on our PATH, the plugin's env does not change where. */
+	path = proc_find_program(t->exec.command);
+	if (!path) {
 		rc = em_err(err, EM_EAUTH, "%s: command not found%s%s", who.s, t->exec.install_hint ? "; " : "",
 			    t->exec.install_hint ? t->exec.install_hint : "");
 		goto out;
@@ -426,17 +249,22 @@ int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long
 		argv[i + 1] = t->exec.args[i];
 	exec_info_json(&info, t);
 	char **envp = plugin_envp(t, info.s);
-	struct child_result r = {BUF_INIT, BUF_INIT, 0, 0, 0};
-	int ran = run_capture(path.s, argv, envp, timeout_ms, &r);
-	envp_free(envp);
+	/* stdin /dev/null, no shell, no terminal; killed at the timeout; output holds secrets. */
+	struct proc_options po = {
+		.path = path, .argv = argv, .envp = envp, .stdout_cap = EXEC_STDOUT_MAX,
+		.stderr_cap = EXEC_STDERR_MAX, .timeout_ms = timeout_ms, .secret = 1,
+	};
+	struct proc_result r;
+	int ran = proc_run(&r, &po);
+	proc_env_free(envp);
 	free(argv);
 	if (ran != 0) {
-		rc = em_err(err, EM_EAUTH, "%s: cannot run '%s': %s", who.s, path.s, strerror(r.spawn_errno));
+		rc = em_err(err, EM_EAUTH, "%s: cannot run '%s': %s", who.s, path, strerror(r.start_errno));
 	} else if (r.timed_out) {
 		rc = em_err(err, EM_EAUTH, "%s: timed out after %ld ms", who.s, timeout_ms);
 	} else if (WIFSIGNALED(r.status) || (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0)) {
 		struct buf line = BUF_INIT;
-		first_line(&line, &r.errtxt);
+		first_line(&line, &r.err);
 		if (WIFSIGNALED(r.status))
 			rc = em_err(err, EM_EAUTH, "%s: killed by signal %d%s%s", who.s, WTERMSIG(r.status),
 				    line.len ? ": " : "", line.s);
@@ -447,12 +275,11 @@ int kube_exec_run(struct kube_credential *out, const struct kube_target *t, long
 	} else {
 		rc = parse_exec_credential(out, &r.out, t, who.s, err);
 	}
-	buf_wipe(&r.out);
-	buf_wipe(&r.errtxt);
+	proc_result_release(&r);
 out:
 	buf_release(&who);
-	buf_release(&path);
-	buf_wipe(&info);
+	free(path);
+	secbuf_release(&info);
 	return rc;
 }
 
@@ -460,11 +287,7 @@ out:
 
 void kube_eks_args_release(struct kube_eks_args *a)
 {
-	free(a->cluster);
-	free(a->region);
-	free(a->role_arn);
-	free(a->profile);
-	free(a->session_name);
+	EM_FREE_ALL(a->cluster, a->region, a->role_arn, a->profile, a->session_name);
 	memset(a, 0, sizeof *a);
 }
 
@@ -693,7 +516,7 @@ out:
 	aws_credentials_release(&statc);
 	aws_credentials_release(&assumed);
 	free(region);
-	buf_wipe(&tok);
+	secbuf_release(&tok);
 	buf_release(&e);
 	buf_release(&who);
 	return rc;
@@ -782,7 +605,7 @@ static void add_bearer(struct http_headers *h, const char *token)
 	struct buf v = BUF_INIT;
 	buf_addf(&v, "Bearer %s", token);
 	http_headers_set(h, "Authorization", v.s);
-	buf_wipe(&v);
+	secbuf_release(&v);
 }
 
 /* Adds Authorization (if any credential gives a token). *dynamic = 1 when the credential came
@@ -803,7 +626,7 @@ static int authorize(struct kube_client *c, struct http_headers *h, int force_re
 			       e.s);
 		else
 			add_bearer(h, tok.s);
-		buf_wipe(&tok);
+		secbuf_release(&tok);
 		buf_release(&e);
 		return rc ? EM_EAUTH : 0;
 	}

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/secbuf.h"
 
 struct kube_config_file {
 	char *path;        /* as listed (made absolute) */
@@ -43,21 +43,6 @@ struct kube_config_entry {
 };
 
 /* ---- small helpers ---- */
-
-static void wipe_free(char *s)
-{
-	if (s) {
-		OPENSSL_cleanse(s, strlen(s));
-		free(s);
-	}
-}
-
-static void buf_wipe(struct buf *b)
-{
-	if (b->cap)
-		OPENSSL_cleanse(b->s, b->cap);
-	buf_release(b);
-}
 
 int kube_base64_decode(struct buf *out, const char *in, size_t len)
 {
@@ -100,7 +85,7 @@ int kube_base64_decode(struct buf *out, const char *in, size_t len)
 	return 0;
 bad:
 	if (out->len > start)
-		OPENSSL_cleanse(out->s + start, out->len - start);
+		secbuf_wipe(out->s + start, out->len - start);
 	out->len = start;
 	out->s[start] = '\0';
 	return EM_EINPUT;
@@ -235,7 +220,7 @@ static void wipe_document(yaml_document_t *d)
 {
 	for (yaml_node_t *n = d->nodes.start; n < d->nodes.top; n++)
 		if (n->type == YAML_SCALAR_NODE && n->data.scalar.value)
-			OPENSSL_cleanse(n->data.scalar.value, n->data.scalar.length);
+			secbuf_wipe(n->data.scalar.value, n->data.scalar.length);
 }
 
 static struct kube_config_entry *find_entry(struct kube_config_entry *v, size_t n, const char *name)
@@ -289,7 +274,7 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 	struct buf text = BUF_INIT;
 	int rc = em_read_file(path, &text, err);
 	if (rc) {
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return rc;
 	}
 	c->files = xrealloc(c->files, (c->n_files + 1) * sizeof *c->files);
@@ -302,7 +287,7 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser)) {
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return em_err(err, EM_EINPUT, "kubeconfig '%s': cannot initialise the YAML parser", f->path);
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text.s, text.len);
@@ -311,12 +296,12 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 			    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
 			    parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);
-		buf_wipe(&text);
+		secbuf_release(&text);
 		return rc;
 	}
 	f->has_doc = 1;
 	yaml_parser_delete(&parser);
-	buf_wipe(&text);
+	secbuf_release(&text);
 
 	yaml_node_t *root = yaml_document_get_root_node(&f->doc);
 	if (!root || scalar_unset(root))
@@ -435,11 +420,7 @@ void kube_config_release(struct kube_config *c)
 		free(c->users[i].name);
 	for (size_t i = 0; i < c->n_contexts; i++)
 		free(c->contexts[i].name);
-	free(c->clusters);
-	free(c->users);
-	free(c->contexts);
-	free(c->current_context);
-	free(c->label);
+	EM_FREE_ALL(c->clusters, c->users, c->contexts, c->current_context, c->label);
 	memset(c, 0, sizeof *c);
 }
 
@@ -457,36 +438,24 @@ const char *kube_config_context_name(const struct kube_config *c, size_t i)
 
 static void exec_release(struct kube_exec *e)
 {
-	free(e->api_version);
-	free(e->command);
+	EM_FREE_ALL(e->api_version, e->command);
 	for (size_t i = 0; i < e->n_args; i++)
 		free(e->args[i]);
 	free(e->args);
 	for (size_t i = 0; i < e->n_env; i++) {
 		free(e->env[i].name);
-		wipe_free(e->env[i].value);
+		secbuf_free_str(e->env[i].value);
 	}
-	free(e->env);
-	free(e->install_hint);
+	EM_FREE_ALL(e->env, e->install_hint);
 	memset(e, 0, sizeof *e);
 }
 
 void kube_target_release(struct kube_target *t)
 {
-	free(t->context);
-	free(t->cluster_name);
-	free(t->user_name);
-	free(t->origin);
-	free(t->server);
-	free(t->namespace_);
-	free(t->ca_file);
-	free(t->ca_pem);
-	free(t->client_cert_file);
-	free(t->client_key_file);
-	free(t->client_cert_pem);
-	wipe_free(t->client_key_pem);
-	wipe_free(t->token);
-	free(t->token_file);
+	EM_FREE_ALL(t->context, t->cluster_name, t->user_name, t->origin, t->server, t->namespace_, t->ca_file,
+		    t->ca_pem, t->client_cert_file, t->client_key_file, t->client_cert_pem, t->token_file);
+	secbuf_free_str(t->client_key_pem);
+	secbuf_free_str(t->token);
 	exec_release(&t->exec);
 	memset(t, 0, sizeof *t);
 }
@@ -547,11 +516,11 @@ static int pem_field(const struct where *w, const yaml_node_t *map, const char *
 	if (data) {
 		struct buf pem = BUF_INIT;
 		if (kube_base64_decode(&pem, data, strlen(data)) != 0 || pem.len == 0) {
-			buf_wipe(&pem);
+			secbuf_release(&pem);
 			return field_err(w, EM_EINPUT, err, "%s is not valid base64", data_key);
 		}
 		if (!strstr(pem.s, pem_marker) || strlen(pem.s) != pem.len) {
-			buf_wipe(&pem);
+			secbuf_release(&pem);
 			return field_err(w, EM_EINPUT, err, "%s does not hold a PEM %s", data_key,
 					 strstr(pem_marker, "KEY") ? "private key" : "certificate");
 		}
@@ -565,12 +534,21 @@ static int pem_field(const struct where *w, const yaml_node_t *map, const char *
 	return 0;
 }
 
+/* Entry e's mapping, with w set to name it in messages ("cluster 'x' in FILE"). */
+static const yaml_node_t *entry_at(struct where *w, const struct kube_config *c, const struct kube_config_entry *e,
+				   const char *kind)
+{
+	w->f = &c->files[e->file];
+	w->kind = kind;
+	w->name = e->name;
+	return node_at(w->f, e->node);
+}
+
 static int resolve_cluster(struct kube_target *t, const struct kube_config *c, const struct kube_config_entry *e,
 			   struct buf *err)
 {
-	const struct kube_config_file *f = &c->files[e->file];
-	const yaml_node_t *m = node_at(f, e->node);
-	struct where w = {f, "cluster", e->name};
+	struct where w;
+	const yaml_node_t *m = entry_at(&w, c, e, "cluster");
 	const char *server, *s;
 	int rc = get_str(&w, m, "server", &server, err);
 	if (rc)
@@ -663,14 +641,18 @@ static int resolve_exec(struct kube_target *t, const struct where *w, const yaml
 		return rc;
 	if (!s && strcmp(e->api_version, KUBE_EXEC_V1) == 0)
 		return field_err(w, EM_EINPUT, err, "exec: interactiveMode must be set with apiVersion %s", KUBE_EXEC_V1);
-	if (!s || strcmp(s, "IfAvailable") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_IF_AVAILABLE;
-	else if (strcmp(s, "Never") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_NEVER;
-	else if (strcmp(s, "Always") == 0)
-		e->interactive_mode = KUBE_INTERACTIVE_ALWAYS;
-	else
+	static const struct {
+		const char *name;
+		enum kube_interactive mode;
+	} modes[] = {{"IfAvailable", KUBE_INTERACTIVE_IF_AVAILABLE},
+		     {"Never", KUBE_INTERACTIVE_NEVER},
+		     {"Always", KUBE_INTERACTIVE_ALWAYS}};
+	size_t k = 0; /* unset: IfAvailable */
+	while (s && k < sizeof modes / sizeof *modes && strcmp(s, modes[k].name) != 0)
+		k++;
+	if (k == sizeof modes / sizeof *modes)
 		return field_err(w, EM_EINPUT, err, "exec: interactiveMode '%s' is not Never, IfAvailable or Always", s);
+	e->interactive_mode = modes[k].mode;
 	if ((rc = get_bool(w, m, "provideClusterInfo", &e->provide_cluster_info, err)))
 		return rc;
 	if ((rc = get_str(w, m, "installHint", &s, err)))
@@ -683,9 +665,9 @@ static int resolve_exec(struct kube_target *t, const struct where *w, const yaml
 static int resolve_user(struct kube_target *t, const struct kube_config *c, const struct kube_config_entry *e,
 			struct buf *err)
 {
-	const struct kube_config_file *f = &c->files[e->file];
-	const yaml_node_t *m = node_at(f, e->node);
-	struct where w = {f, "user", e->name};
+	struct where w;
+	const yaml_node_t *m = entry_at(&w, c, e, "user");
+	const struct kube_config_file *f = w.f;
 	const char *s, *s2;
 	int rc;
 	if ((rc = get_str(&w, m, "username", &s, err)) || (rc = get_str(&w, m, "password", &s2, err)))

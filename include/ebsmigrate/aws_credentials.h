@@ -16,8 +16,8 @@
  * The link that answered is remembered; credentials are reused until refresh_window_s before
  * they expire, then fetched again from that same link.
  *
- * Ownership: struct aws_credentials owns its strings; aws_credentials_release wipes the secret
- * and the token (OPENSSL_cleanse) before freeing. The provider owns its cached credentials;
+ * Ownership: the credentials value (struct aws_credentials, aws_creds.h) owns its strings and is
+ * wiped on release. The provider owns its cached credentials;
  * aws_credentials_provider_get hands out a borrowed pointer valid until the next get or
  * release. The provider borrows opt->http, which must outlive it.
  *
@@ -35,23 +35,10 @@
 
 #include <time.h>
 
+#include "ebsmigrate/aws_creds.h" /* the value type: struct aws_credentials */
 #include "ebsmigrate/buf.h"
 
 struct http_client;
-
-struct aws_credentials {
-	char *access_key_id;
-	char *secret_access_key; /* secret */
-	char *session_token;     /* secret; NULL for long-term keys */
-	time_t expiration;       /* 0 = does not expire */
-	char *account_id;        /* NULL when the source does not say */
-	char *source;            /* where they came from, for messages ("environment", ...) */
-};
-
-/* Wipes secret and token, frees everything, leaves c zeroed. */
-void aws_credentials_release(struct aws_credentials *c);
-/* dst is released first, then receives copies of src's fields. */
-void aws_credentials_copy(struct aws_credentials *dst, const struct aws_credentials *src);
 
 struct aws_credentials_options {
 	const char *profile;        /* --profile; NULL = AWS_PROFILE, AWS_DEFAULT_PROFILE, "default" */

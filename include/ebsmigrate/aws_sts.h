@@ -7,7 +7,7 @@
  * calls are signed with time(NULL). STS "Throttling" answers are retried by http_send.
  *
  * Ownership: out-structs own their strings; the credentials that come back must be released
- * with aws_credentials_release (it wipes them). Inputs are borrowed.
+ * with aws_credentials_release (aws_creds.h; it wipes them). Inputs are borrowed.
  *
  * Errors: EM_EAUTH when STS refuses (AccessDenied, InvalidClientTokenId, ExpiredToken,
  * InvalidIdentityToken, SignatureDoesNotMatch, ...), EM_ETHROTTLED, EM_ENET, EM_ESERVER for

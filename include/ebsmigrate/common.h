@@ -64,6 +64,10 @@ char *xstrndup(const char *s, size_t n);
 			(ptr) = xrealloc((ptr), (alloc) * sizeof(*(ptr)));                \
 		}                                                                         \
 	} while (0)
+/* Frees each of n pointers; EM_FREE_ALL(a, b, c) frees its arguments (a release function's
+ * fields in one statement). */
+void em_free_each(void *const *ptrs, size_t n);
+#define EM_FREE_ALL(...) em_free_each((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
 
 /* The clock. Every module asks em_now(); `--now RFC3339` fixes it for reproducible runs. */
 time_t em_now(void);
