@@ -421,6 +421,24 @@ static int save_file(struct inventory_live_result *r, const char *dir, const cha
 	return rc;
 }
 
+/* Saves data as the file named by fmt in dir (an export of --save) and empties data for the
+ * next one. */
+static int save_export(struct inventory_live_result *r, const char *dir, struct buf *data, struct buf *err,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int save_export(struct inventory_live_result *r, const char *dir, struct buf *data, struct buf *err,
+		       const char *fmt, ...)
+{
+	struct buf name = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&name, fmt, ap);
+	va_end(ap);
+	int rc = save_file(r, dir, name.s, data, err);
+	buf_release(&name);
+	buf_reset(data);
+	return rc;
+}
+
 /* The region a PV's zone topology names; NULL (and nothing to free) when it has none. */
 static char *pv_region(const struct kube_pv *pv)
 {
@@ -543,35 +561,24 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
 		if (!rc && o->save_dir) {
-			struct buf name = BUF_INIT;
 			aws_cloudwatch_export_end(&metrics);
-			buf_addf(&name, "metrics-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &metrics, err);
-			buf_release(&name);
+			rc = save_export(r, o->save_dir, &metrics, err, "metrics-%s.json", region);
 		}
 	}
 	buf_release(&metrics);
 	if (!rc && o->save_dir) {
-		struct buf data = BUF_INIT, name = BUF_INIT;
+		struct buf data = BUF_INIT;
 		aws_ec2_write_volumes_export(&data, f, region);
-		buf_addf(&name, "volumes-%s.json", region);
-		rc = save_file(r, o->save_dir, name.s, &data, err);
-		buf_reset(&data);
-		buf_reset(&name);
+		rc = save_export(r, o->save_dir, &data, err, "volumes-%s.json", region);
 		if (!rc) {
 			aws_ec2_write_modifications_export(&data, f, region);
-			buf_addf(&name, "modifications-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
+			rc = save_export(r, o->save_dir, &data, err, "modifications-%s.json", region);
 		}
 		if (!rc) {
-			buf_reset(&data);
-			buf_reset(&name);
 			aws_ec2_write_instances_export(&data, f, region);
-			buf_addf(&name, "instances-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
+			rc = save_export(r, o->save_dir, &data, err, "instances-%s.json", region);
 		}
 		buf_release(&data);
-		buf_release(&name);
 	}
 	return rc;
 }
@@ -1094,27 +1101,19 @@ static int read_cluster(const struct inventory_live_options *o, struct kube_targ
 	rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
 	kube_client_release(&kc);
 	if (!rc && o->save_dir) {
-		struct buf data = BUF_INIT, name = BUF_INIT;
+		struct buf data = BUF_INIT;
 		kube_objects_write_export(&data, ks, f, cluster);
-		buf_addf(&name, "%s.json", cluster);
-		rc = save_file(r, o->save_dir, name.s, &data, err);
-		buf_reset(&data);
-		buf_reset(&name);
+		rc = save_export(r, o->save_dir, &data, err, "%s.json", cluster);
 		if (!rc && ks->n_usage) {
 			kube_objects_write_summary(&data, ks, cluster);
-			buf_addf(&name, "%s.stats-summary.json", cluster);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
-			buf_reset(&data);
-			buf_reset(&name);
+			rc = save_export(r, o->save_dir, &data, err, "%s.stats-summary.json", cluster);
 		}
 		if (!rc) {
 			kube_objects_write_version(&data, f, cluster);
-			buf_addf(&name, "%s.version.json", cluster);
 			if (data.len)
-				rc = save_file(r, o->save_dir, name.s, &data, err);
+				rc = save_export(r, o->save_dir, &data, err, "%s.version.json", cluster);
 		}
 		buf_release(&data);
-		buf_release(&name);
 	}
 	return rc;
 }
