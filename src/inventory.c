@@ -1095,6 +1095,7 @@ static int read_cluster(const struct inventory_live_options *o, struct kube_targ
 	unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
 	ko.progress = o->progress;
 	ko.progress_ctx = o->progress_ctx;
+	ko.concurrency = live_concurrency(o); /* the kinds, and the nodes' stats, at once */
 	int rc = kube_client_init(&kc, t, &ko, err);
 	if (rc)
 		return rc;

@@ -773,6 +773,8 @@ static int http_setup(struct kube_client *c, struct buf *err)
 		em_err(err, rc, "context '%s': %s", t->context, e.s);
 	else
 		c->http_ready = 1;
+	if (!rc && c->rates_from) /* a worker: the cluster's one bucket, whoever sends */
+		http_client_share_rates(&c->http, c->rates_from);
 	c->http_cert_gen = c->cred_gen;
 	buf_release(&e);
 	return rc;
@@ -914,6 +916,54 @@ void kube_client_release(struct kube_client *c)
 	free(c->rate_key);
 	free(c->server_version);
 	memset(c, 0, sizeof *c);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* The parent's credential is obtained (if it has none yet) on the calling thread, once, and
+ * copied: the workers do not each run the exec plugin or sign an EKS token. */
+int kube_client_init_worker(struct kube_client *w, struct kube_client *parent, struct buf *err)
+{
+	memset(w, 0, sizeof *w);
+	const struct kube_target *t = &parent->target;
+	if (t->has_exec && !t->token_file && !t->token) {
+		struct http_headers h = HTTP_HEADERS_INIT;
+		int dynamic = 0;
+		int rc = authorize(parent, &h, 0, &dynamic, err);
+		http_headers_release(&h);
+		if (rc)
+			return rc;
+	}
+	kube_target_copy(&w->target, t);
+	w->opt = parent->opt; /* already completed by kube_client_init */
+	w->rate_key = xstrdup(parent->rate_key);
+	w->eks_native = parent->eks_native;
+	if (w->eks_native)
+		kube_eks_args_parse(&w->eks, &t->exec);
+	if (parent->have_cred) {
+		w->cred.token = dup_or_null(parent->cred.token);
+		w->cred.client_cert_pem = dup_or_null(parent->cred.client_cert_pem);
+		w->cred.client_key_pem = dup_or_null(parent->cred.client_key_pem);
+		w->cred.expires = parent->cred.expires;
+		w->have_cred = 1;
+		w->cred_gen = 1;
+	}
+	w->rates_from = &parent->http;
+	int rc = http_setup(w, err);
+	if (rc)
+		kube_client_release(w);
+	return rc;
+}
+
+void kube_client_release_worker(struct kube_client *parent, struct kube_client *w)
+{
+	parent->list_restarts += w->list_restarts;
+	parent->exec_runs += w->exec_runs;
+	parent->eks_tokens += w->eks_tokens;
+	kube_client_release(w);
 }
 
 /* ---- requests ---- */
