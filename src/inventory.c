@@ -827,18 +827,24 @@ static void move_notices(struct fleet *f, struct fleet *src)
 	src->n_notices = 0;
 }
 
+/* Adds src's saved files and CloudTrail failures to r's (the first failure's message kept). */
+static void move_result(struct inventory_live_result *r, struct inventory_live_result *src)
+{
+	for (size_t i = 0; i < src->n_saved; i++)
+		add_saved(r, src->saved[i]);
+	if (src->history_error && !r->history_error) {
+		r->history_error = src->history_error;
+		src->history_error = NULL;
+	}
+	r->history_failed_regions += src->history_failed_regions;
+}
+
 /* Moves a region's private result to the end of the caller's (j is left released). */
 static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
 {
 	move_volumes(f, &j->f);
 	move_notices(f, &j->f);
-	for (size_t i = 0; i < j->r.n_saved; i++)
-		add_saved(r, j->r.saved[i]);
-	if (j->r.history_error && !r->history_error) {
-		r->history_error = j->r.history_error;
-		j->r.history_error = NULL;
-	}
-	r->history_failed_regions += j->r.history_failed_regions;
+	move_result(r, &j->r);
 	region_job_release(j);
 }
 
@@ -1041,13 +1047,7 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
 				    region, pvs_here);
 	}
-	for (size_t i = 0; i < fan->acc_r.n_saved; i++)
-		add_saved(r, fan->acc_r.saved[i]);
-	if (fan->acc_r.history_error && !r->history_error) {
-		r->history_error = fan->acc_r.history_error;
-		fan->acc_r.history_error = NULL;
-	}
-	r->history_failed_regions += fan->acc_r.history_failed_regions;
+	move_result(r, &fan->acc_r);
 	region_fanout_release(fan);
 	free(prep->jobs);
 	if (!rc)

@@ -24,61 +24,6 @@
 #include "ebsmigrate/volume.h"
 #include "ebsmigrate/workpool.h"
 
-/* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
- * kube_objects_load would); src is left released. */
-void kube_set_move(struct kube_set *dst, struct kube_set *src)
-{
-	struct kube_set discard;
-	kube_set_init(&discard);
-	struct buf k = BUF_INIT;
-	size_t idx;
-	for (size_t i = 0; i < src->n_pvs; i++) {
-		struct kube_pv *p = &src->pvs[i];
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s", p->cluster, p->name);
-		if (strmap_get(&dst->pv_by_name, k.s, &idx)) {
-			XGROW(discard.pvs, discard.n_pvs, discard.alloc_pvs);
-			discard.pvs[discard.n_pvs++] = *p;
-			continue;
-		}
-		XGROW(dst->pvs, dst->n_pvs, dst->alloc_pvs);
-		dst->pvs[dst->n_pvs] = *p;
-		strmap_put(&dst->pv_by_name, k.s, dst->n_pvs);
-		dst->n_pvs++;
-	}
-	for (size_t i = 0; i < src->n_pvcs; i++) {
-		struct kube_pvc *p = &src->pvcs[i];
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", p->cluster, p->namespace_, p->name);
-		if (strmap_get(&dst->pvc_by_key, k.s, &idx)) {
-			XGROW(discard.pvcs, discard.n_pvcs, discard.alloc_pvcs);
-			discard.pvcs[discard.n_pvcs++] = *p;
-			continue;
-		}
-		XGROW(dst->pvcs, dst->n_pvcs, dst->alloc_pvcs);
-		dst->pvcs[dst->n_pvcs] = *p;
-		strmap_put(&dst->pvc_by_key, k.s, dst->n_pvcs);
-		dst->n_pvcs++;
-	}
-	for (size_t i = 0; i < src->n_uses; i++) {
-		XGROW(dst->uses, dst->n_uses, dst->alloc_uses);
-		dst->uses[dst->n_uses++] = src->uses[i];
-	}
-	for (size_t i = 0; i < src->n_nodes; i++) {
-		XGROW(dst->nodes, dst->n_nodes, dst->alloc_nodes);
-		dst->nodes[dst->n_nodes++] = src->nodes[i];
-	}
-	for (size_t i = 0; i < src->n_usage; i++) {
-		XGROW(dst->usage, dst->n_usage, dst->alloc_usage);
-		dst->usage[dst->n_usage++] = src->usage[i];
-	}
-	dst->ignored_pvs += src->ignored_pvs;
-	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
-	kube_set_release(src);
-	kube_set_release(&discard);
-	buf_release(&k);
-}
-
 /* "cluster\tnamespace\tname" (namespace NULL for cluster-scoped kinds); 0 when a part that
  * must be there is missing (such an entry is never a duplicate, as before). */
 static int object_key(struct buf *k, const char *cluster, const char *namespace_, const char *name)
@@ -96,6 +41,16 @@ static int object_key(struct buf *k, const char *cluster, const char *namespace_
 	return 1;
 }
 
+static int pv_key(struct buf *k, const struct kube_pv *p)
+{
+	return object_key(k, p->cluster, NULL, p->name);
+}
+
+static int pvc_key(struct buf *k, const struct kube_pvc *p)
+{
+	return object_key(k, p->cluster, p->namespace_, p->name);
+}
+
 static int sc_key(struct buf *k, const struct storage_class *s)
 {
 	return object_key(k, s->cluster, NULL, s->name);
@@ -111,34 +66,68 @@ static int vac_key(struct buf *k, const struct vac_ref *s)
 	return object_key(k, s->cluster, NULL, s->name);
 }
 
-/* Appends src->ARR's entries to dst->ARR, an entry whose key (KEY_OF) dst already holds going to
- * discard->ARR instead (the first kept). Kinds run to tens of thousands (StatefulSets): each
- * entry is looked up by key, never by a scan of dst. One loop for the three kinds, whose
- * element types differ. */
-#define MOVE_FIRST_KEPT(dst, src, discard, arr, n_arr, alloc_arr, key_of)                          \
+/* Appends src->ARR's entries to dst->ARR, an entry whose key (KEY_OF) is in KEYS (a strmap of
+ * key -> position in dst->ARR, kept up to date) going to discard->ARR instead: the first kept.
+ * Entries are looked up by key, never by a scan of dst (kinds run to tens of thousands). One
+ * loop for the five kinds, whose element types differ. */
+#define MOVE_KEYED(dst, src, discard, arr, n_arr, alloc_arr, key_of, keys)                          \
 	do {                                                                                       \
-		struct strmap keys_ = STRMAP_INIT;                                                  \
 		struct buf k_ = BUF_INIT;                                                           \
 		size_t at_;                                                                         \
-		for (size_t i_ = 0; (src)->n_arr && i_ < (dst)->n_arr; i_++)                        \
-			if (key_of(&k_, &(dst)->arr[i_]))                                           \
-				strmap_put(&keys_, k_.s, i_);                                       \
 		for (size_t i_ = 0; i_ < (src)->n_arr; i_++) {                                      \
 			int keyed_ = key_of(&k_, &(src)->arr[i_]);                                  \
-			if (keyed_ && strmap_get(&keys_, k_.s, &at_)) {                             \
+			if (keyed_ && strmap_get((keys), k_.s, &at_)) {                             \
 				XGROW((discard)->arr, (discard)->n_arr, (discard)->alloc_arr);       \
 				(discard)->arr[(discard)->n_arr++] = (src)->arr[i_];                 \
 				continue;                                                           \
 			}                                                                           \
 			XGROW((dst)->arr, (dst)->n_arr, (dst)->alloc_arr);                          \
 			if (keyed_)                                                                 \
-				strmap_put(&keys_, k_.s, (dst)->n_arr);                             \
+				strmap_put((keys), k_.s, (dst)->n_arr);                             \
 			(dst)->arr[(dst)->n_arr++] = (src)->arr[i_];                                \
 		}                                                                                   \
 		(src)->n_arr = 0;                                                                   \
-		strmap_release(&keys_);                                                             \
 		buf_release(&k_);                                                                   \
 	} while (0)
+
+/* MOVE_KEYED for a kind dst keeps no index of: one is built for the move. */
+#define MOVE_FIRST_KEPT(dst, src, discard, arr, n_arr, alloc_arr, key_of)                          \
+	do {                                                                                       \
+		struct strmap keys_ = STRMAP_INIT;                                                  \
+		struct buf kk_ = BUF_INIT;                                                          \
+		for (size_t j_ = 0; (src)->n_arr && j_ < (dst)->n_arr; j_++)                        \
+			if (key_of(&kk_, &(dst)->arr[j_]))                                          \
+				strmap_put(&keys_, kk_.s, j_);                                      \
+		buf_release(&kk_);                                                                  \
+		MOVE_KEYED(dst, src, discard, arr, n_arr, alloc_arr, key_of, &keys_);               \
+		strmap_release(&keys_);                                                             \
+	} while (0)
+
+/* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
+ * kube_objects_load would); src is left released. */
+void kube_set_move(struct kube_set *dst, struct kube_set *src)
+{
+	struct kube_set discard;
+	kube_set_init(&discard);
+	MOVE_KEYED(dst, src, &discard, pvs, n_pvs, alloc_pvs, pv_key, &dst->pv_by_name);
+	MOVE_KEYED(dst, src, &discard, pvcs, n_pvcs, alloc_pvcs, pvc_key, &dst->pvc_by_key);
+	for (size_t i = 0; i < src->n_uses; i++) {
+		XGROW(dst->uses, dst->n_uses, dst->alloc_uses);
+		dst->uses[dst->n_uses++] = src->uses[i];
+	}
+	for (size_t i = 0; i < src->n_nodes; i++) {
+		XGROW(dst->nodes, dst->n_nodes, dst->alloc_nodes);
+		dst->nodes[dst->n_nodes++] = src->nodes[i];
+	}
+	for (size_t i = 0; i < src->n_usage; i++) {
+		XGROW(dst->usage, dst->n_usage, dst->alloc_usage);
+		dst->usage[dst->n_usage++] = src->usage[i];
+	}
+	dst->ignored_pvs += src->ignored_pvs;
+	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
+	kube_set_release(src);
+	kube_set_release(&discard);
+}
 
 /* Moves src's StorageClasses, StatefulSets, VACs, notices and cluster versions into dst
  * (one entry per cluster and name, the first kept); src is left released. */
