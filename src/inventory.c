@@ -116,30 +116,30 @@ static char *take(char **s)
 
 /* report_missing 0: the caller (the live path) has told the missing volumes apart by region
  * and said so itself. */
+/* m[key formatted into k] = i (k is scratch). */
+static void put_key(struct strmap *m, struct buf *k, size_t i, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put_key(struct strmap *m, struct buf *k, size_t i, const char *fmt, ...)
+{
+	va_list ap;
+	buf_reset(k);
+	va_start(ap, fmt);
+	buf_vaddf(k, fmt, ap);
+	va_end(ap);
+	strmap_put(m, k->s, i);
+}
+
 static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing)
 {
 	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct buf k = BUF_INIT;
-	for (size_t i = 0; i < f->n_sts; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", f->sts[i].cluster, f->sts[i].namespace_, f->sts[i].name);
-		strmap_put(&sts, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_usage; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
-		strmap_put(&usage, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_uses; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", ks->uses[i].cluster, ks->uses[i].namespace_, ks->uses[i].claim);
-		strmap_put(&uses, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_nodes; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s", ks->nodes[i].cluster, ks->nodes[i].name);
-		strmap_put(&nodes, k.s, i);
-	}
+	for (size_t i = 0; i < f->n_sts; i++)
+		put_key(&sts, &k, i, "%s\t%s\t%s", f->sts[i].cluster, f->sts[i].namespace_, f->sts[i].name);
+	for (size_t i = 0; i < ks->n_usage; i++)
+		put_key(&usage, &k, i, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
+	for (size_t i = 0; i < ks->n_uses; i++)
+		put_key(&uses, &k, i, "%s\t%s\t%s", ks->uses[i].cluster, ks->uses[i].namespace_, ks->uses[i].claim);
+	for (size_t i = 0; i < ks->n_nodes; i++)
+		put_key(&nodes, &k, i, "%s\t%s", ks->nodes[i].cluster, ks->nodes[i].name);
 	size_t n_missing = 0, n_double = 0;
 	/* The binding that took a PVC's strings; a later PV claiming the same PVC copies them. */
 	struct kube_binding **pvc_taker = ks->n_pvcs ? xcalloc(ks->n_pvcs, sizeof *pvc_taker) : NULL;
