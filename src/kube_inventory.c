@@ -12,6 +12,10 @@
  *   kube_objects_load would, so merging parts read apart in the sequential order gives the
  *   sequential result.
  * - Usage (kubelet stats) that cannot be read is a notice, never a failure.
+ * - Read concurrently (opt.concurrency > 1), the lists and then the nodes' stats are joined in
+ *   the order a sequential read uses (kinds as listed below, nodes as the node list gave them),
+ *   each as soon as it and all before it are in; at most opt.concurrency run at once, each on a
+ *   client of its own that shares the cluster's credential and token bucket.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /*
  * kube_client.h - a Kubernetes API client for one context: credentials (static token, token
  * file, client certificate, exec plugins, native EKS tokens), GET/list/patch/create/delete with
- * Status errors, server version, VolumeAttributesClass discovery, and the inventory read that
- * feeds kube_objects_load. docs/kubernetes.md is the user-facing description.
+ * Status errors, server version, VolumeAttributesClass discovery (kube_client.c), and the
+ * inventory read that feeds kube_objects_load (kube_inventory.c). docs/kubernetes.md is the
+ * user-facing description.
  *
  * Credentials, in order: tokenFile (re-read for every request), token, exec plugin, client
  * certificate (TLS, alongside any of the others). Exec credentials are cached in the client until
@@ -191,7 +192,9 @@ enum {
  * read page by page into scratch sets and moved into ks/f once complete, so a restarted list
  * never leaves duplicates. Usage that cannot be read is not fatal: 403 adds the notice
  * "volume usage unavailable in cluster 'NAME': forbidden" and stops asking; other per-node
- * failures add a notice naming the node. Returns 0 or the first list's error. */
+ * failures add a notice naming the node. Returns 0 or the first list's error. With
+ * c->opt.concurrency > 1 the lists, then the nodes' stats, are read at once on worker clients
+ * (kube_client_init_worker) and joined in the sequential order: ks and f come out the same. */
 int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
 			unsigned what, struct buf *err);
 /* Moves src's PVs, PVCs, uses, nodes and usage to the end of dst (a PV or PVC dst already
