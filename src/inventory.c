@@ -26,6 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_cloudtrail.h"
@@ -113,30 +116,30 @@ static char *take(char **s)
 
 /* report_missing 0: the caller (the live path) has told the missing volumes apart by region
  * and said so itself. */
+/* m[key formatted into k] = i (k is scratch). */
+static void put_key(struct strmap *m, struct buf *k, size_t i, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void put_key(struct strmap *m, struct buf *k, size_t i, const char *fmt, ...)
+{
+	va_list ap;
+	buf_reset(k);
+	va_start(ap, fmt);
+	buf_vaddf(k, fmt, ap);
+	va_end(ap);
+	strmap_put(m, k->s, i);
+}
+
 static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing)
 {
 	struct strmap usage = STRMAP_INIT, uses = STRMAP_INIT, nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct buf k = BUF_INIT;
-	for (size_t i = 0; i < f->n_sts; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", f->sts[i].cluster, f->sts[i].namespace_, f->sts[i].name);
-		strmap_put(&sts, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_usage; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
-		strmap_put(&usage, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_uses; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", ks->uses[i].cluster, ks->uses[i].namespace_, ks->uses[i].claim);
-		strmap_put(&uses, k.s, i);
-	}
-	for (size_t i = 0; i < ks->n_nodes; i++) {
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s", ks->nodes[i].cluster, ks->nodes[i].name);
-		strmap_put(&nodes, k.s, i);
-	}
+	for (size_t i = 0; i < f->n_sts; i++)
+		put_key(&sts, &k, i, "%s\t%s\t%s", f->sts[i].cluster, f->sts[i].namespace_, f->sts[i].name);
+	for (size_t i = 0; i < ks->n_usage; i++)
+		put_key(&usage, &k, i, "%s\t%s\t%s", ks->usage[i].cluster, ks->usage[i].namespace_, ks->usage[i].pvc);
+	for (size_t i = 0; i < ks->n_uses; i++)
+		put_key(&uses, &k, i, "%s\t%s\t%s", ks->uses[i].cluster, ks->uses[i].namespace_, ks->uses[i].claim);
+	for (size_t i = 0; i < ks->n_nodes; i++)
+		put_key(&nodes, &k, i, "%s\t%s", ks->nodes[i].cluster, ks->nodes[i].name);
 	size_t n_missing = 0, n_double = 0;
 	/* The binding that took a PVC's strings; a later PV claiming the same PVC copies them. */
 	struct kube_binding **pvc_taker = ks->n_pvcs ? xcalloc(ks->n_pvcs, sizeof *pvc_taker) : NULL;
@@ -421,6 +424,24 @@ static int save_file(struct inventory_live_result *r, const char *dir, const cha
 	return rc;
 }
 
+/* Saves data as the file named by fmt in dir (an export of --save) and empties data for the
+ * next one. */
+static int save_export(struct inventory_live_result *r, const char *dir, struct buf *data, struct buf *err,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int save_export(struct inventory_live_result *r, const char *dir, struct buf *data, struct buf *err,
+		       const char *fmt, ...)
+{
+	struct buf name = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&name, fmt, ap);
+	va_end(ap);
+	int rc = save_file(r, dir, name.s, data, err);
+	buf_release(&name);
+	buf_reset(data);
+	return rc;
+}
+
 /* The region a PV's zone topology names; NULL (and nothing to free) when it has none. */
 static char *pv_region(const struct kube_pv *pv)
 {
@@ -543,35 +564,24 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
 		if (!rc && o->save_dir) {
-			struct buf name = BUF_INIT;
 			aws_cloudwatch_export_end(&metrics);
-			buf_addf(&name, "metrics-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &metrics, err);
-			buf_release(&name);
+			rc = save_export(r, o->save_dir, &metrics, err, "metrics-%s.json", region);
 		}
 	}
 	buf_release(&metrics);
 	if (!rc && o->save_dir) {
-		struct buf data = BUF_INIT, name = BUF_INIT;
+		struct buf data = BUF_INIT;
 		aws_ec2_write_volumes_export(&data, f, region);
-		buf_addf(&name, "volumes-%s.json", region);
-		rc = save_file(r, o->save_dir, name.s, &data, err);
-		buf_reset(&data);
-		buf_reset(&name);
+		rc = save_export(r, o->save_dir, &data, err, "volumes-%s.json", region);
 		if (!rc) {
 			aws_ec2_write_modifications_export(&data, f, region);
-			buf_addf(&name, "modifications-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
+			rc = save_export(r, o->save_dir, &data, err, "modifications-%s.json", region);
 		}
 		if (!rc) {
-			buf_reset(&data);
-			buf_reset(&name);
 			aws_ec2_write_instances_export(&data, f, region);
-			buf_addf(&name, "instances-%s.json", region);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
+			rc = save_export(r, o->save_dir, &data, err, "instances-%s.json", region);
 		}
 		buf_release(&data);
-		buf_release(&name);
 	}
 	return rc;
 }
@@ -741,12 +751,22 @@ struct region_job {
 	struct buf err;
 };
 
+/* The regions' results joined so far, in region order (region_merge), while later regions and
+ * the clusters are still read; aws_side folds them into the caller's fleet and result. */
 struct region_fanout {
 	struct aws_client *parent;
 	const struct inventory_live_options *o;
 	const char *account;
 	char *const *regions;
 	struct region_job *jobs;
+	struct fleet acc;               /* volumes, instances, limits and notices of regions 0..merged-1 */
+	struct inventory_live_result acc_r; /* their saved files and CloudTrail failures */
+	size_t merged;                  /* regions joined before the first failure */
+	size_t *added;                  /* [i]: volumes region i added */
+	size_t *notices_end;            /* [i]: acc.n_notices once region i was joined */
+	int calls, throttled;
+	int rc;                         /* the first failing region's, in region order */
+	struct buf err;
 };
 
 static void region_job_release(struct region_job *j)
@@ -774,10 +794,10 @@ static void read_region_job(void *ctx, size_t i)
 	aws_client_release(&w);
 }
 
-/* Moves a region's private result to the end of the caller's (j is left released). */
-static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
+/* Moves src's volumes (one id in two regions: the first kept), instances and instance limits to
+ * the end of f's. */
+static void move_volumes(struct fleet *f, struct fleet *src)
 {
-	struct fleet *src = &j->f;
 	for (size_t i = 0; i < src->n; i++) {
 		struct volume *s = &src->vols[i];
 		if (fleet_find(f, s->volume_id)) { /* one volume id in two regions: the first kept */
@@ -798,19 +818,94 @@ static void merge_region(struct fleet *f, struct inventory_live_result *r, struc
 		if (!fleet_instance_limit(f, src->limits[i].type))
 			fleet_set_instance_limit(f, src->limits[i].type, src->limits[i].baseline_iops,
 						 src->limits[i].baseline_mbps);
+}
+
+/* Moves src's notices to the end of f's. */
+static void move_notices(struct fleet *f, struct fleet *src)
+{
 	for (size_t i = 0; i < src->n_notices; i++) {
 		XGROW(f->notices, f->n_notices, f->alloc_notices);
 		f->notices[f->n_notices++] = src->notices[i];
 	}
 	src->n_notices = 0;
-	for (size_t i = 0; i < j->r.n_saved; i++)
-		add_saved(r, j->r.saved[i]);
-	if (j->r.history_error && !r->history_error) {
-		r->history_error = j->r.history_error;
-		j->r.history_error = NULL;
+}
+
+/* Adds src's saved files and CloudTrail failures to r's (the first failure's message kept). */
+static void move_result(struct inventory_live_result *r, struct inventory_live_result *src)
+{
+	for (size_t i = 0; i < src->n_saved; i++)
+		add_saved(r, src->saved[i]);
+	if (src->history_error && !r->history_error) {
+		r->history_error = src->history_error;
+		src->history_error = NULL;
 	}
-	r->history_failed_regions += j->r.history_failed_regions;
+	r->history_failed_regions += src->history_failed_regions;
+}
+
+/* Moves a region's private result to the end of the caller's (j is left released). */
+static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
+{
+	move_volumes(f, &j->f);
+	move_notices(f, &j->f);
+	move_result(r, &j->r);
 	region_job_release(j);
+}
+
+/* After a region's or cluster's private copy is released: its threads freed it in their own
+ * malloc arenas, which keep the pages unless asked; handing them back keeps the peak RSS near
+ * that of the sequential read instead of one private copy per thread on top. */
+static void give_back_freed_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
+/* Before the fan-out's threads start: glibc gives each thread an arena of its own (up to 8 per
+ * core), and memory freed in one is not reused by the others, so ~40 reading threads kept
+ * several copies' worth of freed pages (30,000 volumes: 139 MiB peak with trimming alone, 118
+ * MiB with two arenas; the threads mostly wait on the network, so sharing costs no time).
+ * Process-wide, and set once: every later multi-threaded phase gains the same way. */
+static void limit_malloc_arenas(void)
+{
+#ifdef __GLIBC__
+	mallopt(M_ARENA_MAX, 2);
+#endif
+}
+
+/* workpool_run_ordered's merge: region i joins the others as soon as 0..i are read, and its
+ * private result is released; after a failure the later regions are only released (they are
+ * still read, as ever, so their --save files are written as before). */
+static int region_merge(void *ctx, size_t i)
+{
+	struct region_fanout *fan = ctx;
+	struct region_job *j = &fan->jobs[i];
+	fan->calls += j->calls;
+	fan->throttled += j->throttled;
+	if (fan->rc || j->rc) {
+		if (!fan->rc) {
+			fan->rc = j->rc;
+			buf_adds(&fan->err, j->err.s ? j->err.s : "");
+		}
+		region_job_release(j);
+		return 0;
+	}
+	size_t before = fan->acc.n;
+	merge_region(&fan->acc, &fan->acc_r, j);
+	fan->added[i] = fan->acc.n - before;
+	fan->notices_end[i] = fan->acc.n_notices;
+	fan->merged = i + 1;
+	give_back_freed_memory();
+	return 0;
+}
+
+static void region_fanout_release(struct region_fanout *fan)
+{
+	fleet_release(&fan->acc);
+	inventory_live_result_release(&fan->acc_r);
+	free(fan->added);
+	free(fan->notices_end);
+	buf_release(&fan->err);
 }
 
 /* The AWS side up to the region reads: the client, the credentials (resolved once, here, on
@@ -848,7 +943,12 @@ static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *
 	set_region_rates(&p->c, r->regions, r->n_regions);
 	p->n_jobs = r->n_regions;
 	p->jobs = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->jobs);
-	p->fan = (struct region_fanout){&p->c, o, r->account, r->regions, p->jobs};
+	p->fan = (struct region_fanout){.parent = &p->c, .o = o, .account = r->account, .regions = r->regions,
+					.jobs = p->jobs};
+	fleet_init(&p->fan.acc);
+	buf_init(&p->fan.err);
+	p->fan.added = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->fan.added);
+	p->fan.notices_end = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->fan.notices_end);
 	em_umask(); /* cached before any thread saves a file */
 	return 0;
 }
@@ -856,7 +956,7 @@ static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *
 static void *aws_reads(void *arg)
 {
 	struct aws_prep *p = arg;
-	workpool_run(p->n_jobs, live_concurrency(p->fan.o), read_region_job, &p->fan);
+	workpool_run_ordered(p->n_jobs, live_concurrency(p->fan.o), read_region_job, region_merge, &p->fan);
 	return NULL;
 }
 
@@ -885,6 +985,7 @@ static void aws_prep_abandon(struct aws_prep *p)
 		for (size_t i = 0; i < p->n_jobs; i++)
 			region_job_release(&p->jobs[i]);
 		free(p->jobs);
+		region_fanout_release(&p->fan);
 	}
 	buf_release(&p->cerr);
 	aws_client_release(&p->c);
@@ -925,27 +1026,40 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	aws_finish_reads(prep);
 	/* The workers held pointers to prep->c; they are done, so c may take its place now. */
 	struct aws_client c = prep->c;
-	size_t n_full = prep->n_jobs;
-	struct region_job *jobs = prep->jobs;
-	/* Merged in region order: the fleet, notices, warnings and saved files are those of a
-	 * sequential read, whatever order the regions finished in. */
-	for (size_t i = 0; i < n_full; i++) {
-		struct region_job *j = &jobs[i];
-		c.calls += j->calls;
-		c.throttled += j->throttled;
-		if (rc || j->rc) {
-			if (!rc) {
-				rc = j->rc;
-				buf_adds(err, j->err.s ? j->err.s : "");
-			}
-			region_job_release(j);
-			continue;
+	struct region_fanout *fan = &prep->fan;
+	c.calls += fan->calls;
+	c.throttled += fan->throttled;
+	if (fan->rc) {
+		rc = fan->rc;
+		buf_adds(err, fan->err.s ? fan->err.s : "");
+	}
+	/* The regions were joined in region order as they came in; what remains is to put them
+	 * after the clusters' part, as a sequential read would: the volumes (the fleet holds none
+	 * yet, so the arrays change hands instead of being copied), then each region's notices,
+	 * each followed by its warning. */
+	if (!f->n && !f->n_instances && !f->n_limits) {
+		struct fleet t = *f;
+		f->vols = fan->acc.vols, f->n = fan->acc.n, f->alloc = fan->acc.alloc, f->index = fan->acc.index;
+		f->instances = fan->acc.instances, f->n_instances = fan->acc.n_instances;
+		f->alloc_instances = fan->acc.alloc_instances;
+		f->limits = fan->acc.limits, f->n_limits = fan->acc.n_limits, f->alloc_limits = fan->acc.alloc_limits;
+		fan->acc.vols = t.vols, fan->acc.n = t.n, fan->acc.alloc = t.alloc, fan->acc.index = t.index;
+		fan->acc.instances = t.instances, fan->acc.n_instances = t.n_instances;
+		fan->acc.alloc_instances = t.alloc_instances;
+		fan->acc.limits = t.limits, fan->acc.n_limits = t.n_limits, fan->acc.alloc_limits = t.alloc_limits;
+	} else {
+		move_volumes(f, &fan->acc);
+	}
+	size_t from = 0;
+	for (size_t i = 0; i < fan->merged; i++) {
+		for (; from < fan->notices_end[i]; from++) {
+			XGROW(f->notices, f->n_notices, f->alloc_notices);
+			f->notices[f->n_notices++] = fan->acc.notices[from];
+			fan->acc.notices[from] = NULL;
 		}
 		const char *region = r->regions[i];
-		size_t before = f->n;
-		merge_region(f, r, j);
 		size_t pvs_here = 0; /* an empty answer is suspicious only when PVs point into the region */
-		if (f->n == before) {
+		if (!fan->added[i]) {
 			for (size_t k = 0; k < ks->n_pvs; k++) {
 				char *pr = pv_region(&ks->pvs[k]);
 				pvs_here += pr && strcmp(pr, region) == 0;
@@ -959,7 +1073,9 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    "AWS_ENDPOINT_URL sends EC2 elsewhere",
 				    region, pvs_here);
 	}
-	free(jobs);
+	move_result(r, &fan->acc_r);
+	region_fanout_release(fan);
+	free(prep->jobs);
 	if (!rc)
 		rc = look_up_unplaced(&c, o, r, f, ks, err);
 	if (!rc && r->history_error) /* one warning for the run, not one per volume or region */
@@ -994,6 +1110,8 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 	memset(r, 0, sizeof *r);
 	int rc = 0;
 	jsonx_threads_init(); /* before the fan-out's threads use cJSON */
+	if (live_concurrency(o) > 1)
+		limit_malloc_arenas();
 	if (o->save_dir && (rc = em_mkdirs(o->save_dir, 0755, err)))
 		return rc;
 	struct kube_set ks;
@@ -1066,6 +1184,12 @@ struct cluster_fanout {
 	const struct inventory_live_options *o;
 	struct kube_target *targets;
 	struct cluster_job *jobs;
+	/* where cluster_merge joins them, in cluster order */
+	struct kube_set *ks;
+	struct fleet *f;
+	struct inventory_live_result *r;
+	int rc; /* the first failing cluster's, in cluster order */
+	struct buf *err;
 };
 
 static void cluster_job_release(struct cluster_job *j)
@@ -1088,33 +1212,26 @@ static int read_cluster(const struct inventory_live_options *o, struct kube_targ
 	unsigned what = KUBE_INV_ALL | (o->no_usage ? 0 : KUBE_INV_USAGE);
 	ko.progress = o->progress;
 	ko.progress_ctx = o->progress_ctx;
+	ko.concurrency = live_concurrency(o); /* the kinds, and the nodes' stats, at once */
 	int rc = kube_client_init(&kc, t, &ko, err);
 	if (rc)
 		return rc;
 	rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
 	kube_client_release(&kc);
 	if (!rc && o->save_dir) {
-		struct buf data = BUF_INIT, name = BUF_INIT;
+		struct buf data = BUF_INIT;
 		kube_objects_write_export(&data, ks, f, cluster);
-		buf_addf(&name, "%s.json", cluster);
-		rc = save_file(r, o->save_dir, name.s, &data, err);
-		buf_reset(&data);
-		buf_reset(&name);
+		rc = save_export(r, o->save_dir, &data, err, "%s.json", cluster);
 		if (!rc && ks->n_usage) {
 			kube_objects_write_summary(&data, ks, cluster);
-			buf_addf(&name, "%s.stats-summary.json", cluster);
-			rc = save_file(r, o->save_dir, name.s, &data, err);
-			buf_reset(&data);
-			buf_reset(&name);
+			rc = save_export(r, o->save_dir, &data, err, "%s.stats-summary.json", cluster);
 		}
 		if (!rc) {
 			kube_objects_write_version(&data, f, cluster);
-			buf_addf(&name, "%s.version.json", cluster);
 			if (data.len)
-				rc = save_file(r, o->save_dir, name.s, &data, err);
+				rc = save_export(r, o->save_dir, &data, err, "%s.version.json", cluster);
 		}
 		buf_release(&data);
-		buf_release(&name);
 	}
 	return rc;
 }
@@ -1127,6 +1244,28 @@ static void read_cluster_job(void *ctx, size_t i)
 	fleet_init(&j->f);
 	buf_init(&j->err);
 	j->rc = read_cluster(fan->o, &fan->targets[i], &j->ks, &j->f, &j->r, &j->err);
+}
+
+/* workpool_run_ordered's merge: cluster i joins the caller's set and fleet as soon as 0..i are
+ * read, and its private copy is released; after a failure the later clusters are only
+ * released (still read, as ever). */
+static int cluster_merge(void *ctx, size_t i)
+{
+	struct cluster_fanout *fan = ctx;
+	struct cluster_job *j = &fan->jobs[i];
+	if (!fan->rc && j->rc) {
+		fan->rc = j->rc;
+		buf_adds(fan->err, j->err.s ? j->err.s : "");
+	}
+	if (!fan->rc) {
+		kube_set_move(fan->ks, &j->ks);
+		kube_fleet_move(fan->f, &j->f);
+		for (size_t k = 0; k < j->r.n_saved; k++)
+			add_saved(fan->r, j->r.saved[k]);
+	}
+	cluster_job_release(j);
+	give_back_freed_memory();
+	return 0;
 }
 
 static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventory_live_options *o,
@@ -1166,23 +1305,11 @@ static int kube_side(struct fleet *f, struct kube_set *ks, const struct inventor
 	}
 	size_t n_jobs = rc ? 0 : n_targets;
 	struct cluster_job *jobs = xcalloc(n_jobs ? n_jobs : 1, sizeof *jobs);
-	struct cluster_fanout fan = {o, targets, jobs};
+	struct cluster_fanout fan = {o, targets, jobs, ks, f, r, 0, err};
 	em_umask(); /* cached before any thread saves a file */
-	workpool_run(n_jobs, live_concurrency(o), read_cluster_job, &fan);
-	for (size_t i = 0; i < n_jobs && !rc; i++) { /* merged in cluster order */
-		struct cluster_job *j = &jobs[i];
-		if (j->rc) {
-			rc = j->rc;
-			buf_adds(err, j->err.s ? j->err.s : "");
-			break;
-		}
-		kube_set_move(ks, &j->ks);
-		kube_fleet_move(f, &j->f);
-		for (size_t k = 0; k < j->r.n_saved; k++)
-			add_saved(r, j->r.saved[k]);
-	}
-	for (size_t i = 0; i < n_jobs; i++)
-		cluster_job_release(&jobs[i]);
+	workpool_run_ordered(n_jobs, live_concurrency(o), read_cluster_job, cluster_merge, &fan);
+	if (!rc)
+		rc = fan.rc;
 	free(jobs);
 	if (!rc)
 		r->kube_read = 1;

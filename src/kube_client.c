@@ -2,7 +2,7 @@
  * kube_client.c - the Kubernetes API client for one context (contract in kube_client.h).
  *
  * Entry points: kube_client_init / kube_client_release, kube_get, kube_list, kube_patch_merge,
- * kube_create, kube_delete, kube_server_version, kube_vac_api_version, kube_inventory_load;
+ * kube_create, kube_delete, kube_server_version, kube_vac_api_version;
  * kube_exec_run, kube_eks_args_parse, kube_credential_release.
  *
  * Request path: authorize (token file / token / cached exec or EKS credential, refreshed when
@@ -18,8 +18,9 @@
  * - Secrets (tokens, keys, exec env values, plugin stdout) are wiped before their memory is
  *   freed; messages carry the context, user, method and path, never a query or a credential.
  * - Exec plugins never get a shell or a terminal; they are killed at the timeout.
- * - kube_inventory_load moves a list's objects into the caller's set only once the whole list
- *   has been read, so a list restarted after 410 Expired leaves no duplicates.
+ *
+ * The cluster inventory read over this transport (lists of kinds, kubelet stats, merging) is
+ * kube_inventory.c.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -595,6 +596,8 @@ static int http_setup(struct kube_client *c, struct buf *err)
 		em_err(err, rc, "context '%s': %s", t->context, e.s);
 	else
 		c->http_ready = 1;
+	if (!rc && c->rates_from) /* a worker: the cluster's one bucket, whoever sends */
+		http_client_share_rates(&c->http, c->rates_from);
 	c->http_cert_gen = c->cred_gen;
 	buf_release(&e);
 	return rc;
@@ -736,6 +739,54 @@ void kube_client_release(struct kube_client *c)
 	free(c->rate_key);
 	free(c->server_version);
 	memset(c, 0, sizeof *c);
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+/* The parent's credential is obtained (if it has none yet) on the calling thread, once, and
+ * copied: the workers do not each run the exec plugin or sign an EKS token. */
+int kube_client_init_worker(struct kube_client *w, struct kube_client *parent, struct buf *err)
+{
+	memset(w, 0, sizeof *w);
+	const struct kube_target *t = &parent->target;
+	if (t->has_exec && !t->token_file && !t->token) {
+		struct http_headers h = HTTP_HEADERS_INIT;
+		int dynamic = 0;
+		int rc = authorize(parent, &h, 0, &dynamic, err);
+		http_headers_release(&h);
+		if (rc)
+			return rc;
+	}
+	kube_target_copy(&w->target, t);
+	w->opt = parent->opt; /* already completed by kube_client_init */
+	w->rate_key = xstrdup(parent->rate_key);
+	w->eks_native = parent->eks_native;
+	if (w->eks_native)
+		kube_eks_args_parse(&w->eks, &t->exec);
+	if (parent->have_cred) {
+		w->cred.token = dup_or_null(parent->cred.token);
+		w->cred.client_cert_pem = dup_or_null(parent->cred.client_cert_pem);
+		w->cred.client_key_pem = dup_or_null(parent->cred.client_key_pem);
+		w->cred.expires = parent->cred.expires;
+		w->have_cred = 1;
+		w->cred_gen = 1;
+	}
+	w->rates_from = &parent->http;
+	int rc = http_setup(w, err);
+	if (rc)
+		kube_client_release(w);
+	return rc;
+}
+
+void kube_client_release_worker(struct kube_client *parent, struct kube_client *w)
+{
+	parent->list_restarts += w->list_restarts;
+	parent->exec_runs += w->exec_runs;
+	parent->eks_tokens += w->eks_tokens;
+	kube_client_release(w);
 }
 
 /* ---- requests ---- */
@@ -1042,302 +1093,5 @@ int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *er
 out:
 	buf_release(&body);
 	buf_release(&e);
-	return rc;
-}
-
-/* ---- inventory ---- */
-
-/* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
- * kube_objects_load would); src is left released. */
-void kube_set_move(struct kube_set *dst, struct kube_set *src)
-{
-	struct kube_set discard;
-	kube_set_init(&discard);
-	struct buf k = BUF_INIT;
-	size_t idx;
-	for (size_t i = 0; i < src->n_pvs; i++) {
-		struct kube_pv *p = &src->pvs[i];
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s", p->cluster, p->name);
-		if (strmap_get(&dst->pv_by_name, k.s, &idx)) {
-			XGROW(discard.pvs, discard.n_pvs, discard.alloc_pvs);
-			discard.pvs[discard.n_pvs++] = *p;
-			continue;
-		}
-		XGROW(dst->pvs, dst->n_pvs, dst->alloc_pvs);
-		dst->pvs[dst->n_pvs] = *p;
-		strmap_put(&dst->pv_by_name, k.s, dst->n_pvs);
-		dst->n_pvs++;
-	}
-	for (size_t i = 0; i < src->n_pvcs; i++) {
-		struct kube_pvc *p = &src->pvcs[i];
-		buf_reset(&k);
-		buf_addf(&k, "%s\t%s\t%s", p->cluster, p->namespace_, p->name);
-		if (strmap_get(&dst->pvc_by_key, k.s, &idx)) {
-			XGROW(discard.pvcs, discard.n_pvcs, discard.alloc_pvcs);
-			discard.pvcs[discard.n_pvcs++] = *p;
-			continue;
-		}
-		XGROW(dst->pvcs, dst->n_pvcs, dst->alloc_pvcs);
-		dst->pvcs[dst->n_pvcs] = *p;
-		strmap_put(&dst->pvc_by_key, k.s, dst->n_pvcs);
-		dst->n_pvcs++;
-	}
-	for (size_t i = 0; i < src->n_uses; i++) {
-		XGROW(dst->uses, dst->n_uses, dst->alloc_uses);
-		dst->uses[dst->n_uses++] = src->uses[i];
-	}
-	for (size_t i = 0; i < src->n_nodes; i++) {
-		XGROW(dst->nodes, dst->n_nodes, dst->alloc_nodes);
-		dst->nodes[dst->n_nodes++] = src->nodes[i];
-	}
-	for (size_t i = 0; i < src->n_usage; i++) {
-		XGROW(dst->usage, dst->n_usage, dst->alloc_usage);
-		dst->usage[dst->n_usage++] = src->usage[i];
-	}
-	dst->ignored_pvs += src->ignored_pvs;
-	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
-	kube_set_release(src);
-	kube_set_release(&discard);
-	buf_release(&k);
-}
-
-static int same(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
-/* Identity of a StatefulSet in the fleet (its fields are never NULL: load_statefulset). */
-static void sts_key(struct buf *k, const struct statefulset_ref *s)
-{
-	buf_adds(k, s->cluster);
-	buf_addc(k, '\t');
-	buf_adds(k, s->namespace_);
-	buf_addc(k, '\t');
-	buf_adds(k, s->name);
-}
-
-/* Moves src's StorageClasses, StatefulSets, VACs, notices and cluster versions into dst
- * (one entry per cluster and name, the first kept); src is left released. */
-void kube_fleet_move(struct fleet *dst, struct fleet *src)
-{
-	struct fleet discard;
-	fleet_init(&discard);
-	for (size_t i = 0; i < src->n_scs; i++) {
-		struct storage_class *s = &src->scs[i];
-		int dup = 0;
-		for (size_t j = 0; j < dst->n_scs && !dup; j++)
-			dup = same(dst->scs[j].cluster, s->cluster) && same(dst->scs[j].name, s->name);
-		if (dup) {
-			XGROW(discard.scs, discard.n_scs, discard.alloc_scs);
-			discard.scs[discard.n_scs++] = *s;
-		} else {
-			XGROW(dst->scs, dst->n_scs, dst->alloc_scs);
-			dst->scs[dst->n_scs++] = *s;
-		}
-	}
-	/* StatefulSets run to tens of thousands: looked up by key, not by a scan of dst per entry. */
-	struct strmap sts_keys = STRMAP_INIT;
-	struct buf k = BUF_INIT;
-	size_t idx;
-	for (size_t i = 0; src->n_sts && i < dst->n_sts; i++) {
-		buf_reset(&k);
-		sts_key(&k, &dst->sts[i]);
-		strmap_put(&sts_keys, k.s, i);
-	}
-	for (size_t i = 0; i < src->n_sts; i++) {
-		struct statefulset_ref *s = &src->sts[i];
-		buf_reset(&k);
-		sts_key(&k, s);
-		if (strmap_get(&sts_keys, k.s, &idx)) {
-			XGROW(discard.sts, discard.n_sts, discard.alloc_sts);
-			discard.sts[discard.n_sts++] = *s;
-		} else {
-			XGROW(dst->sts, dst->n_sts, dst->alloc_sts);
-			strmap_put(&sts_keys, k.s, dst->n_sts);
-			dst->sts[dst->n_sts++] = *s;
-		}
-	}
-	strmap_release(&sts_keys);
-	buf_release(&k);
-	for (size_t i = 0; i < src->n_vacs; i++) {
-		struct vac_ref *s = &src->vacs[i];
-		int dup = 0;
-		for (size_t j = 0; j < dst->n_vacs && !dup; j++)
-			dup = same(dst->vacs[j].cluster, s->cluster) && same(dst->vacs[j].name, s->name);
-		if (dup) {
-			XGROW(discard.vacs, discard.n_vacs, discard.alloc_vacs);
-			discard.vacs[discard.n_vacs++] = *s;
-		} else {
-			XGROW(dst->vacs, dst->n_vacs, dst->alloc_vacs);
-			dst->vacs[dst->n_vacs++] = *s;
-		}
-	}
-	for (size_t i = 0; i < src->n_notices; i++) {
-		XGROW(dst->notices, dst->n_notices, dst->alloc_notices);
-		dst->notices[dst->n_notices++] = src->notices[i];
-	}
-	for (size_t i = 0; i < src->n_clusters; i++) {
-		size_t di = fleet_add_cluster(dst, src->clusters[i]);
-		if (src->cluster_versions[i] && !dst->cluster_versions[di]) {
-			dst->cluster_versions[di] = src->cluster_versions[i];
-			src->cluster_versions[i] = NULL;
-		}
-	}
-	src->n_scs = src->n_sts = src->n_vacs = src->n_notices = 0;
-	fleet_release(src);
-	fleet_release(&discard);
-}
-
-struct inv_list {
-	struct kube_client *c;
-	const char *cluster;
-	const char *origin;
-	struct kube_set ks;
-	struct fleet f;
-};
-
-static int inv_page(void *ctx, const char *json, size_t len, unsigned page, struct buf *err)
-{
-	struct inv_list *x = ctx;
-	if (page == 0) { /* first page, or the list restarted: forget earlier pages */
-		kube_set_release(&x->ks);
-		fleet_release(&x->f);
-		kube_set_init(&x->ks);
-		fleet_init(&x->f);
-	}
-	int rc = kube_objects_load(&x->ks, &x->f, x->cluster, json, len, x->origin, err);
-	return rc < 0 ? rc : 0;
-}
-
-/* Lists path into scratch sets, then moves them into ks/f. names_out (may be NULL) receives the
- * node names the list held, for the usage pass. */
-static int inventory_list(struct kube_client *c, const char *cluster, const char *path, struct kube_set *ks,
-			  struct fleet *f, char ***names_out, size_t *n_names, struct buf *err)
-{
-	struct buf origin = BUF_INIT;
-	buf_addf(&origin, "context '%s' list %s", c->target.context, path);
-	struct inv_list x = {c, cluster, origin.s, {0}, {0}};
-	kube_set_init(&x.ks);
-	fleet_init(&x.f);
-	int rc = kube_list(c, path, inv_page, &x, err);
-	if (!rc && names_out) {
-		*n_names = x.ks.n_nodes;
-		*names_out = x.ks.n_nodes ? xcalloc(x.ks.n_nodes, sizeof(char *)) : NULL;
-		for (size_t i = 0; i < x.ks.n_nodes; i++)
-			(*names_out)[i] = xstrdup(x.ks.nodes[i].name);
-	}
-	if (!rc) {
-		kube_set_move(ks, &x.ks);
-		kube_fleet_move(f, &x.f);
-	} else {
-		kube_set_release(&x.ks);
-		fleet_release(&x.f);
-	}
-	buf_release(&origin);
-	return rc;
-}
-
-static void inventory_usage(struct kube_client *c, const char *cluster, char **nodes, size_t n, struct kube_set *ks,
-			    struct fleet *f)
-{
-	size_t i;
-	for (i = 0; i < n; i++) {
-		progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kubelet stats", cluster, i, n);
-		struct buf path = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
-		buf_adds(&path, "/api/v1/nodes/");
-		buf_add_urlencoded(&path, nodes[i], 1);
-		buf_adds(&path, "/proxy/stats/summary");
-		long st = 0;
-		int rc = kube_get(c, path.s, NULL, &body, &st, &e);
-		int stop = 0;
-		if (rc == EM_EAUTH && st == 403) {
-			fleet_add_notice(f, "volume usage unavailable in cluster '%s': forbidden", cluster);
-			stop = 1;
-		} else if (rc) {
-			fleet_add_notice(f, "volume usage unavailable for node '%s' in cluster '%s': %s", nodes[i], cluster,
-					 e.s);
-		} else {
-			struct buf origin = BUF_INIT;
-			buf_addf(&origin, "context '%s' node '%s' stats/summary", c->target.context, nodes[i]);
-			rc = kube_objects_load(ks, f, cluster, body.s, body.len, origin.s, &e);
-			if (rc < 0)
-				fleet_add_notice(f, "volume usage unavailable for node '%s' in cluster '%s': %s", nodes[i],
-						 cluster, e.s);
-			buf_release(&origin);
-		}
-		buf_release(&path);
-		buf_release(&body);
-		buf_release(&e);
-		if (stop)
-			break;
-	}
-	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_DONE, "kubelet stats", cluster, i, n);
-}
-
-int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
-			unsigned what, struct buf *err)
-{
-	static const struct {
-		unsigned bit;
-		const char *path;
-	} lists[] = {
-		{KUBE_INV_STORAGECLASSES, "/apis/storage.k8s.io/v1/storageclasses"},
-		{KUBE_INV_PVS, "/api/v1/persistentvolumes"},
-		{KUBE_INV_PVCS, "/api/v1/persistentvolumeclaims"},
-		{KUBE_INV_STATEFULSETS, "/apis/apps/v1/statefulsets"},
-		{KUBE_INV_PODS, "/api/v1/pods"},
-		{KUBE_INV_NODES, "/api/v1/nodes"},
-	};
-	int rc = 0;
-	fleet_add_cluster(f, cluster_name);
-	if (what & KUBE_INV_USAGE)
-		what |= KUBE_INV_NODES;
-	if (what & KUBE_INV_VERSION) {
-		struct buf raw = BUF_INIT, doc = BUF_INIT, origin = BUF_INIT;
-		rc = kube_server_version(c, NULL, &raw, err);
-		if (!rc) {
-			buf_addf(&doc, "{\"serverVersion\":%s}", raw.s);
-			buf_addf(&origin, "context '%s' /version", c->target.context);
-			rc = kube_objects_load(ks, f, cluster_name, doc.s, doc.len, origin.s, err);
-			rc = rc < 0 ? rc : 0;
-		}
-		buf_release(&raw);
-		buf_release(&doc);
-		buf_release(&origin);
-		if (rc)
-			return rc;
-	}
-	char **nodes = NULL;
-	size_t n_nodes = 0, n_lists = 0, lists_done = 0;
-	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-		n_lists += (what & lists[i].bit) != 0;
-	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kube lists", cluster_name, 0, n_lists);
-	for (size_t i = 0; i < sizeof lists / sizeof lists[0] && !rc; i++) {
-		if (!(what & lists[i].bit))
-			continue;
-		int is_nodes = lists[i].bit == KUBE_INV_NODES;
-		rc = inventory_list(c, cluster_name, lists[i].path, ks, f, is_nodes ? &nodes : NULL,
-				    is_nodes ? &n_nodes : NULL, err);
-		progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_STEP, "kube lists", cluster_name,
-				++lists_done, n_lists);
-	}
-	progress_report(c->opt.progress, c->opt.progress_ctx, PROGRESS_DONE, "kube lists", cluster_name, lists_done,
-			n_lists);
-	if (!rc && (what & KUBE_INV_VACS)) {
-		const char *ver = NULL;
-		rc = kube_vac_api_version(c, &ver, err);
-		if (!rc && ver) {
-			struct buf path = BUF_INIT;
-			buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
-			rc = inventory_list(c, cluster_name, path.s, ks, f, NULL, NULL, err);
-			buf_release(&path);
-		}
-	}
-	if (!rc && (what & KUBE_INV_USAGE))
-		inventory_usage(c, cluster_name, nodes, n_nodes, ks, f);
-	for (size_t i = 0; i < n_nodes; i++)
-		free(nodes[i]);
-	free(nodes);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /*
  * kube_client.h - a Kubernetes API client for one context: credentials (static token, token
  * file, client certificate, exec plugins, native EKS tokens), GET/list/patch/create/delete with
- * Status errors, server version, VolumeAttributesClass discovery, and the inventory read that
- * feeds kube_objects_load. docs/kubernetes.md is the user-facing description.
+ * Status errors, server version, VolumeAttributesClass discovery (kube_client.c), and the
+ * inventory read that feeds kube_objects_load (kube_inventory.c). docs/kubernetes.md is the
+ * user-facing description.
  *
  * Credentials, in order: tokenFile (re-read for every request), token, exec plugin, client
  * certificate (TLS, alongside any of the others). Exec credentials are cached in the client until
@@ -85,6 +86,8 @@ struct kube_client_options {
 	int max_list_restarts;   /* 0 = 3: a list that expires more often fails with EM_ESERVER */
 	long exec_timeout_ms;    /* 0 = 60000 */
 	int no_native_eks;       /* run EKS token plugins instead of signing natively */
+	int concurrency;         /* kube_inventory_load: lists and kubelet stats read at once
+				  * (workers sharing the bucket); 0 or 1 = one after another */
 	progress_fn progress;    /* may be NULL: kube_inventory_load's lists and kubelet stats */
 	void *progress_ctx;
 	time_t (*clock)(void);   /* credential expiry, EKS signing: real time; NULL = time(NULL) */
@@ -111,6 +114,7 @@ struct kube_client {
 	struct http_client *aws_http;            /* lazily, for the credentials chain */
 	struct aws_credentials_provider *aws;    /* lazily */
 	char *server_version;    /* "1.33" after kube_server_version */
+	struct http_client *rates_from; /* a worker's parent's HTTP client: its token buckets */
 	/* Counters, for callers and tests. */
 	unsigned list_restarts;  /* lists restarted from the start after 410 Expired */
 	unsigned exec_runs;      /* exec plugin runs */
@@ -127,6 +131,14 @@ int kube_client_init(struct kube_client *c, const struct kube_target *t, const s
 /* --allow-insecure-http: set once during option parsing (like --now); default 0. */
 void kube_client_allow_insecure_http(int allow);
 void kube_client_release(struct kube_client *c);
+/* A client for another thread reading the same cluster (kube_inventory_load's lists): a copy
+ * of parent's target and options, sharing parent's token bucket (the cluster's rate limit holds
+ * across threads) and starting with parent's credential (obtained first, on this thread, when
+ * parent has none yet), so no exec plugin runs per thread. Call it on the thread that owns
+ * parent; parent must outlive w. kube_client_release_worker adds w's counters to parent's and
+ * releases w (on parent's thread, after w's thread is done). */
+int kube_client_init_worker(struct kube_client *w, struct kube_client *parent, struct buf *err);
+void kube_client_release_worker(struct kube_client *parent, struct kube_client *w);
 
 /* Paths below are API paths as they go on the wire ("/api/v1/nodes/NAME/proxy/stats/summary"),
  * already percent-encoded, and may carry their own "?query".
@@ -180,7 +192,9 @@ enum {
  * read page by page into scratch sets and moved into ks/f once complete, so a restarted list
  * never leaves duplicates. Usage that cannot be read is not fatal: 403 adds the notice
  * "volume usage unavailable in cluster 'NAME': forbidden" and stops asking; other per-node
- * failures add a notice naming the node. Returns 0 or the first list's error. */
+ * failures add a notice naming the node. Returns 0 or the first list's error. With
+ * c->opt.concurrency > 1 the lists, then the nodes' stats, are read at once on worker clients
+ * (kube_client_init_worker) and joined in the sequential order: ks and f come out the same. */
 int kube_inventory_load(struct kube_client *c, const char *cluster_name, struct kube_set *ks, struct fleet *f,
 			unsigned what, struct buf *err);
 /* Moves src's PVs, PVCs, uses, nodes and usage to the end of dst (a PV or PVC dst already

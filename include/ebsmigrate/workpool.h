@@ -22,4 +22,15 @@ typedef void (*workpool_task_fn)(void *ctx, size_t i);
 
 void workpool_run(size_t n, int workers, workpool_task_fn task, void *ctx);
 
+/* Returns non-zero to stop: no task starts after that, and no later index is merged. */
+typedef int (*workpool_merge_fn)(void *ctx, size_t i);
+
+/* workpool_run, plus merge(ctx, i) for every i in increasing order, one call at a time, as soon
+ * as tasks 0..i have all returned (on whichever pool thread finished last of them), so the
+ * caller can fold each result into its own in the sequential order while later tasks still
+ * run, and release the slot at once. With workers <= 1: task 0, merge 0, task 1, merge 1, ...
+ * A merge that returns non-zero ends the run: tasks already running finish (unmerged: the
+ * caller releases their slots), others never start. */
+void workpool_run_ordered(size_t n, int workers, workpool_task_fn task, workpool_merge_fn merge, void *ctx);
+
 #endif
