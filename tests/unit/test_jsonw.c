@@ -1,0 +1,288 @@
+/* test_jsonw.c - the streaming JSON writer: escaping of every control byte, quotes and
+ * backslashes, invalid UTF-8 passed through as the writers always did, integers at their limits,
+ * round-trip and hundredths doubles, money rounded to cents, times, automatic commas at every
+ * nesting level, leads and layout, and the compact, spaced and pretty styles. */
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/volume.h"
+#include "tap.h"
+
+static char got[4096];
+
+static const char *str_of(const char *s)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_str(&w, s);
+	snprintf(got, sizeof got, "%s", b.s ? b.s : "");
+	buf_release(&b);
+	return got;
+}
+
+static const char *done(struct buf *b)
+{
+	snprintf(got, sizeof got, "%s", b->s ? b->s : "");
+	buf_reset(b);
+	return got;
+}
+
+static void check_control_bytes(void)
+{
+	for (int c = 1; c < 0x20; c++) {
+		char in[4] = {'a', (char)c, 'b', 0}, want[16];
+		if (c == '\n')
+			snprintf(want, sizeof want, "\"a\\nb\"");
+		else if (c == '\r')
+			snprintf(want, sizeof want, "\"a\\rb\"");
+		else if (c == '\t')
+			snprintf(want, sizeof want, "\"a\\tb\"");
+		else
+			snprintf(want, sizeof want, "\"a\\u%04xb\"", (unsigned)c);
+		CHECK_STR(str_of(in), want);
+	}
+	CHECK_STR(str_of("\x01"), "\"\\u0001\"");
+	CHECK_STR(str_of("\x1f"), "\"\\u001f\"");
+	CHECK_STR(str_of("\x7f"), "\"\x7f\"");       /* DEL is not escaped */
+	CHECK_STR(str_of("say \"hi\" \\ there"), "\"say \\\"hi\\\" \\\\ there\"");
+	CHECK_STR(str_of("/"), "\"/\"");
+	CHECK_STR(str_of(""), "\"\"");
+	CHECK_STR(str_of(NULL), "null");
+	CHECK_STR(str_of("gr\xc3\xbc\xc3\x9f \xe2\x82\xac"), "\"gr\xc3\xbc\xc3\x9f \xe2\x82\xac\""); /* UTF-8 as is */
+	/* invalid UTF-8 (a lone continuation, a truncated sequence, 0xff) passes through, byte for byte */
+	CHECK_STR(str_of("a\x80z\xc3\xff"), "\"a\x80z\xc3\xff\"");
+	CHECK_STR(str_of("\xff\n"), "\"\xff\\n\"");
+}
+
+static void check_values(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_int(&w, 0);
+	jsonw_int(&w, -42);
+	jsonw_int(&w, LLONG_MAX);
+	jsonw_int(&w, LLONG_MIN);
+	jsonw_int_or_null(&w, 7, 0);
+	jsonw_int_or_null(&w, 7, 1);
+	jsonw_bool(&w, 1);
+	jsonw_bool(&w, 0);
+	jsonw_null(&w);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[0,-42,9223372036854775807,-9223372036854775808,null,7,true,false,null]");
+
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_number(&w, 3001);
+	jsonw_number(&w, 38287.356322);
+	jsonw_number(&w, 0.1);
+	jsonw_number(&w, 9240576 / 1e6);
+	jsonw_number(&w, -2.5);
+	jsonw_number(&w, 1e20);
+	jsonw_number(&w, NAN);
+	jsonw_number(&w, INFINITY);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[3001,38287.356322,0.1,9.240576,-2.5,1e+20,null,null]");
+
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_number_2dp(&w, 1.234);
+	jsonw_number_2dp(&w, 2.5);
+	jsonw_number_2dp(&w, 1200);
+	jsonw_number_2dp(&w, 0.999);
+	jsonw_number_2dp(&w, NAN);
+	jsonw_number_2dp(&w, -INFINITY);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[1.23,2.5,1200,1,null,null]");
+
+	/* money: exact micro-dollars, rounded half away from zero to cents, trailing zeros trimmed */
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_money(&w, 12500000);
+	jsonw_money(&w, 0);
+	jsonw_money(&w, 1000000);
+	jsonw_money(&w, 5000);
+	jsonw_money(&w, 4999);
+	jsonw_money(&w, -1234567);
+	jsonw_money(&w, 123456789012);
+	jsonw_money_or_null(&w, 10000, 0);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[12.5,0,1,0.01,0,-1.23,123456.79,null]");
+
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_time(&w, 0);
+	jsonw_time(&w, 86400 + 3661);
+	jsonw_raw(&w, "{\"x\":1}", 7);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[null,\"1970-01-02T01:01:01Z\",{\"x\":1}]");
+	buf_release(&b);
+}
+
+static void build(struct jsonw *w)
+{
+	struct kv tags[] = {{(char *)"k", (char *)"v"}, {(char *)"e\"q", NULL}};
+	const char *const names[] = {"a", "b"};
+	jsonw_object(w);
+	jsonw_key_str(w, "s", "x");
+	jsonw_key(w, "list");
+	jsonw_array(w);
+	jsonw_int(w, 1);
+	jsonw_object(w);
+	jsonw_end(w);
+	jsonw_array(w);
+	jsonw_end(w);
+	jsonw_str_array(w, names, 2);
+	jsonw_end(w);
+	jsonw_key(w, "tags");
+	jsonw_kv_object(w, tags, 2);
+	jsonw_key_money(w, "usd", 1230000);
+	jsonw_end(w);
+}
+
+static void check_nesting_and_styles(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	build(&w);
+	CHECK_I64(w.depth, 0);
+	CHECK_STR(done(&b), "{\"s\":\"x\",\"list\":[1,{},[],[\"a\",\"b\"]],\"tags\":{\"k\":\"v\",\"e\\\"q\":null},\"usd\":1.23}");
+
+	jsonw_init(&w, &b, JSONW_SPACED);
+	build(&w);
+	CHECK_STR(done(&b), "{\"s\": \"x\", \"list\": [1, {}, [], [\"a\", \"b\"]], \"tags\": {\"k\": \"v\", \"e\\\"q\": null}, \"usd\": 1.23}");
+
+	jsonw_init(&w, &b, JSONW_PRETTY);
+	build(&w);
+	CHECK_STR(done(&b), "{\n"
+			    "  \"s\": \"x\",\n"
+			    "  \"list\": [\n"
+			    "    1,\n"
+			    "    {},\n"
+			    "    [],\n"
+			    "    [\n"
+			    "      \"a\",\n"
+			    "      \"b\"\n"
+			    "    ]\n"
+			    "  ],\n"
+			    "  \"tags\": {\n"
+			    "    \"k\": \"v\",\n"
+			    "    \"e\\\"q\": null\n"
+			    "  },\n"
+			    "  \"usd\": 1.23\n"
+			    "}");
+
+	/* one element a line, as the plan and inventory documents put their volumes */
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key(&w, "volumes");
+	jsonw_array(&w);
+	for (int i = 0; i < 3; i++) {
+		jsonw_lead(&w, "\n");
+		jsonw_object(&w);
+		jsonw_key_int(&w, "i", i);
+		jsonw_end(&w);
+	}
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_key_int(&w, "n", 3);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
+	CHECK_STR(done(&b), "{\"volumes\":[\n{\"i\":0},\n{\"i\":1},\n{\"i\":2}\n],\"n\":3}\n");
+
+	/* a lead replaces the spaced style's blank after the comma (the bench "jobs" member) */
+	jsonw_init(&w, &b, JSONW_SPACED);
+	jsonw_object(&w);
+	jsonw_key_int(&w, "id", 1);
+	jsonw_lead(&w, "\n   ");
+	jsonw_key(&w, "jobs");
+	jsonw_array(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"id\": 1,\n   \"jobs\": []}");
+
+	/* a key is escaped like any string */
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "a\tb", "\x02");
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"a\\tb\":\"\\u0002\"}");
+	buf_release(&b);
+}
+
+#ifndef NDEBUG
+/* Runs f in a child; 1 when the child died of an assert (SIGABRT). */
+static int aborts(void (*f)(void))
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		freopen("/dev/null", "w", stderr);
+		f();
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void end_array_as_object(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_end(&w); /* nothing open */
+}
+
+static void value_without_key(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_int(&w, 1);
+}
+
+static void key_in_array(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_key(&w, "k");
+}
+
+static void end_after_key(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key(&w, "k");
+	jsonw_end(&w);
+}
+#endif
+
+int main(void)
+{
+	check_control_bytes();
+	check_values();
+	check_nesting_and_styles();
+#ifndef NDEBUG
+	CHECK(aborts(end_array_as_object));
+	CHECK(aborts(value_without_key));
+	CHECK(aborts(key_in_array));
+	CHECK(aborts(end_after_key));
+#endif
+	return tap_done();
+}
