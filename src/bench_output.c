@@ -128,12 +128,11 @@ static void json_volume(struct jsonw *w, const struct bench_run *r)
 	jsonw_object(w);
 	jsonw_key_str(w, "volume_id", v->volume_id);
 	jsonw_key_str(w, "type", v->type);
-	jsonw_key(w, "size_gib");
-	json_int_or_null(w, v->size_gib);
-	jsonw_key(w, "iops");
-	json_int_or_null(w, v->iops);
-	jsonw_key(w, "throughput");
-	json_int_or_null(w, v->throughput);
+	const struct jsonw_int_member sizes[] = {{"size_gib", v->size_gib}, {"iops", v->iops}, {"throughput", v->throughput}};
+	for (size_t i = 0; i < JSONW_COUNT(sizes); i++) {
+		jsonw_key(w, sizes[i].key);
+		json_int_or_null(w, sizes[i].value);
+	}
 	jsonw_key_number(w, "burst_balance", v->burst_balance);
 	jsonw_key_str(w, "instance_type", v->instance_type);
 	jsonw_key_str(w, "node", v->node);
@@ -147,16 +146,13 @@ static void json_run(struct jsonw *w, const struct bench_run *r)
 {
 	jsonw_lead(w, "\n  ");
 	jsonw_object(w);
+	const struct jsonw_str_member texts[] = {
+		{"label", r->label},   {"created_at", r->created_at}, {"finished_at", r->finished_at},
+		{"status", r->status}, {"source", r->source},         {"target", r->target},
+		{"phase", r->phase},   {"fio_version", r->fio_version}, {"error", r->error},
+	};
 	jsonw_key_int(w, "id", (long long)r->id);
-	jsonw_key_str(w, "label", r->label);
-	jsonw_key_str(w, "created_at", r->created_at);
-	jsonw_key_str(w, "finished_at", r->finished_at);
-	jsonw_key_str(w, "status", r->status);
-	jsonw_key_str(w, "source", r->source);
-	jsonw_key_str(w, "target", r->target);
-	jsonw_key_str(w, "phase", r->phase);
-	jsonw_key_str(w, "fio_version", r->fio_version);
-	jsonw_key_str(w, "error", r->error);
+	jsonw_members_str(w, texts, JSONW_COUNT(texts));
 	jsonw_key(w, "options");
 	json_raw_object(w, r->options_json);
 	jsonw_key(w, "apply_volume_id");

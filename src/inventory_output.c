@@ -99,21 +99,23 @@ static void write_volume(struct jsonw *w, const struct volume *v)
 	jsonw_key(w, "metrics");
 	if (v->metrics.has) {
 		const struct volume_metrics *m = &v->metrics;
+		const struct {
+			const char *key;
+			double v;
+		} figures[] = {
+			{"p99_iops", m->p99_iops},
+			{"max_iops", m->max_iops},
+			{"p99_mibps", m->p99_mibps},
+			{"max_mibps", m->max_mibps},
+			{"min_burst_balance", m->min_burst_balance < 0 ? NAN : m->min_burst_balance},
+			{"share_at_iops_ceiling", m->share_at_iops_ceiling},
+			{"share_at_throughput_ceiling", m->share_at_tput_ceiling},
+		};
 		jsonw_object(w);
-		jsonw_key(w, "p99_iops");
-		jsonw_number_2dp(w, m->p99_iops);
-		jsonw_key(w, "max_iops");
-		jsonw_number_2dp(w, m->max_iops);
-		jsonw_key(w, "p99_mibps");
-		jsonw_number_2dp(w, m->p99_mibps);
-		jsonw_key(w, "max_mibps");
-		jsonw_number_2dp(w, m->max_mibps);
-		jsonw_key(w, "min_burst_balance");
-		jsonw_number_2dp(w, m->min_burst_balance < 0 ? NAN : m->min_burst_balance);
-		jsonw_key(w, "share_at_iops_ceiling");
-		jsonw_number_2dp(w, m->share_at_iops_ceiling);
-		jsonw_key(w, "share_at_throughput_ceiling");
-		jsonw_number_2dp(w, m->share_at_tput_ceiling);
+		for (size_t i = 0; i < JSONW_COUNT(figures); i++) {
+			jsonw_key(w, figures[i].key);
+			jsonw_number_2dp(w, figures[i].v);
+		}
 		jsonw_key_int(w, "lookback_s", (long long)m->lookback_s);
 		jsonw_end(w);
 	} else {

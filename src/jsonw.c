@@ -300,3 +300,21 @@ void jsonw_key_number(struct jsonw *w, const char *key, double v)
 	jsonw_key(w, key);
 	jsonw_number(w, v);
 }
+
+void jsonw_members_str(struct jsonw *w, const struct jsonw_str_member *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		jsonw_key_str(w, m[i].key, m[i].value);
+}
+
+void jsonw_members_int(struct jsonw *w, const struct jsonw_int_member *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		jsonw_key_int(w, m[i].key, m[i].value);
+}
+
+void jsonw_members_money(struct jsonw *w, const struct jsonw_int_member *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		jsonw_key_money(w, m[i].key, (micro_t)m[i].value);
+}

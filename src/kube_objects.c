@@ -778,6 +778,15 @@ static void key_single(struct jsonw *w, const char *member, const char *key, con
 	jsonw_end(w);
 }
 
+/* The end of a saved document: its one-a-line array on a line of its own, then the object. */
+static void list_close(struct jsonw *w)
+{
+	jsonw_layout(w, "\n");
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_layout(w, "\n");
+}
+
 void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster)
 {
 	struct jsonw w;
@@ -931,10 +940,7 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 		jsonw_end(&w);
 		jsonw_end(&w);
 	}
-	jsonw_layout(&w, "\n");
-	jsonw_end(&w);
-	jsonw_end(&w);
-	jsonw_layout(&w, "\n");
+	list_close(&w);
 }
 
 void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const char *cluster)
@@ -973,10 +979,7 @@ void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const 
 		jsonw_end(&w);
 		jsonw_end(&w);
 	}
-	jsonw_layout(&w, "\n");
-	jsonw_end(&w);
-	jsonw_end(&w);
-	jsonw_layout(&w, "\n");
+	list_close(&w);
 }
 
 void kube_objects_write_version(struct buf *b, const struct fleet *f, const char *cluster)

@@ -103,19 +103,19 @@ static void write_json_item(struct jsonw *w, const struct plan_item *it)
 
 static void write_totals_json(struct jsonw *w, const struct plan_totals *t)
 {
+	const struct jsonw_int_member counts[] = {
+		{"volumes", t->volumes}, {"gp2_volumes", t->gp2_volumes}, {"migrate", t->migrate},
+		{"blocked", t->blocked}, {"review", t->review},           {"skip", t->skip},
+		{"unpriced", t->unpriced},
+	};
+	const struct jsonw_int_member usd[] = {
+		{"current_monthly_usd", t->current_monthly}, {"target_monthly_usd", t->target_monthly},
+		{"savings_monthly_usd", t->savings_monthly}, {"savings_annual_usd", t->savings_annual},
+		{"rightsize_monthly_usd", t->rightsize_monthly},
+	};
 	jsonw_object(w);
-	jsonw_key_int(w, "volumes", (long long)t->volumes);
-	jsonw_key_int(w, "gp2_volumes", (long long)t->gp2_volumes);
-	jsonw_key_int(w, "migrate", (long long)t->migrate);
-	jsonw_key_int(w, "blocked", (long long)t->blocked);
-	jsonw_key_int(w, "review", (long long)t->review);
-	jsonw_key_int(w, "skip", (long long)t->skip);
-	jsonw_key_int(w, "unpriced", (long long)t->unpriced);
-	jsonw_key_money(w, "current_monthly_usd", t->current_monthly);
-	jsonw_key_money(w, "target_monthly_usd", t->target_monthly);
-	jsonw_key_money(w, "savings_monthly_usd", t->savings_monthly);
-	jsonw_key_money(w, "savings_annual_usd", t->savings_annual);
-	jsonw_key_money(w, "rightsize_monthly_usd", t->rightsize_monthly);
+	jsonw_members_int(w, counts, JSONW_COUNT(counts));
+	jsonw_members_money(w, usd, JSONW_COUNT(usd));
 	jsonw_end(w);
 }
 

@@ -570,22 +570,25 @@ static const char *period_name(enum report_period p)
 
 static void json_figures(struct jsonw *w, const struct report_figures *f)
 {
-	jsonw_key_int(w, "volumes", (long long)f->volumes);
-	jsonw_key_int(w, "size_gib", (long long)f->size_gib);
-	jsonw_key_int(w, "unpriced", (long long)f->unpriced);
-	jsonw_key_int(w, "migrated", (long long)f->migrated);
-	jsonw_key_int(w, "in_flight_volumes", (long long)f->in_flight_volumes);
-	jsonw_key_int(w, "blocked_volumes", (long long)f->blocked_volumes);
-	jsonw_key_money(w, "baseline_monthly_usd", f->baseline);
-	jsonw_key_money(w, "current_monthly_usd", f->current);
-	jsonw_key_money(w, "target_monthly_usd", f->target);
-	jsonw_key_money(w, "planned_savings_monthly_usd", f->planned);
-	jsonw_key_money(w, "realized_monthly_usd", f->realized);
-	jsonw_key_money(w, "in_flight_monthly_usd", f->in_flight);
-	jsonw_key_money(w, "remaining_monthly_usd", f->remaining);
-	jsonw_key_money(w, "blocked_monthly_usd", f->blocked);
-	jsonw_key_money(w, "savings_monthly_usd", f->savings);
-	jsonw_key_money(w, "savings_annual_usd", f->savings_annual);
+	const struct jsonw_int_member counts[] = {
+		{"volumes", f->volumes},   {"size_gib", f->size_gib},
+		{"unpriced", f->unpriced}, {"migrated", f->migrated},
+		{"in_flight_volumes", f->in_flight_volumes}, {"blocked_volumes", f->blocked_volumes},
+	};
+	const struct jsonw_int_member usd[] = {
+		{"baseline_monthly_usd", f->baseline},
+		{"current_monthly_usd", f->current},
+		{"target_monthly_usd", f->target},
+		{"planned_savings_monthly_usd", f->planned},
+		{"realized_monthly_usd", f->realized},
+		{"in_flight_monthly_usd", f->in_flight},
+		{"remaining_monthly_usd", f->remaining},
+		{"blocked_monthly_usd", f->blocked},
+		{"savings_monthly_usd", f->savings},
+		{"savings_annual_usd", f->savings_annual},
+	};
+	jsonw_members_int(w, counts, JSONW_COUNT(counts));
+	jsonw_members_money(w, usd, JSONW_COUNT(usd));
 	jsonw_key(w, "savings_percent");
 	struct buf pct = BUF_INIT;
 	add_percent(&pct, f, "null", 0);

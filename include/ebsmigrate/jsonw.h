@@ -72,6 +72,20 @@ void jsonw_key_int(struct jsonw *w, const char *key, long long v);
 void jsonw_key_money(struct jsonw *w, const char *key, micro_t m);
 void jsonw_key_number(struct jsonw *w, const char *key, double v);
 
+/* Runs of members from a table: {"key", value} pairs written in order. */
+struct jsonw_str_member {
+	const char *key;
+	const char *value;
+};
+struct jsonw_int_member {
+	const char *key;
+	long long value;
+};
+void jsonw_members_str(struct jsonw *w, const struct jsonw_str_member *m, size_t n);
+void jsonw_members_int(struct jsonw *w, const struct jsonw_int_member *m, size_t n);
+void jsonw_members_money(struct jsonw *w, const struct jsonw_int_member *m, size_t n); /* values in micro_t */
+#define JSONW_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The value formatters alone, for writers that emit a number outside a document (bench). */
 void jsonw_add_number(struct buf *b, double v);
 /* The escaped, quoted string (null for NULL): the one escaping routine, buf_add_json_escaped's

@@ -31,7 +31,7 @@ static const char *str_of(const char *s)
 static const char *done(struct buf *b)
 {
 	snprintf(got, sizeof got, "%s", b->s ? b->s : "");
-	buf_reset(b);
+	buf_release(b); /* and ready for reuse */
 	return got;
 }
 
@@ -62,70 +62,63 @@ static void check_control_bytes(void)
 	CHECK_STR(str_of("\xff\n"), "\"\xff\\n\"");
 }
 
-static void check_values(void)
+/* The elements fill writes, as one compact array. */
+static const char *array_of(void (*fill)(struct jsonw *w))
 {
 	struct buf b = BUF_INIT;
 	struct jsonw w;
 	jsonw_init(&w, &b, JSONW_COMPACT);
 	jsonw_array(&w);
-	jsonw_int(&w, 0);
-	jsonw_int(&w, -42);
-	jsonw_int(&w, LLONG_MAX);
-	jsonw_int(&w, LLONG_MIN);
-	jsonw_int_or_null(&w, 7, 0);
-	jsonw_int_or_null(&w, 7, 1);
-	jsonw_bool(&w, 1);
-	jsonw_bool(&w, 0);
-	jsonw_null(&w);
+	fill(&w);
 	jsonw_end(&w);
-	CHECK_STR(done(&b), "[0,-42,9223372036854775807,-9223372036854775808,null,7,true,false,null]");
+	return done(&b);
+}
 
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_array(&w);
-	jsonw_number(&w, 3001);
-	jsonw_number(&w, 38287.356322);
-	jsonw_number(&w, 0.1);
-	jsonw_number(&w, 9240576 / 1e6);
-	jsonw_number(&w, -2.5);
-	jsonw_number(&w, 1e20);
-	jsonw_number(&w, NAN);
-	jsonw_number(&w, INFINITY);
-	jsonw_end(&w);
-	CHECK_STR(done(&b), "[3001,38287.356322,0.1,9.240576,-2.5,1e+20,null,null]");
+static void fill_ints(struct jsonw *w)
+{
+	const long long v[] = {0, -42, LLONG_MAX, LLONG_MIN};
+	for (size_t i = 0; i < 4; i++)
+		jsonw_int(w, v[i]);
+	jsonw_int_or_null(w, 7, 0);
+	jsonw_int_or_null(w, 7, 1);
+	jsonw_bool(w, 1);
+	jsonw_bool(w, 0);
+	jsonw_null(w);
+}
 
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_array(&w);
-	jsonw_number_2dp(&w, 1.234);
-	jsonw_number_2dp(&w, 2.5);
-	jsonw_number_2dp(&w, 1200);
-	jsonw_number_2dp(&w, 0.999);
-	jsonw_number_2dp(&w, NAN);
-	jsonw_number_2dp(&w, -INFINITY);
-	jsonw_end(&w);
-	CHECK_STR(done(&b), "[1.23,2.5,1200,1,null,null]");
+static void fill_round_trip(struct jsonw *w)
+{
+	const double v[] = {3001, 38287.356322, 0.1, 9240576 / 1e6, -2.5, 1e20, NAN, INFINITY};
+	for (size_t i = 0; i < 8; i++)
+		jsonw_number(w, v[i]);
+}
 
-	/* money: exact micro-dollars, rounded half away from zero to cents, trailing zeros trimmed */
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_array(&w);
-	jsonw_money(&w, 12500000);
-	jsonw_money(&w, 0);
-	jsonw_money(&w, 1000000);
-	jsonw_money(&w, 5000);
-	jsonw_money(&w, 4999);
-	jsonw_money(&w, -1234567);
-	jsonw_money(&w, 123456789012);
-	jsonw_money_or_null(&w, 10000, 0);
-	jsonw_end(&w);
-	CHECK_STR(done(&b), "[12.5,0,1,0.01,0,-1.23,123456.79,null]");
+static void fill_hundredths(struct jsonw *w)
+{
+	const double v[] = {1.234, 2.5, 1200, 0.999, NAN, -INFINITY};
+	for (size_t i = 0; i < 6; i++)
+		jsonw_number_2dp(w, v[i]);
+}
 
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_array(&w);
-	jsonw_time(&w, 0);
-	jsonw_time(&w, 86400 + 3661);
-	jsonw_raw(&w, "{\"x\":1}", 7);
-	jsonw_end(&w);
-	CHECK_STR(done(&b), "[null,\"1970-01-02T01:01:01Z\",{\"x\":1}]");
-	buf_release(&b);
+/* money: exact micro-dollars, rounded half away from zero to cents, trailing zeros trimmed; then
+ * times (0 is null) and a raw value */
+static void fill_money(struct jsonw *w)
+{
+	const micro_t v[] = {12500000, 0, 1000000, 5000, 4999, -1234567, 123456789012};
+	for (size_t i = 0; i < 7; i++)
+		jsonw_money(w, v[i]);
+	jsonw_money_or_null(w, 10000, 0);
+	jsonw_time(w, 0);
+	jsonw_time(w, 86400 + 3661);
+	jsonw_raw(w, "{\"x\":1}", 7);
+}
+
+static void check_values(void)
+{
+	CHECK_STR(array_of(fill_ints), "[0,-42,9223372036854775807,-9223372036854775808,null,7,true,false,null]");
+	CHECK_STR(array_of(fill_round_trip), "[3001,38287.356322,0.1,9.240576,-2.5,1e+20,null,null]");
+	CHECK_STR(array_of(fill_hundredths), "[1.23,2.5,1200,1,null,null]");
+	CHECK_STR(array_of(fill_money), "[12.5,0,1,0.01,0,-1.23,123456.79,null,null,\"1970-01-02T01:01:01Z\",{\"x\":1}]");
 }
 
 static void build(struct jsonw *w)
@@ -221,55 +214,34 @@ static void check_nesting_and_styles(void)
 }
 
 #ifndef NDEBUG
-/* Runs f in a child; 1 when the child died of an assert (SIGABRT). */
-static int aborts(void (*f)(void))
+enum misuse { END_WITH_NOTHING_OPEN, VALUE_WITHOUT_KEY, KEY_IN_ARRAY, END_AFTER_KEY };
+
+/* 1 when the misuse, run in a child, dies of an assert (SIGABRT). */
+static int aborts(enum misuse what)
 {
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
-		freopen("/dev/null", "w", stderr);
-		f();
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		struct buf b = BUF_INIT;
+		struct jsonw w;
+		jsonw_init(&w, &b, JSONW_COMPACT);
+		if (what == KEY_IN_ARRAY)
+			jsonw_array(&w);
+		else if (what != END_WITH_NOTHING_OPEN)
+			jsonw_object(&w);
+		if (what == VALUE_WITHOUT_KEY)
+			jsonw_int(&w, 1);
+		else if (what == KEY_IN_ARRAY || what == END_AFTER_KEY)
+			jsonw_key(&w, "k");
+		if (what == END_AFTER_KEY || what == END_WITH_NOTHING_OPEN)
+			jsonw_end(&w);
 		_exit(0);
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
 	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
-
-static void end_array_as_object(void)
-{
-	struct buf b = BUF_INIT;
-	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_end(&w); /* nothing open */
-}
-
-static void value_without_key(void)
-{
-	struct buf b = BUF_INIT;
-	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	jsonw_int(&w, 1);
-}
-
-static void key_in_array(void)
-{
-	struct buf b = BUF_INIT;
-	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_array(&w);
-	jsonw_key(&w, "k");
-}
-
-static void end_after_key(void)
-{
-	struct buf b = BUF_INIT;
-	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	jsonw_key(&w, "k");
-	jsonw_end(&w);
 }
 #endif
 
@@ -279,10 +251,10 @@ int main(void)
 	check_values();
 	check_nesting_and_styles();
 #ifndef NDEBUG
-	CHECK(aborts(end_array_as_object));
-	CHECK(aborts(value_without_key));
-	CHECK(aborts(key_in_array));
-	CHECK(aborts(end_after_key));
+	CHECK(aborts(END_WITH_NOTHING_OPEN));
+	CHECK(aborts(VALUE_WITHOUT_KEY));
+	CHECK(aborts(KEY_IN_ARRAY));
+	CHECK(aborts(END_AFTER_KEY));
 #endif
 	return tap_done();
 }
