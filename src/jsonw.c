@@ -19,6 +19,22 @@
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/volume.h"
 
+/* 1 for the bytes a JSON string cannot hold as they are (and for the terminating NUL, so one
+ * table lookup per byte finds the end and the first byte to escape). */
+static const unsigned char stops[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	['"'] = 1, ['\\'] = 1,
+};
+
+/* The length of s when it needs no escape, else (size_t)-1. */
+static size_t plain_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (!stops[*p])
+		p++;
+	return *p ? (size_t)-1 : (size_t)(p - (const unsigned char *)s);
+}
+
 void jsonw_init(struct jsonw *w, struct buf *b, enum jsonw_style style)
 {
 	memset(w, 0, sizeof *w);
@@ -118,13 +134,10 @@ void jsonw_add_str(struct buf *b, const char *s)
 		buf_add(b, "null", 4);
 		return;
 	}
-	size_t n = 0;
-	for (; s[n]; n++) {
-		unsigned char c = (unsigned char)s[n];
-		if (c < 0x20 || c == '"' || c == '\\') {
-			buf_add_json_str(b, s);
-			return;
-		}
+	size_t n = plain_len(s);
+	if (n == (size_t)-1) {
+		buf_add_json_str(b, s);
+		return;
 	}
 	if (buf_grow(b, n + 2)) {
 		buf_add_json_str(b, s); /* a capped buffer: let buf record the overflow its own way */
@@ -138,18 +151,12 @@ void jsonw_add_str(struct buf *b, const char *s)
 	b->s[b->len] = '\0';
 }
 
-/* The plain key's bytes (no escape needed, no lead, not pretty) with its comma and colon in one
- * write: the plan document writes some thirty keys per volume. 0 when that does not apply. */
-static int key_fast(struct jsonw *w, const char *key)
+/* A key that needs no escape, with its comma and colon in one write: the plan document writes
+ * some thirty keys per volume. 0 when that does not apply (a lead, pretty, a capped buffer). */
+static int key_fast(struct jsonw *w, const char *key, size_t n)
 {
 	if (w->lead || w->style == JSONW_PRETTY)
 		return 0;
-	size_t n = 0;
-	for (; key[n]; n++) {
-		unsigned char c = (unsigned char)key[n];
-		if (c < 0x20 || c == '"' || c == '\\')
-			return 0;
-	}
 	unsigned top = w->depth - 1;
 	size_t comma = w->has_items[top] ? 1 : 0, spaced = w->style == JSONW_SPACED;
 	if (buf_grow(w->b, n + 3 + comma * (1 + spaced) + spaced))
@@ -173,17 +180,31 @@ static int key_fast(struct jsonw *w, const char *key)
 	return 1;
 }
 
-void jsonw_key(struct jsonw *w, const char *key)
+static void key_slow(struct jsonw *w, const char *key)
+{
+	element_start(w);
+	jsonw_add_str(w->b, key);
+	if (w->style == JSONW_COMPACT)
+		buf_addc(w->b, ':');
+	else
+		buf_add(w->b, ": ", 2);
+}
+
+void jsonw_keyn_general(struct jsonw *w, const char *key, size_t n)
 {
 	assert(w->depth > 0 && w->open[w->depth - 1] == '{' && !w->after_key);
-	if (!key_fast(w, key)) {
-		element_start(w);
-		jsonw_add_str(w->b, key);
-		if (w->style == JSONW_COMPACT)
-			buf_addc(w->b, ':');
-		else
-			buf_add(w->b, ": ", 2);
-	}
+	assert(plain_len(key) == n); /* a literal with a quote, backslash or control byte: use jsonw_key_any */
+	if (!key_fast(w, key, n))
+		key_slow(w, key);
+	w->after_key = 1;
+}
+
+void jsonw_key_any(struct jsonw *w, const char *key)
+{
+	assert(w->depth > 0 && w->open[w->depth - 1] == '{' && !w->after_key);
+	size_t n = key ? plain_len(key) : (size_t)-1;
+	if (n == (size_t)-1 || !key_fast(w, key, n))
+		key_slow(w, key);
 	w->after_key = 1;
 }
 
@@ -310,32 +331,11 @@ void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n)
 {
 	jsonw_object(w);
 	for (size_t i = 0; i < n; i++)
-		jsonw_key_str(w, kv[i].key, kv[i].value);
+		{
+		jsonw_key_any(w, kv[i].key);
+		jsonw_str(w, kv[i].value);
+	}
 	jsonw_end(w);
-}
-
-void jsonw_key_str(struct jsonw *w, const char *key, const char *s)
-{
-	jsonw_key(w, key);
-	jsonw_str(w, s);
-}
-
-void jsonw_key_int(struct jsonw *w, const char *key, long long v)
-{
-	jsonw_key(w, key);
-	jsonw_int(w, v);
-}
-
-void jsonw_key_money(struct jsonw *w, const char *key, micro_t m)
-{
-	jsonw_key(w, key);
-	jsonw_money(w, m);
-}
-
-void jsonw_key_number(struct jsonw *w, const char *key, double v)
-{
-	jsonw_key(w, key);
-	jsonw_number(w, v);
 }
 
 void jsonw_members_str(struct jsonw *w, const struct jsonw_str_member *m, size_t n)

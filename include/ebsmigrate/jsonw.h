@@ -14,6 +14,7 @@
 #define EBSMIGRATE_JSONW_H
 
 #include <stddef.h>
+#include <string.h>
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
@@ -51,7 +52,35 @@ void jsonw_lead(struct jsonw *w, const char *s);
  * after the document. */
 void jsonw_layout(struct jsonw *w, const char *s);
 
-void jsonw_key(struct jsonw *w, const char *key);
+/* A member's key. A string literal goes in by its known length, unscanned (it must need no
+ * escape: asserted); any other key is escaped like a string value. */
+void jsonw_keyn_general(struct jsonw *w, const char *key, size_t n);
+/* Inline so that a literal's length is a constant at the call site: the compact case is one
+ * buffer check and a fixed-size copy (the plan document writes some thirty keys per volume). */
+static inline void jsonw_keyn(struct jsonw *w, const char *key, size_t n)
+{
+	if (w->lead || w->style != JSONW_COMPACT || w->depth == 0 || w->after_key ||
+	    w->open[w->depth - 1] != '{' || buf_grow(w->b, n + 4)) {
+		jsonw_keyn_general(w, key, n);
+		return;
+	}
+	char *p = w->b->s + w->b->len;
+	unsigned top = w->depth - 1;
+	if (w->has_items[top])
+		*p++ = ',';
+	*p++ = '"';
+	memcpy(p, key, n);
+	p += n;
+	*p++ = '"';
+	*p++ = ':';
+	*p = '\0';
+	w->b->len = (size_t)(p - w->b->s);
+	w->has_items[top] = 1;
+	w->after_key = 1;
+}
+void jsonw_key_any(struct jsonw *w, const char *key);
+#define jsonw_key(w, key)                                                                                     \
+	(__builtin_constant_p(key) ? jsonw_keyn((w), (key), __builtin_strlen(key)) : jsonw_key_any((w), (key)))
 void jsonw_str(struct jsonw *w, const char *s); /* NULL: null */
 void jsonw_int(struct jsonw *w, long long v);
 void jsonw_int_or_null(struct jsonw *w, long long v, int known);
@@ -67,10 +96,10 @@ void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n);  /* ["a",
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n); /* {"key":"value",...} */
 
 /* key + value in one call */
-void jsonw_key_str(struct jsonw *w, const char *key, const char *s);
-void jsonw_key_int(struct jsonw *w, const char *key, long long v);
-void jsonw_key_money(struct jsonw *w, const char *key, micro_t m);
-void jsonw_key_number(struct jsonw *w, const char *key, double v);
+#define jsonw_key_str(w, key, v) (jsonw_key((w), (key)), jsonw_str((w), (v)))
+#define jsonw_key_int(w, key, v) (jsonw_key((w), (key)), jsonw_int((w), (v)))
+#define jsonw_key_money(w, key, v) (jsonw_key((w), (key)), jsonw_money((w), (v)))
+#define jsonw_key_number(w, key, v) (jsonw_key((w), (key)), jsonw_number((w), (v)))
 
 /* Runs of members from a table: {"key", value} pairs written in order. */
 struct jsonw_str_member {
