@@ -787,142 +787,6 @@ static void list_close(struct jsonw *w)
 	jsonw_layout(w, "\n");
 }
 
-static void write_storage_class(struct jsonw *w, const struct storage_class *s)
-{
-	item_open(w, "storage.k8s.io/v1", "StorageClass", s->name);
-	if (s->is_default)
-		key_single(w, "annotations", "storageclass.kubernetes.io/is-default-class", "true");
-	jsonw_end(w);
-	jsonw_key_str(w, "provisioner", s->provisioner);
-	jsonw_key(w, "parameters");
-	jsonw_kv_object(w, s->parameters, s->n_parameters);
-	jsonw_key(w, "allowVolumeExpansion");
-	jsonw_bool(w, s->allow_expansion);
-	jsonw_end(w);
-}
-
-static void write_vac(struct jsonw *w, const struct vac_ref *v)
-{
-	item_open(w, v->api_version ? v->api_version : "storage.k8s.io/v1", "VolumeAttributesClass", v->name);
-	jsonw_end(w);
-	jsonw_key_str(w, "driverName", v->driver);
-	jsonw_key(w, "parameters");
-	jsonw_kv_object(w, v->parameters, v->n_parameters);
-	jsonw_end(w);
-}
-
-static void write_statefulset(struct jsonw *w, const struct statefulset_ref *s)
-{
-	item_open(w, "apps/v1", "StatefulSet", s->name);
-	jsonw_key_str(w, "namespace", s->namespace_);
-	jsonw_end(w);
-	jsonw_key(w, "spec");
-	jsonw_object(w);
-	jsonw_key(w, "volumeClaimTemplates");
-	jsonw_array(w);
-	for (size_t t = 0; t < s->n_templates; t++) {
-		jsonw_object(w);
-		key_single(w, "metadata", "name", s->claim_templates[t]);
-		key_single(w, "spec", "storageClassName", s->claim_storage_classes[t]);
-		jsonw_end(w);
-	}
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
-static void write_pv(struct jsonw *w, const struct kube_pv *p)
-{
-	item_open(w, "v1", "PersistentVolume", p->name);
-	if (p->zone)
-		key_single(w, "labels", "topology.kubernetes.io/zone", p->zone);
-	jsonw_end(w);
-	jsonw_key(w, "spec");
-	jsonw_object(w);
-	char storage[32];
-	snprintf(storage, sizeof storage, "%lldGi", (long long)p->capacity_gib);
-	key_single(w, "capacity", "storage", storage);
-	if (p->in_tree) {
-		key_single(w, "awsElasticBlockStore", "volumeID", p->volume_id);
-	} else {
-		jsonw_key(w, "csi");
-		jsonw_object(w);
-		jsonw_key_str(w, "driver", EBS_CSI_DRIVER);
-		jsonw_key_str(w, "volumeHandle", p->volume_id);
-		if (p->type_param)
-			key_single(w, "volumeAttributes", "type", p->type_param);
-		jsonw_end(w);
-	}
-	if (p->claim_name) {
-		jsonw_key(w, "claimRef");
-		jsonw_object(w);
-		jsonw_key_str(w, "namespace", p->claim_namespace);
-		jsonw_key_str(w, "name", p->claim_name);
-		jsonw_end(w);
-	}
-	if (p->storage_class)
-		jsonw_key_str(w, "storageClassName", p->storage_class);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
-static void write_pvc(struct jsonw *w, const struct kube_pvc *p)
-{
-	item_open(w, "v1", "PersistentVolumeClaim", p->name);
-	jsonw_key_str(w, "namespace", p->namespace_);
-	jsonw_key(w, "labels");
-	jsonw_kv_object(w, p->labels, p->n_labels);
-	jsonw_end(w);
-	jsonw_key(w, "spec");
-	jsonw_object(w);
-	jsonw_key_str(w, "volumeName", p->volume_name);
-	jsonw_key_str(w, "storageClassName", p->storage_class);
-	if (p->vac)
-		jsonw_key_str(w, "volumeAttributesClassName", p->vac);
-	jsonw_end(w);
-	jsonw_key(w, "status");
-	jsonw_object(w);
-	if (p->current_vac)
-		jsonw_key_str(w, "currentVolumeAttributesClassName", p->current_vac);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
-static void write_pod(struct jsonw *w, const struct kube_claim_use *u, size_t i)
-{
-	char name[48];
-	snprintf(name, sizeof name, "ebsmigrate-saved-use-%zu", i);
-	item_open(w, "v1", "Pod", name);
-	jsonw_key_str(w, "namespace", u->namespace_);
-	jsonw_end(w);
-	jsonw_key(w, "spec");
-	jsonw_object(w);
-	jsonw_key_str(w, "nodeName", u->node);
-	jsonw_key(w, "volumes");
-	jsonw_array(w);
-	jsonw_object(w);
-	jsonw_key_str(w, "name", "v");
-	key_single(w, "persistentVolumeClaim", "claimName", u->claim);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
-static void write_node(struct jsonw *w, const struct kube_node *nd)
-{
-	item_open(w, "v1", "Node", nd->name);
-	jsonw_key(w, "labels");
-	jsonw_object(w);
-	if (nd->instance_type)
-		jsonw_key_str(w, "node.kubernetes.io/instance-type", nd->instance_type);
-	if (nd->region)
-		jsonw_key_str(w, "topology.kubernetes.io/region", nd->region);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
 void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster)
 {
 	struct jsonw w;
@@ -933,27 +797,149 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 	key_single(&w, "metadata", "resourceVersion", "");
 	jsonw_key(&w, "items");
 	jsonw_array(&w);
-	for (size_t i = 0; i < f->n_scs; i++)
-		if (strcmp(f->scs[i].cluster, cluster) == 0)
-			write_storage_class(&w, &f->scs[i]);
-	for (size_t i = 0; i < f->n_vacs; i++)
-		if (strcmp(f->vacs[i].cluster, cluster) == 0)
-			write_vac(&w, &f->vacs[i]);
-	for (size_t i = 0; i < f->n_sts; i++)
-		if (strcmp(f->sts[i].cluster, cluster) == 0)
-			write_statefulset(&w, &f->sts[i]);
-	for (size_t i = 0; i < ks->n_pvs; i++)
-		if (strcmp(ks->pvs[i].cluster, cluster) == 0)
-			write_pv(&w, &ks->pvs[i]);
-	for (size_t i = 0; i < ks->n_pvcs; i++)
-		if (strcmp(ks->pvcs[i].cluster, cluster) == 0)
-			write_pvc(&w, &ks->pvcs[i]);
-	for (size_t i = 0; i < ks->n_uses; i++)
-		if (strcmp(ks->uses[i].cluster, cluster) == 0)
-			write_pod(&w, &ks->uses[i], i);
-	for (size_t i = 0; i < ks->n_nodes; i++)
-		if (strcmp(ks->nodes[i].cluster, cluster) == 0)
-			write_node(&w, &ks->nodes[i]);
+	for (size_t i = 0; i < f->n_scs; i++) {
+		const struct storage_class *s = &f->scs[i];
+		if (strcmp(s->cluster, cluster) != 0)
+			continue;
+		item_open(&w, "storage.k8s.io/v1", "StorageClass", s->name);
+		if (s->is_default)
+			key_single(&w, "annotations", "storageclass.kubernetes.io/is-default-class", "true");
+		jsonw_end(&w);
+		jsonw_key_str(&w, "provisioner", s->provisioner);
+		jsonw_key(&w, "parameters");
+		jsonw_kv_object(&w, s->parameters, s->n_parameters);
+		jsonw_key(&w, "allowVolumeExpansion");
+		jsonw_bool(&w, s->allow_expansion);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < f->n_vacs; i++) {
+		const struct vac_ref *v = &f->vacs[i];
+		if (strcmp(v->cluster, cluster) != 0)
+			continue;
+		item_open(&w, v->api_version ? v->api_version : "storage.k8s.io/v1", "VolumeAttributesClass", v->name);
+		jsonw_end(&w);
+		jsonw_key_str(&w, "driverName", v->driver);
+		jsonw_key(&w, "parameters");
+		jsonw_kv_object(&w, v->parameters, v->n_parameters);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < f->n_sts; i++) {
+		const struct statefulset_ref *s = &f->sts[i];
+		if (strcmp(s->cluster, cluster) != 0)
+			continue;
+		item_open(&w, "apps/v1", "StatefulSet", s->name);
+		jsonw_key_str(&w, "namespace", s->namespace_);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key(&w, "volumeClaimTemplates");
+		jsonw_array(&w);
+		for (size_t t = 0; t < s->n_templates; t++) {
+			jsonw_object(&w);
+			key_single(&w, "metadata", "name", s->claim_templates[t]);
+			key_single(&w, "spec", "storageClassName", s->claim_storage_classes[t]);
+			jsonw_end(&w);
+		}
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		const struct kube_pv *p = &ks->pvs[i];
+		if (strcmp(p->cluster, cluster) != 0)
+			continue;
+		item_open(&w, "v1", "PersistentVolume", p->name);
+		if (p->zone)
+			key_single(&w, "labels", "topology.kubernetes.io/zone", p->zone);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		char storage[32];
+		snprintf(storage, sizeof storage, "%lldGi", (long long)p->capacity_gib);
+		key_single(&w, "capacity", "storage", storage);
+		if (p->in_tree) {
+			key_single(&w, "awsElasticBlockStore", "volumeID", p->volume_id);
+		} else {
+			jsonw_key(&w, "csi");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "driver", EBS_CSI_DRIVER);
+			jsonw_key_str(&w, "volumeHandle", p->volume_id);
+			if (p->type_param)
+				key_single(&w, "volumeAttributes", "type", p->type_param);
+			jsonw_end(&w);
+		}
+		if (p->claim_name) {
+			jsonw_key(&w, "claimRef");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "namespace", p->claim_namespace);
+			jsonw_key_str(&w, "name", p->claim_name);
+			jsonw_end(&w);
+		}
+		if (p->storage_class)
+			jsonw_key_str(&w, "storageClassName", p->storage_class);
+		jsonw_end(&w);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < ks->n_pvcs; i++) {
+		const struct kube_pvc *p = &ks->pvcs[i];
+		if (strcmp(p->cluster, cluster) != 0)
+			continue;
+		item_open(&w, "v1", "PersistentVolumeClaim", p->name);
+		jsonw_key_str(&w, "namespace", p->namespace_);
+		jsonw_key(&w, "labels");
+		jsonw_kv_object(&w, p->labels, p->n_labels);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "volumeName", p->volume_name);
+		jsonw_key_str(&w, "storageClassName", p->storage_class);
+		if (p->vac)
+			jsonw_key_str(&w, "volumeAttributesClassName", p->vac);
+		jsonw_end(&w);
+		jsonw_key(&w, "status");
+		jsonw_object(&w);
+		if (p->current_vac)
+			jsonw_key_str(&w, "currentVolumeAttributesClassName", p->current_vac);
+		jsonw_end(&w);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < ks->n_uses; i++) {
+		const struct kube_claim_use *u = &ks->uses[i];
+		if (strcmp(u->cluster, cluster) != 0)
+			continue;
+		char name[48];
+		snprintf(name, sizeof name, "ebsmigrate-saved-use-%zu", i);
+		item_open(&w, "v1", "Pod", name);
+		jsonw_key_str(&w, "namespace", u->namespace_);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "nodeName", u->node);
+		jsonw_key(&w, "volumes");
+		jsonw_array(&w);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", "v");
+		key_single(&w, "persistentVolumeClaim", "claimName", u->claim);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+	}
+	for (size_t i = 0; i < ks->n_nodes; i++) {
+		const struct kube_node *nd = &ks->nodes[i];
+		if (strcmp(nd->cluster, cluster) != 0)
+			continue;
+		item_open(&w, "v1", "Node", nd->name);
+		jsonw_key(&w, "labels");
+		jsonw_object(&w);
+		if (nd->instance_type)
+			jsonw_key_str(&w, "node.kubernetes.io/instance-type", nd->instance_type);
+		if (nd->region)
+			jsonw_key_str(&w, "topology.kubernetes.io/region", nd->region);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+	}
 	list_close(&w);
 }
 
