@@ -17,67 +17,49 @@
 #include <cjson/cJSON.h>
 
 #include "ebsmigrate/bench_output.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
 
 void bench_json_number(struct buf *out, double v)
 {
-	if (!isfinite(v)) {
-		buf_adds(out, "null");
-		return;
-	}
-	if (v == floor(v) && fabs(v) < 1e15) {
-		buf_addf(out, "%.0f", v);
-		return;
-	}
-	char tmp[40];
-	for (int p = 1; p <= 17; p++) {
-		snprintf(tmp, sizeof tmp, "%.*g", p, v);
-		if (strtod(tmp, NULL) == v)
-			break;
-	}
-	buf_adds(out, tmp);
+	jsonw_add_number(out, v);
 }
 
-static void json_int_or_null(struct buf *b, int64_t v)
+static void json_int_or_null(struct jsonw *w, int64_t v)
 {
-	if (v > 0)
-		buf_addf(b, "%lld", (long long)v);
-	else
-		buf_adds(b, "null");
+	jsonw_int_or_null(w, (long long)v, v > 0);
 }
 
 /* A stored JSON object (options) re-emitted compactly; {} when missing or unreadable. */
-static void json_raw_object(struct buf *b, const char *text)
+static void json_raw_object(struct jsonw *w, const char *text)
 {
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 	char *s = cJSON_IsObject(j) ? cJSON_PrintUnformatted(j) : NULL;
-	buf_adds(b, s ? s : "{}");
+	jsonw_raw(w, s ? s : "{}", s ? strlen(s) : 2);
 	cJSON_free(s);
 	cJSON_Delete(j);
 }
 
-static void json_dir(struct buf *b, const struct fio_dir *d)
+static void json_dir(struct jsonw *w, const struct fio_dir *d)
 {
 	if (!d->present) {
-		buf_adds(b, "null");
+		jsonw_null(w);
 		return;
 	}
-	buf_adds(b, "{\"iops\": ");
-	bench_json_number(b, d->iops);
-	buf_adds(b, ", \"mibps\": ");
-	bench_json_number(b, d->mibps);
-	buf_addf(b, ", \"ios\": %lld, \"lat_ms\": {\"mean\": ", (long long)d->ios);
-	bench_json_number(b, d->lat.mean);
-	buf_adds(b, ", \"p50\": ");
-	bench_json_number(b, d->lat.p50);
-	buf_adds(b, ", \"p95\": ");
-	bench_json_number(b, d->lat.p95);
-	buf_adds(b, ", \"p99\": ");
-	bench_json_number(b, d->lat.p99);
-	buf_adds(b, ", \"p99_9\": ");
-	bench_json_number(b, d->lat.p99_9);
-	buf_adds(b, "}}");
+	jsonw_object(w);
+	jsonw_key_number(w, "iops", d->iops);
+	jsonw_key_number(w, "mibps", d->mibps);
+	jsonw_key_int(w, "ios", (long long)d->ios);
+	jsonw_key(w, "lat_ms");
+	jsonw_object(w);
+	jsonw_key_number(w, "mean", d->lat.mean);
+	jsonw_key_number(w, "p50", d->lat.p50);
+	jsonw_key_number(w, "p95", d->lat.p95);
+	jsonw_key_number(w, "p99", d->lat.p99);
+	jsonw_key_number(w, "p99_9", d->lat.p99_9);
+	jsonw_end(w);
+	jsonw_end(w);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -86,133 +68,131 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void json_series(struct buf *b, const struct fio_series *s)
+static void json_series(struct jsonw *w, const struct fio_series *s)
 {
 	if (s->n == 0) {
-		buf_adds(b, "null");
+		jsonw_null(w);
 		return;
 	}
 	double *t = xmalloc(s->n * sizeof *t);
 	memcpy(t, s->iops, s->n * sizeof *t);
 	qsort(t, s->n, sizeof *t, cmp_double);
 	double med = s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
-	buf_addf(b, "{\"samples\": %zu, \"first_ms\": %lld, \"last_ms\": %lld, \"min\": ", s->n, (long long)s->t_ms[0],
-		 (long long)s->t_ms[s->n - 1]);
-	bench_json_number(b, t[0]);
-	buf_adds(b, ", \"median\": ");
-	bench_json_number(b, med);
-	buf_adds(b, ", \"max\": ");
-	bench_json_number(b, t[s->n - 1]);
-	buf_addc(b, '}');
+	jsonw_object(w);
+	jsonw_key_int(w, "samples", (long long)s->n);
+	jsonw_key_int(w, "first_ms", (long long)s->t_ms[0]);
+	jsonw_key_int(w, "last_ms", (long long)s->t_ms[s->n - 1]);
+	jsonw_key_number(w, "min", t[0]);
+	jsonw_key_number(w, "median", med);
+	jsonw_key_number(w, "max", t[s->n - 1]);
+	jsonw_end(w);
 	free(t);
 }
 
-static void json_job(struct buf *b, const struct bench_job *j)
+static void json_job(struct jsonw *w, const struct bench_job *j)
 {
-	buf_adds(b, "{\"name\": ");
-	buf_add_json_str(b, j->name);
-	buf_adds(b, ", \"profile\": ");
-	buf_add_json_str(b, j->profile);
-	buf_addf(b, ", \"kind\": \"%s\", \"runtime_s\": ", fio_kind_name(j->kind));
-	bench_json_number(b, (double)j->runtime_ms / 1000.0);
-	if (j->hostname) {
-		buf_adds(b, ", \"hostname\": ");
-		buf_add_json_str(b, j->hostname);
-	}
-	buf_adds(b, ", \"latency_source\": ");
-	buf_add_json_str(b, j->lat_source);
-	buf_adds(b, ", \"read\": ");
-	json_dir(b, &j->read);
-	buf_adds(b, ", \"write\": ");
-	json_dir(b, &j->write);
-	buf_adds(b, ", \"cliff\": ");
+	jsonw_object(w);
+	jsonw_key_str(w, "name", j->name);
+	jsonw_key_str(w, "profile", j->profile);
+	jsonw_key_str(w, "kind", fio_kind_name(j->kind));
+	jsonw_key_number(w, "runtime_s", (double)j->runtime_ms / 1000.0);
+	if (j->hostname)
+		jsonw_key_str(w, "hostname", j->hostname);
+	jsonw_key_str(w, "latency_source", j->lat_source);
+	jsonw_key(w, "read");
+	json_dir(w, &j->read);
+	jsonw_key(w, "write");
+	json_dir(w, &j->write);
+	jsonw_key(w, "cliff");
 	if (j->has_cliff) {
-		buf_adds(b, "{\"at_s\": ");
-		bench_json_number(b, j->cliff.at_s);
-		buf_adds(b, ", \"before_iops\": ");
-		bench_json_number(b, j->cliff.before_iops);
-		buf_adds(b, ", \"after_iops\": ");
-		bench_json_number(b, j->cliff.after_iops);
-		buf_addc(b, '}');
+		jsonw_object(w);
+		jsonw_key_number(w, "at_s", j->cliff.at_s);
+		jsonw_key_number(w, "before_iops", j->cliff.before_iops);
+		jsonw_key_number(w, "after_iops", j->cliff.after_iops);
+		jsonw_end(w);
 	} else {
-		buf_adds(b, "null");
+		jsonw_null(w);
 	}
-	buf_adds(b, ", \"series\": ");
-	json_series(b, &j->series);
-	buf_addc(b, '}');
+	jsonw_key(w, "series");
+	json_series(w, &j->series);
+	jsonw_end(w);
 }
 
-static void json_volume(struct buf *b, const struct bench_run *r)
+static void json_volume(struct jsonw *w, const struct bench_run *r)
 {
 	if (!r->has_volume) {
-		buf_adds(b, "null");
+		jsonw_null(w);
 		return;
 	}
 	const struct bench_volume *v = &r->volume;
-	buf_adds(b, "{\"volume_id\": ");
-	buf_add_json_str(b, v->volume_id);
-	buf_adds(b, ", \"type\": ");
-	buf_add_json_str(b, v->type);
-	buf_adds(b, ", \"size_gib\": ");
-	json_int_or_null(b, v->size_gib);
-	buf_adds(b, ", \"iops\": ");
-	json_int_or_null(b, v->iops);
-	buf_adds(b, ", \"throughput\": ");
-	json_int_or_null(b, v->throughput);
-	buf_adds(b, ", \"burst_balance\": ");
-	bench_json_number(b, v->burst_balance);
-	buf_adds(b, ", \"instance_type\": ");
-	buf_add_json_str(b, v->instance_type);
-	buf_adds(b, ", \"node\": ");
-	buf_add_json_str(b, v->node);
-	buf_adds(b, ", \"pvc\": ");
-	buf_add_json_str(b, v->pvc);
-	buf_addc(b, '}');
+	jsonw_object(w);
+	jsonw_key_str(w, "volume_id", v->volume_id);
+	jsonw_key_str(w, "type", v->type);
+	const struct jsonw_int_member sizes[] = {{"size_gib", v->size_gib}, {"iops", v->iops}, {"throughput", v->throughput}};
+	for (size_t i = 0; i < JSONW_COUNT(sizes); i++) {
+		jsonw_key(w, sizes[i].key);
+		json_int_or_null(w, sizes[i].value);
+	}
+	jsonw_key_number(w, "burst_balance", v->burst_balance);
+	jsonw_key_str(w, "instance_type", v->instance_type);
+	jsonw_key_str(w, "node", v->node);
+	jsonw_key_str(w, "pvc", v->pvc);
+	jsonw_end(w);
 }
 
-static void json_run(struct buf *b, const struct bench_run *r, const char *indent)
+/* One run, an element of the "runs" array: on a line of its own, indented two spaces, with its
+ * jobs one a line below it. */
+static void json_run(struct jsonw *w, const struct bench_run *r)
 {
-	buf_addf(b, "%s{\"id\": %lld, \"label\": ", indent, (long long)r->id);
-	buf_add_json_str(b, r->label);
-	buf_adds(b, ", \"created_at\": ");
-	buf_add_json_str(b, r->created_at);
-	buf_adds(b, ", \"finished_at\": ");
-	buf_add_json_str(b, r->finished_at);
-	buf_adds(b, ", \"status\": ");
-	buf_add_json_str(b, r->status);
-	buf_adds(b, ", \"source\": ");
-	buf_add_json_str(b, r->source);
-	buf_adds(b, ", \"target\": ");
-	buf_add_json_str(b, r->target);
-	buf_adds(b, ", \"phase\": ");
-	buf_add_json_str(b, r->phase);
-	buf_adds(b, ", \"fio_version\": ");
-	buf_add_json_str(b, r->fio_version);
-	buf_adds(b, ", \"error\": ");
-	buf_add_json_str(b, r->error);
-	buf_adds(b, ", \"options\": ");
-	json_raw_object(b, r->options_json);
-	buf_adds(b, ", \"apply_volume_id\": ");
-	json_int_or_null(b, r->apply_volume_id);
-	buf_adds(b, ", \"volume\": ");
-	json_volume(b, r);
-	buf_adds(b, ",\n");
-	buf_addf(b, "%s \"jobs\": [", indent);
+	jsonw_lead(w, "\n  ");
+	jsonw_object(w);
+	const struct jsonw_str_member texts[] = {
+		{"label", r->label},   {"created_at", r->created_at}, {"finished_at", r->finished_at},
+		{"status", r->status}, {"source", r->source},         {"target", r->target},
+		{"phase", r->phase},   {"fio_version", r->fio_version}, {"error", r->error},
+	};
+	jsonw_key_int(w, "id", (long long)r->id);
+	jsonw_members_str(w, texts, JSONW_COUNT(texts));
+	jsonw_key(w, "options");
+	json_raw_object(w, r->options_json);
+	jsonw_key(w, "apply_volume_id");
+	json_int_or_null(w, r->apply_volume_id);
+	jsonw_key(w, "volume");
+	json_volume(w, r);
+	jsonw_lead(w, "\n   ");
+	jsonw_key(w, "jobs");
+	jsonw_array(w);
 	for (size_t i = 0; i < r->n_jobs; i++) {
-		buf_addf(b, "%s\n%s  ", i ? "," : "", indent);
-		json_job(b, &r->jobs[i]);
+		jsonw_lead(w, "\n    ");
+		json_job(w, &r->jobs[i]);
 	}
-	buf_addf(b, "%s]}", r->n_jobs ? "\n  " : "");
+	if (r->n_jobs)
+		jsonw_layout(w, "\n  ");
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
+/* The document's opening: {"schema": ..., "runs": [ */
+static void json_open_runs(struct jsonw *w, struct buf *out)
+{
+	jsonw_init(w, out, JSONW_SPACED);
+	jsonw_object(w);
+	jsonw_key_str(w, "schema", BENCH_SCHEMA);
+	jsonw_key(w, "runs");
+	jsonw_array(w);
 }
 
 void bench_write_runs_json(struct buf *out, const struct bench_run *runs, size_t n)
 {
-	buf_adds(out, "{\"schema\": \"" BENCH_SCHEMA "\", \"runs\": [");
-	for (size_t i = 0; i < n; i++) {
-		buf_adds(out, i ? ",\n" : "\n");
-		json_run(out, &runs[i], "  ");
-	}
-	buf_adds(out, n ? "\n]}\n" : "]}\n");
+	struct jsonw w;
+	json_open_runs(&w, out);
+	for (size_t i = 0; i < n; i++)
+		json_run(&w, &runs[i]);
+	if (n)
+		jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 }
 
 /* ---- tables ---- */
@@ -502,64 +482,68 @@ static void run_title(struct buf *b, const struct bench_run *r)
 
 static void json_compare(struct buf *out, const struct bench_comparison *c)
 {
-	buf_adds(out, "{\"schema\": \"" BENCH_SCHEMA "\", \"runs\": [\n");
-	json_run(out, c->before, "  ");
-	buf_adds(out, ",\n");
-	json_run(out, c->after, "  ");
-	buf_addf(out, "\n], \"compare\": {\"before\": %lld, \"after\": %lld, \"verdict\": \"%s\", \"rules\": {",
-		 (long long)c->before->id, (long long)c->after->id, bench_verdict_name(c->verdict));
-	buf_adds(out, "\"tolerance_pct\": ");
-	bench_json_number(out, c->rules.tolerance_pct);
-	buf_adds(out, ", \"latency_floor_ms\": ");
-	bench_json_number(out, c->rules.latency_floor_ms);
-	buf_adds(out, "}, \"profiles\": [");
+	struct jsonw w;
+	json_open_runs(&w, out);
+	json_run(&w, c->before);
+	json_run(&w, c->after);
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_key(&w, "compare");
+	jsonw_object(&w);
+	jsonw_key_int(&w, "before", (long long)c->before->id);
+	jsonw_key_int(&w, "after", (long long)c->after->id);
+	jsonw_key_str(&w, "verdict", bench_verdict_name(c->verdict));
+	jsonw_key(&w, "rules");
+	jsonw_object(&w);
+	jsonw_key_number(&w, "tolerance_pct", c->rules.tolerance_pct);
+	jsonw_key_number(&w, "latency_floor_ms", c->rules.latency_floor_ms);
+	jsonw_end(&w);
+	jsonw_key(&w, "profiles");
+	jsonw_array(&w);
 	for (size_t k = 0; k < c->n; k++) {
 		const struct bench_profile_cmp *p = &c->profiles[k];
 		const struct bench_job *b = p->before, *a = p->after;
 		const struct fio_dir *bd = dir_or_empty(b), *ad = dir_or_empty(a);
-		buf_adds(out, k ? ",\n  " : "\n  ");
-		buf_adds(out, "{\"profile\": ");
-		buf_add_json_str(out, p->key);
-		buf_adds(out, ", \"before_job\": ");
-		buf_add_json_str(out, b ? b->name : NULL);
-		buf_adds(out, ", \"after_job\": ");
-		buf_add_json_str(out, a ? a->name : NULL);
-		buf_addf(out, ", \"verdict\": \"%s\", \"deltas\": {\"iops_pct\": ", bench_verdict_name(p->verdict));
-		bench_json_number(out, b && a ? pct(bench_job_iops(b), bench_job_iops(a)) : NAN);
-		buf_adds(out, ", \"mibps_pct\": ");
-		bench_json_number(out, b && a ? pct(bench_job_mibps(b), bench_job_mibps(a)) : NAN);
-		buf_adds(out, ", \"lat_mean_pct\": ");
-		bench_json_number(out, pct(bd->lat.mean, ad->lat.mean));
-		buf_adds(out, ", \"p50_pct\": ");
-		bench_json_number(out, pct(bd->lat.p50, ad->lat.p50));
-		buf_adds(out, ", \"p95_pct\": ");
-		bench_json_number(out, pct(bd->lat.p95, ad->lat.p95));
-		buf_adds(out, ", \"p99_pct\": ");
-		bench_json_number(out, pct(bd->lat.p99, ad->lat.p99));
-		buf_adds(out, ", \"p99_9_pct\": ");
-		bench_json_number(out, pct(bd->lat.p99_9, ad->lat.p99_9));
-		buf_adds(out, "}, \"checks\": [");
+		jsonw_lead(&w, "\n  ");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "profile", p->key);
+		jsonw_key_str(&w, "before_job", b ? b->name : NULL);
+		jsonw_key_str(&w, "after_job", a ? a->name : NULL);
+		jsonw_key_str(&w, "verdict", bench_verdict_name(p->verdict));
+		jsonw_key(&w, "deltas");
+		jsonw_object(&w);
+		jsonw_key_number(&w, "iops_pct", b && a ? pct(bench_job_iops(b), bench_job_iops(a)) : NAN);
+		jsonw_key_number(&w, "mibps_pct", b && a ? pct(bench_job_mibps(b), bench_job_mibps(a)) : NAN);
+		jsonw_key_number(&w, "lat_mean_pct", pct(bd->lat.mean, ad->lat.mean));
+		jsonw_key_number(&w, "p50_pct", pct(bd->lat.p50, ad->lat.p50));
+		jsonw_key_number(&w, "p95_pct", pct(bd->lat.p95, ad->lat.p95));
+		jsonw_key_number(&w, "p99_pct", pct(bd->lat.p99, ad->lat.p99));
+		jsonw_key_number(&w, "p99_9_pct", pct(bd->lat.p99_9, ad->lat.p99_9));
+		jsonw_end(&w);
+		jsonw_key(&w, "checks");
+		jsonw_array(&w);
 		for (size_t i = 0; i < p->n_checks; i++) {
 			const struct bench_check *ch = &p->checks[i];
-			buf_adds(out, i ? ", " : "");
-			buf_adds(out, "{\"rule\": ");
-			buf_add_json_str(out, ch->rule);
-			buf_adds(out, ", \"expected\": ");
-			bench_json_number(out, ch->expected);
-			buf_adds(out, ", \"actual\": ");
-			bench_json_number(out, ch->actual);
-			buf_addf(out, ", \"ok\": %s, \"text\": ", ch->ok ? "true" : "false");
-			buf_add_json_str(out, ch->text);
-			buf_addc(out, '}');
+			jsonw_object(&w);
+			jsonw_key_str(&w, "rule", ch->rule);
+			jsonw_key_number(&w, "expected", ch->expected);
+			jsonw_key_number(&w, "actual", ch->actual);
+			jsonw_key(&w, "ok");
+			jsonw_bool(&w, ch->ok);
+			jsonw_key_str(&w, "text", ch->text);
+			jsonw_end(&w);
 		}
-		buf_adds(out, "], \"notes\": [");
-		for (size_t i = 0; i < p->n_notes; i++) {
-			buf_adds(out, i ? ", " : "");
-			buf_add_json_str(out, p->notes[i]);
-		}
-		buf_adds(out, "]}");
+		jsonw_end(&w);
+		jsonw_key(&w, "notes");
+		jsonw_str_array(&w, (const char *const *)p->notes, p->n_notes);
+		jsonw_end(&w);
 	}
-	buf_adds(out, c->n ? "\n]}}\n" : "]}}\n");
+	if (c->n)
+		jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 }
 
 /* The rows of one profile: metric, before, after, change. */

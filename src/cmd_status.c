@@ -21,6 +21,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
@@ -312,31 +313,29 @@ struct tally {
 	int pvc_unverified; /* completed vac volumes whose PVC could not be read */
 };
 
-static void add_pvc_json(struct buf *out, const struct apply_row *r, const struct pvc_live *p, int pvc_ok,
+static void add_pvc_json(struct jsonw *w, const struct apply_row *r, const struct pvc_live *p, int pvc_ok,
 			 const char *note)
 {
-	buf_adds(out, ",\"pvc\":");
+	jsonw_key(w, "pvc");
 	if (!apply_row_kube(r)) {
-		buf_adds(out, "null");
+		jsonw_null(w);
 		return;
 	}
-	buf_adds(out, "{\"cluster\":");
-	buf_add_json_str(out, r->cluster);
-	buf_adds(out, ",\"namespace\":");
-	buf_add_json_str(out, r->namespace_);
-	buf_adds(out, ",\"name\":");
-	buf_add_json_str(out, r->pvc);
-	buf_adds(out, ",\"target_class\":");
-	buf_add_json_str(out, r->target_class);
-	buf_addf(out, ",\"lookup\":\"%s\",\"current_class\":", pvc_lookup_name(p->lookup));
-	buf_add_json_str(out, p->st.current_class);
-	buf_adds(out, ",\"modify_status\":");
-	buf_add_json_str(out, p->st.modify_status);
-	buf_adds(out, ",\"verified\":");
-	buf_adds(out, pvc_ok < 0 ? "null" : pvc_ok ? "true" : "false");
-	buf_adds(out, ",\"note\":");
-	buf_add_json_str(out, note && *note ? note : NULL);
-	buf_addc(out, '}');
+	jsonw_object(w);
+	jsonw_key_str(w, "cluster", r->cluster);
+	jsonw_key_str(w, "namespace", r->namespace_);
+	jsonw_key_str(w, "name", r->pvc);
+	jsonw_key_str(w, "target_class", r->target_class);
+	jsonw_key_str(w, "lookup", pvc_lookup_name(p->lookup));
+	jsonw_key_str(w, "current_class", p->st.current_class);
+	jsonw_key_str(w, "modify_status", p->st.modify_status);
+	jsonw_key(w, "verified");
+	if (pvc_ok < 0)
+		jsonw_null(w);
+	else
+		jsonw_bool(w, pvc_ok);
+	jsonw_key_str(w, "note", note && *note ? note : NULL);
+	jsonw_end(w);
 }
 
 /* Fixed widths without a terminal, as the table always had; on one, priorities (table.h). */
@@ -357,8 +356,14 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 	time_t now = em_now();
 	struct apply_totals tot;
 	memset(&tot, 0, sizeof tot);
-	if (json)
-		buf_adds(out, "{\"schema\":\"ebsmigrate.status/v1\",\"volumes\":[");
+	struct jsonw w;
+	jsonw_init(&w, out, JSONW_COMPACT);
+	if (json) {
+		jsonw_object(&w);
+		jsonw_key_str(&w, "schema", "ebsmigrate.status/v1");
+		jsonw_key(&w, "volumes");
+		jsonw_array(&w);
+	}
 	struct table tab;
 	table_init(&tab, status_columns, sizeof status_columns / sizeof status_columns[0]);
 	for (size_t i = 0; i < n; i++) {
@@ -373,36 +378,38 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 			em_format_time(r->eligible_at, elig);
 		int64_t in_state = r->updated_at ? (int64_t)(now - r->updated_at) : 0;
 		if (json) {
-			buf_adds(out, i ? ",\n{" : "\n{");
-			buf_adds(out, "\"volume_id\":");
-			buf_add_json_str(out, r->volume_id); /* from a plan file: escaped like every string */
-			buf_addf(out, ",\"plan_id\":%lld,\"state\":\"%s\",\"method\":\"%s\",", (long long)r->plan_id,
-				 apply_state_name(r->state), modify_method_name(r->method));
-			buf_addf(out, "\"target\":{\"type\":\"%s\",\"iops\":%lld,\"throughput_mibps\":%lld},", r->target_type,
-				 (long long)r->target_iops, (long long)r->target_throughput);
-			if (vd.progress >= 0)
-				buf_addf(out, "\"progress\":%lld,", (long long)vd.progress);
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "volume_id", r->volume_id); /* from a plan file: escaped like every string */
+			jsonw_key_int(&w, "plan_id", (long long)r->plan_id);
+			jsonw_key_str(&w, "state", apply_state_name(r->state));
+			jsonw_key_str(&w, "method", modify_method_name(r->method));
+			jsonw_key(&w, "target");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "type", r->target_type);
+			jsonw_key_int(&w, "iops", (long long)r->target_iops);
+			jsonw_key_int(&w, "throughput_mibps", (long long)r->target_throughput);
+			jsonw_end(&w);
+			jsonw_key(&w, "progress");
+			jsonw_int_or_null(&w, (long long)vd.progress, vd.progress >= 0);
+			jsonw_key_int(&w, "seconds_in_state", (long long)in_state);
+			jsonw_key_str(&w, "eligible_at", elig[0] ? elig : NULL);
+			jsonw_key(&w, "verified");
+			if (vd.verified < 0)
+				jsonw_null(&w);
 			else
-				buf_adds(out, "\"progress\":null,");
-			buf_addf(out, "\"seconds_in_state\":%lld,\"eligible_at\":", (long long)in_state);
-			if (elig[0])
-				buf_addf(out, "\"%s\"", elig);
-			else
-				buf_adds(out, "null");
-			buf_adds(out, ",\"verified\":");
-			buf_adds(out, vd.verified < 0 ? "null" : vd.verified ? "true" : "false");
-			add_pvc_json(out, r, p, vd.pvc_ok, vd.pvc_note.s);
-			buf_adds(out, ",\"error\":");
+				jsonw_bool(&w, vd.verified);
+			add_pvc_json(&w, r, p, vd.pvc_ok, vd.pvc_note.s);
+			jsonw_key(&w, "error");
 			if (r->error_code) {
-				buf_adds(out, "{\"code\":\"");
-				buf_add_json_escaped(out, r->error_code);
-				buf_adds(out, "\",\"message\":\"");
-				buf_add_json_escaped(out, r->error_message ? r->error_message : "");
-				buf_adds(out, "\"}");
+				jsonw_object(&w);
+				jsonw_key_str(&w, "code", r->error_code);
+				jsonw_key_str(&w, "message", r->error_message ? r->error_message : "");
+				jsonw_end(&w);
 			} else {
-				buf_adds(out, "null");
+				jsonw_null(&w);
 			}
-			buf_addc(out, '}');
+			jsonw_end(&w);
 		} else {
 			char tgt[80], prog[32], ins[32];
 			snprintf(tgt, sizeof tgt, "%s %lld/%lld", r->target_type, (long long)r->target_iops,
@@ -439,11 +446,21 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		table_write(out, &tab, to);
 	table_release(&tab);
 	if (json) {
-		buf_addf(out, "\n],\"totals\":{\"planned\":%zu,\"in_flight\":%zu,\"completed\":%zu,\"deferred\":%zu,\"failed\":%zu,"
-			      "\"mismatched\":%d,\"pvc_unverified\":%d,\"realized_monthly_usd\":",
-			 tot.planned, tot.in_flight, tot.completed, tot.deferred, tot.failed, t->mismatch, t->pvc_unverified);
-		money_add_json(out, tot.realized);
-		buf_adds(out, "}}\n");
+		jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_key(&w, "totals");
+		jsonw_object(&w);
+		jsonw_key_int(&w, "planned", (long long)tot.planned);
+		jsonw_key_int(&w, "in_flight", (long long)tot.in_flight);
+		jsonw_key_int(&w, "completed", (long long)tot.completed);
+		jsonw_key_int(&w, "deferred", (long long)tot.deferred);
+		jsonw_key_int(&w, "failed", (long long)tot.failed);
+		jsonw_key_int(&w, "mismatched", t->mismatch);
+		jsonw_key_int(&w, "pvc_unverified", t->pvc_unverified);
+		jsonw_key_money(&w, "realized_monthly_usd", tot.realized);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
 	} else {
 		buf_addf(out, "\n%zu volumes: %zu completed, %zu in flight, %zu deferred, %zu failed, %zu planned; realized ", n,
 			 tot.completed, tot.in_flight, tot.deferred, tot.failed, tot.planned);

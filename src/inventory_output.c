@@ -11,135 +11,131 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory_output.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/table.h"
 
-static void jnum(struct buf *b, double v)
+void inventory_json_volume_head(struct jsonw *w, const struct volume *v)
 {
-	if (isnan(v) || isinf(v))
-		buf_adds(b, "null");
-	else
-		buf_addf(b, "%.10g", round(v * 100) / 100);
+	jsonw_key_str(w, "volume_id", v->volume_id);
+	jsonw_key_str(w, "account", v->account);
+	jsonw_key_str(w, "region", v->region);
+	jsonw_key_str(w, "availability_zone", v->availability_zone);
+	jsonw_key_int(w, "size_gib", (long long)v->size_gib);
+	jsonw_key_str(w, "type", v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
+	jsonw_key(w, "iops");
+	jsonw_int_or_null(w, (long long)v->iops, v->iops != 0);
+	jsonw_key(w, "throughput_mibps");
+	jsonw_int_or_null(w, (long long)v->throughput, v->throughput != 0);
+	jsonw_key_str(w, "state", v->state);
 }
 
-static void write_volume(struct buf *b, const struct volume *v)
+void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, enum kube_json_form form)
 {
-	buf_adds(b, "{\"volume_id\":");
-	buf_add_json_str(b, v->volume_id);
-	buf_adds(b, ",\"account\":");
-	buf_add_json_str(b, v->account);
-	buf_adds(b, ",\"region\":");
-	buf_add_json_str(b, v->region);
-	buf_adds(b, ",\"availability_zone\":");
-	buf_add_json_str(b, v->availability_zone);
-	buf_addf(b, ",\"size_gib\":%lld,\"type\":", (long long)v->size_gib);
-	buf_add_json_str(b, v->type ? ebs_type_name(v->type) : NULL);
-	buf_adds(b, v->iops ? "" : ",\"iops\":null");
-	if (v->iops)
-		buf_addf(b, ",\"iops\":%lld", (long long)v->iops);
-	buf_adds(b, v->throughput ? "" : ",\"throughput_mibps\":null");
-	if (v->throughput)
-		buf_addf(b, ",\"throughput_mibps\":%lld", (long long)v->throughput);
-	buf_adds(b, ",\"state\":");
-	buf_add_json_str(b, v->state);
-	buf_addf(b, ",\"found_in_ec2\":%s,\"attachments\":[", v->missing ? "false" : "true");
-	for (size_t i = 0; i < v->n_attachments; i++) {
-		buf_adds(b, i ? ",{\"instance_id\":" : "{\"instance_id\":");
-		buf_add_json_str(b, v->attachments[i].instance_id);
-		buf_adds(b, ",\"instance_type\":");
-		buf_add_json_str(b, v->attachments[i].instance_type);
-		buf_adds(b, ",\"device\":");
-		buf_add_json_str(b, v->attachments[i].device);
-		buf_addc(b, '}');
+	if (!k) {
+		jsonw_null(w);
+		return;
 	}
-	buf_adds(b, "],\"tags\":{");
-	for (size_t i = 0; i < v->n_tags; i++) {
-		if (i)
-			buf_addc(b, ',');
-		buf_add_json_str(b, v->tags[i].key);
-		buf_addc(b, ':');
-		buf_add_json_str(b, v->tags[i].value);
-	}
-	buf_adds(b, "},\"kubernetes\":");
-	const struct kube_binding *k = v->kube;
-	if (k) {
-		buf_adds(b, "{\"cluster\":");
-		buf_add_json_str(b, k->cluster);
-		buf_adds(b, ",\"pv\":");
-		buf_add_json_str(b, k->pv);
-		buf_adds(b, ",\"namespace\":");
-		buf_add_json_str(b, k->namespace_);
-		buf_adds(b, ",\"pvc\":");
-		buf_add_json_str(b, k->pvc);
-		buf_adds(b, ",\"storage_class\":");
-		buf_add_json_str(b, k->storage_class);
-		buf_adds(b, ",\"driver\":");
-		buf_add_json_str(b, k->driver);
-		buf_adds(b, ",\"volume_attributes_class\":");
-		buf_add_json_str(b, k->current_vac);
-		buf_adds(b, ",\"statefulset\":");
-		buf_add_json_str(b, k->statefulset);
-		buf_adds(b, ",\"node\":");
-		buf_add_json_str(b, k->node);
-		buf_adds(b, ",\"node_instance_type\":");
-		buf_add_json_str(b, k->node_instance_type);
-		buf_adds(b, ",\"labels\":{");
-		for (size_t i = 0; i < k->n_labels; i++) {
-			if (i)
-				buf_addc(b, ',');
-			buf_add_json_str(b, k->labels[i].key);
-			buf_addc(b, ':');
-			buf_add_json_str(b, k->labels[i].value);
-		}
-		buf_addc(b, '}');
+	int inventory = form == KUBE_JSON_INVENTORY;
+	jsonw_object(w);
+	jsonw_key_str(w, "cluster", k->cluster);
+	jsonw_key_str(w, "pv", k->pv);
+	jsonw_key_str(w, "namespace", k->namespace_);
+	jsonw_key_str(w, "pvc", k->pvc);
+	jsonw_key_str(w, "storage_class", k->storage_class);
+	jsonw_key_str(w, "driver", k->driver);
+	if (inventory)
+		jsonw_key_str(w, "volume_attributes_class", k->current_vac);
+	jsonw_key_str(w, "statefulset", k->statefulset);
+	jsonw_key_str(w, "node", k->node);
+	jsonw_key_str(w, "node_instance_type", k->node_instance_type);
+	if (inventory) {
+		jsonw_key(w, "labels");
+		jsonw_kv_object(w, k->labels, k->n_labels);
+		jsonw_key(w, "usage");
 		if (k->has_usage)
-			buf_addf(b, ",\"usage\":{\"used_bytes\":%lld,\"capacity_bytes\":%lld}", (long long)k->used_bytes,
-				 (long long)k->capacity_bytes);
+			jsonw_object(w);
 		else
-			buf_adds(b, ",\"usage\":null");
-		buf_addc(b, '}');
-	} else {
-		buf_adds(b, "null");
+			jsonw_null(w);
 	}
-	buf_adds(b, ",\"metrics\":");
+	if (k->has_usage || !inventory) {
+		jsonw_key(w, "used_bytes");
+		jsonw_int_or_null(w, (long long)k->used_bytes, k->has_usage);
+		jsonw_key(w, "capacity_bytes");
+		jsonw_int_or_null(w, (long long)k->capacity_bytes, k->has_usage);
+		if (inventory)
+			jsonw_end(w);
+	}
+	jsonw_end(w);
+}
+
+/* A time that is always written as one, the epoch included (jsonw_time writes 0 as null). */
+static void json_time_always(struct jsonw *w, time_t t)
+{
+	char ts[21];
+	em_format_time(t, ts);
+	jsonw_str(w, ts);
+}
+
+static void write_volume(struct jsonw *w, const struct volume *v)
+{
+	jsonw_object(w);
+	inventory_json_volume_head(w, v);
+	jsonw_key(w, "found_in_ec2");
+	jsonw_bool(w, !v->missing);
+	jsonw_key(w, "attachments");
+	jsonw_array(w);
+	for (size_t i = 0; i < v->n_attachments; i++) {
+		jsonw_object(w);
+		jsonw_key_str(w, "instance_id", v->attachments[i].instance_id);
+		jsonw_key_str(w, "instance_type", v->attachments[i].instance_type);
+		jsonw_key_str(w, "device", v->attachments[i].device);
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+	jsonw_key(w, "tags");
+	jsonw_kv_object(w, v->tags, v->n_tags);
+	jsonw_key(w, "kubernetes");
+	inventory_json_kube_binding(w, v->kube, KUBE_JSON_INVENTORY);
+	jsonw_key(w, "metrics");
 	if (v->metrics.has) {
 		const struct volume_metrics *m = &v->metrics;
-		buf_adds(b, "{\"p99_iops\":");
-		jnum(b, m->p99_iops);
-		buf_adds(b, ",\"max_iops\":");
-		jnum(b, m->max_iops);
-		buf_adds(b, ",\"p99_mibps\":");
-		jnum(b, m->p99_mibps);
-		buf_adds(b, ",\"max_mibps\":");
-		jnum(b, m->max_mibps);
-		buf_adds(b, ",\"min_burst_balance\":");
-		jnum(b, m->min_burst_balance < 0 ? NAN : m->min_burst_balance);
-		buf_adds(b, ",\"share_at_iops_ceiling\":");
-		jnum(b, m->share_at_iops_ceiling);
-		buf_adds(b, ",\"share_at_throughput_ceiling\":");
-		jnum(b, m->share_at_tput_ceiling);
-		buf_addf(b, ",\"lookback_s\":%lld}", (long long)m->lookback_s);
+		const struct {
+			const char *key;
+			double v;
+		} figures[] = {
+			{"p99_iops", m->p99_iops},
+			{"max_iops", m->max_iops},
+			{"p99_mibps", m->p99_mibps},
+			{"max_mibps", m->max_mibps},
+			{"min_burst_balance", m->min_burst_balance < 0 ? NAN : m->min_burst_balance},
+			{"share_at_iops_ceiling", m->share_at_iops_ceiling},
+			{"share_at_throughput_ceiling", m->share_at_tput_ceiling},
+		};
+		jsonw_object(w);
+		for (size_t i = 0; i < JSONW_COUNT(figures); i++) {
+			jsonw_key(w, figures[i].key);
+			jsonw_number_2dp(w, figures[i].v);
+		}
+		jsonw_key_int(w, "lookback_s", (long long)m->lookback_s);
+		jsonw_end(w);
 	} else {
-		buf_adds(b, "null");
+		jsonw_null(w);
 	}
-	buf_adds(b, ",\"latest_modification\":");
+	jsonw_key(w, "latest_modification");
 	const struct volume_mod *lm = volume_latest_mod(v);
 	if (lm) {
-		char ts[21];
-		buf_adds(b, "{\"state\":");
-		buf_add_json_str(b, lm->state);
-		em_format_time(lm->start_time, ts);
-		buf_addf(b, ",\"start_time\":\"%s\",\"end_time\":", ts);
-		if (lm->end_time) {
-			em_format_time(lm->end_time, ts);
-			buf_addf(b, "\"%s\"", ts);
-		} else {
-			buf_adds(b, "null");
-		}
-		buf_addf(b, ",\"progress\":%lld}", (long long)lm->progress);
+		jsonw_object(w);
+		jsonw_key_str(w, "state", lm->state);
+		jsonw_key(w, "start_time");
+		json_time_always(w, lm->start_time);
+		jsonw_key(w, "end_time");
+		jsonw_time(w, lm->end_time);
+		jsonw_key_int(w, "progress", (long long)lm->progress);
+		jsonw_end(w);
 	} else {
-		buf_adds(b, "null");
+		jsonw_null(w);
 	}
-	buf_addc(b, '}');
+	jsonw_end(w);
 }
 
 /* Where the document goes: all of it into out, or (fp set) out is written to fp and emptied
@@ -163,45 +159,50 @@ static void sink_spill(struct json_sink *s, size_t at_least)
 
 static void write_json(struct json_sink *sink, const struct fleet *f, const struct inventory_meta *m)
 {
-	struct buf *out = sink->out;
-	char ts[21];
-	em_format_time(m->generated_at, ts);
-	buf_addf(out, "{\"schema\":\"ebsmigrate.inventory/v1\",\"generated_at\":\"%s\",\"account\":", ts);
-	buf_add_json_str(out, m->account);
-	buf_adds(out, ",\"regions\":[");
-	for (size_t i = 0; i < m->n_regions; i++) {
-		if (i)
-			buf_addc(out, ',');
-		buf_add_json_str(out, m->regions[i]);
-	}
-	buf_adds(out, "],\"clusters\":[");
+	struct jsonw w;
+	jsonw_init(&w, sink->out, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "schema", "ebsmigrate.inventory/v1");
+	jsonw_key(&w, "generated_at");
+	json_time_always(&w, m->generated_at);
+	jsonw_key_str(&w, "account", m->account);
+	jsonw_key(&w, "regions");
+	jsonw_str_array(&w, (const char *const *)m->regions, m->n_regions);
+	jsonw_key(&w, "clusters");
+	jsonw_array(&w);
 	for (size_t i = 0; i < f->n_clusters; i++) {
-		buf_adds(out, i ? ",{\"name\":" : "{\"name\":");
-		buf_add_json_str(out, f->clusters[i]);
-		buf_adds(out, ",\"version\":");
-		buf_add_json_str(out, f->cluster_versions[i]);
-		buf_addc(out, '}');
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", f->clusters[i]);
+		jsonw_key_str(&w, "version", f->cluster_versions[i]);
+		jsonw_end(&w);
 	}
-	buf_adds(out, "],\"notices\":[");
-	for (size_t i = 0; i < f->n_notices; i++) {
-		if (i)
-			buf_addc(out, ',');
-		buf_add_json_str(out, f->notices[i]);
-	}
-	buf_adds(out, "],\"volumes\":[");
+	jsonw_end(&w);
+	jsonw_key(&w, "notices");
+	jsonw_str_array(&w, (const char *const *)f->notices, f->n_notices);
+	jsonw_key(&w, "volumes");
+	jsonw_array(&w);
 	for (size_t i = 0; i < f->n; i++) {
-		buf_adds(out, i ? ",\n" : "\n");
-		write_volume(out, &f->vols[i]);
+		jsonw_lead(&w, "\n");
+		write_volume(&w, &f->vols[i]);
 		sink_spill(sink, SPILL_AT);
 	}
-	buf_addf(out, "\n],\"totals\":{\"volumes\":%zu", f->n);
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
 	size_t kube = 0, missing = 0, gp2 = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		kube += f->vols[i].kube != NULL;
 		missing += f->vols[i].missing;
 		gp2 += f->vols[i].type == EBS_GP2;
 	}
-	buf_addf(out, ",\"gp2_volumes\":%zu,\"kubernetes_volumes\":%zu,\"not_found_in_ec2\":%zu}}\n", gp2, kube, missing);
+	jsonw_key(&w, "totals");
+	jsonw_object(&w);
+	jsonw_key_int(&w, "volumes", (long long)f->n);
+	jsonw_key_int(&w, "gp2_volumes", (long long)gp2);
+	jsonw_key_int(&w, "kubernetes_volumes", (long long)kube);
+	jsonw_key_int(&w, "not_found_in_ec2", (long long)missing);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 	sink_spill(sink, 0);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_objects.h"
 
@@ -755,197 +756,230 @@ int kube_objects_load_file(struct kube_set *ks, struct fleet *f, const char *clu
 
 /* ---- exports (inventory --save) ---- */
 
-static void kv_object(struct buf *b, const struct kv *kv, size_t n)
+/* One element of the saved list: {"apiVersion":..,"kind":..,"metadata":{"name":.. with metadata
+ * left open for the caller's further members. */
+static void item_open(struct jsonw *w, const char *api_version, const char *kind, const char *name)
 {
-	buf_addc(b, '{');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_addc(b, ',');
-		buf_add_json_str(b, kv[i].key);
-		buf_addc(b, ':');
-		buf_add_json_str(b, kv[i].value);
-	}
-	buf_addc(b, '}');
+	jsonw_lead(w, "\n");
+	jsonw_object(w);
+	jsonw_key_str(w, "apiVersion", api_version);
+	jsonw_key_str(w, "kind", kind);
+	jsonw_key(w, "metadata");
+	jsonw_object(w);
+	jsonw_key_str(w, "name", name);
 }
 
-static void item_sep(struct buf *b, int *first)
+/* {"KEY":"VALUE"} as a member, for the single-label and single-parameter objects */
+static void key_single(struct jsonw *w, const char *member, const char *key, const char *value)
 {
-	buf_adds(b, *first ? "\n" : ",\n");
-	*first = 0;
+	jsonw_key(w, member);
+	jsonw_object(w);
+	jsonw_key_str(w, key, value);
+	jsonw_end(w);
+}
+
+/* The end of a saved document: its one-a-line array on a line of its own, then the object. */
+static void list_close(struct jsonw *w)
+{
+	jsonw_layout(w, "\n");
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_layout(w, "\n");
 }
 
 void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster)
 {
-	int first = 1;
-	buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[");
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "apiVersion", "v1");
+	jsonw_key_str(&w, "kind", "List");
+	key_single(&w, "metadata", "resourceVersion", "");
+	jsonw_key(&w, "items");
+	jsonw_array(&w);
 	for (size_t i = 0; i < f->n_scs; i++) {
 		const struct storage_class *s = &f->scs[i];
 		if (strcmp(s->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, s->name);
+		item_open(&w, "storage.k8s.io/v1", "StorageClass", s->name);
 		if (s->is_default)
-			buf_adds(b, ",\"annotations\":{\"storageclass.kubernetes.io/is-default-class\":\"true\"}");
-		buf_adds(b, "},\"provisioner\":");
-		buf_add_json_str(b, s->provisioner);
-		buf_adds(b, ",\"parameters\":");
-		kv_object(b, s->parameters, s->n_parameters);
-		buf_addf(b, ",\"allowVolumeExpansion\":%s}", s->allow_expansion ? "true" : "false");
+			key_single(&w, "annotations", "storageclass.kubernetes.io/is-default-class", "true");
+		jsonw_end(&w);
+		jsonw_key_str(&w, "provisioner", s->provisioner);
+		jsonw_key(&w, "parameters");
+		jsonw_kv_object(&w, s->parameters, s->n_parameters);
+		jsonw_key(&w, "allowVolumeExpansion");
+		jsonw_bool(&w, s->allow_expansion);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < f->n_vacs; i++) {
 		const struct vac_ref *v = &f->vacs[i];
 		if (strcmp(v->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":");
-		buf_add_json_str(b, v->api_version ? v->api_version : "storage.k8s.io/v1");
-		buf_adds(b, ",\"kind\":\"VolumeAttributesClass\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, v->name);
-		buf_adds(b, "},\"driverName\":");
-		buf_add_json_str(b, v->driver);
-		buf_adds(b, ",\"parameters\":");
-		kv_object(b, v->parameters, v->n_parameters);
-		buf_addc(b, '}');
+		item_open(&w, v->api_version ? v->api_version : "storage.k8s.io/v1", "VolumeAttributesClass", v->name);
+		jsonw_end(&w);
+		jsonw_key_str(&w, "driverName", v->driver);
+		jsonw_key(&w, "parameters");
+		jsonw_kv_object(&w, v->parameters, v->n_parameters);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < f->n_sts; i++) {
 		const struct statefulset_ref *s = &f->sts[i];
 		if (strcmp(s->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, s->name);
-		buf_adds(b, ",\"namespace\":");
-		buf_add_json_str(b, s->namespace_);
-		buf_adds(b, "},\"spec\":{\"volumeClaimTemplates\":[");
+		item_open(&w, "apps/v1", "StatefulSet", s->name);
+		jsonw_key_str(&w, "namespace", s->namespace_);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key(&w, "volumeClaimTemplates");
+		jsonw_array(&w);
 		for (size_t t = 0; t < s->n_templates; t++) {
-			buf_adds(b, t ? ",{\"metadata\":{\"name\":" : "{\"metadata\":{\"name\":");
-			buf_add_json_str(b, s->claim_templates[t]);
-			buf_adds(b, "},\"spec\":{\"storageClassName\":");
-			buf_add_json_str(b, s->claim_storage_classes[t]);
-			buf_adds(b, "}}");
+			jsonw_object(&w);
+			key_single(&w, "metadata", "name", s->claim_templates[t]);
+			key_single(&w, "spec", "storageClassName", s->claim_storage_classes[t]);
+			jsonw_end(&w);
 		}
-		buf_adds(b, "]}}");
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < ks->n_pvs; i++) {
 		const struct kube_pv *p = &ks->pvs[i];
 		if (strcmp(p->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, p->name);
-		if (p->zone) {
-			buf_adds(b, ",\"labels\":{\"topology.kubernetes.io/zone\":");
-			buf_add_json_str(b, p->zone);
-			buf_addc(b, '}');
-		}
-		buf_addf(b, "},\"spec\":{\"capacity\":{\"storage\":\"%lldGi\"}", (long long)p->capacity_gib);
+		item_open(&w, "v1", "PersistentVolume", p->name);
+		if (p->zone)
+			key_single(&w, "labels", "topology.kubernetes.io/zone", p->zone);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		char storage[32];
+		snprintf(storage, sizeof storage, "%lldGi", (long long)p->capacity_gib);
+		key_single(&w, "capacity", "storage", storage);
 		if (p->in_tree) {
-			buf_adds(b, ",\"awsElasticBlockStore\":{\"volumeID\":");
-			buf_add_json_str(b, p->volume_id);
-			buf_addc(b, '}');
+			key_single(&w, "awsElasticBlockStore", "volumeID", p->volume_id);
 		} else {
-			buf_adds(b, ",\"csi\":{\"driver\":\"" EBS_CSI_DRIVER "\",\"volumeHandle\":");
-			buf_add_json_str(b, p->volume_id);
-			if (p->type_param) {
-				buf_adds(b, ",\"volumeAttributes\":{\"type\":");
-				buf_add_json_str(b, p->type_param);
-				buf_addc(b, '}');
-			}
-			buf_addc(b, '}');
+			jsonw_key(&w, "csi");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "driver", EBS_CSI_DRIVER);
+			jsonw_key_str(&w, "volumeHandle", p->volume_id);
+			if (p->type_param)
+				key_single(&w, "volumeAttributes", "type", p->type_param);
+			jsonw_end(&w);
 		}
 		if (p->claim_name) {
-			buf_adds(b, ",\"claimRef\":{\"namespace\":");
-			buf_add_json_str(b, p->claim_namespace);
-			buf_adds(b, ",\"name\":");
-			buf_add_json_str(b, p->claim_name);
-			buf_addc(b, '}');
+			jsonw_key(&w, "claimRef");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "namespace", p->claim_namespace);
+			jsonw_key_str(&w, "name", p->claim_name);
+			jsonw_end(&w);
 		}
-		if (p->storage_class) {
-			buf_adds(b, ",\"storageClassName\":");
-			buf_add_json_str(b, p->storage_class);
-		}
-		buf_adds(b, "}}");
+		if (p->storage_class)
+			jsonw_key_str(&w, "storageClassName", p->storage_class);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < ks->n_pvcs; i++) {
 		const struct kube_pvc *p = &ks->pvcs[i];
 		if (strcmp(p->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, p->name);
-		buf_adds(b, ",\"namespace\":");
-		buf_add_json_str(b, p->namespace_);
-		buf_adds(b, ",\"labels\":");
-		kv_object(b, p->labels, p->n_labels);
-		buf_adds(b, "},\"spec\":{\"volumeName\":");
-		buf_add_json_str(b, p->volume_name);
-		buf_adds(b, ",\"storageClassName\":");
-		buf_add_json_str(b, p->storage_class);
-		if (p->vac) {
-			buf_adds(b, ",\"volumeAttributesClassName\":");
-			buf_add_json_str(b, p->vac);
-		}
-		buf_adds(b, "},\"status\":{");
-		if (p->current_vac) {
-			buf_adds(b, "\"currentVolumeAttributesClassName\":");
-			buf_add_json_str(b, p->current_vac);
-		}
-		buf_adds(b, "}}");
+		item_open(&w, "v1", "PersistentVolumeClaim", p->name);
+		jsonw_key_str(&w, "namespace", p->namespace_);
+		jsonw_key(&w, "labels");
+		jsonw_kv_object(&w, p->labels, p->n_labels);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "volumeName", p->volume_name);
+		jsonw_key_str(&w, "storageClassName", p->storage_class);
+		if (p->vac)
+			jsonw_key_str(&w, "volumeAttributesClassName", p->vac);
+		jsonw_end(&w);
+		jsonw_key(&w, "status");
+		jsonw_object(&w);
+		if (p->current_vac)
+			jsonw_key_str(&w, "currentVolumeAttributesClassName", p->current_vac);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < ks->n_uses; i++) {
 		const struct kube_claim_use *u = &ks->uses[i];
 		if (strcmp(u->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_addf(b, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"ebsmigrate-saved-use-%zu\",\"namespace\":", i);
-		buf_add_json_str(b, u->namespace_);
-		buf_adds(b, "},\"spec\":{\"nodeName\":");
-		buf_add_json_str(b, u->node);
-		buf_adds(b, ",\"volumes\":[{\"name\":\"v\",\"persistentVolumeClaim\":{\"claimName\":");
-		buf_add_json_str(b, u->claim);
-		buf_adds(b, "}}]}}");
+		char name[48];
+		snprintf(name, sizeof name, "ebsmigrate-saved-use-%zu", i);
+		item_open(&w, "v1", "Pod", name);
+		jsonw_key_str(&w, "namespace", u->namespace_);
+		jsonw_end(&w);
+		jsonw_key(&w, "spec");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "nodeName", u->node);
+		jsonw_key(&w, "volumes");
+		jsonw_array(&w);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", "v");
+		key_single(&w, "persistentVolumeClaim", "claimName", u->claim);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
 	for (size_t i = 0; i < ks->n_nodes; i++) {
 		const struct kube_node *nd = &ks->nodes[i];
 		if (strcmp(nd->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_adds(b, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":");
-		buf_add_json_str(b, nd->name);
-		buf_adds(b, ",\"labels\":{");
-		if (nd->instance_type) {
-			buf_adds(b, "\"node.kubernetes.io/instance-type\":");
-			buf_add_json_str(b, nd->instance_type);
-		}
-		if (nd->region) {
-			buf_adds(b, nd->instance_type ? ",\"topology.kubernetes.io/region\":" : "\"topology.kubernetes.io/region\":");
-			buf_add_json_str(b, nd->region);
-		}
-		buf_adds(b, "}}}");
+		item_open(&w, "v1", "Node", nd->name);
+		jsonw_key(&w, "labels");
+		jsonw_object(&w);
+		if (nd->instance_type)
+			jsonw_key_str(&w, "node.kubernetes.io/instance-type", nd->instance_type);
+		if (nd->region)
+			jsonw_key_str(&w, "topology.kubernetes.io/region", nd->region);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
-	buf_adds(b, "\n]}\n");
+	list_close(&w);
 }
 
 void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const char *cluster)
 {
-	int first = 1;
-	buf_adds(b, "{\"node\":{\"nodeName\":\"(all nodes, saved by ebsmigrate inventory)\"},\"pods\":[");
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	key_single(&w, "node", "nodeName", "(all nodes, saved by ebsmigrate inventory)");
+	jsonw_key(&w, "pods");
+	jsonw_array(&w);
 	for (size_t i = 0; i < ks->n_usage; i++) {
 		const struct kube_usage *u = &ks->usage[i];
 		if (strcmp(u->cluster, cluster) != 0)
 			continue;
-		item_sep(b, &first);
-		buf_addf(b, "{\"podRef\":{\"name\":\"saved-%zu\",\"namespace\":", i);
-		buf_add_json_str(b, u->namespace_);
-		buf_adds(b, "},\"volume\":[{\"name\":\"v\",\"pvcRef\":{\"name\":");
-		buf_add_json_str(b, u->pvc);
-		buf_adds(b, ",\"namespace\":");
-		buf_add_json_str(b, u->namespace_);
-		buf_addf(b, "},\"usedBytes\":%lld,\"capacityBytes\":%lld}]}", (long long)u->used_bytes,
-			 (long long)u->capacity_bytes);
+		char name[32];
+		snprintf(name, sizeof name, "saved-%zu", i);
+		jsonw_lead(&w, "\n");
+		jsonw_object(&w);
+		jsonw_key(&w, "podRef");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", name);
+		jsonw_key_str(&w, "namespace", u->namespace_);
+		jsonw_end(&w);
+		jsonw_key(&w, "volume");
+		jsonw_array(&w);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", "v");
+		jsonw_key(&w, "pvcRef");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "name", u->pvc);
+		jsonw_key_str(&w, "namespace", u->namespace_);
+		jsonw_end(&w);
+		jsonw_key_int(&w, "usedBytes", (long long)u->used_bytes);
+		jsonw_key_int(&w, "capacityBytes", (long long)u->capacity_bytes);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
-	buf_adds(b, "\n]}\n");
+	list_close(&w);
 }
 
 void kube_objects_write_version(struct buf *b, const struct fleet *f, const char *cluster)
@@ -959,11 +993,16 @@ void kube_objects_write_version(struct buf *b, const struct fleet *f, const char
 			return;
 		struct buf major = BUF_INIT;
 		buf_add(&major, v, (size_t)(dot - v));
-		buf_adds(b, "{\"serverVersion\":{\"major\":");
-		buf_add_json_str(b, major.s);
-		buf_adds(b, ",\"minor\":");
-		buf_add_json_str(b, dot + 1);
-		buf_adds(b, "}}\n");
+		struct jsonw w;
+		jsonw_init(&w, b, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key(&w, "serverVersion");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "major", major.s);
+		jsonw_key_str(&w, "minor", dot + 1);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
 		buf_release(&major);
 	}
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory_output.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/table.h"
 
@@ -29,75 +31,6 @@ int out_format_parse(const char *s, enum out_format *out)
 	return EM_EINPUT;
 }
 
-/* The JSON writer's pieces (write_json and the functions it calls) add literals without strlen
- * and plain strings with one copy: at 100,000 volumes they run a few million times. */
-#define ADD_LIT(b, lit) buf_add((b), "" lit, sizeof(lit) - 1) /* "" lit: literals only */
-
-/* buf_add_json_str: a string that needs no escape goes in with one copy (anything else, and a
- * buffer that cannot grow, takes buf_add_json_str itself). */
-static void json_str(struct buf *b, const char *s)
-{
-	if (!s) {
-		ADD_LIT(b, "null");
-		return;
-	}
-	size_t n = 0;
-	for (; s[n]; n++) {
-		unsigned char c = (unsigned char)s[n];
-		if (c < 0x20 || c == '"' || c == '\\') {
-			buf_add_json_str(b, s);
-			return;
-		}
-	}
-	if (buf_grow(b, n + 2)) {
-		buf_add_json_str(b, s);
-		return;
-	}
-	char *p = b->s + b->len;
-	p[0] = '"';
-	memcpy(p + 1, s, n);
-	p[n + 1] = '"';
-	b->len += n + 2;
-	b->s[b->len] = '\0';
-}
-
-/* A decimal integer without printf: the JSON writer adds several per volume. */
-static void add_int(struct buf *b, long long v)
-{
-	char tmp[24], *p = tmp + sizeof tmp;
-	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-	do
-		*--p = (char)('0' + u % 10);
-	while (u /= 10);
-	if (v < 0)
-		*--p = '-';
-	buf_add(b, p, (size_t)(tmp + sizeof tmp - p));
-}
-
-/* ",\"KEY\":N" (key_part a string literal) */
-#define add_int_field(b, key_part, v) (ADD_LIT((b), key_part), add_int((b), (v)))
-
-static void json_time(struct buf *b, time_t t)
-{
-	if (!t) {
-		ADD_LIT(b, "null");
-		return;
-	}
-	char ts[21];
-	em_format_time(t, ts);
-	buf_addc(b, '"');
-	buf_adds(b, ts);
-	buf_addc(b, '"');
-}
-
-static void json_money(struct buf *b, int known, micro_t m)
-{
-	if (known)
-		money_add_json(b, m);
-	else
-		ADD_LIT(b, "null");
-}
-
 static void flags_join(struct buf *b, unsigned flags, const char *sep)
 {
 	int first = 1;
@@ -111,122 +44,79 @@ static void flags_join(struct buf *b, unsigned flags, const char *sep)
 	}
 }
 
-static void write_json_item(struct buf *b, const struct plan_item *it)
+void plan_json_pricing(struct jsonw *w, const struct pricebook *book, int with_fetched_at)
 {
-	const struct volume *v = it->v;
-	ADD_LIT(b, "{\"volume_id\":");
-	json_str(b, v->volume_id);
-	ADD_LIT(b, ",\"account\":");
-	json_str(b, v->account);
-	ADD_LIT(b, ",\"region\":");
-	json_str(b, v->region);
-	ADD_LIT(b, ",\"availability_zone\":");
-	json_str(b, v->availability_zone);
-	add_int_field(b, ",\"size_gib\":", (long long)v->size_gib);
-	ADD_LIT(b, ",\"type\":");
-	json_str(b, v->type == EBS_UNKNOWN ? NULL : ebs_type_name(v->type));
-	if (v->iops)
-		add_int_field(b, ",\"iops\":", (long long)v->iops);
-	else
-		ADD_LIT(b, ",\"iops\":null");
-	if (v->throughput)
-		add_int_field(b, ",\"throughput_mibps\":", (long long)v->throughput);
-	else
-		ADD_LIT(b, ",\"throughput_mibps\":null");
-	ADD_LIT(b, ",\"state\":");
-	json_str(b, v->state);
-	ADD_LIT(b, ",\"kubernetes\":");
-	if (v->kube) {
-		const struct kube_binding *k = v->kube;
-		ADD_LIT(b, "{\"cluster\":");
-		json_str(b, k->cluster);
-		ADD_LIT(b, ",\"pv\":");
-		json_str(b, k->pv);
-		ADD_LIT(b, ",\"namespace\":");
-		json_str(b, k->namespace_);
-		ADD_LIT(b, ",\"pvc\":");
-		json_str(b, k->pvc);
-		ADD_LIT(b, ",\"storage_class\":");
-		json_str(b, k->storage_class);
-		ADD_LIT(b, ",\"driver\":");
-		json_str(b, k->driver);
-		ADD_LIT(b, ",\"statefulset\":");
-		json_str(b, k->statefulset);
-		ADD_LIT(b, ",\"node\":");
-		json_str(b, k->node);
-		ADD_LIT(b, ",\"node_instance_type\":");
-		json_str(b, k->node_instance_type);
-		if (k->has_usage)
-			buf_addf(b, ",\"used_bytes\":%lld,\"capacity_bytes\":%lld", (long long)k->used_bytes,
-				 (long long)k->capacity_bytes);
-		else
-			ADD_LIT(b, ",\"used_bytes\":null,\"capacity_bytes\":null");
-		buf_addc(b, '}');
-	} else {
-		ADD_LIT(b, "null");
-	}
-	ADD_LIT(b, ",\"current_monthly_usd\":");
-	json_money(b, it->current_priced, it->current_monthly);
-	ADD_LIT(b, ",\"target\":");
-	if (it->has_target)
-	{
-		ADD_LIT(b, "{\"type\":\"");
-		buf_adds(b, ebs_type_name(it->target.type));
-		add_int_field(b, "\",\"iops\":", (long long)it->target.iops);
-		add_int_field(b, ",\"throughput_mibps\":", (long long)it->target.throughput);
-		buf_addc(b, '}');
-	}
-	else
-		ADD_LIT(b, "null");
-	ADD_LIT(b, ",\"target_monthly_usd\":");
-	json_money(b, it->target_priced, it->target_monthly);
-	ADD_LIT(b, ",\"savings_monthly_usd\":");
-	json_money(b, it->current_priced && it->target_priced, it->savings_monthly);
-	if (it->burst_duration_s)
-		add_int_field(b, ",\"burst_duration_s\":", (long long)it->burst_duration_s);
-	else
-		ADD_LIT(b, ",\"burst_duration_s\":null");
-	if (it->burst_empty_s)
-		add_int_field(b, ",\"burst_time_to_empty_s\":", (long long)it->burst_empty_s);
-	ADD_LIT(b, ",\"eligible_at\":");
-	json_time(b, it->eligible_at);
-	if (it->eligible_margin_s)
-		add_int_field(b, ",\"eligible_at_margin_s\":", (long long)it->eligible_margin_s);
-	ADD_LIT(b, ",\"action\":\"");
-	buf_adds(b, plan_action_name(it->action));
-	ADD_LIT(b, "\",\"flags\":[");
-	if (it->flags) {
-		buf_addc(b, '"');
-		flags_join(b, it->flags, "\",\"");
-		buf_addc(b, '"');
-	}
-	buf_addc(b, ']');
-	if (it->has_rightsize) {
-		buf_addf(b, ",\"rightsize_size_gib\":%lld,\"rightsize_monthly_usd\":", (long long)it->rightsize_size_gib);
-		money_add_json(b, it->rightsize_monthly);
-	}
-	ADD_LIT(b, ",\"note\":");
-	json_str(b, it->note);
-	buf_addc(b, '}');
+	jsonw_object(w);
+	jsonw_key_str(w, "source", book->source);
+	jsonw_key_str(w, "effective_date", book->effective_date);
+	if (with_fetched_at)
+		jsonw_key_str(w, "fetched_at", book->fetched_at);
+	if (book->version)
+		jsonw_key_int(w, "version", (long long)book->version);
+	jsonw_end(w);
 }
 
-static void write_totals_json(struct buf *b, const struct plan_totals *t)
+static void write_json_item(struct jsonw *w, const struct plan_item *it)
 {
-	buf_addf(b,
-		 "{\"volumes\":%lld,\"gp2_volumes\":%lld,\"migrate\":%lld,\"blocked\":%lld,\"review\":%lld,"
-		 "\"skip\":%lld,\"unpriced\":%lld,\"current_monthly_usd\":",
-		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
-		 (long long)t->review, (long long)t->skip, (long long)t->unpriced);
-	money_add_json(b, t->current_monthly);
-	ADD_LIT(b, ",\"target_monthly_usd\":");
-	money_add_json(b, t->target_monthly);
-	ADD_LIT(b, ",\"savings_monthly_usd\":");
-	money_add_json(b, t->savings_monthly);
-	ADD_LIT(b, ",\"savings_annual_usd\":");
-	money_add_json(b, t->savings_annual);
-	ADD_LIT(b, ",\"rightsize_monthly_usd\":");
-	money_add_json(b, t->rightsize_monthly);
-	buf_addc(b, '}');
+	jsonw_object(w);
+	inventory_json_volume_head(w, it->v);
+	jsonw_key(w, "kubernetes");
+	inventory_json_kube_binding(w, it->v->kube, KUBE_JSON_PLAN);
+	jsonw_key(w, "current_monthly_usd");
+	jsonw_money_or_null(w, it->current_monthly, it->current_priced);
+	jsonw_key(w, "target");
+	if (it->has_target) {
+		jsonw_object(w);
+		jsonw_key_str(w, "type", ebs_type_name(it->target.type));
+		jsonw_key_int(w, "iops", (long long)it->target.iops);
+		jsonw_key_int(w, "throughput_mibps", (long long)it->target.throughput);
+		jsonw_end(w);
+	} else {
+		jsonw_null(w);
+	}
+	jsonw_key(w, "target_monthly_usd");
+	jsonw_money_or_null(w, it->target_monthly, it->target_priced);
+	jsonw_key(w, "savings_monthly_usd");
+	jsonw_money_or_null(w, it->savings_monthly, it->current_priced && it->target_priced);
+	jsonw_key(w, "burst_duration_s");
+	jsonw_int_or_null(w, (long long)it->burst_duration_s, it->burst_duration_s != 0);
+	if (it->burst_empty_s)
+		jsonw_key_int(w, "burst_time_to_empty_s", (long long)it->burst_empty_s);
+	jsonw_key(w, "eligible_at");
+	jsonw_time(w, it->eligible_at);
+	if (it->eligible_margin_s)
+		jsonw_key_int(w, "eligible_at_margin_s", (long long)it->eligible_margin_s);
+	jsonw_key_str(w, "action", plan_action_name(it->action));
+	jsonw_key(w, "flags");
+	jsonw_array(w);
+	for (unsigned i = 0; i < FLAG_COUNT; i++)
+		if (it->flags & (1u << i))
+			jsonw_str(w, plan_flag_name(i));
+	jsonw_end(w);
+	if (it->has_rightsize) {
+		jsonw_key_int(w, "rightsize_size_gib", (long long)it->rightsize_size_gib);
+		jsonw_key_money(w, "rightsize_monthly_usd", it->rightsize_monthly);
+	}
+	jsonw_key_str(w, "note", it->note);
+	jsonw_end(w);
+}
+
+static void write_totals_json(struct jsonw *w, const struct plan_totals *t)
+{
+	const struct jsonw_int_member counts[] = {
+		{"volumes", t->volumes}, {"gp2_volumes", t->gp2_volumes}, {"migrate", t->migrate},
+		{"blocked", t->blocked}, {"review", t->review},           {"skip", t->skip},
+		{"unpriced", t->unpriced},
+	};
+	const struct jsonw_int_member usd[] = {
+		{"current_monthly_usd", t->current_monthly}, {"target_monthly_usd", t->target_monthly},
+		{"savings_monthly_usd", t->savings_monthly}, {"savings_annual_usd", t->savings_annual},
+		{"rightsize_monthly_usd", t->rightsize_monthly},
+	};
+	jsonw_object(w);
+	jsonw_members_int(w, counts, JSONW_COUNT(counts));
+	jsonw_members_money(w, usd, JSONW_COUNT(usd));
+	jsonw_end(w);
 }
 
 /* flush, when given, takes b's contents every megabyte or so (and at the end), so a large plan
@@ -234,32 +124,33 @@ static void write_totals_json(struct buf *b, const struct plan_totals *t)
 static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n),
 		       void *ctx)
 {
-	ADD_LIT(b, "{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":");
-	json_time(b, p->generated_at);
-	buf_addf(b, ",\"mode\":\"%s\",\"pricing\":{\"source\":", plan_mode_name(p->mode));
-	json_str(b, p->book->source);
-	ADD_LIT(b, ",\"effective_date\":");
-	json_str(b, p->book->effective_date);
-	if (p->book->version)
-		buf_addf(b, ",\"version\":%lld", (long long)p->book->version);
-	ADD_LIT(b, "},\"warnings\":[");
-	for (size_t i = 0; i < p->n_warnings; i++) {
-		if (i)
-			buf_addc(b, ',');
-		json_str(b, p->warnings[i]);
-	}
-	ADD_LIT(b, "],\"volumes\":[");
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "schema", "ebsmigrate.plan/v1");
+	jsonw_key(&w, "generated_at");
+	jsonw_time(&w, p->generated_at);
+	jsonw_key_str(&w, "mode", plan_mode_name(p->mode));
+	jsonw_key(&w, "pricing");
+	plan_json_pricing(&w, p->book, 0);
+	jsonw_key(&w, "warnings");
+	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
+	jsonw_key(&w, "volumes");
+	jsonw_array(&w);
 	for (size_t i = 0; i < p->n; i++) {
-		buf_adds(b, i ? ",\n" : "\n");
-		write_json_item(b, &p->items[i]);
+		jsonw_lead(&w, "\n");
+		write_json_item(&w, &p->items[i]);
 		if (flush && b->len >= (1u << 20)) {
 			flush(ctx, b->s, b->len);
 			buf_reset(b);
 		}
 	}
-	ADD_LIT(b, "\n],\"totals\":");
-	write_totals_json(b, &p->totals);
-	ADD_LIT(b, "}\n");
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_key(&w, "totals");
+	write_totals_json(&w, &p->totals);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 	if (flush) {
 		flush(ctx, b->s, b->len);
 		buf_reset(b);

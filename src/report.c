@@ -35,7 +35,9 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/ledger_apply.h"
+#include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/strmap.h"
@@ -567,31 +569,33 @@ static const char *period_name(enum report_period p)
 
 /* ---------------------------------------------------------------- json */
 
-static void json_money(struct buf *b, const char *name, micro_t m)
+static void json_figures(struct jsonw *w, const struct report_figures *f)
 {
-	buf_addf(b, ",\"%s\":", name);
-	money_add_json(b, m);
-}
-
-static void json_figures(struct buf *b, const struct report_figures *f)
-{
-	buf_addf(b, "\"volumes\":%lld,\"size_gib\":%lld,\"unpriced\":%lld,\"migrated\":%lld,\"in_flight_volumes\":%lld,"
-		    "\"blocked_volumes\":%lld",
-		 (long long)f->volumes, (long long)f->size_gib, (long long)f->unpriced, (long long)f->migrated,
-		 (long long)f->in_flight_volumes, (long long)f->blocked_volumes);
-	json_money(b, "baseline_monthly_usd", f->baseline);
-	json_money(b, "current_monthly_usd", f->current);
-	json_money(b, "target_monthly_usd", f->target);
-	json_money(b, "planned_savings_monthly_usd", f->planned);
-	json_money(b, "realized_monthly_usd", f->realized);
-	json_money(b, "in_flight_monthly_usd", f->in_flight);
-	json_money(b, "remaining_monthly_usd", f->remaining);
-	json_money(b, "blocked_monthly_usd", f->blocked);
-	json_money(b, "savings_monthly_usd", f->savings);
-	json_money(b, "savings_annual_usd", f->savings_annual);
-	buf_adds(b, ",\"savings_percent\":");
-	add_percent(b, f, "null", 0);
-	json_money(b, "rightsize_monthly_usd", f->rightsize);
+	const struct jsonw_int_member counts[] = {
+		{"volumes", f->volumes},   {"size_gib", f->size_gib},
+		{"unpriced", f->unpriced}, {"migrated", f->migrated},
+		{"in_flight_volumes", f->in_flight_volumes}, {"blocked_volumes", f->blocked_volumes},
+	};
+	const struct jsonw_int_member usd[] = {
+		{"baseline_monthly_usd", f->baseline},
+		{"current_monthly_usd", f->current},
+		{"target_monthly_usd", f->target},
+		{"planned_savings_monthly_usd", f->planned},
+		{"realized_monthly_usd", f->realized},
+		{"in_flight_monthly_usd", f->in_flight},
+		{"remaining_monthly_usd", f->remaining},
+		{"blocked_monthly_usd", f->blocked},
+		{"savings_monthly_usd", f->savings},
+		{"savings_annual_usd", f->savings_annual},
+	};
+	jsonw_members_int(w, counts, JSONW_COUNT(counts));
+	jsonw_members_money(w, usd, JSONW_COUNT(usd));
+	jsonw_key(w, "savings_percent");
+	struct buf pct = BUF_INIT;
+	add_percent(&pct, f, "null", 0);
+	jsonw_raw(w, pct.s, pct.len);
+	buf_release(&pct);
+	jsonw_key_money(w, "rightsize_monthly_usd", f->rightsize);
 }
 
 static void day_text(char out[11], time_t day)
@@ -602,74 +606,73 @@ static void day_text(char out[11], time_t day)
 	out[10] = '\0';
 }
 
-static void json_time(struct buf *b, time_t t)
+/* Groups and series put one element a line, with the closing bracket on a line of its own when
+ * there is any. */
+static void end_lines(struct jsonw *w, size_t n)
 {
-	if (!t) {
-		buf_adds(b, "null");
-		return;
-	}
-	char ts[21];
-	em_format_time(t, ts);
-	buf_add_json_str(b, ts);
+	if (n)
+		jsonw_layout(w, "\n");
+	jsonw_end(w);
 }
 
 static void write_json(struct buf *b, const struct report *r)
 {
-	const struct pricebook *book = r->plan->book;
-	buf_adds(b, "{\"schema\":\"ebsmigrate.report/v1\",\"generated_at\":");
-	json_time(b, r->plan->generated_at);
-	buf_addf(b, ",\"mode\":\"%s\",\"period\":\"%s\",\"since\":", plan_mode_name(r->plan->mode),
-		 period_name(r->period));
-	json_time(b, r->since);
-	buf_adds(b, ",\"pricing\":{\"source\":");
-	buf_add_json_str(b, book->source);
-	buf_adds(b, ",\"effective_date\":");
-	buf_add_json_str(b, book->effective_date);
-	buf_adds(b, ",\"fetched_at\":");
-	buf_add_json_str(b, book->fetched_at);
-	if (book->version)
-		buf_addf(b, ",\"version\":%lld", (long long)book->version);
-	buf_adds(b, "},\"group_by\":[");
-	for (size_t k = 0; k < r->n_keys; k++) {
-		if (k)
-			buf_addc(b, ',');
-		buf_add_json_str(b, r->keys[k].name);
-	}
-	buf_adds(b, "],\"warnings\":[");
-	for (size_t i = 0; i < r->n_warnings; i++) {
-		if (i)
-			buf_addc(b, ',');
-		buf_add_json_str(b, r->warnings[i]);
-	}
-	buf_addf(b, "],\"ledger_elsewhere\":%lld,\"groups\":[", (long long)r->ledger_elsewhere);
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "schema", "ebsmigrate.report/v1");
+	jsonw_key(&w, "generated_at");
+	jsonw_time(&w, r->plan->generated_at);
+	jsonw_key_str(&w, "mode", plan_mode_name(r->plan->mode));
+	jsonw_key_str(&w, "period", period_name(r->period));
+	jsonw_key(&w, "since");
+	jsonw_time(&w, r->since);
+	jsonw_key(&w, "pricing");
+	plan_json_pricing(&w, r->plan->book, 1);
+	jsonw_key(&w, "group_by");
+	jsonw_array(&w);
+	for (size_t k = 0; k < r->n_keys; k++)
+		jsonw_str(&w, r->keys[k].name);
+	jsonw_end(&w);
+	jsonw_key(&w, "warnings");
+	jsonw_str_array(&w, (const char *const *)r->warnings, r->n_warnings);
+	jsonw_key_int(&w, "ledger_elsewhere", (long long)r->ledger_elsewhere);
+	jsonw_key(&w, "groups");
+	jsonw_array(&w);
 	for (size_t g = 0; g < r->n_groups; g++) {
 		const struct report_group *gr = &r->groups[g];
-		buf_adds(b, g ? ",\n{\"key\":{" : "\n{\"key\":{");
-		for (size_t k = 0; k < r->n_keys; k++) {
-			if (k)
-				buf_addc(b, ',');
-			buf_add_json_str(b, r->keys[k].name);
-			buf_addc(b, ':');
-			buf_add_json_str(b, gr->values[k]);
-		}
-		buf_adds(b, "},");
-		json_figures(b, &gr->f);
-		buf_addc(b, '}');
+		jsonw_lead(&w, "\n");
+		jsonw_object(&w);
+		jsonw_key(&w, "key");
+		jsonw_object(&w);
+		for (size_t k = 0; k < r->n_keys; k++)
+			jsonw_key_str(&w, r->keys[k].name, gr->values[k]);
+		jsonw_end(&w);
+		json_figures(&w, &gr->f);
+		jsonw_end(&w);
 	}
-	buf_adds(b, r->n_groups ? "\n],\"totals\":{" : "],\"totals\":{");
-	json_figures(b, &r->totals);
-	buf_adds(b, "},\"series\":[");
+	end_lines(&w, r->n_groups);
+	jsonw_key(&w, "totals");
+	jsonw_object(&w);
+	json_figures(&w, &r->totals);
+	jsonw_end(&w);
+	jsonw_key(&w, "series");
+	jsonw_array(&w);
 	for (size_t d = 0; d < r->n_series; d++) {
 		const struct report_day *day = &r->series[d];
 		char date[11];
 		day_text(date, day->day);
-		buf_addf(b, "%s{\"date\":\"%s\",\"volumes_completed\":%lld", d ? ",\n" : "\n", date,
-			 (long long)day->completed);
-		json_money(b, "realized_monthly_usd", day->realized);
-		json_money(b, "cumulative_realized_monthly_usd", day->cumulative);
-		buf_addc(b, '}');
+		jsonw_lead(&w, "\n");
+		jsonw_object(&w);
+		jsonw_key_str(&w, "date", date);
+		jsonw_key_int(&w, "volumes_completed", (long long)day->completed);
+		jsonw_key_money(&w, "realized_monthly_usd", day->realized);
+		jsonw_key_money(&w, "cumulative_realized_monthly_usd", day->cumulative);
+		jsonw_end(&w);
 	}
-	buf_adds(b, r->n_series ? "\n]}\n" : "]}\n");
+	end_lines(&w, r->n_series);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 }
 
 /* ---------------------------------------------------------------- csv */

@@ -249,6 +249,15 @@ static int emit_scalar(struct reader *r, const char *s, size_t n, int plain_ok)
 	return emit(r, &ev);
 }
 
+/* Appends the run of digits at the reader to t; how many. */
+static size_t read_digits(struct reader *r, struct buf *t)
+{
+	size_t n = 0;
+	for (; isdigit(peek(r)); n++)
+		buf_addc(t, (char)next(r));
+	return n;
+}
+
 /* A JSON number, in the form YAML 1.1 resolves as one: [-]int, or [-]int.frac[e(+|-)exp]. */
 static int read_number(struct reader *r)
 {
@@ -257,22 +266,13 @@ static int read_number(struct reader *r)
 	int c = peek(r);
 	if (c == '-')
 		buf_addc(t, (char)next(r));
-	size_t int_digits = 0;
-	while (isdigit(peek(r))) {
-		buf_addc(t, (char)next(r));
-		int_digits++;
-	}
+	size_t int_digits = read_digits(r, t);
 	if (!int_digits || (int_digits > 1 && t->s[t->len - int_digits] == '0'))
 		return fail(r, "a number is malformed");
 	int has_frac = 0;
 	if (peek(r) == '.') {
 		buf_addc(t, (char)next(r));
-		size_t d = 0;
-		while (isdigit(peek(r))) {
-			buf_addc(t, (char)next(r));
-			d++;
-		}
-		if (!d)
+		if (!read_digits(r, t))
 			return fail(r, "a number's fraction has no digits");
 		has_frac = 1;
 	}
@@ -285,12 +285,7 @@ static int read_number(struct reader *r)
 		buf_addc(t, c == '-' ? '-' : '+');
 		if (c == '-' || c == '+')
 			next(r);
-		size_t d = 0;
-		while (isdigit(peek(r))) {
-			buf_addc(t, (char)next(r));
-			d++;
-		}
-		if (!d)
+		if (!read_digits(r, t))
 			return fail(r, "a number's exponent has no digits");
 	}
 	return emit_scalar(r, t->s, t->len, 1);

@@ -23,6 +23,18 @@ void inventory_write_json(struct buf *out, const struct fleet *f, const struct i
  * 0, or EM_EIO when a write fails. */
 int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inventory_meta *m);
 /* The table (table.c); to: width, wide, titles (NULL: unlimited, titled). */
+/* Pieces the plan document shares with the inventory document. */
+struct jsonw;
+/* volume_id, account, region, availability_zone, size_gib, type, iops, throughput_mibps and
+ * state, as members of the object the caller opened. */
+void inventory_json_volume_head(struct jsonw *w, const struct volume *v);
+enum kube_json_form {
+	KUBE_JSON_PLAN,      /* usage as used_bytes/capacity_bytes members */
+	KUBE_JSON_INVENTORY, /* adds volume_attributes_class and labels; usage as an object */
+};
+/* A volume's Kubernetes binding as an object, null when unbound. */
+void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, enum kube_json_form form);
+
 struct table_options;
 void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m,
 			   const struct table_options *to);

@@ -18,6 +18,11 @@ void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);
 /* The JSON document of plan_write, handed to flush in pieces of about 1 MiB, in order. */
 void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx);
 /* The table (table.c): colour for actions; to: width, wide, titles (NULL: unlimited, titled). */
+/* The "pricing" object of the plan and report documents: source, effective_date, fetched_at
+ * (report only) and version (when stored). */
+struct jsonw;
+void plan_json_pricing(struct jsonw *w, const struct pricebook *book, int with_fetched_at);
+
 struct table_options;
 void plan_write_table(struct buf *out, const struct plan *p, int color, const struct table_options *to);
 

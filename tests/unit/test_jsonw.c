@@ -1,0 +1,263 @@
+/* test_jsonw.c - the streaming JSON writer: escaping of every control byte, quotes and
+ * backslashes, invalid UTF-8 passed through as the writers always did, integers at their limits,
+ * round-trip and hundredths doubles, money rounded to cents, times, automatic commas at every
+ * nesting level, leads and layout, and the compact, spaced and pretty styles. */
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/volume.h"
+#include "tap.h"
+
+static char got[4096];
+
+static const char *str_of(const char *s)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_str(&w, s);
+	snprintf(got, sizeof got, "%s", b.s ? b.s : "");
+	buf_release(&b);
+	return got;
+}
+
+static const char *done(struct buf *b)
+{
+	snprintf(got, sizeof got, "%s", b->s ? b->s : "");
+	buf_release(b); /* and ready for reuse */
+	return got;
+}
+
+static void check_control_bytes(void)
+{
+	for (int c = 1; c < 0x20; c++) {
+		char in[4] = {'a', (char)c, 'b', 0}, want[16];
+		if (c == '\n')
+			snprintf(want, sizeof want, "\"a\\nb\"");
+		else if (c == '\r')
+			snprintf(want, sizeof want, "\"a\\rb\"");
+		else if (c == '\t')
+			snprintf(want, sizeof want, "\"a\\tb\"");
+		else
+			snprintf(want, sizeof want, "\"a\\u%04xb\"", (unsigned)c);
+		CHECK_STR(str_of(in), want);
+	}
+	CHECK_STR(str_of("\x01"), "\"\\u0001\"");
+	CHECK_STR(str_of("\x1f"), "\"\\u001f\"");
+	CHECK_STR(str_of("\x7f"), "\"\x7f\"");       /* DEL is not escaped */
+	CHECK_STR(str_of("say \"hi\" \\ there"), "\"say \\\"hi\\\" \\\\ there\"");
+	CHECK_STR(str_of("/"), "\"/\"");
+	CHECK_STR(str_of(""), "\"\"");
+	CHECK_STR(str_of(NULL), "null");
+	CHECK_STR(str_of("gr\xc3\xbc\xc3\x9f \xe2\x82\xac"), "\"gr\xc3\xbc\xc3\x9f \xe2\x82\xac\""); /* UTF-8 as is */
+	/* invalid UTF-8 (a lone continuation, a truncated sequence, 0xff) passes through, byte for byte */
+	CHECK_STR(str_of("a\x80z\xc3\xff"), "\"a\x80z\xc3\xff\"");
+	CHECK_STR(str_of("\xff\n"), "\"\xff\\n\"");
+}
+
+/* The elements fill writes, as one compact array. */
+static const char *array_of(void (*fill)(struct jsonw *w))
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	fill(&w);
+	jsonw_end(&w);
+	return done(&b);
+}
+
+static void fill_ints(struct jsonw *w)
+{
+	const long long v[] = {0, -42, LLONG_MAX, LLONG_MIN};
+	for (size_t i = 0; i < 4; i++)
+		jsonw_int(w, v[i]);
+	jsonw_int_or_null(w, 7, 0);
+	jsonw_int_or_null(w, 7, 1);
+	jsonw_bool(w, 1);
+	jsonw_bool(w, 0);
+	jsonw_null(w);
+}
+
+static void fill_round_trip(struct jsonw *w)
+{
+	const double v[] = {3001, 38287.356322, 0.1, 9240576 / 1e6, -2.5, 1e20, NAN, INFINITY};
+	for (size_t i = 0; i < 8; i++)
+		jsonw_number(w, v[i]);
+}
+
+static void fill_hundredths(struct jsonw *w)
+{
+	const double v[] = {1.234, 2.5, 1200, 0.999, NAN, -INFINITY};
+	for (size_t i = 0; i < 6; i++)
+		jsonw_number_2dp(w, v[i]);
+}
+
+/* money: exact micro-dollars, rounded half away from zero to cents, trailing zeros trimmed; then
+ * times (0 is null) and a raw value */
+static void fill_money(struct jsonw *w)
+{
+	const micro_t v[] = {12500000, 0, 1000000, 5000, 4999, -1234567, 123456789012};
+	for (size_t i = 0; i < 7; i++)
+		jsonw_money(w, v[i]);
+	jsonw_money_or_null(w, 10000, 0);
+	jsonw_time(w, 0);
+	jsonw_time(w, 86400 + 3661);
+	jsonw_raw(w, "{\"x\":1}", 7);
+}
+
+static void check_values(void)
+{
+	CHECK_STR(array_of(fill_ints), "[0,-42,9223372036854775807,-9223372036854775808,null,7,true,false,null]");
+	CHECK_STR(array_of(fill_round_trip), "[3001,38287.356322,0.1,9.240576,-2.5,1e+20,null,null]");
+	CHECK_STR(array_of(fill_hundredths), "[1.23,2.5,1200,1,null,null]");
+	CHECK_STR(array_of(fill_money), "[12.5,0,1,0.01,0,-1.23,123456.79,null,null,\"1970-01-02T01:01:01Z\",{\"x\":1}]");
+}
+
+static void build(struct jsonw *w)
+{
+	struct kv tags[] = {{(char *)"k", (char *)"v"}, {(char *)"e\"q", NULL}};
+	const char *const names[] = {"a", "b"};
+	jsonw_object(w);
+	jsonw_key_str(w, "s", "x");
+	jsonw_key(w, "list");
+	jsonw_array(w);
+	jsonw_int(w, 1);
+	jsonw_object(w);
+	jsonw_end(w);
+	jsonw_array(w);
+	jsonw_end(w);
+	jsonw_str_array(w, names, 2);
+	jsonw_end(w);
+	jsonw_key(w, "tags");
+	jsonw_kv_object(w, tags, 2);
+	jsonw_key_money(w, "usd", 1230000);
+	jsonw_end(w);
+}
+
+static void check_nesting_and_styles(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	build(&w);
+	CHECK_I64(w.depth, 0);
+	CHECK_STR(done(&b), "{\"s\":\"x\",\"list\":[1,{},[],[\"a\",\"b\"]],\"tags\":{\"k\":\"v\",\"e\\\"q\":null},\"usd\":1.23}");
+
+	jsonw_init(&w, &b, JSONW_SPACED);
+	build(&w);
+	CHECK_STR(done(&b), "{\"s\": \"x\", \"list\": [1, {}, [], [\"a\", \"b\"]], \"tags\": {\"k\": \"v\", \"e\\\"q\": null}, \"usd\": 1.23}");
+
+	jsonw_init(&w, &b, JSONW_PRETTY);
+	build(&w);
+	CHECK_STR(done(&b), "{\n"
+			    "  \"s\": \"x\",\n"
+			    "  \"list\": [\n"
+			    "    1,\n"
+			    "    {},\n"
+			    "    [],\n"
+			    "    [\n"
+			    "      \"a\",\n"
+			    "      \"b\"\n"
+			    "    ]\n"
+			    "  ],\n"
+			    "  \"tags\": {\n"
+			    "    \"k\": \"v\",\n"
+			    "    \"e\\\"q\": null\n"
+			    "  },\n"
+			    "  \"usd\": 1.23\n"
+			    "}");
+
+	/* one element a line, as the plan and inventory documents put their volumes */
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key(&w, "volumes");
+	jsonw_array(&w);
+	for (int i = 0; i < 3; i++) {
+		jsonw_lead(&w, "\n");
+		jsonw_object(&w);
+		jsonw_key_int(&w, "i", i);
+		jsonw_end(&w);
+	}
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_key_int(&w, "n", 3);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
+	CHECK_STR(done(&b), "{\"volumes\":[\n{\"i\":0},\n{\"i\":1},\n{\"i\":2}\n],\"n\":3}\n");
+
+	/* a lead replaces the spaced style's blank after the comma (the bench "jobs" member) */
+	jsonw_init(&w, &b, JSONW_SPACED);
+	jsonw_object(&w);
+	jsonw_key_int(&w, "id", 1);
+	jsonw_lead(&w, "\n   ");
+	jsonw_key(&w, "jobs");
+	jsonw_array(&w);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"id\": 1,\n   \"jobs\": []}");
+
+	/* a key that is not a literal is escaped like any string */
+	const char *key = getenv("JSONW_TEST_NO_SUCH_VARIABLE") ? "" : "a\tb";
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_any(&w, key);
+	jsonw_str(&w, "\x02");
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"a\\tb\":\"\\u0002\"}");
+	buf_release(&b);
+}
+
+#ifndef NDEBUG
+enum misuse { END_WITH_NOTHING_OPEN, VALUE_WITHOUT_KEY, KEY_IN_ARRAY, END_AFTER_KEY };
+
+/* 1 when the misuse, run in a child, dies of an assert (SIGABRT). */
+static int aborts(enum misuse what)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(2);
+		struct buf b = BUF_INIT;
+		struct jsonw w;
+		jsonw_init(&w, &b, JSONW_COMPACT);
+		if (what == KEY_IN_ARRAY)
+			jsonw_array(&w);
+		else if (what != END_WITH_NOTHING_OPEN)
+			jsonw_object(&w);
+		if (what == VALUE_WITHOUT_KEY)
+			jsonw_int(&w, 1);
+		else if (what == KEY_IN_ARRAY || what == END_AFTER_KEY)
+			jsonw_key(&w, "k");
+		if (what == END_AFTER_KEY || what == END_WITH_NOTHING_OPEN)
+			jsonw_end(&w);
+		_exit(0);
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+#endif
+
+int main(void)
+{
+	check_control_bytes();
+	check_values();
+	check_nesting_and_styles();
+#ifndef NDEBUG
+	CHECK(aborts(END_WITH_NOTHING_OPEN));
+	CHECK(aborts(VALUE_WITHOUT_KEY));
+	CHECK(aborts(KEY_IN_ARRAY));
+	CHECK(aborts(END_AFTER_KEY));
+#endif
+	return tap_done();
+}
