@@ -863,8 +863,9 @@ static void give_back_freed_memory(void)
 
 /* Before the fan-out's threads start: glibc gives each thread an arena of its own (up to 8 per
  * core), and memory freed in one is not reused by the others, so ~40 reading threads kept
- * several copies' worth of freed pages (30,000 volumes: 139 MiB peak with trimming alone, 118
- * MiB with two arenas; the threads mostly wait on the network, so sharing costs no time).
+ * several copies' worth of freed pages (30,000 volumes: 139 MiB peak with trimming alone,
+ * 130-133 MiB with this call, 118 MiB with MALLOC_ARENA_MAX=2 set in the environment before
+ * start; the threads mostly wait on the network, so sharing costs no time).
  * Process-wide, and set once: every later multi-threaded phase gains the same way. */
 static void limit_malloc_arenas(void)
 {
