@@ -112,83 +112,85 @@ void ledger_apply_unlock(struct ledger *l)
 	}
 }
 
-/* The error for a plans query (by id, or the latest when id <= 0) that returned no row. */
-static int no_plan_row(struct ledger *l, int64_t id, int step, struct buf *err)
+/* Reads the plans row with that id (the latest when id <= 0) through on_row; the query selects
+ * COLUMNS. A missing row is EM_ENOTFOUND naming the plan. */
+static int read_plan_row(struct ledger *l, int64_t id, const char *columns, ledger_row_fn on_row, void *ctx,
+			 struct buf *err)
 {
-	if (step != SQLITE_DONE)
-		return ledger_db_err(l, err, "cannot read plans");
-	if (id > 0)
-		return em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
-	return em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first", l->path);
-}
-
-int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
-{
+	struct buf sql = BUF_INIT;
+	buf_addf(&sql, id > 0 ? "SELECT %s FROM plans WHERE id = ?" : "SELECT %s FROM plans ORDER BY id DESC LIMIT 1",
+		 columns);
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE id = ?"
-				       : "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY id DESC LIMIT 1",
-				&st, err);
+	int rc = ledger_prepare(l, sql.s, &st, err);
+	buf_release(&sql);
 	if (rc)
 		return rc;
 	if (id > 0)
 		sqlite3_bind_int64(st, 1, id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		*id_out = sqlite3_column_int64(st, 0);
-		rc = ledger_plan_document(st, 1, *id_out, json_out, err);
-	} else {
-		rc = no_plan_row(l, id, step, err);
+	rc = ledger_row(l, st, on_row, ctx, "cannot read plans", err);
+	if (rc == EM_ENOTFOUND && id > 0)
+		rc = em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
+	else if (rc == EM_ENOTFOUND)
+		rc = em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
+			    l->path);
+	return rc;
+}
+
+struct plan_doc {
+	int64_t id;
+	char *json;
+};
+
+static int read_plan_doc(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	struct plan_doc *d = ctx;
+	d->id = sqlite3_column_int64(st, 0);
+	return ledger_plan_document(st, 1, d->id, &d->json, err);
+}
+
+int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
+{
+	struct plan_doc d = {0, NULL};
+	int rc = read_plan_row(l, id, "id, plan_json, plan_zlib, plan_size", read_plan_doc, &d, err);
+	if (d.id) { /* a row was read, even if its document was damaged */
+		*id_out = d.id;
+		*json_out = d.json;
 	}
-	sqlite3_finalize(st);
+	return rc;
+}
+
+static int read_summary(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	struct plan_summary *out = ctx;
+	int rc = 0;
+	out->id = sqlite3_column_int64(st, 0);
+	out->created_at = column_time(st, 1);
+	out->generated_at = column_time(st, 2);
+	const unsigned char *sha = sqlite3_column_text(st, 3);
+	if (sha && strlen((const char *)sha) == 64) {
+		memcpy(out->sha256, sha, 65);
+	} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
+		char *doc = NULL;
+		rc = ledger_plan_document(st, 4, out->id, &doc, err);
+		if (!rc)
+			em_sha256_hex(doc, strlen(doc), out->sha256);
+		free(doc);
+	}
 	return rc;
 }
 
 int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
+	int rc = read_plan_row(l, id, "id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size",
+			       read_summary, out, err);
+	if (rc)
+		return rc;
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
-					 "FROM plans WHERE id = ?"
-				       : "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
-					 "FROM plans ORDER BY id DESC LIMIT 1",
-				&st, err);
-	if (rc)
-		return rc;
-	if (id > 0)
-		sqlite3_bind_int64(st, 1, id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(st, 0);
-		out->created_at = column_time(st, 1);
-		out->generated_at = column_time(st, 2);
-		const unsigned char *sha = sqlite3_column_text(st, 3);
-		if (sha && strlen((const char *)sha) == 64) {
-			memcpy(out->sha256, sha, 65);
-		} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
-			char *doc = NULL;
-			rc = ledger_plan_document(st, 4, out->id, &doc, err);
-			if (!rc)
-				em_sha256_hex(doc, strlen(doc), out->sha256);
-			free(doc);
-		}
-	} else {
-		rc = no_plan_row(l, id, step, err);
-	}
-	sqlite3_finalize(st);
-	if (rc)
-		return rc;
 	rc = ledger_prepare(l, "SELECT plan_id FROM apply_runs ORDER BY id DESC LIMIT 1", &st, err);
-	if (rc)
-		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		out->last_applied_plan_id = sqlite3_column_int64(st, 0);
-	else if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read apply runs");
-	sqlite3_finalize(st);
-	return rc;
+	if (!rc)
+		rc = ledger_row(l, st, ledger_read_int64, &out->last_applied_plan_id, "cannot read apply runs", err);
+	return rc == EM_ENOTFOUND ? 0 : rc;
 }
 
 int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
@@ -203,11 +205,9 @@ int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *option
 	bind_time(st, 2, em_now());
 	ledger_bind_text(st, 3, options_json ? options_json : "{}");
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
-	if (sqlite3_step(st) == SQLITE_DONE)
+	rc = ledger_step_done(l, st, "cannot record the apply run", err);
+	if (!rc)
 		*run_id = sqlite3_last_insert_rowid(l->db);
-	else
-		rc = ledger_db_err(l, err, "cannot record the apply run");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -220,10 +220,7 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 	bind_time(st, 1, em_now());
 	ledger_bind_text(st, 2, outcome);
 	sqlite3_bind_int64(st, 3, run_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot finish the apply run");
-	sqlite3_finalize(st);
-	return rc;
+	return ledger_step_done(l, st, "cannot finish the apply run", err);
 }
 
 static const char *const COLS =
@@ -231,8 +228,10 @@ static const char *const COLS =
 	"target_iops, target_throughput, target_class, current_monthly_micro, target_monthly_micro, eligible_at, "
 	"submitted_at, started_at, completed_at, error_code, error_message, updated_at";
 
-static void read_row(sqlite3_stmt *st, struct apply_row *r)
+static int read_row(sqlite3_stmt *st, void *row, struct buf *err)
 {
+	(void)err;
+	struct apply_row *r = row;
 	memset(r, 0, sizeof *r);
 	r->id = sqlite3_column_int64(st, 0);
 	r->plan_id = sqlite3_column_int64(st, 1);
@@ -258,6 +257,12 @@ static void read_row(sqlite3_stmt *st, struct apply_row *r)
 	r->error_code = ledger_column_dup(st, 21);
 	r->error_message = ledger_column_dup(st, 22);
 	r->updated_at = column_time(st, 23);
+	return 0;
+}
+
+static int read_row_into_list(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	return read_row(st, ledger_list_add(list), err);
 }
 
 int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, struct apply_row *out,
@@ -272,15 +277,7 @@ int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, s
 		return rc;
 	sqlite3_bind_int64(st, 1, plan_id);
 	ledger_bind_text(st, 2, volume_id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		read_row(st, out);
-	else if (step == SQLITE_DONE)
-		rc = EM_ENOTFOUND;
-	else
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
-	return rc;
+	return ledger_row(l, st, read_row, out, "cannot read the apply ledger", err);
 }
 
 int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows, size_t *n, struct buf *err)
@@ -300,18 +297,18 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 		return rc;
 	if (plan_id > 0)
 		sqlite3_bind_int64(st, 1, plan_id);
-	size_t alloc = 0;
-	*rows = NULL;
-	*n = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*rows, *n, alloc);
-		read_row(st, &(*rows)[(*n)++]);
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row);
+	rc = ledger_rows(l, st, read_row_into_list, &list, "cannot read the apply ledger", err);
+	*rows = list.items; /* on an error, the rows read so far: the caller frees them as before */
+	*n = list.n;
 	return rc;
+}
+
+static int read_start(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	*(time_t *)ledger_list_add(list) = column_time(st, 0);
+	return 0;
 }
 
 int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times, size_t *n, struct buf *err)
@@ -325,18 +322,25 @@ int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times,
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, volume_id);
-	size_t alloc = 0;
-	*times = NULL;
-	*n = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*times, *n, alloc);
-		(*times)[(*n)++] = column_time(st, 0);
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(time_t);
+	rc = ledger_rows(l, st, read_start, &list, "cannot read the apply ledger", err);
+	*times = list.items;
+	*n = list.n;
 	return rc;
+}
+
+struct stored_state {
+	char *state;
+	time_t submitted_at;
+};
+
+static int read_stored_state(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct stored_state *s = ctx;
+	s->state = ledger_column_dup(st, 0);
+	s->submitted_at = column_time(st, 1);
+	return 0;
 }
 
 /* expect_state (NULL: unconditional): the row is written only if it still has that state and
@@ -347,6 +351,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start a ledger write", err);
 	if (rc)
 		return rc;
+	struct stored_state stored = {NULL, 0};
 	char *prev = NULL;
 	sqlite3_stmt *st = NULL;
 	time_t prev_submitted = 0;
@@ -355,11 +360,11 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		rc = ledger_prepare(l, "SELECT state, submitted_at FROM apply_volumes WHERE id = ?", &st, err);
 		if (!rc) {
 			sqlite3_bind_int64(st, 1, r->id);
-			if (sqlite3_step(st) == SQLITE_ROW) {
-				prev = ledger_column_dup(st, 0);
-				prev_submitted = column_time(st, 1);
-			}
-			sqlite3_finalize(st);
+			rc = ledger_row(l, st, read_stored_state, &stored, "cannot read the apply ledger", err);
+			if (rc == EM_ENOTFOUND) /* the row is gone: prev stays NULL */
+				rc = 0;
+			prev = stored.state;
+			prev_submitted = stored.submitted_at;
 			st = NULL;
 		}
 		if (!rc && expect_state &&
@@ -411,11 +416,9 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		if (r->id)
 			sqlite3_bind_int64(st, 25, r->id);
 		ledger_bind_text(st, 26, r->method);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			rc = ledger_db_err(l, err, "cannot write the apply ledger");
-		else if (!r->id)
+		rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
+		if (!rc && !r->id)
 			r->id = sqlite3_last_insert_rowid(l->db);
-		sqlite3_finalize(st);
 		st = NULL;
 	}
 	if (!rc && (!prev || strcmp(prev, r->state) != 0 || detail)) {
@@ -428,9 +431,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 			ledger_bind_text(st, 3, prev);
 			ledger_bind_text(st, 4, r->state);
 			ledger_bind_text(st, 5, detail);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = ledger_db_err(l, err, "cannot write the apply ledger");
-			sqlite3_finalize(st);
+			rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
 		}
 	}
 	free(prev);

@@ -28,6 +28,33 @@ int ledger_db_err(struct ledger *l, struct buf *err, const char *what);
 int ledger_exec(struct ledger *l, const char *sql, const char *what, struct buf *err);
 void ledger_rollback(struct ledger *l);
 int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err);
+/* The query loop, once for the module. st (prepared and bound) is always finalized here.
+ * on_row reads one row's columns; a nonzero return stops the loop and is returned: negative, an
+ * EM_E* error with its message in err; positive, "found what I looked for". A failing step appends "database 'PATH': WHAT: sqlite's message" (the EM_E*
+ * code of ledger_db_err). NULL on_row: rows are only counted as success. */
+typedef int (*ledger_row_fn)(sqlite3_stmt *st, void *ctx, struct buf *err);
+/* Every row, then 0. */
+int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+		struct buf *err);
+/* At most one row: on_row's result when there is one, EM_ENOTFOUND (no message: the caller
+ * names what is missing) when there is none. */
+int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+	       struct buf *err);
+/* An array the row readers of a list query append to; items (size bytes each) are the caller's
+ * to free (with the list's own free function) once the query returns. */
+struct ledger_list {
+	void *items;
+	size_t n, alloc, size;
+};
+#define LEDGER_LIST_INIT(type) {NULL, 0, 0, sizeof(type)}
+/* A new zeroed item at the end of list. */
+void *ledger_list_add(struct ledger_list *list);
+/* Row reader: column 0 as an int64_t into *(int64_t *)out. */
+int ledger_read_int64(sqlite3_stmt *st, void *out, struct buf *err);
+/* Row reader: column 0 as one more int64_t of a ledger_list. */
+int ledger_read_int64_into_list(sqlite3_stmt *st, void *list, struct buf *err);
+/* A statement that returns no rows (INSERT, UPDATE, DELETE): one step that must finish. */
+int ledger_step_done(struct ledger *l, sqlite3_stmt *st, const char *what, struct buf *err);
 /* Binds a string or NULL (copied: the caller's string may not outlive the step). */
 void ledger_bind_text(sqlite3_stmt *st, int i, const char *s);
 char *ledger_column_dup(sqlite3_stmt *st, int i);

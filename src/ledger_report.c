@@ -35,6 +35,18 @@ void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
 	free(s);
 }
 
+static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	struct ledger_volume_state *r = ledger_list_add(list);
+	r->volume_id = ledger_column_dup(st, 0);
+	r->state = ledger_column_dup(st, 1);
+	r->eligible_at = column_time(st, 2);
+	r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? column_time(st, 3) : 0;
+	r->current_monthly = sqlite3_column_int64(st, 4);
+	return 0;
+}
+
 int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, size_t *n, struct buf *err)
 {
 	*out = NULL;
@@ -53,27 +65,15 @@ int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, siz
 		&st, err);
 	if (rc)
 		return rc;
-	struct ledger_volume_state *v = NULL;
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(v, *n, alloc);
-		struct ledger_volume_state *r = &v[(*n)++];
-		r->volume_id = ledger_column_dup(st, 0);
-		r->state = ledger_column_dup(st, 1);
-		r->eligible_at = column_time(st, 2);
-		r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? column_time(st, 3) : 0;
-		r->current_monthly = sqlite3_column_int64(st, 4);
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_volume_state);
+	rc = ledger_rows(l, st, read_volume_state, &list, "cannot read the apply ledger's volume states", err);
+	if (rc) {
+		ledger_volume_states_free(list.items, list.n);
+		return rc;
 	}
-	if (step != SQLITE_DONE) {
-		rc = ledger_db_err(l, err, "cannot read the apply ledger's volume states");
-		ledger_volume_states_free(v, *n);
-		v = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
-	*out = v;
-	return rc;
+	*out = list.items;
+	*n = list.n;
+	return 0;
 }
 
 static int baseline_cmp(const void *a, const void *b)
@@ -100,66 +100,90 @@ static const char PLAN_VOLUMES_SQL[] =
 /* Plans are read oldest first, one at a time, and reading stops once every wanted volume has its
  * baseline: usually the first plan holds them all, so a database with many large plans costs one
  * plan's parse, not all of them. */
+struct baselines {
+	struct ledger *l;
+	sqlite3_stmt *vols; /* PLAN_VOLUMES_SQL, run once per plan */
+	struct strmap want, seen;
+	const char *const *wanted;
+	size_t missing; /* wanted volumes without a baseline yet */
+	struct ledger_list list;
+};
+
+/* One plan's volumes: the first baseline of each (wanted) volume. 1 (stop) once none is missing. */
+static int read_plan_baselines(sqlite3_stmt *plans, void *ctx, struct buf *err)
+{
+	struct baselines *bl = ctx;
+	int64_t plan_id = sqlite3_column_int64(plans, 0);
+	char *doc = NULL;
+	int rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
+	if (rc)
+		return rc;
+	sqlite3_reset(bl->vols);
+	sqlite3_bind_text(bl->vols, 1, doc, -1, SQLITE_STATIC);
+	int step;
+	while ((step = sqlite3_step(bl->vols)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(bl->vols, 0);
+		size_t at;
+		if (!id || strmap_get(&bl->seen, id, &at) || (bl->wanted && !strmap_get(&bl->want, id, &at)))
+			continue;
+		strmap_put(&bl->seen, id, bl->list.n);
+		struct ledger_baseline *r = ledger_list_add(&bl->list);
+		r->volume_id = xstrdup(id);
+		r->plan_id = plan_id;
+		r->monthly = money_from_json_usd(sqlite3_column_double(bl->vols, 1));
+		bl->missing -= bl->wanted != NULL;
+	}
+	if (step != SQLITE_DONE)
+		rc = ledger_db_err(bl->l, err, "cannot read the baselines of the recorded plans");
+	sqlite3_reset(bl->vols); /* releases the bound document before it is freed */
+	sqlite3_clear_bindings(bl->vols);
+	free(doc);
+	return rc ? rc : bl->wanted && !bl->missing;
+}
+
+/* Plans are read oldest first, one at a time, and reading stops once every wanted volume has its
+ * baseline: usually the first plan holds them all, so a database with many large plans costs one
+ * plan's parse, not all of them. */
 int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_wanted,
 			  struct ledger_baseline **out, size_t *n, struct buf *err)
 {
 	*out = NULL;
 	*n = 0;
-	sqlite3_stmt *plans = NULL, *vols = NULL;
-	int rc = ledger_prepare(l, "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY generated_at, id",
-				&plans, err);
-	if (!rc)
-		rc = ledger_prepare(l, PLAN_VOLUMES_SQL, &vols, err);
-	struct strmap want = STRMAP_INIT, seen = STRMAP_INIT;
+	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0, LEDGER_LIST_INIT(struct ledger_baseline)};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
-		strmap_put(&want, wanted[i], i);
-	size_t missing = wanted ? want.used : 0; /* distinct ids */
-	struct ledger_baseline *b = NULL;
-	size_t alloc = 0;
-	int step = SQLITE_DONE;
-	while (!rc && (!wanted || missing) && (step = sqlite3_step(plans)) == SQLITE_ROW) {
-		int64_t plan_id = sqlite3_column_int64(plans, 0);
-		char *doc = NULL;
-		rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
-		if (rc)
-			break;
-		sqlite3_reset(vols);
-		sqlite3_bind_text(vols, 1, doc, -1, SQLITE_STATIC);
-		while ((step = sqlite3_step(vols)) == SQLITE_ROW) {
-			const char *id = (const char *)sqlite3_column_text(vols, 0);
-			size_t at;
-			if (!id || strmap_get(&seen, id, &at) || (wanted && !strmap_get(&want, id, &at)))
-				continue;
-			strmap_put(&seen, id, *n);
-			XGROW(b, *n, alloc);
-			struct ledger_baseline *r = &b[(*n)++];
-			r->volume_id = xstrdup(id);
-			r->plan_id = plan_id;
-			r->monthly = money_from_json_usd(sqlite3_column_double(vols, 1));
-			missing -= wanted != NULL;
-		}
-		sqlite3_reset(vols); /* releases the bound document before it is freed */
-		sqlite3_clear_bindings(vols);
-		free(doc);
-		if (step != SQLITE_DONE)
-			break;
-		step = SQLITE_DONE;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the baselines of the recorded plans");
+		strmap_put(&bl.want, wanted[i], i);
+	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */
+	sqlite3_stmt *plans = NULL;
+	int rc = ledger_prepare(l, PLAN_VOLUMES_SQL, &bl.vols, err);
+	if (!rc && (!wanted || bl.missing))
+		rc = ledger_prepare(l, "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY generated_at, id",
+				    &plans, err);
+	if (!rc && plans)
+		rc = ledger_rows(l, plans, read_plan_baselines, &bl, "cannot read the baselines of the recorded plans",
+				 err);
+	if (rc > 0) /* stopped early: every wanted volume has its baseline */
+		rc = 0;
+	struct ledger_baseline *b = bl.list.items;
 	if (rc) {
-		ledger_baselines_free(b, *n);
+		ledger_baselines_free(b, bl.list.n);
 		b = NULL;
-		*n = 0;
-	} else if (*n > 1) {
-		qsort(b, *n, sizeof *b, baseline_cmp);
+	} else {
+		*n = bl.list.n;
+		if (*n > 1)
+			qsort(b, *n, sizeof *b, baseline_cmp);
 	}
-	sqlite3_finalize(plans);
-	sqlite3_finalize(vols);
-	strmap_release(&want);
-	strmap_release(&seen);
+	sqlite3_finalize(bl.vols);
+	strmap_release(&bl.want);
+	strmap_release(&bl.seen);
 	*out = b;
 	return rc;
+}
+
+static int read_time(sqlite3_stmt *st, void *out, struct buf *err)
+{
+	(void)err;
+	*(time_t *)out = column_time(st, 0);
+	return 0;
 }
 
 int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
@@ -169,11 +193,8 @@ int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
 	int rc = ledger_prepare(l, "SELECT min(started_at) FROM apply_runs", &st, err);
 	if (rc)
 		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*out = column_time(st, 0);
-	else
+	rc = ledger_row(l, st, read_time, out, "cannot read the first apply run", err);
+	if (rc == EM_ENOTFOUND) /* an aggregate always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the first apply run");
-	sqlite3_finalize(st);
 	return rc;
 }
