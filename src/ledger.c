@@ -136,6 +136,27 @@ void *ledger_list_add(struct ledger_list *list)
 	return item;
 }
 
+void ledger_list_release(struct ledger_list *list)
+{
+	for (size_t i = 0; list->release && i < list->n; i++)
+		list->release((char *)list->items + i * list->size);
+	free(list->items);
+	list->items = NULL;
+	list->n = list->alloc = 0;
+}
+
+int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
+		      const char *what, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, sql, &st, err);
+	if (!rc)
+		rc = ledger_rows(l, st, on_row, list, what, err);
+	if (rc)
+		ledger_list_release(list);
+	return rc;
+}
+
 int ledger_step_done(struct ledger *l, sqlite3_stmt *st, const char *what, struct buf *err)
 {
 	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : ledger_db_err(l, err, what);
@@ -832,15 +853,19 @@ int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, s
 	return rc;
 }
 
+static void release_price_version(void *item)
+{
+	struct ledger_price_version *v = item;
+	free(v->source);
+	free(v->effective_date);
+	free(v->fetched_at);
+	free(v->created_at);
+}
+
 void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].source);
-		free(v[i].effective_date);
-		free(v[i].fetched_at);
-		free(v[i].created_at);
-	}
-	free(v);
+	struct ledger_list list = {v, n, n, sizeof *v, release_price_version};
+	ledger_list_release(&list);
 }
 
 static int read_price_version(sqlite3_stmt *st, void *list, struct buf *err)
@@ -859,35 +884,30 @@ static int read_price_version(sqlite3_stmt *st, void *list, struct buf *err)
 
 int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
-			 "(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
-			 &st, err);
-	if (rc)
-		return rc;
-	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_price_version);
-	rc = ledger_rows(l, st, read_price_version, &list, "cannot list the price book versions", err);
-	if (rc) {
-		ledger_price_versions_free(list.items, list.n);
-		return rc;
-	}
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_price_version, release_price_version);
+	int rc = ledger_query_list(
+		l,
+		"SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
+		"(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
+		read_price_version, &list, "cannot list the price book versions", err);
 	*out = list.items;
 	*n = list.n;
-	return 0;
+	return rc;
 }
 
 /* ---- realized savings ---- */
 
+static void release_completed(void *item)
+{
+	struct ledger_completed *c = item;
+	free(c->volume_id);
+	free(c->completed_at);
+}
+
 void ledger_completed_free(struct ledger_completed *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(c[i].volume_id);
-		free(c[i].completed_at);
-	}
-	free(c);
+	struct ledger_list list = {c, n, n, sizeof *c, release_completed};
+	ledger_list_release(&list);
 }
 
 static int read_completed(sqlite3_stmt *st, void *list, struct buf *err)
@@ -903,25 +923,15 @@ static int read_completed(sqlite3_stmt *st, void *list, struct buf *err)
 
 int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_completed, release_completed);
 	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
-	int rc = ledger_prepare(l,
-			 "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
-			 " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
-			 " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
-			 " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
-			 &st, err);
-	if (rc)
-		return rc;
-	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_completed);
-	rc = ledger_rows(l, st, read_completed, &list, "cannot read the completed migrations", err);
-	if (rc) {
-		ledger_completed_free(list.items, list.n);
-		return rc;
-	}
+	int rc = ledger_query_list(l,
+				   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
+				   " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
+				   " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
+				   " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
+				   read_completed, &list, "cannot read the completed migrations", err);
 	*out = list.items;
 	*n = list.n;
-	return 0;
+	return rc;
 }

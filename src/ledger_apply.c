@@ -297,7 +297,7 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 		return rc;
 	if (plan_id > 0)
 		sqlite3_bind_int64(st, 1, plan_id);
-	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row);
+	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row, NULL);
 	rc = ledger_rows(l, st, read_row_into_list, &list, "cannot read the apply ledger", err);
 	*rows = list.items; /* on an error, the rows read so far: the caller frees them as before */
 	*n = list.n;
@@ -322,7 +322,7 @@ int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times,
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, volume_id);
-	struct ledger_list list = LEDGER_LIST_INIT(time_t);
+	struct ledger_list list = LEDGER_LIST_INIT(time_t, NULL);
 	rc = ledger_rows(l, st, read_start, &list, "cannot read the apply ledger", err);
 	*times = list.items;
 	*n = list.n;

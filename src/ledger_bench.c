@@ -237,21 +237,12 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 
 int ledger_bench_run_ids(struct ledger *l, int64_t **ids, size_t *n, struct buf *err)
 {
-	*ids = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "SELECT id FROM bench_runs ORDER BY id", &st, err);
-	if (rc)
-		return rc;
-	struct ledger_list list = LEDGER_LIST_INIT(int64_t);
-	rc = ledger_rows(l, st, ledger_read_int64_into_list, &list, "cannot list the bench runs", err);
-	if (rc) {
-		free(list.items);
-		return rc;
-	}
+	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
+	int rc = ledger_query_list(l, "SELECT id FROM bench_runs ORDER BY id", ledger_read_int64_into_list, &list,
+				   "cannot list the bench runs", err);
 	*ids = list.items;
 	*n = list.n;
-	return 0;
+	return rc;
 }
 
 static void read_dir(sqlite3_stmt *st, int first, struct fio_dir *d)

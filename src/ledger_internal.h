@@ -40,15 +40,22 @@ int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *
  * names what is missing) when there is none. */
 int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
 	       struct buf *err);
-/* An array the row readers of a list query append to; items (size bytes each) are the caller's
- * to free (with the list's own free function) once the query returns. */
+/* An array the row readers of a list query append to: items of size bytes, each released by
+ * release (NULL: nothing inside to free) when the list is. */
 struct ledger_list {
 	void *items;
 	size_t n, alloc, size;
+	void (*release)(void *item);
 };
-#define LEDGER_LIST_INIT(type) {NULL, 0, 0, sizeof(type)}
+#define LEDGER_LIST_INIT(type, release) {NULL, 0, 0, sizeof(type), (release)}
 /* A new zeroed item at the end of list. */
 void *ledger_list_add(struct ledger_list *list);
+/* Releases every item, frees the array and leaves list empty. */
+void ledger_list_release(struct ledger_list *list);
+/* A query without parameters into list (on_row appends, ctx = list); on an error the list is
+ * released, so it is empty. */
+int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
+		      const char *what, struct buf *err);
 /* Row reader: column 0 as an int64_t into *(int64_t *)out. */
 int ledger_read_int64(sqlite3_stmt *st, void *out, struct buf *err);
 /* Row reader: column 0 as one more int64_t of a ledger_list. */

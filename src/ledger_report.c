@@ -26,13 +26,17 @@ static time_t column_time(sqlite3_stmt *st, int i)
 	return t;
 }
 
+static void release_volume_state(void *item)
+{
+	struct ledger_volume_state *s = item;
+	free(s->volume_id);
+	free(s->state);
+}
+
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(s[i].volume_id);
-		free(s[i].state);
-	}
-	free(s);
+	struct ledger_list list = {s, n, n, sizeof *s, release_volume_state};
+	ledger_list_release(&list);
 }
 
 static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
@@ -49,12 +53,10 @@ static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
 
 int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_volume_state, release_volume_state);
 	/* 'planned' rows only announce an intention (a dry run, an unfinished run): a later one must
 	 * not hide a completion or a modification in flight. */
-	int rc = ledger_prepare(
+	int rc = ledger_query_list(
 		l,
 		"SELECT volume_id, state, eligible_at, coalesce(completed_at, updated_at), first_current FROM ("
 		" SELECT volume_id, state, eligible_at, completed_at, updated_at,"
@@ -62,18 +64,10 @@ int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, siz
 		" row_number() OVER (PARTITION BY volume_id"
 		"  ORDER BY state = 'planned', updated_at DESC, id DESC) AS rn"
 		" FROM apply_volumes) WHERE rn = 1 ORDER BY volume_id",
-		&st, err);
-	if (rc)
-		return rc;
-	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_volume_state);
-	rc = ledger_rows(l, st, read_volume_state, &list, "cannot read the apply ledger's volume states", err);
-	if (rc) {
-		ledger_volume_states_free(list.items, list.n);
-		return rc;
-	}
+		read_volume_state, &list, "cannot read the apply ledger's volume states", err);
 	*out = list.items;
 	*n = list.n;
-	return 0;
+	return rc;
 }
 
 static int baseline_cmp(const void *a, const void *b)
@@ -81,11 +75,15 @@ static int baseline_cmp(const void *a, const void *b)
 	return strcmp(((const struct ledger_baseline *)a)->volume_id, ((const struct ledger_baseline *)b)->volume_id);
 }
 
+static void release_baseline(void *item)
+{
+	free(((struct ledger_baseline *)item)->volume_id);
+}
+
 void ledger_baselines_free(struct ledger_baseline *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(b[i].volume_id);
-	free(b);
+	struct ledger_list list = {b, n, n, sizeof *b, release_baseline};
+	ledger_list_release(&list);
 }
 
 /* The priced volumes of one plan document (bound as ?1: stored compressed, so inflated first by
@@ -149,7 +147,7 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 {
 	*out = NULL;
 	*n = 0;
-	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0, LEDGER_LIST_INIT(struct ledger_baseline)};
+	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0, LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
 		strmap_put(&bl.want, wanted[i], i);
 	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */

@@ -238,7 +238,7 @@ static int ids_of(struct ledger *l, const char *sql, int64_t arg, int64_t **ids,
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, arg);
-	struct ledger_list list = LEDGER_LIST_INIT(int64_t);
+	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
 	rc = ledger_rows(l, st, ledger_read_int64_into_list, &list, "cannot read the database", err);
 	*ids = list.items; /* the result's release frees them, error or not */
 	*n = list.n;

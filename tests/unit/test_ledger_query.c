@@ -72,7 +72,7 @@ int main(void)
 	CHECK_STR(err.s, "");
 
 	/* every row, in order, into a list that grows past its first allocation */
-	struct ledger_list list = LEDGER_LIST_INIT(int64_t);
+	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
 	CHECK_I64(ledger_rows(l, prepare(l, "SELECT x FROM t ORDER BY x"), ledger_read_int64_into_list, &list,
 			      "cannot list", &err),
 		  0);
@@ -83,7 +83,7 @@ int main(void)
 	free(list.items);
 
 	/* a positive return stops the loop and is the result */
-	struct stop_at s = {LEDGER_LIST_INIT(int64_t), 40};
+	struct stop_at s = {LEDGER_LIST_INIT(int64_t, NULL), 40};
 	CHECK_I64(ledger_rows(l, prepare(l, "SELECT x FROM t ORDER BY x"), read_until, &s, "cannot list", &err), 1);
 	CHECK_I64(s.list.n, 3);
 	free(s.list.items);
