@@ -136,6 +136,37 @@ void *ledger_list_add(struct ledger_list *list)
 	return item;
 }
 
+time_t ledger_column_time(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	time_t t = 0;
+	if (s && em_parse_time((const char *)s, &t))
+		t = 0;
+	return t;
+}
+
+void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *field = (char *)item + cols[i].offset;
+		int col = (int)i;
+		switch (cols[i].kind) {
+		case LEDGER_INT64: *(int64_t *)field = sqlite3_column_int64(st, col); break;
+		case LEDGER_INT: *(int *)field = sqlite3_column_int(st, col); break;
+		case LEDGER_TEXT: *(char **)field = ledger_column_dup(st, col); break;
+		case LEDGER_TIME: *(time_t *)field = ledger_column_time(st, col); break;
+		}
+	}
+}
+
+int ledger_read_listed(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	struct ledger_list *l = list;
+	ledger_read_columns(st, ledger_list_add(l), l->cols, l->n_cols);
+	return 0;
+}
+
 void ledger_list_release(struct ledger_list *list)
 {
 	for (size_t i = 0; list->release && i < list->n; i++)
@@ -143,6 +174,12 @@ void ledger_list_release(struct ledger_list *list)
 	free(list->items);
 	list->items = NULL;
 	list->n = list->alloc = 0;
+}
+
+void ledger_items_free(void *items, size_t n, size_t size, void (*release)(void *item))
+{
+	struct ledger_list list = {items, n, n, size, release, NULL, 0};
+	ledger_list_release(&list);
 }
 
 int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
@@ -864,32 +901,28 @@ static void release_price_version(void *item)
 
 void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
 {
-	struct ledger_list list = {v, n, n, sizeof *v, release_price_version};
-	ledger_list_release(&list);
+	ledger_items_free(v, n, sizeof *v, release_price_version);
 }
 
-static int read_price_version(sqlite3_stmt *st, void *list, struct buf *err)
-{
-	(void)err;
-	struct ledger_price_version *r = ledger_list_add(list);
-	r->id = sqlite3_column_int64(st, 0);
-	r->source = ledger_column_dup(st, 1);
-	r->effective_date = ledger_column_dup(st, 2);
-	r->fetched_at = ledger_column_dup(st, 3);
-	r->created_at = ledger_column_dup(st, 4);
-	r->is_current = sqlite3_column_int(st, 5);
-	r->n_prices = sqlite3_column_int64(st, 6);
-	return 0;
-}
+static const struct ledger_column PRICE_VERSION_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct ledger_price_version, id),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, source),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, effective_date),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, fetched_at),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, created_at),
+	LEDGER_COLUMN(INT, struct ledger_price_version, is_current),
+	LEDGER_COLUMN(INT64, struct ledger_price_version, n_prices),
+};
 
 int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
 {
-	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_price_version, release_price_version);
+	struct ledger_list list =
+		LEDGER_LIST_COLUMNS(struct ledger_price_version, release_price_version, PRICE_VERSION_COLUMNS);
 	int rc = ledger_query_list(
 		l,
 		"SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
 		"(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
-		read_price_version, &list, "cannot list the price book versions", err);
+		ledger_read_listed, &list, "cannot list the price book versions", err);
 	*out = list.items;
 	*n = list.n;
 	return rc;
@@ -906,31 +939,26 @@ static void release_completed(void *item)
 
 void ledger_completed_free(struct ledger_completed *c, size_t n)
 {
-	struct ledger_list list = {c, n, n, sizeof *c, release_completed};
-	ledger_list_release(&list);
+	ledger_items_free(c, n, sizeof *c, release_completed);
 }
 
-static int read_completed(sqlite3_stmt *st, void *list, struct buf *err)
-{
-	(void)err;
-	struct ledger_completed *r = ledger_list_add(list);
-	r->volume_id = ledger_column_dup(st, 0);
-	r->completed_at = ledger_column_dup(st, 1);
-	r->current_monthly_micro = sqlite3_column_int64(st, 2);
-	r->target_monthly_micro = sqlite3_column_int64(st, 3);
-	return 0;
-}
+static const struct ledger_column COMPLETED_COLUMNS[] = {
+	LEDGER_COLUMN(TEXT, struct ledger_completed, volume_id),
+	LEDGER_COLUMN(TEXT, struct ledger_completed, completed_at),
+	LEDGER_COLUMN(INT64, struct ledger_completed, current_monthly_micro),
+	LEDGER_COLUMN(INT64, struct ledger_completed, target_monthly_micro),
+};
 
 int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
 {
-	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_completed, release_completed);
+	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_completed, release_completed, COMPLETED_COLUMNS);
 	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
 	int rc = ledger_query_list(l,
 				   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
 				   " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
 				   " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
 				   " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
-				   read_completed, &list, "cannot read the completed migrations", err);
+				   ledger_read_listed, &list, "cannot read the completed migrations", err);
 	*out = list.items;
 	*n = list.n;
 	return rc;

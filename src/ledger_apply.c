@@ -54,14 +54,6 @@ static void bind_time(sqlite3_stmt *st, int i, time_t t)
 	sqlite3_bind_text(st, i, ts, -1, SQLITE_TRANSIENT);
 }
 
-static time_t column_time(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	time_t t = 0;
-	if (s)
-		em_parse_time((const char *)s, &t);
-	return t;
-}
 
 /* The pid holding an flock on the file (dev, ino) according to /proc/locks (Linux), or 0. */
 static long flock_holder(dev_t dev, ino_t ino)
@@ -164,8 +156,8 @@ static int read_summary(sqlite3_stmt *st, void *ctx, struct buf *err)
 	struct plan_summary *out = ctx;
 	int rc = 0;
 	out->id = sqlite3_column_int64(st, 0);
-	out->created_at = column_time(st, 1);
-	out->generated_at = column_time(st, 2);
+	out->created_at = ledger_column_time(st, 1);
+	out->generated_at = ledger_column_time(st, 2);
 	const unsigned char *sha = sqlite3_column_text(st, 3);
 	if (sha && strlen((const char *)sha) == 64) {
 		memcpy(out->sha256, sha, 65);
@@ -228,35 +220,38 @@ static const char *const COLS =
 	"target_iops, target_throughput, target_class, current_monthly_micro, target_monthly_micro, eligible_at, "
 	"submitted_at, started_at, completed_at, error_code, error_message, updated_at";
 
+static const struct ledger_column ROW_COLUMNS[] = { /* in COLS order */
+	LEDGER_COLUMN(INT64, struct apply_row, id),
+	LEDGER_COLUMN(INT64, struct apply_row, plan_id),
+	LEDGER_COLUMN(INT64, struct apply_row, run_id),
+	LEDGER_COLUMN(TEXT, struct apply_row, volume_id),
+	LEDGER_COLUMN(TEXT, struct apply_row, account),
+	LEDGER_COLUMN(TEXT, struct apply_row, region),
+	LEDGER_COLUMN(TEXT, struct apply_row, cluster),
+	LEDGER_COLUMN(TEXT, struct apply_row, namespace_),
+	LEDGER_COLUMN(TEXT, struct apply_row, pvc),
+	LEDGER_COLUMN(TEXT, struct apply_row, method),
+	LEDGER_COLUMN(TEXT, struct apply_row, state),
+	LEDGER_COLUMN(TEXT, struct apply_row, target_type),
+	LEDGER_COLUMN(INT64, struct apply_row, target_iops),
+	LEDGER_COLUMN(INT64, struct apply_row, target_throughput),
+	LEDGER_COLUMN(TEXT, struct apply_row, target_class),
+	LEDGER_COLUMN(INT64, struct apply_row, current_monthly),
+	LEDGER_COLUMN(INT64, struct apply_row, target_monthly),
+	LEDGER_COLUMN(TIME, struct apply_row, eligible_at),
+	LEDGER_COLUMN(TIME, struct apply_row, submitted_at),
+	LEDGER_COLUMN(TIME, struct apply_row, started_at),
+	LEDGER_COLUMN(TIME, struct apply_row, completed_at),
+	LEDGER_COLUMN(TEXT, struct apply_row, error_code),
+	LEDGER_COLUMN(TEXT, struct apply_row, error_message),
+	LEDGER_COLUMN(TIME, struct apply_row, updated_at),
+};
+
 static int read_row(sqlite3_stmt *st, void *row, struct buf *err)
 {
 	(void)err;
-	struct apply_row *r = row;
-	memset(r, 0, sizeof *r);
-	r->id = sqlite3_column_int64(st, 0);
-	r->plan_id = sqlite3_column_int64(st, 1);
-	r->run_id = sqlite3_column_int64(st, 2);
-	r->volume_id = ledger_column_dup(st, 3);
-	r->account = ledger_column_dup(st, 4);
-	r->region = ledger_column_dup(st, 5);
-	r->cluster = ledger_column_dup(st, 6);
-	r->namespace_ = ledger_column_dup(st, 7);
-	r->pvc = ledger_column_dup(st, 8);
-	r->method = ledger_column_dup(st, 9);
-	r->state = ledger_column_dup(st, 10);
-	r->target_type = ledger_column_dup(st, 11);
-	r->target_iops = sqlite3_column_int64(st, 12);
-	r->target_throughput = sqlite3_column_int64(st, 13);
-	r->target_class = ledger_column_dup(st, 14);
-	r->current_monthly = sqlite3_column_int64(st, 15);
-	r->target_monthly = sqlite3_column_int64(st, 16);
-	r->eligible_at = column_time(st, 17);
-	r->submitted_at = column_time(st, 18);
-	r->started_at = column_time(st, 19);
-	r->completed_at = column_time(st, 20);
-	r->error_code = ledger_column_dup(st, 21);
-	r->error_message = ledger_column_dup(st, 22);
-	r->updated_at = column_time(st, 23);
+	memset(row, 0, sizeof(struct apply_row));
+	ledger_read_columns(st, row, ROW_COLUMNS, sizeof ROW_COLUMNS / sizeof *ROW_COLUMNS);
 	return 0;
 }
 
@@ -307,7 +302,7 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 static int read_start(sqlite3_stmt *st, void *list, struct buf *err)
 {
 	(void)err;
-	*(time_t *)ledger_list_add(list) = column_time(st, 0);
+	*(time_t *)ledger_list_add(list) = ledger_column_time(st, 0);
 	return 0;
 }
 
@@ -339,7 +334,7 @@ static int read_stored_state(sqlite3_stmt *st, void *ctx, struct buf *err)
 	(void)err;
 	struct stored_state *s = ctx;
 	s->state = ledger_column_dup(st, 0);
-	s->submitted_at = column_time(st, 1);
+	s->submitted_at = ledger_column_time(st, 1);
 	return 0;
 }
 

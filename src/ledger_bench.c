@@ -485,17 +485,20 @@ void ledger_bench_migration_release(struct ledger_bench_migration *m)
 	memset(m, 0, sizeof *m);
 }
 
-static int read_migration(sqlite3_stmt *st, void *ctx, struct buf *err)
+static const struct ledger_column MIGRATION_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, apply_volume_id),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, state),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, target_type),
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_iops),
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_throughput),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, namespace_),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, pvc),
+};
+
+static int read_migration(sqlite3_stmt *st, void *out, struct buf *err)
 {
 	(void)err;
-	struct ledger_bench_migration *out = ctx;
-	out->apply_volume_id = sqlite3_column_int64(st, 0);
-	out->state = ledger_column_dup(st, 1);
-	out->target_type = ledger_column_dup(st, 2);
-	out->target_iops = sqlite3_column_int64(st, 3);
-	out->target_throughput = sqlite3_column_int64(st, 4);
-	out->namespace_ = ledger_column_dup(st, 5);
-	out->pvc = ledger_column_dup(st, 6);
+	ledger_read_columns(st, out, MIGRATION_COLUMNS, sizeof MIGRATION_COLUMNS / sizeof *MIGRATION_COLUMNS);
 	return 0;
 }
 

@@ -8,6 +8,8 @@
 #define EBSMIGRATE_LEDGER_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <time.h>
 
 #include "ebsmigrate/buf.h"
 
@@ -42,16 +44,36 @@ int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *c
 	       struct buf *err);
 /* An array the row readers of a list query append to: items of size bytes, each released by
  * release (NULL: nothing inside to free) when the list is. */
+/* The typed column reader: column i of a row goes to the field at cols[i].offset of a struct, as
+ * its kind says (TEXT: a copy or NULL; TIME: an RFC 3339 text parsed, 0 when NULL or bad). */
+enum ledger_column_kind { LEDGER_INT64, LEDGER_INT, LEDGER_TEXT, LEDGER_TIME };
+struct ledger_column {
+	enum ledger_column_kind kind;
+	size_t offset;
+};
+#define LEDGER_COLUMN(kind, type, field) {LEDGER_##kind, offsetof(type, field)}
+void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n);
+time_t ledger_column_time(sqlite3_stmt *st, int i);
+
 struct ledger_list {
 	void *items;
 	size_t n, alloc, size;
 	void (*release)(void *item);
+	const struct ledger_column *cols; /* for ledger_read_listed */
+	size_t n_cols;
 };
-#define LEDGER_LIST_INIT(type, release) {NULL, 0, 0, sizeof(type), (release)}
+#define LEDGER_LIST_INIT(type, release) {NULL, 0, 0, sizeof(type), (release), NULL, 0}
+/* A list whose rows ledger_read_listed reads with the column table cols (an array). */
+#define LEDGER_LIST_COLUMNS(type, release, cols) \
+	{NULL, 0, 0, sizeof(type), (release), (cols), sizeof(cols) / sizeof *(cols)}
+/* Row reader: one more item of list (a ledger_list with columns), read by its column table. */
+int ledger_read_listed(sqlite3_stmt *st, void *list, struct buf *err);
 /* A new zeroed item at the end of list. */
 void *ledger_list_add(struct ledger_list *list);
 /* Releases every item, frees the array and leaves list empty. */
 void ledger_list_release(struct ledger_list *list);
+/* Releases n items of size bytes each with release, then the array (the public *_free). */
+void ledger_items_free(void *items, size_t n, size_t size, void (*release)(void *item));
 /* A query without parameters into list (on_row appends, ctx = list); on an error the list is
  * released, so it is empty. */
 int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,

@@ -17,14 +17,6 @@
 #include "ebsmigrate/strmap.h"
 #include "ledger_internal.h"
 
-static time_t column_time(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	time_t t = 0;
-	if (s && em_parse_time((const char *)s, &t))
-		t = 0;
-	return t;
-}
 
 static void release_volume_state(void *item)
 {
@@ -35,8 +27,7 @@ static void release_volume_state(void *item)
 
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
 {
-	struct ledger_list list = {s, n, n, sizeof *s, release_volume_state};
-	ledger_list_release(&list);
+	ledger_items_free(s, n, sizeof *s, release_volume_state);
 }
 
 static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
@@ -45,8 +36,8 @@ static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
 	struct ledger_volume_state *r = ledger_list_add(list);
 	r->volume_id = ledger_column_dup(st, 0);
 	r->state = ledger_column_dup(st, 1);
-	r->eligible_at = column_time(st, 2);
-	r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? column_time(st, 3) : 0;
+	r->eligible_at = ledger_column_time(st, 2);
+	r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? ledger_column_time(st, 3) : 0;
 	r->current_monthly = sqlite3_column_int64(st, 4);
 	return 0;
 }
@@ -82,8 +73,7 @@ static void release_baseline(void *item)
 
 void ledger_baselines_free(struct ledger_baseline *b, size_t n)
 {
-	struct ledger_list list = {b, n, n, sizeof *b, release_baseline};
-	ledger_list_release(&list);
+	ledger_items_free(b, n, sizeof *b, release_baseline);
 }
 
 /* The priced volumes of one plan document (bound as ?1: stored compressed, so inflated first by
@@ -180,7 +170,7 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 static int read_time(sqlite3_stmt *st, void *out, struct buf *err)
 {
 	(void)err;
-	*(time_t *)out = column_time(st, 0);
+	*(time_t *)out = ledger_column_time(st, 0);
 	return 0;
 }
 

@@ -44,34 +44,38 @@ static const char *field(struct spec_line *s, const char *key)
 	return NULL;
 }
 
-static int required(struct spec_line *s, const char *key, const char **out, struct buf *err)
+/* key's value in *out; NULL when absent, which is an error when need. */
+static int value_of(struct spec_line *s, const char *key, int need, const char **out, struct buf *err)
 {
 	*out = field(s, key);
-	if (!*out)
+	if (!*out && need)
 		return em_err(err, EM_EINPUT, "line %d: %s needs %s=", s->line, s->kind, key);
 	return 0;
 }
 
+static int required(struct spec_line *s, const char *key, const char **out, struct buf *err)
+{
+	return value_of(s, key, 1, out, err);
+}
+
 static int number(struct spec_line *s, const char *key, int need, int64_t *out, struct buf *err)
 {
-	const char *v = field(s, key);
+	const char *v;
 	*out = 0;
-	if (!v)
-		return need ? em_err(err, EM_EINPUT, "line %d: %s needs %s=", s->line, s->kind, key) : 0;
-	if (em_parse_i64(v, out) != 0)
-		return em_err(err, EM_EINPUT, "line %d: %s: '%s' is not a number", s->line, key, v);
-	return 0;
+	int rc = value_of(s, key, need, &v, err);
+	if (!rc && v && em_parse_i64(v, out) != 0)
+		rc = em_err(err, EM_EINPUT, "line %d: %s: '%s' is not a number", s->line, key, v);
+	return rc;
 }
 
 static int timestamp(struct spec_line *s, const char *key, int need, time_t *out, struct buf *err)
 {
-	const char *v = field(s, key);
+	const char *v;
 	*out = 0;
-	if (!v)
-		return need ? em_err(err, EM_EINPUT, "line %d: %s needs %s=", s->line, s->kind, key) : 0;
-	if (em_parse_time(v, out) != 0)
-		return em_err(err, EM_EINPUT, "line %d: %s: '%s' is not an RFC 3339 time", s->line, key, v);
-	return 0;
+	int rc = value_of(s, key, need, &v, err);
+	if (!rc && v && em_parse_time(v, out) != 0)
+		rc = em_err(err, EM_EINPUT, "line %d: %s: '%s' is not an RFC 3339 time", s->line, key, v);
+	return rc;
 }
 
 static char *dup_field(struct spec_line *s, const char *key)
