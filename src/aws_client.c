@@ -1,7 +1,8 @@
 /*
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
- * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_for_slot/aws_client_release_worker, aws_query, aws_json, aws_form_add.
+ * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_for_slot/
+ * aws_client_release_worker, aws_query, aws_json, aws_form_add.
  * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
  * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
  * every request is signed right before it is sent (a retry re-signs, so a long

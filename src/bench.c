@@ -576,8 +576,8 @@ static int match_logs(struct fio_series *series, const struct fio_report *rep, c
 	return rc;
 }
 
-int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep, const char *json,
-			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep,
+			const char *json, size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
 			struct buf *err)
 {
 	struct fio_series *series = xcalloc(rep->n_jobs + 1, sizeof *series);
@@ -906,8 +906,8 @@ int bench_run_local(const struct bench_store *store, struct bench_run *run, cons
 
 /* ---- import ---- */
 
-int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len, const char *origin,
-		 const struct bench_log_file *logs, size_t n_logs, struct buf *err)
+int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
+		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err)
 {
 	struct fio_report rep;
 	int rc = fio_parse_report(&rep, text, len, origin, err);

@@ -1062,7 +1062,8 @@ static void options_json_kube(struct bench_run *run, const struct bench_kube_opt
 	cJSON_Delete(j);
 }
 
-int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o, struct buf *err)
+int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o,
+		   struct buf *err)
 {
 	if (!o->template_text)
 		return em_err(err, EM_EINPUT, "no Job template");

@@ -169,17 +169,24 @@ int ledger_read_listed(sqlite3_stmt *st, void *list, struct buf *err)
 
 void ledger_list_release(struct ledger_list *list)
 {
-	for (size_t i = 0; list->release && i < list->n; i++)
-		list->release((char *)list->items + i * list->size);
+	for (size_t i = 0; i < list->n; i++) {
+		char *item = (char *)list->items + i * list->size;
+		if (list->release)
+			list->release(item);
+		for (size_t c = 0; !list->release && c < list->n_cols; c++)
+			if (list->cols[c].kind == LEDGER_TEXT)
+				free(*(char **)(item + list->cols[c].offset));
+	}
 	free(list->items);
 	list->items = NULL;
 	list->n = list->alloc = 0;
 }
 
-void ledger_items_free(void *items, size_t n, size_t size, void (*release)(void *item))
+void ledger_items_free(void *items, size_t n, struct ledger_list shape)
 {
-	struct ledger_list list = {items, n, n, size, release, NULL, 0};
-	ledger_list_release(&list);
+	shape.items = items;
+	shape.n = shape.alloc = n;
+	ledger_list_release(&shape);
 }
 
 int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
@@ -890,20 +897,6 @@ int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, s
 	return rc;
 }
 
-static void release_price_version(void *item)
-{
-	struct ledger_price_version *v = item;
-	free(v->source);
-	free(v->effective_date);
-	free(v->fetched_at);
-	free(v->created_at);
-}
-
-void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
-{
-	ledger_items_free(v, n, sizeof *v, release_price_version);
-}
-
 static const struct ledger_column PRICE_VERSION_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_price_version, id),
 	LEDGER_COLUMN(TEXT, struct ledger_price_version, source),
@@ -914,10 +907,14 @@ static const struct ledger_column PRICE_VERSION_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_price_version, n_prices),
 };
 
+void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
+{
+	ledger_items_free(v, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS));
+}
+
 int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
 {
-	struct ledger_list list =
-		LEDGER_LIST_COLUMNS(struct ledger_price_version, release_price_version, PRICE_VERSION_COLUMNS);
+	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS);
 	int rc = ledger_query_list(
 		l,
 		"SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
@@ -930,18 +927,6 @@ int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, s
 
 /* ---- realized savings ---- */
 
-static void release_completed(void *item)
-{
-	struct ledger_completed *c = item;
-	free(c->volume_id);
-	free(c->completed_at);
-}
-
-void ledger_completed_free(struct ledger_completed *c, size_t n)
-{
-	ledger_items_free(c, n, sizeof *c, release_completed);
-}
-
 static const struct ledger_column COMPLETED_COLUMNS[] = {
 	LEDGER_COLUMN(TEXT, struct ledger_completed, volume_id),
 	LEDGER_COLUMN(TEXT, struct ledger_completed, completed_at),
@@ -949,9 +934,14 @@ static const struct ledger_column COMPLETED_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_completed, target_monthly_micro),
 };
 
+void ledger_completed_free(struct ledger_completed *c, size_t n)
+{
+	ledger_items_free(c, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS));
+}
+
 int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
 {
-	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_completed, release_completed, COMPLETED_COLUMNS);
+	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS);
 	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
 	int rc = ledger_query_list(l,
 				   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("

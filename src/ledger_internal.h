@@ -32,8 +32,9 @@ void ledger_rollback(struct ledger *l);
 int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err);
 /* The query loop, once for the module. st (prepared and bound) is always finalized here.
  * on_row reads one row's columns; a nonzero return stops the loop and is returned: negative, an
- * EM_E* error with its message in err; positive, "found what I looked for". A failing step appends "database 'PATH': WHAT: sqlite's message" (the EM_E*
- * code of ledger_db_err). NULL on_row: rows are only counted as success. */
+ * EM_E* error with its message in err; positive, "found what I looked for". A failing step
+ * appends "database 'PATH': WHAT: sqlite's message" (the EM_E* code of ledger_db_err). NULL
+ * on_row: rows are only counted as success. */
 typedef int (*ledger_row_fn)(sqlite3_stmt *st, void *ctx, struct buf *err);
 /* Every row, then 0. */
 int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
@@ -43,7 +44,7 @@ int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *
 int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
 	       struct buf *err);
 /* An array the row readers of a list query append to: items of size bytes, each released by
- * release (NULL: nothing inside to free) when the list is. */
+ * release when the list is, or else by freeing its TEXT columns (cols), or not at all. */
 /* The typed column reader: column i of a row goes to the field at cols[i].offset of a struct, as
  * its kind says (TEXT: a copy or NULL; TIME: an RFC 3339 text parsed, 0 when NULL or bad). */
 enum ledger_column_kind { LEDGER_INT64, LEDGER_INT, LEDGER_TEXT, LEDGER_TIME };
@@ -64,16 +65,15 @@ struct ledger_list {
 };
 #define LEDGER_LIST_INIT(type, release) {NULL, 0, 0, sizeof(type), (release), NULL, 0}
 /* A list whose rows ledger_read_listed reads with the column table cols (an array). */
-#define LEDGER_LIST_COLUMNS(type, release, cols) \
-	{NULL, 0, 0, sizeof(type), (release), (cols), sizeof(cols) / sizeof *(cols)}
+#define LEDGER_LIST_COLUMNS(type, cols) {NULL, 0, 0, sizeof(type), NULL, (cols), sizeof(cols) / sizeof *(cols)}
 /* Row reader: one more item of list (a ledger_list with columns), read by its column table. */
 int ledger_read_listed(sqlite3_stmt *st, void *list, struct buf *err);
 /* A new zeroed item at the end of list. */
 void *ledger_list_add(struct ledger_list *list);
 /* Releases every item, frees the array and leaves list empty. */
 void ledger_list_release(struct ledger_list *list);
-/* Releases n items of size bytes each with release, then the array (the public *_free). */
-void ledger_items_free(void *items, size_t n, size_t size, void (*release)(void *item));
+/* Releases n items as a list shaped like shape (size, release or cols) would (the public *_free). */
+void ledger_items_free(void *items, size_t n, struct ledger_list shape);
 /* A query without parameters into list (on_row appends, ctx = list); on an error the list is
  * released, so it is empty. */
 int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,

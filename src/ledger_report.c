@@ -27,7 +27,7 @@ static void release_volume_state(void *item)
 
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
 {
-	ledger_items_free(s, n, sizeof *s, release_volume_state);
+	ledger_items_free(s, n, (struct ledger_list)LEDGER_LIST_INIT(*s, release_volume_state));
 }
 
 static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
@@ -73,7 +73,7 @@ static void release_baseline(void *item)
 
 void ledger_baselines_free(struct ledger_baseline *b, size_t n)
 {
-	ledger_items_free(b, n, sizeof *b, release_baseline);
+	ledger_items_free(b, n, (struct ledger_list)LEDGER_LIST_INIT(*b, release_baseline));
 }
 
 /* The priced volumes of one plan document (bound as ?1: stored compressed, so inflated first by
@@ -137,7 +137,8 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 {
 	*out = NULL;
 	*n = 0;
-	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0, LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
+	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0,
+			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
 		strmap_put(&bl.want, wanted[i], i);
 	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */

@@ -169,15 +169,15 @@ struct bench_log_file {
 /* Parses a fio JSON document and attaches IOPS logs to the jobs whose write_iops_log prefix
  * they carry (a single log and a single job always match), then hands it to store (may be NULL)
  * with the document itself. EM_EINPUT for malformed JSON/logs or a log that matches no job. */
-int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len, const char *origin,
-		 const struct bench_log_file *logs, size_t n_logs, struct buf *err);
+int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
+		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err);
 
 /* Records one fio document of run (the runners' common step): the raw JSON (to store), then
  * each job with the series of its IOPS logs, taken from logs (matched by write_iops_log prefix,
  * as bench_import does) and from log_dir (files PREFIX_iops*.log there, removed once read; NULL
  * = none). Sets run->fio_version when unset. */
-int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep, const char *json,
-			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep,
+			const char *json, size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
 			struct buf *err);
 
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
