@@ -1,7 +1,8 @@
 /*
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
- * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_release_worker, aws_query, aws_json, aws_form_add.
+ * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_for_slot/
+ * aws_client_release_worker, aws_query, aws_json, aws_form_add.
  * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
  * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
  * every request is signed right before it is sent (a retry re-signs, so a long
@@ -129,6 +130,19 @@ int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct
 	http_client_share_rates(&w->http, &from->http);
 	w->profile = xstrdup(from->profile);
 	return 0;
+}
+
+int aws_client_for_slot(struct aws_client **out, struct aws_client *own, struct aws_client *from, size_t workers,
+			struct buf *err)
+{
+	if (workers == 1) {
+		*out = from;
+		return 0;
+	}
+	int rc = aws_client_init_worker(own, from, err);
+	if (!rc)
+		*out = own;
+	return rc;
 }
 
 void aws_client_release_worker(struct aws_client *w, struct aws_client *into)

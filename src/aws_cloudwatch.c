@@ -1163,10 +1163,7 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 	for (size_t k = 0; k < workers && !rc; k++) {
 		cw_batch_init(&w.slots[k].b, max_queries / 4, n_points, start, o.period_s);
 		buf_init(&w.slots[k].err);
-		if (workers == 1)
-			w.slots[k].c = c;
-		else if ((rc = aws_client_init_worker(&w.slots[k].own, c, err)) == 0)
-			w.slots[k].c = &w.slots[k].own;
+		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, workers, err);
 	}
 	for (size_t wave = 0; wave < n_batches && !rc; wave += workers) {
 		size_t n = n_batches - wave < workers ? n_batches - wave : workers;

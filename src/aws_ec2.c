@@ -1416,10 +1416,7 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 	for (size_t k = 0; k < per_wave && !rc; k++) {
 		http_response_init(&w.slots[k].resp);
 		buf_init(&w.slots[k].err);
-		if (per_wave == 1)
-			w.slots[k].c = c;
-		else if ((rc = aws_client_init_worker(&w.slots[k].own, c, err)) == 0)
-			w.slots[k].c = &w.slots[k].own;
+		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, per_wave, err);
 	}
 	for (size_t wave = 0; wave < n_batches && !rc; wave += per_wave) {
 		size_t n = n_batches - wave < per_wave ? n_batches - wave : per_wave;
@@ -1643,13 +1640,19 @@ static void json_kv(struct buf *b, const char *key, const char *val, int comma)
 	buf_addc(b, '"');
 }
 
+/* A volume the region's export files hold: seen in that region. */
+static int exported_in(const struct volume *v, const char *region)
+{
+	return !v->missing && v->region && strcmp(v->region, region) == 0;
+}
+
 void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region)
 {
 	buf_adds(out, "{\"Volumes\":[");
 	int first = 1;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
-		if (v->missing || !v->region || strcmp(v->region, region) != 0)
+		if (!exported_in(v, region))
 			continue;
 		buf_adds(out, first ? "\n{" : ",\n{");
 		first = 0;
@@ -1702,7 +1705,7 @@ void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, 
 	int first = 1;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
-		if (v->missing || !v->region || strcmp(v->region, region) != 0)
+		if (!exported_in(v, region))
 			continue;
 		for (size_t k = 0; k < v->n_mods; k++) {
 			const struct volume_mod *m = &v->mods[k];

@@ -196,23 +196,14 @@ void pricing_merge_untouched(struct pricebook *book, const struct pricebook *bas
 static void py_json_escaped(struct buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	static const char escaped[] = "\"\\\n\r\t\b\f", letters[] = "\"\\nrtbf"; /* \" \\ \n ... */
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
 		unsigned c = *p;
-		if (c == '"') {
-			buf_adds(b, "\\\"");
-		} else if (c == '\\') {
-			buf_adds(b, "\\\\");
-		} else if (c == '\n') {
-			buf_adds(b, "\\n");
-		} else if (c == '\r') {
-			buf_adds(b, "\\r");
-		} else if (c == '\t') {
-			buf_adds(b, "\\t");
-		} else if (c == '\b') {
-			buf_adds(b, "\\b");
-		} else if (c == '\f') {
-			buf_adds(b, "\\f");
+		const char *esc = strchr(escaped, (int)c); /* c is not 0 here; bytes >= 0x80 are not found */
+		if (esc) {
+			buf_addc(b, '\\');
+			buf_addc(b, letters[esc - escaped]);
 		} else if (c < 0x20) {
 			buf_addf(b, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
 		} else if (c < 0x80) {
@@ -954,15 +945,7 @@ int pricing_parse_age(const char *s, int64_t *out)
 	long long v = strtoll(s, &end, 10);
 	if (end == s || v < 0)
 		return EM_EINPUT;
-	int64_t mult = 0;
-	if (strcmp(end, "d") == 0)
-		mult = 86400;
-	else if (strcmp(end, "h") == 0)
-		mult = 3600;
-	else if (strcmp(end, "m") == 0)
-		mult = 60;
-	else if (strcmp(end, "s") == 0 || *end == '\0')
-		mult = 1;
+	int64_t mult = em_duration_unit(end);
 	if (!mult || v > INT64_MAX / mult)
 		return EM_EINPUT;
 	*out = v * mult;

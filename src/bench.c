@@ -47,7 +47,6 @@
 
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/common.h"
-#include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/proc.h"
 
 #define DROP_RATIO 0.7
@@ -236,45 +235,35 @@ int bench_detect_cliff(const struct fio_series *s, struct bench_cliff *out)
 
 /* ---- before/after links ---- */
 
-int bench_link_migration(struct ledger *db, struct bench_run *run, struct buf *err)
+int bench_link_migration(const struct bench_store *store, struct bench_run *run, struct buf *err)
 {
 	struct bench_volume *v = &run->volume;
-	if (db && v->volume_id) {
-		struct ledger_bench_migration m;
-		struct buf none = BUF_INIT;
-		int rc = ledger_bench_migration(db, v->volume_id, &m, &none);
-		if (rc && rc != EM_ENOTFOUND) {
-			em_err(err, rc, "%s", none.s);
-			buf_release(&none);
+	int linked = 0;
+	if (store && store->link && v->volume_id) {
+		int rc = store->link(store->ctx, run, &linked, err);
+		if (rc)
 			return rc;
-		}
-		buf_release(&none);
-		if (rc == 0) {
-			run->apply_volume_id = m.apply_volume_id;
-			int done = m.state && (strcmp(m.state, "completed") == 0 || strcmp(m.state, "optimizing") == 0);
-			if (!run->phase)
-				run->phase = xstrdup(done ? "after" : "before");
-			if (strcmp(run->phase, "after") == 0) {
-				if (!v->type)
-					v->type = xstrdup(m.target_type);
-				if (!v->iops)
-					v->iops = m.target_iops;
-				if (!v->throughput)
-					v->throughput = m.target_throughput;
-			}
-			if (!v->pvc && m.namespace_ && m.pvc) {
-				struct buf p = BUF_INIT;
-				buf_addf(&p, "%s/%s", m.namespace_, m.pvc);
-				v->pvc = buf_detach(&p);
-			}
-			run->has_volume = 1;
-			ledger_bench_migration_release(&m);
-			return 0;
-		}
 	}
-	if (!run->phase && v->type)
+	if (!linked && !run->phase && v->type)
 		run->phase = xstrdup(strcmp(v->type, "gp2") == 0 ? "before" : "after");
 	return 0;
+}
+
+int bench_store_begin(const struct bench_store *store, struct bench_run *run, struct buf *err)
+{
+	return store && store->begin ? store->begin(store->ctx, run, err) : 0;
+}
+
+int bench_store_finish(const struct bench_store *store, const struct bench_run *run, int rc, struct buf *err)
+{
+	if (!store || !store->finish || !run->id)
+		return rc;
+	struct buf ferr = BUF_INIT;
+	int frc = store->finish(store->ctx, run, &ferr);
+	if (frc && !rc)
+		rc = em_err(err, frc, "%s", ferr.s);
+	buf_release(&ferr);
+	return rc;
 }
 
 /* ---- processes and files ---- */
@@ -448,8 +437,8 @@ static int match_logs(struct fio_series *series, const struct fio_report *rep, c
 	return rc;
 }
 
-int bench_record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
-			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep,
+			const char *json, size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
 			struct buf *err)
 {
 	struct fio_series *series = xcalloc(rep->n_jobs + 1, sizeof *series);
@@ -470,15 +459,15 @@ int bench_record_report(struct ledger *db, struct bench_run *run, const struct f
 		buf_release(&dir);
 	}
 	int64_t output_id = 0;
-	if (!rc && db) {
+	if (!rc && store && store->output) {
 		char *doc = xstrndup(json, json_len);
-		rc = ledger_bench_output_add(db, run->id, doc, &output_id, err);
+		rc = store->output(store->ctx, run, doc, &output_id, err);
 		free(doc);
 	}
 	for (size_t i = 0; !rc && i < rep->n_jobs; i++) {
 		struct bench_job *job = bench_run_add_job(run, &rep->jobs[i], &series[i]);
-		if (db)
-			rc = ledger_bench_job_add(db, run->id, output_id, (int)run->n_jobs, job, err);
+		if (store && store->job)
+			rc = store->job(store->ctx, run, output_id, (int)run->n_jobs, job, err);
 	}
 	if (!rc && rep->fio_version && !run->fio_version)
 		run->fio_version = xstrdup(rep->fio_version);
@@ -591,7 +580,7 @@ static void on_fio_stdout(void *ctx, const char *data, size_t n)
 /* One fio invocation: job_path in workdir; records what it reports. fio writes its report to
  * a file in workdir (--output), so its stdout carries only the status lines of --eta=always
  * (asked for when the caller shows them) and the report parser gets exactly the report. */
-static int run_one(struct ledger *db, struct bench_run *run, const char *fio, const char *job_path,
+static int run_one(const struct bench_store *store, struct bench_run *run, const char *fio, const char *job_path,
 		   const char *what, const char *workdir, const struct bench_local_options *o, struct buf *err)
 {
 	struct buf output_path = BUF_INIT, output_opt = BUF_INIT;
@@ -647,7 +636,7 @@ static int run_one(struct ledger *db, struct bench_run *run, const char *fio, co
 		if (o->keep_json_dir)
 			rc = write_keep_json(o->keep_json_dir, what, open, len, err);
 		if (!rc)
-			rc = bench_record_report(db, run, &rep, open, len, workdir, NULL, 0, err);
+			rc = bench_record_report(store, run, &rep, open, len, workdir, NULL, 0, err);
 		fio_report_release(&rep);
 	}
 	proc_result_release(&cr);
@@ -676,7 +665,8 @@ static char *fio_version_of(const char *fio, struct buf *err, int *rc)
 	return v;
 }
 
-int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench_local_options *o, struct buf *err)
+int bench_run_local(const struct bench_store *store, struct bench_run *run, const struct bench_local_options *o,
+		    struct buf *err)
 {
 	if (!o->job_file && (o->n_profiles == 0 || o->runtime_s <= 0 || o->size == 0))
 		return em_err(err, EM_EINPUT, "bench run needs at least one profile, a runtime and a size");
@@ -721,8 +711,7 @@ int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench
 	if (!run->fio_version)
 		run->fio_version = xstrdup(version);
 	options_json_local(run, o, fio);
-	if (db)
-		rc = ledger_bench_run_begin(db, run, err);
+	rc = bench_store_begin(store, run, err);
 
 	size_t steps = o->job_file ? 1 : o->n_profiles, done = 0;
 	struct buf job = BUF_INIT, job_path = BUF_INIT;
@@ -731,7 +720,7 @@ int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench
 		if (o->progress)
 			o->progress(o->progress_ctx, what, i, steps);
 		if (o->job_file) {
-			rc = run_one(db, run, fio, job_abs, "jobs", workdir.s, o, err);
+			rc = run_one(store, run, fio, job_abs, "jobs", workdir.s, o, err);
 		} else {
 			buf_reset(&job);
 			struct fio_job_spec spec = {o->profiles[i], o->runtime_s, o->size, NULL, NULL,
@@ -741,7 +730,7 @@ int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench
 			buf_addf(&job_path, "%s/%s.fio", workdir.s, o->profiles[i]->name);
 			rc = em_write_file_atomic(job_path.s, job.s, job.len, 0644, err);
 			if (!rc)
-				rc = run_one(db, run, fio, job_path.s, o->profiles[i]->name, workdir.s, o, err);
+				rc = run_one(store, run, fio, job_path.s, o->profiles[i]->name, workdir.s, o, err);
 		}
 		if (!rc)
 			done++;
@@ -765,13 +754,7 @@ int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench
 			run->error = xstrdup(err->s);
 		}
 	}
-	if (db && run->id) {
-		struct buf ferr = BUF_INIT;
-		int frc = ledger_bench_run_finish(db, run, &ferr);
-		if (frc && !rc)
-			rc = em_err(err, frc, "%s", ferr.s);
-		buf_release(&ferr);
-	}
+	rc = bench_store_finish(store, run, rc, err);
 	buf_release(&job);
 	buf_release(&job_path);
 	buf_release(&workdir);
@@ -783,8 +766,8 @@ int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench
 
 /* ---- import ---- */
 
-int bench_import(struct ledger *db, struct bench_run *run, const char *text, size_t len, const char *origin,
-		 const struct bench_log_file *logs, size_t n_logs, struct buf *err)
+int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
+		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err)
 {
 	struct fio_report rep;
 	int rc = fio_parse_report(&rep, text, len, origin, err);
@@ -816,21 +799,14 @@ int bench_import(struct ledger *db, struct bench_run *run, const char *text, siz
 		cJSON_free(s);
 		cJSON_Delete(j);
 	}
-	if (db)
-		rc = ledger_bench_run_begin(db, run, err);
+	rc = bench_store_begin(store, run, err);
 	const char *open = memchr(text, '{', len);
 	size_t ext = fio_report_extent(open, len - (size_t)(open - text));
 	if (!rc)
-		rc = bench_record_report(db, run, &rep, open, ext, NULL, logs, n_logs, err);
+		rc = bench_record_report(store, run, &rep, open, ext, NULL, logs, n_logs, err);
 	free(run->status);
 	run->status = xstrdup(rc ? "failed" : "ok");
-	if (db && run->id) {
-		struct buf ferr = BUF_INIT;
-		int frc = ledger_bench_run_finish(db, run, &ferr);
-		if (frc && !rc)
-			rc = em_err(err, frc, "%s", ferr.s);
-		buf_release(&ferr);
-	}
+	rc = bench_store_finish(store, run, rc, err);
 	fio_report_release(&rep);
 	return rc;
 }

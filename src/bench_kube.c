@@ -30,7 +30,6 @@
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
-#include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/template.h"
 
 #define WORKDIR_PREFIX BENCH_KUBE_MOUNT "/.ebsmigrate-bench-"
@@ -926,7 +925,7 @@ static int write_keep_json(const char *dir, const char *name, const char *json, 
 }
 
 /* One Job: create, wait, read, record, delete. */
-static int run_job(struct ledger *db, struct bench_run *run, struct kube_state *k, const char *what,
+static int run_job(const struct bench_store *store, struct bench_run *run, struct kube_state *k, const char *what,
 		   const char *job_file, struct buf *err)
 {
 	const struct bench_kube_options *o = k->o;
@@ -1004,7 +1003,7 @@ static int run_job(struct ledger *db, struct bench_run *run, struct kube_state *
 					if (o->keep_json_dir)
 						rc = write_keep_json(o->keep_json_dir, what, open, ext, err);
 					if (!rc)
-						rc = bench_record_report(db, run, &rep, open, ext, NULL, sink.logs, sink.n, err);
+						rc = bench_record_report(store, run, &rep, open, ext, NULL, sink.logs, sink.n, err);
 					fio_report_release(&rep);
 				}
 				buf_release(&origin);
@@ -1063,7 +1062,8 @@ static void options_json_kube(struct bench_run *run, const struct bench_kube_opt
 	cJSON_Delete(j);
 }
 
-int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_kube_options *o, struct buf *err)
+int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o,
+		   struct buf *err)
 {
 	if (!o->template_text)
 		return em_err(err, EM_EINPUT, "no Job template");
@@ -1105,11 +1105,10 @@ int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_
 			size = half;
 	}
 	if (!rc) /* the volume is known now: link it to its migration, default the phase */
-		rc = bench_link_migration(db, run, err);
+		rc = bench_link_migration(store, run, err);
 	if (!rc) {
 		options_json_kube(run, o, size);
-		if (db)
-			rc = ledger_bench_run_begin(db, run, err);
+		rc = bench_store_begin(store, run, err);
 	}
 	size_t steps = o->job_file_text ? 1 : o->n_profiles, done = 0;
 	for (size_t i = 0; !rc && i < steps; i++) {
@@ -1123,7 +1122,7 @@ int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_
 			struct fio_job_spec spec = {o->profiles[i], o->runtime_s, size, NULL, NULL, o->profiles[i]->name, NULL};
 			fio_job_file(&job, &spec);
 		}
-		rc = run_job(db, run, &k, what, job.s, err);
+		rc = run_job(store, run, &k, what, job.s, err);
 		buf_release(&job);
 		if (!rc)
 			done++;
@@ -1162,13 +1161,7 @@ int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_
 		if (!rc)
 			rc = EM_ESERVER;
 	}
-	if (db && run->id) {
-		struct buf ferr = BUF_INIT;
-		int frc = ledger_bench_run_finish(db, run, &ferr);
-		if (frc && !rc)
-			rc = em_err(err, frc, "%s", ferr.s);
-		buf_release(&ferr);
-	}
+	rc = bench_store_finish(store, run, rc, err);
 	buf_release(&k.cleanup_err);
 	free(k.scratch_pvc);
 	free(k.claim);

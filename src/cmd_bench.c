@@ -503,7 +503,9 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 	struct bench_run run;
 	run_from_args(&run, a);
 	struct buf err = BUF_INIT;
-	int brc = bench_link_migration(ctx->db, &run, &err);
+	struct bench_store store; /* the runners hand results over; the ledger keeps them */
+	bench_ledger_store(&store, ctx->db);
+	int brc = bench_link_migration(&store, &run, &err);
 	if (!brc && a->local) {
 		struct bench_local_options o = {
 			.path = a->local, .profiles = a->profiles, .n_profiles = a->n_profiles, .job_file = a->job_file,
@@ -512,7 +514,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 			/* fio's own figures only where the progress line is drawn */
 			.status = isatty(2) && log_get_level() >= LOG_NORMAL ? fio_status : NULL,
 		};
-		brc = bench_run_local(ctx->db, &run, &o, &err);
+		brc = bench_run_local(&store, &run, &o, &err);
 	} else if (!brc) {
 		struct kube_client kc;
 		memset(&kc, 0, sizeof kc);
@@ -539,7 +541,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 					.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
 					.waiting = kube_waiting,
 				};
-				brc = bench_run_kube(ctx->db, &run, &o, &err);
+				brc = bench_run_kube(&store, &run, &o, &err);
 			}
 			free(ns);
 		}
@@ -600,9 +602,11 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 	struct bench_run run;
 	run_from_args(&run, a);
 	if (!rc) {
-		int brc = bench_link_migration(ctx->db, &run, &err);
+		struct bench_store store;
+		bench_ledger_store(&store, ctx->db);
+		int brc = bench_link_migration(&store, &run, &err);
 		if (!brc)
-			brc = bench_import(ctx->db, &run, text.s, text.len, strcmp(rest[0], "-") ? rest[0] : "standard input",
+			brc = bench_import(&store, &run, text.s, text.len, strcmp(rest[0], "-") ? rest[0] : "standard input",
 					   logs, a->n_iops_logs, &err);
 		if (brc) {
 			log_error("%s", err.s);

@@ -277,6 +277,17 @@ int em_parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
+int64_t em_duration_unit(const char *suffix)
+{
+	if (strcmp(suffix, "d") == 0)
+		return 86400;
+	if (strcmp(suffix, "h") == 0)
+		return 3600;
+	if (strcmp(suffix, "m") == 0)
+		return 60;
+	return strcmp(suffix, "s") == 0 || *suffix == '\0' ? 1 : 0;
+}
+
 int em_parse_duration(const char *s, int64_t *out)
 {
 	if (!s || !(*s >= '0' && *s <= '9'))
@@ -286,15 +297,7 @@ int em_parse_duration(const char *s, int64_t *out)
 	long long v = strtoll(s, &end, 10);
 	if (errno || v < 0)
 		return EM_EINPUT;
-	int64_t mult = 0;
-	if (strcmp(end, "d") == 0)
-		mult = 86400;
-	else if (strcmp(end, "h") == 0)
-		mult = 3600;
-	else if (strcmp(end, "m") == 0)
-		mult = 60;
-	else if (strcmp(end, "s") == 0 || *end == '\0')
-		mult = 1;
+	int64_t mult = em_duration_unit(end);
 	if (!mult || v > INT64_MAX / 86400)
 		return EM_EINPUT;
 	*out = (int64_t)v * mult;

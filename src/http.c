@@ -560,6 +560,21 @@ static size_t on_header(char *data, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+/* A client certificate or key in PEM: in memory (pem, copied by curl) or else from a file. */
+static void set_client_pem(CURL *h, const char *pem, CURLoption blob_opt, const char *file, CURLoption file_opt,
+			   CURLoption type_opt)
+{
+	if (pem) {
+		struct curl_blob blob = {(void *)pem, strlen(pem), CURL_BLOB_COPY};
+		curl_easy_setopt(h, blob_opt, &blob);
+	} else if (file) {
+		curl_easy_setopt(h, file_opt, file);
+	} else {
+		return;
+	}
+	curl_easy_setopt(h, type_opt, "PEM");
+}
+
 static void set_tls(struct http_client *c, CURL *h)
 {
 	const struct http_options *o = &c->opt;
@@ -569,22 +584,10 @@ static void set_tls(struct http_client *c, CURL *h)
 	} else if (o->ca_file) {
 		curl_easy_setopt(h, CURLOPT_CAINFO, o->ca_file);
 	}
-	if (o->client_cert_pem) {
-		struct curl_blob blob = {(void *)o->client_cert_pem, strlen(o->client_cert_pem), CURL_BLOB_COPY};
-		curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &blob);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (o->client_cert_file) {
-		curl_easy_setopt(h, CURLOPT_SSLCERT, o->client_cert_file);
-		curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-	}
-	if (o->client_key_pem) {
-		struct curl_blob blob = {(void *)o->client_key_pem, strlen(o->client_key_pem), CURL_BLOB_COPY};
-		curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &blob);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (o->client_key_file) {
-		curl_easy_setopt(h, CURLOPT_SSLKEY, o->client_key_file);
-		curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-	}
+	set_client_pem(h, o->client_cert_pem, CURLOPT_SSLCERT_BLOB, o->client_cert_file, CURLOPT_SSLCERT,
+		       CURLOPT_SSLCERTTYPE);
+	set_client_pem(h, o->client_key_pem, CURLOPT_SSLKEY_BLOB, o->client_key_file, CURLOPT_SSLKEY,
+		       CURLOPT_SSLKEYTYPE);
 	if (o->insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);

@@ -516,17 +516,28 @@ static int wrong_type(struct buf *err, const char *origin, const char *path, con
 		      key, want, jsonx_type_name(got));
 }
 
-int jsonx_want_str(const cJSON *obj, const char *key, const char **out, const char *origin, const char *path,
-		   struct buf *err)
+/* obj's member key when it has cJSON type `type` (cJSON_String...); NULL when absent or null;
+ * any other type is an error naming what was wanted. */
+static int want_type(const cJSON *obj, const char *key, int type, const char *want, const cJSON **out,
+		     const char *origin, const char *path, struct buf *err)
 {
 	const cJSON *v = jsonx_get(obj, key);
 	*out = NULL;
 	if (!v || cJSON_IsNull(v))
 		return 0;
-	if (!cJSON_IsString(v))
-		return wrong_type(err, origin, path, key, strlen(key), "a string", v);
-	*out = v->valuestring;
+	if ((v->type & 0xFF) != type)
+		return wrong_type(err, origin, path, key, strlen(key), want, v);
+	*out = v;
 	return 0;
+}
+
+int jsonx_want_str(const cJSON *obj, const char *key, const char **out, const char *origin, const char *path,
+		   struct buf *err)
+{
+	const cJSON *v;
+	int rc = want_type(obj, key, cJSON_String, "a string", &v, origin, path, err);
+	*out = v ? v->valuestring : NULL;
+	return rc;
 }
 
 int jsonx_want_path_str(const cJSON *obj, const char *dotted, const char **out, const char *origin,
@@ -561,14 +572,7 @@ int jsonx_want_path_str(const cJSON *obj, const char *dotted, const char **out, 
 int jsonx_want_array(const cJSON *obj, const char *key, const cJSON **out, const char *origin, const char *path,
 		     struct buf *err)
 {
-	const cJSON *v = jsonx_get(obj, key);
-	*out = NULL;
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsArray(v))
-		return wrong_type(err, origin, path, key, strlen(key), "an array", v);
-	*out = v;
-	return 0;
+	return want_type(obj, key, cJSON_Array, "an array", out, origin, path, err);
 }
 
 int jsonx_bool(const cJSON *obj, const char *key, int def)

@@ -368,6 +368,26 @@ static int duplicate_streamed_key(struct jsonx_stream *s, const char *key, struc
 	return rc;
 }
 
+/* After an object member or an array element: a ',' moves on to state next (0), close ends the
+ * container (1, past it), anything else is a syntax error (negative, as skip_ws's). */
+static int after_item(struct jsonx_stream *s, int close, int next, struct buf *err)
+{
+	int rc = 0;
+	int c = skip_ws(s, &rc, err);
+	if (c < -1)
+		return rc;
+	if (c == ',') {
+		s->pos++;
+		s->first = 0;
+		s->state = next;
+		return 0;
+	}
+	if (c != close)
+		return syntax_error(s, 0, err);
+	s->pos++;
+	return 1;
+}
+
 int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf *err)
 {
 	int rc = 0;
@@ -476,18 +496,11 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 			s->state = ST_AFTER_MEMBER;
 			break;
 		case ST_AFTER_MEMBER:
-			c = skip_ws(s, &rc, err);
-			if (c < -1)
-				return rc;
-			if (c == ',') {
-				s->pos++;
-				s->first = 0;
-				s->state = ST_MEMBER;
+			if ((rc = after_item(s, '}', ST_MEMBER, err)) <= 0) {
+				if (rc < 0)
+					return rc;
 				break;
 			}
-			if (c != '}')
-				return syntax_error(s, 0, err);
-			s->pos++;
 			s->state = ST_BETWEEN;
 			ev->value = s->root;
 			ev->doc = s->docs;
@@ -526,19 +539,10 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 		case ST_AFTER_ELEMENT:
 			cJSON_Delete(s->element);
 			s->element = NULL;
-			c = skip_ws(s, &rc, err);
-			if (c < -1)
+			if ((rc = after_item(s, ']', ST_ELEMENT, err)) < 0)
 				return rc;
-			if (c == ',') {
-				s->pos++;
-				s->first = 0;
-				s->state = ST_ELEMENT;
-				break;
-			}
-			if (c != ']')
-				return syntax_error(s, 0, err);
-			s->pos++;
-			s->state = ST_AFTER_MEMBER;
+			if (rc > 0)
+				s->state = ST_AFTER_MEMBER;
 			break;
 		default:
 			return 0;

@@ -96,6 +96,119 @@ int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct 
 	return ledger_db_err(l, err, "cannot prepare a statement");
 }
 
+int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+		struct buf *err)
+{
+	int rc = 0, step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		rc = on_row ? on_row(st, ctx, err) : 0;
+		if (rc)
+			break;
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = ledger_db_err(l, err, what); /* before finalize: it resets the message */
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+	       struct buf *err)
+{
+	int rc, step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		rc = on_row ? on_row(st, ctx, err) : 0;
+	else if (step == SQLITE_DONE)
+		rc = EM_ENOTFOUND;
+	else
+		rc = ledger_db_err(l, err, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void *ledger_list_add(struct ledger_list *list)
+{
+	if (list->n == list->alloc) {
+		list->alloc = list->alloc ? list->alloc * 2 : 16;
+		list->items = xrealloc(list->items, list->alloc * list->size);
+	}
+	void *item = (char *)list->items + list->n++ * list->size;
+	memset(item, 0, list->size);
+	return item;
+}
+
+time_t ledger_column_time(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	time_t t = 0;
+	if (s && em_parse_time((const char *)s, &t))
+		t = 0;
+	return t;
+}
+
+void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *field = (char *)item + cols[i].offset;
+		int col = (int)i;
+		switch (cols[i].kind) {
+		case LEDGER_INT64: *(int64_t *)field = sqlite3_column_int64(st, col); break;
+		case LEDGER_INT: *(int *)field = sqlite3_column_int(st, col); break;
+		case LEDGER_TEXT: *(char **)field = ledger_column_dup(st, col); break;
+		case LEDGER_TIME: *(time_t *)field = ledger_column_time(st, col); break;
+		case LEDGER_SKIP: break;
+		}
+	}
+}
+
+int ledger_read_listed(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	struct ledger_list *l = list;
+	ledger_read_columns(st, ledger_list_add(l), l->cols, l->n_cols);
+	return 0;
+}
+
+void ledger_list_release(struct ledger_list *list)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		char *item = (char *)list->items + i * list->size;
+		if (list->release)
+			list->release(item);
+		for (size_t c = 0; !list->release && c < list->n_cols; c++)
+			if (list->cols[c].kind == LEDGER_TEXT)
+				free(*(char **)(item + list->cols[c].offset));
+	}
+	free(list->items);
+	list->items = NULL;
+	list->n = list->alloc = 0;
+}
+
+void ledger_items_free(void *items, size_t n, struct ledger_list shape)
+{
+	shape.items = items;
+	shape.n = shape.alloc = n;
+	ledger_list_release(&shape);
+}
+
+int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
+		      const char *what, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, sql, &st, err);
+	if (!rc)
+		rc = ledger_rows(l, st, on_row, list, what, err);
+	if (rc)
+		ledger_list_release(list);
+	return rc;
+}
+
+int ledger_step_done(struct ledger *l, sqlite3_stmt *st, const char *what, struct buf *err)
+{
+	int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : ledger_db_err(l, err, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* Binds a string or NULL. SQLITE_TRANSIENT: the caller's strings may not outlive the step. */
 void ledger_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -122,18 +235,28 @@ char *ledger_column_dup(sqlite3_stmt *st, int i)
 	return s ? xstrdup((const char *)s) : NULL;
 }
 
+int ledger_read_int64(sqlite3_stmt *st, void *out, struct buf *err)
+{
+	(void)err;
+	*(int64_t *)out = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int ledger_read_int64_into_list(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	return ledger_read_int64(st, ledger_list_add(list), err);
+}
+
 static int read_user_version(struct ledger *l, int *out, struct buf *err)
 {
 	sqlite3_stmt *st;
+	int64_t version = 0;
 	int rc = ledger_prepare(l, "PRAGMA user_version", &st, err);
-	if (rc)
-		return rc;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out = sqlite3_column_int(st, 0);
-	} else {
+	if (!rc)
+		rc = ledger_row(l, st, ledger_read_int64, &version, "cannot read the schema version", err);
+	if (rc == EM_ENOTFOUND) /* the pragma always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the schema version");
-	}
-	sqlite3_finalize(st);
+	*out = (int)version;
 	return rc;
 }
 
@@ -388,9 +511,7 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 	ledger_bind_text(st, 2, pb->effective_date);
 	ledger_bind_text(st, 3, pb->fetched_at);
 	ledger_bind_text(st, 4, now);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot store the price book version");
-	sqlite3_finalize(st);
+	rc = ledger_step_done(l, st, "cannot store the price book version", err);
 	if (rc)
 		return rc;
 	int64_t id = sqlite3_last_insert_rowid(l->db);
@@ -433,9 +554,7 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot make the new price book current");
-	sqlite3_finalize(st);
+	rc = ledger_step_done(l, st, "cannot make the new price book current", err);
 	if (!rc)
 		pb->version = id;
 	return rc;
@@ -459,64 +578,66 @@ int ledger_pricebook_store(struct ledger *l, struct pricebook *pb, struct buf *e
 	return rc;
 }
 
-/* The current version's id, source and effective date; EM_ENOTFOUND when there is none. */
-static int current_version(struct ledger *l, int64_t *id, char **source, char **effective_date,
-			   char **fetched_at, struct buf *err)
+static int read_price(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	const char *code = (const char *)sqlite3_column_text(st, 0);
+	const char *name = (const char *)sqlite3_column_text(st, 1);
+	int item = pricebook_item_parse((const char *)sqlite3_column_text(st, 2));
+	if (!code || item < 0)
+		return 0; /* an item a newer ebsmigrate wrote stays unknown here */
+	struct price_location *loc = pricebook_location(ctx, code);
+	if (!loc->name && name)
+		loc->name = xstrdup(name);
+	pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
+	return 0;
+}
+
+/* Reads version id's prices into out (which already holds its header fields). */
+static int load_prices(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
 {
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
-			 "SELECT id, source, effective_date, fetched_at FROM price_versions WHERE is_current = 1",
+			 "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
+			 "ORDER BY location, item",
 			 &st, err);
 	if (rc)
 		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		*id = sqlite3_column_int64(st, 0);
-		*source = ledger_column_dup(st, 1);
-		*effective_date = ledger_column_dup(st, 2);
-		if (fetched_at)
-			*fetched_at = ledger_column_dup(st, 3);
-	} else if (step == SQLITE_DONE) {
+	sqlite3_bind_int64(st, 1, id);
+	return ledger_rows(l, st, read_price, out, "cannot read the prices", err);
+}
+
+/* A price_versions row's header fields (columns source, effective_date, fetched_at) into a
+ * pricebook. */
+static int read_version_header(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct pricebook *pb = ctx;
+	pb->source = ledger_column_dup(st, 0);
+	pb->effective_date = ledger_column_dup(st, 1);
+	pb->fetched_at = ledger_column_dup(st, 2);
+	pb->version = sqlite3_column_int64(st, 3);
+	return 0;
+}
+
+/* The current version's header into out; EM_ENOTFOUND when there is none. */
+static int current_version(struct ledger *l, struct pricebook *out, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l,
+			 "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE is_current = 1",
+			 &st, err);
+	if (!rc)
+		rc = ledger_row(l, st, read_version_header, out, "cannot read the current price book", err);
+	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "database '%s' holds no price book", l->path);
-	} else {
-		rc = ledger_db_err(l, err, "cannot read the current price book");
-	}
-	sqlite3_finalize(st);
 	return rc;
 }
 
 static int load_current(struct ledger *l, struct pricebook *out, struct buf *err)
 {
-	int64_t id;
-	int rc = current_version(l, &id, &out->source, &out->effective_date, &out->fetched_at, err);
-	if (rc)
-		return rc;
-	out->version = id;
-	sqlite3_stmt *st;
-	rc = ledger_prepare(l,
-		     "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
-		     "ORDER BY location, item",
-		     &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *code = (const char *)sqlite3_column_text(st, 0);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-		/* An item this binary does not know (written by a newer one) stays unknown here. */
-		int item = pricebook_item_parse((const char *)sqlite3_column_text(st, 2));
-		if (!code || item < 0)
-			continue;
-		struct price_location *loc = pricebook_location(out, code);
-		if (!loc->name && name)
-			loc->name = xstrdup(name);
-		pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the prices");
-	sqlite3_finalize(st);
-	return rc;
+	int rc = current_version(l, out, err);
+	return rc ? rc : load_prices(l, out->version, out, err);
 }
 
 int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf *err)
@@ -544,12 +665,15 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	int have_bundle = pricebook_load_bundled(&bundled, &bundle_err) == 0 && bundled.effective_date;
 
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start choosing the price book", err);
-	int64_t id = 0;
-	char *source = NULL, *date = NULL;
+	struct pricebook current; /* only its header */
+	pricebook_init(&current);
+	const char *source = NULL, *date = NULL;
 	int stored = 0;
 	if (!rc) {
 		struct buf none = BUF_INIT;
-		int cur = current_version(l, &id, &source, &date, NULL, &none);
+		int cur = current_version(l, &current, &none);
+		source = current.source;
+		date = current.effective_date;
 		if (cur != 0 && cur != EM_ENOTFOUND) {
 			rc = em_err(err, cur, "%s", none.s);
 		} else if (cur == EM_ENOTFOUND && !have_bundle) {
@@ -576,8 +700,7 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	}
 	if (rc)
 		pricebook_release(out);
-	free(source);
-	free(date);
+	pricebook_release(&current);
 	pricebook_release(&bundled);
 	buf_release(&bundle_err);
 	return rc;
@@ -609,13 +732,9 @@ static int insert_plan(struct ledger *l, const char *generated_at, const char *m
 	ledger_bind_text(st, 7, sha);
 	sqlite3_bind_blob64(st, 8, zdata, zlen, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 9, (sqlite3_int64)size);
-	if (sqlite3_step(st) == SQLITE_DONE) {
-		if (id_out)
-			*id_out = sqlite3_last_insert_rowid(l->db);
-	} else {
-		rc = ledger_db_err(l, err, "cannot record the plan");
-	}
-	sqlite3_finalize(st);
+	rc = ledger_step_done(l, st, "cannot record the plan", err);
+	if (!rc && id_out)
+		*id_out = sqlite3_last_insert_rowid(l->db);
 	return rc;
 }
 
@@ -647,6 +766,27 @@ int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const cha
 			   id_out, err);
 }
 
+struct plan_match {
+	const char *doc;
+	int64_t id;
+};
+
+/* 1 (which stops the search) when the row's document is the one sought. */
+static int match_plan(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct plan_match *m = ctx;
+	int64_t id = sqlite3_column_int64(st, 0);
+	char *doc = NULL;
+	struct buf ignored = BUF_INIT; /* a damaged row is simply not this document */
+	int same = ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, m->doc) == 0;
+	free(doc);
+	buf_release(&ignored);
+	if (same)
+		m->id = id;
+	return same;
+}
+
 int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)
 {
 	char sha[65];
@@ -664,23 +804,14 @@ int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, s
 	ledger_bind_text(st, 1, sha);
 	bind_document(st, 2, plan_json);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)strlen(plan_json));
-	int step = SQLITE_DONE, found = 0;
-	while (!rc && !found && (step = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		char *doc = NULL;
-		struct buf ignored = BUF_INIT;
-		if (ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, plan_json) == 0) {
-			*id_out = id;
-			found = 1;
-		}
-		free(doc);
-		buf_release(&ignored);
+	struct plan_match match = {plan_json, 0};
+	rc = ledger_rows(l, st, match_plan, &match, "cannot read plans", err);
+	if (rc == 1) {
+		*id_out = match.id;
+		return 0;
 	}
-	if (!found && step == SQLITE_DONE)
+	if (!rc)
 		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
-	else if (!found)
-		rc = ledger_db_err(l, err, "cannot read plans");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -732,46 +863,13 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 	sqlite3_bind_int64(st, 8, run->aws_calls);
 	ledger_bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
 	bind_document(st, 10, run->inventory_json);
-	if (sqlite3_step(st) == SQLITE_DONE) {
-		if (id_out)
-			*id_out = sqlite3_last_insert_rowid(l->db);
-	} else {
-		rc = ledger_db_err(l, err, "cannot record the inventory run");
-	}
-	sqlite3_finalize(st);
+	rc = ledger_step_done(l, st, "cannot record the inventory run", err);
+	if (!rc && id_out)
+		*id_out = sqlite3_last_insert_rowid(l->db);
 	return rc;
 }
 
 /* ---- price book history ---- */
-
-/* Reads version id's prices into out (which already holds its header fields). */
-static int load_prices(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
-{
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
-			 "ORDER BY location, item",
-			 &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *code = (const char *)sqlite3_column_text(st, 0);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-		int item = pricebook_item_parse((const char *)sqlite3_column_text(st, 2));
-		if (!code || item < 0)
-			continue; /* an item a newer ebsmigrate wrote stays unknown here */
-		struct price_location *loc = pricebook_location(out, code);
-		if (!loc->name && name)
-			loc->name = xstrdup(name);
-		pricebook_item_set(loc, item, sqlite3_column_int64(st, 3));
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the prices");
-	sqlite3_finalize(st);
-	return rc;
-}
 
 int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
 {
@@ -780,22 +878,14 @@ int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, s
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
-	rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at FROM price_versions WHERE id = ?", &st, err);
+	rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE id = ?", &st,
+			    err);
 	if (!rc) {
 		sqlite3_bind_int64(st, 1, id);
-		int step = sqlite3_step(st);
-		if (step == SQLITE_ROW) {
-			out->source = ledger_column_dup(st, 0);
-			out->effective_date = ledger_column_dup(st, 1);
-			out->fetched_at = ledger_column_dup(st, 2);
-			out->version = id;
-		} else if (step == SQLITE_DONE) {
+		rc = ledger_row(l, st, read_version_header, out, "cannot read the price book version", err);
+		if (rc == EM_ENOTFOUND)
 			rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path,
 				    (long long)id);
-		} else {
-			rc = ledger_db_err(l, err, "cannot read the price book version");
-		}
-		sqlite3_finalize(st);
 	}
 	if (!rc)
 		rc = load_prices(l, id, out, err);
@@ -808,96 +898,59 @@ int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, s
 	return rc;
 }
 
+static const struct ledger_column PRICE_VERSION_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct ledger_price_version, id),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, source),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, effective_date),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, fetched_at),
+	LEDGER_COLUMN(TEXT, struct ledger_price_version, created_at),
+	LEDGER_COLUMN(INT, struct ledger_price_version, is_current),
+	LEDGER_COLUMN(INT64, struct ledger_price_version, n_prices),
+};
+
 void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].source);
-		free(v[i].effective_date);
-		free(v[i].fetched_at);
-		free(v[i].created_at);
-	}
-	free(v);
+	ledger_items_free(v, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS));
 }
 
 int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
-			 "(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
-			 &st, err);
-	if (rc)
-		return rc;
-	struct ledger_price_version *v = NULL;
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(v, *n, alloc);
-		struct ledger_price_version *r = &v[(*n)++];
-		r->id = sqlite3_column_int64(st, 0);
-		r->source = ledger_column_dup(st, 1);
-		r->effective_date = ledger_column_dup(st, 2);
-		r->fetched_at = ledger_column_dup(st, 3);
-		r->created_at = ledger_column_dup(st, 4);
-		r->is_current = sqlite3_column_int(st, 5);
-		r->n_prices = sqlite3_column_int64(st, 6);
-	}
-	if (step != SQLITE_DONE) {
-		rc = ledger_db_err(l, err, "cannot list the price book versions");
-		ledger_price_versions_free(v, *n);
-		v = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
-	*out = v;
+	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS);
+	int rc = ledger_query_list(
+		l,
+		"SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
+		"(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
+		ledger_read_listed, &list, "cannot list the price book versions", err);
+	*out = list.items;
+	*n = list.n;
 	return rc;
 }
 
 /* ---- realized savings ---- */
 
+static const struct ledger_column COMPLETED_COLUMNS[] = {
+	LEDGER_COLUMN(TEXT, struct ledger_completed, volume_id),
+	LEDGER_COLUMN(TEXT, struct ledger_completed, completed_at),
+	LEDGER_COLUMN(INT64, struct ledger_completed, current_monthly_micro),
+	LEDGER_COLUMN(INT64, struct ledger_completed, target_monthly_micro),
+};
+
 void ledger_completed_free(struct ledger_completed *c, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(c[i].volume_id);
-		free(c[i].completed_at);
-	}
-	free(c);
+	ledger_items_free(c, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS));
 }
 
 int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
+	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS);
 	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
-	int rc = ledger_prepare(l,
-			 "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
-			 " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
-			 " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
-			 " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
-			 &st, err);
-	if (rc)
-		return rc;
-	struct ledger_completed *c = NULL;
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(c, *n, alloc);
-		struct ledger_completed *r = &c[(*n)++];
-		r->volume_id = ledger_column_dup(st, 0);
-		r->completed_at = ledger_column_dup(st, 1);
-		r->current_monthly_micro = sqlite3_column_int64(st, 2);
-		r->target_monthly_micro = sqlite3_column_int64(st, 3);
-	}
-	if (step != SQLITE_DONE) {
-		rc = ledger_db_err(l, err, "cannot read the completed migrations");
-		ledger_completed_free(c, *n);
-		c = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
-	*out = c;
+	int rc = ledger_query_list(l,
+				   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
+				   " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
+				   " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
+				   " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
+				   ledger_read_listed, &list, "cannot read the completed migrations", err);
+	*out = list.items;
+	*n = list.n;
 	return rc;
 }

@@ -49,14 +49,6 @@ static void bind_time(sqlite3_stmt *st, int i, time_t t)
 	sqlite3_bind_text(st, i, ts, -1, SQLITE_TRANSIENT);
 }
 
-static time_t column_time(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	time_t t = 0;
-	if (s)
-		em_parse_time((const char *)s, &t);
-	return t;
-}
 
 /* The pid holding an flock on the file (dev, ino) according to /proc/locks (Linux), or 0. */
 static long flock_holder(dev_t dev, ino_t ino)
@@ -107,83 +99,85 @@ void ledger_apply_unlock(struct ledger *l)
 	}
 }
 
-/* The error for a plans query (by id, or the latest when id <= 0) that returned no row. */
-static int no_plan_row(struct ledger *l, int64_t id, int step, struct buf *err)
+/* Reads the plans row with that id (the latest when id <= 0) through on_row; the query selects
+ * COLUMNS. A missing row is EM_ENOTFOUND naming the plan. */
+static int read_plan_row(struct ledger *l, int64_t id, const char *columns, ledger_row_fn on_row, void *ctx,
+			 struct buf *err)
 {
-	if (step != SQLITE_DONE)
-		return ledger_db_err(l, err, "cannot read plans");
-	if (id > 0)
-		return em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
-	return em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first", l->path);
-}
-
-int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
-{
+	struct buf sql = BUF_INIT;
+	buf_addf(&sql, id > 0 ? "SELECT %s FROM plans WHERE id = ?" : "SELECT %s FROM plans ORDER BY id DESC LIMIT 1",
+		 columns);
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE id = ?"
-				       : "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY id DESC LIMIT 1",
-				&st, err);
+	int rc = ledger_prepare(l, sql.s, &st, err);
+	buf_release(&sql);
 	if (rc)
 		return rc;
 	if (id > 0)
 		sqlite3_bind_int64(st, 1, id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		*id_out = sqlite3_column_int64(st, 0);
-		rc = ledger_plan_document(st, 1, *id_out, json_out, err);
-	} else {
-		rc = no_plan_row(l, id, step, err);
+	rc = ledger_row(l, st, on_row, ctx, "cannot read plans", err);
+	if (rc == EM_ENOTFOUND && id > 0)
+		rc = em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
+	else if (rc == EM_ENOTFOUND)
+		rc = em_err(err, EM_ENOTFOUND, "no plan recorded in database '%s': run 'ebsmigrate plan' first",
+			    l->path);
+	return rc;
+}
+
+struct plan_doc {
+	int64_t id;
+	char *json;
+};
+
+static int read_plan_doc(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	struct plan_doc *d = ctx;
+	d->id = sqlite3_column_int64(st, 0);
+	return ledger_plan_document(st, 1, d->id, &d->json, err);
+}
+
+int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err)
+{
+	struct plan_doc d = {0, NULL};
+	int rc = read_plan_row(l, id, "id, plan_json, plan_zlib, plan_size", read_plan_doc, &d, err);
+	if (d.id) { /* a row was read, even if its document was damaged */
+		*id_out = d.id;
+		*json_out = d.json;
 	}
-	sqlite3_finalize(st);
+	return rc;
+}
+
+static int read_summary(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	struct plan_summary *out = ctx;
+	int rc = 0;
+	out->id = sqlite3_column_int64(st, 0);
+	out->created_at = ledger_column_time(st, 1);
+	out->generated_at = ledger_column_time(st, 2);
+	const unsigned char *sha = sqlite3_column_text(st, 3);
+	if (sha && strlen((const char *)sha) == 64) {
+		memcpy(out->sha256, sha, 65);
+	} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
+		char *doc = NULL;
+		rc = ledger_plan_document(st, 4, out->id, &doc, err);
+		if (!rc)
+			em_sha256_hex(doc, strlen(doc), out->sha256);
+		free(doc);
+	}
 	return rc;
 }
 
 int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
+	int rc = read_plan_row(l, id, "id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size",
+			       read_summary, out, err);
+	if (rc)
+		return rc;
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				id > 0 ? "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
-					 "FROM plans WHERE id = ?"
-				       : "SELECT id, created_at, generated_at, plan_sha256, plan_json, plan_zlib, plan_size "
-					 "FROM plans ORDER BY id DESC LIMIT 1",
-				&st, err);
-	if (rc)
-		return rc;
-	if (id > 0)
-		sqlite3_bind_int64(st, 1, id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(st, 0);
-		out->created_at = column_time(st, 1);
-		out->generated_at = column_time(st, 2);
-		const unsigned char *sha = sqlite3_column_text(st, 3);
-		if (sha && strlen((const char *)sha) == 64) {
-			memcpy(out->sha256, sha, 65);
-		} else { /* recorded before migration 0005: hash the document as ledger_plan_record does */
-			char *doc = NULL;
-			rc = ledger_plan_document(st, 4, out->id, &doc, err);
-			if (!rc)
-				em_sha256_hex(doc, strlen(doc), out->sha256);
-			free(doc);
-		}
-	} else {
-		rc = no_plan_row(l, id, step, err);
-	}
-	sqlite3_finalize(st);
-	if (rc)
-		return rc;
 	rc = ledger_prepare(l, "SELECT plan_id FROM apply_runs ORDER BY id DESC LIMIT 1", &st, err);
-	if (rc)
-		return rc;
-	step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		out->last_applied_plan_id = sqlite3_column_int64(st, 0);
-	else if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read apply runs");
-	sqlite3_finalize(st);
-	return rc;
+	if (!rc)
+		rc = ledger_row(l, st, ledger_read_int64, &out->last_applied_plan_id, "cannot read apply runs", err);
+	return rc == EM_ENOTFOUND ? 0 : rc;
 }
 
 int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
@@ -198,11 +192,9 @@ int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *option
 	bind_time(st, 2, em_now());
 	ledger_bind_text(st, 3, options_json ? options_json : "{}");
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
-	if (sqlite3_step(st) == SQLITE_DONE)
+	rc = ledger_step_done(l, st, "cannot record the apply run", err);
+	if (!rc)
 		*run_id = sqlite3_last_insert_rowid(l->db);
-	else
-		rc = ledger_db_err(l, err, "cannot record the apply run");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -215,10 +207,7 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 	bind_time(st, 1, em_now());
 	ledger_bind_text(st, 2, outcome);
 	sqlite3_bind_int64(st, 3, run_id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot finish the apply run");
-	sqlite3_finalize(st);
-	return rc;
+	return ledger_step_done(l, st, "cannot finish the apply run", err);
 }
 
 static const char *const COLS =
@@ -226,34 +215,48 @@ static const char *const COLS =
 	"target_iops, target_throughput, target_class, current_monthly_micro, target_monthly_micro, eligible_at, "
 	"submitted_at, started_at, completed_at, error_code, error_message, updated_at";
 
-static void read_row(sqlite3_stmt *st, struct apply_row *r)
+static const struct ledger_column ROW_COLUMNS[] = { /* in COLS order */
+	LEDGER_COLUMN(INT64, struct apply_row, id),
+	LEDGER_COLUMN(INT64, struct apply_row, plan_id),
+	LEDGER_COLUMN(INT64, struct apply_row, run_id),
+	LEDGER_COLUMN(TEXT, struct apply_row, volume_id),
+	LEDGER_COLUMN(TEXT, struct apply_row, account),
+	LEDGER_COLUMN(TEXT, struct apply_row, region),
+	LEDGER_COLUMN(TEXT, struct apply_row, cluster),
+	LEDGER_COLUMN(TEXT, struct apply_row, namespace_),
+	LEDGER_COLUMN(TEXT, struct apply_row, pvc),
+	LEDGER_COLUMN_SKIP, /* method: an enum, below */
+	LEDGER_COLUMN_SKIP, /* state: an enum, below */
+	LEDGER_COLUMN(TEXT, struct apply_row, target_type),
+	LEDGER_COLUMN(INT64, struct apply_row, target_iops),
+	LEDGER_COLUMN(INT64, struct apply_row, target_throughput),
+	LEDGER_COLUMN(TEXT, struct apply_row, target_class),
+	LEDGER_COLUMN(INT64, struct apply_row, current_monthly),
+	LEDGER_COLUMN(INT64, struct apply_row, target_monthly),
+	LEDGER_COLUMN(TIME, struct apply_row, eligible_at),
+	LEDGER_COLUMN(TIME, struct apply_row, submitted_at),
+	LEDGER_COLUMN(TIME, struct apply_row, started_at),
+	LEDGER_COLUMN(TIME, struct apply_row, completed_at),
+	LEDGER_COLUMN(TEXT, struct apply_row, error_code),
+	LEDGER_COLUMN(TEXT, struct apply_row, error_message),
+	LEDGER_COLUMN(TIME, struct apply_row, updated_at),
+};
+
+static int read_row(sqlite3_stmt *st, void *row, struct buf *err)
 {
-	memset(r, 0, sizeof *r);
-	r->id = sqlite3_column_int64(st, 0);
-	r->plan_id = sqlite3_column_int64(st, 1);
-	r->run_id = sqlite3_column_int64(st, 2);
-	r->volume_id = ledger_column_dup(st, 3);
-	r->account = ledger_column_dup(st, 4);
-	r->region = ledger_column_dup(st, 5);
-	r->cluster = ledger_column_dup(st, 6);
-	r->namespace_ = ledger_column_dup(st, 7);
-	r->pvc = ledger_column_dup(st, 8);
+	(void)err;
+	memset(row, 0, sizeof(struct apply_row));
+	ledger_read_columns(st, row, ROW_COLUMNS, sizeof ROW_COLUMNS / sizeof *ROW_COLUMNS);
+	struct apply_row *r = row;
 	/* the table's CHECK constraints admit only these enums' names */
 	modify_method_parse((const char *)sqlite3_column_text(st, 9), &r->method);
 	apply_state_parse((const char *)sqlite3_column_text(st, 10), &r->state);
-	r->target_type = ledger_column_dup(st, 11);
-	r->target_iops = sqlite3_column_int64(st, 12);
-	r->target_throughput = sqlite3_column_int64(st, 13);
-	r->target_class = ledger_column_dup(st, 14);
-	r->current_monthly = sqlite3_column_int64(st, 15);
-	r->target_monthly = sqlite3_column_int64(st, 16);
-	r->eligible_at = column_time(st, 17);
-	r->submitted_at = column_time(st, 18);
-	r->started_at = column_time(st, 19);
-	r->completed_at = column_time(st, 20);
-	r->error_code = ledger_column_dup(st, 21);
-	r->error_message = ledger_column_dup(st, 22);
-	r->updated_at = column_time(st, 23);
+	return 0;
+}
+
+static int read_row_into_list(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	return read_row(st, ledger_list_add(list), err);
 }
 
 int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, struct apply_row *out,
@@ -268,15 +271,7 @@ int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, s
 		return rc;
 	sqlite3_bind_int64(st, 1, plan_id);
 	ledger_bind_text(st, 2, volume_id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		read_row(st, out);
-	else if (step == SQLITE_DONE)
-		rc = EM_ENOTFOUND;
-	else
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
-	return rc;
+	return ledger_row(l, st, read_row, out, "cannot read the apply ledger", err);
 }
 
 int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows, size_t *n, struct buf *err)
@@ -296,18 +291,18 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 		return rc;
 	if (plan_id > 0)
 		sqlite3_bind_int64(st, 1, plan_id);
-	size_t alloc = 0;
-	*rows = NULL;
-	*n = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*rows, *n, alloc);
-		read_row(st, &(*rows)[(*n)++]);
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row, NULL);
+	rc = ledger_rows(l, st, read_row_into_list, &list, "cannot read the apply ledger", err);
+	*rows = list.items; /* on an error, the rows read so far: the caller frees them as before */
+	*n = list.n;
 	return rc;
+}
+
+static int read_start(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	*(time_t *)ledger_list_add(list) = ledger_column_time(st, 0);
+	return 0;
 }
 
 int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times, size_t *n, struct buf *err)
@@ -321,18 +316,25 @@ int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times,
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, volume_id);
-	size_t alloc = 0;
-	*times = NULL;
-	*n = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*times, *n, alloc);
-		(*times)[(*n)++] = column_time(st, 0);
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(time_t, NULL);
+	rc = ledger_rows(l, st, read_start, &list, "cannot read the apply ledger", err);
+	*times = list.items;
+	*n = list.n;
 	return rc;
+}
+
+struct stored_state {
+	char *state;
+	time_t submitted_at;
+};
+
+static int read_stored_state(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct stored_state *s = ctx;
+	s->state = ledger_column_dup(st, 0);
+	s->submitted_at = ledger_column_time(st, 1);
+	return 0;
 }
 
 /* expect_state (NULL: unconditional): the row is written only if it still has that state and
@@ -343,6 +345,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start a ledger write", err);
 	if (rc)
 		return rc;
+	struct stored_state stored = {NULL, 0};
 	char *prev = NULL;
 	sqlite3_stmt *st = NULL;
 	time_t prev_submitted = 0;
@@ -351,11 +354,11 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		rc = ledger_prepare(l, "SELECT state, submitted_at FROM apply_volumes WHERE id = ?", &st, err);
 		if (!rc) {
 			sqlite3_bind_int64(st, 1, r->id);
-			if (sqlite3_step(st) == SQLITE_ROW) {
-				prev = ledger_column_dup(st, 0);
-				prev_submitted = column_time(st, 1);
-			}
-			sqlite3_finalize(st);
+			rc = ledger_row(l, st, read_stored_state, &stored, "cannot read the apply ledger", err);
+			if (rc == EM_ENOTFOUND) /* the row is gone: prev stays NULL */
+				rc = 0;
+			prev = stored.state;
+			prev_submitted = stored.submitted_at;
 			st = NULL;
 		}
 		if (!rc && expect_state &&
@@ -407,11 +410,9 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 		if (r->id)
 			sqlite3_bind_int64(st, 25, r->id);
 		ledger_bind_text(st, 26, modify_method_name(r->method));
-		if (sqlite3_step(st) != SQLITE_DONE)
-			rc = ledger_db_err(l, err, "cannot write the apply ledger");
-		else if (!r->id)
+		rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
+		if (!rc && !r->id)
 			r->id = sqlite3_last_insert_rowid(l->db);
-		sqlite3_finalize(st);
 		st = NULL;
 	}
 	if (!rc && (!prev || strcmp(prev, apply_state_name(r->state)) != 0 || detail)) {
@@ -424,9 +425,7 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 			ledger_bind_text(st, 3, prev);
 			ledger_bind_text(st, 4, apply_state_name(r->state));
 			ledger_bind_text(st, 5, detail);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = ledger_db_err(l, err, "cannot write the apply ledger");
-			sqlite3_finalize(st);
+			rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
 		}
 	}
 	free(prev);

@@ -80,11 +80,9 @@ int ledger_bench_run_begin(struct ledger *l, struct bench_run *run, struct buf *
 	ledger_bind_text(st, 17, hv ? v->node : NULL);
 	ledger_bind_text(st, 18, hv ? v->pvc : NULL);
 	bind_pos_int(st, 19, run->apply_volume_id);
-	if (sqlite3_step(st) == SQLITE_DONE)
+	rc = ledger_step_done(l, st, "cannot record the bench run", err);
+	if (!rc)
 		run->id = sqlite3_last_insert_rowid(l->db);
-	else
-		rc = ledger_db_err(l, err, "cannot record the bench run");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -99,13 +97,9 @@ int ledger_bench_output_add(struct ledger *l, int64_t run_id, const char *fio_js
 	sqlite3_bind_int64(st, 1, run_id);
 	ledger_bind_text(st, 2, fio_json);
 	ledger_bind_text(st, 3, now);
-	if (sqlite3_step(st) == SQLITE_DONE) {
-		if (id_out)
-			*id_out = sqlite3_last_insert_rowid(l->db);
-	} else {
-		rc = ledger_db_err(l, err, "cannot record the fio output");
-	}
-	sqlite3_finalize(st);
+	rc = ledger_step_done(l, st, "cannot record the fio output", err);
+	if (!rc && id_out)
+		*id_out = sqlite3_last_insert_rowid(l->db);
 	return rc;
 }
 
@@ -171,11 +165,9 @@ static int insert_job(struct ledger *l, int64_t run_id, int64_t output_id, int s
 		sqlite3_bind_null(st, 34);
 	}
 	ledger_bind_text(st, 35, now);
-	if (sqlite3_step(st) == SQLITE_DONE)
+	rc = ledger_step_done(l, st, "cannot record the bench job", err);
+	if (!rc)
 		j->id = sqlite3_last_insert_rowid(l->db);
-	else
-		rc = ledger_db_err(l, err, "cannot record the bench job");
-	sqlite3_finalize(st);
 	if (rc || j->series.n == 0)
 		return rc;
 	rc = ledger_prepare(l, "INSERT INTO bench_series (job_id, t_ms, iops) VALUES (?, ?, ?)", &st, err);
@@ -240,33 +232,16 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 	ledger_bind_text(st, 11, hv ? v->node : NULL);
 	ledger_bind_text(st, 12, hv ? v->pvc : NULL);
 	sqlite3_bind_int64(st, 13, run->id);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot finish the bench run");
-	sqlite3_finalize(st);
-	return rc;
+	return ledger_step_done(l, st, "cannot finish the bench run", err);
 }
 
 int ledger_bench_run_ids(struct ledger *l, int64_t **ids, size_t *n, struct buf *err)
 {
-	*ids = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "SELECT id FROM bench_runs ORDER BY id", &st, err);
-	if (rc)
-		return rc;
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*ids, *n, alloc);
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	if (step != SQLITE_DONE) {
-		rc = ledger_db_err(l, err, "cannot list the bench runs");
-		free(*ids);
-		*ids = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
+	int rc = ledger_query_list(l, "SELECT id FROM bench_runs ORDER BY id", ledger_read_int64_into_list, &list,
+				   "cannot list the bench runs", err);
+	*ids = list.items;
+	*n = list.n;
 	return rc;
 }
 
@@ -297,6 +272,21 @@ static enum fio_kind kind_parse(const char *s)
 	return FIO_KIND_IOPS;
 }
 
+static int read_sample(sqlite3_stmt *st, void *series, struct buf *err)
+{
+	(void)err;
+	struct fio_series *s = series;
+	if (s->n >= s->alloc) {
+		s->alloc = s->alloc ? s->alloc * 2 : 256;
+		s->t_ms = xrealloc(s->t_ms, s->alloc * sizeof *s->t_ms);
+		s->iops = xrealloc(s->iops, s->alloc * sizeof *s->iops);
+	}
+	s->t_ms[s->n] = sqlite3_column_int64(st, 0);
+	s->iops[s->n] = sqlite3_column_double(st, 1);
+	s->n++;
+	return 0;
+}
+
 static int load_series(struct ledger *l, struct bench_job *j, struct buf *err)
 {
 	sqlite3_stmt *st;
@@ -304,22 +294,36 @@ static int load_series(struct ledger *l, struct bench_job *j, struct buf *err)
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, j->id);
-	int step;
-	struct fio_series *s = &j->series;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (s->n >= s->alloc) {
-			s->alloc = s->alloc ? s->alloc * 2 : 256;
-			s->t_ms = xrealloc(s->t_ms, s->alloc * sizeof *s->t_ms);
-			s->iops = xrealloc(s->iops, s->alloc * sizeof *s->iops);
-		}
-		s->t_ms[s->n] = sqlite3_column_int64(st, 0);
-		s->iops[s->n] = sqlite3_column_double(st, 1);
-		s->n++;
+	return ledger_rows(l, st, read_sample, &j->series, "cannot read the IOPS series", err);
+}
+
+static int read_job(sqlite3_stmt *st, void *run, struct buf *err)
+{
+	(void)err;
+	struct bench_run *r = run;
+	XGROW(r->jobs, r->n_jobs, r->alloc_jobs);
+	struct bench_job *j = &r->jobs[r->n_jobs++];
+	memset(j, 0, sizeof *j);
+	j->id = sqlite3_column_int64(st, 0);
+	j->name = ledger_column_dup(st, 1);
+	j->profile = ledger_column_dup(st, 2);
+	j->kind = kind_parse((const char *)sqlite3_column_text(st, 3));
+	j->bs = (unsigned)sqlite3_column_int64(st, 4);
+	j->iodepth = (unsigned)sqlite3_column_int64(st, 5);
+	j->hostname = ledger_column_dup(st, 6);
+	j->options_json = ledger_column_dup(st, 7);
+	j->lat_source = ledger_column_dup(st, 8);
+	j->error = sqlite3_column_int(st, 9);
+	j->runtime_ms = sqlite3_column_int64(st, 10);
+	read_dir(st, 11, &j->read);
+	read_dir(st, 20, &j->write);
+	if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
+		j->has_cliff = 1;
+		j->cliff.at_s = sqlite3_column_double(st, 29);
+		j->cliff.before_iops = sqlite3_column_double(st, 30);
+		j->cliff.after_iops = sqlite3_column_double(st, 31);
 	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the IOPS series");
-	sqlite3_finalize(st);
-	return rc;
+	return 0;
 }
 
 static int load_jobs(struct ledger *l, struct bench_run *r, int with_series, struct buf *err)
@@ -337,37 +341,41 @@ static int load_jobs(struct ledger *l, struct bench_run *r, int with_series, str
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, r->id);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(r->jobs, r->n_jobs, r->alloc_jobs);
-		struct bench_job *j = &r->jobs[r->n_jobs++];
-		memset(j, 0, sizeof *j);
-		j->id = sqlite3_column_int64(st, 0);
-		j->name = ledger_column_dup(st, 1);
-		j->profile = ledger_column_dup(st, 2);
-		j->kind = kind_parse((const char *)sqlite3_column_text(st, 3));
-		j->bs = (unsigned)sqlite3_column_int64(st, 4);
-		j->iodepth = (unsigned)sqlite3_column_int64(st, 5);
-		j->hostname = ledger_column_dup(st, 6);
-		j->options_json = ledger_column_dup(st, 7);
-		j->lat_source = ledger_column_dup(st, 8);
-		j->error = sqlite3_column_int(st, 9);
-		j->runtime_ms = sqlite3_column_int64(st, 10);
-		read_dir(st, 11, &j->read);
-		read_dir(st, 20, &j->write);
-		if (sqlite3_column_type(st, 29) != SQLITE_NULL) {
-			j->has_cliff = 1;
-			j->cliff.at_s = sqlite3_column_double(st, 29);
-			j->cliff.before_iops = sqlite3_column_double(st, 30);
-			j->cliff.after_iops = sqlite3_column_double(st, 31);
-		}
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the bench jobs");
-	sqlite3_finalize(st);
+	rc = ledger_rows(l, st, read_job, r, "cannot read the bench jobs", err);
 	for (size_t i = 0; !rc && with_series && i < r->n_jobs; i++)
 		rc = load_series(l, &r->jobs[i], err);
 	return rc;
+}
+
+static int read_run(sqlite3_stmt *st, void *run, struct buf *err)
+{
+	(void)err;
+	struct bench_run *out = run;
+	out->id = sqlite3_column_int64(st, 0);
+	out->label = ledger_column_dup(st, 1);
+	out->source = ledger_column_dup(st, 2);
+	out->target = ledger_column_dup(st, 3);
+	out->status = ledger_column_dup(st, 4);
+	out->created_at = ledger_column_dup(st, 5);
+	out->finished_at = ledger_column_dup(st, 6);
+	out->fio_version = ledger_column_dup(st, 7);
+	out->options_json = ledger_column_dup(st, 8);
+	out->phase = ledger_column_dup(st, 9);
+	out->error = ledger_column_dup(st, 10);
+	struct bench_volume *v = &out->volume;
+	v->volume_id = ledger_column_dup(st, 11);
+	v->type = ledger_column_dup(st, 12);
+	v->size_gib = sqlite3_column_int64(st, 13);
+	v->iops = sqlite3_column_int64(st, 14);
+	v->throughput = sqlite3_column_int64(st, 15);
+	v->burst_balance = column_real(st, 16);
+	v->instance_type = ledger_column_dup(st, 17);
+	v->node = ledger_column_dup(st, 18);
+	v->pvc = ledger_column_dup(st, 19);
+	out->has_volume = v->volume_id || v->type || v->size_gib || v->iops || v->throughput ||
+			  !isnan(v->burst_balance) || v->instance_type || v->node || v->pvc;
+	out->apply_volume_id = sqlite3_column_int64(st, 20);
+	return 0;
 }
 
 int ledger_bench_run_load(struct ledger *l, int64_t id, int with_series, struct bench_run *out, struct buf *err)
@@ -382,38 +390,9 @@ int ledger_bench_run_load(struct ledger *l, int64_t id, int with_series, struct 
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		out->id = sqlite3_column_int64(st, 0);
-		out->label = ledger_column_dup(st, 1);
-		out->source = ledger_column_dup(st, 2);
-		out->target = ledger_column_dup(st, 3);
-		out->status = ledger_column_dup(st, 4);
-		out->created_at = ledger_column_dup(st, 5);
-		out->finished_at = ledger_column_dup(st, 6);
-		out->fio_version = ledger_column_dup(st, 7);
-		out->options_json = ledger_column_dup(st, 8);
-		out->phase = ledger_column_dup(st, 9);
-		out->error = ledger_column_dup(st, 10);
-		struct bench_volume *v = &out->volume;
-		v->volume_id = ledger_column_dup(st, 11);
-		v->type = ledger_column_dup(st, 12);
-		v->size_gib = sqlite3_column_int64(st, 13);
-		v->iops = sqlite3_column_int64(st, 14);
-		v->throughput = sqlite3_column_int64(st, 15);
-		v->burst_balance = column_real(st, 16);
-		v->instance_type = ledger_column_dup(st, 17);
-		v->node = ledger_column_dup(st, 18);
-		v->pvc = ledger_column_dup(st, 19);
-		out->has_volume = v->volume_id || v->type || v->size_gib || v->iops || v->throughput ||
-				  !isnan(v->burst_balance) || v->instance_type || v->node || v->pvc;
-		out->apply_volume_id = sqlite3_column_int64(st, 20);
-	} else if (step == SQLITE_DONE) {
+	rc = ledger_row(l, st, read_run, out, "cannot read the bench run", err);
+	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "no bench run with id %lld", (long long)id);
-	} else {
-		rc = ledger_db_err(l, err, "cannot read the bench run");
-	}
-	sqlite3_finalize(st);
 	if (!rc)
 		rc = load_jobs(l, out, with_series, err);
 	if (rc)
@@ -436,14 +415,9 @@ int ledger_bench_run_resolve(struct ledger *l, const char *ref, int64_t *id_out,
 		sqlite3_bind_int64(st, 1, id);
 	else
 		ledger_bind_text(st, 1, ref);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*id_out = sqlite3_column_int64(st, 0);
-	else if (step == SQLITE_DONE)
+	rc = ledger_row(l, st, ledger_read_int64, id_out, "cannot look up the bench run", err);
+	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "no bench run with %s '%s'", by_id ? "id" : "label", ref);
-	else
-		rc = ledger_db_err(l, err, "cannot look up the bench run");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -459,13 +433,8 @@ static int latest_of_phase(struct ledger *l, const char *volume_id, const char *
 		return rc;
 	ledger_bind_text(st, 1, volume_id);
 	ledger_bind_text(st, 2, phase);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	else if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot look up the volume's bench runs");
-	sqlite3_finalize(st);
-	return rc;
+	rc = ledger_row(l, st, ledger_read_int64, out, "cannot look up the volume's bench runs", err);
+	return rc == EM_ENOTFOUND ? 0 : rc; /* none: *out stays 0 */
 }
 
 int ledger_bench_volume_pair(struct ledger *l, const char *volume_id, int64_t *before_id, int64_t *after_id,
@@ -479,6 +448,22 @@ int ledger_bench_volume_pair(struct ledger *l, const char *volume_id, int64_t *b
 	return rc;
 }
 
+struct output_lines {
+	struct buf *out;
+	size_t *n;
+};
+
+static int read_output(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct output_lines *lines = ctx;
+	const unsigned char *s = sqlite3_column_text(st, 0);
+	buf_adds(lines->out, s ? (const char *)s : "");
+	buf_addc(lines->out, '\n');
+	(*lines->n)++;
+	return 0;
+}
+
 int ledger_bench_outputs(struct ledger *l, int64_t run_id, struct buf *out, size_t *n, struct buf *err)
 {
 	sqlite3_stmt *st;
@@ -487,17 +472,8 @@ int ledger_bench_outputs(struct ledger *l, int64_t run_id, struct buf *out, size
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, run_id);
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *s = sqlite3_column_text(st, 0);
-		buf_adds(out, s ? (const char *)s : "");
-		buf_addc(out, '\n');
-		(*n)++;
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the fio outputs");
-	sqlite3_finalize(st);
-	return rc;
+	struct output_lines lines = {out, n};
+	return ledger_rows(l, st, read_output, &lines, "cannot read the fio outputs", err);
 }
 
 void ledger_bench_migration_release(struct ledger_bench_migration *m)
@@ -507,6 +483,23 @@ void ledger_bench_migration_release(struct ledger_bench_migration *m)
 	free(m->namespace_);
 	free(m->pvc);
 	memset(m, 0, sizeof *m);
+}
+
+static const struct ledger_column MIGRATION_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, apply_volume_id),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, state),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, target_type),
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_iops),
+	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_throughput),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, namespace_),
+	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, pvc),
+};
+
+static int read_migration(sqlite3_stmt *st, void *out, struct buf *err)
+{
+	(void)err;
+	ledger_read_columns(st, out, MIGRATION_COLUMNS, sizeof MIGRATION_COLUMNS / sizeof *MIGRATION_COLUMNS);
+	return 0;
 }
 
 int ledger_bench_migration(struct ledger *l, const char *volume_id, struct ledger_bench_migration *out,
@@ -521,20 +514,8 @@ int ledger_bench_migration(struct ledger *l, const char *volume_id, struct ledge
 	if (rc)
 		return rc;
 	ledger_bind_text(st, 1, volume_id);
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW) {
-		out->apply_volume_id = sqlite3_column_int64(st, 0);
-		out->state = ledger_column_dup(st, 1);
-		out->target_type = ledger_column_dup(st, 2);
-		out->target_iops = sqlite3_column_int64(st, 3);
-		out->target_throughput = sqlite3_column_int64(st, 4);
-		out->namespace_ = ledger_column_dup(st, 5);
-		out->pvc = ledger_column_dup(st, 6);
-	} else if (step == SQLITE_DONE) {
+	rc = ledger_row(l, st, read_migration, out, "cannot read the apply ledger", err);
+	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "the apply ledger has no migration of volume '%s'", volume_id);
-	} else {
-		rc = ledger_db_err(l, err, "cannot read the apply ledger");
-	}
-	sqlite3_finalize(st);
 	return rc;
 }

@@ -17,32 +17,37 @@
 #include "ebsmigrate/strmap.h"
 #include "ledger_internal.h"
 
-static time_t column_time(sqlite3_stmt *st, int i)
+
+static void release_volume_state(void *item)
 {
-	const unsigned char *s = sqlite3_column_text(st, i);
-	time_t t = 0;
-	if (s && em_parse_time((const char *)s, &t))
-		t = 0;
-	return t;
+	struct ledger_volume_state *s = item;
+	free(s->volume_id);
+	free(s->state);
 }
 
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(s[i].volume_id);
-		free(s[i].state);
-	}
-	free(s);
+	ledger_items_free(s, n, (struct ledger_list)LEDGER_LIST_INIT(*s, release_volume_state));
+}
+
+static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	struct ledger_volume_state *r = ledger_list_add(list);
+	r->volume_id = ledger_column_dup(st, 0);
+	r->state = ledger_column_dup(st, 1);
+	r->eligible_at = ledger_column_time(st, 2);
+	r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? ledger_column_time(st, 3) : 0;
+	r->current_monthly = sqlite3_column_int64(st, 4);
+	return 0;
 }
 
 int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, size_t *n, struct buf *err)
 {
-	*out = NULL;
-	*n = 0;
-	sqlite3_stmt *st;
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_volume_state, release_volume_state);
 	/* 'planned' rows only announce an intention (a dry run, an unfinished run): a later one must
 	 * not hide a completion or a modification in flight. */
-	int rc = ledger_prepare(
+	int rc = ledger_query_list(
 		l,
 		"SELECT volume_id, state, eligible_at, coalesce(completed_at, updated_at), first_current FROM ("
 		" SELECT volume_id, state, eligible_at, completed_at, updated_at,"
@@ -50,29 +55,9 @@ int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, siz
 		" row_number() OVER (PARTITION BY volume_id"
 		"  ORDER BY state = 'planned', updated_at DESC, id DESC) AS rn"
 		" FROM apply_volumes) WHERE rn = 1 ORDER BY volume_id",
-		&st, err);
-	if (rc)
-		return rc;
-	struct ledger_volume_state *v = NULL;
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(v, *n, alloc);
-		struct ledger_volume_state *r = &v[(*n)++];
-		r->volume_id = ledger_column_dup(st, 0);
-		r->state = ledger_column_dup(st, 1);
-		r->eligible_at = column_time(st, 2);
-		r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? column_time(st, 3) : 0;
-		r->current_monthly = sqlite3_column_int64(st, 4);
-	}
-	if (step != SQLITE_DONE) {
-		rc = ledger_db_err(l, err, "cannot read the apply ledger's volume states");
-		ledger_volume_states_free(v, *n);
-		v = NULL;
-		*n = 0;
-	}
-	sqlite3_finalize(st);
-	*out = v;
+		read_volume_state, &list, "cannot read the apply ledger's volume states", err);
+	*out = list.items;
+	*n = list.n;
 	return rc;
 }
 
@@ -81,11 +66,14 @@ static int baseline_cmp(const void *a, const void *b)
 	return strcmp(((const struct ledger_baseline *)a)->volume_id, ((const struct ledger_baseline *)b)->volume_id);
 }
 
+static void release_baseline(void *item)
+{
+	free(((struct ledger_baseline *)item)->volume_id);
+}
+
 void ledger_baselines_free(struct ledger_baseline *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(b[i].volume_id);
-	free(b);
+	ledger_items_free(b, n, (struct ledger_list)LEDGER_LIST_INIT(*b, release_baseline));
 }
 
 /* The priced volumes of one plan document (bound as ?1: stored compressed, so inflated first by
@@ -100,66 +88,91 @@ static const char PLAN_VOLUMES_SQL[] =
 /* Plans are read oldest first, one at a time, and reading stops once every wanted volume has its
  * baseline: usually the first plan holds them all, so a database with many large plans costs one
  * plan's parse, not all of them. */
+struct baselines {
+	struct ledger *l;
+	sqlite3_stmt *vols; /* PLAN_VOLUMES_SQL, run once per plan */
+	struct strmap want, seen;
+	const char *const *wanted;
+	size_t missing; /* wanted volumes without a baseline yet */
+	struct ledger_list list;
+};
+
+/* One plan's volumes: the first baseline of each (wanted) volume. 1 (stop) once none is missing. */
+static int read_plan_baselines(sqlite3_stmt *plans, void *ctx, struct buf *err)
+{
+	struct baselines *bl = ctx;
+	int64_t plan_id = sqlite3_column_int64(plans, 0);
+	char *doc = NULL;
+	int rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
+	if (rc)
+		return rc;
+	sqlite3_reset(bl->vols);
+	sqlite3_bind_text(bl->vols, 1, doc, -1, SQLITE_STATIC);
+	int step;
+	while ((step = sqlite3_step(bl->vols)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(bl->vols, 0);
+		size_t at;
+		if (!id || strmap_get(&bl->seen, id, &at) || (bl->wanted && !strmap_get(&bl->want, id, &at)))
+			continue;
+		strmap_put(&bl->seen, id, bl->list.n);
+		struct ledger_baseline *r = ledger_list_add(&bl->list);
+		r->volume_id = xstrdup(id);
+		r->plan_id = plan_id;
+		r->monthly = money_from_json_usd(sqlite3_column_double(bl->vols, 1));
+		bl->missing -= bl->wanted != NULL;
+	}
+	if (step != SQLITE_DONE)
+		rc = ledger_db_err(bl->l, err, "cannot read the baselines of the recorded plans");
+	sqlite3_reset(bl->vols); /* releases the bound document before it is freed */
+	sqlite3_clear_bindings(bl->vols);
+	free(doc);
+	return rc ? rc : bl->wanted && !bl->missing;
+}
+
+/* Plans are read oldest first, one at a time, and reading stops once every wanted volume has its
+ * baseline: usually the first plan holds them all, so a database with many large plans costs one
+ * plan's parse, not all of them. */
 int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_wanted,
 			  struct ledger_baseline **out, size_t *n, struct buf *err)
 {
 	*out = NULL;
 	*n = 0;
-	sqlite3_stmt *plans = NULL, *vols = NULL;
-	int rc = ledger_prepare(l, "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY generated_at, id",
-				&plans, err);
-	if (!rc)
-		rc = ledger_prepare(l, PLAN_VOLUMES_SQL, &vols, err);
-	struct strmap want = STRMAP_INIT, seen = STRMAP_INIT;
+	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0,
+			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
-		strmap_put(&want, wanted[i], i);
-	size_t missing = wanted ? want.used : 0; /* distinct ids */
-	struct ledger_baseline *b = NULL;
-	size_t alloc = 0;
-	int step = SQLITE_DONE;
-	while (!rc && (!wanted || missing) && (step = sqlite3_step(plans)) == SQLITE_ROW) {
-		int64_t plan_id = sqlite3_column_int64(plans, 0);
-		char *doc = NULL;
-		rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
-		if (rc)
-			break;
-		sqlite3_reset(vols);
-		sqlite3_bind_text(vols, 1, doc, -1, SQLITE_STATIC);
-		while ((step = sqlite3_step(vols)) == SQLITE_ROW) {
-			const char *id = (const char *)sqlite3_column_text(vols, 0);
-			size_t at;
-			if (!id || strmap_get(&seen, id, &at) || (wanted && !strmap_get(&want, id, &at)))
-				continue;
-			strmap_put(&seen, id, *n);
-			XGROW(b, *n, alloc);
-			struct ledger_baseline *r = &b[(*n)++];
-			r->volume_id = xstrdup(id);
-			r->plan_id = plan_id;
-			r->monthly = money_from_json_usd(sqlite3_column_double(vols, 1));
-			missing -= wanted != NULL;
-		}
-		sqlite3_reset(vols); /* releases the bound document before it is freed */
-		sqlite3_clear_bindings(vols);
-		free(doc);
-		if (step != SQLITE_DONE)
-			break;
-		step = SQLITE_DONE;
-	}
-	if (!rc && step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the baselines of the recorded plans");
+		strmap_put(&bl.want, wanted[i], i);
+	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */
+	sqlite3_stmt *plans = NULL;
+	int rc = ledger_prepare(l, PLAN_VOLUMES_SQL, &bl.vols, err);
+	if (!rc && (!wanted || bl.missing))
+		rc = ledger_prepare(l, "SELECT id, plan_json, plan_zlib, plan_size FROM plans ORDER BY generated_at, id",
+				    &plans, err);
+	if (!rc && plans)
+		rc = ledger_rows(l, plans, read_plan_baselines, &bl, "cannot read the baselines of the recorded plans",
+				 err);
+	if (rc > 0) /* stopped early: every wanted volume has its baseline */
+		rc = 0;
+	struct ledger_baseline *b = bl.list.items;
 	if (rc) {
-		ledger_baselines_free(b, *n);
+		ledger_baselines_free(b, bl.list.n);
 		b = NULL;
-		*n = 0;
-	} else if (*n > 1) {
-		qsort(b, *n, sizeof *b, baseline_cmp);
+	} else {
+		*n = bl.list.n;
+		if (*n > 1)
+			qsort(b, *n, sizeof *b, baseline_cmp);
 	}
-	sqlite3_finalize(plans);
-	sqlite3_finalize(vols);
-	strmap_release(&want);
-	strmap_release(&seen);
+	sqlite3_finalize(bl.vols);
+	strmap_release(&bl.want);
+	strmap_release(&bl.seen);
 	*out = b;
 	return rc;
+}
+
+static int read_time(sqlite3_stmt *st, void *out, struct buf *err)
+{
+	(void)err;
+	*(time_t *)out = ledger_column_time(st, 0);
+	return 0;
 }
 
 int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
@@ -169,11 +182,8 @@ int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
 	int rc = ledger_prepare(l, "SELECT min(started_at) FROM apply_runs", &st, err);
 	if (rc)
 		return rc;
-	int step = sqlite3_step(st);
-	if (step == SQLITE_ROW)
-		*out = column_time(st, 0);
-	else
+	rc = ledger_row(l, st, read_time, out, "cannot read the first apply run", err);
+	if (rc == EM_ENOTFOUND) /* an aggregate always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the first apply run");
-	sqlite3_finalize(st);
 	return rc;
 }

@@ -224,11 +224,9 @@ static int count_of(struct ledger *l, const char *sql, int64_t arg, int64_t *out
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, arg);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*out = sqlite3_column_int64(st, 0);
-	else
+	rc = ledger_row(l, st, ledger_read_int64, out, "cannot read the database", err);
+	if (rc == EM_ENOTFOUND) /* the row is gone */
 		rc = ledger_db_err(l, err, "cannot read the database");
-	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -240,15 +238,10 @@ static int ids_of(struct ledger *l, const char *sql, int64_t arg, int64_t **ids,
 	if (rc)
 		return rc;
 	sqlite3_bind_int64(st, 1, arg);
-	size_t alloc = 0;
-	int step;
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		XGROW(*ids, *n, alloc);
-		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, "cannot read the database");
-	sqlite3_finalize(st);
+	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
+	rc = ledger_rows(l, st, ledger_read_int64_into_list, &list, "cannot read the database", err);
+	*ids = list.items; /* the result's release frees them, error or not */
+	*n = list.n;
 	return rc;
 }
 

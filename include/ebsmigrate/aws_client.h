@@ -68,6 +68,10 @@ void aws_client_release(struct aws_client *c);
  * token buckets (http_client_share_rates) and from's credentials (resolved and refreshed under
  * from's lock, never concurrently). from must outlive w and must not send while workers run. */
 int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err);
+/* The client one slot of a wave of `workers` threads sends with, in *out: from itself when
+ * there is one worker, else own, made from's worker (aws_client_init_worker). */
+int aws_client_for_slot(struct aws_client **out, struct aws_client *own, struct aws_client *from, size_t workers,
+			struct buf *err);
 /* Releases worker w after adding its request and throttling counts to into (the client it
  * worked for), so -v totals and tests see every call. */
 void aws_client_release_worker(struct aws_client *w, struct aws_client *into);

@@ -4,9 +4,10 @@
  * comparing a before run with an after run into a verdict. In-cluster runs: bench_kube.h;
  * writers (table, JSON, markdown, sparkline, SVG): bench_output.h; docs/bench.md for users.
  *
- * Persisting: runners record the run in the ledger as it progresses (ledger_bench_* in
- * ledger.h): the run row first (status "running"), each fio result as soon as fio returns it,
- * then the final status, so an interrupted or evicted run keeps every profile that finished.
+ * Persisting: runners hand the run to a struct bench_store as it progresses (the command's
+ * choice: bench_ledger_store records it in the ledger): the run first (status "running"), each
+ * fio result as soon as fio returns it, then the final status, so an interrupted or evicted run
+ * keeps every profile that finished. The runners themselves know no database.
  *
  * Ownership: struct bench_run owns its strings and jobs; struct bench_job owns its strings and
  * series. Release with bench_run_release. A struct bench_comparison borrows the two runs it was
@@ -92,12 +93,36 @@ void bench_volume_release(struct bench_volume *v);
  * detects its cliff. Returns the new job. */
 struct bench_job *bench_run_add_job(struct bench_run *r, const struct fio_job *j, struct fio_series *series);
 
-/* Links run to its volume's migration and fills what is unknown: with run->volume.volume_id
- * and an apply ledger row for it, sets apply_volume_id, the phase when unset ("after" once the
- * modification is optimizing or completed, else "before") and, for "after", the target type,
- * IOPS and throughput when unset. Without a ledger row the phase defaults from the type (gp2
- * before, anything else after). Never fails for a volume the ledger does not know. */
-int bench_link_migration(struct ledger *db, struct bench_run *run, struct buf *err);
+/* Where a run's results go as they arrive. The command provides it (bench_ledger_store: the
+ * ledger); NULL, or a NULL hook, stores nothing. Runners call begin when the run starts (sets
+ * run->id), output then job (numbered seq from 1) for each fio document as fio returns it, and
+ * finish once at the end (status, error set), so an interrupted run keeps every profile that
+ * finished. link looks up the volume's migration (see bench_link_migration) and sets *linked
+ * when there is one. Each hook returns 0 or an EM_E* code with its message in err. */
+struct bench_store {
+	void *ctx;
+	int (*begin)(void *ctx, struct bench_run *run, struct buf *err);
+	int (*output)(void *ctx, const struct bench_run *run, const char *json, int64_t *output_id, struct buf *err);
+	int (*job)(void *ctx, const struct bench_run *run, int64_t output_id, int seq, struct bench_job *job,
+		   struct buf *err);
+	int (*finish)(void *ctx, const struct bench_run *run, struct buf *err);
+	int (*link)(void *ctx, struct bench_run *run, int *linked, struct buf *err);
+};
+
+/* The store that records into the ledger's bench tables (bench_ledger.c); db may be NULL
+ * (nothing stored, no link). The link fills, from the volume's latest apply ledger row,
+ * apply_volume_id, the phase when unset ("after" once the modification is optimizing or
+ * completed, else "before") and, for "after", the target type, IOPS and throughput when unset. */
+void bench_ledger_store(struct bench_store *store, struct ledger *db);
+
+/* Links run to its volume's migration through store->link and fills what is unknown (above);
+ * without one the phase defaults from the type (gp2 before, anything else after). Never fails
+ * for a volume the store does not know. */
+int bench_link_migration(const struct bench_store *store, struct bench_run *run, struct buf *err);
+/* The runners' first and last store calls: begin when store has it; finish when the run was
+ * begun, its error (if any) becoming the result when rc is still 0. Returns the new rc. */
+int bench_store_begin(const struct bench_store *store, struct bench_run *run, struct buf *err);
+int bench_store_finish(const struct bench_store *store, const struct bench_run *run, int rc, struct buf *err);
 
 /* ---- local runs ---- */
 
@@ -120,13 +145,14 @@ struct bench_local_options {
 
 /* Checks that fio runs and that path is a writable directory with room for the test file,
  * then runs fio once per profile (or once on the job file) with its working directory in a
- * fresh PATH/.ebsmigrate-bench-XXXXXX, recording into db (may be NULL) as results arrive, and
+ * fresh PATH/.ebsmigrate-bench-XXXXXX, handing results to store (may be NULL) as results arrive, and
  * removes that directory (test file, logs) at the end, also on failure or interruption.
  * run must be initialised with label/phase/volume/options set; this sets source, target,
- * fio_version, status, jobs and (with db) id. EM_ENOTFOUND (fio missing, path missing),
+ * fio_version, status, jobs and (with a store that sets it) id. EM_ENOTFOUND (fio missing, path missing),
  * EM_EINPUT (path not a directory, not writable, too small), EM_EIO (fio failed: its stderr is
  * quoted), EM_ECONFLICT when stopped (the message says how many profiles were kept). */
-int bench_run_local(struct ledger *db, struct bench_run *run, const struct bench_local_options *o, struct buf *err);
+int bench_run_local(const struct bench_store *store, struct bench_run *run, const struct bench_local_options *o,
+		    struct buf *err);
 
 /* Path of an executable named name (or name itself when it holds a '/'), NULL when not found.
  * Caller frees. */
@@ -141,17 +167,17 @@ struct bench_log_file {
 };
 
 /* Parses a fio JSON document and attaches IOPS logs to the jobs whose write_iops_log prefix
- * they carry (a single log and a single job always match), then records it in db (may be NULL)
+ * they carry (a single log and a single job always match), then hands it to store (may be NULL)
  * with the document itself. EM_EINPUT for malformed JSON/logs or a log that matches no job. */
-int bench_import(struct ledger *db, struct bench_run *run, const char *text, size_t len, const char *origin,
-		 const struct bench_log_file *logs, size_t n_logs, struct buf *err);
+int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
+		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err);
 
-/* Records one fio document of run (the runners' common step): the raw JSON (with db), then
+/* Records one fio document of run (the runners' common step): the raw JSON (to store), then
  * each job with the series of its IOPS logs, taken from logs (matched by write_iops_log prefix,
  * as bench_import does) and from log_dir (files PREFIX_iops*.log there, removed once read; NULL
  * = none). Sets run->fio_version when unset. */
-int bench_record_report(struct ledger *db, struct bench_run *run, const struct fio_report *rep, const char *json,
-			size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
+int bench_record_report(const struct bench_store *store, struct bench_run *run, const struct fio_report *rep,
+			const char *json, size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
 			struct buf *err);
 
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".

@@ -60,7 +60,8 @@ struct bench_kube_options {
  * EM_ENOTFOUND (claim, class), EM_ECONFLICT (claim in use by a running pod; stopped by the
  * caller), EM_EIO (a Job failed: the pod's log tail is quoted; a timeout says what the pod was
  * waiting for), plus the client's own codes. */
-int bench_run_kube(struct ledger *db, struct bench_run *run, const struct bench_kube_options *o, struct buf *err);
+int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o,
+		   struct buf *err);
 
 /* The variables of the Job template, all already valid YAML scalars except script (raw). */
 struct bench_kube_job {

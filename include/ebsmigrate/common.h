@@ -83,6 +83,8 @@ int em_parse_i64(const char *s, int64_t *out);
 /* A duration as the options take it: a whole number with an optional unit, s (the default), m,
  * h or d ("90", "45m", "36h", "7d"); 0 or EM_EINPUT. Zero is allowed (callers decide what it means). */
 int em_parse_duration(const char *s, int64_t *out);
+/* Seconds per unit of a duration's suffix: "d", "h", "m", "s" or "" (seconds); 0 for any other. */
+int64_t em_duration_unit(const char *suffix);
 /* Appends s seconds the way people read an age: "45s", "12m", "2h 5m", "9d 3h" (negative = 0s). */
 void em_format_duration(int64_t s, struct buf *out);
 

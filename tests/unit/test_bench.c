@@ -438,6 +438,8 @@ static void test_ledger_and_import(void)
 	struct ledger *db = NULL;
 	struct buf err = BUF_INIT;
 	CHECK(ledger_open(&db, tmp_path("bench.db"), &err) == 0);
+	struct bench_store store; /* the runners store through the ledger store, as cmd_bench.c does */
+	bench_ledger_store(&store, db);
 	if (!db) {
 		printf("# %s\n", err.s);
 		return;
@@ -456,9 +458,9 @@ static void test_ledger_and_import(void)
 	run.has_volume = 1;
 	run.volume.volume_id = xstrdup("vol-0gp3");
 	run.volume.type = xstrdup("gp3");
-	CHECK(bench_link_migration(db, &run, &err) == 0);
+	CHECK(bench_link_migration(&store, &run, &err) == 0);
 	CHECK_STR(run.phase, "after"); /* no ledger row: from the type */
-	CHECK(bench_import(db, &run, json.s, json.len, "gp3.json", &lf, 1, &err) == 0);
+	CHECK(bench_import(&store, &run, json.s, json.len, "gp3.json", &lf, 1, &err) == 0);
 	CHECK(run.id > 0 && run.n_jobs == 1);
 	CHECK_I64(run.jobs[0].series.n, 600);
 	CHECK(!run.jobs[0].has_cliff);
@@ -481,13 +483,13 @@ static void test_ledger_and_import(void)
 	run.volume.type = xstrdup("gp2");
 	run.phase = xstrdup("before");
 	buf_reset(&err);
-	CHECK(bench_import(db, &run, json.s, json.len, "gp2.json", &lf2, 1, &err) == EM_EINPUT);
+	CHECK(bench_import(&store, &run, json.s, json.len, "gp2.json", &lf2, 1, &err) == EM_EINPUT);
 	CHECK(strstr(err.s, "IOPS log 'gp2_rr_iops.1.log' matches no job's write_iops_log prefix; jobs: gp3-randread "
 			    "(gp3_rr)") != NULL);
 	CHECK(run.id == 0); /* nothing stored */
 	struct bench_log_file lf3 = {"anything.log", log2.s, log2.len}; /* one job, one log: they match */
 	buf_reset(&err);
-	CHECK(bench_import(db, &run, json.s, json.len, "gp2.json", &lf3, 1, &err) == 0);
+	CHECK(bench_import(&store, &run, json.s, json.len, "gp2.json", &lf3, 1, &err) == 0);
 	CHECK(run.jobs[0].has_cliff && fabs(run.jobs[0].cliff.at_s - 2000) <= 1);
 	int64_t gp2_id = run.id;
 	bench_run_release(&run);
@@ -616,9 +618,11 @@ static void test_local(void)
 	/* a real run, recorded */
 	struct ledger *db = NULL;
 	CHECK(ledger_open(&db, tmp_path("local.db"), &err) == 0);
+	struct bench_store store; /* the runners store through the ledger store, as cmd_bench.c does */
+	bench_ledger_store(&store, db);
 	bench_run_init(&run);
 	buf_reset(&err);
-	int rc = bench_run_local(db, &run, &o, &err);
+	int rc = bench_run_local(&store, &run, &o, &err);
 	CHECK(rc == 0);
 	if (rc)
 		printf("# %s\n", err.s);
@@ -639,7 +643,7 @@ static void test_local(void)
 	ob.n_profiles = 0;
 	bench_run_init(&run);
 	buf_reset(&err);
-	CHECK(bench_run_local(db, &run, &ob, &err) == EM_EIO);
+	CHECK(bench_run_local(&store, &run, &ob, &err) == EM_EIO);
 	CHECK(strstr(err.s, "fio failed on jobs (exit 1): ") != NULL);
 	printf("# %s\n", err.s);
 	CHECK_STR(run.status, "failed");
@@ -657,7 +661,7 @@ static void test_local(void)
 	os.stop = &stop;
 	bench_run_init(&run);
 	buf_reset(&err);
-	CHECK(bench_run_local(db, &run, &os, &err) == EM_ECONFLICT);
+	CHECK(bench_run_local(&store, &run, &os, &err) == EM_ECONFLICT);
 	CHECK(strstr(err.s, "interrupted after 0 of 1 profiles") != NULL);
 	CHECK_STR(run.status, "interrupted");
 	CHECK_I64(dir_entries(tmp_path("data")), 0);
