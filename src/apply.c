@@ -360,12 +360,10 @@ static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_
 	o->volume_id = xstrdup(vid);
 	o->kind = k;
 	o->eligible_at = eligible;
-	struct buf b = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	o->detail = xstrvfmt(fmt, ap);
 	va_end(ap);
-	o->detail = buf_detach(&b);
 	count_outcome(r, k, 1);
 }
 
@@ -395,13 +393,12 @@ static void say(const struct apply_options *o, const char *fmt, ...)
 {
 	if (!o->say)
 		return;
-	struct buf b = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	char *line = xstrvfmt(fmt, ap);
 	va_end(ap);
-	o->say(o->say_ctx, b.s);
-	buf_release(&b);
+	o->say(o->say_ctx, line);
+	free(line);
 }
 
 /* Fresh EC2 state of one volume: its record (NULL when deleted) and latest modification. */

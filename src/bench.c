@@ -48,6 +48,7 @@
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/proc.h"
+#include "ebsmigrate/strlist.h"
 
 #define DROP_RATIO 0.7
 #define FIO_OUTPUT_CAP (256u << 20) /* json+ of a long run is large, not this large */
@@ -854,13 +855,11 @@ static const struct bench_job *find_job(const struct bench_run *r, const char *k
 static void add_note(struct bench_profile_cmp *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(struct bench_profile_cmp *p, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	p->notes = xrealloc(p->notes, (p->n_notes + 1) * sizeof *p->notes);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	p->notes[p->n_notes++] = xstrvfmt(fmt, ap);
 	va_end(ap);
-	p->notes = xrealloc(p->notes, (p->n_notes + 1) * sizeof *p->notes);
-	p->notes[p->n_notes++] = buf_detach(&b);
 }
 
 static void add_check(struct bench_profile_cmp *p, const char *rule, double expected, double actual, int ok,
@@ -874,12 +873,10 @@ static void add_check(struct bench_profile_cmp *p, const char *rule, double expe
 	c->expected = expected;
 	c->actual = actual;
 	c->ok = ok;
-	struct buf b = BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	c->text = xstrvfmt(fmt, ap);
 	va_end(ap);
-	c->text = buf_detach(&b);
 }
 
 /* Latency for messages: "0.564", "3.39", "12.9", "109.6". */
@@ -1057,9 +1054,8 @@ void bench_comparison_release(struct bench_comparison *c)
 		struct bench_profile_cmp *p = &c->profiles[k];
 		for (size_t i = 0; i < p->n_checks; i++)
 			EM_FREE_ALL(p->checks[i].rule, p->checks[i].text);
-		for (size_t i = 0; i < p->n_notes; i++)
-			free(p->notes[i]);
-		EM_FREE_ALL(p->key, p->checks, p->notes);
+		strv_free(p->notes, p->n_notes);
+		EM_FREE_ALL(p->key, p->checks);
 	}
 	free(c->profiles);
 	memset(c, 0, sizeof *c);

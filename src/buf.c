@@ -122,6 +122,25 @@ int buf_addf(struct buf *b, const char *fmt, ...)
 	return rc;
 }
 
+char *xstrvfmt(const char *fmt, va_list ap)
+{
+	struct buf b = BUF_INIT;
+	buf_vaddf(&b, fmt, ap);
+	return buf_detach(&b);
+}
+
+const char *buf_backslash_escape(unsigned char c)
+{
+	switch (c) {
+	case '"': return "\\\"";
+	case '\\': return "\\\\";
+	case '\n': return "\\n";
+	case '\r': return "\\r";
+	case '\t': return "\\t";
+	default: return NULL;
+	}
+}
+
 void buf_add_json_escaped(struct buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -132,16 +151,12 @@ void buf_add_json_escaped(struct buf *b, const char *s)
 			continue;
 		buf_add(b, run, (size_t)(s - run));
 		run = s + 1;
-		switch (c) {
-		case '"': buf_adds(b, "\\\""); break;
-		case '\\': buf_adds(b, "\\\\"); break;
-		case '\n': buf_adds(b, "\\n"); break;
-		case '\r': buf_adds(b, "\\r"); break;
-		case '\t': buf_adds(b, "\\t"); break;
-		default: {
+		const char *esc = buf_backslash_escape(c);
+		if (esc) {
+			buf_adds(b, esc);
+		} else {
 			char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
 			buf_adds(b, u);
-		}
 		}
 	}
 	buf_add(b, run, (size_t)(s - run));

@@ -48,9 +48,8 @@ static const struct cmd_option apply_options[] = {
 	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
 	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600); still in flight then: exit 3", OPT_WAIT_TIMEOUT},
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
-	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_APROFILE},
-	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
-	 OPT_AKUBECONFIG},
+	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
+	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -282,11 +281,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	a.max_plan_age_s = 7 * 86400;
 	a.max_plan_age = "7d";
-	char **rest;
-	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "apply", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
+	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, "", &rc))
 		goto out;
 	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
 	a.o.volumes = a.vols.items;

@@ -86,7 +86,7 @@ static const struct cmd_option bench_options[] = {
 	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown", OPT_OUTPUT},
 	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output); compare also markdown", OPT_FORMAT},
 	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
-	{"no-headers", 0, ARG_NONE, NULL, "run, import, list, show tables: no title row", OPT_NO_HEADERS},
+	CMD_NO_HEADERS_OPTION("run, import, list, show tables: no title row", OPT_NO_HEADERS),
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
 	{"tolerance", 0, ARG_REQUIRED, "PCT",

@@ -701,6 +701,16 @@ int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	return rc != 0;
 }
 
+int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			   int (*on_option)(void *st, int id, const char *arg), void *st, const char *hint,
+			   int *exit_code)
+{
+	char **rest;
+	int n_rest;
+	return cmd_start(ctx, name, argc, argv, on_option, st, &rest, &n_rest, exit_code) ||
+	       (*exit_code = cmd_extra_args(rest, n_rest, 0, "", hint));
+}
+
 int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint)
 {
 	if (n_rest <= max)

@@ -163,11 +163,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct inv_args a;
 	memset(&a, 0, sizeof a);
-	char **rest;
-	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "inventory", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")) ||
+	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);

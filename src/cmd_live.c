@@ -24,8 +24,7 @@ const struct cmd_option live_options[] = {
 	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions); with "
 	 "plan/report exports: only volumes in this region", OPT_LIVE_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_LIVE_PROFILE},
-	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
-	 OPT_LIVE_KUBECONFIG},
+	CMD_KUBECONFIG_OPTION(OPT_LIVE_KUBECONFIG),
 	{"context", 0, ARG_REQUIRED, "NAME",
 	 "kubeconfig context to read (repeatable; default: the current one); with plan/report exports: only "
 	 "volumes of this cluster", OPT_LIVE_CONTEXT},

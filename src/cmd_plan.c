@@ -206,12 +206,9 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan_args a;
 	memset(&a, 0, sizeof a);
 	cmd_fleet_init(&a.in);
-	char **rest;
-	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "plan", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "",
-				 "; exports are given with --from-aws-json/--from-kube-json/--from-saved")) ||
+	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a,
+				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
 	    (rc = cmd_fleet_check(&a.in)))
 		goto out;
 	if (a.out && a.output && strcmp(a.out, a.output) == 0) {

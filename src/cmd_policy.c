@@ -216,10 +216,8 @@ static int run(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	args.caps = CAP_PLAN;
 	strcpy(args.sa_namespace, "ebsmigrate");
 	strcpy(args.sa_name, "ebsmigrate");
-	char **rest;
-	int n_rest, rc;
-	if (cmd_start(ctx, name, argc, argv, on_option, &args, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
+	int rc;
+	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, "", &rc))
 		return rc;
 	struct buf b = BUF_INIT;
 	render(&b, &args);

@@ -152,11 +152,9 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	cmd_fleet_init(&a.in);
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;
-	char **rest;
-	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "report", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "", "; exports are given with --from-aws-json/--from-kube-json")) ||
+	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a,
+				   "; exports are given with --from-aws-json/--from-kube-json", &rc) ||
 	    (rc = cmd_fleet_check(&a.in)))
 		goto out;
 	struct buf err = BUF_INIT;

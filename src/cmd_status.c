@@ -44,7 +44,7 @@ static const struct cmd_option status_options[] = {
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the result to FILE (atomically; with --watch, each refresh replaces it) instead of stdout",
 	 OPT_SOUTPUT_FILE},
-	{"no-headers", 0, ARG_NONE, NULL, "table, wide: no title row", OPT_SNO_HEADERS},
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_SNO_HEADERS),
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
 	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
@@ -56,9 +56,8 @@ static const struct cmd_option status_options[] = {
 	{"context", 0, ARG_REQUIRED, "NAME",
 	 "only volumes of this cluster; the ledger's cluster name is the kubeconfig context read (repeatable)",
 	 OPT_SCONTEXT},
-	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)",
-	 OPT_SKUBECONFIG},
-	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", OPT_SPROFILE},
+	CMD_KUBECONFIG_OPTION(OPT_SKUBECONFIG),
+	CMD_AWS_PROFILE_OPTION(OPT_SPROFILE),
 	CMD_SCOPE_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -512,11 +511,8 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct status_args a;
 	memset(&a, 0, sizeof a);
-	char **rest;
-	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "status", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_extra_args(rest, n_rest, 0, "", "")))
+	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, "", &rc))
 		goto out;
 	if (a.timeout && !a.watch) {
 		log_error("--timeout: only with --watch");

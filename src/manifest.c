@@ -47,6 +47,7 @@
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/template.h"
 #include "ebsmigrate/money.h"
+#include "ebsmigrate/strlist.h"
 
 #define EBS_CSI "ebs.csi.aws.com"
 #define EBS_INTREE "kubernetes.io/aws-ebs"
@@ -80,9 +81,7 @@ void manifest_set_release(struct manifest_set *s)
 		free(s->files[i].data);
 	}
 	free(s->files);
-	for (size_t i = 0; i < s->n_warnings; i++)
-		free(s->warnings[i]);
-	free(s->warnings);
+	strv_free(s->warnings, s->n_warnings);
 	memset(s, 0, sizeof *s);
 }
 
@@ -107,13 +106,11 @@ static void add_file(struct manifest_set *s, const char *path, struct buf *data,
 static void add_warning(struct manifest_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_warning(struct manifest_set *s, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	XGROW(s->warnings, s->n_warnings, s->alloc_warnings);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	s->warnings[s->n_warnings++] = xstrvfmt(fmt, ap);
 	va_end(ap);
-	XGROW(s->warnings, s->n_warnings, s->alloc_warnings);
-	s->warnings[s->n_warnings++] = buf_detach(&b);
 }
 
 /* Text for a comment line (YAML, sh, Markdown code): control characters become '?'. */

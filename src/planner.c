@@ -37,6 +37,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/cost.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/strlist.h"
 
 #define DAY_S 86400
 #define RULE_4_PER_DAY_SINCE 1768435200 /* 2026-01-15T00:00:00Z */
@@ -543,13 +544,11 @@ static void sort_items(struct plan_item *items, size_t n)
 static void add_warning(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_warning(struct plan *p, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	XGROW(p->warnings, p->n_warnings, p->alloc_warnings);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	p->warnings[p->n_warnings++] = xstrvfmt(fmt, ap);
 	va_end(ap);
-	XGROW(p->warnings, p->n_warnings, p->alloc_warnings);
-	p->warnings[p->n_warnings++] = buf_detach(&b);
 }
 
 /* The volume type a StorageClass creates: its `type` parameter, else the provisioner's default
@@ -677,8 +676,6 @@ void plan_release(struct plan *p)
 	for (size_t i = 0; i < p->n; i++)
 		free(p->items[i].note);
 	free(p->items);
-	for (size_t i = 0; i < p->n_warnings; i++)
-		free(p->warnings[i]);
-	free(p->warnings);
+	strv_free(p->warnings, p->n_warnings);
 	memset(p, 0, sizeof *p);
 }

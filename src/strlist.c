@@ -1,6 +1,6 @@
 /*
  * strlist.c - the growable list of strings (strlist.h): append (copied or taken), split on a
- * separator, membership, sort, release.
+ * separator, membership, sort, release; strv_free for the plain `char **` arrays structs expose.
  * Invariant: items[0..n) are valid strings; alloc >= n; an owning list's strings are its own.
  */
 #include <stdlib.h>
@@ -66,4 +66,11 @@ void strlist_release(struct strlist *l)
 	free(l->items);
 	l->items = NULL;
 	l->n = l->alloc = 0;
+}
+
+void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }

@@ -48,19 +48,14 @@ void template_yaml_quote(struct buf *out, const char *s)
 	buf_addc(out, '"');
 	for (const char *p = s; *p; p++) {
 		unsigned char c = (unsigned char)*p;
-		switch (c) {
-		case '"': buf_adds(out, "\\\""); break;
-		case '\\': buf_adds(out, "\\\\"); break;
-		case '\n': buf_adds(out, "\\n"); break;
-		case '\t': buf_adds(out, "\\t"); break;
-		case '\r': buf_adds(out, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				char x[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
-				buf_adds(out, x);
-			} else {
-				buf_addc(out, (char)c);
-			}
+		const char *esc = buf_backslash_escape(c);
+		if (esc) {
+			buf_adds(out, esc);
+		} else if (c < 0x20 || c == 0x7f) {
+			char x[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
+			buf_adds(out, x);
+		} else {
+			buf_addc(out, (char)c);
 		}
 	}
 	buf_addc(out, '"');

@@ -164,13 +164,11 @@ void fleet_retain(struct fleet *f, const unsigned char *keep)
 
 void fleet_add_notice(struct fleet *f, const char *fmt, ...)
 {
-	struct buf b = BUF_INIT;
+	XGROW(f->notices, f->n_notices, f->alloc_notices);
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vaddf(&b, fmt, ap);
+	f->notices[f->n_notices++] = xstrvfmt(fmt, ap);
 	va_end(ap);
-	XGROW(f->notices, f->n_notices, f->alloc_notices);
-	f->notices[f->n_notices++] = buf_detach(&b);
 }
 
 size_t fleet_add_cluster(struct fleet *f, const char *name)

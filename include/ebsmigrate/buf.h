@@ -35,8 +35,14 @@ int buf_adds(struct buf *b, const char *s);
 int buf_addc(struct buf *b, char c);
 int buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
+/* Returns the formatted string as a new heap string (as git's xstrfmt); the caller frees it. For
+ * the "format a message, keep it in an array" helpers (warnings, notes, outcome details). */
+char *xstrvfmt(const char *fmt, va_list ap);
 /* Appends s with JSON string escaping, without the surrounding quotes. */
 void buf_add_json_escaped(struct buf *b, const char *s);
+/* The two-character escape that JSON and YAML double-quoted strings share for '"', '\\', newline,
+ * carriage return and tab, or NULL for any other byte (each format escapes the rest its own way). */
+const char *buf_backslash_escape(unsigned char c);
 /* Appends s as a quoted, escaped JSON string, or `null` when s is NULL. */
 void buf_add_json_str(struct buf *b, const char *s);
 /* Appends s for a terminal: control characters (C0 incl. newline and tab, DEL, the C1 range

@@ -119,6 +119,11 @@ struct cmd_format {
 #define CMD_OUTPUT_FILE_OPTION(ID)                                                                                 \
 	{"output-file", 0, ARG_REQUIRED, "FILE", "write the result to FILE (atomically) instead of stdout", ID}
 #define CMD_NO_HEADERS_OPTION(HELP, ID) {"no-headers", 0, ARG_NONE, NULL, HELP, ID}
+/* The rows of --kubeconfig and --profile where a command reads the cluster and AWS with the usual
+ * meaning (bench's and pricing's rows say which subcommand they are for, so they stay their own). */
+#define CMD_KUBECONFIG_OPTION(ID)                                                                                  \
+	{"kubeconfig", 0, ARG_REQUIRED, "FILE", "kubeconfig file (default: KUBECONFIG, then ~/.kube/config)", ID}
+#define CMD_AWS_PROFILE_OPTION(ID) {"profile", 0, ARG_REQUIRED, "NAME", "AWS profile", ID}
 /* Looks arg up in formats and stores its value in *out. When it is none of them, prints
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
@@ -266,6 +271,12 @@ void cmd_scope_read_live(struct scope *s);
 int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
 	      int *exit_code);
+/* The start of a command that takes options only (apply, status, plan, ...): cmd_start, then
+ * `error: unexpected argument 'X'HINT` (hint may be "") and EXIT_USAGE for any other argument.
+ * Returns 1 when the command ends here with *exit_code, else 0. */
+int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			   int (*on_option)(void *st, int id, const char *arg), void *st, const char *hint,
+			   int *exit_code);
 /* More than max other arguments: `error: PREFIXunexpected argument 'X'HINT` for the first extra
  * one and EXIT_USAGE; else 0. prefix and hint may be "". */
 int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint);

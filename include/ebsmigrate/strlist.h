@@ -35,4 +35,8 @@ void strlist_sort(struct strlist *l);
  * its ownership, ready for reuse. */
 void strlist_release(struct strlist *l);
 
+/* Frees the n heap strings of v and v itself: for the plain `char **` + count arrays that
+ * structs expose (warnings, notes). NULL with n == 0 is fine. */
+void strv_free(char **v, size_t n);
+
 #endif

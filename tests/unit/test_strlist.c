@@ -2,9 +2,11 @@
  * test_strlist.c - the string list: appending (owned and borrowed), splitting, membership,
  * sorting and release leave the values and counts asserted here.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/strlist.h"
 #include "tap.h"
@@ -81,11 +83,43 @@ static void test_contains_and_sort(void)
 	CHECK(empty.items == NULL);
 }
 
+/* The helpers for the plain `char **` arrays structs expose (warnings, notes). */
+static char *fmt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = xstrvfmt(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+static void test_strv_and_xstrvfmt(void)
+{
+	char **v = xmalloc(3 * sizeof *v);
+	v[0] = fmt_note("volume '%s': %d GiB", "vol-0a1", 100);
+	v[1] = fmt_note("%s", "");
+	v[2] = fmt_note("%0300d", 7); /* longer than buf_vaddf's 256-byte stack buffer */
+	CHECK_STR(v[0], "volume 'vol-0a1': 100 GiB");
+	CHECK_STR(v[1], "");
+	CHECK(strlen(v[2]) == 300 && v[2][299] == '7' && v[2][0] == '0');
+	strv_free(v, 3); /* the sanitizer build checks that nothing leaks */
+	strv_free(NULL, 0);
+	CHECK_STR(buf_backslash_escape('"'), "\\\"");
+	CHECK_STR(buf_backslash_escape('\\'), "\\\\");
+	CHECK_STR(buf_backslash_escape('\n'), "\\n");
+	CHECK_STR(buf_backslash_escape('\r'), "\\r");
+	CHECK_STR(buf_backslash_escape('\t'), "\\t");
+	CHECK(buf_backslash_escape('a') == NULL);
+	CHECK(buf_backslash_escape(0x01) == NULL);
+}
+
 int main(void)
 {
 	test_append_owned();
 	test_append_borrowed();
 	test_split();
 	test_contains_and_sort();
+	test_strv_and_xstrvfmt();
 	return tap_done();
 }
