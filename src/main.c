@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/cmd_doc.h"
@@ -60,13 +57,6 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-#ifdef __GLIBC__
-	/* Before any thread exists (the fan-out of inventory, plan and report, libcurl's resolver):
-	 * glibc would give each thread an arena of its own (up to 8 per core), and memory freed in
-	 * one is not reused by the others. The threads mostly wait on the network, so two shared
-	 * arenas cost no time and keep the peak RSS near the sequential read's (tests/perf/README.md). */
-	mallopt(M_ARENA_MAX, 2);
-#endif
 	struct cmd_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
