@@ -533,7 +533,7 @@ static int check_directory(const char *path, uint64_t need, struct buf *err)
 	return 0;
 }
 
-static int write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
+int bench_write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
 {
 	int rc = em_mkdirs(dir, 0755, err);
 	if (rc)
@@ -635,7 +635,7 @@ static int run_one(const struct bench_store *store, struct bench_run *run, const
 		const char *open = strchr(cr.out.s, '{');
 		size_t len = open ? fio_report_extent(cr.out.s, cr.out.len) : 0;
 		if (o->keep_json_dir)
-			rc = write_keep_json(o->keep_json_dir, what, open, len, err);
+			rc = bench_write_keep_json(o->keep_json_dir, what, open, len, err);
 		if (!rc)
 			rc = bench_record_report(store, run, &rep, open, len, workdir, NULL, 0, err);
 		fio_report_release(&rep);

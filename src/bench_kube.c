@@ -912,18 +912,6 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, int s
 	return result;
 }
 
-static int write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
-{
-	int rc = em_mkdirs(dir, 0755, err);
-	if (rc)
-		return rc;
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s/%s.json", dir, name);
-	rc = em_write_file_atomic(path.s, json, len, 0644, err);
-	buf_release(&path);
-	return rc;
-}
-
 /* One Job: create, wait, read, record, delete. */
 static int run_job(const struct bench_store *store, struct bench_run *run, struct kube_state *k, const char *what,
 		   const char *job_file, struct buf *err)
@@ -1001,7 +989,7 @@ static int run_job(const struct bench_store *store, struct bench_run *run, struc
 					const char *open = memchr(fio_out, '{', fio_len);
 					size_t ext = fio_report_extent(open, fio_len - (size_t)(open - fio_out));
 					if (o->keep_json_dir)
-						rc = write_keep_json(o->keep_json_dir, what, open, ext, err);
+						rc = bench_write_keep_json(o->keep_json_dir, what, open, ext, err);
 					if (!rc)
 						rc = bench_record_report(store, run, &rep, open, ext, NULL, sink.logs, sink.n, err);
 					fio_report_release(&rep);
