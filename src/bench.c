@@ -478,6 +478,20 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 	return rc;
 }
 
+void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
+				int runtime_s, uint64_t size)
+{
+	cJSON *p = cJSON_AddArrayToObject(j, "profiles");
+	for (size_t i = 0; i < n_profiles; i++)
+		cJSON_AddItemToArray(p, cJSON_CreateString(profiles[i]->name));
+	cJSON_AddNumberToObject(j, "runtime_s", runtime_s);
+	struct buf sz = BUF_INIT;
+	fio_format_size(&sz, size);
+	cJSON_AddStringToObject(j, "size", sz.s);
+	buf_release(&sz);
+	cJSON_AddStringToObject(j, "ioengine", "libaio");
+}
+
 static void options_json_local(struct bench_run *run, const struct bench_local_options *o, const char *fio)
 {
 	if (run->options_json)
@@ -486,15 +500,7 @@ static void options_json_local(struct bench_run *run, const struct bench_local_o
 	if (o->job_file) {
 		cJSON_AddStringToObject(j, "job_file", o->job_file);
 	} else {
-		cJSON *p = cJSON_AddArrayToObject(j, "profiles");
-		for (size_t i = 0; i < o->n_profiles; i++)
-			cJSON_AddItemToArray(p, cJSON_CreateString(o->profiles[i]->name));
-		cJSON_AddNumberToObject(j, "runtime_s", o->runtime_s);
-		struct buf sz = BUF_INIT;
-		fio_format_size(&sz, o->size);
-		cJSON_AddStringToObject(j, "size", sz.s);
-		buf_release(&sz);
-		cJSON_AddStringToObject(j, "ioengine", "libaio");
+		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, o->size);
 	}
 	cJSON_AddStringToObject(j, "fio", fio);
 	char *s = cJSON_PrintUnformatted(j);

@@ -1032,15 +1032,7 @@ static void options_json_kube(struct bench_run *run, const struct bench_kube_opt
 	if (o->job_file_text) {
 		cJSON_AddBoolToObject(j, "job_file", 1);
 	} else {
-		cJSON *p = cJSON_AddArrayToObject(j, "profiles");
-		for (size_t i = 0; i < o->n_profiles; i++)
-			cJSON_AddItemToArray(p, cJSON_CreateString(o->profiles[i]->name));
-		cJSON_AddNumberToObject(j, "runtime_s", o->runtime_s);
-		struct buf sz = BUF_INIT;
-		fio_format_size(&sz, size);
-		cJSON_AddStringToObject(j, "size", sz.s);
-		buf_release(&sz);
-		cJSON_AddStringToObject(j, "ioengine", "libaio");
+		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, size);
 	}
 	cJSON_AddStringToObject(j, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
 	cJSON_AddStringToObject(j, "namespace", o->namespace_);
