@@ -492,6 +492,18 @@ void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const
 	cJSON_AddStringToObject(j, "ioengine", "libaio");
 }
 
+/* Where run's results come from (source), and what the caller has not set: its target (when
+ * target is not NULL) and fio's version. */
+static void run_from(struct bench_run *run, const char *source, const char *target, const char *fio_version)
+{
+	free(run->source);
+	run->source = xstrdup(source);
+	if (target && !run->target)
+		run->target = xstrdup(target);
+	if (!run->fio_version)
+		run->fio_version = xstrdup(fio_version);
+}
+
 static void options_json_local(struct bench_run *run, const struct bench_local_options *o, const char *fio)
 {
 	if (run->options_json)
@@ -713,10 +725,7 @@ int bench_run_local(const struct bench_store *store, struct bench_run *run, cons
 		buf_release(&workdir);
 		return rc;
 	}
-	free(run->source);
-	run->source = xstrdup("local");
-	if (!run->fio_version)
-		run->fio_version = xstrdup(version);
+	run_from(run, "local", NULL, version);
 	options_json_local(run, o, fio);
 	rc = bench_store_begin(store, run, err);
 
@@ -790,12 +799,7 @@ int bench_import(const struct bench_store *store, struct bench_run *run, const c
 		fio_report_release(&rep);
 		return rc;
 	}
-	free(run->source);
-	run->source = xstrdup("import");
-	if (!run->target)
-		run->target = xstrdup(origin);
-	if (!run->fio_version)
-		run->fio_version = xstrdup(rep.fio_version);
+	run_from(run, "import", origin, rep.fio_version);
 	if (!run->options_json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "file", origin);
