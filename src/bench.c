@@ -478,6 +478,32 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 	return rc;
 }
 
+void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
+				int runtime_s, uint64_t size)
+{
+	cJSON *p = cJSON_AddArrayToObject(j, "profiles");
+	for (size_t i = 0; i < n_profiles; i++)
+		cJSON_AddItemToArray(p, cJSON_CreateString(profiles[i]->name));
+	cJSON_AddNumberToObject(j, "runtime_s", runtime_s);
+	struct buf sz = BUF_INIT;
+	fio_format_size(&sz, size);
+	cJSON_AddStringToObject(j, "size", sz.s);
+	buf_release(&sz);
+	cJSON_AddStringToObject(j, "ioengine", "libaio");
+}
+
+/* Where run's results come from (source), and what the caller has not set: its target (when
+ * target is not NULL) and fio's version. */
+static void run_from(struct bench_run *run, const char *source, const char *target, const char *fio_version)
+{
+	free(run->source);
+	run->source = xstrdup(source);
+	if (target && !run->target)
+		run->target = xstrdup(target);
+	if (!run->fio_version)
+		run->fio_version = xstrdup(fio_version);
+}
+
 static void options_json_local(struct bench_run *run, const struct bench_local_options *o, const char *fio)
 {
 	if (run->options_json)
@@ -486,15 +512,7 @@ static void options_json_local(struct bench_run *run, const struct bench_local_o
 	if (o->job_file) {
 		cJSON_AddStringToObject(j, "job_file", o->job_file);
 	} else {
-		cJSON *p = cJSON_AddArrayToObject(j, "profiles");
-		for (size_t i = 0; i < o->n_profiles; i++)
-			cJSON_AddItemToArray(p, cJSON_CreateString(o->profiles[i]->name));
-		cJSON_AddNumberToObject(j, "runtime_s", o->runtime_s);
-		struct buf sz = BUF_INIT;
-		fio_format_size(&sz, o->size);
-		cJSON_AddStringToObject(j, "size", sz.s);
-		buf_release(&sz);
-		cJSON_AddStringToObject(j, "ioengine", "libaio");
+		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, o->size);
 	}
 	cJSON_AddStringToObject(j, "fio", fio);
 	char *s = cJSON_PrintUnformatted(j);
@@ -533,7 +551,7 @@ static int check_directory(const char *path, uint64_t need, struct buf *err)
 	return 0;
 }
 
-static int write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
+int bench_write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
 {
 	int rc = em_mkdirs(dir, 0755, err);
 	if (rc)
@@ -635,7 +653,7 @@ static int run_one(const struct bench_store *store, struct bench_run *run, const
 		const char *open = strchr(cr.out.s, '{');
 		size_t len = open ? fio_report_extent(cr.out.s, cr.out.len) : 0;
 		if (o->keep_json_dir)
-			rc = write_keep_json(o->keep_json_dir, what, open, len, err);
+			rc = bench_write_keep_json(o->keep_json_dir, what, open, len, err);
 		if (!rc)
 			rc = bench_record_report(store, run, &rep, open, len, workdir, NULL, 0, err);
 		fio_report_release(&rep);
@@ -707,10 +725,7 @@ int bench_run_local(const struct bench_store *store, struct bench_run *run, cons
 		buf_release(&workdir);
 		return rc;
 	}
-	free(run->source);
-	run->source = xstrdup("local");
-	if (!run->fio_version)
-		run->fio_version = xstrdup(version);
+	run_from(run, "local", NULL, version);
 	options_json_local(run, o, fio);
 	rc = bench_store_begin(store, run, err);
 
@@ -784,12 +799,7 @@ int bench_import(const struct bench_store *store, struct bench_run *run, const c
 		fio_report_release(&rep);
 		return rc;
 	}
-	free(run->source);
-	run->source = xstrdup("import");
-	if (!run->target)
-		run->target = xstrdup(origin);
-	if (!run->fio_version)
-		run->fio_version = xstrdup(rep.fio_version);
+	run_from(run, "import", origin, rep.fio_version);
 	if (!run->options_json) {
 		cJSON *j = cJSON_CreateObject();
 		cJSON_AddStringToObject(j, "file", origin);

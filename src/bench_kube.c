@@ -912,18 +912,6 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, int s
 	return result;
 }
 
-static int write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err)
-{
-	int rc = em_mkdirs(dir, 0755, err);
-	if (rc)
-		return rc;
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s/%s.json", dir, name);
-	rc = em_write_file_atomic(path.s, json, len, 0644, err);
-	buf_release(&path);
-	return rc;
-}
-
 /* One Job: create, wait, read, record, delete. */
 static int run_job(const struct bench_store *store, struct bench_run *run, struct kube_state *k, const char *what,
 		   const char *job_file, struct buf *err)
@@ -1001,7 +989,7 @@ static int run_job(const struct bench_store *store, struct bench_run *run, struc
 					const char *open = memchr(fio_out, '{', fio_len);
 					size_t ext = fio_report_extent(open, fio_len - (size_t)(open - fio_out));
 					if (o->keep_json_dir)
-						rc = write_keep_json(o->keep_json_dir, what, open, ext, err);
+						rc = bench_write_keep_json(o->keep_json_dir, what, open, ext, err);
 					if (!rc)
 						rc = bench_record_report(store, run, &rep, open, ext, NULL, sink.logs, sink.n, err);
 					fio_report_release(&rep);
@@ -1044,15 +1032,7 @@ static void options_json_kube(struct bench_run *run, const struct bench_kube_opt
 	if (o->job_file_text) {
 		cJSON_AddBoolToObject(j, "job_file", 1);
 	} else {
-		cJSON *p = cJSON_AddArrayToObject(j, "profiles");
-		for (size_t i = 0; i < o->n_profiles; i++)
-			cJSON_AddItemToArray(p, cJSON_CreateString(o->profiles[i]->name));
-		cJSON_AddNumberToObject(j, "runtime_s", o->runtime_s);
-		struct buf sz = BUF_INIT;
-		fio_format_size(&sz, size);
-		cJSON_AddStringToObject(j, "size", sz.s);
-		buf_release(&sz);
-		cJSON_AddStringToObject(j, "ioengine", "libaio");
+		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, size);
 	}
 	cJSON_AddStringToObject(j, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
 	cJSON_AddStringToObject(j, "namespace", o->namespace_);

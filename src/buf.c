@@ -218,6 +218,15 @@ void buf_add_json_str(struct buf *b, const char *s)
 	buf_addc(b, '"');
 }
 
+void buf_add_escaping(struct buf *b, const char *s, char special, char escape)
+{
+	for (; *s; s++) {
+		if (*s == special)
+			buf_addc(b, escape);
+		buf_addc(b, *s);
+	}
+}
+
 void buf_add_csv_field(struct buf *b, const char *s)
 {
 	if (!s)
@@ -227,11 +236,7 @@ void buf_add_csv_field(struct buf *b, const char *s)
 		return;
 	}
 	buf_addc(b, '"');
-	for (; *s; s++) {
-		if (*s == '"')
-			buf_addc(b, '"');
-		buf_addc(b, *s);
-	}
+	buf_add_escaping(b, s, '"', '"');
 	buf_addc(b, '"');
 }
 

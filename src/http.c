@@ -232,24 +232,26 @@ static char *dup_or_null(const char *s)
 	return s && *s ? xstrdup(s) : NULL;
 }
 
+/* An option's documented default (http.h) when it is unset (0) or negative. */
+static void default_ms(long *ms, long dflt)
+{
+	if (*ms <= 0)
+		*ms = dflt;
+}
+
 int http_client_init(struct http_client *c, const struct http_options *opt, struct buf *err)
 {
 	memset(c, 0, sizeof *c);
 	struct http_options o = {0};
 	if (opt)
 		o = *opt;
-	if (o.connect_timeout_ms <= 0)
-		o.connect_timeout_ms = 10000;
-	if (o.timeout_ms <= 0)
-		o.timeout_ms = 60000;
+	default_ms(&o.connect_timeout_ms, 10000);
+	default_ms(&o.timeout_ms, 60000);
 	if (o.max_attempts <= 0)
 		o.max_attempts = 5;
-	if (o.backoff_base_ms <= 0)
-		o.backoff_base_ms = 500;
-	if (o.backoff_max_ms <= 0)
-		o.backoff_max_ms = 20000;
-	if (o.retry_after_max_ms <= 0)
-		o.retry_after_max_ms = 60000;
+	default_ms(&o.backoff_base_ms, 500);
+	default_ms(&o.backoff_max_ms, 20000);
+	default_ms(&o.retry_after_max_ms, 60000);
 	c->quota = o.retry_quota;
 	if (o.max_body == 0)
 		o.max_body = (size_t)64 << 20;

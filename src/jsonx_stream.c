@@ -208,6 +208,31 @@ static int skip_ws(struct jsonx_stream *s, int *rc, struct buf *err)
 	}
 }
 
+/* Skips white space before the first or next member of an object (close '}') or element of an
+ * array (close ']'): *c is the byte there. 1 when it closes the object or array while empty
+ * (then consumed), 0 when an item (or something else) follows, or a negative EM_E* code. */
+static inline int skip_to_item(struct jsonx_stream *s, int close, int *c, struct buf *err)
+{
+	int rc = 0;
+	*c = skip_ws(s, &rc, err);
+	if (*c < -1)
+		return rc;
+	if (*c == close && s->first) {
+		s->pos++;
+		return 1;
+	}
+	return 0;
+}
+
+/* The top-level object has been read: the event for it, and the stream is between documents. */
+static inline int document_read(struct jsonx_stream *s, struct jsonx_event *ev)
+{
+	s->state = ST_BETWEEN;
+	ev->value = s->root;
+	ev->doc = s->docs;
+	return JSONX_DOCUMENT;
+}
+
 /* "not valid JSON" at s->pos + i, counted in the whole file. Past the end it is the last byte,
  * where cJSON puts an error at the end of its input. */
 static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
@@ -433,16 +458,10 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 			s->state = ST_MEMBER;
 			break;
 		case ST_MEMBER:
-			c = skip_ws(s, &rc, err);
-			if (c < -1)
+			if ((rc = skip_to_item(s, '}', &c, err)) < 0)
 				return rc;
-			if (c == '}' && s->first) {
-				s->pos++;
-				s->state = ST_BETWEEN;
-				ev->value = s->root;
-				ev->doc = s->docs;
-				return JSONX_DOCUMENT;
-			}
+			if (rc)
+				return document_read(s, ev);
 			if (c != '"') /* where cJSON puts it: after the byte that is not a key */
 				return syntax_error(s, c == -1 ? 0 : 1, err);
 			if ((rc = scan_value(s, &n, err)) < 0)
@@ -501,16 +520,11 @@ int jsonx_stream_next(struct jsonx_stream *s, struct jsonx_event *ev, struct buf
 					return rc;
 				break;
 			}
-			s->state = ST_BETWEEN;
-			ev->value = s->root;
-			ev->doc = s->docs;
-			return JSONX_DOCUMENT;
+			return document_read(s, ev);
 		case ST_ELEMENT:
-			c = skip_ws(s, &rc, err);
-			if (c < -1)
+			if ((rc = skip_to_item(s, ']', &c, err)) < 0)
 				return rc;
-			if (c == ']' && s->first) {
-				s->pos++;
+			if (rc) {
 				s->state = ST_AFTER_MEMBER;
 				break;
 			}

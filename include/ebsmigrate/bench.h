@@ -180,6 +180,15 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 			const char *json, size_t json_len, const char *log_dir, const struct bench_log_file *logs, size_t n_logs,
 			struct buf *err);
 
+/* Writes a fio document (json, len bytes) to DIR/NAME.json, creating dir (--keep-json). */
+int bench_write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err);
+
+/* Adds a profile run's options to a run's options_json object j: "profiles" (their names),
+ * "runtime_s", "size" (in fio's notation) and "ioengine". */
+struct cJSON;
+void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
+				int runtime_s, uint64_t size);
+
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
  * Appends to out; 0, or EM_EINPUT when the name is not an IOPS log's. */
 int bench_log_prefix(struct buf *out, const char *path);

@@ -52,6 +52,8 @@ void buf_add_json_str(struct buf *b, const char *s);
 void buf_add_visible(struct buf *b, const char *s);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
+/* Appends s with escape written before each byte equal to special. */
+void buf_add_escaping(struct buf *b, const char *s, char special, char escape);
 /* Appends s percent-encoded (RFC 3986 unreserved kept); encode_slash=0 keeps '/'. */
 void buf_add_urlencoded(struct buf *b, const char *s, int encode_slash);
 void buf_trim_trailing(struct buf *b, char c);
