@@ -30,10 +30,7 @@ static const struct cmd_format plan_formats[] = {
 };
 
 static const struct cmd_option plan_options[] = {
-	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
-	 "every *.json in it, in name order; repeatable",
-	 OPT_FLEET_FROM_AWS},
+	CMD_FLEET_FROM_AWS_OPTION,
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
 	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json in it, in name order; repeatable",
