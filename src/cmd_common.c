@@ -677,14 +677,20 @@ int cmd_output_format(const char *opt, const char *arg, const struct cmd_format 
 	return choose(opt, arg, formats, out, looks_like_file_name(arg) ? "; to write a file use --output-file FILE" : "");
 }
 
-int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+int cmd_output_option(struct cmd_output_options *o, int id, const char *arg, const struct cmd_format *formats,
 		      int json_value, int yaml_value)
 {
-	if (cmd_output_format(alias ? "--format" : "-o", arg, formats, format))
-		return EXIT_USAGE;
-	if (json)
-		*json = *format == json_value || *format == yaml_value;
-	return EXIT_OK;
+	switch (id) {
+	case OPT_RESULT_FORMAT:
+	case OPT_RESULT_OUTPUT:
+		if (cmd_output_format(id == OPT_RESULT_FORMAT ? "--format" : "-o", arg, formats, &o->format))
+			return EXIT_USAGE;
+		o->json = o->format == json_value || o->format == yaml_value;
+		return EXIT_OK;
+	case OPT_RESULT_FILE: o->file = arg; return EXIT_OK;
+	case OPT_RESULT_NO_HEADERS: o->no_headers = 1; return EXIT_OK;
+	}
+	return EXIT_USAGE;
 }
 
 int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choices, int *out)

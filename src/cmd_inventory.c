@@ -21,7 +21,7 @@
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
-enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_SAVE, OPT_NO_RECORD, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_SAVE = 1, OPT_NO_RECORD };
 
 enum inv_format { INV_TABLE = 0, INV_WIDE, INV_JSON, INV_YAML };
 static const struct cmd_format inventory_formats[] = {
@@ -29,9 +29,9 @@ static const struct cmd_format inventory_formats[] = {
 };
 
 static const struct cmd_option inventory_options[] = {
-	CMD_FORMAT_OPTIONS("table (default), wide, json or yaml", OPT_OUTPUT, OPT_FORMAT),
-	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
-	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
+	CMD_FORMAT_OPTIONS("table (default), wide, json or yaml", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
 	{"save", 0, ARG_REQUIRED, "DIR",
 	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
 	 OPT_SAVE},
@@ -79,26 +79,21 @@ const struct cmd_help inventory_help = {
 
 struct inv_args {
 	struct inventory_live_options live;
-	int format; /* enum inv_format */
-	int json;   /* format is json or yaml (the JSON document is built) */
-	const char *output;
-	int no_record, no_headers;
+	struct cmd_output_options result; /* format: enum inv_format */
+	int no_record;
 	struct scope scope; /* -n, -A, -l, --account, --volume (--region, --context: what is read) */
 };
 
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, inventory_formats, INV_JSON, INV_YAML);
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
 		return cmd_live_option(&a->live, id, arg);
 	switch (id) {
-	case OPT_FORMAT:
-	case OPT_OUTPUT:
-		return cmd_format_option(id == OPT_FORMAT, arg, inventory_formats, &a->format, &a->json, INV_JSON, INV_YAML);
-	case OPT_OUTPUT_FILE: a->output = arg; return 0;
-	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SAVE: a->live.save_dir = arg; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	}
@@ -215,11 +210,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	 * database, read back after fleet_release. Without a record it is built in memory. */
 	struct buf json = BUF_INIT;
 	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta);
-	if (!spool && (a.json || !a.no_record))
+	if (!spool && (a.result.json || !a.no_record))
 		inventory_write_json(&json, &fleet, &meta);
-	if (!a.json) {
+	if (!a.result.json) {
 		struct table_options to;
-		cmd_table_options(&to, a.output, a.format == INV_WIDE, a.no_headers);
+		cmd_table_options(&to, a.result.file, a.result.format == INV_WIDE, a.result.no_headers);
 		inventory_write_table(&out, &fleet, &meta, &to);
 	}
 	struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
@@ -246,7 +241,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		fclose(spool);
 	}
 	/* JSON output is the recorded document itself: written once, never copied. */
-	if (!rc && a.format == INV_YAML) {
+	if (!rc && a.result.format == INV_YAML) {
 		buf_reset(&err);
 		if (yamlout_from_json(&out, json.s, json.len, &err)) {
 			log_error("%s", err.s);
@@ -254,7 +249,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!rc)
-		rc = cmd_outputs_add(&outputs, a.output, a.format == INV_JSON ? &json : &out);
+		rc = cmd_outputs_add(&outputs, a.result.file, a.result.format == INV_JSON ? &json : &out);
 	if (!rc && !a.no_record) {
 		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
 						   kube, res.aws_calls, notices.s, json.s};

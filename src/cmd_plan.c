@@ -22,8 +22,7 @@
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
-enum { OPT_FORMAT = 1, OPT_OUTPUT, OPT_NO_RECORD, OPT_MANIFESTS,
-       OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_NO_RECORD = 1, OPT_MANIFESTS, OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT };
 
 static const struct cmd_format plan_formats[] = {
 	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0}, {"yaml", FORMAT_YAML, 0},
@@ -31,10 +30,7 @@ static const struct cmd_format plan_formats[] = {
 };
 
 static const struct cmd_option plan_options[] = {
-	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
-	 "every *.json in it, in name order; repeatable",
-	 OPT_FLEET_FROM_AWS},
+	CMD_FLEET_FROM_AWS_OPTION,
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
 	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json in it, in name order; repeatable",
@@ -44,10 +40,10 @@ static const struct cmd_option plan_options[] = {
 	 "--from-kube-json CLUSTER=...; repeatable", OPT_FLEET_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_FLEET_MODE},
-	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv or markdown", OPT_OUTPUT, OPT_FORMAT),
+	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv or markdown", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
 	{"output-file", 0, ARG_REQUIRED, "FILE",
-	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_OUTPUT_FILE},
-	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
+	 "write the rendered result (-o) to FILE (atomically) instead of stdout", OPT_RESULT_FILE},
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
 	{"out", 0, ARG_REQUIRED, "PLANFILE",
 	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
 	 "--output-file, whatever -o says", OPT_OUT},
@@ -120,10 +116,8 @@ const struct cmd_help plan_help = {
 
 struct plan_args {
 	struct cmd_fleet in; /* the exports or live reading, the scope, --mode, --max-price-age */
-	int format; /* enum out_format */
-	const char *output;
+	struct cmd_output_options result; /* format: enum out_format */
 	const char *out; /* --out: the plan document */
-	int no_headers;
 	int no_record;
 	struct manifest_options man;
 	int man_opts;
@@ -133,13 +127,11 @@ struct plan_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, plan_formats, -1, -1);
 	if (cmd_fleet_owns(id))
 		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
-	case OPT_FORMAT:
-	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, plan_formats, &a->format, NULL, 0, 0);
-	case OPT_OUTPUT_FILE: a->output = arg; return 0;
-	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_OUT:
 		if (strcmp(arg, "-") == 0) {
 			log_error("--out: give a file name; to print the plan document use -o json");
@@ -211,7 +203,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
 	    (rc = cmd_fleet_check(&a.in)))
 		goto out;
-	if (a.out && a.output && strcmp(a.out, a.output) == 0) {
+	if (a.out && a.result.file && strcmp(a.out, a.result.file) == 0) {
 		log_error("--out and --output-file both name '%s': --out saves the plan document, --output-file "
 			  "the printed result; give two files (or, with -o json, only --out)", a.out);
 		rc = EXIT_USAGE;
@@ -241,7 +233,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	buf_release(&age);
 
 	/* Missing data is said on stderr in every format (table and csv print all warnings below). */
-	int said_below = a.format == FORMAT_TABLE || a.format == FORMAT_WIDE || a.format == FORMAT_CSV;
+	int said_below = a.result.format == FORMAT_TABLE || a.result.format == FORMAT_WIDE || a.result.format == FORMAT_CSV;
 	struct fleet fleet;
 	rc = cmd_fleet_load(&a.in, &fleet, said_below ? NULL : ctx);
 	if (rc)
@@ -286,8 +278,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	 * second one (yamlout.c streams it) for stdout or --output-file. Other formats, or no
 	 * spool: built in memory. */
 	int recording = !a.no_record && ctx->db;
-	int yaml = a.format == FORMAT_YAML;
-	struct plan_sink sink = {a.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
+	int yaml = a.result.format == FORMAT_YAML;
+	struct plan_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
 	FILE *yaml_spool = NULL;
 	struct buf out = BUF_INIT;
 	if (sink.spool) {
@@ -314,18 +306,18 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			}
 		}
 		if (!rc)
-			rc = cmd_outputs_add_spool(&outputs, a.output, yaml ? yaml_spool : sink.spool);
+			rc = cmd_outputs_add_spool(&outputs, a.result.file, yaml ? yaml_spool : sink.spool);
 		if (!rc && a.out)
 			rc = cmd_outputs_add_spool(&outputs, a.out, sink.spool);
 	} else {
-		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE) {
+		if (a.result.format == FORMAT_TABLE || a.result.format == FORMAT_WIDE) {
 			struct table_options to;
-			cmd_table_options(&to, a.output, a.format == FORMAT_WIDE, a.no_headers);
-			plan_write_table(&out, &plan, ctx->color_stdout && !a.output, &to);
+			cmd_table_options(&to, a.result.file, a.result.format == FORMAT_WIDE, a.result.no_headers);
+			plan_write_table(&out, &plan, ctx->color_stdout && !a.result.file, &to);
 		}
 		else if (!yaml)
-			plan_write(&out, &plan, a.format);
-		if (a.format == FORMAT_TABLE || a.format == FORMAT_WIDE || a.format == FORMAT_CSV)
+			plan_write(&out, &plan, a.result.format);
+		if (a.result.format == FORMAT_TABLE || a.result.format == FORMAT_WIDE || a.result.format == FORMAT_CSV)
 			cmd_print_warnings(ctx, plan.warnings, plan.n_warnings, "-o json's .warnings");
 		if (yaml) { /* no spool: the YAML of the document built in memory */
 			struct buf doc_json = BUF_INIT;
@@ -338,12 +330,12 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			buf_release(&doc_json);
 		}
 		if (!rc)
-			rc = cmd_outputs_add(&outputs, a.output, &out);
+			rc = cmd_outputs_add(&outputs, a.result.file, &out);
 	}
 
 	/* The plan document: what the database records, --out saves and apply reads. */
 	struct buf json = BUF_INIT;
-	const struct buf *doc = a.format == FORMAT_JSON ? &out : &json; /* -o json: out is it, no copy */
+	const struct buf *doc = a.result.format == FORMAT_JSON ? &out : &json; /* -o json: out is it, no copy */
 	if (!rc && !sink.spool && (a.out || recording) && doc == &json)
 		plan_write(&json, &plan, FORMAT_JSON);
 	if (!rc && !sink.spool && a.out)

@@ -18,7 +18,7 @@
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_REGION = 1, OPT_PROFILE, OPT_FORMAT, OPT_VERSION, OPT_OUTPUT, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_REGION = 1, OPT_PROFILE, OPT_VERSION };
 
 enum pricing_format { PRICING_TABLE = 0, PRICING_WIDE, PRICING_JSON, PRICING_YAML };
 static const struct cmd_format pricing_formats[] = {
@@ -32,9 +32,9 @@ static const struct cmd_option pricing_options[] = {
 	 OPT_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME", "refresh: AWS profile from ~/.aws/config and ~/.aws/credentials",
 	 OPT_PROFILE},
-	CMD_FORMAT_OPTIONS("show, list, diff: table (default), wide, json or yaml", OPT_OUTPUT, OPT_FORMAT),
-	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
-	CMD_NO_HEADERS_OPTION("show, list, diff tables: no title row", OPT_NO_HEADERS),
+	CMD_FORMAT_OPTIONS("show, list, diff: table (default), wide, json or yaml", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	CMD_NO_HEADERS_OPTION("show, list, diff tables: no title row", OPT_RESULT_NO_HEADERS),
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -83,10 +83,7 @@ const struct cmd_help pricing_help = {
 struct pricing_args {
 	struct strlist regions; /* --region: borrowed from argv */
 	const char *profile;
-	int format; /* enum pricing_format */
-	int json;   /* format is json or yaml (the JSON document is built) */
-	const char *output; /* --output-file */
-	int no_headers;
+	struct cmd_output_options result; /* format: enum pricing_format */
 	struct table_options table; /* set after parsing */
 	int64_t version;
 };
@@ -94,6 +91,8 @@ struct pricing_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct pricing_args *a = st;
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, pricing_formats, PRICING_JSON, PRICING_YAML);
 	switch (id) {
 	case OPT_REGION:
 		if (!aws_region_valid(arg)) {
@@ -103,12 +102,6 @@ static int on_option(void *st, int id, const char *arg)
 		strlist_append(&a->regions, arg);
 		return 0;
 	case OPT_PROFILE: a->profile = arg; return 0;
-	case OPT_FORMAT:
-	case OPT_OUTPUT:
-		return cmd_format_option(id == OPT_FORMAT, arg, pricing_formats, &a->format, &a->json, PRICING_JSON,
-					 PRICING_YAML);
-	case OPT_OUTPUT_FILE: a->output = arg; return 0;
-	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_VERSION:
 		return cmd_usage_if(em_parse_i64(arg, &a->version) || a->version <= 0,
 				    "--version: '%s' is not a price book version number", arg);
@@ -120,8 +113,8 @@ static int on_option(void *st, int id, const char *arg)
  * released. */
 static int write_result(const struct pricing_args *a, struct buf *out)
 {
-	int rc = a->format == PRICING_YAML ? cmd_json_to_yaml(out) : 0;
-	rc = rc ? rc : cmd_write_output(a->output, out);
+	int rc = a->result.format == PRICING_YAML ? cmd_json_to_yaml(out) : 0;
+	rc = rc ? rc : cmd_write_output(a->result.file, out);
 	buf_release(out);
 	return rc;
 }
@@ -131,7 +124,7 @@ static int only(const char *sub, const struct pricing_args *a, int regions, int 
 {
 	const char *bad = !regions && a->regions.n ? "--region"
 			  : !profile && a->profile  ? "--profile"
-			  : !format && a->json      ? "-o json/yaml"
+			  : !format && a->result.json      ? "-o json/yaml"
 			  : !version && a->version  ? "--version"
 						    : NULL;
 	if (!bad)
@@ -286,7 +279,7 @@ static int do_show(struct cmd_ctx *ctx, struct pricing_args *a)
 	if (rc)
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_book(&out, c.book, a->regions.n ? a->regions.items[0] : NULL, c.is_current, a->json, &a->table);
+	pricing_write_book(&out, c.book, a->regions.n ? a->regions.items[0] : NULL, c.is_current, a->result.json, &a->table);
 	rc = write_result(a, &out);
 	pricebook_release(&c.loaded);
 	return rc;
@@ -327,7 +320,7 @@ static int do_list(struct cmd_ctx *ctx, struct pricing_args *a)
 	if ((rc = stored_versions(ctx, &v, &n)))
 		return rc;
 	struct buf out = BUF_INIT;
-	pricing_write_versions(&out, v, n, a->json, &a->table);
+	pricing_write_versions(&out, v, n, a->result.json, &a->table);
 	rc = write_result(a, &out);
 	ledger_price_versions_free(v, n);
 	return rc;
@@ -352,7 +345,7 @@ static int diff_nothing(struct cmd_ctx *ctx, struct pricing_args *a, int64_t to)
 	struct pricing_diff d;
 	memset(&d, 0, sizeof d);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, NULL, &bt, a->json, &a->table);
+	pricing_diff_write(&out, &d, NULL, &bt, a->result.json, &a->table);
 	rc = write_result(a, &out);
 	pricebook_release(&bt);
 	return rc;
@@ -397,7 +390,7 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 	struct pricing_diff d;
 	pricing_diff_build(&d, &bf, &bt);
 	struct buf out = BUF_INIT;
-	pricing_diff_write(&out, &d, &bf, &bt, a->json, &a->table);
+	pricing_diff_write(&out, &d, &bf, &bt, a->result.json, &a->table);
 	rc = write_result(a, &out);
 	pricing_diff_release(&d);
 	pricebook_release(&bf);
@@ -417,7 +410,7 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
 		goto out;
 	const char *sub = rest[0];
-	cmd_table_options(&a.table, a.output, a.format == PRICING_WIDE, a.no_headers);
+	cmd_table_options(&a.table, a.result.file, a.result.format == PRICING_WIDE, a.result.no_headers);
 	if (strcmp(sub, "refresh") == 0) {
 		rc = n_rest > 1 ? (log_error("unexpected argument '%s'", rest[1]), EXIT_USAGE)
 				: only(sub, &a, 1, 1, 0, 0);

@@ -20,7 +20,7 @@
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_FORMAT, OPT_OUTPUT, OPT_TOTALS, OPT_SERIES, OPT_OUTPUT_FILE, OPT_NO_HEADERS };
+enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_TOTALS, OPT_SERIES };
 
 static const struct cmd_format report_formats[] = {
 	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
@@ -29,10 +29,7 @@ static const struct cmd_format report_formats[] = {
 };
 
 static const struct cmd_option report_options[] = {
-	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "
-	 "every *.json in it, in name order; repeatable",
-	 OPT_FLEET_FROM_AWS},
+	CMD_FLEET_FROM_AWS_OPTION,
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
 	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); a DIR as for "
 	 "--from-aws-json; repeatable", OPT_FLEET_FROM_KUBE},
@@ -47,9 +44,9 @@ static const struct cmd_option report_options[] = {
 					   "or YYYY-MM-DD)",
 	 OPT_SINCE},
 	{"mode", 0, ARG_REQUIRED, "MODE", "plan mode for the targets: match (default), baseline or observed", OPT_FLEET_MODE},
-	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv, markdown or html", OPT_OUTPUT, OPT_FORMAT),
-	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
-	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_NO_HEADERS),
+	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv, markdown or html", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_FLEET_MAX_PRICE_AGE},
 	{"totals", 0, ARG_REQUIRED, "FILE",
@@ -110,9 +107,8 @@ struct report_args {
 	const char *group_by;
 	enum report_period period;
 	time_t since;
-	int format; /* enum report_format */
-	const char *output, *totals, *series;
-	int no_headers;
+	struct cmd_output_options result; /* format: enum report_format */
+	const char *totals, *series;
 };
 
 
@@ -120,6 +116,8 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, report_formats, -1, -1);
 	if (cmd_fleet_owns(id))
 		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
@@ -130,10 +128,6 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_SINCE:
 		return cmd_usage_if(em_parse_time(arg, &a->since) != 0,
 				    "--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
-	case OPT_FORMAT:
-	case OPT_OUTPUT: return cmd_format_option(id == OPT_FORMAT, arg, report_formats, &a->format, NULL, 0, 0);
-	case OPT_OUTPUT_FILE: a->output = arg; return 0;
-	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
@@ -224,17 +218,17 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	buf_release(&msg);
 
 	struct buf out = BUF_INIT, totals = BUF_INIT, series = BUF_INIT;
-	if (a.format == REPORT_TABLE || a.format == REPORT_WIDE) {
+	if (a.result.format == REPORT_TABLE || a.result.format == REPORT_WIDE) {
 		struct table_options to;
-		cmd_table_options(&to, a.output, a.format == REPORT_WIDE, a.no_headers);
-		report_write_table(&out, &report, ctx->color_stdout && !a.output, &to);
+		cmd_table_options(&to, a.result.file, a.result.format == REPORT_WIDE, a.result.no_headers);
+		report_write_table(&out, &report, ctx->color_stdout && !a.result.file, &to);
 	} else {
-		report_write(&out, &report, a.format, 0);
+		report_write(&out, &report, a.result.format, 0);
 	}
 	struct cmd_outputs outs = CMD_OUTPUTS_INIT;
-	rc = a.format == REPORT_YAML ? cmd_json_to_yaml(&out) : 0;
+	rc = a.result.format == REPORT_YAML ? cmd_json_to_yaml(&out) : 0;
 	if (!rc)
-		rc = cmd_outputs_add(&outs, a.output, &out);
+		rc = cmd_outputs_add(&outs, a.result.file, &out);
 	if (!rc && a.totals) {
 		report_write_csv_totals(&totals, &report);
 		rc = cmd_outputs_add(&outs, a.totals, &totals);

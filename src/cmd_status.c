@@ -29,8 +29,8 @@
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_SFORMAT = 1, OPT_SPLAN, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
-       OPT_SKUBECONFIG, OPT_STIMEOUT, OPT_SOUTPUT, OPT_SOUTPUT_FILE, OPT_SNO_HEADERS };
+enum { OPT_SPLAN = 1, OPT_WATCH, OPT_SPROFILE, OPT_NO_VERIFY, OPT_INTERVAL, OPT_SNO_KUBE, OPT_SCONTEXT,
+       OPT_SKUBECONFIG, OPT_STIMEOUT };
 
 enum status_format { STATUS_TABLE = 0, STATUS_WIDE, STATUS_JSON, STATUS_YAML };
 static const struct cmd_format status_formats[] = {
@@ -38,13 +38,12 @@ static const struct cmd_format status_formats[] = {
 };
 
 static const struct cmd_option status_options[] = {
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json (schema ebsmigrate.status/v1) or yaml",
-	 OPT_SOUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json (schema ebsmigrate.status/v1) or yaml (an alias of -o/--output)", OPT_SFORMAT},
+	CMD_FORMAT_OPTIONS("table (default), wide, json (schema ebsmigrate.status/v1) or yaml", OPT_RESULT_OUTPUT,
+			   OPT_RESULT_FORMAT),
 	{"output-file", 0, ARG_REQUIRED, "FILE",
 	 "write the result to FILE (atomically; with --watch, each refresh replaces it) instead of stdout",
-	 OPT_SOUTPUT_FILE},
-	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_SNO_HEADERS),
+	 OPT_RESULT_FILE},
+	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
 	{"plan", 0, ARG_REQUIRED, "ID", "only this plan's volumes (default: the latest row of every volume)", OPT_SPLAN},
 	{"watch", 'w', ARG_NONE, NULL, "refresh until nothing is in flight, then exit 0", OPT_WATCH},
 	{"timeout", 0, ARG_REQUIRED, "SECONDS", "with --watch: give up after this long, exit 3 (default: no limit)",
@@ -109,12 +108,11 @@ const struct cmd_help status_help = {
 };
 
 struct status_args {
-	int format; /* enum status_format */
-	int json, watch, no_verify, no_kube, no_headers;
+	struct cmd_output_options result; /* format: enum status_format */
+	int watch, no_verify, no_kube;
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
 	struct scope scope; /* --context and the scoping options */
-	const char *output; /* --output-file */
 };
 
 static int on_option(void *st, int id, const char *arg)
@@ -122,13 +120,9 @@ static int on_option(void *st, int id, const char *arg)
 	struct status_args *a = st;
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, status_formats, STATUS_JSON, STATUS_YAML);
 	switch (id) {
-	case OPT_SFORMAT:
-	case OPT_SOUTPUT:
-		return cmd_format_option(id == OPT_SFORMAT, arg, status_formats, &a->format, &a->json, STATUS_JSON,
-					 STATUS_YAML);
-	case OPT_SOUTPUT_FILE: a->output = arg; return 0;
-	case OPT_SNO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_SPLAN:
 		if (em_parse_i64(arg, &a->plan_id) || a->plan_id < 1) {
 			log_error("--plan: '%s' is not a plan id", arg);
@@ -546,7 +540,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
 	int noticed = 0, noticed_scope = 0;
-	int redraw = a.watch && !a.json && !a.output && isatty(1); /* one view in place, not appended ones */
+	int redraw = a.watch && !a.result.json && !a.result.file && isatty(1); /* one view in place, not appended ones */
 	int64_t interval = a.interval ? a.interval : 15;
 	int64_t started = monotonic_s();
 	for (;;) {
@@ -605,11 +599,11 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 				 (long long)interval, a.timeout ? " or --timeout" : "");
 		}
 		struct table_options to;
-		cmd_table_options(&to, a.output, a.format == STATUS_WIDE, a.no_headers);
-		int in_flight = render(&out, rows, n, &lv, pv, a.json, &to, &t);
-		rc = a.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
+		cmd_table_options(&to, a.result.file, a.result.format == STATUS_WIDE, a.result.no_headers);
+		int in_flight = render(&out, rows, n, &lv, pv, a.result.json, &to, &t);
+		rc = a.result.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
 		if (!rc)
-			rc = cmd_write_output(a.output, &out);
+			rc = cmd_write_output(a.result.file, &out);
 		buf_release(&out);
 		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);

@@ -128,10 +128,22 @@ struct cmd_format {
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
-/* The -o/--output and --format cases of a command's on_option (alias: it was --format): the
- * format's value to *format, and (json not NULL) *json set when it is json_value or yaml_value (the
- * JSON document is built); cmd_output_format's message and EXIT_USAGE otherwise. */
-int cmd_format_option(int alias, const char *arg, const struct cmd_format *formats, int *format, int *json,
+/* The -o/--output, --format, --output-file and --no-headers settings of a command, set by
+ * cmd_output_option from the rows of those options (ids OPT_RESULT_BASE..OPT_RESULT_END, given to
+ * CMD_FORMAT_OPTIONS, CMD_OUTPUT_FILE_OPTION and CMD_NO_HEADERS_OPTION). Zeroed = the first format,
+ * stdout, headers. */
+enum { OPT_RESULT_BASE = 800, OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT, OPT_RESULT_FILE, OPT_RESULT_NO_HEADERS,
+       OPT_RESULT_END };
+struct cmd_output_options {
+	int format;       /* a value of the command's formats */
+	int json;         /* format is the json or the yaml one (the JSON document is built) */
+	const char *file; /* --output-file, or NULL for stdout */
+	int no_headers;
+};
+/* Applies one of those options to o: -o/--output and --format (cmd_output_format's message and
+ * EXIT_USAGE when ARG is none of formats; o->json set when it is json_value or yaml_value, which
+ * are -1 where a command has no such flag), --output-file, --no-headers. Returns EXIT_*. */
+int cmd_output_option(struct cmd_output_options *o, int id, const char *arg, const struct cmd_format *formats,
 		      int json_value, int yaml_value);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
 int cmd_json_to_yaml(struct buf *doc);

@@ -19,6 +19,12 @@
  * and OPT_SCOPE_END, like every id cmd_fleet_option takes. */
 enum { OPT_FLEET_BASE = 700, OPT_FLEET_FROM_AWS, OPT_FLEET_FROM_KUBE, OPT_FLEET_FROM_SAVED, OPT_FLEET_MODE,
        OPT_FLEET_MAX_PRICE_AGE };
+/* The --from-aws-json row, the same for plan and report (their other rows differ in their help). */
+#define CMD_FLEET_FROM_AWS_OPTION                                                                                  \
+	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",                                                   \
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "       \
+	 "every *.json in it, in name order; repeatable",                                                          \
+	 OPT_FLEET_FROM_AWS}
 
 struct cmd_fleet {
 	struct inventory_live_options live;
