@@ -106,10 +106,9 @@ static void add_file(struct manifest_set *s, const char *path, struct buf *data,
 static void add_warning(struct manifest_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_warning(struct manifest_set *s, const char *fmt, ...)
 {
-	XGROW(s->warnings, s->n_warnings, s->alloc_warnings);
 	va_list ap;
 	va_start(ap, fmt);
-	s->warnings[s->n_warnings++] = xstrvfmt(fmt, ap);
+	strv_addvf(&s->warnings, &s->n_warnings, &s->alloc_warnings, fmt, ap);
 	va_end(ap);
 }
 

@@ -544,10 +544,9 @@ static void sort_items(struct plan_item *items, size_t n)
 static void add_warning(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_warning(struct plan *p, const char *fmt, ...)
 {
-	XGROW(p->warnings, p->n_warnings, p->alloc_warnings);
 	va_list ap;
 	va_start(ap, fmt);
-	p->warnings[p->n_warnings++] = xstrvfmt(fmt, ap);
+	strv_addvf(&p->warnings, &p->n_warnings, &p->alloc_warnings, fmt, ap);
 	va_end(ap);
 }
 

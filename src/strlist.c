@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/strlist.h"
 
@@ -73,4 +74,10 @@ void strv_free(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+void strv_addvf(char ***v, size_t *n, size_t *alloc, const char *fmt, va_list ap)
+{
+	XGROW(*v, *n, *alloc);
+	(*v)[(*n)++] = xstrvfmt(fmt, ap);
 }
