@@ -3,6 +3,7 @@
  * separator, membership, sort, release; strv_free for the plain `char **` arrays structs expose.
  * Invariant: items[0..n) are valid strings; alloc >= n; an owning list's strings are its own.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,8 +77,11 @@ void strv_free(char **v, size_t n)
 	free(v);
 }
 
-void strv_addvf(char ***v, size_t *n, size_t *alloc, const char *fmt, va_list ap)
+void strv_addf(char ***v, size_t *n, size_t *alloc, const char *fmt, ...)
 {
 	XGROW(*v, *n, *alloc);
+	va_list ap;
+	va_start(ap, fmt);
 	(*v)[(*n)++] = xstrvfmt(fmt, ap);
+	va_end(ap);
 }

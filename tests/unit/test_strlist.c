@@ -114,22 +114,12 @@ static void test_strv_and_xstrvfmt(void)
 	CHECK(buf_backslash_escape(0x01) == NULL);
 }
 
-static void add_message(char ***v, size_t *n, size_t *alloc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void add_message(char ***v, size_t *n, size_t *alloc, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	strv_addvf(v, n, alloc, fmt, ap);
-	va_end(ap);
-}
-
-static void test_strv_addvf(void)
+static void test_strv_addf(void)
 {
 	char **v = NULL;
 	size_t n = 0, alloc = 0;
 	for (int i = 0; i < 20; i++) /* past the first growth (16) */
-		add_message(&v, &n, &alloc, "warning %d of '%s'", i, "plan");
+		strv_addf(&v, &n, &alloc, "warning %d of '%s'", i, "plan");
 	CHECK(n == 20 && alloc >= 20);
 	CHECK_STR(v[0], "warning 0 of 'plan'");
 	CHECK_STR(v[19], "warning 19 of 'plan'");
@@ -143,6 +133,6 @@ int main(void)
 	test_split();
 	test_contains_and_sort();
 	test_strv_and_xstrvfmt();
-	test_strv_addvf();
+	test_strv_addf();
 	return tap_done();
 }
