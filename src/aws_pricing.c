@@ -647,18 +647,26 @@ static void json_price(struct buf *b, price_t p)
 	buf_addc(b, '"');
 }
 
+/* The book's provenance members, `,"source":…,"effective_date":…,"fetched_at":…`, after a member
+ * the caller wrote: the diff's book references and `pricing show --json` name a book alike. */
+static void json_book_provenance(struct buf *b, const struct pricebook *book)
+{
+	buf_adds(b, ",\"source\":");
+	buf_add_json_str(b, book->source);
+	buf_adds(b, ",\"effective_date\":");
+	buf_add_json_str(b, book->effective_date);
+	buf_adds(b, ",\"fetched_at\":");
+	buf_add_json_str(b, book->fetched_at);
+}
+
 static void json_book_ref(struct buf *b, const struct pricebook *book)
 {
 	if (!book) {
 		buf_adds(b, "null");
 		return;
 	}
-	buf_addf(b, "{\"version\":%lld,\"source\":", (long long)book->version);
-	buf_add_json_str(b, book->source);
-	buf_adds(b, ",\"effective_date\":");
-	buf_add_json_str(b, book->effective_date);
-	buf_adds(b, ",\"fetched_at\":");
-	buf_add_json_str(b, book->fetched_at);
+	buf_addf(b, "{\"version\":%lld", (long long)book->version);
+	json_book_provenance(b, book);
 	buf_addc(b, '}');
 }
 
@@ -816,12 +824,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 			buf_adds(out, "null");
 		buf_adds(out, ",\"current\":");
 		buf_adds(out, is_current < 0 ? "null" : is_current ? "true" : "false");
-		buf_adds(out, ",\"source\":");
-		buf_add_json_str(out, b->source);
-		buf_adds(out, ",\"effective_date\":");
-		buf_add_json_str(out, b->effective_date);
-		buf_adds(out, ",\"fetched_at\":");
-		buf_add_json_str(out, b->fetched_at);
+		json_book_provenance(out, b);
 		buf_adds(out, ",\"units\":{");
 		for (int item = 0; item < PRICE_ITEMS; item++)
 			buf_addf(out, "%s\"%s\":\"%s\"", item ? "," : "", pricebook_item_name(item), item_units[item]);

@@ -33,7 +33,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,15 +102,8 @@ static void add_file(struct manifest_set *s, const char *path, struct buf *data,
 	f->mode = mode;
 }
 
-static void add_warning(struct manifest_set *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_warning(struct manifest_set *s, const char *fmt, ...)
-{
-	XGROW(s->warnings, s->n_warnings, s->alloc_warnings);
-	va_list ap;
-	va_start(ap, fmt);
-	s->warnings[s->n_warnings++] = xstrvfmt(fmt, ap);
-	va_end(ap);
-}
+/* A formatted warning kept in the manifest set's warnings (printf-checked through strv_addf). */
+#define add_warning(owner, ...) strv_addf(&(owner)->warnings, &(owner)->n_warnings, &(owner)->alloc_warnings, __VA_ARGS__)
 
 /* Text for a comment line (YAML, sh, Markdown code): control characters become '?'. */
 static void add_comment_text(struct buf *b, const char *s)

@@ -541,15 +541,8 @@ static void sort_items(struct plan_item *items, size_t n)
 	free(from);
 }
 
-static void add_warning(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_warning(struct plan *p, const char *fmt, ...)
-{
-	XGROW(p->warnings, p->n_warnings, p->alloc_warnings);
-	va_list ap;
-	va_start(ap, fmt);
-	p->warnings[p->n_warnings++] = xstrvfmt(fmt, ap);
-	va_end(ap);
-}
+/* A formatted warning kept in the plan's warnings (printf-checked through strv_addf). */
+#define add_warning(owner, ...) strv_addf(&(owner)->warnings, &(owner)->n_warnings, &(owner)->alloc_warnings, __VA_ARGS__)
 
 /* The volume type a StorageClass creates: its `type` parameter, else the provisioner's default
  * (in-tree kubernetes.io/aws-ebs: gp2; EBS CSI driver: gp3). */

@@ -3,9 +3,11 @@
  * separator, membership, sort, release; strv_free for the plain `char **` arrays structs expose.
  * Invariant: items[0..n) are valid strings; alloc >= n; an owning list's strings are its own.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/strlist.h"
 
@@ -73,4 +75,13 @@ void strv_free(char **v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(v[i]);
 	free(v);
+}
+
+void strv_addf(char ***v, size_t *n, size_t *alloc, const char *fmt, ...)
+{
+	XGROW(*v, *n, *alloc);
+	va_list ap;
+	va_start(ap, fmt);
+	(*v)[(*n)++] = xstrvfmt(fmt, ap);
+	va_end(ap);
 }

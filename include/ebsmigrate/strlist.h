@@ -38,5 +38,8 @@ void strlist_release(struct strlist *l);
 /* Frees the n heap strings of v and v itself: for the plain `char **` + count arrays that
  * structs expose (warnings, notes). NULL with n == 0 is fine. */
 void strv_free(char **v, size_t n);
+/* Appends the formatted message to such an array (*v grown as XGROW does): the planner's and the
+ * manifest writer's add_warning. */
+void strv_addf(char ***v, size_t *n, size_t *alloc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -114,6 +114,18 @@ static void test_strv_and_xstrvfmt(void)
 	CHECK(buf_backslash_escape(0x01) == NULL);
 }
 
+static void test_strv_addf(void)
+{
+	char **v = NULL;
+	size_t n = 0, alloc = 0;
+	for (int i = 0; i < 20; i++) /* past the first growth (16) */
+		strv_addf(&v, &n, &alloc, "warning %d of '%s'", i, "plan");
+	CHECK(n == 20 && alloc >= 20);
+	CHECK_STR(v[0], "warning 0 of 'plan'");
+	CHECK_STR(v[19], "warning 19 of 'plan'");
+	strv_free(v, n);
+}
+
 int main(void)
 {
 	test_append_owned();
@@ -121,5 +133,6 @@ int main(void)
 	test_split();
 	test_contains_and_sort();
 	test_strv_and_xstrvfmt();
+	test_strv_addf();
 	return tap_done();
 }
