@@ -640,13 +640,31 @@ static int load_current(struct ledger *l, struct pricebook *out, struct buf *err
 	return rc ? rc : load_prices(l, out->version, out, err);
 }
 
-int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf *err)
+/* Version id's header and prices into out; a missing version is EM_ENOTFOUND naming it. */
+static int load_version(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE id = ?",
+				&st, err);
+	if (!rc) {
+		sqlite3_bind_int64(st, 1, id);
+		rc = ledger_row(l, st, read_version_header, out, "cannot read the price book version", err);
+		if (rc == EM_ENOTFOUND)
+			rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path,
+				    (long long)id);
+	}
+	return rc ? rc : load_prices(l, id, out, err);
+}
+
+/* One price book read in one transaction: version *id, or the current one when id is NULL. On
+ * an error out is released. */
+static int read_pricebook(struct ledger *l, const int64_t *id, struct pricebook *out, struct buf *err)
 {
 	pricebook_init(out);
 	int rc = ledger_exec(l, "BEGIN", "cannot start reading the price book", err);
 	if (rc)
 		return rc;
-	rc = load_current(l, out, err);
+	rc = id ? load_version(l, *id, out, err) : load_current(l, out, err);
 	if (!rc)
 		rc = ledger_exec(l, "COMMIT", "cannot finish reading the price book", err);
 	if (rc) {
@@ -654,6 +672,11 @@ int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf
 		pricebook_release(out);
 	}
 	return rc;
+}
+
+int ledger_pricebook_current(struct ledger *l, struct pricebook *out, struct buf *err)
+{
+	return read_pricebook(l, NULL, out, err);
 }
 
 int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struct buf *err)
@@ -873,29 +896,7 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 
 int ledger_pricebook_load(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
 {
-	pricebook_init(out);
-	int rc = ledger_exec(l, "BEGIN", "cannot start reading the price book", err);
-	if (rc)
-		return rc;
-	sqlite3_stmt *st;
-	rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE id = ?", &st,
-			    err);
-	if (!rc) {
-		sqlite3_bind_int64(st, 1, id);
-		rc = ledger_row(l, st, read_version_header, out, "cannot read the price book version", err);
-		if (rc == EM_ENOTFOUND)
-			rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path,
-				    (long long)id);
-	}
-	if (!rc)
-		rc = load_prices(l, id, out, err);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot finish reading the price book", err);
-	if (rc) {
-		ledger_rollback(l);
-		pricebook_release(out);
-	}
-	return rc;
+	return read_pricebook(l, &id, out, err);
 }
 
 static const struct ledger_column PRICE_VERSION_COLUMNS[] = {

@@ -99,6 +99,17 @@ void ledger_apply_unlock(struct ledger *l)
 	}
 }
 
+/* Prepares the query built in sql (released here) whose only parameter, present when id > 0, is
+ * that id: the plan's rows, or else the latest ones. */
+static int prepare_for_id(struct ledger *l, struct buf *sql, int64_t id, sqlite3_stmt **st, struct buf *err)
+{
+	int rc = ledger_prepare(l, sql->s, st, err);
+	buf_release(sql);
+	if (!rc && id > 0)
+		sqlite3_bind_int64(*st, 1, id);
+	return rc;
+}
+
 /* Reads the plans row with that id (the latest when id <= 0) through on_row; the query selects
  * COLUMNS. A missing row is EM_ENOTFOUND naming the plan. */
 static int read_plan_row(struct ledger *l, int64_t id, const char *columns, ledger_row_fn on_row, void *ctx,
@@ -108,12 +119,9 @@ static int read_plan_row(struct ledger *l, int64_t id, const char *columns, ledg
 	buf_addf(&sql, id > 0 ? "SELECT %s FROM plans WHERE id = ?" : "SELECT %s FROM plans ORDER BY id DESC LIMIT 1",
 		 columns);
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql.s, &st, err);
-	buf_release(&sql);
+	int rc = prepare_for_id(l, &sql, id, &st, err);
 	if (rc)
 		return rc;
-	if (id > 0)
-		sqlite3_bind_int64(st, 1, id);
 	rc = ledger_row(l, st, on_row, ctx, "cannot read plans", err);
 	if (rc == EM_ENOTFOUND && id > 0)
 		rc = em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
@@ -285,12 +293,9 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 			 "WHERE b.volume_id = a.volume_id) ORDER BY id",
 			 COLS);
 	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql.s, &st, err);
-	buf_release(&sql);
+	int rc = prepare_for_id(l, &sql, plan_id, &st, err);
 	if (rc)
 		return rc;
-	if (plan_id > 0)
-		sqlite3_bind_int64(st, 1, plan_id);
 	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row, NULL);
 	rc = ledger_rows(l, st, read_row_into_list, &list, "cannot read the apply ledger", err);
 	*rows = list.items; /* on an error, the rows read so far: the caller frees them as before */

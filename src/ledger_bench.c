@@ -37,6 +37,21 @@ static void bind_pos_int(sqlite3_stmt *st, int i, int64_t v)
 		sqlite3_bind_null(st, i);
 }
 
+/* The run's volume as 8 parameters from first: volume_id, volume_type, volume_size_gib, volume_iops,
+ * volume_throughput, instance_type, node, pvc (all NULL without a volume). */
+static void bind_volume(sqlite3_stmt *st, int first, const struct bench_run *run)
+{
+	const struct bench_volume *v = run->has_volume ? &run->volume : NULL;
+	ledger_bind_text(st, first, v ? v->volume_id : NULL);
+	ledger_bind_text(st, first + 1, v ? v->type : NULL);
+	bind_pos_int(st, first + 2, v ? v->size_gib : 0);
+	bind_pos_int(st, first + 3, v ? v->iops : 0);
+	bind_pos_int(st, first + 4, v ? v->throughput : 0);
+	ledger_bind_text(st, first + 5, v ? v->instance_type : NULL);
+	ledger_bind_text(st, first + 6, v ? v->node : NULL);
+	ledger_bind_text(st, first + 7, v ? v->pvc : NULL);
+}
+
 static double column_real(sqlite3_stmt *st, int i)
 {
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
@@ -54,13 +69,11 @@ int ledger_bench_run_begin(struct ledger *l, struct bench_run *run, struct buf *
 	int rc = ledger_prepare(l,
 				"INSERT INTO bench_runs (label, source, target, status, created_at, fio_version, options_json, "
 				"phase, error, volume_id, volume_type, volume_size_gib, volume_iops, volume_throughput, "
-				"burst_balance, instance_type, node, pvc, apply_volume_id) "
+				"instance_type, node, pvc, burst_balance, apply_volume_id) "
 				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				&st, err);
 	if (rc)
 		return rc;
-	const struct bench_volume *v = &run->volume;
-	int hv = run->has_volume;
 	ledger_bind_text(st, 1, run->label);
 	ledger_bind_text(st, 2, run->source);
 	ledger_bind_text(st, 3, run->target);
@@ -70,15 +83,8 @@ int ledger_bench_run_begin(struct ledger *l, struct bench_run *run, struct buf *
 	ledger_bind_text(st, 7, run->options_json ? run->options_json : "{}");
 	ledger_bind_text(st, 8, run->phase);
 	ledger_bind_text(st, 9, run->error);
-	ledger_bind_text(st, 10, hv ? v->volume_id : NULL);
-	ledger_bind_text(st, 11, hv ? v->type : NULL);
-	bind_pos_int(st, 12, hv ? v->size_gib : 0);
-	bind_pos_int(st, 13, hv ? v->iops : 0);
-	bind_pos_int(st, 14, hv ? v->throughput : 0);
-	bind_real(st, 15, hv ? v->burst_balance : NAN);
-	ledger_bind_text(st, 16, hv ? v->instance_type : NULL);
-	ledger_bind_text(st, 17, hv ? v->node : NULL);
-	ledger_bind_text(st, 18, hv ? v->pvc : NULL);
+	bind_volume(st, 10, run);
+	bind_real(st, 18, run->has_volume ? run->volume.burst_balance : NAN);
 	bind_pos_int(st, 19, run->apply_volume_id);
 	rc = ledger_step_done(l, st, "cannot record the bench run", err);
 	if (!rc)
@@ -217,20 +223,11 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 				&st, err);
 	if (rc)
 		return rc;
-	const struct bench_volume *v = &run->volume;
-	int hv = run->has_volume;
 	ledger_bind_text(st, 1, run->status ? run->status : "ok");
 	ledger_bind_text(st, 2, run->finished_at ? run->finished_at : now);
 	ledger_bind_text(st, 3, run->error);
 	ledger_bind_text(st, 4, run->fio_version);
-	ledger_bind_text(st, 5, hv ? v->volume_id : NULL);
-	ledger_bind_text(st, 6, hv ? v->type : NULL);
-	bind_pos_int(st, 7, hv ? v->size_gib : 0);
-	bind_pos_int(st, 8, hv ? v->iops : 0);
-	bind_pos_int(st, 9, hv ? v->throughput : 0);
-	ledger_bind_text(st, 10, hv ? v->instance_type : NULL);
-	ledger_bind_text(st, 11, hv ? v->node : NULL);
-	ledger_bind_text(st, 12, hv ? v->pvc : NULL);
+	bind_volume(st, 5, run);
 	sqlite3_bind_int64(st, 13, run->id);
 	return ledger_step_done(l, st, "cannot finish the bench run", err);
 }
