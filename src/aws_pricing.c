@@ -29,6 +29,7 @@
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 
 #define MAX_PAGES 10000
 
@@ -640,34 +641,34 @@ static const char *change_name(enum pricing_change c)
 	return c == PRICE_CHANGED ? "changed" : c == PRICE_ADDED ? "added" : "removed";
 }
 
-static void json_price(struct buf *b, price_t p)
+/* A unit price as a JSON string ("0.0001234"): exact, never a float. */
+static void json_price(struct jsonw *w, price_t p)
 {
-	buf_addc(b, '"');
-	money_add_price(b, p);
-	buf_addc(b, '"');
+	struct buf t = BUF_INIT;
+	money_add_price(&t, p);
+	jsonw_str(w, t.s);
+	buf_release(&t);
 }
 
-/* The book's provenance members, `,"source":…,"effective_date":…,"fetched_at":…`, after a member
- * the caller wrote: the diff's book references and `pricing show --json` name a book alike. */
-static void json_book_provenance(struct buf *b, const struct pricebook *book)
+/* The book's provenance members, `"source":…,"effective_date":…,"fetched_at":…`: the diff's book
+ * references and `pricing show --json` name a book alike. */
+static void json_book_provenance(struct jsonw *w, const struct pricebook *book)
 {
-	buf_adds(b, ",\"source\":");
-	buf_add_json_str(b, book->source);
-	buf_adds(b, ",\"effective_date\":");
-	buf_add_json_str(b, book->effective_date);
-	buf_adds(b, ",\"fetched_at\":");
-	buf_add_json_str(b, book->fetched_at);
+	jsonw_key_str(w, "source", book->source);
+	jsonw_key_str(w, "effective_date", book->effective_date);
+	jsonw_key_str(w, "fetched_at", book->fetched_at);
 }
 
-static void json_book_ref(struct buf *b, const struct pricebook *book)
+static void json_book_ref(struct jsonw *w, const struct pricebook *book)
 {
 	if (!book) {
-		buf_adds(b, "null");
+		jsonw_null(w);
 		return;
 	}
-	buf_addf(b, "{\"version\":%lld", (long long)book->version);
-	json_book_provenance(b, book);
-	buf_addc(b, '}');
+	jsonw_object(w);
+	jsonw_key_int(w, "version", (long long)book->version);
+	json_book_provenance(w, book);
+	jsonw_end(w);
 }
 
 /* Relative change in hundredths of a percent, rounded half away from zero. */
@@ -734,31 +735,46 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 			const struct pricebook *to, int json, const struct table_options *tt)
 {
 	if (json) {
-		buf_adds(out, "{\"schema\":\"ebsmigrate.pricing-diff/v1\",\"from\":");
-		json_book_ref(out, from);
-		buf_adds(out, ",\"to\":");
-		json_book_ref(out, to);
-		buf_adds(out, ",\"changes\":[");
+		struct jsonw w;
+		jsonw_init(&w, out, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "schema", "ebsmigrate.pricing-diff/v1");
+		jsonw_key(&w, "from");
+		json_book_ref(&w, from);
+		jsonw_key(&w, "to");
+		json_book_ref(&w, to);
+		jsonw_key(&w, "changes");
+		jsonw_array(&w);
 		for (size_t i = 0; i < d->n; i++) {
 			const struct pricing_diff_entry *e = &d->e[i];
-			buf_adds(out, i ? ",\n" : "\n");
-			buf_adds(out, "{\"location\":");
-			buf_add_json_str(out, e->location);
-			buf_addf(out, ",\"item\":\"%s\",\"change\":\"%s\",\"old\":", pricebook_item_name(e->item),
-				 change_name(e->change));
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "location", e->location);
+			jsonw_key_str(&w, "item", pricebook_item_name(e->item));
+			jsonw_key_str(&w, "change", change_name(e->change));
+			jsonw_key(&w, "old");
 			if (e->change == PRICE_ADDED)
-				buf_adds(out, "null");
+				jsonw_null(&w);
 			else
-				json_price(out, e->old_price);
-			buf_adds(out, ",\"new\":");
+				json_price(&w, e->old_price);
+			jsonw_key(&w, "new");
 			if (e->change == PRICE_REMOVED)
-				buf_adds(out, "null");
+				jsonw_null(&w);
 			else
-				json_price(out, e->new_price);
-			buf_addc(out, '}');
+				json_price(&w, e->new_price);
+			jsonw_end(&w);
 		}
-		buf_addf(out, "%s],\"summary\":{\"changed\":%zu,\"added\":%zu,\"removed\":%zu}}\n", d->n ? "\n" : "",
-			 d->changed, d->added, d->removed);
+		if (d->n)
+			jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_key(&w, "summary");
+		jsonw_object(&w);
+		jsonw_key_int(&w, "changed", (long long)d->changed);
+		jsonw_key_int(&w, "added", (long long)d->added);
+		jsonw_key_int(&w, "removed", (long long)d->removed);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
 		return;
 	}
 	if (!from) {
@@ -817,42 +833,52 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 {
 	const struct price_location **locs = sorted_locations(b);
 	if (json) {
-		buf_adds(out, "{\"schema\":\"ebsmigrate.pricebook/v1\",\"version\":");
-		if (b->version)
-			buf_addf(out, "%lld", (long long)b->version);
+		struct jsonw w;
+		jsonw_init(&w, out, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "schema", "ebsmigrate.pricebook/v1");
+		jsonw_key(&w, "version");
+		jsonw_int_or_null(&w, (long long)b->version, b->version != 0);
+		jsonw_key(&w, "current");
+		if (is_current < 0)
+			jsonw_null(&w);
 		else
-			buf_adds(out, "null");
-		buf_adds(out, ",\"current\":");
-		buf_adds(out, is_current < 0 ? "null" : is_current ? "true" : "false");
-		json_book_provenance(out, b);
-		buf_adds(out, ",\"units\":{");
+			jsonw_bool(&w, is_current);
+		json_book_provenance(&w, b);
+		jsonw_key(&w, "units");
+		jsonw_object(&w);
 		for (int item = 0; item < PRICE_ITEMS; item++)
-			buf_addf(out, "%s\"%s\":\"%s\"", item ? "," : "", pricebook_item_name(item), item_units[item]);
-		buf_adds(out, "},\"locations\":[");
-		int first = 1;
+			jsonw_key_str(&w, pricebook_item_name(item), item_units[item]);
+		jsonw_end(&w);
+		jsonw_key(&w, "locations");
+		jsonw_array(&w);
+		int any = 0;
 		for (size_t i = 0; i < b->n; i++) {
 			const struct price_location *l = locs[i];
 			if (!region_keeps(region, l->code))
 				continue;
-			buf_adds(out, first ? "\n" : ",\n");
-			first = 0;
-			buf_adds(out, "{\"location\":");
-			buf_add_json_str(out, l->code);
-			buf_adds(out, ",\"name\":");
-			buf_add_json_str(out, l->name);
-			buf_adds(out, ",\"prices\":{");
-			int firstp = 1;
+			any = 1;
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "location", l->code);
+			jsonw_key_str(&w, "name", l->name);
+			jsonw_key(&w, "prices");
+			jsonw_object(&w);
 			for (int item = 0; item < PRICE_ITEMS; item++) {
 				price_t p;
 				if (!pricebook_item_get(l, item, &p))
 					continue;
-				buf_addf(out, "%s\"%s\":", firstp ? "" : ",", pricebook_item_name(item));
-				json_price(out, p);
-				firstp = 0;
+				jsonw_key(&w, pricebook_item_name(item));
+				json_price(&w, p);
 			}
-			buf_adds(out, "}}");
+			jsonw_end(&w);
+			jsonw_end(&w);
 		}
-		buf_adds(out, first ? "]}\n" : "\n]}\n");
+		if (any)
+			jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
 		free(locs);
 		return;
 	}
