@@ -736,9 +736,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 {
 	if (json) {
 		struct jsonw w;
-		jsonw_init(&w, out, JSONW_COMPACT);
-		jsonw_object(&w);
-		jsonw_key_str(&w, "schema", "ebsmigrate.pricing-diff/v1");
+		jsonw_document(&w, out, JSONW_COMPACT, "ebsmigrate.pricing-diff/v1");
 		jsonw_key(&w, "from");
 		json_book_ref(&w, from);
 		jsonw_key(&w, "to");
@@ -834,9 +832,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 	const struct price_location **locs = sorted_locations(b);
 	if (json) {
 		struct jsonw w;
-		jsonw_init(&w, out, JSONW_COMPACT);
-		jsonw_object(&w);
-		jsonw_key_str(&w, "schema", "ebsmigrate.pricebook/v1");
+		jsonw_document(&w, out, JSONW_COMPACT, "ebsmigrate.pricebook/v1");
 		jsonw_key(&w, "version");
 		jsonw_int_or_null(&w, (long long)b->version, b->version != 0);
 		jsonw_key(&w, "current");

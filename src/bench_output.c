@@ -175,9 +175,7 @@ static void json_run(struct jsonw *w, const struct bench_run *r)
 /* The document's opening: {"schema": ..., "runs": [ */
 static void json_open_runs(struct jsonw *w, struct buf *out)
 {
-	jsonw_init(w, out, JSONW_SPACED);
-	jsonw_object(w);
-	jsonw_key_str(w, "schema", BENCH_SCHEMA);
+	jsonw_document(w, out, JSONW_SPACED, BENCH_SCHEMA);
 	jsonw_key(w, "runs");
 	jsonw_array(w);
 }

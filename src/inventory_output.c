@@ -160,9 +160,7 @@ static void sink_spill(struct json_sink *s, size_t at_least)
 static void write_json(struct json_sink *sink, const struct fleet *f, const struct inventory_meta *m)
 {
 	struct jsonw w;
-	jsonw_init(&w, sink->out, JSONW_COMPACT);
-	jsonw_object(&w);
-	jsonw_key_str(&w, "schema", "ebsmigrate.inventory/v1");
+	jsonw_document(&w, sink->out, JSONW_COMPACT, "ebsmigrate.inventory/v1");
 	jsonw_key(&w, "generated_at");
 	json_time_always(&w, m->generated_at);
 	jsonw_key_str(&w, "account", m->account);

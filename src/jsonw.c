@@ -42,6 +42,13 @@ void jsonw_init(struct jsonw *w, struct buf *b, enum jsonw_style style)
 	w->style = style;
 }
 
+void jsonw_document(struct jsonw *w, struct buf *b, enum jsonw_style style, const char *schema)
+{
+	jsonw_init(w, b, style);
+	jsonw_object(w);
+	jsonw_key_str(w, "schema", schema);
+}
+
 static void indent(struct jsonw *w, unsigned levels)
 {
 	buf_addc(w->b, '\n');

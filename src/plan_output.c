@@ -125,9 +125,7 @@ static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *
 		       void *ctx)
 {
 	struct jsonw w;
-	jsonw_init(&w, b, JSONW_COMPACT);
-	jsonw_object(&w);
-	jsonw_key_str(&w, "schema", "ebsmigrate.plan/v1");
+	jsonw_document(&w, b, JSONW_COMPACT, "ebsmigrate.plan/v1");
 	jsonw_key(&w, "generated_at");
 	jsonw_time(&w, p->generated_at);
 	jsonw_key_str(&w, "mode", plan_mode_name(p->mode));

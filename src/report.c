@@ -618,9 +618,7 @@ static void end_lines(struct jsonw *w, size_t n)
 static void write_json(struct buf *b, const struct report *r)
 {
 	struct jsonw w;
-	jsonw_init(&w, b, JSONW_COMPACT);
-	jsonw_object(&w);
-	jsonw_key_str(&w, "schema", "ebsmigrate.report/v1");
+	jsonw_document(&w, b, JSONW_COMPACT, "ebsmigrate.report/v1");
 	jsonw_key(&w, "generated_at");
 	jsonw_time(&w, r->plan->generated_at);
 	jsonw_key_str(&w, "mode", plan_mode_name(r->plan->mode));

@@ -41,6 +41,9 @@ struct jsonw {
 };
 
 void jsonw_init(struct jsonw *w, struct buf *b, enum jsonw_style style);
+/* jsonw_init, then the document's object opened with its "schema" member first: every document
+ * ebsmigrate writes names its schema ("ebsmigrate.plan/v1", ...) as its first member. */
+void jsonw_document(struct jsonw *w, struct buf *b, enum jsonw_style style, const char *schema);
 
 void jsonw_object(struct jsonw *w);
 void jsonw_array(struct jsonw *w);

@@ -248,9 +248,26 @@ static int aborts(enum misuse what)
 }
 #endif
 
+/* jsonw_document: the object opened with "schema" first, in the style asked for */
+static void check_document(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_document(&w, &b, JSONW_COMPACT, "ebsmigrate.test/v1");
+	jsonw_key_int(&w, "n", 1);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"schema\":\"ebsmigrate.test/v1\",\"n\":1}");
+	jsonw_document(&w, &b, JSONW_SPACED, "x/v1");
+	jsonw_key(&w, "a");
+	jsonw_null(&w);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"schema\": \"x/v1\", \"a\": null}");
+}
+
 int main(void)
 {
 	check_control_bytes();
+	check_document();
 	check_values();
 	check_nesting_and_styles();
 #ifndef NDEBUG
