@@ -133,14 +133,10 @@ static int apply_volume(struct ledger *l, struct spec_line *s, struct buf *err)
 		if (!rc)
 			*slots[i] = xstrdup(v);
 	}
-	if (!rc && !(rc = required(s, "method", &v, err)) && modify_method_parse(v, &r.method) != 0) {
-		buf_addf(err, "method: '%s' is not one of vac, annotation, ec2", v);
-		rc = EM_EINPUT;
-	}
-	if (!rc && !(rc = required(s, "state", &v, err)) && apply_state_parse(v, &r.state) != 0) {
-		buf_addf(err, "state: '%s' is not an apply state", v);
-		rc = EM_EINPUT;
-	}
+	if (!rc && !(rc = required(s, "method", &v, err)) && modify_method_parse(v, &r.method) != 0)
+		rc = em_err(err, EM_EINPUT, "line %d: method: '%s' is not one of vac, annotation, ec2", s->line, v);
+	if (!rc && !(rc = required(s, "state", &v, err)) && apply_state_parse(v, &r.state) != 0)
+		rc = em_err(err, EM_EINPUT, "line %d: state: '%s' is not an apply state", s->line, v);
 	if (!rc)
 		rc = number(s, "iops", 1, &r.target_iops, err);
 	if (!rc)
