@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 
 #include "ebsmigrate/cmd.h"
@@ -145,15 +144,6 @@ static int read_spool(FILE *fp, struct buf *out, struct buf *err)
 	return 0;
 }
 
-/* After fleet_release: hands the pages of the fleet's hundreds of thousands of small freed
- * blocks back to the system, so the document and SQLite's copy of it do not come on top. */
-static void release_freed_memory(void)
-{
-#ifdef __GLIBC__
-	malloc_trim(0);
-#endif
-}
-
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct inv_args a;
@@ -231,7 +221,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < fleet.n; i++)
 		kube += fleet.vols[i].kube != NULL;
 	fleet_release(&fleet);
-	release_freed_memory();
+	em_release_freed_memory(); /* the fleet's many small blocks: the document and SQLite's copy do not come on top */
 	if (spool) {
 		buf_reset(&err);
 		if (read_spool(spool, &json, &err)) {

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+#ifdef __GLIBC__ /* defined once a libc header is in */
+#include <malloc.h>
+#endif
 
 #include "ebsmigrate/common.h"
 
@@ -615,4 +618,11 @@ void em_sha256_hex(const void *data, size_t len, char out[static 65])
 		return;
 	}
 	em_hex(md, 32, out);
+}
+
+void em_release_freed_memory(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }

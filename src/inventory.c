@@ -851,16 +851,6 @@ static void merge_region(struct fleet *f, struct inventory_live_result *r, struc
 	region_job_release(j);
 }
 
-/* After a region's or cluster's private copy is released: its threads freed it in their own
- * malloc arenas, which keep the pages unless asked; handing them back keeps the peak RSS near
- * that of the sequential read instead of one private copy per thread on top. */
-static void give_back_freed_memory(void)
-{
-#ifdef __GLIBC__
-	malloc_trim(0);
-#endif
-}
-
 /* Before the fan-out's threads start: glibc gives each thread an arena of its own (up to 8 per
  * core), and memory freed in one is not reused by the others, so ~40 reading threads kept
  * several copies' worth of freed pages (30,000 volumes: 139 MiB peak with trimming alone,
@@ -896,7 +886,8 @@ static int region_merge(void *ctx, size_t i)
 	fan->added[i] = fan->acc.n - before;
 	fan->notices_end[i] = fan->acc.n_notices;
 	fan->merged = i + 1;
-	give_back_freed_memory();
+	/* the private copy was freed in its threads' arenas, which keep the pages unless asked */
+	em_release_freed_memory();
 	return 0;
 }
 
@@ -1265,7 +1256,7 @@ static int cluster_merge(void *ctx, size_t i)
 			add_saved(fan->r, j->r.saved[k]);
 	}
 	cluster_job_release(j);
-	give_back_freed_memory();
+	em_release_freed_memory(); /* as for a region: freed in a worker's arena */
 	return 0;
 }
 

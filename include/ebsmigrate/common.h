@@ -44,6 +44,9 @@ enum em_exit {
 
 const char *em_strerror(int code);
 int em_exit_code_for(int code); /* maps an EM_E* code to an EXIT_* code */
+/* Hands the pages of freed small blocks back to the system (glibc's malloc_trim; nothing
+ * elsewhere): after a large structure is released, so what comes next does not add on top. */
+void em_release_freed_memory(void);
 
 /* Appends a formatted message to err (err may be NULL) and returns code. */
 int em_err(struct buf *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
