@@ -1646,7 +1646,8 @@ static int exported_in(const struct volume *v, const char *region)
 	return !v->missing && v->region && strcmp(v->region, region) == 0;
 }
 
-void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region)
+void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region,
+				  const struct buf_spill *spill)
 {
 	buf_adds(out, "{\"Volumes\":[");
 	int first = 1;
@@ -1695,11 +1696,14 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 		if (v->throughput)
 			buf_addf(out, ",\"Throughput\":%lld", (long long)v->throughput);
 		buf_addc(out, '}');
+		buf_spill(out, spill, BUF_SPILL_AT);
 	}
 	buf_adds(out, "\n]}\n");
+	buf_spill(out, spill, 0);
 }
 
-void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region)
+void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region,
+					const struct buf_spill *spill)
 {
 	buf_adds(out, "{\"VolumesModifications\":[");
 	int first = 1;
@@ -1741,6 +1745,8 @@ void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, 
 			}
 			buf_addc(out, '}');
 		}
+		buf_spill(out, spill, BUF_SPILL_AT);
 	}
 	buf_adds(out, "\n]}\n");
+	buf_spill(out, spill, 0);
 }

@@ -46,6 +46,14 @@ void buf_reset(struct buf *b)
 		b->s[0] = '\0';
 }
 
+void buf_spill(struct buf *b, const struct buf_spill *sp, size_t at)
+{
+	if (!sp || b->len < at || !b->len)
+		return;
+	sp->flush(sp->ctx, b->s, b->len);
+	buf_reset(b);
+}
+
 void buf_set_cap(struct buf *b, size_t max)
 {
 	b->max = max;

@@ -455,51 +455,88 @@ static int writes_through(const char *path)
 	return through && stat(path, &st) == 0; /* a dangling link is replaced like a missing file */
 }
 
-int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err)
+int em_stage_open(struct em_staged *st, const char *path, int mode, struct buf *err)
 {
-	struct buf tmp = BUF_INIT;
+	memset(st, 0, sizeof *st);
+	buf_init(&st->tmp);
+	st->path = path;
+	st->mode = mode;
 	if (writes_through(path)) {
 		const char *dir = getenv("TMPDIR");
-		buf_addf(&tmp, "%s/ebsmigrate-output.XXXXXX", dir && *dir ? dir : "/tmp");
+		buf_addf(&st->tmp, "%s/ebsmigrate-output.XXXXXX", dir && *dir ? dir : "/tmp");
 	} else {
 		struct buf target = BUF_INIT;
 		rename_target(path, &target);
-		buf_addf(&tmp, "%s.tmp.XXXXXX", target.s);
+		buf_addf(&st->tmp, "%s.tmp.XXXXXX", target.s);
 		buf_release(&target);
 	}
-	int fd = mkstemp(tmp.s); /* 0600 until the fchmod below */
-	if (fd < 0) {
+	st->fd = mkstemp(st->tmp.s); /* 0600 until em_stage_close's fchmod */
+	if (st->fd < 0) {
 		int e = errno;
-		buf_release(&tmp);
+		buf_release(&st->tmp);
 		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
 	}
+	return 0;
+}
+
+void em_stage_write(struct em_staged *st, const char *data, size_t len)
+{
 	size_t off = 0;
-	int e = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			break;
-		}
-		off += (size_t)w;
+	while (!st->error && off < len) {
+		ssize_t w = write(st->fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			st->error = errno;
+		else
+			off += (size_t)w;
 	}
-	if (!e && fchmod(fd, (mode_t)(mode & ~em_umask())) != 0)
+}
+
+void em_stage_flush(void *ctx, const char *s, size_t n)
+{
+	em_stage_write(ctx, s, n);
+}
+
+int em_stage_close(struct em_staged *st, struct buf *tmp_out, struct buf *err)
+{
+	int e = st->error;
+	if (!e && fchmod(st->fd, (mode_t)(st->mode & ~em_umask())) != 0)
 		e = errno;
-	if (!e && fsync(fd) != 0)
+	if (!e && fsync(st->fd) != 0)
 		e = errno;
-	if (close(fd) != 0 && !e)
+	if (close(st->fd) != 0 && !e)
 		e = errno;
+	st->fd = -1;
 	if (e) {
-		unlink(tmp.s);
-		buf_release(&tmp);
-		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
+		unlink(st->tmp.s);
+		buf_release(&st->tmp);
+		return em_err(err, EM_EIO, "cannot write '%s': %s", st->path, strerror(e));
 	}
 	buf_reset(tmp_out);
-	buf_add(tmp_out, tmp.s, tmp.len);
-	buf_release(&tmp);
+	buf_add(tmp_out, st->tmp.s, st->tmp.len);
+	buf_release(&st->tmp);
 	return 0;
+}
+
+void em_stage_abandon(struct em_staged *st)
+{
+	if (st->fd >= 0) {
+		close(st->fd);
+		unlink(st->tmp.s);
+	}
+	st->fd = -1;
+	buf_release(&st->tmp);
+}
+
+int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err)
+{
+	struct em_staged st;
+	int rc = em_stage_open(&st, path, mode, err);
+	if (rc)
+		return rc;
+	em_stage_write(&st, data, len);
+	return em_stage_close(&st, tmp_out, err);
 }
 
 int em_copy_stream(FILE *src, int fd)

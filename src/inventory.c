@@ -442,6 +442,52 @@ static int save_export(struct inventory_live_result *r, const char *dir, struct 
 	return rc;
 }
 
+/* An --save export written as its writer streams it (a region's volumes, a cluster's objects:
+ * tens of MB each, several at once under the fan-out), never whole in memory: the writer fills
+ * b and spills it into the staged file every megabyte; commit renames it into place. */
+struct saved_stream {
+	struct em_staged st;
+	struct buf path;
+	struct buf b;
+	struct buf_spill spill;
+};
+
+static int save_stream_open(struct saved_stream *x, const char *dir, struct buf *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int save_stream_open(struct saved_stream *x, const char *dir, struct buf *err, const char *fmt, ...)
+{
+	buf_init(&x->path);
+	buf_init(&x->b);
+	buf_addf(&x->path, "%s/", dir);
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&x->path, fmt, ap);
+	va_end(ap);
+	x->spill = (struct buf_spill){em_stage_flush, &x->st};
+	int rc = em_stage_open(&x->st, x->path.s, 0644, err);
+	if (rc) {
+		buf_release(&x->path);
+		buf_release(&x->b);
+	}
+	return rc;
+}
+
+/* Closes and renames the stream's file into place (recorded in r), or removes it. */
+static int save_stream_commit(struct inventory_live_result *r, struct saved_stream *x, struct buf *err)
+{
+	struct buf tmp = BUF_INIT;
+	buf_spill(&x->b, &x->spill, 0);
+	int rc = em_stage_close(&x->st, &tmp, err);
+	if (!rc)
+		rc = em_commit_file(tmp.s, x->path.s, err); /* which removes the file when it fails */
+	if (!rc)
+		add_saved(r, x->path.s);
+	buf_release(&tmp);
+	buf_release(&x->path);
+	buf_release(&x->b);
+	return rc;
+}
+
 /* The region a PV's zone topology names; NULL (and nothing to free) when it has none. */
 static char *pv_region(const struct kube_pv *pv)
 {
@@ -570,13 +616,16 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	}
 	buf_release(&metrics);
 	if (!rc && o->save_dir) {
-		struct buf data = BUF_INIT;
-		aws_ec2_write_volumes_export(&data, f, region);
-		rc = save_export(r, o->save_dir, &data, err, "volumes-%s.json", region);
-		if (!rc) {
-			aws_ec2_write_modifications_export(&data, f, region);
-			rc = save_export(r, o->save_dir, &data, err, "modifications-%s.json", region);
+		struct saved_stream x;
+		if (!(rc = save_stream_open(&x, o->save_dir, err, "volumes-%s.json", region))) {
+			aws_ec2_write_volumes_export(&x.b, f, region, &x.spill);
+			rc = save_stream_commit(r, &x, err);
 		}
+		if (!rc && !(rc = save_stream_open(&x, o->save_dir, err, "modifications-%s.json", region))) {
+			aws_ec2_write_modifications_export(&x.b, f, region, &x.spill);
+			rc = save_stream_commit(r, &x, err);
+		}
+		struct buf data = BUF_INIT;
 		if (!rc) {
 			aws_ec2_write_instances_export(&data, f, region);
 			rc = save_export(r, o->save_dir, &data, err, "instances-%s.json", region);
@@ -1211,9 +1260,12 @@ static int read_cluster(const struct inventory_live_options *o, struct kube_targ
 	rc = kube_inventory_load(&kc, cluster, ks, f, what, err);
 	kube_client_release(&kc);
 	if (!rc && o->save_dir) {
+		struct saved_stream x;
+		if (!(rc = save_stream_open(&x, o->save_dir, err, "%s.json", cluster))) {
+			kube_objects_write_export(&x.b, ks, f, cluster, &x.spill);
+			rc = save_stream_commit(r, &x, err);
+		}
 		struct buf data = BUF_INIT;
-		kube_objects_write_export(&data, ks, f, cluster);
-		rc = save_export(r, o->save_dir, &data, err, "%s.json", cluster);
 		if (!rc && ks->n_usage) {
 			kube_objects_write_summary(&data, ks, cluster);
 			rc = save_export(r, o->save_dir, &data, err, "%s.stats-summary.json", cluster);

@@ -787,7 +787,8 @@ static void list_close(struct jsonw *w)
 	jsonw_layout(w, "\n");
 }
 
-void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster)
+void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster,
+			       const struct buf_spill *spill)
 {
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
@@ -879,6 +880,7 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			jsonw_key_str(&w, "storageClassName", p->storage_class);
 		jsonw_end(&w);
 		jsonw_end(&w);
+		buf_spill(b, spill, BUF_SPILL_AT);
 	}
 	for (size_t i = 0; i < ks->n_pvcs; i++) {
 		const struct kube_pvc *p = &ks->pvcs[i];
@@ -902,6 +904,7 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 			jsonw_key_str(&w, "currentVolumeAttributesClassName", p->current_vac);
 		jsonw_end(&w);
 		jsonw_end(&w);
+		buf_spill(b, spill, BUF_SPILL_AT);
 	}
 	for (size_t i = 0; i < ks->n_uses; i++) {
 		const struct kube_claim_use *u = &ks->uses[i];
@@ -924,6 +927,7 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 		jsonw_end(&w);
 		jsonw_end(&w);
 		jsonw_end(&w);
+		buf_spill(b, spill, BUF_SPILL_AT);
 	}
 	for (size_t i = 0; i < ks->n_nodes; i++) {
 		const struct kube_node *nd = &ks->nodes[i];
@@ -941,6 +945,7 @@ void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const s
 		jsonw_end(&w);
 	}
 	list_close(&w);
+	buf_spill(b, spill, 0);
 }
 
 void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const char *cluster)

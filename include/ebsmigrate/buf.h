@@ -38,6 +38,17 @@ int buf_vaddf(struct buf *b, const char *fmt, va_list ap);
 /* Returns the formatted string as a new heap string (as git's xstrfmt); the caller frees it. For
  * the "format a message, keep it in an array" helpers (warnings, notes, outcome details). */
 char *xstrvfmt(const char *fmt, va_list ap);
+
+/* A writer's way out for a document too large to hold whole (an --save export, the inventory and
+ * plan documents): at element boundaries the writer calls buf_spill, which hands the buffer's
+ * contents to flush and empties it (keeping its memory) once it holds at least `at` bytes (0:
+ * whatever it holds). A NULL spill keeps the whole document in the buffer. */
+struct buf_spill {
+	void (*flush)(void *ctx, const char *s, size_t n);
+	void *ctx;
+};
+#define BUF_SPILL_AT ((size_t)1 << 20)
+void buf_spill(struct buf *b, const struct buf_spill *sp, size_t at);
 /* Appends s with JSON string escaping, without the surrounding quotes. */
 void buf_add_json_escaped(struct buf *b, const char *s);
 /* The two-character escape that JSON and YAML double-quoted strings share for '"', '\\', newline,

@@ -105,8 +105,10 @@ char *kube_ebs_volume_id(const char *volume_id_field);
  * prints them (a List; only the fields ebsmigrate reads), followed in the same file by nothing
  * else: usage goes to a kubelet Summary document (kube_objects_write_summary) and the version
  * to a `kubectl version -o json` document, so `plan --from-kube-json CLUSTER=FILE` replays
- * all three into the same fleet. */
-void kube_objects_write_export(struct buf *out, const struct kube_set *ks, const struct fleet *f, const char *cluster);
+ * all three into the same fleet. With a spill, out is handed on every megabyte and at the end
+ * (a cluster of 20,000 claims writes ~14 MB); NULL keeps the document in out. */
+void kube_objects_write_export(struct buf *out, const struct kube_set *ks, const struct fleet *f, const char *cluster,
+			       const struct buf_spill *spill);
 void kube_objects_write_summary(struct buf *out, const struct kube_set *ks, const char *cluster);
 /* Empty (nothing written) when the cluster's version is unknown. */
 void kube_objects_write_version(struct buf *out, const struct fleet *f, const char *cluster);

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		aws_ec2_apply_instances(&f);
 		for (size_t i = 0; i < f.n; i++)
 			if (f.vols[i].region)
-				aws_ec2_write_volumes_export(&out, &f, f.vols[i].region);
+				aws_ec2_write_volumes_export(&out, &f, f.vols[i].region, NULL);
 		aws_ec2_write_instance_types_export(&out, &f);
 	}
 	buf_release(&out);

@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fleet_init(&f);
 	struct buf err = BUF_INIT, out = BUF_INIT;
 	if (kube_objects_load(&ks, &f, "fuzz", (const char *)data, size, "fuzz.json", &err) >= 0) {
-		kube_objects_write_export(&out, &ks, &f, "fuzz");
+		kube_objects_write_export(&out, &ks, &f, "fuzz", NULL);
 		kube_objects_write_summary(&out, &ks, "fuzz");
 		kube_objects_write_version(&out, &f, "fuzz");
 	}
