@@ -108,9 +108,24 @@ static void join_strings(struct buf *b, char *const *v, size_t n)
 	}
 }
 
-/* An unlinked temporary file beside the database holding the inventory document, rewound; NULL
- * when it cannot be made or written (the caller then builds the document in memory). */
-static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m)
+/* Where the inventory document goes while it is written: the spool and the database's copy. */
+struct inv_sink {
+	FILE *spool;
+	struct ledger_doc *doc;
+};
+
+static void sink_flush(void *ctx, const char *s, size_t n)
+{
+	struct inv_sink *k = ctx;
+	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
+	ledger_doc_add(k->doc, s, n);
+}
+
+/* An unlinked temporary file beside the database holding the inventory document, and the
+ * document compressed for the record (*doc, the caller's to free); NULL when the file cannot be
+ * made or written (the caller then builds the document in memory). */
+static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m,
+			    struct ledger_doc **doc)
 {
 	struct buf path = BUF_INIT;
 	buf_addf(&path, "%s.inventory-XXXXXX", db_path);
@@ -123,25 +138,19 @@ static FILE *spool_document(const char *db_path, const struct fleet *f, const st
 			close(fd);
 	}
 	buf_release(&path);
-	if (fp && (inventory_write_json_file(fp, f, m) || fseek(fp, 0, SEEK_SET) != 0)) {
+	*doc = NULL;
+	if (!fp)
+		return NULL;
+	struct inv_sink sink = {fp, ledger_doc_begin()};
+	struct buf_spill spill = {sink_flush, &sink};
+	inventory_write_json_spilled(f, m, &spill);
+	if (fflush(fp) != 0 || ferror(fp)) {
 		fclose(fp);
-		fp = NULL;
+		ledger_doc_free(sink.doc);
+		return NULL;
 	}
+	*doc = sink.doc;
 	return fp;
-}
-
-static int read_spool(FILE *fp, struct buf *out, struct buf *err)
-{
-	struct stat st;
-	if (fstat(fileno(fp), &st) == 0 && st.st_size > 0)
-		buf_grow(out, (size_t)st.st_size); /* one allocation of the final size */
-	char chunk[1 << 16];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-		buf_add(out, chunk, n);
-	if (ferror(fp))
-		return em_err(err, EM_EIO, "cannot read back the inventory document from its temporary file");
-	return 0;
 }
 
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
@@ -199,7 +208,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	 * but held in memory only once the fleet is gone: spooled to an unlinked file beside the
 	 * database, read back after fleet_release. Without a record it is built in memory. */
 	struct buf json = BUF_INIT;
-	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta);
+	struct ledger_doc *doc = NULL;
+	FILE *spool = a.no_record ? NULL : spool_document(ctx->db_path, &fleet, &meta, &doc);
 	if (!spool && (a.result.json || !a.no_record))
 		inventory_write_json(&json, &fleet, &meta);
 	if (!a.result.json) {
@@ -222,29 +232,34 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		kube += fleet.vols[i].kube != NULL;
 	fleet_release(&fleet);
 	em_release_freed_memory(); /* the fleet's many small blocks: the document and SQLite's copy do not come on top */
-	if (spool) {
-		buf_reset(&err);
-		if (read_spool(spool, &json, &err)) {
-			log_error("%s", err.s);
-			rc = EXIT_RUNTIME;
-		}
-		fclose(spool);
-	}
-	/* JSON output is the recorded document itself: written once, never copied. */
+	/* JSON output is the recorded document itself: written once, never copied. With a spool it
+	 * is never whole in memory: the outputs copy the file and the record is the compressed
+	 * stream made while it was written. */
+	FILE *yaml_spool = NULL;
 	if (!rc && a.result.format == INV_YAML) {
 		buf_reset(&err);
-		if (yamlout_from_json(&out, json.s, json.len, &err)) {
-			log_error("%s", err.s);
+		if (!spool) {
+			if (yamlout_from_json(&out, json.s, json.len, &err)) {
+				log_error("%s", err.s);
+				rc = EXIT_RUNTIME;
+			}
+		} else if (!(yaml_spool = tmpfile()) || fseek(spool, 0, SEEK_SET) != 0 ||
+			   yamlout_from_json_file(yaml_spool, spool, &err) != 0 || fflush(yaml_spool) != 0) {
+			log_error("%s", err.len ? err.s : "cannot write the YAML document to a temporary file");
 			rc = EXIT_RUNTIME;
 		}
 	}
-	if (!rc)
+	if (!rc && spool && a.result.json)
+		rc = cmd_outputs_add_spool(&outputs, a.result.file, yaml_spool ? yaml_spool : spool);
+	else if (!rc)
 		rc = cmd_outputs_add(&outputs, a.result.file, a.result.format == INV_JSON ? &json : &out);
 	if (!rc && !a.no_record) {
 		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
-						   kube, res.aws_calls, notices.s, json.s};
+						   kube, res.aws_calls, notices.s, json.s, NULL};
 		buf_reset(&err);
-		if (ledger_inventory_record(ctx->db, &run, &id, &err)) {
+		if (doc && ledger_doc_finish(doc, &err) == 0)
+			run.doc = doc;
+		if (err.len || ledger_inventory_record(ctx->db, &run, &id, &err)) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		}
@@ -258,6 +273,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && id)
 		log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
+	if (spool)
+		fclose(spool);
+	if (yaml_spool)
+		fclose(yaml_spool);
+	ledger_doc_free(doc);
 	buf_release(&regions);
 	buf_release(&clusters);
 	buf_release(&notices);

@@ -140,27 +140,13 @@ static void write_volume(struct jsonw *w, const struct volume *v)
 
 /* Where the document goes: all of it into out, or (fp set) out is written to fp and emptied
  * every SPILL_AT bytes, so a 100,000-volume document never sits in memory whole. */
-struct json_sink {
-	struct buf *out;
-	FILE *fp;
-	int failed;
-};
-
 #define SPILL_AT (256u << 10)
 
-static void sink_spill(struct json_sink *s, size_t at_least)
-{
-	if (!s->fp || s->out->len < at_least)
-		return;
-	if (!s->failed && fwrite(s->out->s, 1, s->out->len, s->fp) != s->out->len)
-		s->failed = 1;
-	buf_reset(s->out);
-}
-
-static void write_json(struct json_sink *sink, const struct fleet *f, const struct inventory_meta *m)
+static void write_json(struct buf *b, const struct buf_spill *spill, const struct fleet *f,
+		       const struct inventory_meta *m)
 {
 	struct jsonw w;
-	jsonw_document(&w, sink->out, JSONW_COMPACT, "ebsmigrate.inventory/v1");
+	jsonw_document(&w, b, JSONW_COMPACT, "ebsmigrate.inventory/v1");
 	jsonw_key(&w, "generated_at");
 	json_time_always(&w, m->generated_at);
 	jsonw_key_str(&w, "account", m->account);
@@ -182,7 +168,7 @@ static void write_json(struct json_sink *sink, const struct fleet *f, const stru
 	for (size_t i = 0; i < f->n; i++) {
 		jsonw_lead(&w, "\n");
 		write_volume(&w, &f->vols[i]);
-		sink_spill(sink, SPILL_AT);
+		buf_spill(b, spill, SPILL_AT);
 	}
 	jsonw_layout(&w, "\n");
 	jsonw_end(&w);
@@ -201,22 +187,19 @@ static void write_json(struct json_sink *sink, const struct fleet *f, const stru
 	jsonw_end(&w);
 	jsonw_end(&w);
 	jsonw_layout(&w, "\n");
-	sink_spill(sink, 0);
+	buf_spill(b, spill, 0);
 }
 
 void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m)
 {
-	struct json_sink sink = {out, NULL, 0};
-	write_json(&sink, f, m);
+	write_json(out, NULL, f, m);
 }
 
-int inventory_write_json_file(FILE *fp, const struct fleet *f, const struct inventory_meta *m)
+void inventory_write_json_spilled(const struct fleet *f, const struct inventory_meta *m, const struct buf_spill *spill)
 {
-	struct buf out = BUF_INIT;
-	struct json_sink sink = {&out, fp, 0};
-	write_json(&sink, f, m);
-	buf_release(&out);
-	return sink.failed || fflush(fp) != 0 ? EM_EIO : 0;
+	struct buf b = BUF_INIT;
+	write_json(&b, spill, f, m);
+	buf_release(&b);
 }
 
 /* Fixed widths without a terminal (a long cell shifts only its row, as the table always did);

@@ -872,7 +872,8 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 	sqlite3_stmt *st;
 	int rc = ledger_prepare(l,
 			 "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
-			 "kube_volumes, aws_calls, notices, inventory_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 "kube_volumes, aws_calls, notices, inventory_json, inventory_zlib, inventory_size) "
+			 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			 &st, err);
 	if (rc)
 		return rc;
@@ -885,7 +886,16 @@ int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run 
 	sqlite3_bind_int64(st, 7, run->kube_volumes);
 	sqlite3_bind_int64(st, 8, run->aws_calls);
 	ledger_bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
-	bind_document(st, 10, run->inventory_json);
+	if (run->doc) { /* compressed (migration 0007), the text column left empty */
+		const char *zdata, *sha;
+		size_t zlen, size;
+		ledger_doc_stored(run->doc, &zdata, &zlen, &size, &sha);
+		ledger_bind_text(st, 10, "");
+		sqlite3_bind_blob64(st, 11, zdata, zlen, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 12, (sqlite3_int64)size);
+	} else {
+		bind_document(st, 10, run->inventory_json);
+	}
 	rc = ledger_step_done(l, st, "cannot record the inventory run", err);
 	if (!rc && id_out)
 		*id_out = sqlite3_last_insert_rowid(l->db);

@@ -304,7 +304,8 @@ int ledger_prune(struct ledger *l, int64_t keep, int dry_run, int vacuum, struct
 	}
 	for (size_t i = 0; !rc && i < r->n_runs; i++) {
 		int64_t bytes = 0;
-		rc = count_of(l, "SELECT length(CAST(inventory_json AS BLOB)) FROM inventory_runs WHERE id = ?", r->runs[i],
+		rc = count_of(l, "SELECT length(CAST(inventory_json AS BLOB)) + coalesce(length(inventory_zlib), 0) "
+			      "FROM inventory_runs WHERE id = ?", r->runs[i],
 			      &bytes, err);
 		r->run_bytes += bytes;
 	}

@@ -58,12 +58,15 @@ int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const
 			       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
 			       const char *plan_json, int64_t *id_out, int *recorded, struct buf *err);
 
-/* Records an inventory run (migration 0002). */
+/* Records an inventory run (migration 0002): the document as a finished ledger_doc (stored
+ * compressed, migration 0007), else as its text. */
+struct ledger_doc;
 struct ledger_inventory_run {
 	const char *started_at, *finished_at, *source, *regions, *clusters;
 	int64_t volumes, kube_volumes, aws_calls;
 	const char *notices_json;   /* JSON array of strings */
-	const char *inventory_json; /* ebsmigrate.inventory/v1 */
+	const char *inventory_json; /* ebsmigrate.inventory/v1, when doc is NULL */
+	const struct ledger_doc *doc;
 };
 int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
 			    struct buf *err);
@@ -110,9 +113,9 @@ int ledger_prune(struct ledger *l, int64_t keep, int dry_run, int vacuum, struct
 		 struct buf *err);
 void ledger_prune_result_release(struct ledger_prune_result *r);
 
-/* A plan document recorded as it is written, never whole in memory: begin, add its bytes in
- * order, finish (compresses and hashes it), then ledger_plan_record_doc; free in any case. */
-struct ledger_doc;
+/* A plan or inventory document recorded as it is written, never whole in memory: begin, add its
+ * bytes in order, finish (compresses and hashes it), then ledger_plan_record_doc (or a
+ * ledger_inventory_run's doc); free in any case. */
 struct ledger_doc *ledger_doc_begin(void);
 void ledger_doc_add(struct ledger_doc *d, const char *data, size_t len);
 int ledger_doc_finish(struct ledger_doc *d, struct buf *err);
