@@ -12,6 +12,7 @@
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/log.h"
 
 enum { OPT_FOR = 1, OPT_SERVICE_ACCOUNT };
@@ -158,22 +159,32 @@ static int on_option(void *st, int id, const char *arg)
 	return 0;
 }
 
+/* The policy as AWS's own examples lay it out: pretty, with each statement's actions on one line. */
 static void render_iam_policy(struct buf *b, const struct policy_args *args)
 {
-	unsigned caps = args->caps;
-	buf_adds(b, "{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [");
-	int first = 1;
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_PRETTY_INLINE);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "Version", "2012-10-17");
+	jsonw_key(&w, "Statement");
+	jsonw_array(&w);
 	for (size_t i = 0; i < sizeof iam / sizeof iam[0]; i++) {
-		if (!(iam[i].caps & caps))
+		if (!(iam[i].caps & args->caps))
 			continue;
-		buf_addf(b, "%s\n    {\n      \"Sid\": \"%s\",\n      \"Effect\": \"Allow\",\n      \"Action\": [", first ? "" : ",",
-			 iam[i].sid);
-		for (int k = 0; iam[i].actions[k]; k++)
-			buf_addf(b, "%s\"%s\"", k ? ", " : "", iam[i].actions[k]);
-		buf_adds(b, "],\n      \"Resource\": \"*\"\n    }");
-		first = 0;
+		size_t n = 0;
+		while (iam[i].actions[n])
+			n++;
+		jsonw_object(&w);
+		jsonw_key_str(&w, "Sid", iam[i].sid);
+		jsonw_key_str(&w, "Effect", "Allow");
+		jsonw_key(&w, "Action");
+		jsonw_str_array(&w, iam[i].actions, n);
+		jsonw_key_str(&w, "Resource", "*");
+		jsonw_end(&w);
 	}
-	buf_adds(b, "\n  ]\n}\n");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 }
 
 static void render_rbac(struct buf *b, const struct policy_args *args)

@@ -56,8 +56,22 @@ static void indent(struct jsonw *w, unsigned levels)
 		buf_add(w->b, "  ", 2);
 }
 
-/* Before any element (a value, or a key): the comma, then the lead or the style's spacing. */
-static void element_start(struct jsonw *w)
+/* The layout of the innermost open level: JSONW_PRETTY_INLINE is pretty until an array of
+ * scalars puts itself, and everything inside it, on one line (then it is spaced). */
+static int pretty_here(const struct jsonw *w)
+{
+	return w->style == JSONW_PRETTY || (w->style == JSONW_PRETTY_INLINE && !w->inline_depth);
+}
+
+static int spaced_here(const struct jsonw *w)
+{
+	return w->style == JSONW_SPACED || (w->style == JSONW_PRETTY_INLINE && w->inline_depth);
+}
+
+/* Before any element (a value, a container, or a key): the comma, then the lead or the style's
+ * spacing. In JSONW_PRETTY_INLINE an array's first element decides its layout: a scalar keeps
+ * the array on one line. */
+static void element_start(struct jsonw *w, int container)
 {
 	if (w->depth == 0) {
 		if (w->lead)
@@ -67,33 +81,40 @@ static void element_start(struct jsonw *w)
 	}
 	unsigned top = w->depth - 1;
 	int more = w->has_items[top];
+	if (!more && !container && w->style == JSONW_PRETTY_INLINE && !w->inline_depth && w->open[top] == '[')
+		w->inline_depth = w->depth;
 	if (more)
 		buf_addc(w->b, ',');
 	w->has_items[top] = 1;
 	if (w->lead) {
 		buf_adds(w->b, w->lead);
 		w->lead = NULL;
-	} else if (w->style == JSONW_PRETTY) {
+	} else if (pretty_here(w)) {
 		indent(w, w->depth);
-	} else if (more && w->style == JSONW_SPACED) {
+	} else if (more && spaced_here(w)) {
 		buf_addc(w->b, ' ');
 	}
 }
 
 /* Before a value: right after its key, or as an element of an array (or the document). */
-static void value_start(struct jsonw *w)
+static void value_start_of(struct jsonw *w, int container)
 {
 	if (w->after_key) {
 		w->after_key = 0;
 		return;
 	}
 	assert(w->depth == 0 || w->open[w->depth - 1] == '['); /* an object member needs a key */
-	element_start(w);
+	element_start(w, container);
+}
+
+static void value_start(struct jsonw *w)
+{
+	value_start_of(w, 0);
 }
 
 static void open_level(struct jsonw *w, char c)
 {
-	value_start(w);
+	value_start_of(w, 1);
 	assert(w->depth < JSONW_MAX_DEPTH);
 	if (w->depth >= JSONW_MAX_DEPTH)
 		abort();
@@ -119,9 +140,11 @@ void jsonw_end(struct jsonw *w)
 	if (w->depth == 0)
 		return;
 	w->depth--;
-	if (w->style == JSONW_PRETTY && w->has_items[w->depth])
+	if (pretty_here(w) && w->has_items[w->depth])
 		indent(w, w->depth);
 	buf_addc(w->b, w->open[w->depth] == '{' ? '}' : ']');
+	if (w->inline_depth > w->depth)
+		w->inline_depth = 0; /* the one-line array is closed */
 	w->lead = NULL;
 }
 
@@ -162,7 +185,7 @@ void jsonw_add_str(struct buf *b, const char *s)
  * some thirty keys per volume. 0 when that does not apply (a lead, pretty, a capped buffer). */
 static int key_fast(struct jsonw *w, const char *key, size_t n)
 {
-	if (w->lead || w->style == JSONW_PRETTY)
+	if (w->lead || (w->style != JSONW_COMPACT && w->style != JSONW_SPACED))
 		return 0;
 	unsigned top = w->depth - 1;
 	size_t comma = w->has_items[top] ? 1 : 0, spaced = w->style == JSONW_SPACED;
@@ -189,7 +212,7 @@ static int key_fast(struct jsonw *w, const char *key, size_t n)
 
 static void key_slow(struct jsonw *w, const char *key)
 {
-	element_start(w);
+	element_start(w, 0);
 	jsonw_add_str(w->b, key);
 	if (w->style == JSONW_COMPACT)
 		buf_addc(w->b, ':');

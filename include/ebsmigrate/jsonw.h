@@ -1,11 +1,13 @@
 /*
  * jsonw.h - a streaming JSON writer: every JSON document ebsmigrate writes (plan, inventory,
- * report, bench, status, saved Kubernetes objects) goes through it, into a struct buf.
+ * report, bench, status, pricing, the IAM policy, saved Kubernetes objects) goes through it, into
+ * a struct buf.
  *
  * Containers open and close with jsonw_object/jsonw_array and jsonw_end; commas are automatic;
- * a member is jsonw_key then one value. Layout is a style (compact, spaced ", " and ": ", or
- * pretty with two-space indentation) plus, where a document puts one element per line, a lead
- * (jsonw_lead) written after the comma and before the next element.
+ * a member is jsonw_key then one value. Layout is a style (compact, spaced ", " and ": ", pretty
+ * with two-space indentation, or pretty with arrays of scalars kept on one line) plus, where a
+ * document puts one element per line, a lead (jsonw_lead) written after the comma and before
+ * the next element.
  *
  * Nesting is checked: a mismatched jsonw_end, a key outside an object, or a value where a key
  * belongs is an assert() in debug builds.
@@ -26,6 +28,10 @@ enum jsonw_style {
 	JSONW_COMPACT, /* {"a":1,"b":[2,3]} */
 	JSONW_SPACED,  /* {"a": 1, "b": [2, 3]} (the bench documents) */
 	JSONW_PRETTY,  /* one member a line, two spaces per level */
+	/* JSONW_PRETTY, but an array whose first element is a scalar is written on one line, spaced,
+	 * with everything inside it: "Action": ["ec2:A", "ec2:B"] (the IAM policy document). An array
+	 * that starts with an object or array is laid out like JSONW_PRETTY. */
+	JSONW_PRETTY_INLINE,
 };
 
 #define JSONW_MAX_DEPTH 32
@@ -35,6 +41,7 @@ struct jsonw {
 	enum jsonw_style style;
 	const char *lead;        /* layout before the next element, after its comma (jsonw_lead) */
 	unsigned depth;
+	unsigned inline_depth;   /* JSONW_PRETTY_INLINE: levels from this depth on are one line; 0: none */
 	int after_key;           /* a key was written; its value comes next */
 	char open[JSONW_MAX_DEPTH];      /* '{' or '[' per open level */
 	char has_items[JSONW_MAX_DEPTH]; /* the level holds an element: the next one needs a comma */

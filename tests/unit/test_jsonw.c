@@ -1,7 +1,7 @@
 /* test_jsonw.c - the streaming JSON writer: escaping of every control byte, quotes and
  * backslashes, invalid UTF-8 passed through as the writers always did, integers at their limits,
  * round-trip and hundredths doubles, money rounded to cents, times, automatic commas at every
- * nesting level, leads and layout, and the compact, spaced and pretty styles. */
+ * nesting level, leads and layout, and the compact, spaced, pretty and pretty-inline styles. */
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -174,6 +174,72 @@ static void check_nesting_and_styles(void)
 			    "    \"e\\\"q\": null\n"
 			    "  },\n"
 			    "  \"usd\": 1.23\n"
+			    "}");
+
+	/* pretty with inline arrays: an array of scalars (and all inside it) on one line, spaced; an
+	 * array that starts with a container stays pretty; an empty array is [] */
+	jsonw_init(&w, &b, JSONW_PRETTY_INLINE);
+	build(&w);
+	CHECK_I64(w.inline_depth, 0);
+	CHECK_STR(done(&b), "{\n"
+			    "  \"s\": \"x\",\n"
+			    "  \"list\": [1, {}, [], [\"a\", \"b\"]],\n"
+			    "  \"tags\": {\n"
+			    "    \"k\": \"v\",\n"
+			    "    \"e\\\"q\": null\n"
+			    "  },\n"
+			    "  \"usd\": 1.23\n"
+			    "}");
+	jsonw_init(&w, &b, JSONW_PRETTY_INLINE);
+	jsonw_object(&w);
+	jsonw_key(&w, "Statement");
+	jsonw_array(&w);
+	for (int i = 0; i < 2; i++) {
+		jsonw_object(&w);
+		jsonw_key(&w, "Action");
+		jsonw_array(&w);
+		jsonw_str(&w, "ec2:A");
+		jsonw_object(&w); /* inside a one-line array, an object is one line too */
+		jsonw_key_int(&w, "n", i);
+		jsonw_key(&w, "m");
+		jsonw_array(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_key(&w, "Empty");
+		jsonw_array(&w);
+		jsonw_end(&w);
+		jsonw_key(&w, "Nested");
+		jsonw_array(&w);
+		jsonw_array(&w);
+		jsonw_int(&w, 1);
+		jsonw_int(&w, 2);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_key_str(&w, "Resource", "*");
+		jsonw_end(&w);
+	}
+	jsonw_end(&w);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\n"
+			    "  \"Statement\": [\n"
+			    "    {\n"
+			    "      \"Action\": [\"ec2:A\", {\"n\": 0, \"m\": []}],\n"
+			    "      \"Empty\": [],\n"
+			    "      \"Nested\": [\n"
+			    "        [1, 2]\n"
+			    "      ],\n"
+			    "      \"Resource\": \"*\"\n"
+			    "    },\n"
+			    "    {\n"
+			    "      \"Action\": [\"ec2:A\", {\"n\": 1, \"m\": []}],\n"
+			    "      \"Empty\": [],\n"
+			    "      \"Nested\": [\n"
+			    "        [1, 2]\n"
+			    "      ],\n"
+			    "      \"Resource\": \"*\"\n"
+			    "    }\n"
+			    "  ]\n"
 			    "}");
 
 	/* one element a line, as the plan and inventory documents put their volumes */
