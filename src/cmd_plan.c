@@ -285,7 +285,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	if (sink.spool) {
 		if (recording)
 			sink.doc = ledger_doc_begin();
-		plan_write_json_chunked(&plan, sink_flush, &sink);
+		struct buf_spill spill = {sink_flush, &sink};
+		plan_write_json_spilled(&plan, &spill);
 		buf_reset(&err);
 		if (fflush(sink.spool) != 0 || ferror(sink.spool)) {
 			log_error("cannot write the plan document to a temporary file: %s", strerror(errno));

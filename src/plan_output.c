@@ -119,10 +119,9 @@ static void write_totals_json(struct jsonw *w, const struct plan_totals *t)
 	jsonw_end(w);
 }
 
-/* flush, when given, takes b's contents every megabyte or so (and at the end), so a large plan
+/* spill, when given, takes b's contents every megabyte or so (and at the end), so a large plan
  * never sits in memory whole. */
-static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n),
-		       void *ctx)
+static void write_json(struct buf *b, const struct plan *p, const struct buf_spill *spill)
 {
 	struct jsonw w;
 	jsonw_document(&w, b, JSONW_COMPACT, "ebsmigrate.plan/v1");
@@ -138,10 +137,7 @@ static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *
 	for (size_t i = 0; i < p->n; i++) {
 		jsonw_lead(&w, "\n");
 		write_json_item(&w, &p->items[i]);
-		if (flush && b->len >= (1u << 20)) {
-			flush(ctx, b->s, b->len);
-			buf_reset(b);
-		}
+		buf_spill(b, spill, BUF_SPILL_AT);
 	}
 	jsonw_layout(&w, "\n");
 	jsonw_end(&w);
@@ -149,16 +145,13 @@ static void write_json(struct buf *b, const struct plan *p, void (*flush)(void *
 	write_totals_json(&w, &p->totals);
 	jsonw_end(&w);
 	jsonw_layout(&w, "\n");
-	if (flush) {
-		flush(ctx, b->s, b->len);
-		buf_reset(b);
-	}
+	buf_spill(b, spill, 0);
 }
 
-void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx)
+void plan_write_json_spilled(const struct plan *p, const struct buf_spill *spill)
 {
 	struct buf b = BUF_INIT;
-	write_json(&b, p, flush, ctx);
+	write_json(&b, p, spill);
 	buf_release(&b);
 }
 
@@ -445,7 +438,7 @@ void plan_write(struct buf *out, const struct plan *p, enum out_format fmt)
 	case FORMAT_TABLE:
 	case FORMAT_WIDE: plan_write_table(out, p, 0, NULL); break;
 	case FORMAT_YAML: /* the JSON document, which the caller converts (yamlout.c) */
-	case FORMAT_JSON: write_json(out, p, NULL, NULL); break;
+	case FORMAT_JSON: write_json(out, p, NULL); break;
 	case FORMAT_CSV: write_csv(out, p); break;
 	case FORMAT_MARKDOWN: write_markdown(out, p); break;
 	}

@@ -15,8 +15,8 @@ enum out_format { FORMAT_TABLE = 0, FORMAT_JSON, FORMAT_CSV, FORMAT_MARKDOWN, FO
 
 int out_format_parse(const char *s, enum out_format *out);
 void plan_write(struct buf *out, const struct plan *p, enum out_format fmt);
-/* The JSON document of plan_write, handed to flush in pieces of about 1 MiB, in order. */
-void plan_write_json_chunked(const struct plan *p, void (*flush)(void *ctx, const char *s, size_t n), void *ctx);
+/* The JSON document of plan_write, handed to spill in pieces of about 1 MiB, in order. */
+void plan_write_json_spilled(const struct plan *p, const struct buf_spill *spill);
 /* The table (table.c): colour for actions; to: width, wide, titles (NULL: unlimited, titled). */
 /* The "pricing" object of the plan and report documents: source, effective_date, fetched_at
  * (report only) and version (when stored). */
