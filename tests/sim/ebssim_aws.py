@@ -324,6 +324,13 @@ class Ec2App(ServiceApp):
         "m5.large": (650, 81.25, 3600, 4750, 593.75, 18750),
         "m5.xlarge": (1150, 143.75, 6000, 4750, 593.75, 18750),
         "r5.2xlarge": (2300, 287.5, 12000, 4750, 593.75, 18750),
+        # the rest of the types ebssim_gen's fleets use (EC2 instance types guide, EBS
+        # specifications; M: recalled, not checked against the stored pages), so that a
+        # generated fleet's DescribeInstanceTypes answers instead of InvalidInstanceType
+        "r5.xlarge": (1150, 143.75, 6000, 4750, 593.75, 18750),
+        "c5.2xlarge": (2300, 287.5, 10000, 4750, 593.75, 20000),
+        "m6i.2xlarge": (2500, 312.5, 12000, 10000, 1250.0, 40000),
+        "m7g.xlarge": (1250, 156.25, 6000, 10000, 1250.0, 40000),
     }
 
     def do_DescribeInstanceTypes(self, params, principal, region):

@@ -215,6 +215,22 @@ class BasicEc2(unittest.TestCase):
         pages = list(self.ec2.get_paginator("describe_instances").paginate(PaginationConfig={"PageSize": 5}))
         self.assertEqual(sum(len(p["Reservations"]) for p in pages), 2)
 
+    def test_instance_types_of_generated_fleets(self):
+        # every type ebssim_gen puts on a generated fleet's nodes is answered (botocore parses the
+        # EbsOptimizedInfo), and an unknown one is refused as EC2 refuses it
+        import sys
+        sys.path.insert(0, os.path.dirname(EBSSIM))
+        import ebssim_gen
+        types = self.ec2.describe_instance_types(InstanceTypes=list(ebssim_gen.INSTANCE_TYPES))["InstanceTypes"]
+        self.assertEqual(sorted(t["InstanceType"] for t in types), sorted(ebssim_gen.INSTANCE_TYPES))
+        for t in types:
+            info = t["EbsInfo"]["EbsOptimizedInfo"]
+            self.assertLessEqual(info["BaselineIops"], info["MaximumIops"])
+            self.assertEqual(info["BaselineThroughputInMBps"], info["BaselineBandwidthInMbps"] / 8.0)
+        with self.assertRaises(botocore.exceptions.ClientError) as c:
+            self.ec2.describe_instance_types(InstanceTypes=["x9.nonesuch"])
+        self.assertEqual(code_of(c)[0], "InvalidInstanceType")
+
     def test_permissions(self):
         ro = self.sim.client("ec2", keys=READONLY)
         self.assertEqual(len(ro.describe_volumes()["Volumes"]), 10)
