@@ -7,7 +7,8 @@
  * get-metric-data output, or the reduced figures inventory --save writes; several documents
  * allowed), aws_cloudwatch_export_* (those saved figures), cw_reduce.
  * Live memory is one answer page plus one batch's series per batch in flight (at most
- * cw_options.concurrency of them): each batch is reduced to the planner's figures as soon as its
+ * cw_options.concurrency of them in a region, and with cw_options.gate at most the gate's size
+ * in all regions together): each batch is reduced to the planner's figures as soon as its
  * last page is in, and only the figures are kept (and saved, in batch order). Batches in flight
  * touch disjoint volumes, each through its own client (aws_client_init_worker).
  * Invariants: query ids encode the volume's position and the metric ("v12_r"), so answers are
@@ -1006,9 +1007,7 @@ void aws_cloudwatch_export_volume(struct buf *b, const struct volume *v)
 static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
 		       const struct cw_options *o, struct cw_batch *b, struct buf *err)
 {
-	b->n_vols = nv;
-	for (size_t i = 0; i < nv * CW_METRICS * b->n_points; i++)
-		b->values[i] = NAN;
+	b->n_vols = nv; /* the series were set to NAN by cw_batch_init */
 	char *next = NULL;
 	int rc = 0;
 	struct http_response resp;
@@ -1085,16 +1084,27 @@ struct metric_wave {
 	const size_t *vols, *first;
 	size_t base;
 	struct metric_slot *slots;
+	size_t max_vols, n_points; /* a batch's series: allocated while it is in flight */
+	time_t start;
 };
 
+/* A batch holds its series (~1 MB) and its answer page (~3-4 MB at 100,800 points) only while
+ * it is fetched, and, with a gate, only while it holds a place in it: the bound on those is the
+ * run's, whatever the number of regions read at once. */
 static void fetch_slot(void *ctx, size_t k)
 {
 	struct metric_wave *w = ctx;
 	struct metric_slot *sl = &w->slots[k];
 	size_t batch = w->base + k;
 	buf_reset(&sl->err);
+	if (w->o->gate)
+		workpool_gate_enter(w->o->gate);
+	cw_batch_init(&sl->b, w->max_vols, w->n_points, w->start, w->o->period_s);
 	sl->rc = fetch_batch(sl->c, w->region, w->f, w->vols + w->first[batch], w->first[batch + 1] - w->first[batch],
 			     w->o, &sl->b, &sl->err);
+	cw_batch_release(&sl->b);
+	if (w->o->gate)
+		workpool_gate_leave(w->o->gate);
 }
 
 /* The volumes one region's metrics are fetched for. */
@@ -1157,11 +1167,10 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 	size_t workers = o.concurrency > 1 ? (size_t)o.concurrency : 1;
 	if (workers > n_batches)
 		workers = n_batches ? n_batches : 1;
-	struct metric_wave w = {region, f, &o, vols, first, 0, NULL};
+	struct metric_wave w = {region, f, &o, vols, first, 0, NULL, max_queries / 4, n_points, start};
 	w.slots = xcalloc(workers, sizeof *w.slots);
 	int rc = 0;
 	for (size_t k = 0; k < workers && !rc; k++) {
-		cw_batch_init(&w.slots[k].b, max_queries / 4, n_points, start, o.period_s);
 		buf_init(&w.slots[k].err);
 		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, workers, err);
 	}
@@ -1184,7 +1193,6 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 		}
 	}
 	for (size_t k = 0; k < workers; k++) {
-		cw_batch_release(&w.slots[k].b);
 		buf_release(&w.slots[k].err);
 		if (w.slots[k].c == &w.slots[k].own)
 			aws_client_release_worker(&w.slots[k].own, c);

@@ -563,7 +563,8 @@ static int live_concurrency(const struct inventory_live_options *o);
  * their modifications, CloudTrail history, instance types, metrics, and the exports when
  * saving. */
 static int read_region(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
-		       struct fleet *f, const char *region, const char *const *ids, size_t n_ids, struct buf *err)
+		       struct fleet *f, const char *region, const char *const *ids, size_t n_ids,
+		       struct workpool_gate *metrics_gate, struct buf *err)
 {
 	struct ec2_mod_list mods;
 	memset(&mods, 0, sizeof mods);
@@ -605,7 +606,7 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct buf metrics = BUF_INIT;
 	if (!rc && !o->no_metrics) {
 		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL,
-					o->progress, o->progress_ctx, live_concurrency(o)};
+					o->progress, o->progress_ctx, live_concurrency(o), metrics_gate};
 		if (o->save_dir)
 			aws_cloudwatch_export_begin(&metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
@@ -682,7 +683,7 @@ static int look_up_unplaced(struct aws_client *c, const struct inventory_live_op
 	for (size_t w = 0; w < n_where && n && !rc; w++) {
 		const char *region = where[w];
 		size_t before = f->n;
-		rc = read_region(c, o, r, f, region, ids, n, err);
+		rc = read_region(c, o, r, f, region, ids, n, NULL, err);
 		if (rc)
 			break;
 		for (size_t i = before; i < f->n && r->account; i++) /* as a full read labels them */
@@ -808,6 +809,9 @@ struct region_fanout {
 	const char *account;
 	char *const *regions;
 	struct region_job *jobs;
+	/* GetMetricData batches in flight in all regions together: --concurrency of them (each holds
+	 * its answer page and series, ~5 MB), not --concurrency per region read at once */
+	struct workpool_gate metrics_gate;
 	struct fleet acc;               /* volumes, instances, limits and notices of regions 0..merged-1 */
 	struct inventory_live_result acc_r; /* their saved files and CloudTrail failures */
 	size_t merged;                  /* regions joined before the first failure */
@@ -837,7 +841,7 @@ static void read_region_job(void *ctx, size_t i)
 	j->rc = aws_client_init_worker(&w, fan->parent, &j->err);
 	if (j->rc)
 		return;
-	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &j->err);
+	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &fan->metrics_gate, &j->err);
 	j->calls = w.calls;
 	j->throttled = w.throttled;
 	aws_client_release(&w);
@@ -942,6 +946,7 @@ static int region_merge(void *ctx, size_t i)
 
 static void region_fanout_release(struct region_fanout *fan)
 {
+	workpool_gate_release(&fan->metrics_gate);
 	fleet_release(&fan->acc);
 	inventory_live_result_release(&fan->acc_r);
 	free(fan->added);
@@ -987,6 +992,7 @@ static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *
 	p->fan = (struct region_fanout){.parent = &p->c, .o = o, .account = r->account, .regions = r->regions,
 					.jobs = p->jobs};
 	fleet_init(&p->fan.acc);
+	workpool_gate_init(&p->fan.metrics_gate, live_concurrency(o));
 	buf_init(&p->fan.err);
 	p->fan.added = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->fan.added);
 	p->fan.notices_end = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->fan.notices_end);

@@ -1,7 +1,7 @@
 /*
  * workpool.c - a bounded pool of threads for independent tasks (see workpool.h).
  *
- * Entry points: workpool_run, workpool_run_ordered.
+ * Entry points: workpool_run, workpool_run_ordered; workpool_gate_* (a counting semaphore).
  * Invariants:
  * - At most min(workers, n, WORKPOOL_MAX_WORKERS) tasks run at once: the calling thread plus
  *   that many minus one helper threads, all joined before workpool_run returns. Nothing is
@@ -108,4 +108,34 @@ void workpool_run(size_t n, int workers, workpool_task_fn task, void *ctx)
 void workpool_run_ordered(size_t n, int workers, workpool_task_fn task, workpool_merge_fn merge, void *ctx)
 {
 	run(n, workers, task, merge, ctx);
+}
+
+void workpool_gate_init(struct workpool_gate *g, int n)
+{
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->freed, NULL);
+	g->free = n > 0 ? n : 1;
+}
+
+void workpool_gate_enter(struct workpool_gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	while (g->free <= 0)
+		pthread_cond_wait(&g->freed, &g->lock);
+	g->free--;
+	pthread_mutex_unlock(&g->lock);
+}
+
+void workpool_gate_leave(struct workpool_gate *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->free++;
+	pthread_cond_signal(&g->freed);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void workpool_gate_release(struct workpool_gate *g)
+{
+	pthread_cond_destroy(&g->freed);
+	pthread_mutex_destroy(&g->lock);
 }

@@ -17,6 +17,7 @@
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/progress.h"
 #include "ebsmigrate/volume.h"
+#include "ebsmigrate/workpool.h"
 
 struct aws_client;
 
@@ -30,6 +31,8 @@ struct cw_options {
 	progress_fn progress;  /* may be NULL: "metrics" REGION, volumes done/total per batch */
 	void *progress_ctx;
 	int concurrency;       /* GetMetricData batches in flight at once; 0 or 1 = one at a time */
+	struct workpool_gate *gate; /* may be NULL: else every batch in flight holds a place in it,
+				     * so regions read at once share one bound (borrowed) */
 };
 
 /* Export formats read back:

@@ -13,6 +13,7 @@
 #ifndef EBSMIGRATE_WORKPOOL_H
 #define EBSMIGRATE_WORKPOOL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 typedef void (*workpool_task_fn)(void *ctx, size_t i);
@@ -32,5 +33,19 @@ typedef int (*workpool_merge_fn)(void *ctx, size_t i);
  * A merge that returns non-zero ends the run: tasks already running finish (unmerged: the
  * caller releases their slots), others never start. */
 void workpool_run_ordered(size_t n, int workers, workpool_task_fn task, workpool_merge_fn merge, void *ctx);
+
+/* A gate: at most `n` holders at a time across every pool and thread that share it (a counting
+ * semaphore). For the calls that hold much memory while in flight (a GetMetricData answer page
+ * and its batch's series), so that their number is bounded for the whole run, not per region:
+ * regions read at once would otherwise multiply it. enter blocks until a place is free. */
+struct workpool_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	int free;
+};
+void workpool_gate_init(struct workpool_gate *g, int n);
+void workpool_gate_enter(struct workpool_gate *g);
+void workpool_gate_leave(struct workpool_gate *g);
+void workpool_gate_release(struct workpool_gate *g);
 
 #endif

@@ -1,7 +1,7 @@
 /* test_workpool.c - the bounded pool: every task runs once, never more than `workers` at a time;
  * workpool_run_ordered merges in index order, each merge after its task and all earlier ones,
  * one merge at a time, even when the tasks finish in reverse order; a merge asking to stop ends
- * the run (sequentially: exactly the tasks up to it ran). */
+ * the run (sequentially: exactly the tasks up to it ran); a gate bounds its holders across pools. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -68,6 +68,55 @@ static void reset(struct state *s, size_t stop_at)
 	s->stop_at = stop_at;
 }
 
+/* Two pools of 4 workers each, run at once, whose tasks hold a place in one gate of 3: never
+ * more than 3 inside in all (the bound is the run's, not each pool's), and every task ran. */
+struct gated {
+	struct workpool_gate *gate;
+	pthread_mutex_t *lock;
+	int *inside, *max_inside, *ran;
+};
+
+static void gated_task(void *ctx, size_t i)
+{
+	struct gated *g = ctx;
+	(void)i;
+	workpool_gate_enter(g->gate);
+	pthread_mutex_lock(g->lock);
+	if (++*g->inside > *g->max_inside)
+		*g->max_inside = *g->inside;
+	(*g->ran)++;
+	pthread_mutex_unlock(g->lock);
+	nap_ms(5);
+	pthread_mutex_lock(g->lock);
+	--*g->inside;
+	pthread_mutex_unlock(g->lock);
+	workpool_gate_leave(g->gate);
+}
+
+static void *gated_pool(void *arg)
+{
+	workpool_run(12, 4, gated_task, arg);
+	return NULL;
+}
+
+static void test_gate(void)
+{
+	struct workpool_gate gate;
+	workpool_gate_init(&gate, 3);
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int inside = 0, max_inside = 0, ran = 0;
+	struct gated g = {&gate, &lock, &inside, &max_inside, &ran};
+	pthread_t other;
+	CHECK(pthread_create(&other, NULL, gated_pool, &g) == 0);
+	gated_pool(&g);
+	pthread_join(other, NULL);
+	CHECK_I64(ran, 24);
+	CHECK(max_inside <= 3);
+	CHECK(max_inside >= 2);
+	CHECK_I64(inside, 0);
+	workpool_gate_release(&gate);
+}
+
 int main(void)
 {
 	struct state s;
@@ -120,5 +169,6 @@ int main(void)
 	CHECK(once);
 	CHECK(s.max_running <= 3);
 	CHECK_I64(s.n_merged, 0);
+	test_gate();
 	return tap_done();
 }
