@@ -1077,8 +1077,15 @@ static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, siz
 
 int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *files, struct buf *err)
 {
-	if (strcmp(path, "-") == 0)
-		return read_file(m, "-", "stdin", KM_SOURCE_STDIN, files, err);
+	if (strcmp(path, "-") == 0) {
+		size_t docs = m->documents;
+		int rc = read_file(m, "-", "stdin", KM_SOURCE_STDIN, files, err);
+		/* an empty pipe is what a failed `helm template` leaves: never a pass */
+		if (!rc && m->documents == docs)
+			rc = em_err(err, EM_EINPUT, "stdin: no documents (an empty input: did the command before the pipe "
+						    "fail? `set -o pipefail` makes the pipeline say so)");
+		return rc;
+	}
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		size_t found = 0;

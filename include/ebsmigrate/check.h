@@ -38,7 +38,7 @@ struct check_rule {
 	const char *help;      /* why, and what to do */
 };
 
-/* The rules, in id order, and their count. */
+/* The rules, in the order docs/check.md lists them, and their count. */
 extern const struct check_rule check_rules[];
 extern const size_t check_n_rules;
 /* The rule with that id or name (case-insensitive), or NULL. */

@@ -134,7 +134,8 @@ size_t kube_manifest_add_source(struct kube_manifest *m, const char *name, enum 
  * kept, or EM_EINPUT (message above). On error the objects of this text are not kept. */
 int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *text, size_t len, struct buf *err);
 
-/* Reads what -f names: "-" is standard input (source "stdin"), a directory its .yaml, .yml and
+/* Reads what -f names: "-" is standard input (source "stdin"; no document at all is EM_EINPUT:
+ * an empty pipe is what a failed renderer leaves), a directory its .yaml, .yml and
  * .json files (names starting with '.' and symlinked directories skipped; in name order, so the
  * result does not depend on the file system), anything else one file whatever its name. Adds
  * the files read to *files (may be NULL). A directory without such a file is EM_EINPUT. */
