@@ -317,8 +317,11 @@ static void judge_several_defaults(struct run *r)
 		const struct km_object *o = &r->checked->objs[i];
 		if (!is_default(o))
 			continue;
-		const struct km_object *other = first;
+		const struct km_object *other = first && !(first->name && o->name && strcmp(first->name, o->name) == 0)
+							? first : NULL; /* the same class twice is one class */
 		int from_extra = 0;
+		if (first && !other)
+			continue;
 		if (!other) {
 			first = o;
 			/* a default of the extra classes (the cluster's) with another name: after applying,

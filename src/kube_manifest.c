@@ -36,6 +36,9 @@
 #define ANN_BETA_CLASS "volume.beta.kubernetes.io/storage-class"
 #define ANN_VOLUME_TYPE "ebs.csi.aws.com/volumeType"
 #define ANN_SKIP_PREFIX "skip-check.ebsmigrate.io/"
+#define TEMPLATE_HINT                                                                                             \
+	"; it holds '{{': an unrendered Helm template? Check what `helm template CHART` prints: helm template "  \
+	"CHART | ebsmigrate check -f -"
 
 void kube_manifest_init(struct kube_manifest *m)
 {
@@ -138,6 +141,7 @@ struct reader {
 	size_t prev_end_line;   /* where the previous document ended (0-based, in the parsed text) */
 	const char *helm_source;
 	size_t helm_line;       /* its 1-based line */
+	int templated;          /* the text holds "{{": an error says it may be an unrendered template */
 	struct buf *err;
 };
 
@@ -234,6 +238,8 @@ static int fail(struct ctx *c, const yaml_node_t *at, const char *field, const c
 	va_start(ap, fmt);
 	buf_vaddf(&b, fmt, ap);
 	va_end(ap);
+	if (r->templated)
+		buf_adds(&b, TEMPLATE_HINT);
 	em_err(r->err, EM_EINPUT, "%s", b.s);
 	buf_release(&b);
 	return EM_EINPUT;
@@ -875,7 +881,7 @@ static int looks_like_template(const char *text, size_t len)
 }
 
 /* Parses one YAML stream (or one JSON value) of text, starting at (line0, col0) of its source. */
-static int parse_stream(struct reader *r, const char *text, size_t len, int json, const char *whole, size_t whole_len)
+static int parse_stream(struct reader *r, const char *text, size_t len, int json)
 {
 	yaml_parser_t p;
 	if (!yaml_parser_initialize(&p))
@@ -896,9 +902,8 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 			if (p.context && !r->live)
 				buf_addf(&msg, " (%s that starts at line %zu)", p.context,
 					 p.context_mark.line + r->line0 + 1);
-			if (!json && looks_like_template(whole, whole_len))
-				buf_adds(&msg, "; it holds '{{': an unrendered Helm template? Check what "
-					       "`helm template CHART` prints: helm template CHART | ebsmigrate check -f -");
+			if (r->templated)
+				buf_adds(&msg, TEMPLATE_HINT);
 			rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
 			buf_release(&msg);
 			break;
@@ -948,6 +953,7 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 	r.src = src;
 	r.live = m->sources[src].kind == KM_SOURCE_CLUSTER;
 	r.err = err;
+	r.templated = looks_like_template(text, len);
 	size_t before = m->n, docs_before = m->documents, src_docs = m->sources[src].documents;
 	size_t other = m->other_objects, not_obj = m->not_objects;
 	int rc = 0;
@@ -977,12 +983,12 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 			}
 			r.line0 = line;
 			r.col0 = col;
-			if ((rc = parse_stream(&r, text + start, bom + d.off - start, 1, text, len)))
+			if ((rc = parse_stream(&r, text + start, bom + d.off - start, 1)))
 				break;
 		}
 	} else {
 		scan_helm_comments(&r, text, len);
-		rc = parse_stream(&r, text, len, 0, text, len);
+		rc = parse_stream(&r, text, len, 0);
 	}
 	free(r.helm);
 	if (rc) {

@@ -225,7 +225,8 @@ static void test_reader_bad_input(void)
 	bad("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\nparameters: {type: [gp2]}\n",
 	    "t.yaml: document 1, line 4: StorageClass 's': parameters.type: expected a string, got a list");
 	bad("---\nkind: ok\n---\nkind: StorageClass\napiVersion: storage.k8s.io/v1\nmetadata:\n  name: {{ .Values.name }}\n",
-	    "t.yaml: document 2, line 7: StorageClass: metadata.name: expected a string, got a mapping");
+	    "t.yaml: document 2, line 7: StorageClass: metadata.name: expected a string, got a mapping; it holds '{{': an "
+	    "unrendered Helm template? Check what `helm template CHART` prints: helm template CHART | ebsmigrate check -f -");
 	bad("kind: StorageClass\nmetadata:\n  name: {{ .Values.name }} x\n",
 	    "t.yaml: not valid YAML at line 3, column 28: did not find expected key (while parsing a block mapping that "
 	    "starts at line 3); it holds '{{': an unrendered Helm template? Check what `helm template CHART` prints: "
