@@ -34,6 +34,7 @@ enum {
 	OPT_JUNIT,
 	OPT_SOURCE_PREFIX,
 	OPT_LIST_RULES,
+	OPT_KUBE_PAGE,
 };
 
 enum check_format { CF_TABLE = 0, CF_WIDE, CF_JSON, CF_YAML, CF_SARIF, CF_JUNIT };
@@ -57,6 +58,7 @@ static const struct cmd_option check_options[] = {
 	{"namespace", 'n', ARG_REQUIRED, "NS",
 	 "--live: read StatefulSets and claims of this namespace only (repeatable; classes are cluster-wide)",
 	 OPT_NAMESPACE},
+	{"kube-page-size", 0, ARG_REQUIRED, "N", "--live: Kubernetes list page size (limit=N; default 500)", OPT_KUBE_PAGE},
 	{"storage-classes", 0, ARG_REQUIRED, "FILE|DIR|-",
 	 "StorageClasses and VolumeAttributesClasses that claims may name, not checked themselves (repeatable; e.g. "
 	 "kubectl get storageclass,volumeattributesclass -o yaml)",
@@ -126,6 +128,7 @@ struct check_args {
 	struct strlist namespaces;
 	const char *kubeconfig, *context;
 	int live, cluster_classes, list_rules;
+	int page_size;
 	struct check_options opt;
 	int warn_only;
 	const char *sarif, *junit, *source_prefix;
@@ -172,6 +175,13 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_JUNIT: a->junit = arg; return 0;
 	case OPT_SOURCE_PREFIX: a->source_prefix = arg; return 0;
 	case OPT_LIST_RULES: a->list_rules = 1; return 0;
+	case OPT_KUBE_PAGE: {
+		int64_t v;
+		if (em_parse_i64(arg, &v) || v < 1 || v > 5000)
+			return cmd_usage_if(1, "--kube-page-size: '%s' is not a number from 1 to 5000", arg);
+		a->page_size = (int)v;
+		return 0;
+	}
 	}
 	return EXIT_USAGE;
 }
@@ -248,6 +258,7 @@ static int read_cluster(struct check_args *a, struct kube_manifest *checked, str
 	if (!rc) {
 		struct kube_client_options opt;
 		memset(&opt, 0, sizeof opt);
+		opt.list_limit = a->page_size;
 		rc = kube_client_init(&c, &targets[0], &opt, &err);
 		have_client = rc == 0;
 	}
@@ -260,6 +271,12 @@ static int read_cluster(struct check_args *a, struct kube_manifest *checked, str
 	}
 	if (rc)
 		log_error("%s", err.s);
+	if (rc == EM_EAUTH && strstr(err.s, "forbidden"))
+		log_notice("the gate lists storageclasses, volumeattributesclasses, statefulsets and "
+			   "persistentvolumeclaims: 'ebsmigrate rbac' grants them (docs/check.md#permissions-for---live)");
+	else if (!rc && c.list_restarts)
+		log_info("context '%s': %u list%s restarted after 410 Expired", targets[0].context, c.list_restarts,
+			 c.list_restarts == 1 ? "" : "s");
 	if (have_client)
 		kube_client_release(&c);
 	kube_targets_free(targets, n);
