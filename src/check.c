@@ -145,29 +145,48 @@ static int is_default(const struct km_object *o)
 	return o->what == KM_STORAGE_CLASS && o->is_default.value && strcmp(o->is_default.value, "true") == 0;
 }
 
-/* A class named name of kind what: in checked, else in extra (then *from_extra). */
-static const struct km_object *find_class(const struct kube_manifest *checked, const struct kube_manifest *extra,
-					  enum km_what what, const char *name, int *from_extra)
-{
-	*from_extra = 0;
-	for (size_t i = 0; i < checked->n; i++)
-		if (checked->objs[i].what == what && checked->objs[i].name && strcmp(checked->objs[i].name, name) == 0)
-			return &checked->objs[i];
-	for (size_t i = 0; extra && i < extra->n; i++)
-		if (extra->objs[i].what == what && extra->objs[i].name && strcmp(extra->objs[i].name, name) == 0) {
-			*from_extra = 1;
-			return &extra->objs[i];
-		}
-	return NULL;
-}
-
 /* ------------------------------------------------------------------ findings */
+
+/* The classes (StorageClasses and VACs) of a manifest, found once: a fleet's manifests hold
+ * thousands of claims and a handful of classes, so a claim's lookup must not walk every object. */
+struct classes {
+	const struct km_object **v;
+	size_t n;
+};
+
+static void classes_of(struct classes *c, const struct kube_manifest *m)
+{
+	c->v = NULL;
+	c->n = 0;
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->objs[i].what != KM_CLAIMS) {
+			c->v = xrealloc((void *)c->v, (c->n + 1) * sizeof *c->v);
+			c->v[c->n++] = &m->objs[i];
+		}
+}
 
 struct run {
 	struct check_result *res;
 	const struct kube_manifest *checked, *extra;
 	const struct check_options *o;
+	struct classes checked_classes, extra_classes;
 };
+
+static const struct km_object *find_in(const struct classes *c, enum km_what what, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i]->what == what && c->v[i]->name && strcmp(c->v[i]->name, name) == 0)
+			return c->v[i];
+	return NULL;
+}
+
+/* A class named name of kind what: among the checked objects, else the extra ones (then *from_extra). */
+static const struct km_object *find_class(const struct run *r, enum km_what what, const char *name, int *from_extra)
+{
+	const struct km_object *o = find_in(&r->checked_classes, what, name);
+	*from_extra = !o && (o = find_in(&r->extra_classes, what, name)) != NULL;
+	return o;
+}
 
 static char *join_path(const char *a, const char *b)
 {
@@ -295,14 +314,14 @@ static void judge_vac(struct run *r, size_t i)
 	free(w), free(path);
 }
 
-/* The default classes of a manifest (those whose is-default-class annotation is "true"). */
-static size_t defaults_of(const struct kube_manifest *m, const struct km_object **out, size_t max)
+/* The default classes among c (those whose is-default-class annotation is "true"). */
+static size_t defaults_of(const struct classes *c, const struct km_object **out, size_t max)
 {
 	size_t n = 0;
-	for (size_t i = 0; m && i < m->n; i++)
-		if (is_default(&m->objs[i])) {
+	for (size_t i = 0; i < c->n; i++)
+		if (is_default(c->v[i])) {
 			if (n < max)
-				out[n] = &m->objs[i];
+				out[n] = c->v[i];
 			n++;
 		}
 	return n;
@@ -327,7 +346,7 @@ static void judge_several_defaults(struct run *r)
 			/* a default of the extra classes (the cluster's) with another name: after applying,
 			 * the cluster has two */
 			const struct km_object *ex[MAX_DEFAULTS];
-			size_t n = defaults_of(r->extra, ex, MAX_DEFAULTS);
+			size_t n = defaults_of(&r->extra_classes, ex, MAX_DEFAULTS);
 			for (size_t k = 0; k < n && k < MAX_DEFAULTS && !other; k++)
 				if (ex[k]->name && o->name && strcmp(ex[k]->name, o->name) != 0)
 					other = ex[k], from_extra = 1;
@@ -360,8 +379,7 @@ static void judge_claim(struct run *r, size_t i, const struct km_claim *c)
 	int from_extra;
 	if (c->vac.value && *c->vac.value) {
 		char *vpath = join_path(c->path, "spec.volumeAttributesClassName");
-		const struct km_object *vac = find_class(r->checked, r->extra, KM_VOLUME_ATTRIBUTES_CLASS, c->vac.value,
-							 &from_extra);
+		const struct km_object *vac = find_class(r, KM_VOLUME_ATTRIBUTES_CLASS, c->vac.value, &from_extra);
 		const struct km_param *tp = vac ? param(vac, "type") : NULL;
 		if (!vac) {
 			add_finding(r, R_UNRESOLVED, i, vpath, c->vac.at,
@@ -403,7 +421,7 @@ static void judge_claim(struct run *r, size_t i, const struct km_claim *c)
 		const char *field = named == &c->beta_class ? "metadata.annotations['volume.beta.kubernetes.io/storage-class']"
 							    : "spec.storageClassName";
 		char *path = join_path(c->path, field);
-		const struct km_object *cls = find_class(r->checked, r->extra, KM_STORAGE_CLASS, named->value, &from_extra);
+		const struct km_object *cls = find_class(r, KM_STORAGE_CLASS, named->value, &from_extra);
 		const struct km_param *tp;
 		if (!cls)
 			add_finding(r, R_UNRESOLVED, i, path, named->at,
@@ -421,10 +439,10 @@ static void judge_claim(struct run *r, size_t i, const struct km_claim *c)
 	/* no class: the default one, from the checked objects when they mark one */
 	const struct km_object *defs[MAX_DEFAULTS];
 	const struct kube_manifest *dm = r->checked;
-	size_t n_def = defaults_of(r->checked, defs, MAX_DEFAULTS);
+	size_t n_def = defaults_of(&r->checked_classes, defs, MAX_DEFAULTS);
 	if (n_def == 0) {
 		dm = r->extra;
-		n_def = defaults_of(r->extra, defs, MAX_DEFAULTS);
+		n_def = defaults_of(&r->extra_classes, defs, MAX_DEFAULTS);
 	}
 	char *path = join_path(c->path, "spec");
 	if (n_def == 0) {
@@ -452,7 +470,9 @@ void check_run(struct check_result *out, const struct kube_manifest *checked, co
 {
 	memset(out, 0, sizeof *out);
 	struct check_options none = {0, NULL, 0};
-	struct run r = {out, checked, extra, o ? o : &none};
+	struct run r = {out, checked, extra, o ? o : &none, {NULL, 0}, {NULL, 0}};
+	classes_of(&r.checked_classes, checked);
+	classes_of(&r.extra_classes, extra);
 	for (size_t i = 0; i < checked->n; i++) {
 		const struct km_object *obj = &checked->objs[i];
 		out->objects++;
@@ -490,6 +510,8 @@ void check_run(struct check_result *out, const struct kube_manifest *checked, co
 		}
 	}
 	judge_several_defaults(&r);
+	free((void *)r.checked_classes.v);
+	free((void *)r.extra_classes.v);
 	/* several-defaults findings came last: put every finding back in object order */
 	for (size_t a = 1; a < out->n; a++) {
 		struct check_finding f = out->findings[a];

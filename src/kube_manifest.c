@@ -137,7 +137,7 @@ struct reader {
 	size_t document;        /* the current document's number in its source */
 	size_t line0, col0;     /* where the parsed text starts in the source (0-based) */
 	struct helm_comment *helm;
-	size_t n_helm;
+	size_t n_helm, helm_next;
 	size_t prev_end_line;   /* where the previous document ended (0-based, in the parsed text) */
 	const char *helm_source;
 	size_t helm_line;       /* its 1-based line */
@@ -836,14 +836,15 @@ static int read_object(struct reader *r, const yaml_node_t *node, const char *it
 	return 0;
 }
 
-/* The last `# Source: ` comment between the previous document's end and this document's root. */
+/* The last `# Source: ` comment between the previous document's end and this document's root.
+ * Documents come in order, so a cursor walks the comments once for the whole stream. */
 static const char *helm_source_of(struct reader *r, const yaml_node_t *root, char **owned)
 {
 	*owned = NULL;
 	const struct helm_comment *pick = NULL;
-	for (size_t i = 0; i < r->n_helm; i++)
-		if (r->helm[i].line >= r->prev_end_line && r->helm[i].line < root->start_mark.line)
-			pick = &r->helm[i];
+	for (; r->helm_next < r->n_helm && r->helm[r->helm_next].line < root->start_mark.line; r->helm_next++)
+		if (r->helm[r->helm_next].line >= r->prev_end_line)
+			pick = &r->helm[r->helm_next];
 	if (!pick)
 		return NULL;
 	*owned = xstrndup(pick->text, pick->len);
