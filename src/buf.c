@@ -215,6 +215,46 @@ void buf_add_visible(struct buf *b, const char *str)
 	buf_add(b, run, (size_t)(s - run));
 }
 
+void buf_add_xml_escaped(struct buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	if (!s)
+		return;
+	const unsigned char *run = s;
+	while (*s) {
+		const char *rep = NULL;
+		size_t n = 1;
+		switch (*s) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&apos;"; break;
+		case '\t': case '\n': case '\r': break;
+		default:
+			if (*s < 0x20) {
+				rep = "\xEF\xBF\xBD"; /* not a character XML 1.0 can hold, even as a reference */
+			} else if (*s >= 0x80) {
+				n = utf8_seq_len(s);
+				/* invalid, a surrogate, or U+FFFE/U+FFFF: not XML characters */
+				if (n == 0 || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)) {
+					rep = "\xEF\xBF\xBD";
+					n = 1;
+				}
+			}
+		}
+		if (!rep) {
+			s += n;
+			continue;
+		}
+		buf_add(b, run, (size_t)(s - run));
+		buf_adds(b, rep);
+		s += n;
+		run = s;
+	}
+	buf_add(b, run, (size_t)(s - run));
+}
+
 void buf_add_json_str(struct buf *b, const char *s)
 {
 	if (!s) {

@@ -61,6 +61,10 @@ void buf_add_json_str(struct buf *b, const char *s);
  * from a server or a file (volume ids, names, tags) cannot move the cursor, recolour or retitle
  * the terminal. The one escaping for tables and diagnostics; NULL appends nothing. */
 void buf_add_visible(struct buf *b, const char *s);
+/* Appends s for XML text or a quoted attribute value: & < > " ' as entities, and what XML 1.0
+ * cannot hold at all (control characters other than tab, newline and carriage return; bytes
+ * that are not UTF-8; surrogates, U+FFFE, U+FFFF) as U+FFFD, so the document always parses. */
+void buf_add_xml_escaped(struct buf *b, const char *s);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
 /* Appends s with escape written before each byte equal to special. */

@@ -1,0 +1,1105 @@
+/*
+ * kube_manifest.c - Kubernetes manifests (YAML streams, JSON values, files, directories,
+ * standard input) read with libyaml into the small structs of kube_manifest.h.
+ *
+ * Entry points: kube_manifest_read_text, kube_manifest_read_path, kube_manifest_add_source,
+ * kube_manifest_truncate, km_object_display_name; kube_manifest_read_cluster is in
+ * kube_manifest_live.c and feeds its list pages to kube_manifest_read_text.
+ *
+ * Invariants: libyaml values never leave this file; every walk follows fixed paths (no
+ * recursion over arbitrary structure, Lists one level deep, merge keys at most
+ * MERGE_DEPTH deep), so an alias cycle (`&a [*a]`) cannot loop and the cost is linear in the
+ * input; a text either adds all its objects or none (an error truncates back); positions are
+ * 1-based (libyaml's are 0-based) and shifted by where a JSON value starts when several values
+ * are read one by one.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_manifest.h"
+#include "ebsmigrate/strlist.h"
+#include "ebsmigrate/strmap.h"
+
+#define MERGE_DEPTH 8
+#define ANN_DEFAULT "storageclass.kubernetes.io/is-default-class"
+#define ANN_DEFAULT_BETA "storageclass.beta.kubernetes.io/is-default-class"
+#define ANN_BETA_CLASS "volume.beta.kubernetes.io/storage-class"
+#define ANN_VOLUME_TYPE "ebs.csi.aws.com/volumeType"
+#define ANN_SKIP_PREFIX "skip-check.ebsmigrate.io/"
+#define TEMPLATE_HINT                                                                                             \
+	"; it holds '{{': an unrendered Helm template? Check what `helm template CHART` prints: helm template "  \
+	"CHART | ebsmigrate check -f -"
+
+void kube_manifest_init(struct kube_manifest *m)
+{
+	memset(m, 0, sizeof *m);
+}
+
+static void str_release(struct km_str *s)
+{
+	free(s->value);
+	s->value = NULL;
+}
+
+static void params_free(struct km_param *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].key), free(p[i].value);
+	free(p);
+}
+
+static void object_release(struct km_object *o)
+{
+	EM_FREE_ALL(o->kind, o->api_version, o->name, o->namespace_, o->generate_name, o->item_path, o->helm_source);
+	str_release(&o->provisioner);
+	str_release(&o->is_default);
+	params_free(o->params, o->n_params);
+	params_free(o->skips, o->n_skips);
+	for (size_t i = 0; i < o->n_claims; i++) {
+		struct km_claim *c = &o->claims[i];
+		free(c->path), free(c->name);
+		str_release(&c->storage_class), str_release(&c->beta_class), str_release(&c->vac);
+		str_release(&c->volume_type);
+	}
+	free(o->claims);
+	memset(o, 0, sizeof *o);
+}
+
+void kube_manifest_truncate(struct kube_manifest *m, size_t n)
+{
+	while (m->n > n)
+		object_release(&m->objs[--m->n]);
+}
+
+void kube_manifest_release(struct kube_manifest *m)
+{
+	kube_manifest_truncate(m, 0);
+	free(m->objs);
+	for (size_t i = 0; i < m->n_sources; i++)
+		free(m->sources[i].name), free(m->sources[i].label);
+	free(m->sources);
+	memset(m, 0, sizeof *m);
+}
+
+size_t kube_manifest_add_source(struct kube_manifest *m, const char *name, enum km_source_kind kind)
+{
+	XGROW(m->sources, m->n_sources, m->alloc_sources);
+	struct km_source *s = &m->sources[m->n_sources];
+	s->name = xstrdup(name);
+	s->kind = kind;
+	if (kind == KM_SOURCE_CLUSTER) {
+		struct buf b = BUF_INIT;
+		buf_addf(&b, "context '%s'", name);
+		s->label = buf_detach(&b);
+	} else {
+		s->label = xstrdup(name);
+	}
+	s->documents = 0;
+	return m->n_sources++;
+}
+
+char *km_object_display_name(const struct km_object *o)
+{
+	struct buf b = BUF_INIT;
+	if (o->namespace_ && *o->namespace_)
+		buf_addf(&b, "%s/", o->namespace_);
+	if (o->name)
+		buf_adds(&b, o->name);
+	else if (o->generate_name)
+		buf_addf(&b, "%s*", o->generate_name);
+	buf_addc(&b, 0); /* never NULL */
+	return buf_detach(&b);
+}
+
+/* ------------------------------------------------------------------ the reader */
+
+struct helm_comment {
+	size_t line; /* 0-based */
+	const char *text;
+	size_t len;
+};
+
+struct reader {
+	struct kube_manifest *m;
+	size_t src;
+	int live;
+	yaml_document_t *doc;
+	size_t document;        /* the current document's number in its source */
+	size_t line0, col0;     /* where the parsed text starts in the source (0-based) */
+	struct helm_comment *helm;
+	size_t n_helm, helm_next;
+	size_t prev_end_line;   /* where the previous document ended (0-based, in the parsed text) */
+	const char *helm_source;
+	size_t helm_line;       /* its 1-based line */
+	int templated;          /* the text holds "{{": an error says it may be an unrendered template */
+	struct buf *err;
+};
+
+/* The object being read, for its messages. */
+struct ctx {
+	struct reader *r;
+	const char *kind;
+	char *display;          /* "ns/name" once known */
+	const char *item_path;  /* "" or "items[3]" */
+};
+
+static struct kube_mark mark_of(const struct reader *r, const yaml_node_t *n)
+{
+	struct kube_mark k = {0, 0};
+	if (r->live || !n)
+		return k;
+	size_t line = n->start_mark.line, col = n->start_mark.column;
+	if (line == 0)
+		col += r->col0;
+	k.line = line + r->line0 + 1;
+	k.column = col + 1;
+	return k;
+}
+
+static const char *type_name(const yaml_node_t *n)
+{
+	switch (n->type) {
+	case YAML_MAPPING_NODE: return "a mapping";
+	case YAML_SEQUENCE_NODE: return "a list";
+	default: return "a string";
+	}
+}
+
+static int is_identifier(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return 0;
+	return 1;
+}
+
+char *km_path_key(const char *base, const char *key)
+{
+	struct buf b = BUF_INIT;
+	buf_adds(&b, base);
+	if (is_identifier(key)) {
+		if (b.len)
+			buf_addc(&b, '.');
+		buf_adds(&b, key);
+	} else {
+		buf_adds(&b, "['");
+		buf_add_escaping(&b, key, '\'', '\\');
+		buf_adds(&b, "']");
+	}
+	return buf_detach(&b);
+}
+
+static char *path_index(const char *base, size_t i)
+{
+	struct buf b = BUF_INIT;
+	buf_addf(&b, "%s[%zu]", base, i);
+	return buf_detach(&b);
+}
+
+static int fail(struct ctx *c, const yaml_node_t *at, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* "SOURCE: document D, line L: KIND 'NAME': ITEM.FIELD: MESSAGE" */
+static int fail(struct ctx *c, const yaml_node_t *at, const char *field, const char *fmt, ...)
+{
+	struct reader *r = c->r;
+	struct buf b = BUF_INIT;
+	buf_adds(&b, r->m->sources[r->src].label);
+	if (!r->live) {
+		buf_addf(&b, ": document %zu", r->document);
+		struct kube_mark k = mark_of(r, at);
+		if (k.line)
+			buf_addf(&b, ", line %zu", k.line);
+	}
+	buf_adds(&b, ": ");
+	if (c->kind)
+		buf_addf(&b, c->display && *c->display ? "%s '%s': " : "%s: ", c->kind, c->display);
+	if (c->item_path[0] || (field && *field)) {
+		buf_adds(&b, c->item_path);
+		if (c->item_path[0] && field && *field && field[0] != '[')
+			buf_addc(&b, '.');
+		if (field)
+			buf_adds(&b, field);
+		buf_adds(&b, ": ");
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	if (r->templated)
+		buf_adds(&b, TEMPLATE_HINT);
+	em_err(r->err, EM_EINPUT, "%s", b.s);
+	buf_release(&b);
+	return EM_EINPUT;
+}
+
+static yaml_node_t *node_at(const struct reader *r, int idx)
+{
+	return idx > 0 ? yaml_document_get_node(r->doc, idx) : NULL;
+}
+
+/* A null: a plain empty scalar, ~, null (YAML 1.1/1.2 core), or an explicit !!null tag. */
+static int is_null(const yaml_node_t *n)
+{
+	if (n->type != YAML_SCALAR_NODE)
+		return 0;
+	if (n->tag && strcmp((const char *)n->tag, YAML_NULL_TAG) == 0)
+		return 1;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	const char *v = (const char *)n->data.scalar.value;
+	return !*v || strcmp(v, "~") == 0 || strcmp(v, "null") == 0 || strcmp(v, "Null") == 0 ||
+	       strcmp(v, "NULL") == 0;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return (const char *)n->data.scalar.value;
+}
+
+static int is_merge_key(const yaml_node_t *k)
+{
+	return k && k->type == YAML_SCALAR_NODE && k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	       strcmp(scalar(k), "<<") == 0;
+}
+
+/* A key that appears twice in map is bad input, as kubectl says ("key already set in map"). */
+static int check_duplicates(struct ctx *c, const yaml_node_t *map, const char *field)
+{
+	struct reader *r = c->r;
+	size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+	struct strmap seen = STRMAP_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		yaml_node_t *k = node_at(r, map->data.mapping.pairs.start[i].key);
+		if (!k || k->type != YAML_SCALAR_NODE || is_merge_key(k))
+			continue;
+		size_t first;
+		if (n <= 16) {
+			for (size_t j = 0; j < i && !rc; j++) {
+				yaml_node_t *kj = node_at(r, map->data.mapping.pairs.start[j].key);
+				if (kj && kj->type == YAML_SCALAR_NODE && !is_merge_key(kj) && strcmp(scalar(kj), scalar(k)) == 0)
+					rc = fail(c, k, field, "key '%s' appears twice (also at line %zu)", scalar(k),
+						  mark_of(r, kj).line);
+			}
+		} else if (strmap_get(&seen, scalar(k), &first)) {
+			yaml_node_t *kj = node_at(r, map->data.mapping.pairs.start[first].key);
+			rc = fail(c, k, field, "key '%s' appears twice (also at line %zu)", scalar(k), mark_of(r, kj).line);
+		} else {
+			strmap_put(&seen, scalar(k), i);
+		}
+	}
+	strmap_release(&seen);
+	return rc;
+}
+
+/* The value of key in map, NULL when absent or null. Keys written in map win over the ones a
+ * merge key (`<<: *base`, or a list of them) brings in. */
+static yaml_node_t *map_get_depth(const struct reader *r, const yaml_node_t *map, const char *key, int depth)
+{
+	if (!map || map->type != YAML_MAPPING_NODE || depth > MERGE_DEPTH)
+		return NULL;
+	yaml_node_t *merged = NULL;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(r, p->key);
+		if (!k || k->type != YAML_SCALAR_NODE)
+			continue;
+		if (is_merge_key(k)) {
+			merged = node_at(r, p->value);
+			continue;
+		}
+		if (strcmp(scalar(k), key) == 0) {
+			yaml_node_t *v = node_at(r, p->value);
+			return v && !is_null(v) ? v : NULL;
+		}
+	}
+	if (!merged)
+		return NULL;
+	if (merged->type == YAML_MAPPING_NODE)
+		return map_get_depth(r, merged, key, depth + 1);
+	if (merged->type == YAML_SEQUENCE_NODE)
+		for (yaml_node_item_t *it = merged->data.sequence.items.start; it < merged->data.sequence.items.top; it++) {
+			yaml_node_t *v = map_get_depth(r, node_at(r, *it), key, depth + 1);
+			if (v)
+				return v;
+		}
+	return NULL;
+}
+
+static yaml_node_t *map_get(const struct reader *r, const yaml_node_t *map, const char *key)
+{
+	return map_get_depth(r, map, key, 0);
+}
+
+/* A mapping field: *out NULL when absent or null; EM_EINPUT when something else. Checked for
+ * duplicate keys. path is the field's JSON path (for messages). */
+static int get_map(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
+{
+	*out = map_get(c->r, parent, key);
+	if (!*out)
+		return 0;
+	if ((*out)->type != YAML_MAPPING_NODE)
+		return fail(c, *out, path, "expected a mapping, got %s", type_name(*out));
+	return check_duplicates(c, *out, path);
+}
+
+static int get_seq(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
+{
+	*out = map_get(c->r, parent, key);
+	if (*out && (*out)->type != YAML_SEQUENCE_NODE)
+		return fail(c, *out, path, "expected a list, got %s", type_name(*out));
+	return 0;
+}
+
+/* A string field into out (value NULL when absent; position of the value, or of parent). */
+static int get_str(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, struct km_str *out)
+{
+	yaml_node_t *v = map_get(c->r, parent, key);
+	out->value = NULL;
+	out->at = mark_of(c->r, v ? v : parent);
+	if (!v)
+		return 0;
+	if (v->type != YAML_SCALAR_NODE)
+		return fail(c, v, path, "expected a string, got %s", type_name(v));
+	out->value = xstrndup(scalar(v), v->data.scalar.length);
+	return 0;
+}
+
+typedef int (*entry_fn)(struct ctx *c, void *st, const char *key, const yaml_node_t *value_node, const char *value,
+			const char *path);
+
+static int entries_in(struct ctx *c, const yaml_node_t *map, const char *path, entry_fn fn, void *st,
+		      struct strmap *seen, int depth)
+{
+	struct reader *r = c->r;
+	/* the keys written here first, then those merge keys bring in that are not written here */
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(r, p->key), *v = node_at(r, p->value);
+		if (!k || !v || is_merge_key(k))
+			continue;
+		if (k->type != YAML_SCALAR_NODE)
+			return fail(c, k, path, "a key that is %s, not a string", type_name(k));
+		size_t dummy;
+		if (strmap_get(seen, scalar(k), &dummy))
+			continue;
+		strmap_put(seen, scalar(k), 0);
+		char *kp = km_path_key(path, scalar(k));
+		int rc = v->type != YAML_SCALAR_NODE ? fail(c, v, kp, "expected a string, got %s", type_name(v))
+						     : fn(c, st, scalar(k), v, is_null(v) ? "" : scalar(v), kp);
+		free(kp);
+		if (rc)
+			return rc;
+	}
+	if (depth >= MERGE_DEPTH)
+		return 0;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node_at(r, p->key), *v = node_at(r, p->value);
+		if (!v || !is_merge_key(k))
+			continue;
+		if (v->type == YAML_MAPPING_NODE) {
+			int rc = entries_in(c, v, path, fn, st, seen, depth + 1);
+			if (rc)
+				return rc;
+		} else if (v->type == YAML_SEQUENCE_NODE) {
+			for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+				yaml_node_t *mm = node_at(r, *it);
+				int rc = mm && mm->type == YAML_MAPPING_NODE ? entries_in(c, mm, path, fn, st, seen, depth + 1) : 0;
+				if (rc)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Calls fn for each entry of a string-to-string mapping (labels, annotations, parameters),
+ * merge keys followed; value "" for a null. Keys must be strings, values scalars. */
+static int each_entry(struct ctx *c, const yaml_node_t *map, const char *path, entry_fn fn, void *st)
+{
+	int rc = check_duplicates(c, map, path);
+	if (rc)
+		return rc;
+	struct strmap seen = STRMAP_INIT;
+	rc = entries_in(c, map, path, fn, st, &seen, 0);
+	strmap_release(&seen);
+	return rc;
+}
+
+static void set_str(struct reader *r, struct km_str *s, const yaml_node_t *n, const char *value)
+{
+	free(s->value);
+	s->value = xstrdup(value);
+	s->at = mark_of(r, n);
+}
+
+static void add_param(struct reader *r, struct km_param **v, size_t *n, const char *key, const char *value,
+		      const yaml_node_t *at)
+{
+	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[*n].key = xstrdup(key);
+	(*v)[*n].value = xstrdup(value);
+	(*v)[*n].at = mark_of(r, at);
+	(*n)++;
+}
+
+/* The annotations of an object's metadata. */
+struct object_annotations {
+	struct km_object *o;
+	struct km_str *beta_class, *volume_type; /* a PVC's own claim, else NULL */
+	int default_primary;                     /* the GA key was seen */
+};
+
+static int object_annotation(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
+			     const char *path)
+{
+	(void)path;
+	struct object_annotations *a = st;
+	struct reader *r = c->r;
+	if (strcmp(key, ANN_DEFAULT) == 0) {
+		/* either key "true" makes a default (the GA one is reported when both are set) */
+		if (!a->o->is_default.value || strcmp(value, "true") == 0 || strcmp(a->o->is_default.value, "true") != 0) {
+			set_str(r, &a->o->is_default, vn, value);
+			a->o->default_key = ANN_DEFAULT;
+		}
+		a->default_primary = 1;
+	} else if (strcmp(key, ANN_DEFAULT_BETA) == 0) {
+		if (!a->o->is_default.value || (strcmp(value, "true") == 0 && strcmp(a->o->is_default.value, "true") != 0)) {
+			set_str(r, &a->o->is_default, vn, value);
+			a->o->default_key = ANN_DEFAULT_BETA;
+		}
+	} else if (strncmp(key, ANN_SKIP_PREFIX, strlen(ANN_SKIP_PREFIX)) == 0) {
+		add_param(r, &a->o->skips, &a->o->n_skips, key + strlen(ANN_SKIP_PREFIX), value, vn);
+	} else if (a->beta_class && strcmp(key, ANN_BETA_CLASS) == 0) {
+		set_str(r, a->beta_class, vn, value);
+	} else if (a->volume_type && strcmp(key, ANN_VOLUME_TYPE) == 0) {
+		set_str(r, a->volume_type, vn, value);
+	}
+	return 0;
+}
+
+struct claim_annotations {
+	struct km_claim *claim;
+};
+
+static int claim_annotation(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
+			    const char *path)
+{
+	(void)path;
+	struct claim_annotations *a = st;
+	if (strcmp(key, ANN_BETA_CLASS) == 0)
+		set_str(c->r, &a->claim->beta_class, vn, value);
+	else if (strcmp(key, ANN_VOLUME_TYPE) == 0)
+		set_str(c->r, &a->claim->volume_type, vn, value);
+	return 0;
+}
+
+struct params_st {
+	struct km_object *o;
+};
+
+static int param_entry(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
+		       const char *path)
+{
+	(void)path;
+	struct params_st *p = st;
+	add_param(c->r, &p->o->params, &p->o->n_params, key, value, vn);
+	return 0;
+}
+
+static struct km_claim *add_claim(struct km_object *o, const char *path, const struct kube_mark at)
+{
+	o->claims = xrealloc(o->claims, (o->n_claims + 1) * sizeof *o->claims);
+	struct km_claim *cl = &o->claims[o->n_claims++];
+	memset(cl, 0, sizeof *cl);
+	cl->path = xstrdup(path);
+	cl->at = cl->spec_at = at;
+	cl->storage_class.at = cl->beta_class.at = cl->vac.at = cl->volume_type.at = at;
+	return cl;
+}
+
+/* The claim spec of node (a PVC or a volumeClaimTemplate) at path: its spec's class and VAC, and
+ * (templates only: a PVC's are read with its object) its metadata's name and annotations. */
+static int read_claim(struct ctx *c, struct km_object *o, const yaml_node_t *node, const char *path, int is_template)
+{
+	struct reader *r = c->r;
+	int rc = check_duplicates(c, node, path);
+	if (rc)
+		return rc;
+	struct km_claim *cl = add_claim(o, path, mark_of(r, node));
+	char *p_meta = km_path_key(path, "metadata"), *p_spec = km_path_key(path, "spec");
+	yaml_node_t *meta = NULL, *spec = NULL;
+	if (is_template && !(rc = get_map(c, node, "metadata", p_meta, &meta)) && meta) {
+		char *p_name = km_path_key(p_meta, "name"), *p_ann = km_path_key(p_meta, "annotations");
+		struct km_str name = {NULL, {0, 0}};
+		yaml_node_t *ann = NULL;
+		rc = get_str(c, meta, "name", p_name, &name);
+		cl->name = name.value;
+		if (!rc)
+			rc = get_map(c, meta, "annotations", p_ann, &ann);
+		if (!rc && ann) {
+			struct claim_annotations st = {cl};
+			rc = each_entry(c, ann, p_ann, claim_annotation, &st);
+		}
+		free(p_name), free(p_ann);
+	}
+	if (!rc)
+		rc = get_map(c, node, "spec", p_spec, &spec);
+	if (!rc && spec) {
+		cl->spec_at = mark_of(r, spec);
+		char *p_class = km_path_key(p_spec, "storageClassName"), *p_vac = km_path_key(p_spec, "volumeAttributesClassName");
+		rc = get_str(c, spec, "storageClassName", p_class, &cl->storage_class);
+		if (!rc)
+			rc = get_str(c, spec, "volumeAttributesClassName", p_vac, &cl->vac);
+		free(p_class), free(p_vac);
+	}
+	if (!spec)
+		cl->storage_class.at = cl->vac.at = cl->spec_at;
+	free(p_meta), free(p_spec);
+	return rc;
+}
+
+/* The generic ephemeral volumes of a pod spec at path (spec.volumes[i].ephemeral.volumeClaimTemplate). */
+static int read_pod_volumes(struct ctx *c, struct km_object *o, const yaml_node_t *pod_spec, const char *path)
+{
+	struct reader *r = c->r;
+	char *p_vols = km_path_key(path, "volumes");
+	yaml_node_t *vols = NULL;
+	int rc = get_seq(c, pod_spec, "volumes", p_vols, &vols);
+	size_t i = 0;
+	for (yaml_node_item_t *it = vols ? vols->data.sequence.items.start : NULL; !rc && vols && it < vols->data.sequence.items.top;
+	     it++, i++) {
+		yaml_node_t *v = node_at(r, *it);
+		char *p_v = path_index(p_vols, i);
+		if (v && v->type != YAML_MAPPING_NODE && !is_null(v))
+			rc = fail(c, v, p_v, "expected a mapping, got %s", type_name(v));
+		yaml_node_t *eph = NULL, *tpl = NULL;
+		char *p_eph = km_path_key(p_v, "ephemeral"), *p_tpl = km_path_key(p_eph, "volumeClaimTemplate");
+		if (!rc && v && v->type == YAML_MAPPING_NODE && !(rc = check_duplicates(c, v, p_v)) &&
+		    !(rc = get_map(c, v, "ephemeral", p_eph, &eph)) && eph)
+			rc = get_map(c, eph, "volumeClaimTemplate", p_tpl, &tpl);
+		if (!rc && tpl) {
+			size_t before = o->n_claims;
+			rc = read_claim(c, o, tpl, p_tpl, 1);
+			if (!rc && o->n_claims > before) {
+				struct km_str name = {NULL, {0, 0}};
+				char *p_name = km_path_key(p_v, "name");
+				rc = get_str(c, v, "name", p_name, &name);
+				free(p_name);
+				struct km_claim *cl = &o->claims[o->n_claims - 1];
+				if (name.value) {
+					free(cl->name);
+					cl->name = name.value;
+				}
+			}
+		}
+		free(p_v), free(p_eph), free(p_tpl);
+	}
+	free(p_vols);
+	return rc;
+}
+
+/* The mapping at a dotted path of mappings under node ("spec.template.spec"), NULL when a step is
+ * absent; EM_EINPUT when a step is not a mapping. */
+static int walk(struct ctx *c, const yaml_node_t *node, const char *dotted, yaml_node_t **out)
+{
+	*out = (yaml_node_t *)node;
+	struct strlist steps = STRLIST_INIT_DUP;
+	strlist_split(&steps, dotted, '.');
+	struct buf path = BUF_INIT;
+	int rc = 0;
+	for (size_t i = 0; i < steps.n && *out && !rc; i++) {
+		if (path.len)
+			buf_addc(&path, '.');
+		buf_adds(&path, steps.items[i]);
+		rc = get_map(c, *out, steps.items[i], path.s, out);
+	}
+	buf_release(&path);
+	strlist_release(&steps);
+	if (rc)
+		*out = NULL;
+	return rc;
+}
+
+enum shape { SHAPE_SC, SHAPE_VAC, SHAPE_PVC, SHAPE_STS, SHAPE_POD };
+
+static const struct kind_entry {
+	const char *kind;
+	const char *groups; /* the API groups it lives in, ','-separated ("" = core) */
+	enum shape shape;
+	const char *pod_spec; /* where the pod spec is */
+} kinds[] = {
+	{"StorageClass", "storage.k8s.io", SHAPE_SC, NULL},
+	{"VolumeAttributesClass", "storage.k8s.io", SHAPE_VAC, NULL},
+	{"PersistentVolumeClaim", "", SHAPE_PVC, NULL},
+	{"StatefulSet", "apps", SHAPE_STS, "spec.template.spec"},
+	{"Pod", "", SHAPE_POD, "spec"},
+	{"PodTemplate", "", SHAPE_POD, "template.spec"},
+	{"ReplicationController", "", SHAPE_POD, "spec.template.spec"},
+	{"Deployment", "apps,extensions", SHAPE_POD, "spec.template.spec"},
+	{"ReplicaSet", "apps,extensions", SHAPE_POD, "spec.template.spec"},
+	{"DaemonSet", "apps,extensions", SHAPE_POD, "spec.template.spec"},
+	{"Job", "batch", SHAPE_POD, "spec.template.spec"},
+	{"CronJob", "batch", SHAPE_POD, "spec.jobTemplate.spec.template.spec"},
+};
+
+/* Is the group of api_version ("apps/v1" -> "apps", "v1" -> "") one of groups? */
+static int group_matches(const char *api_version, const char *groups)
+{
+	const char *slash = strchr(api_version, '/');
+	size_t glen = slash ? (size_t)(slash - api_version) : 0;
+	const char *p = groups;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		if (n == glen && strncmp(p, api_version, n) == 0)
+			return 1;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
+		       const char *def_api);
+
+/* A List's items. The API server's lists (StorageClassList, ...) leave kind and apiVersion out
+ * of their items: an item without them is of the list's kind without "List". */
+static int read_list_items(struct ctx *c, const yaml_node_t *node, const char *item_path, int depth, const char *list_kind,
+			   const char *list_api)
+{
+	size_t kl = strlen(list_kind);
+	char *item_kind = strcmp(list_kind, "List") != 0 ? xstrndup(list_kind, kl - 4) : NULL;
+	struct reader *r = c->r;
+	char *p_items = km_path_key(item_path, "items");
+	yaml_node_t *items = NULL;
+	struct ctx list_ctx = {r, NULL, NULL, ""};
+	int rc = get_seq(&list_ctx, node, "items", p_items, &items);
+	size_t i = 0;
+	for (yaml_node_item_t *it = items ? items->data.sequence.items.start : NULL;
+	     !rc && items && it < items->data.sequence.items.top; it++, i++) {
+		yaml_node_t *item = node_at(r, *it);
+		char *p_item = path_index(p_items, i);
+		if (!item || item->type != YAML_MAPPING_NODE)
+			rc = fail(&list_ctx, item, p_item, "expected an object, got %s", item ? type_name(item) : "nothing");
+		else
+			rc = read_object(r, item, p_item, depth + 1, item_kind, item_kind ? list_api : NULL);
+		free(p_item);
+	}
+	free(p_items);
+	free(item_kind);
+	return rc;
+}
+
+static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *node, struct km_claim *own_claim)
+{
+	yaml_node_t *meta = NULL, *ann = NULL;
+	int rc = get_map(c, node, "metadata", "metadata", &meta);
+	struct km_str name = {NULL, {0, 0}}, gen = {NULL, {0, 0}}, ns = {NULL, {0, 0}};
+	if (!rc && meta && !(rc = get_str(c, meta, "name", "metadata.name", &name)) &&
+	    !(rc = get_str(c, meta, "generateName", "metadata.generateName", &gen)))
+		rc = get_str(c, meta, "namespace", "metadata.namespace", &ns);
+	o->name = name.value;
+	o->generate_name = gen.value;
+	o->namespace_ = ns.value;
+	free(c->display);
+	c->display = km_object_display_name(o);
+	if (!rc && meta)
+		rc = get_map(c, meta, "annotations", "metadata.annotations", &ann);
+	if (!rc && ann) {
+		struct object_annotations st = {o, own_claim ? &own_claim->beta_class : NULL,
+						own_claim ? &own_claim->volume_type : NULL, 0};
+		rc = each_entry(c, ann, "metadata.annotations", object_annotation, &st);
+	}
+	return rc;
+}
+
+static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
+		       const char *def_api)
+{
+	struct ctx c = {r, NULL, NULL, item_path};
+	int rc = check_duplicates(&c, node, "");
+	struct km_str kind = {NULL, {0, 0}}, api = {NULL, {0, 0}};
+	if (!rc)
+		rc = get_str(&c, node, "kind", "kind", &kind);
+	if (!rc)
+		rc = get_str(&c, node, "apiVersion", "apiVersion", &api);
+	if (!rc && !kind.value && def_kind)
+		kind.value = xstrdup(def_kind);
+	if (!rc && !api.value && def_api)
+		api.value = xstrdup(def_api);
+	if (rc || !kind.value || !api.value || !*kind.value) {
+		if (!rc)
+			r->m->not_objects++;
+		free(kind.value), free(api.value);
+		return rc;
+	}
+	size_t kl = strlen(kind.value);
+	if (depth == 0 && kl >= 4 && strcmp(kind.value + kl - 4, "List") == 0 && map_get(r, node, "items")) {
+		rc = read_list_items(&c, node, item_path, depth, kind.value, api.value);
+		free(kind.value), free(api.value);
+		return rc;
+	}
+	const struct kind_entry *ke = NULL;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !ke; i++)
+		if (strcmp(kind.value, kinds[i].kind) == 0 && group_matches(api.value, kinds[i].groups))
+			ke = &kinds[i];
+	if (!ke) {
+		r->m->other_objects++;
+		free(kind.value), free(api.value);
+		return 0;
+	}
+	struct km_object o;
+	memset(&o, 0, sizeof o);
+	o.kind = kind.value;
+	o.api_version = api.value;
+	o.source = r->src;
+	o.document = r->live ? 0 : r->document;
+	o.item_path = xstrdup(r->live ? "" : item_path); /* a list page's index says nothing about the object */
+	o.helm_source = xstrdup(r->helm_source);
+	o.helm_line = r->helm_source ? r->helm_line : 0;
+	o.at = mark_of(r, node);
+	o.provisioner.at = o.is_default.at = o.at;
+	o.what = ke->shape == SHAPE_SC ? KM_STORAGE_CLASS : ke->shape == SHAPE_VAC ? KM_VOLUME_ATTRIBUTES_CLASS : KM_CLAIMS;
+	c.kind = o.kind;
+	struct km_claim *own = ke->shape == SHAPE_PVC ? add_claim(&o, "", o.at) : NULL;
+	rc = read_metadata(&c, &o, node, own);
+	if (!rc && own) {
+		own = &o.claims[0];
+		own->name = xstrdup(o.name ? o.name : o.generate_name);
+		/* the PVC's own annotations were read above; its spec now */
+		yaml_node_t *spec = NULL;
+		rc = get_map(&c, node, "spec", "spec", &spec);
+		if (!rc && spec) {
+			own->spec_at = own->storage_class.at = own->vac.at = mark_of(r, spec);
+			rc = get_str(&c, spec, "storageClassName", "spec.storageClassName", &own->storage_class);
+			if (!rc)
+				rc = get_str(&c, spec, "volumeAttributesClassName", "spec.volumeAttributesClassName", &own->vac);
+		}
+	}
+	if (!rc && (ke->shape == SHAPE_SC || ke->shape == SHAPE_VAC)) {
+		const char *field = ke->shape == SHAPE_SC ? "provisioner" : "driverName";
+		yaml_node_t *params = NULL;
+		rc = get_str(&c, node, field, field, &o.provisioner);
+		if (!rc)
+			rc = get_map(&c, node, "parameters", "parameters", &params);
+		if (!rc && params) {
+			struct params_st st = {&o};
+			rc = each_entry(&c, params, "parameters", param_entry, &st);
+		}
+	}
+	if (!rc && ke->shape == SHAPE_STS) {
+		yaml_node_t *spec = NULL, *tpls = NULL;
+		rc = get_map(&c, node, "spec", "spec", &spec);
+		if (!rc && spec)
+			rc = get_seq(&c, spec, "volumeClaimTemplates", "spec.volumeClaimTemplates", &tpls);
+		size_t i = 0;
+		for (yaml_node_item_t *it = tpls ? tpls->data.sequence.items.start : NULL;
+		     !rc && tpls && it < tpls->data.sequence.items.top; it++, i++) {
+			yaml_node_t *t = node_at(r, *it);
+			char *p_t = path_index("spec.volumeClaimTemplates", i);
+			if (!t || t->type != YAML_MAPPING_NODE)
+				rc = fail(&c, t, p_t, "expected a mapping, got %s", t ? type_name(t) : "nothing");
+			else
+				rc = read_claim(&c, &o, t, p_t, 1);
+			free(p_t);
+		}
+	}
+	if (!rc && ke->pod_spec) {
+		yaml_node_t *pod_spec = NULL;
+		rc = walk(&c, node, ke->pod_spec, &pod_spec);
+		if (!rc && pod_spec)
+			rc = read_pod_volumes(&c, &o, pod_spec, ke->pod_spec);
+	}
+	free(c.display);
+	if (rc) {
+		object_release(&o);
+		return rc;
+	}
+	if (o.what == KM_CLAIMS && o.n_claims == 0) {
+		r->m->other_objects++;
+		object_release(&o);
+		return 0;
+	}
+	XGROW(r->m->objs, r->m->n, r->m->alloc);
+	r->m->objs[r->m->n++] = o;
+	return 0;
+}
+
+/* The last `# Source: ` comment between the previous document's end and this document's root.
+ * Documents come in order, so a cursor walks the comments once for the whole stream. */
+static const char *helm_source_of(struct reader *r, const yaml_node_t *root, char **owned)
+{
+	*owned = NULL;
+	const struct helm_comment *pick = NULL;
+	for (; r->helm_next < r->n_helm && r->helm[r->helm_next].line < root->start_mark.line; r->helm_next++)
+		if (r->helm[r->helm_next].line >= r->prev_end_line)
+			pick = &r->helm[r->helm_next];
+	if (!pick)
+		return NULL;
+	*owned = xstrndup(pick->text, pick->len);
+	r->helm_line = pick->line + r->line0 + 1;
+	return *owned;
+}
+
+/* Helm's comments: lines that start with "# Source: " (0-based line numbers, in order). */
+static void scan_helm_comments(struct reader *r, const char *text, size_t len)
+{
+	static const char tag[] = "# Source: ";
+	size_t line = 0;
+	for (size_t i = 0; i < len; line++) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		if (end - i > sizeof tag - 1 && memcmp(text + i, tag, sizeof tag - 1) == 0) {
+			size_t s = i + sizeof tag - 1, e = end;
+			while (e > s && (text[e - 1] == '\r' || text[e - 1] == ' ' || text[e - 1] == '\t'))
+				e--;
+			if (e > s) {
+				r->helm = xrealloc(r->helm, (r->n_helm + 1) * sizeof *r->helm);
+				r->helm[r->n_helm++] = (struct helm_comment){line, text + s, e - s};
+			}
+		}
+		i = end + 1;
+	}
+}
+
+static int looks_like_template(const char *text, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (text[i] == '{' && text[i + 1] == '{')
+			return 1;
+	return 0;
+}
+
+/* Parses one YAML stream (or one JSON value) of text, starting at (line0, col0) of its source. */
+static int parse_stream(struct reader *r, const char *text, size_t len, int json)
+{
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p))
+		return em_err(r->err, EM_EINPUT, "%s: cannot initialise the YAML parser", r->m->sources[r->src].label);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+	r->prev_end_line = 0;
+	int rc = 0;
+	for (;;) {
+		yaml_document_t doc;
+		if (!yaml_parser_load(&p, &doc)) {
+			struct kube_mark at = {p.problem_mark.line + r->line0 + 1,
+					       p.problem_mark.column + (p.problem_mark.line == 0 ? r->col0 : 0) + 1};
+			struct buf msg = BUF_INIT;
+			buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, json ? "JSON" : "YAML");
+			if (!r->live)
+				buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
+			buf_addf(&msg, ": %s", p.error == YAML_MEMORY_ERROR ? "out of memory" : p.problem ? p.problem : "parse error");
+			if (p.context && !r->live)
+				buf_addf(&msg, " (%s that starts at line %zu)", p.context,
+					 p.context_mark.line + r->line0 + 1);
+			if (r->templated)
+				buf_adds(&msg, TEMPLATE_HINT);
+			rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
+			buf_release(&msg);
+			break;
+		}
+		yaml_node_t *root = yaml_document_get_root_node(&doc);
+		if (!root) {
+			yaml_document_delete(&doc);
+			break;
+		}
+		if (!r->live) {
+			r->document++;
+			r->m->sources[r->src].documents++;
+			r->m->documents++;
+		}
+		char *owned = NULL;
+		r->helm_source = json ? NULL : helm_source_of(r, root, &owned);
+		r->doc = &doc;
+		if (root->type == YAML_MAPPING_NODE)
+			rc = read_object(r, root, "", 0, NULL, NULL);
+		else if (!is_null(root))
+			r->m->not_objects++;
+		r->prev_end_line = doc.end_mark.line;
+		r->doc = NULL;
+		free(owned);
+		r->helm_source = NULL;
+		yaml_document_delete(&doc);
+		if (rc)
+			break;
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+static int first_byte_is_json(const char *t, size_t len)
+{
+	size_t i = len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i < len && (t[i] == '{' || t[i] == '[');
+}
+
+int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *text, size_t len, struct buf *err)
+{
+	struct reader r;
+	memset(&r, 0, sizeof r);
+	r.m = m;
+	r.src = src;
+	r.live = m->sources[src].kind == KM_SOURCE_CLUSTER;
+	r.err = err;
+	r.templated = looks_like_template(text, len);
+	size_t before = m->n, docs_before = m->documents, src_docs = m->sources[src].documents;
+	size_t other = m->other_objects, not_obj = m->not_objects;
+	int rc = 0;
+	int json = first_byte_is_json(text, len);
+	if (json) {
+		/* JSON: checked as JSON first (YAML would take some invalid JSON), then each value of the
+		 * text (kubectl -o json run twice into one file) read as its own document, positions
+		 * shifted to where it starts */
+		size_t bom = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+		struct jsonx_docs d;
+		jsonx_docs_init(&d, text + bom, len - bom, m->sources[src].label, NULL);
+		size_t line = 0, col = 0, at = bom;
+		for (;;) {
+			size_t start = bom + jsonx_skip_ws(text + bom, len - bom, d.off);
+			cJSON *doc = NULL;
+			rc = jsonx_docs_next(&d, &doc, err);
+			cJSON_Delete(doc);
+			if (rc <= 0)
+				break;
+			for (; at < start; at++) {
+				if (text[at] == '\n') {
+					line++;
+					col = 0;
+				} else if (((unsigned char)text[at] & 0xC0) != 0x80) {
+					col++;
+				}
+			}
+			r.line0 = line;
+			r.col0 = col;
+			if ((rc = parse_stream(&r, text + start, bom + d.off - start, 1)))
+				break;
+		}
+	} else {
+		scan_helm_comments(&r, text, len);
+		rc = parse_stream(&r, text, len, 0);
+	}
+	free(r.helm);
+	if (rc) {
+		kube_manifest_truncate(m, before);
+		m->documents = docs_before;
+		m->sources[src].documents = src_docs;
+		m->other_objects = other;
+		m->not_objects = not_obj;
+		return rc;
+	}
+	return (int)(m->n - before);
+}
+
+/* ------------------------------------------------------------------ files and directories */
+
+static int has_manifest_extension(const char *name)
+{
+	static const char *const exts[] = {".yaml", ".yml", ".json"};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+		size_t e = strlen(exts[i]);
+		if (n > e && strcasecmp(name + n - e, exts[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int read_file(struct kube_manifest *m, const char *path, const char *name, enum km_source_kind kind,
+		     size_t *files, struct buf *err)
+{
+	struct buf text = BUF_INIT;
+	int rc = em_read_input(path, &text, err);
+	if (!rc) {
+		size_t src = kube_manifest_add_source(m, name, kind);
+		rc = kube_manifest_read_text(m, src, text.s, text.len, err);
+		if (rc >= 0) {
+			rc = 0;
+			if (files)
+				(*files)++;
+		}
+	}
+	buf_release(&text);
+	return rc;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* dir's manifests and subdirectories, in name order; depth bounds a deep tree. */
+static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, size_t *files, int depth, struct buf *err)
+{
+	if (depth > 64)
+		return em_err(err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
+	struct strlist names = STRLIST_INIT_DUP;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			strlist_append(&names, e->d_name);
+	closedir(d);
+	qsort(names.items, names.n, sizeof *names.items, name_cmp);
+	int rc = 0;
+	struct buf path = BUF_INIT;
+	for (size_t i = 0; i < names.n && !rc; i++) {
+		buf_reset(&path);
+		buf_adds(&path, dir);
+		if (path.len && path.s[path.len - 1] != '/')
+			buf_addc(&path, '/');
+		buf_adds(&path, names.items[i]);
+		struct stat lst, st;
+		if (lstat(path.s, &lst) != 0)
+			continue; /* gone since readdir */
+		if (S_ISDIR(lst.st_mode)) {
+			rc = read_dir(m, path.s, found, files, depth + 1, err);
+			continue;
+		}
+		if (!has_manifest_extension(names.items[i]))
+			continue;
+		if (S_ISLNK(lst.st_mode) && (stat(path.s, &st) != 0 || S_ISDIR(st.st_mode)))
+			continue; /* a symlinked directory (or a dangling link) is not followed */
+		(*found)++;
+		rc = read_file(m, path.s, path.s, KM_SOURCE_FILE, files, err);
+	}
+	buf_release(&path);
+	strlist_release(&names);
+	return rc;
+}
+
+int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *files, struct buf *err)
+{
+	if (strcmp(path, "-") == 0) {
+		size_t docs = m->documents;
+		int rc = read_file(m, "-", "stdin", KM_SOURCE_STDIN, files, err);
+		/* an empty pipe is what a failed `helm template` leaves: never a pass */
+		if (!rc && m->documents == docs)
+			rc = em_err(err, EM_EINPUT, "stdin: no documents (an empty input: did the command before the pipe "
+						    "fail? `set -o pipefail` makes the pipeline say so)");
+		return rc;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t found = 0;
+		int rc = read_dir(m, path, &found, files, 0, err);
+		if (!rc && found == 0)
+			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file", path);
+		return rc;
+	}
+	return read_file(m, path, path, KM_SOURCE_FILE, files, err);
+}
