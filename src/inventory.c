@@ -851,17 +851,7 @@ static void read_region_job(void *ctx, size_t i)
  * the end of f's. */
 static void move_volumes(struct fleet *f, struct fleet *src)
 {
-	for (size_t i = 0; i < src->n; i++) {
-		struct volume *s = &src->vols[i];
-		if (fleet_find(f, s->volume_id)) { /* one volume id in two regions: the first kept */
-			volume_release(s);
-			continue;
-		}
-		struct volume *d = fleet_add_volume(f, s->volume_id);
-		free(d->volume_id);
-		*d = *s;
-	}
-	src->n = 0;
+	fleet_move_volumes(f, src); /* one volume id in two regions: the first kept */
 	for (size_t i = 0; i < src->n_instances; i++) {
 		XGROW(f->instances, f->n_instances, f->alloc_instances);
 		f->instances[f->n_instances++] = src->instances[i];

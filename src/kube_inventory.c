@@ -107,14 +107,46 @@ static int vac_key(struct buf *k, const struct vac_ref *s)
 		strmap_release(&keys_);                                                             \
 	} while (0)
 
+/* Into an empty dst->ARR, src's array (and its key index, whose keys are MOVE_KEYED's and whose
+ * positions are the array's) changes hands instead of being copied entry by entry: the first
+ * list page, list or cluster joined costs no second copy of its objects. */
+#define SWAP_INTO_EMPTY(dst, src, arr, n_arr, alloc_arr)                                         \
+	do {                                                                                       \
+		if (!(dst)->n_arr) {                                                                \
+			void *a_ = (dst)->arr;                                                       \
+			size_t c_ = (dst)->alloc_arr;                                                \
+			(dst)->arr = (src)->arr, (dst)->n_arr = (src)->n_arr;                        \
+			(dst)->alloc_arr = (src)->alloc_arr;                                         \
+			(src)->arr = a_, (src)->n_arr = 0, (src)->alloc_arr = c_;                    \
+		}                                                                                   \
+	} while (0)
+
+static void swap_strmaps(struct strmap *a, struct strmap *b)
+{
+	struct strmap t = *a;
+	*a = *b;
+	*b = t;
+}
+
 /* Moves src's entries to the end of dst (PVs/PVCs already in dst are dropped, as
  * kube_objects_load would); src is left released. */
 void kube_set_move(struct kube_set *dst, struct kube_set *src)
 {
 	struct kube_set discard;
 	kube_set_init(&discard);
+	if (!dst->n_pvs && !dst->pv_by_name.used) {
+		SWAP_INTO_EMPTY(dst, src, pvs, n_pvs, alloc_pvs);
+		swap_strmaps(&dst->pv_by_name, &src->pv_by_name);
+	}
+	if (!dst->n_pvcs && !dst->pvc_by_key.used) {
+		SWAP_INTO_EMPTY(dst, src, pvcs, n_pvcs, alloc_pvcs);
+		swap_strmaps(&dst->pvc_by_key, &src->pvc_by_key);
+	}
 	MOVE_KEYED(dst, src, &discard, pvs, n_pvs, alloc_pvs, pv_key, &dst->pv_by_name);
 	MOVE_KEYED(dst, src, &discard, pvcs, n_pvcs, alloc_pvcs, pvc_key, &dst->pvc_by_key);
+	SWAP_INTO_EMPTY(dst, src, uses, n_uses, alloc_uses);
+	SWAP_INTO_EMPTY(dst, src, nodes, n_nodes, alloc_nodes);
+	SWAP_INTO_EMPTY(dst, src, usage, n_usage, alloc_usage);
 	for (size_t i = 0; i < src->n_uses; i++) {
 		XGROW(dst->uses, dst->n_uses, dst->alloc_uses);
 		dst->uses[dst->n_uses++] = src->uses[i];

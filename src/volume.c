@@ -136,6 +136,29 @@ struct volume *fleet_add_volume(struct fleet *f, const char *volume_id)
 	return fleet_add_found(f, &slot, xstrdup(volume_id));
 }
 
+void fleet_move_volumes(struct fleet *dst, struct fleet *src)
+{
+	if (!dst->n) { /* nothing to merge with: the array and its index change hands, no copy */
+		struct volume *vols = dst->vols;
+		size_t alloc = dst->alloc;
+		struct vol_index *index = dst->index;
+		dst->vols = src->vols, dst->n = src->n, dst->alloc = src->alloc, dst->index = src->index;
+		src->vols = vols, src->n = 0, src->alloc = alloc, src->index = index;
+		return;
+	}
+	for (size_t i = 0; i < src->n; i++) {
+		struct volume *s = &src->vols[i];
+		struct fleet_slot slot;
+		if (fleet_find_slot(dst, s->volume_id, &slot)) { /* one id twice: the first kept */
+			volume_release(s);
+			continue;
+		}
+		struct volume *d = fleet_add_found(dst, &slot, s->volume_id);
+		*d = *s;
+	}
+	src->n = 0;
+}
+
 void fleet_retain(struct fleet *f, const unsigned char *keep)
 {
 	struct vol_index *x = f->index;

@@ -199,6 +199,10 @@ struct fleet_slot {
 };
 struct volume *fleet_find_slot(struct fleet *f, const char *volume_id, struct fleet_slot *slot);
 struct volume *fleet_add_found(struct fleet *f, const struct fleet_slot *slot, char *volume_id);
+/* Moves src's volumes to the end of dst's, in order (a volume id dst already holds: src's is
+ * released, the first kept); src keeps no volume. Into an empty dst the array itself changes
+ * hands: a region's volumes are not copied into the first join. */
+void fleet_move_volumes(struct fleet *dst, struct fleet *src);
 /* Keeps the volumes whose keep[i] is non-zero (in order) and releases the others; the index
  * follows. Cluster objects, instances and notices stay. */
 void fleet_retain(struct fleet *f, const unsigned char *keep);
