@@ -714,6 +714,8 @@ class Sim:
             v.setdefault("tags", {})
             v.setdefault("modify_fails", False)
             vid = v["volume_id"]
+            if vid in self.volumes:
+                raise ValueError("scenario: volume %s is listed twice (ids are unique across accounts)" % vid)
             self.volumes[vid] = v
             owner = v.get("_account")
             index = self.by_region if owner is None else self.accounts[owner].by_region
