@@ -17,7 +17,8 @@ With `--accounts N` (`--volumes-per-account-region V`, default 1000) the scenari
 organization: the management account gets the fleet above (`--volumes` may be 0) and each of N
 member accounts (ids 2000000000NN..., "member-NN") has V volumes in each of the `--regions`
 regions (same type/size/workload/history mix, ~85% attached to instances of that account, 20 per
-instance, no clusters), the role `ebsmigrate` trusting the management account's root with
+instance, no clusters); every account, the management one too, has the role `ebsmigrate`
+trusting the management account's root with
 ec2:Describe*, ec2:ModifyVolume, ec2:CreateTags, cloudwatch:GetMetricData and
 cloudtrail:LookupEvents.
 The object builders (storage_class, pv, pvc, pod, node, statefulset, ...) are shared with
@@ -444,6 +445,9 @@ def generate_org(n_accounts, per_region, n_volumes, n_clusters, n_regions, seed)
     scenario["name"] = "generated-org-%d-%d-%d-%d" % (n_accounts, per_region, n_regions, seed)
     scenario["organization"] = {"id": "o-ebssimgen01", "management_account_name": "management",
                                 "management_email": "aws-mgmt@example.com"}
+    # the same role in the management account, so a tool assuming it everywhere covers all accounts
+    scenario["roles"] = [{"name": "ebsmigrate", "trusted": ["arn:aws:iam::%s:root" % mgmt],
+                          "external_id": None, "max_session_duration": 3600, "allow": list(MEMBER_ALLOW)}]
     members = []
     for k in range(n_accounts):
         acct_id = member_account_id(k)
