@@ -227,6 +227,7 @@ class ServiceApp:
                 perm = "%s:%s" % (self.iam_prefix, action)
                 if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
                     raise self.denied(principal, perm, region, params, proto)
+                self.check_rate(action, principal, region, proto)
             vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1")) \
                 if isinstance(params, dict) else None
             refusal = self.sim.error_fault(self.service, action, vid)
@@ -245,6 +246,9 @@ class ServiceApp:
         return resp
 
     def check_region(self, region, proto):
+        pass
+
+    def check_rate(self, action, principal, region, proto):
         pass
 
     def always_allowed(self, action):
@@ -323,6 +327,10 @@ class Ec2App(ServiceApp):
     service = "ec2"
     iam_prefix = "ec2"
 
+    def __init__(self, apis):
+        super().__init__(apis)
+        self.buckets = {}   # (account, region, action) -> (tokens, monotonic time): see check_rate
+
     ACTIONS = ("DescribeVolumes", "DescribeVolumesModifications", "ModifyVolume", "DeleteVolume",
                "CreateTags", "DescribeInstances", "DescribeInstanceTypes", "DescribeRegions")
 
@@ -394,6 +402,24 @@ class Ec2App(ServiceApp):
 
     def throttle_error(self, proto):
         return ApiError("RequestLimitExceeded", "Request limit exceeded.", 503, sender=False)
+
+    def check_rate(self, action, principal, region, proto):
+        """Scenario `ec2_rate_limit: {"burst": B, "rate": R}` (default none): EC2's request token
+        buckets, one per account, region and action (wall clock; EC2 evaluates each API on its own),
+        each request taking one token."""
+        spec = self.sim.scenario.get("ec2_rate_limit")
+        if not spec:
+            return
+        burst, rate = float(spec.get("burst", 100)), float(spec.get("rate", 20))
+        key = (self.sim.account_of(principal), region, action)
+        now = time.monotonic()
+        with self.sim.lock:
+            tokens, last = self.buckets.get(key, (burst, now))
+            tokens = min(burst, tokens + (now - last) * rate)
+            if tokens < 1.0:
+                self.buckets[key] = (tokens, now)
+                raise self.throttle_error(proto)
+            self.buckets[key] = (tokens - 1.0, now)
 
     def server_error(self, proto):
         return ApiError("InternalError", "An internal error has occurred", 500, sender=False)

@@ -438,9 +438,13 @@ def member_account_id(k):
     return "2000%08d" % (k + 1)
 
 
-def generate_org(n_accounts, per_region, n_volumes, n_clusters, n_regions, seed):
-    """The management account's fleet (generate()) plus n_accounts members (see the module doc)."""
+def generate_org(n_accounts, per_region, n_volumes, n_clusters, n_regions, seed, ec2_rate_limit=None):
+    """The management account's fleet (generate()) plus n_accounts members (see the module doc);
+    ec2_rate_limit "BURST/RATE" sets the scenario's EC2 token bucket (per account and region)."""
     scenario = generate(n_volumes, n_clusters, n_regions, seed)
+    if ec2_rate_limit:
+        burst, _, rate = ec2_rate_limit.partition("/")
+        scenario["ec2_rate_limit"] = {"burst": float(burst), "rate": float(rate or burst)}
     mgmt = scenario["account"]
     scenario["name"] = "generated-org-%d-%d-%d-%d" % (n_accounts, per_region, n_regions, seed)
     scenario["organization"] = {"id": "o-ebssimgen01", "management_account_name": "management",
@@ -492,7 +496,7 @@ def main(args):
     gc.disable()  # millions of small objects: the collector would only slow this down
     if getattr(args, "accounts", 0):
         scenario = generate_org(args.accounts, args.volumes_per_account_region, args.volumes,
-                                args.clusters, args.regions, args.seed)
+                                args.clusters, args.regions, args.seed, getattr(args, "ec2_rate_limit", None))
     else:
         scenario = generate(args.volumes, args.clusters, args.regions, args.seed)
     text = json.dumps(scenario, separators=(",", ":"))  # dumps uses the C encoder, dump does not

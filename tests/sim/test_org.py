@@ -269,6 +269,36 @@ class Org(unittest.TestCase):
         self.assertEqual(self.sim.client("ec2", region="ap-east-1").describe_volumes()["Volumes"], [])
 
 
+class Ec2RateLimit(unittest.TestCase):
+    """Scenario `ec2_rate_limit`: EC2's token buckets, one per account, region and action."""
+
+    def test_bucket_per_account_region(self):
+        import tempfile
+        scen = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios", "org.json")))
+        scen["ec2_rate_limit"] = {"burst": 3, "rate": 0.2}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(scen, f)
+        sim = SimProcess(f.name)
+        try:
+            os.unlink(f.name)
+            base = sim.client("ec2")
+            for _ in range(3):
+                base.describe_volumes()
+            with self.assertRaises(botocore.exceptions.ClientError) as c:
+                base.describe_volumes()
+            r = c.exception.response
+            self.assertEqual((r["Error"]["Code"], r["ResponseMetadata"]["HTTPStatusCode"]), ("RequestLimitExceeded", 503))
+            sim.client("ec2", region="eu-west-1").describe_volumes()       # another region: its own bucket
+            base.describe_instances()                                      # another action: its own bucket
+            c = sim.client("sts").assume_role(RoleArn=role(PAYMENTS), RoleSessionName="ok")["Credentials"]
+            member = sim.client("ec2", keys=(c["AccessKeyId"], c["SecretAccessKey"]), token=c["SessionToken"])
+            self.assertEqual(len(member.describe_volumes()["Volumes"]), 2)   # another account: its own bucket
+            codes = [e["error_code"] for e in sim.requests("ec2")]
+            self.assertEqual(codes, [None, None, None, "RequestLimitExceeded", None, None, None])
+        finally:
+            sim.stop()
+
+
 class NoOrganization(unittest.TestCase):
     def test_not_in_use_and_unchanged_sts(self):
         sim = SimProcess("basic")
