@@ -299,6 +299,40 @@ class Ec2RateLimit(unittest.TestCase):
             sim.stop()
 
 
+class GeneratedOrg(unittest.TestCase):
+    """`ebssim gen --accounts N`: the organization org_bench serves."""
+
+    def test_generated_organization(self):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="ebssim-gen-org-")
+        out = os.path.join(d, "org.json")
+        subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ebssim"),
+                        "gen", "--accounts", "3", "--volumes-per-account-region", "40", "--regions", "2",
+                        "--volumes", "0", "--clusters", "0", "--ec2-rate-limit", "100/20", "--out", out],
+                       check=True, capture_output=True)
+        scen = json.load(open(out))
+        self.assertEqual(scen["ec2_rate_limit"], {"burst": 100.0, "rate": 20.0})
+        ids = [v["volume_id"] for a in scen["accounts"] for v in a["volumes"]]
+        self.assertEqual((len(ids), len(set(ids))), (240, 240))
+        sim = SimProcess(out)
+        try:
+            shutil.rmtree(d)
+            accts = [a["Id"] for a in sim.client("organizations").list_accounts()["Accounts"]]
+            self.assertEqual(accts, [MGMT, "200000000001", "200000000002", "200000000003"])
+            for acct in accts:
+                c = sim.client("sts").assume_role(RoleArn=role(acct), RoleSessionName="gen")["Credentials"]
+                for region, want in (("us-east-1", 40), ("ap-northeast-2", 40), ("eu-west-1", 0)):
+                    ec2 = sim.client("ec2", region=region, keys=(c["AccessKeyId"], c["SecretAccessKey"]),
+                                     token=c["SessionToken"])
+                    vols = ec2.describe_volumes()["Volumes"]
+                    self.assertEqual(len(vols), 0 if acct == MGMT else want)
+                    attached = [v for v in vols if v["Attachments"]]
+                    insts = {i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
+                    self.assertEqual({a["InstanceId"] for v in attached for a in v["Attachments"]}, insts)
+        finally:
+            sim.stop()
+
+
 class NoOrganization(unittest.TestCase):
     def test_not_in_use_and_unchanged_sts(self):
         sim = SimProcess("basic")
