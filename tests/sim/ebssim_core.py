@@ -1296,8 +1296,12 @@ class Sim:
             for name, c in self.kube.items():
                 st = getattr(c, "state", None)
                 clusters[name] = st() if st else {}
-            return {"now": fmt_time(now), "volumes": vols, "modifications": mods,
-                    "clusters": clusters}
+            out = {"now": fmt_time(now), "volumes": vols, "modifications": mods, "clusters": clusters}
+            if len(self.accounts) > 1:   # an organization: which account holds which volume
+                out["accounts"] = {a.id: {"status": a.status,
+                                          "volumes": [v for ids in a.by_region.values() for v in ids]}
+                                   for a in self.accounts.values()}
+            return out
 
 
 class _FakeServer:

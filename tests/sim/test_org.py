@@ -227,7 +227,11 @@ class Org(unittest.TestCase):
         ec2 = self.client_as("ec2", ANALYTICS, ExternalId="ebs-ext-42")
         m = ec2.modify_volume(VolumeId="vol-0cc00000000000001", VolumeType="gp3")["VolumeModification"]
         self.assertEqual(m["TargetVolumeType"], "gp3")
-        self.assertEqual(self.sim.state()["modifications"]["vol-0cc00000000000001"][-1]["target"]["type"], "gp3")
+        state = self.sim.state()
+        self.assertEqual(state["modifications"]["vol-0cc00000000000001"][-1]["target"]["type"], "gp3")
+        self.assertEqual(state["accounts"][ANALYTICS], {"status": "ACTIVE", "volumes": [
+            "vol-0cc00000000000001", "vol-0cc00000000000002"]})
+        self.assertEqual(state["accounts"][MGMT]["volumes"], ["vol-0aa00000000000001", "vol-0aa00000000000002"])
         end = datetime.datetime.fromisoformat(self.sim.state()["now"].replace("Z", "+00:00"))
         q = [{"Id": "m%d" % i, "MetricStat": {"Metric": {"Namespace": "AWS/EBS", "MetricName": "VolumeReadOps",
                                                           "Dimensions": [{"Name": "VolumeId", "Value": v}]},
