@@ -478,6 +478,11 @@ class Ec2App(ServiceApp):
                            "Expecting a value less than %d." % (n, hi))
         return n
 
+    def _token_scope(self, region, acct):
+        """What a NextToken is bound to: the region, and a member account's id too (the base
+        account's tokens stay as they were)."""
+        return region if acct == self.sim.account else "%s/%s" % (region, acct)
+
     def _token_start(self, params, action, region):
         token = params.get("NextToken")
         if not token:
@@ -527,9 +532,10 @@ class Ec2App(ServiceApp):
                 token = None
             else:
                 region_ids = self.sim.account_state(acct).by_region.get(region, [])
-                start = self._token_start(params, "DescribeVolumes", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeVolumes", scope)
                 items, token = self._page(region_ids, vols.get, pred, start, limit,
-                                          "DescribeVolumes", region)
+                                          "DescribeVolumes", scope)
             body = "".join(self._volume_xml(v) for v in items)
         out = ("    <volumeSet>\n%s    </volumeSet>\n" % body) if body else "    <volumeSet/>\n"
         if token:
@@ -617,12 +623,13 @@ class Ec2App(ServiceApp):
             else:
                 region_ids = [v for v in self.sim.account_state(acct).by_region.get(region, [])
                               if v in self.sim.modifications]
-                start = self._token_start(params, "DescribeVolumesModifications", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeVolumesModifications", scope)
 
                 def get(vid):
                     return self.sim.mod_view(self.sim.modifications[vid][-1], now)
                 items, token = self._page(region_ids, get, pred, start, limit,
-                                          "DescribeVolumesModifications", region)
+                                          "DescribeVolumesModifications", scope)
         body = "".join(self._mod_xml(m, "        ", "item") for m in items)
         out = ("    <volumeModificationSet>\n%s    </volumeModificationSet>\n" % body) if body \
             else "    <volumeModificationSet/>\n"
@@ -733,9 +740,10 @@ class Ec2App(ServiceApp):
                 items = [insts[i] for i in dict.fromkeys(ids) if pred(insts[i])]
                 token = None
             else:
-                start = self._token_start(params, "DescribeInstances", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeInstances", scope)
                 items, token = self._page(self.sim.account_state(acct).instances_by_region.get(region, []), insts.get,
-                                          pred, start, limit, "DescribeInstances", region)
+                                          pred, start, limit, "DescribeInstances", scope)
             body = "".join(self._reservation_xml(i) for i in items)
         out = ("    <reservationSet>\n%s    </reservationSet>\n" % body) if body else "    <reservationSet/>\n"
         if token:

@@ -199,6 +199,11 @@ class Org(unittest.TestCase):
         self.assertEqual([v["VolumeId"] for v in eu.describe_volumes()["Volumes"]], ["vol-0bb00000000000003"])
         pages = list(ec2.get_paginator("describe_volumes").paginate(PaginationConfig={"PageSize": 5}))
         self.assertEqual(sum(len(p["Volumes"]) for p in pages), 2)
+        # a NextToken belongs to its account: one of the management account's is refused here
+        cc = self.client_as("ec2", ANALYTICS, ExternalId="ebs-ext-42")
+        import base64
+        fake = base64.urlsafe_b64encode(b'{"a":"DescribeVolumes","r":"us-east-1","i":1}').decode().rstrip("=")
+        self.assertEqual(self.err(cc.describe_volumes, MaxResults=5, NextToken=fake)[0], "InvalidPaginationToken")
         self.assertEqual(self.err(ec2.describe_volumes, VolumeIds=["vol-0aa00000000000001"])[0],
                          "InvalidVolume.NotFound")
         base = self.sim.client("ec2")
