@@ -160,6 +160,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	int rc;
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
+	    (rc = cmd_live_check(&a.live)) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
@@ -188,6 +189,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
+	size_t covered = 0, in_scope = 0; /* several accounts: one not read makes the run partial */
+	fleet_account_coverage(&fleet, &covered, &in_scope);
 	struct scope_stats sst;
 	scope_filter_fleet(&a.scope, &fleet, &sst);
 	char **warnings = xcalloc(fleet.n_notices + 1, sizeof *warnings);
@@ -273,6 +276,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && id)
 		log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
+	if (!rc && covered < in_scope) {
+		log_warning("%zu of %zu accounts read: the others are listed in the warnings above and in -o json's "
+			    ".accounts (exit 3)", covered, in_scope);
+		rc = EXIT_PARTIAL;
+	}
 	if (spool)
 		fclose(spool);
 	if (yaml_spool)

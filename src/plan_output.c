@@ -132,6 +132,8 @@ static void write_json(struct buf *b, const struct plan *p, const struct buf_spi
 	plan_json_pricing(&w, p->book, 0);
 	jsonw_key(&w, "warnings");
 	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
+	if (p->fleet)
+		inventory_json_accounts(&w, p->fleet);
 	jsonw_key(&w, "volumes");
 	jsonw_array(&w);
 	for (size_t i = 0; i < p->n; i++) {
