@@ -13,7 +13,11 @@ Protocols:
   - STS: query protocol (signed POST, presigned GET; AssumeRoleWithWebIdentity unsigned);
   - IMDSv2 and the container credentials endpoint: plain HTTP, no SigV4.
 The region of a signed request is the one in its credential scope, so every region can
-share one endpoint URL.
+share one endpoint URL.  The account a signed request acts in is its principal's
+(`sim.account_of`): the base account, or the account whose role AssumeRole issued the
+credentials for; EC2, CloudWatch and CloudTrail show only that account's volumes, instances and
+events, and a region in the account's `disabled_regions` refuses the credentials as AWS does.
+Organizations (ListAccounts, DescribeAccount) is in ebssim_org.py.
 """
 
 import base64
@@ -214,6 +218,11 @@ class ServiceApp:
                     raise self.auth_error(af, proto)
                 entry["principal"] = principal["access_key_id"]
                 entry["region"] = region
+                if region in self.sim.account_state(self.sim.account_of(principal)).disabled_regions:
+                    # an opt-in region the account has not enabled: the credentials are unknown there
+                    raise self.auth_error(AuthFailure("unknown_key", "AWS was not able to validate "
+                                                      "the provided access credentials",
+                                                      principal["access_key_id"]), proto)
                 self.check_region(region, proto)
                 perm = "%s:%s" % (self.iam_prefix, action)
                 if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
@@ -393,7 +402,7 @@ class Ec2App(ServiceApp):
         resource = ""
         vid = params.get("VolumeId") or params.get("ResourceId.1")
         if vid and perm in ("ec2:ModifyVolume", "ec2:CreateTags"):
-            resource = " on resource: arn:aws:ec2:%s:%s:volume/%s" % (region, self.sim.account, vid)
+            resource = " on resource: arn:aws:ec2:%s:%s:volume/%s" % (region, self.sim.account_of(principal), vid)
         return ApiError("UnauthorizedOperation",
                         "You are not authorized to perform this operation. User: %s is not "
                         "authorized to perform: %s%s because no identity-based policy allows the "
@@ -480,9 +489,10 @@ class Ec2App(ServiceApp):
                            "The parameter volumeSet cannot be used with the parameter maxResults")
         pred = _filter_pred(_filters(params), VOLUME_FILTERS)
         vols = self.sim.volumes
+        acct = self.sim.account_of(principal)
         with self.sim.lock:
             if ids:
-                self._check_volume_ids(ids, region)
+                self._check_volume_ids(ids, region, acct)
                 seen = []
                 for vid in ids:
                     if vid not in seen:
@@ -490,7 +500,7 @@ class Ec2App(ServiceApp):
                 items = [vols[v] for v in seen if pred(vols[v])]
                 token = None
             else:
-                region_ids = self.sim.by_region.get(region, [])
+                region_ids = self.sim.account_state(acct).by_region.get(region, [])
                 start = self._token_start(params, "DescribeVolumes", region)
                 items, token = self._page(region_ids, vols.get, pred, start, limit,
                                           "DescribeVolumes", region)
@@ -500,11 +510,13 @@ class Ec2App(ServiceApp):
             out += "    <nextToken>%s</nextToken>\n" % token
         return out
 
-    def _check_volume_ids(self, ids, region):
+    def _check_volume_ids(self, ids, region, acct):
         for vid in ids:
             if not re.fullmatch(r"vol-[0-9a-f]{8}([0-9a-f]{9})?", vid):
                 raise ApiError("InvalidVolumeID.Malformed", 'Invalid id: "%s" (expecting "vol-...")' % vid)
-        missing = [v for v in ids if v not in self.sim.volumes or self.sim.volumes[v]["region"] != region]
+        vols = self.sim.volumes
+        missing = [v for v in ids if v not in vols or vols[v]["region"] != region
+                   or self.sim.owner_of(vols[v]) != acct]
         if len(missing) == 1:
             raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % missing[0])
         if missing:
@@ -550,7 +562,7 @@ class Ec2App(ServiceApp):
         parts += ["            ", _x("encrypted", bool(v.get("encrypted"))), "\n"]
         if v.get("encrypted"):
             kms = v.get("kms_key_id") or ("arn:aws:kms:%s:%s:key/%s" % (
-                v["region"], self.sim.account, "0a1b2c3d-4e5f-6789-abcd-ef0123456789"))
+                v["region"], self.sim.owner_of(v), "0a1b2c3d-4e5f-6789-abcd-ef0123456789"))
             parts += ["            ", _x("kmsKeyId", kms), "\n"]
         parts += ["            ", _x("multiAttachEnabled", bool(v.get("multi_attach"))), "\n"]
         if v.get("throughput") is not None:
@@ -564,10 +576,11 @@ class Ec2App(ServiceApp):
         ids = _indexed(params, "VolumeId")
         limit = self._max_results(params, 5, 500)
         pred = _filter_pred(_filters(params), MOD_FILTERS, tags_of=lambda m: {})
+        acct = self.sim.account_of(principal)
         with self.sim.lock:
             now = self.sim.now()
             if ids:
-                self._check_volume_ids(ids, region)
+                self._check_volume_ids(ids, region, acct)
                 for vid in ids:
                     if not self.sim.modifications.get(vid):
                         raise ApiError("InvalidVolumeModification.NotFound",
@@ -576,7 +589,8 @@ class Ec2App(ServiceApp):
                 items = [m for m in views if pred(m)]
                 token = None
             else:
-                region_ids = [v for v in self.sim.by_region.get(region, []) if v in self.sim.modifications]
+                region_ids = [v for v in self.sim.account_state(acct).by_region.get(region, [])
+                              if v in self.sim.modifications]
                 start = self._token_start(params, "DescribeVolumesModifications", region)
 
                 def get(vid):
@@ -613,10 +627,17 @@ class Ec2App(ServiceApp):
         vid = params.get("VolumeId")
         if not vid:
             raise ApiError("MissingParameter", "The request must contain the parameter VolumeId")
+        self._not_foreign(vid, principal)
         ok, result = self.sim.ec2_modify_volume(region, vid, params, principal)
         if not ok:
             raise ApiError(result["code"], result["message"], result.get("status", 400))
         return self._mod_xml(result, "    ", "volumeModification")
+
+    def _not_foreign(self, vid, principal):
+        """Another account's volume is, for this caller, a volume that does not exist."""
+        vol = self.sim.volumes.get(vid)
+        if vol is not None and self.sim.owner_of(vol) != self.sim.account_of(principal):
+            raise ApiError("InvalidVolume.NotFound", "The volume '%s' does not exist." % vid)
 
     # ---- DeleteVolume (an attached volume is VolumeInUse: there is no DetachVolume here;
     # `ebssim ctl delete-volume` detaches and deletes, as an operator in the console would)
@@ -625,6 +646,7 @@ class Ec2App(ServiceApp):
         vid = params.get("VolumeId")
         if not vid:
             raise ApiError("MissingParameter", "The request must contain the parameter VolumeId")
+        self._not_foreign(vid, principal)
         self.sim.delete_volume(region, vid)
         return "    <return>true</return>\n"
 
@@ -642,13 +664,14 @@ class Ec2App(ServiceApp):
         tags = [(d.get("Key"), d.get("Value", "")) for _, d in sorted(keys.items())]
         if not tags or any(not k for k, _ in tags):
             raise ApiError("MissingParameter", "The request must contain the parameter tagSet")
+        acct = self.sim.account_of(principal)
         with self.sim.lock:
             for rid in ids:
                 if rid.startswith("vol-"):
-                    self._check_volume_ids([rid], region)
+                    self._check_volume_ids([rid], region, acct)
                 elif rid.startswith("i-"):
                     inst = self.sim.instances.get(rid)
-                    if inst is None or inst["region"] != region:
+                    if inst is None or inst["region"] != region or self.sim.owner_of(inst) != acct:
                         raise ApiError("InvalidInstanceID.NotFound",
                                        "The instance ID '%s' does not exist" % rid)
                 else:
@@ -670,20 +693,22 @@ class Ec2App(ServiceApp):
                            "The parameter instancesSet cannot be used with the parameter maxResults")
         pred = _filter_pred(_filters(params), INSTANCE_FILTERS)
         insts = self.sim.instances
+        acct = self.sim.account_of(principal)
         with self.sim.lock:
             if ids:
                 for iid in ids:
                     if not re.fullmatch(r"i-[0-9a-f]{8}([0-9a-f]{9})?", iid):
                         raise ApiError("InvalidInstanceID.Malformed",
                                        'Invalid id: "%s" (expecting "i-...")' % iid)
-                    if iid not in insts or insts[iid]["region"] != region:
+                    if iid not in insts or insts[iid]["region"] != region or \
+                            self.sim.owner_of(insts[iid]) != acct:
                         raise ApiError("InvalidInstanceID.NotFound",
                                        "The instance ID '%s' does not exist" % iid)
                 items = [insts[i] for i in dict.fromkeys(ids) if pred(insts[i])]
                 token = None
             else:
                 start = self._token_start(params, "DescribeInstances", region)
-                items, token = self._page(self.sim.instances_by_region.get(region, []), insts.get,
+                items, token = self._page(self.sim.account_state(acct).instances_by_region.get(region, []), insts.get,
                                           pred, start, limit, "DescribeInstances", region)
             body = "".join(self._reservation_xml(i) for i in items)
         out = ("    <reservationSet>\n%s    </reservationSet>\n" % body) if body else "    <reservationSet/>\n"
@@ -703,7 +728,7 @@ class Ec2App(ServiceApp):
         i8 = " " * 16
         lines = ["        <item>\n",
                  "            ", _x("reservationId", "r-" + suffix), "\n",
-                 "            ", _x("ownerId", self.sim.account), "\n",
+                 "            ", _x("ownerId", self.sim.owner_of(inst)), "\n",
                  "            <groupSet/>\n",
                  "            <instancesSet>\n",
                  "                <item>\n"]
@@ -750,7 +775,8 @@ class Ec2App(ServiceApp):
     # ---- DescribeRegions
 
     def do_DescribeRegions(self, params, principal, region):
-        names = _indexed(params, "RegionName") or sorted(self.sim.regions)
+        names = _indexed(params, "RegionName") or sorted(
+            self.sim.account_state(self.sim.account_of(principal)).regions)
         body = "".join("        <item>%s%s%s</item>\n" % (
             _x("regionName", r), _x("regionEndpoint", "ec2.%s.amazonaws.com" % r),
             _x("optInStatus", "opt-in-not-required")) for r in names)
@@ -800,7 +826,7 @@ class CloudWatchApp(ServiceApp):
             if proto == "json":
                 raise ApiError("UnknownOperationException", "Unknown operation %s" % action)
             raise ApiError("InvalidAction", "Could not find operation %s for version 2010-08-01" % action)
-        return self.apis.get_metric_data(region, params)
+        return self.apis.get_metric_data(region, params, self.sim.account_of(principal))
 
     def render_ok(self, action, body, request_id, proto):
         if proto == "json":
@@ -1110,7 +1136,9 @@ def _as_bool(v, default=True):
     return str(v).lower() == "true"
 
 
-def get_metric_data(sim, metrics, region, p):
+def get_metric_data(sim, metrics, region, p, account=None):
+    """GetMetricData for `account` (default the base one): another account's volume has no data."""
+    account = account or sim.account
     queries = p.get("MetricDataQueries")
     if not isinstance(queries, list) or not queries:
         raise ApiError("ValidationError", "1 validation error detected: Value null at "
@@ -1176,7 +1204,7 @@ def get_metric_data(sim, metrics, region, p):
             ts, vs = [], []
             vol = sim.volumes.get(vid)
             if (metric.get("Namespace") == "AWS/EBS" and vol is not None and vol["region"] == region
-                    and set(dims) == {"VolumeId"}):
+                    and set(dims) == {"VolumeId"} and sim.owner_of(vol) == account):
                 s0 = _round_start(start, now)
                 oldest = now - _retention_s(period)
                 ts, vs = metrics.series_columns(vid, metric.get("MetricName"), ms["Stat"], s0, end, period)
@@ -1453,7 +1481,11 @@ class StsApp(ServiceApp):
         return ApiError("InternalFailure", "An internal error occurred", 500, sender=False)
 
     def denied(self, principal, perm, region, params, proto):
-        return ApiError("AccessDenied", "User: %s is not authorized to perform: %s" % (principal["arn"], perm), 403)
+        resource = ""
+        if perm == "sts:AssumeRole" and params.get("RoleArn"):
+            resource = " on resource: %s" % params["RoleArn"]
+        return ApiError("AccessDenied", "User: %s is not authorized to perform: %s%s"
+                        % (principal["arn"], perm, resource), 403)
 
     def render_ok(self, action, body, request_id, proto):
         text = ('%s<%sResponse xmlns="%s">\n  <%sResult>\n%s  </%sResult>\n  <ResponseMetadata>\n'
@@ -1470,12 +1502,77 @@ class StsApp(ServiceApp):
     def run(self, action, p, principal, region, req, proto):
         if action == "GetCallerIdentity":
             return "    %s\n    %s\n    %s\n" % (_x("Arn", principal["arn"]), _x("UserId", principal["user_id"]),
-                                                 _x("Account", self.sim.account))
+                                                 _x("Account", self.sim.account_of(principal)))
         if action == "AssumeRoleWithWebIdentity":
             return self.assume_role_with_web_identity(p)
+        if action == "AssumeRole":
+            return self.assume_role(p, principal)
         if not action:
             raise ApiError("MissingAction", "Missing Action")
         raise ApiError("InvalidAction", "Could not find operation %s for version 2011-06-15" % action)
+
+    ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::(\d{12}):role/(?:[\w+=,.@-]+/)*([\w+=,.@-]{1,64})$")
+
+    def assume_role(self, p, caller):
+        """AssumeRole into a scenario account's role (accounts[].roles, or top-level roles for the
+        base account): trust, external id, duration and account status as STS judges them."""
+        for name in ("RoleArn", "RoleSessionName"):
+            if not p.get(name):
+                raise ApiError("ValidationError", "1 validation error detected: Value null at '%s%s' failed "
+                               "to satisfy constraint: Member must not be null" % (name[0].lower(), name[1:]))
+        role_arn, session = p["RoleArn"], p["RoleSessionName"]
+        if not 2 <= len(session) <= 64:
+            raise ApiError("ValidationError", "1 validation error detected: Value '%s' at 'roleSessionName' "
+                           "failed to satisfy constraint: Member must have length %s" % (
+                               session, "less than or equal to 64" if len(session) > 64
+                               else "greater than or equal to 2"))
+        if not re.fullmatch(r"[\w+=,.@-]+", session):
+            raise ApiError("ValidationError", "1 validation error detected: Value '%s' at 'roleSessionName' "
+                           "failed to satisfy constraint: Member must satisfy regular expression pattern: "
+                           "[\\w+=,.@-]*" % session)
+        m = self.ROLE_ARN_RE.match(role_arn)
+        if not m or len(role_arn) < 20:
+            raise ApiError("ValidationError", "%s is invalid" % role_arn)
+        ext = p.get("ExternalId")
+        if ext is not None and not re.fullmatch(r"[\w+=,.@:/-]{2,1224}", ext):
+            raise ApiError("ValidationError", "1 validation error detected: Value '%s' at 'externalId' "
+                           "failed to satisfy constraint: Member must satisfy regular expression pattern: "
+                           "[\\w+=,.@:/-]*" % ext)
+        try:
+            duration = int(p.get("DurationSeconds") or 3600)
+        except ValueError:
+            raise ApiError("ValidationError", "Value '%s' at 'durationSeconds' is not an integer"
+                           % p.get("DurationSeconds"))
+        if duration < 900:
+            raise ApiError("ValidationError", "1 validation error detected: Value '%d' at 'durationSeconds' "
+                           "failed to satisfy constraint: Member must have value greater than or equal "
+                           "to 900" % duration)
+        denied = ApiError("AccessDenied", "User: %s is not authorized to perform: sts:AssumeRole on "
+                          "resource: %s" % (caller["arn"], role_arn), 403)
+        account = self.sim.accounts.get(m.group(1))
+        role = account.roles.get(m.group(2)) if account else None
+        if role is None or account.status != "ACTIVE" or account.role_arn(role["name"]) != role_arn:
+            raise denied
+        caller_acct = self.sim.account_of(caller)
+        names = {caller["arn"], caller.get("source_role_arn") or caller.get("role_arn")}
+        trusted = any(t == "arn:aws:iam::%s:root" % caller_acct or t == caller_acct or t in names
+                      for t in role["trusted"])
+        if not trusted or (role["external_id"] is not None and ext != role["external_id"]):
+            raise denied
+        limit = int(role["max_session_duration"])
+        if caller.get("temporary") and ":assumed-role/" in caller["arn"]:
+            limit = min(limit, 3600)  # role chaining: sessions of at most one hour
+        if duration > limit:
+            raise ApiError("ValidationError", "The requested DurationSeconds exceeds the %s set for "
+                           "this role." % ("1 hour session limit for roles assumed by role chaining"
+                                           if limit == 3600 and limit < int(role["max_session_duration"])
+                                           else "MaxSessionDuration"))
+        tmp = self.sim.assume_role(caller, account, role, session, duration)
+        return ("    <AssumedRoleUser>\n      %s\n      %s\n    </AssumedRoleUser>\n"
+                "    <Credentials>\n      %s\n      %s\n      %s\n      %s\n    </Credentials>\n"
+                % (_x("AssumedRoleId", tmp["user_id"]), _x("Arn", tmp["arn"]),
+                   _x("AccessKeyId", tmp["access_key_id"]), _x("SecretAccessKey", tmp["secret_access_key"]),
+                   _x("SessionToken", tmp["session_token"]), _x("Expiration", fmt_time(tmp["_expires"]))))
 
     def assume_role_with_web_identity(self, p):
         for name in ("RoleArn", "RoleSessionName", "WebIdentityToken"):
@@ -1670,15 +1767,17 @@ class AwsApis:
 
     def app(self, service):
         if service not in self._apps:
+            import ebssim_org
             import ebssim_trail
             cls = {"ec2": Ec2App, "monitoring": CloudWatchApp, "pricing": PricingApp, "sts": StsApp,
                    "imds": ImdsApp, "container": ContainerApp,
-                   "cloudtrail": ebssim_trail.CloudTrailApp}[service]
+                   "cloudtrail": ebssim_trail.CloudTrailApp,
+                   "organizations": ebssim_org.OrganizationsApp}[service]
             self._apps[service] = cls(self)
         return self._apps[service]
 
-    def get_metric_data(self, region, params):
-        return get_metric_data(self.sim, self.metrics, region, params)
+    def get_metric_data(self, region, params, account=None):
+        return get_metric_data(self.sim, self.metrics, region, params, account)
 
     def role_principal(self, kind):
         """The principal whose temporary credentials IMDS / the container endpoint hand out:

@@ -8,7 +8,9 @@ What lives here (the AWS APIs are in ebssim_aws.py, Kubernetes in the ebssim_kub
     (server certificates for 127.0.0.1/localhost, client certificates for kube users);
   - `Sim`: the whole simulated world (volumes, modifications, instances, principals),
     the EBS modification state machine, the request log, fault injection and the
-    SigV4 verifier.  This object is the in-process interface the kube module uses
+    SigV4 verifier.  `Account`: one AWS account of an organization scenario (its regions,
+    roles, per-region volume/instance indexes); the base account's indexes are `sim.by_region`
+    and `sim.instances_by_region`, a member's volumes and instances carry `_account`;  This object is the in-process interface the kube module uses
     (see CONTRACT.md, "Shared in-process interface");
   - `HTTPServer`s: one per AWS service, one per cluster, one plain-HTTP control endpoint;
   - `serve()` / `ctl()`: the `ebssim serve` and `ebssim ctl` commands.
@@ -19,6 +21,8 @@ Invariants:
   - signatures and credential expiry are judged on the *wall* clock (clients sign with
     their real clock); everything EBS does (modification progress, metrics, the 24 h
     modification window) runs on the *sim* clock;
+  - volume and instance ids are unique across accounts: `sim.volumes`, `sim.instances` and
+    `sim.modifications` hold every account's; who may see one is `sim.owner_of(obj)`;
   - modifications progress lazily: `sim.update()` (called on every request, every
     clock advance and by the background ticker) moves in-flight ones forward.
 """
@@ -519,6 +523,47 @@ def _as_int(value, name):
                        "Value (%s) for parameter %s is invalid. Expected: 'Integer'." % (value, name))
 
 
+# --------------------------------------------------------------------------- accounts
+
+ACCOUNT_ID_RE = re.compile(r"^\d{12}$")
+ACCOUNT_STATUSES = ("ACTIVE", "SUSPENDED", "PENDING_CLOSURE")
+
+
+class Account:
+    """One account: the base one (the scenario's top-level keys) or a member of "accounts".
+
+    by_region / instances_by_region: region -> [ids] of this account's volumes / instances;
+    roles: name -> role spec (trusted, external_id, max_session_duration, allow)."""
+
+    def __init__(self, account_id, spec, default_region, joined_default):
+        if not ACCOUNT_ID_RE.match(account_id):
+            raise ValueError("scenario: account id %r is not 12 digits" % account_id)
+        self.id = account_id
+        self.name = spec.get("name") or account_id
+        self.email = spec.get("email") or "aws+%s@example.com" % account_id
+        self.status = spec.get("status") or "ACTIVE"
+        if self.status not in ACCOUNT_STATUSES:
+            raise ValueError("scenario: account %s: status %r is not one of %s"
+                             % (account_id, self.status, "|".join(ACCOUNT_STATUSES)))
+        self.joined_method = spec.get("joined_method") or "CREATED"
+        self.joined = parse_time(spec.get("joined")) if spec.get("joined") else joined_default
+        self.regions = spec.get("regions") or {default_region: {}}
+        self.disabled_regions = set(spec.get("disabled_regions") or ())
+        self.roles = {}
+        for r in spec.get("roles") or ():
+            r = dict(r)
+            r.setdefault("trusted", [])
+            r.setdefault("external_id", None)
+            r.setdefault("max_session_duration", 3600)
+            r.setdefault("allow", ["*"])
+            self.roles[r["name"]] = r
+        self.by_region = {}
+        self.instances_by_region = {}
+
+    def role_arn(self, name):
+        return "arn:aws:iam::%s:role/%s" % (self.id, name)
+
+
 # --------------------------------------------------------------------------- the world
 
 
@@ -549,8 +594,12 @@ class Sim:
         self.imds_tokens = {}     # token -> wall expiry
         self.container_token = None
         self._load_principals(scenario.get("principals") or [])
-        self._load_instances(scenario.get("instances") or [])
-        self._load_volumes(scenario.get("volumes") or [])
+        volumes, instances = self._load_accounts(scenario)
+        self._load_instances(instances)
+        self._load_volumes(volumes)
+        base = self.accounts[self.account]
+        base.by_region = self.by_region
+        base.instances_by_region = self.instances_by_region
         self.aws = None           # ebssim_aws.AwsApis, set by serve()
         self.trail = None         # ebssim_trail.Trail (CloudTrail event history), set by serve()
 
@@ -573,6 +622,47 @@ class Sim:
                 self.principals[p["access_key_id"]] = p
             self.principals_by_name[p["name"]] = p
 
+    def _load_accounts(self, scenario):
+        """self.accounts (id -> Account, the base one first) and self.org; -> (every volume,
+        every instance), members' marked with `_account` (the base account's stay as they are)."""
+        self.org = scenario.get("organization")
+        joined0 = self.clock.start - 365 * 86400
+        base_spec = {"name": (self.org or {}).get("management_account_name") or "management",
+                     "email": (self.org or {}).get("management_email"),
+                     "joined_method": "INVITED", "regions": self.regions,
+                     "disabled_regions": scenario.get("disabled_regions"),
+                     "roles": scenario.get("roles")}
+        self.accounts = {self.account: Account(self.account, base_spec, self.default_region, joined0)}
+        volumes = list(scenario.get("volumes") or [])
+        instances = list(scenario.get("instances") or [])
+        for spec in scenario.get("accounts") or ():
+            acct_id = str(spec.get("id", ""))
+            if acct_id in self.accounts:
+                raise ValueError("scenario: account %s is listed twice" % acct_id)
+            acct = Account(acct_id, spec, self.default_region, joined0)
+            self.accounts[acct_id] = acct
+            first_region = next(iter(acct.regions))
+            for v in spec.get("volumes") or ():
+                v["_account"] = acct_id
+                v.setdefault("region", first_region)
+                volumes.append(v)
+            for inst in spec.get("instances") or ():
+                inst = dict(inst, _account=acct_id)
+                inst.setdefault("region", first_region)
+                instances.append(inst)
+        return volumes, instances
+
+    def owner_of(self, obj):
+        """The account id a volume or instance belongs to."""
+        return obj.get("_account") or self.account
+
+    def account_of(self, principal):
+        """The account id a principal acts in (None: an unsigned request, the base account)."""
+        return (principal or {}).get("account") or self.account
+
+    def account_state(self, account_id):
+        return self.accounts.get(account_id) or self.accounts[self.account]
+
     def _scenario_expiry(self, value):
         """`expires`: null, an RFC 3339 time (wall clock), or seconds relative to start-up."""
         if value is None:
@@ -589,7 +679,9 @@ class Sim:
             inst.setdefault("region", self.default_region)
             inst.setdefault("state", "running")
             self.instances[inst["instance_id"]] = inst
-            self.instances_by_region.setdefault(inst["region"], []).append(inst["instance_id"])
+            owner = inst.get("_account")
+            index = self.instances_by_region if owner is None else self.accounts[owner].instances_by_region
+            index.setdefault(inst["region"], []).append(inst["instance_id"])
 
     def _load_volumes(self, items):
         self.volumes = {}
@@ -623,7 +715,9 @@ class Sim:
             v.setdefault("modify_fails", False)
             vid = v["volume_id"]
             self.volumes[vid] = v
-            self.by_region.setdefault(v["region"], []).append(vid)
+            owner = v.get("_account")
+            index = self.by_region if owner is None else self.accounts[owner].by_region
+            index.setdefault(v["region"], []).append(vid)
             if mods:
                 self.modifications[vid] = [self._mod_from_scenario(vid, m) for m in mods]
                 if self.modifications[vid][-1]["state"] in ("modifying", "optimizing"):
@@ -886,7 +980,7 @@ class Sim:
                 raise ApiError("VolumeInUse", "Volume %s is currently attached to %s"
                                % (volume_id, atts[0].get("instance_id")))
             del self.volumes[volume_id]
-            self.by_region[vol["region"]].remove(volume_id)
+            self.account_state(self.owner_of(vol)).by_region[vol["region"]].remove(volume_id)
             self.modifications.pop(volume_id, None)
             self.inflight.discard(volume_id)
             self._attached = None
@@ -991,6 +1085,29 @@ class Sim:
                  "user_id": "AROA%s:%s" % (hashlib.sha1(role.encode()).hexdigest()[:17].upper(),
                                             session_name),
                  "temporary": True, "base": base["name"]}
+            if base.get("account"):
+                p["account"] = base["account"]
+            if base.get("role_arn"):
+                p["source_role_arn"] = base["role_arn"]
+            self.principals[akid] = p
+            return p
+
+    def assume_role(self, caller, account, role, session_name, duration_s):
+        """STS AssumeRole's credentials: a temporary principal acting in `account` (an Account)
+        with `role`'s permissions; its source_role_arn lets it be trusted as that role (chaining)."""
+        with self.lock:
+            role_arn = account.role_arn(role["name"])
+            akid = "ASIA" + "".join(self.rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+                                    for _ in range(16))
+            p = {"name": "%s/%s" % (role["name"], session_name), "access_key_id": akid,
+                 "secret_access_key": secrets.token_urlsafe(30)[:40],
+                 "session_token": "IQoJb3JpZ2luX2VjE" + secrets.token_urlsafe(96),
+                 "_expires": time.time() + duration_s, "allow": list(role.get("allow") or []),
+                 "arn": "arn:aws:sts::%s:assumed-role/%s/%s" % (account.id, role["name"], session_name),
+                 "user_id": "AROA%s:%s" % (hashlib.sha1(role_arn.encode()).hexdigest()[:17].upper(),
+                                            session_name),
+                 "temporary": True, "base": caller.get("name"), "account": account.id,
+                 "source_role_arn": role_arn}
             self.principals[akid] = p
             return p
 
@@ -1400,7 +1517,7 @@ def serve(args):
     latency_s = max(0.0, float(getattr(args, "latency_ms", 0) or 0)) / 1000.0
     import ebssim_trail
     sim.trail = ebssim_trail.Trail(sim, getattr(args, "trail_delay", None))
-    for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail"):
+    for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail", "organizations"):
         servers[service] = HTTPServer(apis.app(service), tls, service, latency_s)
     servers["imds"] = HTTPServer(apis.app("imds"), None, "imds")
     servers["container"] = HTTPServer(apis.app("container"), None, "container")
@@ -1438,6 +1555,7 @@ def serve(args):
         ("AWS_ENDPOINT_URL_PRICING", sim.endpoints["pricing"]),
         ("AWS_ENDPOINT_URL_STS", sim.endpoints["sts"]),
         ("AWS_ENDPOINT_URL_CLOUDTRAIL", sim.endpoints["cloudtrail"]),
+        ("AWS_ENDPOINT_URL_ORGANIZATIONS", sim.endpoints["organizations"]),
         ("AWS_ACCESS_KEY_ID", admin.get("access_key_id", "")),
         ("AWS_SECRET_ACCESS_KEY", admin.get("secret_access_key", "")),
     ]

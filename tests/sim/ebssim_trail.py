@@ -23,6 +23,8 @@ credential scope):
     errorCode/errorMessage for a refused call)}.
 Delivery delay: an event becomes visible `delay_s` sim seconds after it happened (default 300;
 `serve --trail-delay S`, scenario `cloudtrail.delay_s`, `ctl trail '{"delay_s": S}'`).
+Accounts: an event belongs to the account of its volume (recipientAccountId); LookupEvents
+answers the caller's account's events only (see ebssim_aws, "account a signed request acts in").
 Rate limit: 2 calls/s per account and region (wall clock, token bucket of 2), over it 400
 ThrottlingException "Rate exceeded"; `ctl trail '{"rate": 0}'` lifts it.
 Modes (`ctl trail '{"mode": M}'`, scenario `cloudtrail.mode`): `enabled`; `denied` (400
@@ -46,30 +48,32 @@ DEFAULT_DELAY_S = 300.0
 RATE_PER_S = 2.0
 
 
-def _identity(sim, principal):
-    """userIdentity, user name and access key of whoever made the call."""
+def _identity(sim, principal, account=None):
+    """userIdentity, user name and access key of whoever made the call (in `account`, default
+    the base one, for a principal named by a string)."""
+    account = account or sim.account
     if isinstance(principal, dict):
         arn = principal.get("arn") or ""
         akid = principal.get("access_key_id")
         if ":assumed-role/" in arn:
             session = arn.rsplit("/", 1)[-1]
             return ({"type": "AssumedRole", "principalId": principal.get("user_id"), "arn": arn,
-                     "accountId": sim.account, "accessKeyId": akid}, session, akid)
+                     "accountId": sim.account_of(principal), "accessKeyId": akid}, session, akid)
         name = principal.get("name")
         return ({"type": "IAMUser", "principalId": principal.get("user_id"), "arn": arn,
-                 "accountId": sim.account, "accessKeyId": akid, "userName": name}, name, akid)
+                 "accountId": sim.account_of(principal), "accessKeyId": akid, "userName": name}, name, akid)
     name = str(principal or "console-user")
     if name == "ebs-csi-controller":
-        arn = "arn:aws:sts::%s:assumed-role/AmazonEKS_EBS_CSI_DriverRole/%s" % (sim.account, name)
+        arn = "arn:aws:sts::%s:assumed-role/AmazonEKS_EBS_CSI_DriverRole/%s" % (account, name)
         return ({"type": "AssumedRole", "principalId": "AROAEBSSIMCSIDRIVER:" + name, "arn": arn,
-                 "accountId": sim.account, "accessKeyId": "ASIAEBSSIMCSIDRIVER1"}, name,
+                 "accountId": account, "accessKeyId": "ASIAEBSSIMCSIDRIVER1"}, name,
                 "ASIAEBSSIMCSIDRIVER1")
-    known = sim.principals_by_name.get(name)
+    known = sim.principals_by_name.get(name) if account == sim.account else None
     if known:
         return _identity(sim, known)
-    arn = "arn:aws:iam::%s:user/%s" % (sim.account, name)
+    arn = "arn:aws:iam::%s:user/%s" % (account, name)
     return ({"type": "IAMUser", "principalId": "AIDAEBSSIM" + "".join(c for c in name.upper() if c.isalnum())[:11], "arn": arn,
-             "accountId": sim.account, "userName": name}, name, None)
+             "accountId": account, "userName": name}, name, None)
 
 
 def _request_parameters(volume_id, params):
@@ -128,7 +132,9 @@ class Trail:
     def record(self, region, volume_id, params, principal, ok, result, at=None):
         """One ModifyVolume call.  result: the modification view (ok) or EC2's error dict."""
         when = self.sim.now() if at is None else float(at)
-        identity, username, akid = _identity(self.sim, principal)
+        vol = self.sim.volumes.get(volume_id)
+        account = self.sim.owner_of(vol) if vol is not None else self.sim.account
+        identity, username, akid = _identity(self.sim, principal, account)
         event_id = str(uuid.uuid4())
         request_id = str(uuid.uuid4())
         detail = {"eventVersion": "1.09", "userIdentity": identity,
@@ -144,8 +150,8 @@ class Trail:
             detail["responseElements"] = None
         detail.update({"requestID": request_id, "eventID": event_id, "readOnly": False,
                        "eventType": "AwsApiCall", "managementEvent": True,
-                       "recipientAccountId": self.sim.account, "eventCategory": "Management"})
-        event = {"time": when, "region": region, "volume_id": volume_id, "ok": ok,
+                       "recipientAccountId": account, "eventCategory": "Management"})
+        event = {"time": when, "region": region, "account": account, "volume_id": volume_id, "ok": ok,
                  "EventId": event_id, "EventName": "ModifyVolume", "ReadOnly": "false",
                  "AccessKeyId": akid, "EventSource": "ec2.amazonaws.com", "Username": username,
                  "Resources": [{"ResourceType": "AWS::EC2::Volume", "ResourceName": volume_id}],
@@ -213,10 +219,10 @@ class Trail:
 
     # ---- LookupEvents
 
-    def throttled(self, region):
+    def throttled(self, region, account=None):
         if self.rate <= 0:
             return False
-        key = (self.sim.account, region)
+        key = (account or self.sim.account, region)
         wall = time.monotonic()
         with self.lock:
             tokens, last = self.buckets.get(key, (self.rate, wall))
@@ -227,7 +233,7 @@ class Trail:
             self.buckets[key] = (tokens - 1.0, wall)
             return False
 
-    def lookup(self, p, region):
+    def lookup(self, p, region, account=None):
         if not isinstance(p, dict):
             raise ApiError("SerializationException", "Start of structure or map found where not expected.")
         attrs = p.get("LookupAttributes") or []
@@ -243,6 +249,7 @@ class Trail:
                                "The lookup attribute key or value is not valid.")
             attr = (a["AttributeKey"], a["AttributeValue"])
         now = self.sim.now()
+        account = account or self.sim.account
 
         def when(name, default):
             v = p.get(name)
@@ -277,7 +284,7 @@ class Trail:
         visible_until = now - self.delay_s
         with self.lock:
             events = [e for e in self.events
-                      if e["region"] == region and start <= e["time"] <= end
+                      if e["region"] == region and e["account"] == account and start <= e["time"] <= end
                       and e["time"] <= visible_until and self._matches(e, attr)]
         events.sort(key=lambda e: e["time"], reverse=True)
         page = events[offset:offset + limit]
@@ -355,6 +362,7 @@ class CloudTrailApp(ebssim_aws.ServiceApp):
         if trail.mode == "disabled":
             raise ApiError("UnsupportedOperationException",
                            "This operation is not supported in the region %s." % region)
-        if trail.throttled(region):
+        account = self.sim.account_of(principal)
+        if trail.throttled(region, account):
             raise self.throttle_error(proto)
-        return trail.lookup(p, region)
+        return trail.lookup(p, region, account)

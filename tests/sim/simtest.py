@@ -91,7 +91,9 @@ class SimProcess:
 
     def client(self, service, region="us-east-1", keys=ADMIN, token=None, retries=1):
         endpoint = {"ec2": "AWS_ENDPOINT_URL_EC2", "cloudwatch": "AWS_ENDPOINT_URL_CLOUDWATCH",
-                    "pricing": "AWS_ENDPOINT_URL_PRICING", "sts": "AWS_ENDPOINT_URL_STS"}[service]
+                    "pricing": "AWS_ENDPOINT_URL_PRICING", "sts": "AWS_ENDPOINT_URL_STS",
+                    "cloudtrail": "AWS_ENDPOINT_URL_CLOUDTRAIL",
+                    "organizations": "AWS_ENDPOINT_URL_ORGANIZATIONS"}[service]
         session = botocore.session.Session()
         session.set_config_variable("config_file", os.devnull)
         session.set_config_variable("credentials_file", os.devnull)
