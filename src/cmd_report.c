@@ -239,6 +239,12 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
+	size_t covered = 0, in_scope = 0; /* several accounts: one not read makes the report partial */
+	fleet_account_coverage(&fleet, &covered, &in_scope);
+	if (!rc && covered < in_scope) {
+		log_warning("%zu of %zu accounts read: the report covers those only (exit 3)", covered, in_scope);
+		rc = EXIT_PARTIAL;
+	}
 	cmd_outputs_release(&outs);
 	buf_release(&out);
 	buf_release(&totals);

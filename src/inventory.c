@@ -1330,8 +1330,7 @@ static void accounts_record(struct fleet *f, struct inventory_live_result *r, st
 		fleet_add_notice(f, "%zu account(s) left out by --exclude-accounts", p->excluded);
 	size_t covered, in_scope;
 	fleet_account_coverage(f, &covered, &in_scope);
-	fleet_add_notice(f, "accounts: %zu of %zu read (current account %s)", covered, in_scope,
-			 r->account ? r->account : "unknown");
+	log_info("accounts: %zu of %zu read (current account %s)", covered, in_scope, r->account ? r->account : "unknown");
 }
 
 static void *aws_reads(void *arg)
