@@ -189,8 +189,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
-	size_t covered = 0, in_scope = 0; /* several accounts: one not read makes the run partial */
-	fleet_account_coverage(&fleet, &covered, &in_scope);
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the run partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	struct scope_stats sst;
 	scope_filter_fleet(&a.scope, &fleet, &sst);
 	char **warnings = xcalloc(fleet.n_notices + 1, sizeof *warnings);
@@ -277,8 +277,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!rc && id)
 		log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
 	if (!rc && covered < in_scope) {
-		log_warning("%zu of %zu accounts read: the others are listed in the warnings above and in -o json's "
-			    ".accounts (exit 3)", covered, in_scope);
+		log_warning("%zu of %zu accounts read%s: the others are listed in the warnings above and in -o json's "
+			    ".accounts (exit 3)", covered, in_scope, partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
 	if (spool)

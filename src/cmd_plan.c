@@ -238,8 +238,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	rc = cmd_fleet_load(&a.in, &fleet, said_below ? NULL : ctx);
 	if (rc)
 		goto out;
-	size_t covered = 0, in_scope = 0; /* several accounts: one not read makes the plan partial */
-	fleet_account_coverage(&fleet, &covered, &in_scope);
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the plan partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	struct buf err = BUF_INIT;
 	struct plan_options po = {a.in.mode, em_now()};
 	struct plan plan;
@@ -375,8 +375,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!rc && recorded)
 		log_notice("plan %lld recorded in %s", (long long)recorded, ctx->db_path);
 	if (!rc && covered < in_scope) {
-		log_warning("%zu of %zu accounts read: the plan covers those only; the others are in its .accounts "
-			    "(exit 3)", covered, in_scope);
+		log_warning("%zu of %zu accounts read%s: the plan covers what was read; the rest is in its .accounts "
+			    "(exit 3)", covered, in_scope, partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
 	manifest_staged_release(&staged);

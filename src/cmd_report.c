@@ -239,10 +239,11 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
-	size_t covered = 0, in_scope = 0; /* several accounts: one not read makes the report partial */
-	fleet_account_coverage(&fleet, &covered, &in_scope);
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the report partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	if (!rc && covered < in_scope) {
-		log_warning("%zu of %zu accounts read: the report covers those only (exit 3)", covered, in_scope);
+		log_warning("%zu of %zu accounts read%s: the report covers what was read (exit 3)", covered, in_scope,
+			    partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
 	cmd_outputs_release(&outs);

@@ -1328,9 +1328,10 @@ static void accounts_record(struct fleet *f, struct inventory_live_result *r, st
 	}
 	if (p->excluded)
 		fleet_add_notice(f, "%zu account(s) left out by --exclude-accounts", p->excluded);
-	size_t covered, in_scope;
-	fleet_account_coverage(f, &covered, &in_scope);
-	log_info("accounts: %zu of %zu read (current account %s)", covered, in_scope, r->account ? r->account : "unknown");
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
+	log_info("accounts: %zu of %zu read, %zu in part (current account %s)", covered, in_scope, partial,
+		 r->account ? r->account : "unknown");
 }
 
 static void *aws_reads(void *arg)

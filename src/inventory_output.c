@@ -33,12 +33,13 @@ void inventory_json_accounts(struct jsonw *w, const struct fleet *f)
 {
 	if (!f->n_accounts)
 		return;
-	size_t covered, in_scope;
-	fleet_account_coverage(f, &covered, &in_scope);
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
 	jsonw_key_str(w, "current_account", f->current_account);
 	jsonw_key(w, "account_coverage");
 	jsonw_object(w);
 	jsonw_key_int(w, "read", (long long)covered);
+	jsonw_key_int(w, "partial", (long long)partial);
 	jsonw_key_int(w, "in_scope", (long long)in_scope);
 	jsonw_end(w);
 	jsonw_key(w, "accounts");
@@ -75,9 +76,11 @@ void inventory_accounts_summary(struct buf *out, const struct fleet *f)
 {
 	if (!f->n_accounts)
 		return;
-	size_t covered, in_scope;
-	fleet_account_coverage(f, &covered, &in_scope);
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
 	buf_addf(out, "%zu of %zu accounts read", covered, in_scope);
+	if (partial)
+		buf_addf(out, " (%zu more in part)", partial);
 }
 
 void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, enum kube_json_form form)

@@ -313,13 +313,14 @@ const struct instance_limit *fleet_instance_limit(const struct fleet *f, const c
 	return NULL;
 }
 
-void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *in_scope)
+void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *partial, size_t *in_scope)
 {
-	*covered = *in_scope = 0;
+	*covered = *partial = *in_scope = 0;
 	for (size_t i = 0; i < f->n_accounts; i++) {
 		const char *s = f->accounts[i].status;
 		*in_scope += strcmp(s, "skipped") != 0;
-		*covered += strcmp(s, "read") == 0 || strcmp(s, "partial") == 0;
+		*covered += strcmp(s, "read") == 0;
+		*partial += strcmp(s, "partial") == 0;
 	}
 }
 

@@ -207,9 +207,9 @@ struct fleet {
 	char *current_account;      /* multi-account runs: the base credentials' (GetCallerIdentity) */
 };
 
-/* Accounts a run covered: those read at least in part, and those in scope (read, partial or
- * failed; skipped ones are not). */
-void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *in_scope);
+/* Accounts a run covered: *covered those read in every region, *partial those read in some,
+ * *in_scope every account but the skipped ones. covered < in_scope: the run is partial (exit 3). */
+void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *partial, size_t *in_scope);
 /* The account's name, or NULL (linear: a few hundred accounts at most). */
 const char *fleet_account_name(const struct fleet *f, const char *id);
 
