@@ -41,6 +41,7 @@ static const struct cmd_option inventory_options[] = {
 
 static const char *const inventory_usage[] = {
 	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
+	"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
 	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
@@ -62,6 +63,13 @@ const struct cmd_help inventory_help = {
 		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
 		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.\n"
 		"\n"
+		"Several AWS accounts in one run: --accounts ID,...|@FILE, --organization (every ACTIVE account of the "
+		"organization; --exclude-accounts leaves some out) or --profile given more than once; each account is "
+		"read with credentials from STS AssumeRole of --role-name NAME (or --role-arn-template) signed with the "
+		"base credentials, the current account with the base credentials themselves. Accounts x regions are "
+		"read at once (--concurrency); an account or region that cannot be read is a warning and an entry of "
+		"-o json's .accounts, and the run exits 3 (docs/accounts.md).\n"
+		"\n"
 		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
 		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
 		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
@@ -73,7 +81,8 @@ const struct cmd_help inventory_help = {
 	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "
 		      "network, throttled after all retries: the message names the source, call, region or "
 		      "context), or when there is nothing to inventory (no AWS credential source and no "
-		      "Kubernetes); nothing is recorded then.",
+		      "Kubernetes); nothing is recorded then. Exit 3 when several accounts are read and one of them "
+		      "(or one of its regions) could not be: the rest is printed and recorded.",
 };
 
 struct inv_args {

@@ -111,7 +111,9 @@ const struct cmd_help plan_help = {
 	.options = plan_options,
 	.shared = live_options,
 	.exit_codes = "Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
-	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal.",
+	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal. Exit 3 when "
+	"several accounts are read (--accounts, --organization, repeated --profile) and one of them, or one of its "
+	"regions, could not be: the plan covers the rest and its .accounts says what was read (docs/accounts.md).",
 };
 
 struct plan_args {

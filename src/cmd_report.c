@@ -99,7 +99,9 @@ const struct cmd_help report_help = {
 		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 -o html --output-file report.html",
 	.options = report_options,
 	.shared = live_options,
-	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value.",
+	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value. Exit 3 when "
+		      "several accounts are read live and one of them (or one of its regions) could not be "
+		      "(docs/accounts.md).",
 };
 
 struct report_args {
