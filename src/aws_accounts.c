@@ -4,7 +4,7 @@
  *
  * Entry points: aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
  * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts,
- * aws_org_list_accounts, org_account_list_release.
+ * aws_org_list_accounts, org_account_list_release, aws_account_clients_init/get/release.
  * Invariants: an id that reaches a list is 12 digits; a ListAccounts answer is parsed whole
  * before anything is appended (a bad page adds nothing); a NextToken that repeats the one it
  * was asked with stops the loop (no endless paging).
@@ -15,6 +15,7 @@
 
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
@@ -281,4 +282,96 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 	buf_release(&body);
 	http_response_release(&resp);
 	return rc;
+}
+
+/* ---- one client per account ---- */
+
+void aws_account_clients_init(struct aws_account_clients *s, struct aws_client *base, const char *role_arn_template,
+			      const char *session_name, const char *external_id, int duration_s)
+{
+	memset(s, 0, sizeof *s);
+	s->base = base;
+	s->role_arn_template = role_arn_template;
+	s->session_name = session_name;
+	s->external_id = external_id;
+	s->duration_s = duration_s;
+}
+
+/* Who the base credentials are (once). */
+static int base_identity(struct aws_account_clients *s)
+{
+	if (s->current || s->identity_rc)
+		return s->identity_rc;
+	const struct aws_credentials *cr = NULL;
+	struct buf e = BUF_INIT;
+	int rc = aws_credentials_provider_get(&s->base->creds, &cr, &e);
+	struct aws_caller_identity id;
+	memset(&id, 0, sizeof id);
+	if (!rc)
+		rc = aws_sts_get_caller_identity(&id, &s->base->http, NULL, cr, &e);
+	if (!rc && !aws_account_id_valid(id.account))
+		rc = em_err(&e, EM_ESERVER, "sts GetCallerIdentity: no account id in the answer");
+	if (rc) {
+		s->identity_rc = rc;
+		s->identity_err = buf_detach(&e);
+	} else {
+		s->current = xstrdup(id.account);
+		const char *a = id.arn && strncmp(id.arn, "arn:", 4) == 0 ? id.arn + 4 : NULL;
+		const char *colon = a ? strchr(a, ':') : NULL;
+		s->partition = colon ? xstrndup(a, (size_t)(colon - a)) : xstrdup("aws");
+	}
+	aws_caller_identity_release(&id);
+	buf_release(&e);
+	return rc;
+}
+
+struct aws_client *aws_account_clients_get(struct aws_account_clients *s, const char *account, struct buf *err)
+{
+	if (!aws_account_id_valid(account))
+		return s->base;
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].account, account) == 0)
+			return s->v[i].client;
+	if (base_identity(s)) {
+		em_err(err, s->identity_rc, "the base credentials' account is unknown: %s",
+		       s->identity_err ? s->identity_err : "GetCallerIdentity failed");
+		return NULL;
+	}
+	if (strcmp(account, s->current) == 0)
+		return s->base;
+	if (!s->role_arn_template) {
+		em_err(err, EM_EAUTH,
+		       "it is in account %s and the credentials are account %s's: give --role-name NAME (or "
+		       "--role-arn-template) to use that account's role (docs/accounts.md)",
+		       account, s->current);
+		return NULL;
+	}
+	struct buf arn = BUF_INIT;
+	aws_role_arn_expand(&arn, s->role_arn_template, s->partition, account);
+	struct aws_assume_role_params p = {arn.s, s->session_name, s->external_id, s->duration_s};
+	struct aws_client *c = xcalloc(1, sizeof *c);
+	int rc = aws_client_init_assumed(c, s->base, account, &p, err);
+	buf_release(&arn);
+	if (rc) {
+		free(c);
+		return NULL;
+	}
+	s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	s->v[s->n].account = xstrdup(account);
+	s->v[s->n++].client = c;
+	return c;
+}
+
+void aws_account_clients_release(struct aws_account_clients *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		aws_client_release(s->v[i].client);
+		free(s->v[i].client);
+		free(s->v[i].account);
+	}
+	free(s->v);
+	free(s->current);
+	free(s->partition);
+	free(s->identity_err);
+	memset(s, 0, sizeof *s);
 }

@@ -168,6 +168,7 @@ int aws_client_init_assumed(struct aws_client *c, struct aws_client *base, const
 	co.role_arn = p->role_arn;
 	co.external_id = p->external_id;
 	co.duration_s = p->duration_s;
+	co.expect_account = account;
 	aws_credentials_provider_init(&c->creds, &co);
 	return 0;
 }

@@ -898,6 +898,12 @@ static int resolve_assumed(struct aws_credentials_provider *p, struct aws_creden
 		rc = aws_sts_assume_role(out, p->http, p->region, &base, &ap, &e);
 		if (rc)
 			em_err(err, rc, "%s", e.s);
+		/* never one account's credentials for another's volumes */
+		if (!rc && p->expect_account && (!out->account_id || strcmp(out->account_id, p->expect_account) != 0)) {
+			rc = em_err(err, EM_EAUTH, "role '%s' gave credentials of account %s, not %s: not used", p->role_arn,
+				    out->account_id ? out->account_id : "(unknown)", p->expect_account);
+			aws_credentials_release(out);
+		}
 	}
 	if (!rc) {
 		free(out->source);
@@ -995,6 +1001,7 @@ void aws_credentials_provider_init(struct aws_credentials_provider *p, const str
 		p->role_arn = xstrdup(o.role_arn);
 		p->external_id = o.external_id ? xstrdup(o.external_id) : NULL;
 		p->duration_s = o.duration_s;
+		p->expect_account = o.expect_account ? xstrdup(o.expect_account) : NULL;
 		p->source = o.source;
 		p->source_ctx = o.source_ctx;
 	}
@@ -1007,6 +1014,7 @@ void aws_credentials_provider_release(struct aws_credentials_provider *p)
 	free(p->session_name);
 	free(p->role_arn);
 	free(p->external_id);
+	free(p->expect_account);
 	aws_credentials_release(&p->creds);
 	memset(p, 0, sizeof *p);
 }

@@ -159,6 +159,52 @@ static const char *user_name(void)
 	return pw && pw->pw_name ? pw->pw_name : "user";
 }
 
+/* The role options (--role-name or --role-arn-template, --external-id, --role-session-name,
+ * --role-duration) checked and put into x->a. */
+static int check_roles(struct cmd_live_accounts *x)
+{
+	struct inventory_accounts *a = &x->a;
+	if (x->role_name && x->role_arn_template)
+		return cmd_usage_if(1, "--role-name and --role-arn-template both say which role to assume: give one");
+	if (x->role_name && !role_name_valid(x->role_name))
+		return cmd_usage_if(1, "--role-name: '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')",
+				    x->role_name);
+	struct buf err = BUF_INIT;
+	if (x->role_arn_template && aws_role_arn_template_check(x->role_arn_template, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return EXIT_USAGE;
+	}
+	buf_release(&err);
+	if (x->role_name && !x->arn_built) {
+		struct buf arn = BUF_INIT;
+		buf_addf(&arn, "arn:${partition}:iam::${account}:role/%s", x->role_name);
+		x->arn_built = buf_detach(&arn);
+	}
+	a->role_arn_template = x->role_arn_template ? x->role_arn_template : x->arn_built;
+	if (a->external_id && !external_id_valid(a->external_id))
+		return cmd_usage_if(1, "--external-id: not 2 to 1224 characters of [A-Za-z0-9_+=,.@:/-]");
+	struct buf session = BUF_INIT, want = BUF_INIT;
+	if (x->session_name)
+		buf_adds(&want, x->session_name);
+	else
+		buf_addf(&want, "ebsmigrate-%s", user_name());
+	aws_session_name_sanitize(&session, want.s);
+	if (x->session_name && strcmp(session.s, x->session_name) != 0)
+		log_info("--role-session-name: '%s' sent as '%s' (STS's characters, 2-64)", x->session_name, session.s);
+	buf_release(&want);
+	free(x->session_built);
+	x->session_built = buf_detach(&session);
+	a->session_name = x->session_built;
+	if (x->duration) {
+		int64_t d;
+		if (em_parse_duration(x->duration, &d) || d < 900 || d > 43200)
+			return cmd_usage_if(1, "--role-duration: '%s' is not a duration from 15m to 12h (e.g. 1h)", x->duration);
+		a->duration_s = (int)d;
+	}
+	return 0;
+}
+
 int cmd_live_check(struct inventory_live_options *o)
 {
 	struct cmd_live_accounts *x = o->account_args;
@@ -191,47 +237,30 @@ int cmd_live_check(struct inventory_live_options *o)
 	if (!x->role_name && !x->role_arn_template)
 		return cmd_usage_if(1, "--accounts and --organization need the role to assume in each account: "
 				       "--role-name NAME or --role-arn-template 'arn:${partition}:iam::${account}:role/NAME'");
-	if (x->role_name && !role_name_valid(x->role_name))
-		return cmd_usage_if(1, "--role-name: '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')",
-				    x->role_name);
-	struct buf err = BUF_INIT;
-	if (x->role_arn_template && aws_role_arn_template_check(x->role_arn_template, &err)) {
-		log_error("%s", err.s);
-		buf_release(&err);
-		return EXIT_USAGE;
-	}
-	buf_release(&err);
-	if (x->role_name) {
-		struct buf arn = BUF_INIT;
-		buf_addf(&arn, "arn:${partition}:iam::${account}:role/%s", x->role_name);
-		x->arn_built = buf_detach(&arn);
-	}
-	a->role_arn_template = x->role_arn_template ? x->role_arn_template : x->arn_built;
-	if (a->external_id && !external_id_valid(a->external_id))
-		return cmd_usage_if(1, "--external-id: not 2 to 1224 characters of [A-Za-z0-9_+=,.@:/-]");
-	struct buf session = BUF_INIT, want = BUF_INIT;
-	if (x->session_name)
-		buf_adds(&want, x->session_name);
-	else
-		buf_addf(&want, "ebsmigrate-%s", user_name());
-	aws_session_name_sanitize(&session, want.s);
-	if (x->session_name && strcmp(session.s, x->session_name) != 0)
-		log_info("--role-session-name: '%s' sent as '%s' (STS's characters, 2-64)", x->session_name, session.s);
-	buf_release(&want);
-	x->session_built = buf_detach(&session);
-	a->session_name = x->session_built;
-	if (x->duration) {
-		int64_t d;
-		if (em_parse_duration(x->duration, &d) || d < 900 || d > 43200)
-			return cmd_usage_if(1, "--role-duration: '%s' is not a duration from 15m to 12h (e.g. 1h)", x->duration);
-		a->duration_s = (int)d;
-	}
+	int rc = check_roles(x);
+	if (rc)
+		return rc;
 	a->ids = x->ids.items;
 	a->n_ids = x->ids.n;
 	a->exclude = x->exclude.items;
 	a->n_exclude = x->exclude.n;
 	o->accounts = a;
 	return 0;
+}
+
+const struct inventory_accounts *cmd_role_options_check(struct inventory_live_options *o, int *rc)
+{
+	struct cmd_live_accounts *x = o->account_args;
+	*rc = 0;
+	if (!x || (!x->role_name && !x->role_arn_template && !x->account_options))
+		return NULL;
+	if (!x->role_name && !x->role_arn_template) {
+		*rc = cmd_usage_if(1, "--external-id, --role-session-name and --role-duration go with --role-name or "
+				      "--role-arn-template");
+		return NULL;
+	}
+	*rc = check_roles(x);
+	return *rc ? NULL : &x->a;
 }
 
 static void push(const char *const **arr, size_t *n, const char *v)

@@ -1069,10 +1069,7 @@ static void account_credentials_job(void *ctx, size_t i)
 		aws_caller_identity_release(&id);
 		if (!a->rc)
 			aws_client_set_account(&a->own, a->id);
-	} else if (cr->account_id && strcmp(cr->account_id, a->id) != 0) {
-		a->rc = em_err(&a->err, EM_EAUTH, "role '%s' gave credentials of account %s, not %s: not used", a->role_arn,
-			       cr->account_id, a->id);
-	}
+	} /* an assumed role's account is checked by the provider (expect_account) */
 }
 
 /* The accounts of a multi-account run: who the base credentials are, the list (given, the

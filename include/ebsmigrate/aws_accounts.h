@@ -66,4 +66,33 @@ int aws_org_parse_list_accounts(const char *body, size_t len, struct org_account
 /* Every account of the organization, page after page (at most 1,000 pages). */
 int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, struct buf *err);
 
+/* ---- one client per account (apply across accounts) ----
+ * The base client acts in its own account (STS GetCallerIdentity, asked once when first
+ * needed); any other 12-digit account gets a client of its own, made on first use with
+ * aws_client_init_assumed (role ARN from the template) and kept. An account label that is not
+ * an account id (an export's ACCOUNT= label), or none, is the base client's. The base must
+ * outlive the set. */
+struct aws_account_client {
+	char *account;
+	struct aws_client *client; /* heap: the clients never move */
+};
+
+struct aws_account_clients {
+	struct aws_client *base;
+	const char *role_arn_template, *session_name, *external_id; /* borrowed */
+	int duration_s;
+	char *current, *partition;  /* the base credentials' account and partition, once asked */
+	int identity_rc;            /* GetCallerIdentity's failure, kept (asked once) */
+	char *identity_err;
+	struct aws_account_client *v;
+	size_t n;
+};
+
+void aws_account_clients_init(struct aws_account_clients *s, struct aws_client *base, const char *role_arn_template,
+			      const char *session_name, const char *external_id, int duration_s);
+/* The client acting in account, or NULL with the reason in err (the base credentials' account
+ * unknown). */
+struct aws_client *aws_account_clients_get(struct aws_account_clients *s, const char *account, struct buf *err);
+void aws_account_clients_release(struct aws_account_clients *s);
+
 #endif

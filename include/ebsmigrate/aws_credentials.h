@@ -57,6 +57,7 @@ struct aws_credentials_options {
 	const char *role_arn;
 	const char *external_id;
 	int duration_s;
+	const char *expect_account; /* the assumed credentials must be this account's (else EM_EAUTH) */
 };
 
 /* Fields are private to aws_credentials.c. */
@@ -75,7 +76,7 @@ struct aws_credentials_provider {
 	struct aws_credentials creds;
 	int (*source)(void *ctx, struct aws_credentials *out, struct buf *err);
 	void *source_ctx;
-	char *role_arn, *external_id;
+	char *role_arn, *external_id, *expect_account;
 	int duration_s;
 };
 

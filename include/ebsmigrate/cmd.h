@@ -205,6 +205,11 @@ void cmd_live_options_release(struct inventory_live_options *o);
  * points o->accounts at them when several accounts are read (--accounts, --organization, or
  * --profile given more than once). EXIT_USAGE, said, for a combination that does not go. */
 int cmd_live_check(struct inventory_live_options *o);
+/* apply's role options (parsed by cmd_live_option into o, with the OPT_LIVE_ROLE_* ids, no
+ * accounts): checked; the role template, session name, external id and duration, or NULL when
+ * none was given (*rc: 0, or EXIT_USAGE said). */
+struct inventory_accounts;
+const struct inventory_accounts *cmd_role_options_check(struct inventory_live_options *o, int *rc);
 /* --from-aws-json / --from-kube-json arguments ([LABEL=]FILE or [LABEL=]DIR) shared by plan and
  * report: a label has no '/', and an existing file named "a=b.json" is taken as a file. A DIR
  * adds its *.json files in name order (said with -v); kubectl exports in a DIR without a label
