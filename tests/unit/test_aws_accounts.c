@@ -2,7 +2,8 @@
  * test_aws_accounts.c - the pure parts of the multi-account run (aws_accounts.h): account ids,
  * --accounts lists and @FILE parsing (comments, duplicates, errors naming file and line), role
  * ARN templates (checks and expansion), STS session names sanitised to [\w+=,.@-]{2,64}, and
- * Organizations ListAccounts answers (pages, NextToken, bad accounts refused whole).
+ * Organizations ListAccounts answers (pages, NextToken, bad accounts refused whole), and the
+ * per-account client set keeping labels that are not account ids on the base client.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_accounts.h"
+#include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
 #include "tap.h"
@@ -181,6 +183,23 @@ static void test_org_parse(void)
 	buf_release(&err);
 }
 
+/* Labels that are not account ids never leave the base client (no network needed to tell). */
+static void test_clients_labels(void)
+{
+	struct aws_client base;
+	memset(&base, 0, sizeof base);
+	struct aws_account_clients set;
+	aws_account_clients_init(&set, &base, "arn:${partition}:iam::${account}:role/r", "s", NULL, 0);
+	struct buf err = BUF_INIT;
+	CHECK(aws_account_clients_get(&set, NULL, &err) == &base);
+	CHECK(aws_account_clients_get(&set, "prod", &err) == &base);
+	CHECK(aws_account_clients_get(&set, "12345678901", &err) == &base);
+	CHECK_I64(set.n, 0);
+	CHECK_I64(err.len, 0);
+	aws_account_clients_release(&set);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	test_account_id();
@@ -189,5 +208,6 @@ int main(void)
 	test_template();
 	test_session_name();
 	test_org_parse();
+	test_clients_labels();
 	return tap_done();
 }
