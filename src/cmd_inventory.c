@@ -170,6 +170,10 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||
+	    (rc = cmd_usage_if(a.live.accounts && a.live.save_dir,
+			       "--save writes one file per region, which several accounts would share: it does not go "
+			       "with --accounts, --organization or repeated --profile yet (save each account's run "
+			       "apart)")) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
