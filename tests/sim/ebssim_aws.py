@@ -227,6 +227,7 @@ class ServiceApp:
                 perm = "%s:%s" % (self.iam_prefix, action)
                 if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
                     raise self.denied(principal, perm, region, params, proto)
+                self.check_rate(action, principal, region, proto)
             vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1")) \
                 if isinstance(params, dict) else None
             refusal = self.sim.error_fault(self.service, action, vid)
@@ -245,6 +246,9 @@ class ServiceApp:
         return resp
 
     def check_region(self, region, proto):
+        pass
+
+    def check_rate(self, action, principal, region, proto):
         pass
 
     def always_allowed(self, action):
@@ -323,6 +327,10 @@ class Ec2App(ServiceApp):
     service = "ec2"
     iam_prefix = "ec2"
 
+    def __init__(self, apis):
+        super().__init__(apis)
+        self.buckets = {}   # (account, region, action) -> (tokens, monotonic time): see check_rate
+
     ACTIONS = ("DescribeVolumes", "DescribeVolumesModifications", "ModifyVolume", "DeleteVolume",
                "CreateTags", "DescribeInstances", "DescribeInstanceTypes", "DescribeRegions")
 
@@ -395,6 +403,24 @@ class Ec2App(ServiceApp):
     def throttle_error(self, proto):
         return ApiError("RequestLimitExceeded", "Request limit exceeded.", 503, sender=False)
 
+    def check_rate(self, action, principal, region, proto):
+        """Scenario `ec2_rate_limit: {"burst": B, "rate": R}` (default none): EC2's request token
+        buckets, one per account, region and action (wall clock; EC2 evaluates each API on its own),
+        each request taking one token."""
+        spec = self.sim.scenario.get("ec2_rate_limit")
+        if not spec:
+            return
+        burst, rate = float(spec.get("burst", 100)), float(spec.get("rate", 20))
+        key = (self.sim.account_of(principal), region, action)
+        now = time.monotonic()
+        with self.sim.lock:
+            tokens, last = self.buckets.get(key, (burst, now))
+            tokens = min(burst, tokens + (now - last) * rate)
+            if tokens < 1.0:
+                self.buckets[key] = (tokens, now)
+                raise self.throttle_error(proto)
+            self.buckets[key] = (tokens - 1.0, now)
+
     def server_error(self, proto):
         return ApiError("InternalError", "An internal error has occurred", 500, sender=False)
 
@@ -452,6 +478,11 @@ class Ec2App(ServiceApp):
                            "Expecting a value less than %d." % (n, hi))
         return n
 
+    def _token_scope(self, region, acct):
+        """What a NextToken is bound to: the region, and a member account's id too (the base
+        account's tokens stay as they were)."""
+        return region if acct == self.sim.account else "%s/%s" % (region, acct)
+
     def _token_start(self, params, action, region):
         token = params.get("NextToken")
         if not token:
@@ -501,9 +532,10 @@ class Ec2App(ServiceApp):
                 token = None
             else:
                 region_ids = self.sim.account_state(acct).by_region.get(region, [])
-                start = self._token_start(params, "DescribeVolumes", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeVolumes", scope)
                 items, token = self._page(region_ids, vols.get, pred, start, limit,
-                                          "DescribeVolumes", region)
+                                          "DescribeVolumes", scope)
             body = "".join(self._volume_xml(v) for v in items)
         out = ("    <volumeSet>\n%s    </volumeSet>\n" % body) if body else "    <volumeSet/>\n"
         if token:
@@ -591,12 +623,13 @@ class Ec2App(ServiceApp):
             else:
                 region_ids = [v for v in self.sim.account_state(acct).by_region.get(region, [])
                               if v in self.sim.modifications]
-                start = self._token_start(params, "DescribeVolumesModifications", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeVolumesModifications", scope)
 
                 def get(vid):
                     return self.sim.mod_view(self.sim.modifications[vid][-1], now)
                 items, token = self._page(region_ids, get, pred, start, limit,
-                                          "DescribeVolumesModifications", region)
+                                          "DescribeVolumesModifications", scope)
         body = "".join(self._mod_xml(m, "        ", "item") for m in items)
         out = ("    <volumeModificationSet>\n%s    </volumeModificationSet>\n" % body) if body \
             else "    <volumeModificationSet/>\n"
@@ -707,9 +740,10 @@ class Ec2App(ServiceApp):
                 items = [insts[i] for i in dict.fromkeys(ids) if pred(insts[i])]
                 token = None
             else:
-                start = self._token_start(params, "DescribeInstances", region)
+                scope = self._token_scope(region, acct)
+                start = self._token_start(params, "DescribeInstances", scope)
                 items, token = self._page(self.sim.account_state(acct).instances_by_region.get(region, []), insts.get,
-                                          pred, start, limit, "DescribeInstances", region)
+                                          pred, start, limit, "DescribeInstances", scope)
             body = "".join(self._reservation_xml(i) for i in items)
         out = ("    <reservationSet>\n%s    </reservationSet>\n" % body) if body else "    <reservationSet/>\n"
         if token:

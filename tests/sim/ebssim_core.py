@@ -714,6 +714,8 @@ class Sim:
             v.setdefault("tags", {})
             v.setdefault("modify_fails", False)
             vid = v["volume_id"]
+            if vid in self.volumes:
+                raise ValueError("scenario: volume %s is listed twice (ids are unique across accounts)" % vid)
             self.volumes[vid] = v
             owner = v.get("_account")
             index = self.by_region if owner is None else self.accounts[owner].by_region
@@ -1294,8 +1296,12 @@ class Sim:
             for name, c in self.kube.items():
                 st = getattr(c, "state", None)
                 clusters[name] = st() if st else {}
-            return {"now": fmt_time(now), "volumes": vols, "modifications": mods,
-                    "clusters": clusters}
+            out = {"now": fmt_time(now), "volumes": vols, "modifications": mods, "clusters": clusters}
+            if len(self.accounts) > 1:   # an organization: which account holds which volume
+                out["accounts"] = {a.id: {"status": a.status,
+                                          "volumes": [v for ids in a.by_region.values() for v in ids]}
+                                   for a in self.accounts.values()}
+            return out
 
 
 class _FakeServer:

@@ -13,10 +13,19 @@ Makes a realistic fleet, deterministic for a seed:
     steady/diurnal/bursty/idle; usage (used/capacity bytes) for ~85% of PVCs;
   - modification history: ~5% with an old completed modification, a few optimizing,
     a few with 4 modifications in the last 24 h.
+With `--accounts N` (`--volumes-per-account-region V`, default 1000) the scenario is an
+organization: the management account gets the fleet above (`--volumes` may be 0) and each of N
+member accounts (ids 2000000000NN..., "member-NN") has V volumes in each of the `--regions`
+regions (same type/size/workload/history mix, ~85% attached to instances of that account, 20 per
+instance, no clusters); every account, the management one too, has the role `ebsmigrate`
+trusting the management account's root with
+ec2:Describe*, ec2:ModifyVolume, ec2:CreateTags, cloudwatch:GetMetricData and
+cloudtrail:LookupEvents.
 The object builders (storage_class, pv, pvc, pod, node, statefulset, ...) are shared with
 the hand-written scenarios (see scenarios/README in docs/TESTING.md).
 """
 
+import calendar
 import json
 import random
 import time
@@ -421,16 +430,83 @@ def generate(n_volumes, n_clusters, n_regions, seed):
             "instances": instances, "volumes": volumes, "clusters": clusters}
 
 
+MEMBER_ALLOW = ["ec2:Describe*", "ec2:ModifyVolume", "ec2:CreateTags", "cloudwatch:GetMetricData",
+                "cloudtrail:LookupEvents"]
+
+
+def member_account_id(k):
+    return "2000%08d" % (k + 1)
+
+
+def generate_org(n_accounts, per_region, n_volumes, n_clusters, n_regions, seed, ec2_rate_limit=None):
+    """The management account's fleet (generate()) plus n_accounts members (see the module doc);
+    ec2_rate_limit "BURST/RATE" sets the scenario's EC2 token bucket (per account and region)."""
+    scenario = generate(n_volumes, n_clusters, n_regions, seed)
+    if ec2_rate_limit:
+        burst, _, rate = ec2_rate_limit.partition("/")
+        scenario["ec2_rate_limit"] = {"burst": float(burst), "rate": float(rate or burst)}
+    mgmt = scenario["account"]
+    scenario["name"] = "generated-org-%d-%d-%d-%d" % (n_accounts, per_region, n_regions, seed)
+    scenario["organization"] = {"id": "o-ebssimgen01", "management_account_name": "management",
+                                "management_email": "aws-mgmt@example.com"}
+    # the same role in the management account, so a tool assuming it everywhere covers all accounts
+    scenario["roles"] = [{"name": "ebsmigrate", "trusted": ["arn:aws:iam::%s:root" % mgmt],
+                          "external_id": None, "max_session_duration": 3600, "allow": list(MEMBER_ALLOW)}]
+    members = []
+    for k in range(n_accounts):
+        acct_id = member_account_id(k)
+        # the member's volumes: a fleet without clusters (all unattached), one seed per account
+        fleet = generate(per_region * len(scenario["regions"]), 0, n_regions, seed * 100003 + k + 1)
+        rng = random.Random(seed * 7919 + k)
+        instances = []
+        current = {}
+        for vol in fleet["volumes"]:
+            if rng.random() >= 0.85:
+                continue
+            region = vol["region"]
+            inst, count = current.get(region, (None, 20))
+            if count >= 20:
+                inst = {"instance_id": "i-%017x" % rng.getrandbits(68), "region": region, "az": vol["az"],
+                        "instance_type": INSTANCE_TYPES[rng.randrange(len(INSTANCE_TYPES))],
+                        "state": "running"}
+                instances.append(inst)
+                count = 0
+            current[region] = (inst, count + 1)
+            vol["az"] = inst["az"]
+            vol["attachments"] = [{"instance_id": inst["instance_id"], "device": "/dev/xvd%s" % "fghijklmnopqrstuvwxyz"[count],
+                                   "attach_time": ts(parse_ts(vol["create_time"]) + 60)}]
+        members.append({"id": acct_id, "name": "member-%02d" % (k + 1),
+                        "email": "aws+member-%02d@example.com" % (k + 1), "status": "ACTIVE",
+                        "joined_method": "CREATED", "joined": ts(START_EPOCH - 300 * 86400 + k * 86400),
+                        "regions": fleet["regions"], "volumes": fleet["volumes"], "instances": instances,
+                        "roles": [{"name": "ebsmigrate", "trusted": ["arn:aws:iam::%s:root" % mgmt],
+                                   "external_id": None, "max_session_duration": 3600,
+                                   "allow": list(MEMBER_ALLOW)}]})
+    scenario["accounts"] = members
+    return scenario
+
+
+def parse_ts(text):
+    return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ"))
+
+
 def main(args):
     import gc
     t0 = time.time()
     gc.disable()  # millions of small objects: the collector would only slow this down
-    scenario = generate(args.volumes, args.clusters, args.regions, args.seed)
+    if getattr(args, "accounts", 0):
+        scenario = generate_org(args.accounts, args.volumes_per_account_region, args.volumes,
+                                args.clusters, args.regions, args.seed, getattr(args, "ec2_rate_limit", None))
+    else:
+        scenario = generate(args.volumes, args.clusters, args.regions, args.seed)
     text = json.dumps(scenario, separators=(",", ":"))  # dumps uses the C encoder, dump does not
     with open(args.out, "w") as f:
         f.write(text)
     import sys
-    sys.stderr.write("ebssim gen: %d volumes, %d clusters, %d regions -> %s (%.1f s)\n"
+    members = scenario.get("accounts") or []
+    sys.stderr.write("ebssim gen: %d volumes, %d clusters, %d regions%s -> %s (%.1f s)\n"
                      % (len(scenario["volumes"]), len(scenario["clusters"]), len(scenario["regions"]),
+                        ", %d member accounts with %d volumes" % (
+                            len(members), sum(len(a["volumes"]) for a in members)) if members else "",
                         args.out, time.time() - t0))
     return 0

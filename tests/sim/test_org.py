@@ -199,6 +199,11 @@ class Org(unittest.TestCase):
         self.assertEqual([v["VolumeId"] for v in eu.describe_volumes()["Volumes"]], ["vol-0bb00000000000003"])
         pages = list(ec2.get_paginator("describe_volumes").paginate(PaginationConfig={"PageSize": 5}))
         self.assertEqual(sum(len(p["Volumes"]) for p in pages), 2)
+        # a NextToken belongs to its account: one of the management account's is refused here
+        cc = self.client_as("ec2", ANALYTICS, ExternalId="ebs-ext-42")
+        import base64
+        fake = base64.urlsafe_b64encode(b'{"a":"DescribeVolumes","r":"us-east-1","i":1}').decode().rstrip("=")
+        self.assertEqual(self.err(cc.describe_volumes, MaxResults=5, NextToken=fake)[0], "InvalidPaginationToken")
         self.assertEqual(self.err(ec2.describe_volumes, VolumeIds=["vol-0aa00000000000001"])[0],
                          "InvalidVolume.NotFound")
         base = self.sim.client("ec2")
@@ -227,7 +232,11 @@ class Org(unittest.TestCase):
         ec2 = self.client_as("ec2", ANALYTICS, ExternalId="ebs-ext-42")
         m = ec2.modify_volume(VolumeId="vol-0cc00000000000001", VolumeType="gp3")["VolumeModification"]
         self.assertEqual(m["TargetVolumeType"], "gp3")
-        self.assertEqual(self.sim.state()["modifications"]["vol-0cc00000000000001"][-1]["target"]["type"], "gp3")
+        state = self.sim.state()
+        self.assertEqual(state["modifications"]["vol-0cc00000000000001"][-1]["target"]["type"], "gp3")
+        self.assertEqual(state["accounts"][ANALYTICS], {"status": "ACTIVE", "volumes": [
+            "vol-0cc00000000000001", "vol-0cc00000000000002"]})
+        self.assertEqual(state["accounts"][MGMT]["volumes"], ["vol-0aa00000000000001", "vol-0aa00000000000002"])
         end = datetime.datetime.fromisoformat(self.sim.state()["now"].replace("Z", "+00:00"))
         q = [{"Id": "m%d" % i, "MetricStat": {"Metric": {"Namespace": "AWS/EBS", "MetricName": "VolumeReadOps",
                                                           "Dimensions": [{"Name": "VolumeId", "Value": v}]},
@@ -267,6 +276,70 @@ class Org(unittest.TestCase):
         self.assertEqual(self.err(sts.get_caller_identity)[:2], ("InvalidClientTokenId", 403))
         # another account (the management one) has the region: no refusal there
         self.assertEqual(self.sim.client("ec2", region="ap-east-1").describe_volumes()["Volumes"], [])
+
+
+class Ec2RateLimit(unittest.TestCase):
+    """Scenario `ec2_rate_limit`: EC2's token buckets, one per account, region and action."""
+
+    def test_bucket_per_account_region(self):
+        import tempfile
+        scen = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios", "org.json")))
+        scen["ec2_rate_limit"] = {"burst": 3, "rate": 0.2}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(scen, f)
+        sim = SimProcess(f.name)
+        try:
+            os.unlink(f.name)
+            base = sim.client("ec2")
+            for _ in range(3):
+                base.describe_volumes()
+            with self.assertRaises(botocore.exceptions.ClientError) as c:
+                base.describe_volumes()
+            r = c.exception.response
+            self.assertEqual((r["Error"]["Code"], r["ResponseMetadata"]["HTTPStatusCode"]), ("RequestLimitExceeded", 503))
+            sim.client("ec2", region="eu-west-1").describe_volumes()       # another region: its own bucket
+            base.describe_instances()                                      # another action: its own bucket
+            c = sim.client("sts").assume_role(RoleArn=role(PAYMENTS), RoleSessionName="ok")["Credentials"]
+            member = sim.client("ec2", keys=(c["AccessKeyId"], c["SecretAccessKey"]), token=c["SessionToken"])
+            self.assertEqual(len(member.describe_volumes()["Volumes"]), 2)   # another account: its own bucket
+            codes = [e["error_code"] for e in sim.requests("ec2")]
+            self.assertEqual(codes, [None, None, None, "RequestLimitExceeded", None, None, None])
+        finally:
+            sim.stop()
+
+
+class GeneratedOrg(unittest.TestCase):
+    """`ebssim gen --accounts N`: the organization org_bench serves."""
+
+    def test_generated_organization(self):
+        import tempfile
+        d = tempfile.mkdtemp(prefix="ebssim-gen-org-")
+        out = os.path.join(d, "org.json")
+        subprocess.run(["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ebssim"),
+                        "gen", "--accounts", "3", "--volumes-per-account-region", "40", "--regions", "2",
+                        "--volumes", "0", "--clusters", "0", "--ec2-rate-limit", "100/20", "--out", out],
+                       check=True, capture_output=True)
+        scen = json.load(open(out))
+        self.assertEqual(scen["ec2_rate_limit"], {"burst": 100.0, "rate": 20.0})
+        ids = [v["volume_id"] for a in scen["accounts"] for v in a["volumes"]]
+        self.assertEqual((len(ids), len(set(ids))), (240, 240))
+        sim = SimProcess(out)
+        try:
+            shutil.rmtree(d)
+            accts = [a["Id"] for a in sim.client("organizations").list_accounts()["Accounts"]]
+            self.assertEqual(accts, [MGMT, "200000000001", "200000000002", "200000000003"])
+            for acct in accts:
+                c = sim.client("sts").assume_role(RoleArn=role(acct), RoleSessionName="gen")["Credentials"]
+                for region, want in (("us-east-1", 40), ("ap-northeast-2", 40), ("eu-west-1", 0)):
+                    ec2 = sim.client("ec2", region=region, keys=(c["AccessKeyId"], c["SecretAccessKey"]),
+                                     token=c["SessionToken"])
+                    vols = ec2.describe_volumes()["Volumes"]
+                    self.assertEqual(len(vols), 0 if acct == MGMT else want)
+                    attached = [v for v in vols if v["Attachments"]]
+                    insts = {i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
+                    self.assertEqual({a["InstanceId"] for v in attached for a in v["Attachments"]}, insts)
+        finally:
+            sim.stop()
 
 
 class NoOrganization(unittest.TestCase):
