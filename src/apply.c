@@ -43,6 +43,9 @@
  *   5. A refusal about the principal rather than the volume (authorization, credentials, KMS,
  *      throttling; Kubernetes 401/403) stops the run at the first one: the row stays planned
  *      (retryable), the untried rows are not touched, and the error names what to grant.
+ *   7. Several accounts (o->aws_for): a volume is read, checked and modified only with the client
+ *      of its own account (the plan's/ledger's account); CloudTrail history is cached per
+ *      account-region; a volume whose account has no client stops the run like a refusal.
  *   6. VolumeModificationRateExceeded defers the row until the time modify_refusal.h gives (AWS's,
  *      else from the history known), on every route: on the Kubernetes routes the driver's
  *      refusal (PVC condition, sidecar event) moves a submitted row to deferred (never reported
@@ -89,6 +92,7 @@ void apply_result_release(struct apply_result *r)
 	}
 	free(r->v);
 	free(r->history_warning);
+	free(r->accounts_warning);
 	memset(r, 0, sizeof *r);
 }
 
@@ -462,14 +466,18 @@ static void add_history(struct history_cache *hc, struct aws_client *aws, struct
 			time_t now, struct apply_result *res)
 {
 	struct history_region *h = NULL;
+	struct buf key = BUF_INIT; /* "REGION", or "ACCOUNT/REGION" for a client of one account of several */
+	if (aws->account)
+		buf_addf(&key, "%s/", aws->account);
+	buf_adds(&key, v->region);
 	for (size_t i = 0; i < hc->n && !h; i++)
-		if (strcmp(hc->v[i].region, v->region) == 0)
+		if (strcmp(hc->v[i].region, key.s) == 0)
 			h = &hc->v[i];
 	if (!h) {
 		hc->v = xrealloc(hc->v, (hc->n + 1) * sizeof *hc->v);
 		h = &hc->v[hc->n++];
 		memset(h, 0, sizeof *h);
-		h->region = xstrdup(v->region);
+		h->region = buf_detach(&key);
 		struct buf terr = BUF_INIT;
 		h->ok = aws_cloudtrail_lookup_modify_volume(aws, v->region, now - 25 * 3600, now, &h->events, NULL,
 							    &terr) == 0;
@@ -484,9 +492,25 @@ static void add_history(struct history_cache *hc, struct aws_client *aws, struct
 		}
 		buf_release(&terr);
 	}
+	buf_release(&key);
 	if (h->ok)
 		aws_cloudtrail_attach(f, &h->events, v->region);
 	v->history = h->ok ? HISTORY_CLOUDTRAIL : HISTORY_UNAVAILABLE;
+}
+
+/* The client acting in account (invariant 7): o->aws_for's, else the one client. */
+static int client_of(struct aws_client **out, struct aws_client *aws, const struct apply_options *o,
+		     const char *volume_id, const char *account, struct buf *err)
+{
+	*out = aws;
+	if (!o->aws_for)
+		return 0;
+	struct buf e = BUF_INIT;
+	*out = o->aws_for(o->aws_for_ctx, account, &e);
+	int rc = *out ? 0 : em_err(err, EM_EAUTH, "volume %s (account %s): %s; stopped here, the volume stays planned",
+				   volume_id, account ? account : "unknown", e.s ? e.s : "no credentials");
+	buf_release(&e);
+	return rc;
 }
 
 static void set_str(char **dst, const char *s)
@@ -614,7 +638,18 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	struct fresh fr;
 	const char *action = NULL;
 	struct buf rerr = BUF_INIT;
-	int rc = read_fresh(aws, row->region, row->volume_id, &fr, &action, &rerr);
+	int rc = client_of(&aws, aws, o, row->volume_id, row->account, o->observe_only ? &rerr : err);
+	if (rc && o->observe_only) { /* status: the row stays as recorded, never judged with another account's view */
+		if (!res->accounts_warning)
+			res->accounts_warning = buf_detach(&rerr);
+		buf_release(&rerr);
+		return 0;
+	}
+	if (rc) {
+		buf_release(&rerr);
+		return rc;
+	}
+	rc = read_fresh(aws, row->region, row->volume_id, &fr, &action, &rerr);
 	if (rc) {
 		if (principal_refusal(rc, NULL, rerr.s))
 			rc = stop_for_ec2(err, rc, row->volume_id, action, NULL, rerr.s, LEFT_AS_WAS);
@@ -1033,7 +1068,12 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	struct fresh fr;
 	struct buf rerr = BUF_INIT;
 	const char *action = NULL;
-	int rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
+	int rc = client_of(&aws, aws, o, it->volume_id, it->account, err);
+	if (rc) {
+		buf_release(&rerr);
+		return rc;
+	}
+	rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
 	if (rc) {
 		if (principal_refusal(rc, NULL, rerr.s))
 			rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s, LEFT_PLANNED);

@@ -117,6 +117,62 @@ int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, 
 	return 0;
 }
 
+/* The assumed-role provider's source: the base client's credentials, copied under its lock. */
+static int base_credentials(void *ctx, struct aws_credentials *out, struct buf *err)
+{
+	struct aws_client *base = ctx;
+	if (base->creds_from)
+		base = base->creds_from;
+	pthread_mutex_lock(&base->creds_lock);
+	const struct aws_credentials *cr = NULL;
+	int rc = aws_credentials_provider_get(&base->creds, &cr, err);
+	if (!rc)
+		aws_credentials_copy(out, cr);
+	pthread_mutex_unlock(&base->creds_lock);
+	return rc;
+}
+
+void aws_client_rate_key(const struct aws_client *c, char *out, size_t n, const char *service, const char *region)
+{
+	if (c->account)
+		snprintf(out, n, "%s:%s:%s", service, c->account, region);
+	else
+		snprintf(out, n, "%s:%s", service, region);
+}
+
+void aws_client_set_account(struct aws_client *c, const char *account)
+{
+	free(c->account);
+	c->account = account ? xstrdup(account) : NULL;
+}
+
+int aws_client_init_assumed(struct aws_client *c, struct aws_client *base, const char *account,
+			    const struct aws_assume_role_params *p, struct buf *err)
+{
+	if (base->creds_from)
+		base = base->creds_from;
+	memset(c, 0, sizeof *c);
+	pthread_mutex_init(&c->creds_lock, NULL);
+	int rc = http_client_init(&c->http, &base->http.opt, err);
+	if (rc)
+		return rc;
+	http_client_share_rates(&c->http, &base->http);
+	c->profile = xstrdup(base->profile);
+	c->account = xstrdup(account);
+	struct aws_credentials_options co;
+	memset(&co, 0, sizeof co);
+	co.http = &c->http;
+	co.session_name = p->session_name;
+	co.source = base_credentials;
+	co.source_ctx = base;
+	co.role_arn = p->role_arn;
+	co.external_id = p->external_id;
+	co.duration_s = p->duration_s;
+	co.expect_account = account;
+	aws_credentials_provider_init(&c->creds, &co);
+	return 0;
+}
+
 int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err)
 {
 	if (from->creds_from) /* a worker's worker: the credentials are still the root's */
@@ -129,6 +185,7 @@ int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct
 		return rc;
 	http_client_share_rates(&w->http, &from->http);
 	w->profile = xstrdup(from->profile);
+	w->account = xstrdup(from->account);
 	return 0;
 }
 
@@ -186,6 +243,7 @@ void aws_client_release(struct aws_client *c)
 		aws_credentials_provider_release(&c->creds);
 	http_client_release(&c->http);
 	free(c->profile);
+	free(c->account);
 	memset(c, 0, sizeof *c);
 }
 
@@ -341,6 +399,7 @@ static const char *service_label(enum aws_service svc)
 	case AWS_SERVICE_PRICING: return "pricing";
 	case AWS_SERVICE_STS: return "sts";
 	case AWS_SERVICE_CLOUDTRAIL: return "cloudtrail";
+	case AWS_SERVICE_ORGANIZATIONS: return "organizations";
 	}
 	return "aws";
 }
@@ -363,7 +422,7 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 		req->url = buf_detach(&u);
 	}
 	char rate_key[96];
-	snprintf(rate_key, sizeof rate_key, "%s:%s", ep.signing_name, ep.signing_region);
+	aws_client_rate_key(c, rate_key, sizeof rate_key, ep.signing_name, ep.signing_region);
 	req->rate_key = rate_key;
 	struct classify_ctx cc = {json};
 	req->classify = classify;

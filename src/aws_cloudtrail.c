@@ -342,7 +342,7 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 					struct trail_events *out, struct buf *save, struct buf *err)
 {
 	char key[96];
-	snprintf(key, sizeof key, "cloudtrail:%s", region);
+	aws_client_rate_key(c, key, sizeof key, "cloudtrail", region);
 	http_client_set_rate(&c->http, key, CLOUDTRAIL_RATE_PER_S, 1);
 	struct http_response resp;
 	http_response_init(&resp);

@@ -882,9 +882,45 @@ static int run_link(struct aws_credentials_provider *p, int link, const struct s
 	return 0;
 }
 
+/* Assumed-role mode: AssumeRole signed with the source's credentials (a copy, wiped here). The
+ * external id is never quoted in a message. */
+static int resolve_assumed(struct aws_credentials_provider *p, struct aws_credentials *out, struct buf *err)
+{
+	struct aws_credentials base = {0};
+	struct buf e = BUF_INIT;
+	int rc = p->source(p->source_ctx, &base, &e);
+	if (rc) {
+		em_err(err, rc, "base credentials for role '%s': %s", p->role_arn, e.s);
+	} else if (!p->http) {
+		rc = em_err(err, EM_EINPUT, "role '%s': no http client to call sts with", p->role_arn);
+	} else {
+		struct aws_assume_role_params ap = {p->role_arn, p->session_name, p->external_id, p->duration_s};
+		rc = aws_sts_assume_role(out, p->http, p->region, &base, &ap, &e);
+		if (rc)
+			em_err(err, rc, "%s", e.s);
+		/* never one account's credentials for another's volumes */
+		if (!rc && p->expect_account && (!out->account_id || strcmp(out->account_id, p->expect_account) != 0)) {
+			rc = em_err(err, EM_EAUTH, "role '%s' gave credentials of account %s, not %s: not used", p->role_arn,
+				    out->account_id ? out->account_id : "(unknown)", p->expect_account);
+			aws_credentials_release(out);
+		}
+	}
+	if (!rc) {
+		free(out->source);
+		struct buf s = BUF_INIT;
+		buf_addf(&s, "role '%s'", p->role_arn);
+		out->source = buf_detach(&s);
+	}
+	aws_credentials_release(&base);
+	buf_release(&e);
+	return rc;
+}
+
 /* Walks the chain (or re-runs the link that answered before). */
 static int resolve(struct aws_credentials_provider *p, struct aws_credentials *out, struct buf *err)
 {
+	if (p->role_arn)
+		return resolve_assumed(p, out, err);
 	struct shared_config sc;
 	int rc = shared_config_load(&sc, err);
 	if (rc) {
@@ -961,6 +997,14 @@ void aws_credentials_provider_init(struct aws_credentials_provider *p, const str
 	p->clock = o.clock ? o.clock : real_time;
 	p->refresh_window_s = o.refresh_window_s > 0 ? o.refresh_window_s : 300;
 	p->link = -1;
+	if (o.role_arn && o.source) {
+		p->role_arn = xstrdup(o.role_arn);
+		p->external_id = o.external_id ? xstrdup(o.external_id) : NULL;
+		p->duration_s = o.duration_s;
+		p->expect_account = o.expect_account ? xstrdup(o.expect_account) : NULL;
+		p->source = o.source;
+		p->source_ctx = o.source_ctx;
+	}
 }
 
 void aws_credentials_provider_release(struct aws_credentials_provider *p)
@@ -968,6 +1012,9 @@ void aws_credentials_provider_release(struct aws_credentials_provider *p)
 	free(p->profile);
 	free(p->region);
 	free(p->session_name);
+	free(p->role_arn);
+	free(p->external_id);
+	free(p->expect_account);
 	aws_credentials_release(&p->creds);
 	memset(p, 0, sizeof *p);
 }

@@ -29,6 +29,7 @@ static const struct service_info services[] = {
 	[AWS_SERVICE_PRICING] = {"pricing", "api.pricing", "PRICING", NULL, "pricing"},
 	[AWS_SERVICE_STS] = {"sts", "sts", "STS", NULL, "sts"},
 	[AWS_SERVICE_CLOUDTRAIL] = {"cloudtrail", "cloudtrail", "CLOUDTRAIL", NULL, "cloudtrail"},
+	[AWS_SERVICE_ORGANIZATIONS] = {"organizations", "organizations", "ORGANIZATIONS", NULL, "organizations"},
 };
 
 const char *aws_service_signing_name(enum aws_service svc)
@@ -135,14 +136,14 @@ static int override_url(const struct service_info *si, char **url, struct buf *v
 int aws_endpoint_resolve(struct aws_endpoint *out, enum aws_service svc, const char *region, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	if ((unsigned)svc > AWS_SERVICE_CLOUDTRAIL)
+	if ((unsigned)svc > AWS_SERVICE_ORGANIZATIONS)
 		return em_err(err, EM_EINPUT, "unknown aws service %d", (int)svc);
 	const struct service_info *si = &services[svc];
 	if (region && !*region)
 		region = NULL;
 	if (region && !aws_region_valid(region))
 		return em_err(err, EM_EINPUT, "'%s' is not an aws region name", region);
-	if (!region && svc != AWS_SERVICE_STS && svc != AWS_SERVICE_PRICING)
+	if (!region && svc != AWS_SERVICE_STS && svc != AWS_SERVICE_PRICING && svc != AWS_SERVICE_ORGANIZATIONS)
 		return em_err(err, EM_EINPUT, "no region for the %s endpoint: pass --region or set AWS_REGION", si->label);
 
 	const char *partition = aws_partition_of(region);
@@ -153,6 +154,13 @@ int aws_endpoint_resolve(struct aws_endpoint *out, enum aws_service svc, const c
 		signing_region = strcmp(partition, "aws-cn") == 0 ? "cn-northwest-1" : "us-east-1";
 		if (strcmp(partition, "aws-us-gov") == 0)
 			partition = "aws";
+		buf_addf(&url, "https://%s.%s.%s", si->host_prefix, signing_region, dns_suffix(partition));
+		break;
+	case AWS_SERVICE_ORGANIZATIONS:
+		/* one endpoint per partition: us-east-1 (aws), cn-northwest-1, us-gov-west-1 */
+		signing_region = strcmp(partition, "aws-cn") == 0       ? "cn-northwest-1"
+				 : strcmp(partition, "aws-us-gov") == 0 ? "us-gov-west-1"
+									: "us-east-1";
 		buf_addf(&url, "https://%s.%s.%s", si->host_prefix, signing_region, dns_suffix(partition));
 		break;
 	case AWS_SERVICE_STS:

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include "ebsmigrate/apply.h"
+#include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strlist.h"
@@ -18,7 +20,8 @@
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
-       OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE };
+       OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE, OPT_AROLE_NAME, OPT_AROLE_ARN_TEMPLATE, OPT_AEXTERNAL_ID,
+       OPT_AROLE_SESSION_NAME, OPT_AROLE_DURATION };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N",
@@ -50,6 +53,18 @@ static const struct cmd_option apply_options[] = {
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
 	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
 	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
+	{"role-name", 0, ARG_REQUIRED, "NAME",
+	 "a plan of several accounts: modify each account's volumes with the role arn:PARTITION:iam::ACCOUNT:role/NAME "
+	 "assumed from the base credentials (docs/accounts.md)",
+	 OPT_AROLE_NAME},
+	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",
+	 "the same with the role ARN given as a template with ${partition} and ${account} (instead of --role-name)",
+	 OPT_AROLE_ARN_TEMPLATE},
+	{"external-id", 0, ARG_REQUIRED, "ID", "the ExternalId sent with every AssumeRole", OPT_AEXTERNAL_ID},
+	{"role-session-name", 0, ARG_REQUIRED, "NAME", "the AssumeRole session name (default ebsmigrate-USER)",
+	 OPT_AROLE_SESSION_NAME},
+	{"role-duration", 0, ARG_REQUIRED, "DURATION", "how long each assumed role's credentials last, 15m to 12h",
+	 OPT_AROLE_DURATION},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -100,6 +115,14 @@ const struct cmd_help apply_help = {
 		"measured at --now) is refused (exit 2) unless --plan names it; re-run plan, name the plan, or "
 		"raise the limit. --reconcile-only is never refused (it sends nothing).\n"
 		"\n"
+		"A plan of several accounts (plan --accounts/--organization): with --role-name (or "
+		"--role-arn-template, --external-id, --role-session-name, --role-duration) each volume is re-read and "
+		"modified with its own account's credentials, from STS AssumeRole of that account's role signed with "
+		"the base credentials (the base credentials' own account with them), never another account's; the "
+		"in-flight cap (--max-in-flight) is per account-region and the ledger records each volume's account "
+		"(docs/accounts.md). Without a role option every volume is sent with the base credentials, as for one "
+		"account.\n"
+		"\n"
 		"--plan FILE: an argument of digits only is a plan id (write ./123 for a file named 123). The "
 		"file is checked first (a bad one is refused with exit 2 and nothing recorded; every target must be "
 		"gp3 within the gp3 limits for the volume's size), then found in the "
@@ -117,6 +140,7 @@ struct apply_args {
 	struct strlist vols, nss, ctxs; /* --volume, -n, --context: borrowed from argv */
 	int yes;
 	const char *profile;
+	struct inventory_live_options roles; /* --role-name ...: parsed by cmd_live_option */
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
 	int64_t max_plan_age_s;     /* 0 = no limit */
 	const char *max_plan_age;   /* as given, for messages */
@@ -225,9 +249,33 @@ static int on_option(void *st, int id, const char *arg)
 		a->o.poll_s = (int64_t)tmp;
 		return 0;
 	case OPT_APROFILE: a->profile = arg; return 0;
+	case OPT_AROLE_NAME: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_NAME, arg);
+	case OPT_AROLE_ARN_TEMPLATE: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_ARN_TEMPLATE, arg);
+	case OPT_AEXTERNAL_ID: return cmd_live_option(&a->roles, OPT_LIVE_EXTERNAL_ID, arg);
+	case OPT_AROLE_SESSION_NAME: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_SESSION_NAME, arg);
+	case OPT_AROLE_DURATION: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_DURATION, arg);
 	case OPT_AKUBECONFIG: a->o.kubeconfig = arg; return 0;
 	}
 	return EXIT_USAGE;
+}
+
+/* apply_options.aws_for over a set of per-account clients. */
+static struct aws_client *client_for_account(void *ctx, const char *account, struct buf *err)
+{
+	return aws_account_clients_get(ctx, account, err);
+}
+
+/* o routes every volume to its account's client (set, made on base; other accounts only with
+ * role options). */
+static void route_accounts(struct apply_options *o, struct aws_account_clients *set, struct aws_client *base,
+			   const struct inventory_accounts *roles)
+{
+	/* without role options too: a volume of another account is then refused, not read (and
+	 * judged deleted) with these credentials */
+	aws_account_clients_init(set, base, roles ? roles->role_arn_template : NULL, roles ? roles->session_name : NULL,
+				 roles ? roles->external_id : NULL, roles ? roles->duration_s : 0);
+	o->aws_for = client_for_account;
+	o->aws_for_ctx = set;
 }
 
 static void say_line(void *ctx, const char *line)
@@ -284,6 +332,9 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	int rc;
 	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, "", &rc))
 		goto out;
+	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
+	if (rc)
+		goto out;
 	int named = a.o.plan_id > 0 || a.plan_file.json; /* --plan ID|FILE: any age */
 	a.o.volumes = a.vols.items;
 	a.o.n_volumes = a.vols.n;
@@ -337,10 +388,13 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 			dry.wait = 0;
 			dry.say = say_line;
 			dry.say_ctx = stderr;
+			struct aws_account_clients set;
+			route_accounts(&dry, &set, &aws, roles);
 			struct apply_result r;
 			if (apply_run(ctx->db, &aws, &dry, &r, &err) == 0)
 				fprintf(stderr, "%zu modification(s) would be sent. Proceed? [y/N] ", r.would_submit);
 			apply_result_release(&r);
+			aws_account_clients_release(&set);
 			aws_client_release(&aws);
 		}
 		char answer[16] = "";
@@ -366,6 +420,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	a.o.say = say_line;
 	a.o.say_ctx = a.o.dry_run ? stdout : stderr;
 	a.o.progress = cmd_progress;
+	struct aws_account_clients set;
+	route_accounts(&a.o, &set, &aws, roles);
 	struct apply_result res;
 	int arc = apply_run(ctx->db, &aws, &a.o, &res, &err);
 	if (arc) {
@@ -398,10 +454,12 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_PARTIAL;
 finish:
 	apply_result_release(&res);
+	aws_account_clients_release(&set);
 	aws_client_release(&aws);
 	ledger_apply_unlock(ctx->db);
 	buf_release(&err);
 out:
+	cmd_live_options_release(&a.roles);
 	plan_file_release(&a.plan_file);
 	strlist_release(&a.vols);
 	strlist_release(&a.nss);

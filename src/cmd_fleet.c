@@ -52,6 +52,9 @@ int cmd_fleet_check(struct cmd_fleet *f)
 	}
 	if (f->live_read)
 		cmd_scope_read_live(&f->scope);
+	int rc = f->live_read ? cmd_live_check(&f->live) : 0;
+	if (rc)
+		return rc;
 	if (f->live_read && f->live.no_aws && f->live.no_kube) {
 		log_error("--no-aws and --no-kube together leave nothing to read");
 		return EXIT_USAGE;

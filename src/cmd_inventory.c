@@ -41,6 +41,7 @@ static const struct cmd_option inventory_options[] = {
 
 static const char *const inventory_usage[] = {
 	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
+	"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
 	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
@@ -62,6 +63,13 @@ const struct cmd_help inventory_help = {
 		"clusters' node regions; what stays unfound is a warning naming the fix (--region). Credentials: "
 		"docs/aws.md and docs/kubernetes.md; minimal permissions: `ebsmigrate iam-policy`, `ebsmigrate rbac`.\n"
 		"\n"
+		"Several AWS accounts in one run: --accounts ID,...|@FILE, --organization (every ACTIVE account of the "
+		"organization; --exclude-accounts leaves some out) or --profile given more than once; each account is "
+		"read with credentials from STS AssumeRole of --role-name NAME (or --role-arn-template) signed with the "
+		"base credentials, the current account with the base credentials themselves. Accounts x regions are "
+		"read at once (--concurrency); an account or region that cannot be read is a warning and an entry of "
+		"-o json's .accounts, and the run exits 3 (docs/accounts.md).\n"
+		"\n"
 		"Scoping (docs/scope.md): -n NS (repeatable) keeps the volumes whose PVC is in NS, -A every "
 		"namespace (the default; it overrides -n), -l SELECTOR those whose PVC's labels match the kubectl "
 		"selector, --account and --volume those of that account or id; values of one flag OR, flags AND. "
@@ -73,7 +81,8 @@ const struct cmd_help inventory_help = {
 	.exit_codes = "Exit 1 when a configured side fails (a credential source that fails, credentials refused, "
 		      "network, throttled after all retries: the message names the source, call, region or "
 		      "context), or when there is nothing to inventory (no AWS credential source and no "
-		      "Kubernetes); nothing is recorded then.",
+		      "Kubernetes); nothing is recorded then. Exit 3 when several accounts are read and one of them "
+		      "(or one of its regions) could not be: the rest is printed and recorded.",
 };
 
 struct inv_args {
@@ -160,6 +169,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	int rc;
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
+	    (rc = cmd_live_check(&a.live)) ||
+	    (rc = cmd_usage_if(a.live.accounts && a.live.save_dir,
+			       "--save writes one file per region, which several accounts would share: it does not go "
+			       "with --accounts, --organization or repeated --profile yet (save each account's run "
+			       "apart)")) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);
@@ -188,6 +202,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 		goto done;
 	}
 	em_format_time(time(NULL), finished);
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the run partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	struct scope_stats sst;
 	scope_filter_fleet(&a.scope, &fleet, &sst);
 	char **warnings = xcalloc(fleet.n_notices + 1, sizeof *warnings);
@@ -273,6 +289,11 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc && id)
 		log_notice("inventory run %lld recorded in %s", (long long)id, ctx->db_path);
+	if (!rc && covered < in_scope) {
+		log_warning("%zu of %zu accounts read%s: the others are listed in the warnings above and in -o json's "
+			    ".accounts (exit 3)", covered, in_scope, partial ? " in every region" : "");
+		rc = EXIT_PARTIAL;
+	}
 	if (spool)
 		fclose(spool);
 	if (yaml_spool)

@@ -1,10 +1,12 @@
 /*
  * cmd_live.c - the options every command that reads the live APIs shares (plan, inventory),
- * their parsing into struct inventory_live_options (the progress line is cmd_progress.c); the
+ * their parsing into struct inventory_live_options (the account options checked together by
+ * cmd_live_check) (the progress line is cmd_progress.c); the
  * export arguments of plan and report (--from-aws-json/--from-kube-json FILE or DIR, --from-saved DIR).
  * Invariant: a directory's exports are taken in file-name order, whatever readdir's order.
  */
 #include <dirent.h>
+#include <pwd.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
@@ -23,7 +26,10 @@ const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
 	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions); with "
 	 "plan/report exports: only volumes in this region", OPT_LIVE_REGION},
-	{"profile", 0, ARG_REQUIRED, "NAME", "AWS profile from ~/.aws/config and ~/.aws/credentials", OPT_LIVE_PROFILE},
+	{"profile", 0, ARG_REQUIRED, "NAME",
+	 "AWS profile from ~/.aws/config and ~/.aws/credentials; repeatable: each profile is one account, all read "
+	 "in one run (docs/accounts.md)",
+	 OPT_LIVE_PROFILE},
 	CMD_KUBECONFIG_OPTION(OPT_LIVE_KUBECONFIG),
 	{"context", 0, ARG_REQUIRED, "NAME",
 	 "kubeconfig context to read (repeatable; default: the current one); with plan/report exports: only "
@@ -41,8 +47,221 @@ const struct cmd_option live_options[] = {
 	{"concurrency", 0, ARG_REQUIRED, "N",
 	 "regions, clusters and independent API calls read at a time (1-64; default 8; 1 = one after another)",
 	 OPT_LIVE_CONCURRENCY},
+	{"accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
+	 "read these AWS accounts (12-digit ids; @FILE: ids one a line, # comments), each through the role "
+	 "--role-name/--role-arn-template assumed from the base credentials (docs/accounts.md); repeatable",
+	 OPT_LIVE_ACCOUNTS},
+	{"organization", 0, ARG_NONE, NULL,
+	 "read every ACTIVE account of the AWS organization (Organizations ListAccounts; others listed as "
+	 "skipped), each through the role --role-name/--role-arn-template",
+	 OPT_LIVE_ORGANIZATION},
+	{"exclude-accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
+	 "leave these accounts out of --accounts/--organization (repeatable)", OPT_LIVE_EXCLUDE_ACCOUNTS},
+	{"role-name", 0, ARG_REQUIRED, "NAME",
+	 "the IAM role assumed in each account: arn:PARTITION:iam::ACCOUNT:role/NAME", OPT_LIVE_ROLE_NAME},
+	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",
+	 "the role ARN assumed in each account, with ${partition} and ${account}, e.g. "
+	 "'arn:${partition}:iam::${account}:role/path/NAME' (instead of --role-name)",
+	 OPT_LIVE_ROLE_ARN_TEMPLATE},
+	{"external-id", 0, ARG_REQUIRED, "ID", "the ExternalId sent with every AssumeRole (when the roles' trust requires one)",
+	 OPT_LIVE_EXTERNAL_ID},
+	{"role-session-name", 0, ARG_REQUIRED, "NAME",
+	 "the AssumeRole session name, seen in the accounts' CloudTrail (default ebsmigrate-USER; other characters "
+	 "than [A-Za-z0-9_+=,.@-] become '-', cut at 64)",
+	 OPT_LIVE_ROLE_SESSION_NAME},
+	{"role-duration", 0, ARG_REQUIRED, "DURATION",
+	 "how long each assumed role's credentials last, 15m to 12h (default STS's 1h; refreshed before they expire)",
+	 OPT_LIVE_ROLE_DURATION},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
+
+/* The account options as given (o->account_args), checked together by cmd_live_check. */
+struct cmd_live_accounts {
+	struct inventory_accounts a;     /* what inventory reads, once checked */
+	struct strlist ids, exclude;     /* owned */
+	struct strlist profiles;         /* borrowed argv values */
+	const char *role_name, *role_arn_template, *session_name, *duration;
+	char *arn_built, *session_built;
+	int account_options;             /* any option that only goes with several accounts */
+};
+
+static struct cmd_live_accounts *account_args(struct inventory_live_options *o)
+{
+	if (!o->account_args) {
+		struct cmd_live_accounts *x = xcalloc(1, sizeof *x);
+		x->ids = (struct strlist)STRLIST_INIT_DUP;
+		x->exclude = (struct strlist)STRLIST_INIT_DUP;
+		x->profiles = (struct strlist)STRLIST_INIT_NODUP;
+		o->account_args = x;
+	}
+	return o->account_args;
+}
+
+static int account_list_option(struct strlist *l, const char *opt, const char *arg)
+{
+	struct buf err = BUF_INIT;
+	int rc = aws_accounts_parse(l, opt, arg, &err);
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc ? EXIT_USAGE : 0;
+}
+
+static int account_option(struct inventory_live_options *o, int id, const char *arg)
+{
+	struct cmd_live_accounts *x = account_args(o);
+	switch (id) {
+	case OPT_LIVE_ACCOUNTS: return account_list_option(&x->ids, "--accounts", arg);
+	case OPT_LIVE_ORGANIZATION: x->a.organization = 1; return 0;
+	case OPT_LIVE_EXCLUDE_ACCOUNTS:
+		x->account_options = 1;
+		return account_list_option(&x->exclude, "--exclude-accounts", arg);
+	case OPT_LIVE_ROLE_NAME: x->role_name = arg; break;
+	case OPT_LIVE_ROLE_ARN_TEMPLATE: x->role_arn_template = arg; break;
+	case OPT_LIVE_EXTERNAL_ID: x->a.external_id = arg; break;
+	case OPT_LIVE_ROLE_SESSION_NAME: x->session_name = arg; break;
+	case OPT_LIVE_ROLE_DURATION: x->duration = arg; break;
+	}
+	x->account_options = 1;
+	return 0;
+}
+
+/* An IAM role name (with an optional path): 1-64 characters of [A-Za-z0-9_+=,.@-] and '/'. */
+static int role_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (!n || n > 512 || s[0] == '/' || s[n - 1] == '/')
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_+=,.@-/", *p)))
+			return 0;
+	return 1;
+}
+
+/* STS's ExternalId: 2-1224 characters of [A-Za-z0-9_+=,.@:/-]. */
+static int external_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 2 || n > 1224)
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_+=,.@:/-", *p)))
+			return 0;
+	return 1;
+}
+
+static const char *user_name(void)
+{
+	const char *u = getenv("USER");
+	if (u && *u)
+		return u;
+	struct passwd *pw = getpwuid(getuid());
+	return pw && pw->pw_name ? pw->pw_name : "user";
+}
+
+/* The role options (--role-name or --role-arn-template, --external-id, --role-session-name,
+ * --role-duration) checked and put into x->a. */
+static int check_roles(struct cmd_live_accounts *x)
+{
+	struct inventory_accounts *a = &x->a;
+	if (x->role_name && x->role_arn_template)
+		return cmd_usage_if(1, "--role-name and --role-arn-template both say which role to assume: give one");
+	if (x->role_name && !role_name_valid(x->role_name))
+		return cmd_usage_if(1, "--role-name: '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')",
+				    x->role_name);
+	struct buf err = BUF_INIT;
+	if (x->role_arn_template && aws_role_arn_template_check(x->role_arn_template, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return EXIT_USAGE;
+	}
+	buf_release(&err);
+	if (x->role_name && !x->arn_built) {
+		struct buf arn = BUF_INIT;
+		buf_addf(&arn, "arn:${partition}:iam::${account}:role/%s", x->role_name);
+		x->arn_built = buf_detach(&arn);
+	}
+	a->role_arn_template = x->role_arn_template ? x->role_arn_template : x->arn_built;
+	if (a->external_id && !external_id_valid(a->external_id))
+		return cmd_usage_if(1, "--external-id: not 2 to 1224 characters of [A-Za-z0-9_+=,.@:/-]");
+	struct buf session = BUF_INIT, want = BUF_INIT;
+	if (x->session_name)
+		buf_adds(&want, x->session_name);
+	else
+		buf_addf(&want, "ebsmigrate-%s", user_name());
+	aws_session_name_sanitize(&session, want.s);
+	if (x->session_name && strcmp(session.s, x->session_name) != 0)
+		log_info("--role-session-name: '%s' sent as '%s' (STS's characters, 2-64)", x->session_name, session.s);
+	buf_release(&want);
+	free(x->session_built);
+	x->session_built = buf_detach(&session);
+	a->session_name = x->session_built;
+	if (x->duration) {
+		int64_t d;
+		if (em_parse_duration(x->duration, &d) || d < 900 || d > 43200)
+			return cmd_usage_if(1, "--role-duration: '%s' is not a duration from 15m to 12h (e.g. 1h)", x->duration);
+		a->duration_s = (int)d;
+	}
+	return 0;
+}
+
+int cmd_live_check(struct inventory_live_options *o)
+{
+	struct cmd_live_accounts *x = o->account_args;
+	if (!x)
+		return 0;
+	struct inventory_accounts *a = &x->a;
+	int several = x->ids.n || a->organization;
+	if (x->ids.n && a->organization)
+		return cmd_usage_if(1, "--accounts and --organization do not go together: --organization reads every "
+				       "account of the organization (leave some out with --exclude-accounts)");
+	if (x->profiles.n > 1 && (several || x->account_options))
+		return cmd_usage_if(1, "--profile given more than once reads one account per profile; it does not go with "
+				       "--accounts, --organization or the --role-* options (give one --profile for the "
+				       "base credentials)");
+	if (x->profiles.n > 1) {
+		a->profiles = x->profiles.items;
+		a->n_profiles = x->profiles.n;
+		o->profile = NULL;
+		o->accounts = a;
+		return cmd_usage_if(o->no_aws, "--no-aws reads no account");
+	}
+	if (!several)
+		return cmd_usage_if(x->account_options,
+				    "--exclude-accounts, --role-name, --role-arn-template, --external-id, --role-session-name "
+				    "and --role-duration go with --accounts or --organization");
+	if (o->no_aws)
+		return cmd_usage_if(1, "--no-aws reads no account: it does not go with --accounts or --organization");
+	if (x->role_name && x->role_arn_template)
+		return cmd_usage_if(1, "--role-name and --role-arn-template both say which role to assume: give one");
+	if (!x->role_name && !x->role_arn_template)
+		return cmd_usage_if(1, "--accounts and --organization need the role to assume in each account: "
+				       "--role-name NAME or --role-arn-template 'arn:${partition}:iam::${account}:role/NAME'");
+	int rc = check_roles(x);
+	if (rc)
+		return rc;
+	a->ids = x->ids.items;
+	a->n_ids = x->ids.n;
+	a->exclude = x->exclude.items;
+	a->n_exclude = x->exclude.n;
+	o->accounts = a;
+	return 0;
+}
+
+const struct inventory_accounts *cmd_role_options_check(struct inventory_live_options *o, int *rc)
+{
+	struct cmd_live_accounts *x = o->account_args;
+	*rc = 0;
+	if (!x || (!x->role_name && !x->role_arn_template && !x->account_options))
+		return NULL;
+	if (!x->role_name && !x->role_arn_template) {
+		*rc = cmd_usage_if(1, "--external-id, --role-session-name and --role-duration go with --role-name or "
+				      "--role-arn-template");
+		return NULL;
+	}
+	*rc = check_roles(x);
+	return *rc ? NULL : &x->a;
+}
 
 static void push(const char *const **arr, size_t *n, const char *v)
 {
@@ -55,7 +274,18 @@ int cmd_live_option(struct inventory_live_options *o, int id, const char *arg)
 {
 	switch (id) {
 	case OPT_LIVE_REGION: push(&o->regions, &o->n_regions, arg); return 0;
-	case OPT_LIVE_PROFILE: o->profile = arg; return 0;
+	case OPT_LIVE_PROFILE:
+		o->profile = arg;
+		strlist_append(&account_args(o)->profiles, arg);
+		return 0;
+	case OPT_LIVE_ACCOUNTS:
+	case OPT_LIVE_ORGANIZATION:
+	case OPT_LIVE_EXCLUDE_ACCOUNTS:
+	case OPT_LIVE_ROLE_NAME:
+	case OPT_LIVE_ROLE_ARN_TEMPLATE:
+	case OPT_LIVE_EXTERNAL_ID:
+	case OPT_LIVE_ROLE_SESSION_NAME:
+	case OPT_LIVE_ROLE_DURATION: return account_option(o, id, arg);
 	case OPT_LIVE_KUBECONFIG: o->kubeconfig = arg; return 0;
 	case OPT_LIVE_CONTEXT: push(&o->contexts, &o->n_contexts, arg); return 0;
 	case OPT_LIVE_ALL_CONTEXTS: o->all_contexts = 1; return 0;
@@ -96,6 +326,17 @@ void cmd_live_options_release(struct inventory_live_options *o)
 {
 	free((void *)o->regions);
 	free((void *)o->contexts);
+	struct cmd_live_accounts *x = o->account_args;
+	if (x) {
+		strlist_release(&x->ids);
+		strlist_release(&x->exclude);
+		strlist_release(&x->profiles);
+		free(x->arn_built);
+		free(x->session_built);
+		free(x);
+	}
+	o->account_args = NULL;
+	o->accounts = NULL;
 }
 
 /* The *.json files of dir (regular files, symlinks followed; no hidden ones), sorted by name so

@@ -111,7 +111,9 @@ const struct cmd_help plan_help = {
 	.options = plan_options,
 	.shared = live_options,
 	.exit_codes = "Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
-	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal.",
+	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal. Exit 3 when "
+	"several accounts are read (--accounts, --organization, repeated --profile) and one of them, or one of its "
+	"regions, could not be: the plan covers the rest and its .accounts says what was read (docs/accounts.md).",
 };
 
 struct plan_args {
@@ -238,6 +240,8 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	rc = cmd_fleet_load(&a.in, &fleet, said_below ? NULL : ctx);
 	if (rc)
 		goto out;
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the plan partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	struct buf err = BUF_INIT;
 	struct plan_options po = {a.in.mode, em_now()};
 	struct plan plan;
@@ -372,6 +376,11 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		log_notice("%s", man_note.s);
 	if (!rc && recorded)
 		log_notice("plan %lld recorded in %s", (long long)recorded, ctx->db_path);
+	if (!rc && covered < in_scope) {
+		log_warning("%zu of %zu accounts read%s: the plan covers what was read; the rest is in its .accounts "
+			    "(exit 3)", covered, in_scope, partial ? " in every region" : "");
+		rc = EXIT_PARTIAL;
+	}
 	manifest_staged_release(&staged);
 	cmd_outputs_release(&outputs);
 	if (sink.spool)

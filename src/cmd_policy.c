@@ -15,11 +15,24 @@
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/log.h"
 
-enum { OPT_FOR = 1, OPT_SERVICE_ACCOUNT };
-enum capability { CAP_PLAN = 1, CAP_APPLY = 2, CAP_BENCH = 4 };
+enum { OPT_FOR = 1, OPT_SERVICE_ACCOUNT, OPT_ROLE_NAME, OPT_EXTERNAL_ID, OPT_TRUSTED, OPT_MEMBER_FOR };
+enum capability { CAP_PLAN = 1, CAP_APPLY = 2, CAP_BENCH = 4, CAP_ORG = 8 };
 
 static const struct cmd_option policy_options[] = {
-	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
+	{"for", 0, ARG_REQUIRED, "WHAT",
+	 "plan (default; also inventory and report), apply, bench, all, or org (several accounts: the management "
+	 "account's policy, the member role's policy and its trust policy; docs/accounts.md)",
+	 OPT_FOR},
+	{"role-name", 0, ARG_REQUIRED, "NAME", "--for org: the member role's name (default ebsmigrate)", OPT_ROLE_NAME},
+	{"external-id", 0, ARG_REQUIRED, "ID",
+	 "--for org: require this sts:ExternalId in the member role's trust policy (as --external-id sends it)",
+	 OPT_EXTERNAL_ID},
+	{"trusted-principal", 0, ARG_REQUIRED, "ARN|ACCOUNT",
+	 "--for org: who may assume the member role: the IAM role or user ARN ebsmigrate runs as, or an account id "
+	 "(its root; default a MANAGEMENT_ACCOUNT_ID placeholder)",
+	 OPT_TRUSTED},
+	{"member-for", 0, ARG_REQUIRED, "WHAT",
+	 "--for org: what the member role may do: plan (default), apply or all", OPT_MEMBER_FOR},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 static const struct cmd_option rbac_options[] = {
@@ -32,6 +45,10 @@ static const struct cmd_option rbac_options[] = {
 struct policy_args {
 	unsigned caps;
 	char sa_namespace[64], sa_name[254];
+	/* --for org */
+	const char *role_name, *external_id, *trusted;
+	unsigned member_caps;
+	int org_options; /* an option that only goes with --for org */
 };
 
 struct iam_stmt {
@@ -76,7 +93,11 @@ static const struct rbac_rule rbac[] = {
 	{CAP_BENCH, "batch", {"jobs", NULL}, {"get", "list", "create", "delete", NULL}},
 };
 
-static const char *const policy_usage[] = {"[--for plan|apply|bench|all]", NULL};
+static const char *const policy_usage[] = {
+	"[--for plan|apply|bench|all]",
+	"--for org [--role-name NAME] [--external-id ID] [--trusted-principal ARN|ACCOUNT] [--member-for plan|apply|all]",
+	NULL,
+};
 static const char *const rbac_usage[] = {"[--for plan|apply|bench|all] [--service-account NS/NAME]", NULL};
 
 const struct cmd_help iam_policy_help = {
@@ -85,7 +106,15 @@ const struct cmd_help iam_policy_help = {
 		       "EC2 volumes, modifications, instances, CloudWatch metrics, CloudTrail's ModifyVolume "
 		       "history (cloudtrail:LookupEvents) and prices; apply adds "
 		       "ec2:ModifyVolume and ec2:CreateTags; bench reads volumes only. Attach it to the role "
-		       "ebsmigrate runs as (IRSA, Pod Identity, or a user).",
+		       "ebsmigrate runs as (IRSA, Pod Identity, or a user).\n"
+		       "\n"
+		       "--for org prints, for runs over several accounts (--accounts, --organization), one JSON "
+		       "document with three policies: ManagementPolicy for the principal ebsmigrate runs as in the "
+		       "management (or delegated administrator) account (organizations:ListAccounts and "
+		       "DescribeAccount, sts:AssumeRole on arn:aws:iam::*:role/NAME), MemberRolePolicy, the "
+		       "permission policy of the role NAME in every member account (--member-for), and "
+		       "MemberRoleTrustPolicy, its trust policy (--trusted-principal; with --external-id an "
+		       "sts:ExternalId condition). docs/accounts.md describes the set-up.",
 	.options = policy_options,
 };
 
@@ -106,7 +135,9 @@ const struct cmd_help rbac_help = {
 
 static int parse_for(const char *arg, unsigned *caps)
 {
-	if (strcmp(arg, "plan") == 0 || strcmp(arg, "inventory") == 0 || strcmp(arg, "report") == 0)
+	if (strcmp(arg, "org") == 0)
+		*caps = CAP_ORG;
+	else if (strcmp(arg, "plan") == 0 || strcmp(arg, "inventory") == 0 || strcmp(arg, "report") == 0)
 		*caps = CAP_PLAN;
 	else if (strcmp(arg, "apply") == 0)
 		*caps = CAP_APPLY;
@@ -137,7 +168,22 @@ static int on_option(void *st, int id, const char *arg)
 	if (id == OPT_FOR) {
 		if (parse_for(arg, &a->caps) == 0)
 			return 0;
-		log_error("--for: '%s' is not one of plan, apply, bench, all", arg);
+		log_error("--for: '%s' is not one of plan, apply, bench, all, org", arg);
+		return EXIT_USAGE;
+	}
+	switch (id) {
+	case OPT_ROLE_NAME: a->role_name = arg; a->org_options = 1; return 0;
+	case OPT_EXTERNAL_ID: a->external_id = arg; a->org_options = 1; return 0;
+	case OPT_TRUSTED: a->trusted = arg; a->org_options = 1; return 0;
+	case OPT_MEMBER_FOR:
+		a->org_options = 1;
+		if (parse_for(arg, &a->member_caps) == 0 && (a->member_caps & (CAP_BENCH | CAP_ORG)) == 0)
+			return 0;
+		if (strcmp(arg, "all") == 0) {
+			a->member_caps = CAP_PLAN | CAP_APPLY;
+			return 0;
+		}
+		log_error("--member-for: '%s' is not one of plan, apply, all", arg);
 		return EXIT_USAGE;
 	}
 	const char *slash = strchr(arg, '/');
@@ -159,32 +205,142 @@ static int on_option(void *st, int id, const char *arg)
 	return 0;
 }
 
+/* The statements of a capability's policy, into the open "Statement" array; without_prices:
+ * pricing:GetProducts left out (a member role: prices are read with the base credentials). */
+static void iam_statements(struct jsonw *w, unsigned caps, int without_prices)
+{
+	for (size_t i = 0; i < sizeof iam / sizeof iam[0]; i++) {
+		if (!(iam[i].caps & caps) || (without_prices && strcmp(iam[i].actions[0], "pricing:GetProducts") == 0))
+			continue;
+		size_t n = 0;
+		while (iam[i].actions[n])
+			n++;
+		jsonw_object(w);
+		jsonw_key_str(w, "Sid", iam[i].sid);
+		jsonw_key_str(w, "Effect", "Allow");
+		jsonw_key(w, "Action");
+		jsonw_str_array(w, iam[i].actions, n);
+		jsonw_key_str(w, "Resource", "*");
+		jsonw_end(w);
+	}
+}
+
+/* One Allow statement with one resource. */
+static void allow(struct jsonw *w, const char *sid, const char *const *actions, size_t n, const char *resource)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "Sid", sid);
+	jsonw_key_str(w, "Effect", "Allow");
+	jsonw_key(w, "Action");
+	jsonw_str_array(w, actions, n);
+	jsonw_key_str(w, "Resource", resource);
+	jsonw_end(w);
+}
+
+/* --for org: the management account's policy, the member role's permission and trust policies. */
+static void render_org_policies(struct jsonw *w, const struct policy_args *args)
+{
+	const char *role = args->role_name ? args->role_name : "ebsmigrate";
+	struct buf arn = BUF_INIT, trusted = BUF_INIT;
+	buf_addf(&arn, "arn:aws:iam::*:role/%s", role);
+	if (!args->trusted)
+		buf_adds(&trusted, "arn:aws:iam::MANAGEMENT_ACCOUNT_ID:root");
+	else if (strchr(args->trusted, ':'))
+		buf_adds(&trusted, args->trusted);
+	else
+		buf_addf(&trusted, "arn:aws:iam::%s:root", args->trusted);
+	jsonw_object(w);
+	jsonw_key(w, "ManagementPolicy");
+	jsonw_object(w);
+	jsonw_key_str(w, "Version", "2012-10-17");
+	jsonw_key(w, "Statement");
+	jsonw_array(w);
+	static const char *const org_actions[] = {"organizations:ListAccounts", "organizations:DescribeAccount"};
+	static const char *const assume[] = {"sts:AssumeRole"};
+	allow(w, "EbsmigrateListAccounts", org_actions, 2, "*");
+	allow(w, "EbsmigrateAssumeMemberRole", assume, 1, arn.s);
+	/* the base credentials read their own account (listed by --organization) and the prices */
+	iam_statements(w, (args->member_caps ? args->member_caps : CAP_PLAN) | CAP_PLAN, 0);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_key(w, "MemberRolePolicy");
+	jsonw_object(w);
+	jsonw_key_str(w, "Version", "2012-10-17");
+	jsonw_key(w, "Statement");
+	jsonw_array(w);
+	/* pricing:GetProducts is called with the base credentials only: not in the member role */
+	iam_statements(w, args->member_caps ? args->member_caps : CAP_PLAN, 1);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_key(w, "MemberRoleTrustPolicy");
+	jsonw_object(w);
+	jsonw_key_str(w, "Version", "2012-10-17");
+	jsonw_key(w, "Statement");
+	jsonw_array(w);
+	jsonw_object(w);
+	jsonw_key_str(w, "Sid", "EbsmigrateTrust");
+	jsonw_key_str(w, "Effect", "Allow");
+	jsonw_key(w, "Principal");
+	jsonw_object(w);
+	jsonw_key_str(w, "AWS", trusted.s);
+	jsonw_end(w);
+	jsonw_key_str(w, "Action", "sts:AssumeRole");
+	if (args->external_id) {
+		jsonw_key(w, "Condition");
+		jsonw_object(w);
+		jsonw_key(w, "StringEquals");
+		jsonw_object(w);
+		jsonw_key_str(w, "sts:ExternalId", args->external_id);
+		jsonw_end(w);
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w);
+	buf_release(&arn);
+	buf_release(&trusted);
+}
+
 /* The policy as AWS's own examples lay it out: pretty, with each statement's actions on one line. */
 static void render_iam_policy(struct buf *b, const struct policy_args *args)
 {
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_PRETTY_INLINE);
+	if (args->caps & CAP_ORG) {
+		render_org_policies(&w, args);
+		jsonw_layout(&w, "\n");
+		return;
+	}
 	jsonw_object(&w);
 	jsonw_key_str(&w, "Version", "2012-10-17");
 	jsonw_key(&w, "Statement");
 	jsonw_array(&w);
-	for (size_t i = 0; i < sizeof iam / sizeof iam[0]; i++) {
-		if (!(iam[i].caps & args->caps))
-			continue;
-		size_t n = 0;
-		while (iam[i].actions[n])
-			n++;
-		jsonw_object(&w);
-		jsonw_key_str(&w, "Sid", iam[i].sid);
-		jsonw_key_str(&w, "Effect", "Allow");
-		jsonw_key(&w, "Action");
-		jsonw_str_array(&w, iam[i].actions, n);
-		jsonw_key_str(&w, "Resource", "*");
-		jsonw_end(&w);
-	}
+	iam_statements(&w, args->caps, 0);
 	jsonw_end(&w);
 	jsonw_end(&w);
 	jsonw_layout(&w, "\n");
+}
+
+/* --for org's options: a role name and external id as IAM and STS take them, a principal ARN or
+ * account id; never with another --for. */
+static int check_org_options(const struct policy_args *a)
+{
+	if (a->org_options && !(a->caps & CAP_ORG))
+		return cmd_usage_if(1, "--role-name, --external-id, --trusted-principal and --member-for go with --for org");
+	if (a->role_name && (!*a->role_name || strspn(a->role_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+								    "0123456789_+=,.@-/") != strlen(a->role_name)))
+		return cmd_usage_if(1, "--role-name: not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')");
+	if (a->external_id && (strlen(a->external_id) < 2 || strlen(a->external_id) > 1224 ||
+			       strspn(a->external_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+=,.@:/-") !=
+				       strlen(a->external_id)))
+		return cmd_usage_if(1, "--external-id: not 2 to 1224 characters of [A-Za-z0-9_+=,.@:/-]");
+	if (a->trusted && !(strncmp(a->trusted, "arn:", 4) == 0 && strstr(a->trusted, ":iam::") &&
+			    strcspn(a->trusted, "\"\\ \t\n*") == strlen(a->trusted)) &&
+	    !(strlen(a->trusted) == 12 && strspn(a->trusted, "0123456789") == 12))
+		return cmd_usage_if(1, "--trusted-principal: not an IAM ARN (arn:aws:iam::ACCOUNT:role/NAME) or a 12-digit "
+				       "account id");
+	return 0;
 }
 
 static void render_rbac(struct buf *b, const struct policy_args *args)
@@ -228,7 +384,12 @@ static int run(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	strcpy(args.sa_namespace, "ebsmigrate");
 	strcpy(args.sa_name, "ebsmigrate");
 	int rc;
+	args.role_name = args.external_id = args.trusted = NULL;
+	args.member_caps = 0;
+	args.org_options = 0;
 	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, "", &rc))
+		return rc;
+	if ((rc = check_org_options(&args)) != 0)
 		return rc;
 	struct buf b = BUF_INIT;
 	render(&b, &args);

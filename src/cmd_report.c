@@ -99,7 +99,9 @@ const struct cmd_help report_help = {
 		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 -o html --output-file report.html",
 	.options = report_options,
 	.shared = live_options,
-	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value.",
+	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value. Exit 3 when "
+		      "several accounts are read live and one of them (or one of its regions) could not be "
+		      "(docs/accounts.md).",
 };
 
 struct report_args {
@@ -239,6 +241,13 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
+	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the report partial */
+	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
+	if (!rc && covered < in_scope) {
+		log_warning("%zu of %zu accounts read%s: the report covers what was read (exit 3)", covered, in_scope,
+			    partial ? " in every region" : "");
+		rc = EXIT_PARTIAL;
+	}
 	cmd_outputs_release(&outs);
 	buf_release(&out);
 	buf_release(&totals);

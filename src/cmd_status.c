@@ -17,6 +17,7 @@
 #include "ebsmigrate/apply.h"
 #include "ebsmigrate/apply_state.h"
 
+#include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/cmd.h"
@@ -476,6 +477,11 @@ static int64_t monotonic_s(void)
 	return (int64_t)ts.tv_sec;
 }
 
+static struct aws_client *status_client_for(void *ctx, const char *account, struct buf *err)
+{
+	return aws_account_clients_get(ctx, account, err);
+}
+
 /* Moves the unfinished rows forward to what EC2 and the PVCs show (apply_reconcile in its
  * observe-only mode: no lock, forward transitions only, each saved only over the row as read, so
  * a concurrent apply's write wins). rows are updated in place for the view. A failure is a
@@ -491,8 +497,16 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct 
 	struct apply_result res;
 	memset(&res, 0, sizeof res);
 	struct buf err = BUF_INIT;
+	/* rows of another account than the credentials' are left as recorded (docs/accounts.md) */
+	struct aws_account_clients set;
+	aws_account_clients_init(&set, aws, NULL, NULL, NULL, 0);
+	o.aws_for = status_client_for;
+	o.aws_for_ctx = &set;
 	if (apply_reconcile(ctx->db, aws, rows, n, &o, &res, &err))
 		log_warning("the ledger could not be brought up to date, showing what it recorded: %s", err.s);
+	if (res.accounts_warning)
+		log_warning("not reconciled: %s", res.accounts_warning);
+	aws_account_clients_release(&set);
 	if (res.n)
 		log_notice("%zu ledger row(s) brought up to date from what EC2 and Kubernetes show (%zu completed, %zu "
 			   "failed, %zu deferred)",

@@ -30,10 +30,12 @@
 #include <malloc.h>
 #endif
 
+#include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/aws_cloudwatch.h"
 #include "ebsmigrate/aws_ec2.h"
+#include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/jsonx.h"
@@ -786,9 +788,9 @@ static void set_region_rates(struct aws_client *c, char *const *regions, size_t 
 {
 	for (size_t i = 0; i < n; i++) {
 		char key[96];
-		snprintf(key, sizeof key, "ec2:%s", regions[i]);
+		aws_client_rate_key(c, key, sizeof key, "ec2", regions[i]);
 		http_client_set_rate(&c->http, key, EC2_RATE_PER_S, EC2_BURST);
-		snprintf(key, sizeof key, "monitoring:%s", regions[i]);
+		aws_client_rate_key(c, key, sizeof key, "monitoring", regions[i]);
 		http_client_set_rate(&c->http, key, CLOUDWATCH_RATE_PER_S, CLOUDWATCH_BURST);
 	}
 	http_client_set_adaptive(&c->http, 1);
@@ -803,11 +805,19 @@ struct region_job {
 
 /* The regions' results joined so far, in region order (region_merge), while later regions and
  * the clusters are still read; aws_side folds them into the caller's fleet and result. */
+/* What one region job reads: a region of an account, with that account's client. */
+struct region_target {
+	struct aws_client *client;      /* borrowed: the base client or the account's */
+	const char *account;            /* the volumes' account label (borrowed; NULL unknown) */
+	const char *region;             /* borrowed */
+	size_t acct;                    /* index in aws_prep.accts, or SIZE_MAX with one account */
+	char *error;                    /* several accounts: why this account-region was not read */
+};
+
 struct region_fanout {
-	struct aws_client *parent;
 	const struct inventory_live_options *o;
-	const char *account;
-	char *const *regions;
+	struct region_target *targets;
+	int partial_ok;                 /* several accounts: an account-region failing is recorded */
 	struct region_job *jobs;
 	/* GetMetricData batches in flight in all regions together: --concurrency of them (each holds
 	 * its answer page and series, ~5 MB), not --concurrency per region read at once */
@@ -836,12 +846,13 @@ static void read_region_job(void *ctx, size_t i)
 	struct region_job *j = &fan->jobs[i];
 	fleet_init(&j->f);
 	buf_init(&j->err);
-	j->r.account = (char *)fan->account; /* read only; never freed through j */
+	const struct region_target *t = &fan->targets[i];
+	j->r.account = (char *)t->account; /* read only; never freed through j */
 	struct aws_client w;
-	j->rc = aws_client_init_worker(&w, fan->parent, &j->err);
+	j->rc = aws_client_init_worker(&w, t->client, &j->err);
 	if (j->rc)
 		return;
-	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &fan->metrics_gate, &j->err);
+	j->rc = read_region(&w, fan->o, &j->r, &j->f, t->region, NULL, 0, &fan->metrics_gate, &j->err);
 	j->calls = w.calls;
 	j->throttled = w.throttled;
 	aws_client_release(&w);
@@ -907,6 +918,13 @@ static void limit_malloc_arenas(void)
 #endif
 }
 
+/* A failure on AWS's side (refused, not found, unreachable, throttled, an error answer), not
+ * ours (a file that cannot be saved). */
+static int remote_failure(int rc)
+{
+	return rc == EM_EAUTH || rc == EM_ENOTFOUND || rc == EM_ENET || rc == EM_ETHROTTLED || rc == EM_ESERVER;
+}
+
 /* workpool_run_ordered's merge: region i joins the others as soon as 0..i are read, and its
  * private result is released; after a failure the later regions are only released (they are
  * still read, as ever, so their --save files are written as before). */
@@ -916,6 +934,15 @@ static int region_merge(void *ctx, size_t i)
 	struct region_job *j = &fan->jobs[i];
 	fan->calls += j->calls;
 	fan->throttled += j->throttled;
+	if (!fan->rc && j->rc && fan->partial_ok && remote_failure(j->rc)) {
+		/* one account-region the others do not depend on: recorded, the run goes on */
+		fan->targets[i].error = xstrdup(j->err.s ? j->err.s : "failed");
+		region_job_release(j);
+		fan->added[i] = 0;
+		fan->notices_end[i] = fan->acc.n_notices;
+		fan->merged = i + 1;
+		return 0;
+	}
 	if (fan->rc || j->rc) {
 		if (!fan->rc) {
 			fan->rc = j->rc;
@@ -948,39 +975,273 @@ static void region_fanout_release(struct region_fanout *fan)
  * the calling thread), the rates and the region jobs. With regions given (--region), the region
  * reads start on their own thread (aws_start) while the clusters are read; the merge waits for
  * both, so the order of everything is unchanged. */
+/* One account of a multi-account run (o->accounts): its client, and whether credentials came. */
+struct live_account {
+	char *id, *name, *profile, *role_arn;
+	char *skipped;                  /* the organization's status when not ACTIVE: not read */
+	struct aws_client own;          /* an assumed-role or profile client (has_own) */
+	int has_own;
+	struct aws_client *client;      /* own, or the base client (the current account) */
+	int rc;                         /* credentials: 0 or the failure, said in err */
+	struct buf err;
+};
+
 struct aws_prep {
 	struct aws_client c;
 	int init_rc, get_rc;
 	struct buf cerr;
 	size_t n_jobs;
 	struct region_job *jobs;
+	struct region_target *targets;
 	struct region_fanout fan;
 	int started;   /* the region reads run on `thread` */
 	pthread_t thread;
+	struct live_account **accts;    /* several accounts: in id order (pointers: the clients never move) */
+	size_t n_accts;
+	size_t excluded;                /* accounts --exclude-accounts left out */
+	char *partition;                /* of the base credentials (their ARN) */
+	const struct inventory_live_options *o;
 };
+
+static int by_account_id(const void *a, const void *b)
+{
+	const struct live_account *x = *(struct live_account *const *)a, *y = *(struct live_account *const *)b;
+	if (!x->id || !y->id)
+		return !x->id - !y->id;
+	return strcmp(x->id, y->id);
+}
+
+static void live_account_release(struct live_account *a)
+{
+	free(a->id);
+	free(a->name);
+	free(a->profile);
+	free(a->role_arn);
+	free(a->skipped);
+	if (a->has_own)
+		aws_client_release(&a->own);
+	buf_release(&a->err);
+	free(a);
+}
+
+static struct live_account *add_account(struct aws_prep *p, const char *id)
+{
+	p->accts = xrealloc(p->accts, (p->n_accts + 1) * sizeof *p->accts);
+	struct live_account *a = xcalloc(1, sizeof *a);
+	p->accts[p->n_accts++] = a;
+	buf_init(&a->err);
+	a->id = xstrdup(id);
+	return a;
+}
+
+static int excluded(const struct inventory_accounts *ac, const char *id)
+{
+	for (size_t i = 0; id && i < ac->n_exclude; i++)
+		if (strcmp(ac->exclude[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+/* Credentials for one account, on a pool thread: the role assumed (and checked to be in the
+ * account it was assumed for), or the profile's resolved and its account asked of STS. */
+static void account_credentials_job(void *ctx, size_t i)
+{
+	struct aws_prep *p = ctx;
+	struct live_account *a = p->accts[i];
+	if (a->skipped || !a->has_own)
+		return;
+	const struct aws_credentials *cr = NULL;
+	a->rc = aws_credentials_provider_get(&a->own.creds, &cr, &a->err);
+	if (a->rc)
+		return;
+	if (a->profile) {
+		struct aws_caller_identity id;
+		memset(&id, 0, sizeof id);
+		struct buf e = BUF_INIT;
+		a->rc = aws_sts_get_caller_identity(&id, &a->own.http, NULL, cr, &e);
+		if (a->rc)
+			em_err(&a->err, a->rc, "%s", e.s);
+		else if (!aws_account_id_valid(id.account))
+			a->rc = em_err(&a->err, EM_ESERVER, "sts GetCallerIdentity: no account id in the answer");
+		else
+			a->id = xstrdup(id.account);
+		buf_release(&e);
+		aws_caller_identity_release(&id);
+		if (!a->rc)
+			aws_client_set_account(&a->own, a->id);
+	} /* an assumed role's account is checked by the provider (expect_account) */
+}
+
+/* The accounts of a multi-account run: who the base credentials are, the list (given, the
+ * organization's, or the profiles), minus the excluded ones, each with its client, and
+ * credentials for each (on the pool). Errors here are the run's: the base credentials refused,
+ * ListAccounts refused. */
+static int accounts_prepare(struct aws_prep *p, const struct inventory_live_options *o,
+			    struct inventory_live_result *r, const struct aws_credentials *base, struct buf *err)
+{
+	const struct inventory_accounts *ac = o->accounts;
+	int rc = 0;
+	if (!ac->n_profiles) {
+		struct aws_caller_identity id;
+		memset(&id, 0, sizeof id);
+		struct buf e = BUF_INIT;
+		rc = aws_sts_get_caller_identity(&id, &p->c.http, NULL, base, &e);
+		if (rc)
+			rc = em_err(err, rc, "base credentials (%s): %s", base->source ? base->source : "aws", e.s);
+		buf_release(&e);
+		if (!rc && !aws_account_id_valid(id.account))
+			rc = em_err(err, EM_ESERVER, "sts GetCallerIdentity: no account id in the answer");
+		if (!rc) {
+			free(r->account);
+			r->account = xstrdup(id.account);
+			/* arn:PARTITION:... */
+			const char *a = id.arn && strncmp(id.arn, "arn:", 4) == 0 ? id.arn + 4 : NULL;
+			const char *colon = a ? strchr(a, ':') : NULL;
+			p->partition = colon ? xstrndup(a, (size_t)(colon - a)) : xstrdup("aws");
+			aws_client_set_account(&p->c, r->account);
+		}
+		aws_caller_identity_release(&id);
+		if (rc)
+			return rc;
+	}
+	if (ac->organization) {
+		struct org_account_list l;
+		memset(&l, 0, sizeof l);
+		rc = aws_org_list_accounts(&p->c, &l, err);
+		for (size_t i = 0; !rc && i < l.n; i++) {
+			if (excluded(ac, l.v[i].id)) {
+				p->excluded++;
+				continue;
+			}
+			struct live_account *a = add_account(p, l.v[i].id);
+			a->name = xstrdup(l.v[i].name);
+			if (strcmp(l.v[i].status, "ACTIVE") != 0)
+				a->skipped = xstrdup(l.v[i].status);
+		}
+		org_account_list_release(&l);
+		if (rc)
+			return rc;
+	} else if (ac->n_profiles) {
+		for (size_t i = 0; i < ac->n_profiles; i++) {
+			struct live_account *a = add_account(p, NULL);
+			a->profile = xstrdup(ac->profiles[i]);
+			struct aws_client_options co;
+			memset(&co, 0, sizeof co);
+			co.profile = a->profile;
+			a->rc = aws_client_init(&a->own, &co, &a->err);
+			if (a->rc)
+				continue;
+			a->has_own = 1;
+			http_client_share_rates(&a->own.http, &p->c.http);
+			a->client = &a->own;
+		}
+	} else {
+		for (size_t i = 0; i < ac->n_ids; i++) {
+			if (excluded(ac, ac->ids[i]))
+				p->excluded++;
+			else
+				add_account(p, ac->ids[i]);
+		}
+	}
+	for (size_t i = 0; i < p->n_accts && !ac->n_profiles; i++) {
+		struct live_account *a = p->accts[i];
+		if (a->skipped)
+			continue;
+		if (strcmp(a->id, r->account) == 0) { /* the base credentials' own account */
+			a->client = &p->c;
+			continue;
+		}
+		struct buf arn = BUF_INIT;
+		aws_role_arn_expand(&arn, ac->role_arn_template, p->partition, a->id);
+		a->role_arn = buf_detach(&arn);
+		struct aws_assume_role_params ap = {a->role_arn, ac->session_name, ac->external_id, ac->duration_s};
+		a->rc = aws_client_init_assumed(&a->own, &p->c, a->id, &ap, &a->err);
+		if (!a->rc) {
+			a->has_own = 1;
+			a->client = &a->own;
+		}
+	}
+	workpool_run(p->n_accts, live_concurrency(o), account_credentials_job, p);
+	/* a profile naming an account another one already reads is left out */
+	for (size_t i = 0; i < p->n_accts; i++)
+		for (size_t k = 0; k < i && p->accts[i]->id && !p->accts[i]->rc; k++)
+			if (p->accts[k]->id && !p->accts[k]->rc && strcmp(p->accts[k]->id, p->accts[i]->id) == 0)
+				p->accts[i]->rc = em_err(&p->accts[i]->err, EM_EINPUT, "account %s is already read with profile '%s'",
+							p->accts[i]->id, p->accts[k]->profile);
+	qsort(p->accts, p->n_accts, sizeof *p->accts, by_account_id);
+	if (ac->n_profiles) {
+		/* the first profile that answered is "the current account" */
+		for (size_t i = 0; i < p->n_accts && !r->account; i++)
+			if (!p->accts[i]->rc && p->accts[i]->id)
+				r->account = xstrdup(p->accts[i]->id);
+	}
+	return 0;
+}
 
 static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *o, struct inventory_live_result *r,
 		       struct buf *err)
 {
 	memset(p, 0, sizeof *p);
 	buf_init(&p->cerr);
+	p->o = o;
 	struct aws_client_options co;
 	memset(&co, 0, sizeof co);
-	co.profile = o->profile;
+	co.profile = o->accounts && o->accounts->n_profiles ? o->accounts->profiles[0] : o->profile;
 	p->init_rc = aws_client_init(&p->c, &co, err);
 	if (p->init_rc)
 		return p->init_rc;
 	const struct aws_credentials *cr = NULL;
-	p->get_rc = aws_credentials_provider_get(&p->c.creds, &cr, &p->cerr);
-	if (p->get_rc)
-		return 0;
-	if (cr->account_id)
-		r->account = xstrdup(cr->account_id);
-	set_region_rates(&p->c, r->regions, r->n_regions);
-	p->n_jobs = r->n_regions;
+	if (o->accounts && o->accounts->n_profiles) {
+		/* every profile is an account of its own: the base client only lends its buckets */
+	} else {
+		p->get_rc = aws_credentials_provider_get(&p->c.creds, &cr, &p->cerr);
+		if (p->get_rc)
+			return 0;
+		if (cr->account_id)
+			r->account = xstrdup(cr->account_id);
+	}
+	size_t n_targets = r->n_regions;
+	if (o->accounts) {
+		int rc = accounts_prepare(p, o, r, cr, err);
+		if (rc) {
+			for (size_t i = 0; i < p->n_accts; i++)
+				live_account_release(p->accts[i]);
+			free(p->accts);
+			p->accts = NULL;
+			p->n_accts = 0;
+			free(p->partition);
+			p->partition = NULL;
+			buf_release(&p->cerr);
+			aws_client_release(&p->c);
+			p->init_rc = rc;
+			return rc;
+		}
+		n_targets = 0;
+		for (size_t i = 0; i < p->n_accts; i++)
+			if (!p->accts[i]->skipped && !p->accts[i]->rc) {
+				set_region_rates(p->accts[i]->client, r->regions, r->n_regions);
+				n_targets += r->n_regions;
+			}
+	} else {
+		set_region_rates(&p->c, r->regions, r->n_regions);
+	}
+	http_client_set_adaptive(&p->c.http, 1);
+	p->n_jobs = n_targets;
 	p->jobs = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->jobs);
-	p->fan = (struct region_fanout){.parent = &p->c, .o = o, .account = r->account, .regions = r->regions,
-					.jobs = p->jobs};
+	p->targets = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->targets);
+	if (o->accounts) {
+		size_t k = 0;
+		for (size_t i = 0; i < p->n_accts; i++) {
+			if (p->accts[i]->skipped || p->accts[i]->rc)
+				continue;
+			for (size_t g = 0; g < r->n_regions; g++)
+				p->targets[k++] = (struct region_target){p->accts[i]->client, p->accts[i]->id, r->regions[g], i, NULL};
+		}
+	} else {
+		for (size_t g = 0; g < r->n_regions; g++)
+			p->targets[g] = (struct region_target){&p->c, r->account, r->regions[g], SIZE_MAX, NULL};
+	}
+	p->fan = (struct region_fanout){.o = o, .targets = p->targets, .partial_ok = o->accounts != NULL, .jobs = p->jobs};
 	fleet_init(&p->fan.acc);
 	workpool_gate_init(&p->fan.metrics_gate, live_concurrency(o));
 	buf_init(&p->fan.err);
@@ -988,6 +1249,86 @@ static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *
 	p->fan.notices_end = xcalloc(p->n_jobs ? p->n_jobs : 1, sizeof *p->fan.notices_end);
 	em_umask(); /* cached before any thread saves a file */
 	return 0;
+}
+
+/* Releases what aws_prepare made for several accounts (after every reader is done). */
+static void accounts_release(struct aws_prep *p)
+{
+	for (size_t i = 0; i < p->n_jobs && p->targets; i++)
+		free(p->targets[i].error);
+	free(p->targets);
+	p->targets = NULL;
+	for (size_t i = 0; i < p->n_accts; i++)
+		live_account_release(p->accts[i]);
+	free(p->accts);
+	p->accts = NULL;
+	p->n_accts = 0;
+	free(p->partition);
+	p->partition = NULL;
+}
+
+/* The accounts' outcome into f->accounts, and a warning for each account or account-region not
+ * read. */
+static void accounts_record(struct fleet *f, struct inventory_live_result *r, struct aws_prep *p)
+{
+	f->current_account = xstrdup(r->account);
+	f->accounts = xcalloc(p->n_accts ? p->n_accts : 1, sizeof *f->accounts);
+	f->n_accounts = p->n_accts;
+	size_t job = 0;
+	for (size_t i = 0; i < p->n_accts; i++) {
+		struct live_account *a = p->accts[i];
+		struct fleet_account *fa = &f->accounts[i];
+		fa->id = xstrdup(a->id);
+		fa->name = xstrdup(a->name);
+		fa->profile = xstrdup(a->profile);
+		fa->role_arn = xstrdup(a->role_arn);
+		struct buf label = BUF_INIT;
+		buf_addf(&label, "account %s", a->id ? a->id : "(unknown)");
+		if (a->name)
+			buf_addf(&label, " (%s)", a->name);
+		else if (a->profile)
+			buf_addf(&label, " (profile '%s')", a->profile);
+		if (a->skipped) {
+			fa->status = xstrdup("skipped");
+			fa->error = xstrdup(a->skipped);
+			fleet_add_notice(f, "%s is %s in the organization: not read", label.s, a->skipped);
+		} else if (a->rc) {
+			fa->status = xstrdup("failed");
+			fa->error = xstrdup(a->err.s ? a->err.s : "no credentials");
+			add_warning(f, r, "%s not read: %s", label.s, fa->error);
+		} else {
+			size_t failed = 0;
+			fa->regions = xcalloc(r->n_regions ? r->n_regions : 1, sizeof *fa->regions);
+			fa->n_regions = r->n_regions;
+			for (size_t g = 0; g < r->n_regions; g++, job++) {
+				struct fleet_account_region *ar = &fa->regions[g];
+				const struct region_target *t = &p->targets[job];
+				ar->region = xstrdup(t->region);
+				/* a region after a run-stopping failure was never merged */
+				int merged = job < p->fan.merged;
+				if (t->error || !merged) {
+					failed++;
+					ar->status = xstrdup("failed");
+					ar->error = xstrdup(t->error ? t->error : "not read");
+					if (t->error)
+						add_warning(f, r, "%s, region %s not read: %s", label.s, t->region, t->error);
+				} else {
+					ar->status = xstrdup("read");
+					ar->volumes = p->fan.added[job];
+				}
+			}
+			fa->status = xstrdup(!failed ? "read" : failed == r->n_regions ? "failed" : "partial");
+			if (failed == r->n_regions && r->n_regions)
+				fa->error = xstrdup(fa->regions[0].error);
+		}
+		buf_release(&label);
+	}
+	if (p->excluded)
+		fleet_add_notice(f, "%zu account(s) left out by --exclude-accounts", p->excluded);
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
+	log_info("accounts: %zu of %zu read, %zu in part (current account %s)", covered, in_scope, partial,
+		 r->account ? r->account : "unknown");
 }
 
 static void *aws_reads(void *arg)
@@ -1023,6 +1364,7 @@ static void aws_prep_abandon(struct aws_prep *p)
 			region_job_release(&p->jobs[i]);
 		free(p->jobs);
 		region_fanout_release(&p->fan);
+		accounts_release(p);
 	}
 	buf_release(&p->cerr);
 	aws_client_release(&p->c);
@@ -1094,9 +1436,15 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 			f->notices[f->n_notices++] = fan->acc.notices[from];
 			fan->acc.notices[from] = NULL;
 		}
-		const char *region = r->regions[i];
+		const char *region = fan->targets[i].region;
 		size_t pvs_here = 0; /* an empty answer is suspicious only when PVs point into the region */
-		if (!fan->added[i]) {
+		int empty = !fan->added[i];
+		/* several accounts: said once per region (at its first read), when no account had a
+		 * volume there */
+		for (size_t k = 0; o->accounts && k < fan->merged && empty; k++)
+			if (strcmp(fan->targets[k].region, region) == 0)
+				empty = k < i ? 0 : !fan->added[k];
+		if (empty && !fan->targets[i].error) {
 			for (size_t k = 0; k < ks->n_pvs; k++) {
 				char *pr = pv_region(&ks->pvs[k]);
 				pvs_here += pr && strcmp(pr, region) == 0;
@@ -1111,7 +1459,10 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    region, pvs_here);
 	}
 	move_result(r, &fan->acc_r);
+	if (o->accounts)
+		accounts_record(f, r, prep);
 	region_fanout_release(fan);
+	accounts_release(prep);
 	free(prep->jobs);
 	if (!rc)
 		rc = look_up_unplaced(&c, o, r, f, ks, err);

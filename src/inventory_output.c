@@ -29,6 +29,60 @@ void inventory_json_volume_head(struct jsonw *w, const struct volume *v)
 	jsonw_key_str(w, "state", v->state);
 }
 
+void inventory_json_accounts(struct jsonw *w, const struct fleet *f)
+{
+	if (!f->n_accounts)
+		return;
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
+	jsonw_key_str(w, "current_account", f->current_account);
+	jsonw_key(w, "account_coverage");
+	jsonw_object(w);
+	jsonw_key_int(w, "read", (long long)covered);
+	jsonw_key_int(w, "partial", (long long)partial);
+	jsonw_key_int(w, "in_scope", (long long)in_scope);
+	jsonw_end(w);
+	jsonw_key(w, "accounts");
+	jsonw_array(w);
+	for (size_t i = 0; i < f->n_accounts; i++) {
+		const struct fleet_account *a = &f->accounts[i];
+		jsonw_lead(w, "\n");
+		jsonw_object(w);
+		jsonw_key_str(w, "id", a->id);
+		jsonw_key_str(w, "name", a->name);
+		jsonw_key_str(w, "profile", a->profile);
+		jsonw_key_str(w, "role_arn", a->role_arn);
+		jsonw_key_str(w, "status", a->status);
+		jsonw_key_str(w, "error", a->error);
+		jsonw_key(w, "regions");
+		jsonw_array(w);
+		for (size_t k = 0; k < a->n_regions; k++) {
+			const struct fleet_account_region *r = &a->regions[k];
+			jsonw_object(w);
+			jsonw_key_str(w, "region", r->region);
+			jsonw_key_str(w, "status", r->status);
+			jsonw_key_str(w, "error", r->error);
+			jsonw_key_int(w, "volumes", (long long)r->volumes);
+			jsonw_end(w);
+		}
+		jsonw_end(w);
+		jsonw_end(w);
+	}
+	jsonw_layout(w, "\n");
+	jsonw_end(w);
+}
+
+void inventory_accounts_summary(struct buf *out, const struct fleet *f)
+{
+	if (!f->n_accounts)
+		return;
+	size_t covered, partial, in_scope;
+	fleet_account_coverage(f, &covered, &partial, &in_scope);
+	buf_addf(out, "%zu of %zu accounts read", covered, in_scope);
+	if (partial)
+		buf_addf(out, " (%zu more in part)", partial);
+}
+
 void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, enum kube_json_form form)
 {
 	if (!k) {
@@ -152,6 +206,7 @@ static void write_json(struct buf *b, const struct buf_spill *spill, const struc
 	jsonw_key_str(&w, "account", m->account);
 	jsonw_key(&w, "regions");
 	jsonw_str_array(&w, (const char *const *)m->regions, m->n_regions);
+	inventory_json_accounts(&w, f);
 	jsonw_key(&w, "clusters");
 	jsonw_array(&w);
 	for (size_t i = 0; i < f->n_clusters; i++) {
@@ -279,8 +334,12 @@ void inventory_write_table(struct buf *out, const struct fleet *f, const struct 
 	buf_addf(out, "\n%zu volumes in %zu region(s), %zu bound to Kubernetes in %zu cluster(s)", f->n, m->n_regions, kube,
 		 f->n_clusters);
 	if (m->account) {
-		buf_adds(out, "; account ");
+		buf_adds(out, f->n_accounts ? "; current account " : "; account ");
 		buf_add_visible(out, m->account);
+	}
+	if (f->n_accounts) {
+		buf_adds(out, "; ");
+		inventory_accounts_summary(out, f);
 	}
 	buf_addc(out, '\n');
 }

@@ -132,6 +132,8 @@ static void write_json(struct buf *b, const struct plan *p, const struct buf_spi
 	plan_json_pricing(&w, p->book, 0);
 	jsonw_key(&w, "warnings");
 	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
+	if (p->fleet)
+		inventory_json_accounts(&w, p->fleet);
 	jsonw_key(&w, "volumes");
 	jsonw_array(&w);
 	for (size_t i = 0; i < p->n; i++) {
@@ -364,6 +366,13 @@ void plan_write_table(struct buf *out, const struct plan *p, int color, const st
 	}
 	buf_addf(out, "\nprices: %s, effective %s\n", p->book->source ? p->book->source : "unknown",
 		 p->book->effective_date ? p->book->effective_date : "unknown");
+	if (p->fleet && p->fleet->n_accounts) {
+		buf_adds(out, "accounts: ");
+		inventory_accounts_summary(out, p->fleet);
+		buf_adds(out, " (current account ");
+		buf_add_visible(out, p->fleet->current_account ? p->fleet->current_account : "unknown");
+		buf_adds(out, ")\n");
+	}
 }
 
 static void md_cell(struct buf *b, const char *s)

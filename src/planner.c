@@ -622,6 +622,7 @@ void planner_build(struct plan *out, const struct fleet *f, const struct pricebo
 {
 	memset(out, 0, sizeof *out);
 	out->generated_at = opt->now;
+	out->fleet = f;
 	out->mode = opt->mode;
 	out->book = book;
 	out->n = f->n;

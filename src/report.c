@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory_output.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/plan_output.h"
@@ -155,10 +156,18 @@ static const char *kv_get(const struct kv *kv, size_t n, const char *key)
 	return NULL;
 }
 
-/* The volume's value for one key (borrowed; never NULL). */
-static const char *key_value(const struct report_key *k, const struct volume *v)
+/* The volume's value for one key (borrowed, possibly from scratch; never NULL). An account the
+ * organization names is "NAME (ID)" (multi-account runs, docs/accounts.md). */
+static const char *key_value(const struct report_key *k, const struct volume *v, const struct fleet *f,
+			     struct buf *scratch)
 {
 	const char *s;
+	const char *name = k->kind == RKEY_ACCOUNT && f ? fleet_account_name(f, v->account) : NULL;
+	if (name && *name) {
+		buf_reset(scratch);
+		buf_addf(scratch, "%s (%s)", name, v->account);
+		return scratch->s;
+	}
 	switch (k->kind) {
 	case RKEY_NAMESPACE: return kube_or(v, v->kube ? v->kube->namespace_ : NULL);
 	case RKEY_CLUSTER: return kube_or(v, v->kube ? v->kube->cluster : NULL);
@@ -341,14 +350,14 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 	char *matched = o->n_states ? xcalloc(o->n_states, 1) : NULL;
 	struct volume_facts *facts = p->n ? xcalloc(p->n, sizeof *facts) : NULL;
 
-	struct buf key = BUF_INIT;
+	struct buf key = BUF_INIT, scratch = BUF_INIT;
 	for (size_t i = 0; i < p->n; i++) {
 		const struct plan_item *it = &p->items[i];
 		buf_reset(&key);
 		for (size_t k = 0; k < o->n_keys; k++) {
 			if (k)
 				buf_addc(&key, '\x1f');
-			buf_adds(&key, key_value(&o->keys[k], it->v));
+			buf_adds(&key, key_value(&o->keys[k], it->v, p->fleet, &scratch));
 		}
 		size_t g;
 		if (!strmap_get(&groups, key.s, &g)) {
@@ -359,7 +368,7 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 			ng->values = xcalloc(o->n_keys ? o->n_keys : 1, sizeof *ng->values);
 			ng->joined = xstrdup(key.s);
 			for (size_t k = 0; k < o->n_keys; k++)
-				ng->values[k] = xstrdup(key_value(&o->keys[k], it->v));
+				ng->values[k] = xstrdup(key_value(&o->keys[k], it->v, p->fleet, &scratch));
 			strmap_put(&groups, key.s, g);
 		}
 		struct volume_facts *x = &facts[i];
@@ -398,6 +407,7 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 	free(facts);
 	free(matched);
 	buf_release(&key);
+	buf_release(&scratch);
 	strmap_release(&states);
 	strmap_release(&bases);
 	strmap_release(&observed);
@@ -635,6 +645,8 @@ static void write_json(struct buf *b, const struct report *r)
 	jsonw_key(&w, "warnings");
 	jsonw_str_array(&w, (const char *const *)r->warnings, r->n_warnings);
 	jsonw_key_int(&w, "ledger_elsewhere", (long long)r->ledger_elsewhere);
+	if (r->plan->fleet)
+		inventory_json_accounts(&w, r->plan->fleet);
 	jsonw_key(&w, "groups");
 	jsonw_array(&w);
 	for (size_t g = 0; g < r->n_groups; g++) {
@@ -752,6 +764,14 @@ static void header_lines(struct buf *b, const struct report *r, const char *bull
 	buf_addf(b, "\n%splanned = baseline (cost when first planned) - target = realized + in flight + remaining + "
 		    "blocked",
 		 bullet);
+	const struct fleet *f = r->plan->fleet;
+	if (f && f->n_accounts) {
+		buf_addf(b, "\n%saccounts: ", bullet);
+		inventory_accounts_summary(b, f);
+		buf_adds(b, " (current account ");
+		buf_add_visible(b, f->current_account ? f->current_account : "unknown");
+		buf_addc(b, ')');
+	}
 	buf_addf(b, "\n%srealized: migrations completed in the ledger", bullet);
 	if (r->since) {
 		em_format_time(r->since, ts);

@@ -313,8 +313,52 @@ const struct instance_limit *fleet_instance_limit(const struct fleet *f, const c
 	return NULL;
 }
 
+void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *partial, size_t *in_scope)
+{
+	*covered = *partial = *in_scope = 0;
+	for (size_t i = 0; i < f->n_accounts; i++) {
+		const char *s = f->accounts[i].status;
+		*in_scope += strcmp(s, "skipped") != 0;
+		*covered += strcmp(s, "read") == 0;
+		*partial += strcmp(s, "partial") == 0;
+	}
+}
+
+const char *fleet_account_name(const struct fleet *f, const char *id)
+{
+	for (size_t i = 0; id && i < f->n_accounts; i++)
+		if (f->accounts[i].id && strcmp(f->accounts[i].id, id) == 0)
+			return f->accounts[i].name;
+	return NULL;
+}
+
+static void fleet_accounts_release(struct fleet *f)
+{
+	for (size_t i = 0; i < f->n_accounts; i++) {
+		struct fleet_account *a = &f->accounts[i];
+		free(a->id);
+		free(a->name);
+		free(a->profile);
+		free(a->role_arn);
+		free(a->status);
+		free(a->error);
+		for (size_t k = 0; k < a->n_regions; k++) {
+			free(a->regions[k].region);
+			free(a->regions[k].status);
+			free(a->regions[k].error);
+		}
+		free(a->regions);
+	}
+	free(f->accounts);
+	free(f->current_account);
+	f->accounts = NULL;
+	f->n_accounts = 0;
+	f->current_account = NULL;
+}
+
 void fleet_release(struct fleet *f)
 {
+	fleet_accounts_release(f);
 	for (size_t i = 0; i < f->n_instances; i++) {
 		free(f->instances[i].key);
 		free(f->instances[i].value);

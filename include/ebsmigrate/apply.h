@@ -48,6 +48,11 @@ struct apply_options {
 	void *say_ctx;
 	progress_fn progress; /* may be NULL: --wait's "apply --wait" phase, finished of all rows */
 	void *progress_ctx;
+	/* Several accounts (docs/accounts.md): the client acting in a volume's account (its
+	 * ledger/plan `account`), or NULL with the reason in err; every EC2 and CloudTrail call for
+	 * a volume goes through its account's client, never another's. NULL: the one client. */
+	struct aws_client *(*aws_for)(void *ctx, const char *account, struct buf *err);
+	void *aws_for_ctx;
 };
 
 enum apply_outcome_kind {
@@ -75,6 +80,7 @@ struct apply_result {
 	size_t submitted, would_submit, deferred, skipped, failed, unknown, completed, left;
 	char *history_warning; /* CloudTrail could not be read (one message for the run), or NULL */
 	int wait_timed_out;    /* --wait gave up at --wait-timeout with modifications in flight */
+	char *accounts_warning; /* observe_only: rows of an account without a client, left as recorded */
 };
 
 const char *apply_outcome_name(enum apply_outcome_kind k);

@@ -22,6 +22,7 @@
 
 #include "ebsmigrate/aws_credentials.h"
 #include "ebsmigrate/aws_endpoint.h"
+#include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/http.h"
 
@@ -36,6 +37,10 @@ struct aws_client {
 	struct aws_client *creds_from;
 	pthread_mutex_t creds_lock;
 	struct aws_credentials worker_creds;
+	/* The account the client acts in when it is one of several (aws_client_init_assumed, or one
+	 * of repeated --profile): its rate keys are "SERVICE:ACCOUNT:REGION", so every account-region
+	 * has its own token buckets. NULL: "SERVICE:REGION", as with one account. */
+	char *account;
 };
 
 /* Retries, as the AWS SDKs and CLI configure them (docs/aws.md):
@@ -64,6 +69,18 @@ struct aws_client_options {
 
 int aws_client_init(struct aws_client *c, const struct aws_client_options *opt, struct buf *err);
 void aws_client_release(struct aws_client *c);
+/* A client acting in another account: its credentials come from STS AssumeRole (p) signed with
+ * base's credentials (copied under base's lock; base may be any link of the chain, and must
+ * outlive c), cached and refreshed before they expire; its token buckets are base's, keyed by
+ * account (account: the 12-digit id). Nothing is called yet: the first call, or
+ * aws_credentials_provider_get on c->creds, assumes the role. */
+int aws_client_init_assumed(struct aws_client *c, struct aws_client *base, const char *account,
+			    const struct aws_assume_role_params *p, struct buf *err);
+/* The token bucket key of service (signing name: "ec2", "monitoring", "cloudtrail") in region
+ * for c: "SERVICE:REGION", or "SERVICE:ACCOUNT:REGION" for a client of one account of several. */
+void aws_client_rate_key(const struct aws_client *c, char *out, size_t n, const char *service, const char *region);
+/* Labels c (a root client) as acting in account: rate keys as above. */
+void aws_client_set_account(struct aws_client *c, const char *account);
 /* A client for another thread: its own curl handle and retry state, from's options, from's
  * token buckets (http_client_share_rates) and from's credentials (resolved and refreshed under
  * from's lock, never concurrently). from must outlive w and must not send while workers run. */

@@ -48,6 +48,16 @@ struct aws_credentials_options {
 				     * "ebsmigrate-<unix time>" */
 	time_t (*clock)(void);      /* NULL = time(NULL) */
 	int refresh_window_s;       /* 0 = 300 */
+	/* Assumed-role mode (one account of --accounts/--organization): instead of walking the
+	 * chain, STS AssumeRole of role_arn signed with the credentials source() copies into *out
+	 * (the base chain's, any link of it); refreshed like any other, refresh_window_s before
+	 * they expire. external_id may be NULL, duration_s 0 (STS's default). */
+	int (*source)(void *ctx, struct aws_credentials *out, struct buf *err);
+	void *source_ctx;
+	const char *role_arn;
+	const char *external_id;
+	int duration_s;
+	const char *expect_account; /* the assumed credentials must be this account's (else EM_EAUTH) */
 };
 
 /* Fields are private to aws_credentials.c. */
@@ -64,6 +74,10 @@ struct aws_credentials_provider {
 	int no_source;              /* the last get failed because no link applies */
 	int have;
 	struct aws_credentials creds;
+	int (*source)(void *ctx, struct aws_credentials *out, struct buf *err);
+	void *source_ctx;
+	char *role_arn, *external_id, *expect_account;
+	int duration_s;
 };
 
 void aws_credentials_provider_init(struct aws_credentials_provider *p, const struct aws_credentials_options *opt);

@@ -2,7 +2,7 @@
  * aws_endpoint.h - where each AWS service lives, and the name and region to sign it with.
  *
  * Resolution order (the SDKs' convention): AWS_ENDPOINT_URL_<SERVICE> (EC2, CLOUDWATCH, PRICING,
- * STS; AWS_ENDPOINT_URL_MONITORING is accepted as an alias of CLOUDWATCH), then
+ * STS, CLOUDTRAIL, ORGANIZATIONS; AWS_ENDPOINT_URL_MONITORING is accepted as an alias of CLOUDWATCH), then
  * AWS_ENDPOINT_URL, else the standard host of the region's partition:
  *   aws         *.amazonaws.com        (every region not below)
  *   aws-cn      *.amazonaws.com.cn     (cn-*)
@@ -29,6 +29,7 @@ enum aws_service {
 	AWS_SERVICE_PRICING,
 	AWS_SERVICE_STS,
 	AWS_SERVICE_CLOUDTRAIL,
+	AWS_SERVICE_ORGANIZATIONS, /* one endpoint per partition (us-east-1 in aws), whatever the region */
 };
 
 struct aws_endpoint {
@@ -39,7 +40,7 @@ struct aws_endpoint {
 	int from_env;             /* 1 when an AWS_ENDPOINT_URL* variable chose it */
 };
 
-/* region may be NULL only for STS (global endpoint) and Pricing (aws partition).
+/* region may be NULL only for STS (global endpoint), Pricing and Organizations (aws partition).
  * EM_EINPUT for a malformed region or override URL. */
 int aws_endpoint_resolve(struct aws_endpoint *out, enum aws_service svc, const char *region, struct buf *err);
 void aws_endpoint_release(struct aws_endpoint *e);

@@ -193,12 +193,23 @@ const struct cmd *cmd_find(const char *name);
 /* The live-inventory options shared by plan and inventory (ids >= OPT_LIVE_BASE). */
 enum { OPT_LIVE_BASE = 500, OPT_LIVE_REGION, OPT_LIVE_PROFILE, OPT_LIVE_KUBECONFIG, OPT_LIVE_CONTEXT, OPT_LIVE_ALL_CONTEXTS, OPT_LIVE_NO_KUBE,
        OPT_LIVE_NO_AWS, OPT_LIVE_NO_METRICS, OPT_LIVE_LOOKBACK, OPT_LIVE_NO_USAGE, OPT_LIVE_KUBE_PAGE,
-       OPT_LIVE_NO_CLOUDTRAIL, OPT_LIVE_CONCURRENCY };
+       OPT_LIVE_NO_CLOUDTRAIL, OPT_LIVE_CONCURRENCY, OPT_LIVE_ACCOUNTS, OPT_LIVE_ORGANIZATION, OPT_LIVE_EXCLUDE_ACCOUNTS,
+       OPT_LIVE_ROLE_NAME, OPT_LIVE_ROLE_ARN_TEMPLATE, OPT_LIVE_EXTERNAL_ID, OPT_LIVE_ROLE_SESSION_NAME,
+       OPT_LIVE_ROLE_DURATION };
 extern const struct cmd_option live_options[];
 struct inventory_live_options;
 /* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg);
 void cmd_live_options_release(struct inventory_live_options *o);
+/* After parsing, reading live: checks the account options together (docs/accounts.md) and
+ * points o->accounts at them when several accounts are read (--accounts, --organization, or
+ * --profile given more than once). EXIT_USAGE, said, for a combination that does not go. */
+int cmd_live_check(struct inventory_live_options *o);
+/* apply's role options (parsed by cmd_live_option into o, with the OPT_LIVE_ROLE_* ids, no
+ * accounts): checked; the role template, session name, external id and duration, or NULL when
+ * none was given (*rc: 0, or EXIT_USAGE said). */
+struct inventory_accounts;
+const struct inventory_accounts *cmd_role_options_check(struct inventory_live_options *o, int *rc);
 /* --from-aws-json / --from-kube-json arguments ([LABEL=]FILE or [LABEL=]DIR) shared by plan and
  * report: a label has no '/', and an existing file named "a=b.json" is taken as a file. A DIR
  * adds its *.json files in name order (said with -v); kubectl exports in a DIR without a label

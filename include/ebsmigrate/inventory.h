@@ -35,6 +35,26 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data);
 
 /* ---- live inventory ---- */
+
+/* Several accounts in one run (docs/accounts.md). Each account is read with credentials from
+ * STS AssumeRole of its role ARN, signed with the base credentials (the chain, --profile
+ * once), except the base credentials' own account, read with them; or, with profiles, each
+ * profile is one account. */
+struct inventory_accounts {
+	const char *const *ids;             /* --accounts (checked ids) */
+	size_t n_ids;
+	int organization;                   /* --organization: Organizations ListAccounts */
+	const char *const *exclude;         /* --exclude-accounts */
+	size_t n_exclude;
+	const char *role_arn_template;      /* --role-arn-template, or built from --role-name */
+	const char *external_id;            /* --external-id, NULL none */
+	const char *session_name;           /* RoleSessionName (already sanitised) */
+	int duration_s;                     /* --role-duration; 0 = STS's default */
+	const char *const *profiles;        /* --profile given more than once: one account each */
+	size_t n_profiles;
+};
+
+struct cmd_live_accounts;
 struct inventory_live_options {
 	const char *profile;                 /* --profile */
 	const char *const *regions;          /* --region (repeatable); none = the default region plus
@@ -52,6 +72,8 @@ struct inventory_live_options {
 	int kube_page_size;                  /* list limit; 0 = 500 */
 	progress_fn progress;                /* may be NULL: each phase's progress (progress.h) */
 	void *progress_ctx;
+	const struct inventory_accounts *accounts; /* NULL: the one account of the credentials */
+	struct cmd_live_accounts *account_args;    /* the account options as parsed: cmd_live.c's */
 	int concurrency;                     /* --concurrency: regions, clusters and independent
 					      * calls at a time; 0 = INVENTORY_DEFAULT_CONCURRENCY,
 					      * 1 = one after another */
@@ -74,7 +96,11 @@ struct inventory_live_result {
 	size_t n_warning_notices;
 };
 
-/* Reads the fleet from the live APIs. A side that is not configured is skipped: no kubeconfig
+/* Reads the fleet from the live APIs. With o->accounts, every account x region is read at once
+ * (--concurrency), f->accounts says what was read; an account whose role cannot be assumed or
+ * a region an account cannot read is a warning notice and a "failed" entry there, not an
+ * error (fleet_account_coverage tells the caller to exit 3); listing the organization failing
+ * is an error. A side that is not configured is skipped: no kubeconfig
  * with a notice, no AWS credential source at all with a warning notice (warning_notices). A
  * configured side that fails is an error naming the context/profile/region and call, or the
  * credential source and its code; so is a run that would read nothing (no credentials and no

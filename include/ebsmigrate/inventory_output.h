@@ -34,6 +34,14 @@ enum kube_json_form {
 /* A volume's Kubernetes binding as an object, null when unbound. */
 void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, enum kube_json_form form);
 
+/* Multi-account runs (f->n_accounts > 0): the members "current_account", "account_coverage"
+ * {"read", "in_scope"} and "accounts" [{id, name, profile, role_arn, status, error, regions:
+ * [{region, status, error, volumes}]}] of the object the caller opened; nothing otherwise.
+ * Shared by the inventory and plan documents (docs/accounts.md). */
+void inventory_json_accounts(struct jsonw *w, const struct fleet *f);
+/* "5 of 6 accounts read" (appended), or nothing for a one-account fleet. */
+void inventory_accounts_summary(struct buf *out, const struct fleet *f);
+
 struct table_options;
 void inventory_write_table(struct buf *out, const struct fleet *f, const struct inventory_meta *m,
 			   const struct table_options *to);

@@ -90,6 +90,7 @@ struct plan {
 	char **warnings;
 	size_t n_warnings, alloc_warnings;
 	struct plan_totals totals;
+	const struct fleet *fleet; /* borrowed: the fleet planned (its accounts go into the document) */
 };
 
 /* Builds the plan for every volume of the fleet. Items are ordered by savings (largest first),

@@ -162,6 +162,27 @@ struct instance_limit {
 	double baseline_mbps;   /* MB/s (10^6 bytes), as EC2 reports it */
 };
 
+/* The accounts a multi-account run covered (issue 15; docs/accounts.md): set by the live read
+ * when --accounts, --organization or a repeated --profile is given, empty otherwise. */
+struct fleet_account_region {
+	char *region;
+	char *status;     /* "read" or "failed" */
+	char *error;      /* why it failed (AWS's code and message), NULL when read */
+	size_t volumes;   /* volumes read there */
+};
+
+struct fleet_account {
+	char *id;         /* 12 digits; NULL for a --profile whose credentials failed before STS said */
+	char *name;       /* from Organizations, NULL when unknown */
+	char *profile;    /* the --profile it was read with, or NULL */
+	char *role_arn;   /* the role assumed, NULL for the current (base) credentials or a profile */
+	char *status;     /* "read", "partial" (a region failed), "failed" (no credentials: error),
+			   * "skipped" (not ACTIVE in the organization: error is its status) */
+	char *error;
+	struct fleet_account_region *regions;
+	size_t n_regions;
+};
+
 struct fleet {
 	struct kv *instances;       /* instance id -> instance type, from describe-instances exports */
 	size_t n_instances, alloc_instances;
@@ -181,7 +202,16 @@ struct fleet {
 	char **notices;             /* non-fatal input problems, complete messages */
 	size_t n_notices, alloc_notices;
 	struct vol_index *index;    /* volume_id -> position; private to volume.c */
+	struct fleet_account *accounts; /* multi-account runs only, in the order read (sorted by id) */
+	size_t n_accounts;
+	char *current_account;      /* multi-account runs: the base credentials' (GetCallerIdentity) */
 };
+
+/* Accounts a run covered: *covered those read in every region, *partial those read in some,
+ * *in_scope every account but the skipped ones. covered < in_scope: the run is partial (exit 3). */
+void fleet_account_coverage(const struct fleet *f, size_t *covered, size_t *partial, size_t *in_scope);
+/* The account's name, or NULL (linear: a few hundred accounts at most). */
+const char *fleet_account_name(const struct fleet *f, const char *id);
 
 void fleet_init(struct fleet *f);
 void fleet_release(struct fleet *f);

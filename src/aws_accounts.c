@@ -1,0 +1,377 @@
+/*
+ * aws_accounts.c - account lists, role ARN templates, STS session names and Organizations
+ * ListAccounts (aws_accounts.h).
+ *
+ * Entry points: aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
+ * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts,
+ * aws_org_list_accounts, org_account_list_release, aws_account_clients_init/get/release.
+ * Invariants: an id that reaches a list is 12 digits; a ListAccounts answer is parsed whole
+ * before anything is appended (a bad page adds nothing); a NextToken that repeats the one it
+ * was asked with stops the loop (no endless paging).
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/aws_accounts.h"
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_sts.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/jsonx.h"
+
+#define ORG_TARGET "AWSOrganizationsV20161128.ListAccounts"
+#define ORG_MAX_PAGES 1000
+
+int aws_account_id_valid(const char *s)
+{
+	if (!s)
+		return 0;
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (s[n] < '0' || s[n] > '9')
+			return 0;
+	return n == 12;
+}
+
+/* One id of a list: checked, then added unless present. where: "" or " in FILE line N". */
+static int add_id(struct strlist *out, const char *opt, const char *id, size_t len, const char *where,
+		  struct buf *err)
+{
+	char *s = xstrndup(id, len);
+	int rc = 0;
+	if (!aws_account_id_valid(s)) {
+		struct buf v = BUF_INIT;
+		buf_add_visible(&v, s);
+		rc = em_err(err, EM_EINPUT, "%s: '%s'%s is not an AWS account id (12 digits)", opt, v.s, where);
+		buf_release(&v);
+	} else if (!strlist_contains(out, s)) {
+		strlist_append(out, s);
+	}
+	free(s);
+	return rc;
+}
+
+static int parse_text(struct strlist *out, const char *opt, const char *text, size_t len, const char *file,
+		      size_t *added, struct buf *err)
+{
+	size_t line = 1, i = 0;
+	struct buf where = BUF_INIT;
+	int rc = 0;
+	while (i < len && !rc) {
+		char c = text[i];
+		if (c == '#') {
+			while (i < len && text[i] != '\n')
+				i++;
+			continue;
+		}
+		if (c == '\n')
+			line++;
+		if (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+			i++;
+			continue;
+		}
+		size_t start = i;
+		while (i < len && !strchr(", \t\r\n#", text[i]) && text[i] != '\0')
+			i++;
+		if (i == start) /* a NUL byte */
+			i++;
+		buf_reset(&where);
+		if (file)
+			buf_addf(&where, " in %s line %zu", file, line);
+		rc = add_id(out, opt, text + start, i - start, where.s ? where.s : "", err);
+		(*added)++;
+	}
+	buf_release(&where);
+	return rc;
+}
+
+int aws_accounts_parse(struct strlist *out, const char *opt, const char *arg, struct buf *err)
+{
+	size_t added = 0;
+	if (arg[0] == '@') {
+		const char *path = arg + 1;
+		if (!*path)
+			return em_err(err, EM_EINPUT, "%s: '@' names no file (use @FILE)", opt);
+		struct buf text = BUF_INIT, e = BUF_INIT;
+		int rc = em_read_file(path, &text, &e);
+		if (rc)
+			rc = em_err(err, EM_EINPUT, "%s: %s", opt, e.s);
+		else
+			rc = parse_text(out, opt, text.s ? text.s : "", text.len, path, &added, err);
+		if (!rc && !added)
+			rc = em_err(err, EM_EINPUT, "%s: file '%s' holds no account id", opt, path);
+		buf_release(&text);
+		buf_release(&e);
+		return rc;
+	}
+	int rc = parse_text(out, opt, arg, strlen(arg), NULL, &added, err);
+	if (!rc && !added)
+		rc = em_err(err, EM_EINPUT, "%s: no account id given (ID[,ID...] or @FILE)", opt);
+	return rc;
+}
+
+int aws_role_arn_template_check(const char *tmpl, struct buf *err)
+{
+	int have_account = 0;
+	for (const char *p = tmpl; *p; p++) {
+		if (*p != '$')
+			continue;
+		if (strncmp(p, "${account}", 10) == 0) {
+			have_account = 1;
+			p += 9;
+		} else if (strncmp(p, "${partition}", 12) == 0) {
+			p += 11;
+		} else {
+			return em_err(err, EM_EINPUT,
+				      "--role-arn-template: '%s': only ${partition} and ${account} may follow '$'", tmpl);
+		}
+	}
+	if (strncmp(tmpl, "arn:", 4) != 0 || !strstr(tmpl, ":role/"))
+		return em_err(err, EM_EINPUT,
+			      "--role-arn-template: '%s' is not an IAM role ARN (arn:${partition}:iam::${account}:role/NAME)",
+			      tmpl);
+	if (!have_account)
+		return em_err(err, EM_EINPUT, "--role-arn-template: '%s' has no ${account}: every account would assume the "
+					      "same role",
+			      tmpl);
+	return 0;
+}
+
+void aws_role_arn_expand(struct buf *out, const char *tmpl, const char *partition, const char *account)
+{
+	for (const char *p = tmpl; *p; p++) {
+		if (strncmp(p, "${account}", 10) == 0) {
+			buf_adds(out, account);
+			p += 9;
+		} else if (strncmp(p, "${partition}", 12) == 0) {
+			buf_adds(out, partition);
+			p += 11;
+		} else {
+			buf_addc(out, *p);
+		}
+	}
+}
+
+void aws_session_name_sanitize(struct buf *out, const char *in)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)(in ? in : ""); *p && n < 64; p++, n++) {
+		int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			 strchr("_+=,.@-", *p);
+		buf_addc(out, ok ? (char)*p : '-');
+	}
+	for (; n < 2; n++)
+		buf_addc(out, '-');
+}
+
+/* ---- Organizations ---- */
+
+void org_account_list_release(struct org_account_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct org_account *a = &l->v[i];
+		free(a->id);
+		free(a->arn);
+		free(a->name);
+		free(a->email);
+		free(a->status);
+	}
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+int aws_org_parse_list_accounts(const char *body, size_t len, struct org_account_list *out, char **next_token,
+				struct buf *err)
+{
+	*next_token = NULL;
+	cJSON *j = cJSON_ParseWithLength(body, len);
+	if (!j || !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return em_err(err, EM_ESERVER, "organizations ListAccounts: the answer is not a JSON object");
+	}
+	const cJSON *accounts = cJSON_GetObjectItemCaseSensitive(j, "Accounts");
+	if (!cJSON_IsArray(accounts)) {
+		cJSON_Delete(j);
+		return em_err(err, EM_ESERVER, "organizations ListAccounts: the answer has no Accounts array");
+	}
+	const cJSON *next = cJSON_GetObjectItemCaseSensitive(j, "NextToken");
+	if (next && !cJSON_IsNull(next) && !(cJSON_IsString(next) && next->valuestring[0])) {
+		cJSON_Delete(j);
+		return em_err(err, EM_ESERVER, "organizations ListAccounts: NextToken is not a string");
+	}
+	/* checked whole first: a bad page adds nothing */
+	int i = 0;
+	const cJSON *a;
+	cJSON_ArrayForEach(a, accounts)
+	{
+		const char *id = jsonx_str(a, "Id"), *status = jsonx_str(a, "Status");
+		if (!aws_account_id_valid(id) || !status || !*status) {
+			struct buf v = BUF_INIT;
+			buf_add_visible(&v, id ? id : "(none)");
+			int rc = em_err(err, EM_ESERVER, "organizations ListAccounts: account %d (Id '%s') has no valid Id and Status",
+					i, v.s);
+			buf_release(&v);
+			cJSON_Delete(j);
+			return rc;
+		}
+		i++;
+	}
+	cJSON_ArrayForEach(a, accounts)
+	{
+		XGROW(out->v, out->n, out->alloc);
+		struct org_account *o = &out->v[out->n++];
+		o->id = xstrdup(jsonx_str(a, "Id"));
+		o->status = xstrdup(jsonx_str(a, "Status"));
+		o->arn = xstrdup(jsonx_str(a, "Arn"));
+		o->name = xstrdup(jsonx_str(a, "Name"));
+		o->email = xstrdup(jsonx_str(a, "Email"));
+	}
+	if (cJSON_IsString(next))
+		*next_token = xstrdup(next->valuestring);
+	cJSON_Delete(j);
+	return 0;
+}
+
+int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, struct buf *err)
+{
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf body = BUF_INIT;
+	char *next = NULL;
+	int rc = 0;
+	for (int page = 1;; page++) {
+		if (page > ORG_MAX_PAGES) {
+			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: more than %d pages", ORG_MAX_PAGES);
+			break;
+		}
+		buf_reset(&body);
+		struct jsonw w;
+		jsonw_init(&w, &body, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key_int(&w, "MaxResults", 20);
+		if (next)
+			jsonw_key_str(&w, "NextToken", next);
+		jsonw_end(&w);
+		http_response_release(&resp);
+		http_response_init(&resp);
+		rc = aws_json(c, AWS_SERVICE_ORGANIZATIONS, NULL, ORG_TARGET, "application/x-amz-json-1.1", body.s, &resp,
+			      NULL, err);
+		if (rc)
+			break;
+		char *following = NULL;
+		struct buf e = BUF_INIT;
+		rc = aws_org_parse_list_accounts(resp.body.s, resp.body.len, out, &following, &e);
+		if (rc) {
+			em_err(err, rc, "%s (page %d)", e.s, page);
+			buf_release(&e);
+			break;
+		}
+		buf_release(&e);
+		if (following && next && strcmp(following, next) == 0) {
+			free(following);
+			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: NextToken repeats the token it was asked with");
+			break;
+		}
+		free(next);
+		next = following;
+		if (!next)
+			break;
+	}
+	free(next);
+	buf_release(&body);
+	http_response_release(&resp);
+	return rc;
+}
+
+/* ---- one client per account ---- */
+
+void aws_account_clients_init(struct aws_account_clients *s, struct aws_client *base, const char *role_arn_template,
+			      const char *session_name, const char *external_id, int duration_s)
+{
+	memset(s, 0, sizeof *s);
+	s->base = base;
+	s->role_arn_template = role_arn_template;
+	s->session_name = session_name;
+	s->external_id = external_id;
+	s->duration_s = duration_s;
+}
+
+/* Who the base credentials are (once). */
+static int base_identity(struct aws_account_clients *s)
+{
+	if (s->current || s->identity_rc)
+		return s->identity_rc;
+	const struct aws_credentials *cr = NULL;
+	struct buf e = BUF_INIT;
+	int rc = aws_credentials_provider_get(&s->base->creds, &cr, &e);
+	struct aws_caller_identity id;
+	memset(&id, 0, sizeof id);
+	if (!rc)
+		rc = aws_sts_get_caller_identity(&id, &s->base->http, NULL, cr, &e);
+	if (!rc && !aws_account_id_valid(id.account))
+		rc = em_err(&e, EM_ESERVER, "sts GetCallerIdentity: no account id in the answer");
+	if (rc) {
+		s->identity_rc = rc;
+		s->identity_err = buf_detach(&e);
+	} else {
+		s->current = xstrdup(id.account);
+		const char *a = id.arn && strncmp(id.arn, "arn:", 4) == 0 ? id.arn + 4 : NULL;
+		const char *colon = a ? strchr(a, ':') : NULL;
+		s->partition = colon ? xstrndup(a, (size_t)(colon - a)) : xstrdup("aws");
+	}
+	aws_caller_identity_release(&id);
+	buf_release(&e);
+	return rc;
+}
+
+struct aws_client *aws_account_clients_get(struct aws_account_clients *s, const char *account, struct buf *err)
+{
+	if (!aws_account_id_valid(account))
+		return s->base;
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].account, account) == 0)
+			return s->v[i].client;
+	if (base_identity(s)) {
+		em_err(err, s->identity_rc, "the base credentials' account is unknown: %s",
+		       s->identity_err ? s->identity_err : "GetCallerIdentity failed");
+		return NULL;
+	}
+	if (strcmp(account, s->current) == 0)
+		return s->base;
+	if (!s->role_arn_template) {
+		em_err(err, EM_EAUTH,
+		       "it is in account %s and the credentials are account %s's: give --role-name NAME (or "
+		       "--role-arn-template) to use that account's role (docs/accounts.md)",
+		       account, s->current);
+		return NULL;
+	}
+	struct buf arn = BUF_INIT;
+	aws_role_arn_expand(&arn, s->role_arn_template, s->partition, account);
+	struct aws_assume_role_params p = {arn.s, s->session_name, s->external_id, s->duration_s};
+	struct aws_client *c = xcalloc(1, sizeof *c);
+	int rc = aws_client_init_assumed(c, s->base, account, &p, err);
+	buf_release(&arn);
+	if (rc) {
+		free(c);
+		return NULL;
+	}
+	s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	s->v[s->n].account = xstrdup(account);
+	s->v[s->n++].client = c;
+	return c;
+}
+
+void aws_account_clients_release(struct aws_account_clients *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		aws_client_release(s->v[i].client);
+		free(s->v[i].client);
+		free(s->v[i].account);
+	}
+	free(s->v);
+	free(s->current);
+	free(s->partition);
+	free(s->identity_err);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,21 @@
+/* fuzz_org_accounts.c - Organizations ListAccounts answers as aws_org_parse_list_accounts reads
+ * them (the --organization account list: server input). */
+#include <stdlib.h>
+
+#include "ebsmigrate/aws_accounts.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > FUZZ_MAX_INPUT)
+		return 0;
+	struct org_account_list l;
+	memset(&l, 0, sizeof l);
+	struct buf err = BUF_INIT;
+	char *next = NULL;
+	aws_org_parse_list_accounts((const char *)data, size, &l, &next, &err);
+	free(next);
+	org_account_list_release(&l);
+	buf_release(&err);
+	return 0;
+}
