@@ -44,6 +44,35 @@ static void describe_query(struct buf *b, const char *region, const char *family
 		buf_addf(b, ", regionCode '%s'", region);
 }
 
+/* A GetProducts request: one TERM_MATCH filter per given field (region first, when set). */
+static void term_match(struct jsonw *w, const char *field, const char *value)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "Type", "TERM_MATCH");
+	jsonw_key_str(w, "Field", field);
+	jsonw_key_str(w, "Value", value);
+	jsonw_end(w);
+}
+
+static void products_body(struct buf *b, const char *region, const char *family, const char *token)
+{
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "ServiceCode", "AmazonEC2");
+	jsonw_key(&w, "Filters");
+	jsonw_array(&w);
+	if (region)
+		term_match(&w, "regionCode", region);
+	term_match(&w, "productFamily", family);
+	jsonw_end(&w);
+	jsonw_key_str(&w, "FormatVersion", "aws_v1");
+	jsonw_key_int(&w, "MaxResults", 100);
+	if (token)
+		jsonw_key_str(&w, "NextToken", token);
+	jsonw_end(&w);
+}
+
 /* Reads every page of one filtered query into book. */
 static int fetch_query(struct aws_client *c, struct pricebook *book, const char *region, const char *family,
 		       const struct pricing_fetch_options *o, struct pricing_fetch_result *r, struct buf *err)
@@ -54,20 +83,7 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 	http_response_init(&resp);
 	do {
 		struct buf body = BUF_INIT, origin = BUF_INIT;
-		buf_adds(&body, "{\"ServiceCode\":\"AmazonEC2\",\"Filters\":[");
-		if (region) {
-			buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"regionCode\",\"Value\":");
-			buf_add_json_str(&body, region);
-			buf_adds(&body, "},");
-		}
-		buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"productFamily\",\"Value\":");
-		buf_add_json_str(&body, family);
-		buf_adds(&body, "}],\"FormatVersion\":\"aws_v1\",\"MaxResults\":100");
-		if (token) {
-			buf_adds(&body, ",\"NextToken\":");
-			buf_add_json_str(&body, token);
-		}
-		buf_addc(&body, '}');
+		products_body(&body, region, family, token);
 		page++;
 		buf_adds(&origin, "pricing GetProducts (");
 		describe_query(&origin, region, family);
@@ -923,20 +939,28 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 			    const struct table_options *tt)
 {
 	if (json) {
-		buf_adds(out, "{\"schema\":\"ebsmigrate.pricebook-versions/v1\",\"versions\":[");
+		struct jsonw w;
+		jsonw_document(&w, out, JSONW_COMPACT, "ebsmigrate.pricebook-versions/v1");
+		jsonw_key(&w, "versions");
+		jsonw_array(&w);
 		for (size_t i = 0; i < n; i++) {
-			buf_addf(out, "%s{\"version\":%lld,\"current\":%s,\"source\":", i ? ",\n" : "\n", (long long)v[i].id,
-				 v[i].is_current ? "true" : "false");
-			buf_add_json_str(out, v[i].source);
-			buf_adds(out, ",\"effective_date\":");
-			buf_add_json_str(out, v[i].effective_date);
-			buf_adds(out, ",\"fetched_at\":");
-			buf_add_json_str(out, v[i].fetched_at);
-			buf_adds(out, ",\"stored_at\":");
-			buf_add_json_str(out, v[i].created_at);
-			buf_addf(out, ",\"prices\":%lld}", (long long)v[i].n_prices);
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_int(&w, "version", (long long)v[i].id);
+			jsonw_key(&w, "current");
+			jsonw_bool(&w, v[i].is_current);
+			jsonw_key_str(&w, "source", v[i].source);
+			jsonw_key_str(&w, "effective_date", v[i].effective_date);
+			jsonw_key_str(&w, "fetched_at", v[i].fetched_at);
+			jsonw_key_str(&w, "stored_at", v[i].created_at);
+			jsonw_key_int(&w, "prices", (long long)v[i].n_prices);
+			jsonw_end(&w);
 		}
-		buf_adds(out, n ? "\n]}\n" : "]}\n");
+		if (n)
+			jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
 		return;
 	}
 	static const char *const titles[] = {"VERSION", "CURRENT", "EFFECTIVE", "FETCHED", "STORED", "PRICES", "SOURCE"};

@@ -299,6 +299,15 @@ void jsonw_number_2dp(struct jsonw *w, double v)
 		buf_addf(w->b, "%.10g", round(v * 100) / 100);
 }
 
+void jsonw_number_g(struct jsonw *w, double v, int digits)
+{
+	value_start(w);
+	if (isfinite(v))
+		buf_addf(w->b, "%.*g", digits, v);
+	else
+		buf_add(w->b, "null", 4);
+}
+
 void jsonw_money(struct jsonw *w, micro_t m)
 {
 	value_start(w);

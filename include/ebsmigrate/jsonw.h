@@ -96,6 +96,9 @@ void jsonw_int(struct jsonw *w, long long v);
 void jsonw_int_or_null(struct jsonw *w, long long v, int known);
 void jsonw_number(struct jsonw *w, double v);     /* shortest text that reads back as v; null if not finite */
 void jsonw_number_2dp(struct jsonw *w, double v); /* rounded to hundredths, %.10g; null if not finite */
+/* printf's %.*g with that many significant digits (17 reads back exactly, with one snprintf
+ * where jsonw_number searches for the shortest text); null if not finite. */
+void jsonw_number_g(struct jsonw *w, double v, int digits);
 void jsonw_money(struct jsonw *w, micro_t m);     /* USD rounded to cents, trailing zeros trimmed: 12.5 */
 void jsonw_money_or_null(struct jsonw *w, micro_t m, int known);
 void jsonw_time(struct jsonw *w, time_t t); /* "2026-01-02T03:04:05Z"; 0: null */
