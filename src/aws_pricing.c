@@ -209,59 +209,6 @@ void pricing_merge_untouched(struct pricebook *book, const struct pricebook *bas
 
 /* ---------------------------------------------------------------- export */
 
-/* Python's json.dumps(ensure_ascii=True) string escaping, so files match make_bundle.py. */
-static void py_json_escaped(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	static const char escaped[] = "\"\\\n\r\t\b\f", letters[] = "\"\\nrtbf"; /* \" \\ \n ... */
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned c = *p;
-		const char *esc = strchr(escaped, (int)c); /* c is not 0 here; bytes >= 0x80 are not found */
-		if (esc) {
-			buf_addc(b, '\\');
-			buf_addc(b, letters[esc - escaped]);
-		} else if (c < 0x20) {
-			buf_addf(b, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
-		} else if (c < 0x80) {
-			buf_addc(b, (char)c);
-		} else {
-			/* Decode one UTF-8 sequence; an invalid byte is written as U+FFFD. */
-			unsigned cp = 0xfffd;
-			int len = 1;
-			if ((c & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
-				cp = ((c & 0x1f) << 6) | (p[1] & 0x3f);
-				len = 2;
-			} else if ((c & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
-				cp = ((c & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
-				len = 3;
-			} else if ((c & 0xf8) == 0xf0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
-				   (p[3] & 0xc0) == 0x80) {
-				cp = ((c & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
-				len = 4;
-			}
-			if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-				cp = 0xfffd; /* no such character (or a lone surrogate): not writable as JSON */
-			if (cp >= 0x10000) {
-				cp -= 0x10000;
-				buf_addf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-			} else {
-				buf_addf(b, "\\u%04x", cp);
-			}
-			p += len;
-			continue;
-		}
-		p++;
-	}
-}
-
-static void py_str(struct buf *b, const char *s)
-{
-	buf_addc(b, '"');
-	py_json_escaped(b, s);
-	buf_addc(b, '"');
-}
-
 /* Usagetype prefixes of AWS Regions (none in us-east-1), as AWS's billing codes spell them. */
 static const struct {
 	const char *region, *prefix;
@@ -477,33 +424,62 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 	attrs[n++] = (struct attr){"operation", ""};
 	qsort(attrs, n, sizeof *attrs, attr_cmp);
 
-	buf_adds(b, "{\"product\":{\"productFamily\":");
-	py_str(b, s->family);
-	buf_adds(b, ",\"attributes\":{");
+	char term[40], rate[64];
+	snprintf(term, sizeof term, "%s." ONDEMAND_TERM, sku);
+	snprintf(rate, sizeof rate, "%s." ONDEMAND_TERM "." RATE_CODE, sku);
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	w.ascii = 1; /* the strings as make_bundle.py's json.dumps writes them */
+	jsonw_object(&w);
+	jsonw_key(&w, "product");
+	jsonw_object(&w);
+	jsonw_key_str(&w, "productFamily", s->family);
+	jsonw_key(&w, "attributes");
+	jsonw_object(&w);
 	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_addc(b, ',');
-		py_str(b, attrs[i].key);
-		buf_addc(b, ':');
-		py_str(b, attrs[i].value);
+		jsonw_key_any(&w, attrs[i].key);
+		jsonw_str(&w, attrs[i].value);
 	}
-	buf_addf(b, "},\"sku\":\"%s\"},\"serviceCode\":\"AmazonEC2\",\"terms\":{\"OnDemand\":{\"%s." ONDEMAND_TERM
-		    "\":{\"priceDimensions\":{\"%s." ONDEMAND_TERM "." RATE_CODE "\":{\"unit\":",
-		 sku, sku, sku);
-	py_str(b, s->unit);
-	buf_adds(b, ",\"endRange\":");
-	py_str(b, s->end);
-	buf_adds(b, ",\"description\":");
-	py_str(b, desc.s);
-	buf_addf(b, ",\"appliesTo\":[],\"rateCode\":\"%s." ONDEMAND_TERM "." RATE_CODE "\",\"beginRange\":", sku);
-	py_str(b, s->begin);
-	buf_addf(b, ",\"pricePerUnit\":{\"USD\":\"%s\"}}},\"sku\":\"%s\",\"effectiveDate\":", p10.s, sku);
-	py_str(b, x->effective);
-	buf_adds(b, ",\"offerTermCode\":\"" ONDEMAND_TERM "\",\"termAttributes\":{}}}},\"version\":");
-	py_str(b, x->version);
-	buf_adds(b, ",\"publicationDate\":");
-	py_str(b, x->effective);
-	buf_addc(b, '}');
+	jsonw_end(&w);
+	jsonw_key_str(&w, "sku", sku);
+	jsonw_end(&w); /* product */
+	jsonw_key_str(&w, "serviceCode", "AmazonEC2");
+	jsonw_key(&w, "terms");
+	jsonw_object(&w);
+	jsonw_key(&w, "OnDemand");
+	jsonw_object(&w);
+	jsonw_key_any(&w, term);
+	jsonw_object(&w);
+	jsonw_key(&w, "priceDimensions");
+	jsonw_object(&w);
+	jsonw_key_any(&w, rate);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "unit", s->unit);
+	jsonw_key_str(&w, "endRange", s->end);
+	jsonw_key_str(&w, "description", desc.s);
+	jsonw_key(&w, "appliesTo");
+	jsonw_array(&w);
+	jsonw_end(&w);
+	jsonw_key_str(&w, "rateCode", rate);
+	jsonw_key_str(&w, "beginRange", s->begin);
+	jsonw_key(&w, "pricePerUnit");
+	jsonw_object(&w);
+	jsonw_key_str(&w, "USD", p10.s);
+	jsonw_end(&w);
+	jsonw_end(&w); /* the rate */
+	jsonw_end(&w); /* priceDimensions */
+	jsonw_key_str(&w, "sku", sku);
+	jsonw_key_str(&w, "effectiveDate", x->effective);
+	jsonw_key_str(&w, "offerTermCode", ONDEMAND_TERM);
+	jsonw_key(&w, "termAttributes");
+	jsonw_object(&w);
+	jsonw_end(&w);
+	jsonw_end(&w); /* the term */
+	jsonw_end(&w); /* OnDemand */
+	jsonw_end(&w); /* terms */
+	jsonw_key_str(&w, "version", x->version);
+	jsonw_key_str(&w, "publicationDate", x->effective);
+	jsonw_end(&w);
 	buf_release(&usagetype);
 	buf_release(&desc);
 	buf_release(&pshort);
@@ -511,14 +487,12 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 }
 
 /* Adds one PriceList element: the product document as a JSON string, on its own line. */
-static void add_element(struct buf *out, int *first, const struct export_ctx *x, const struct product_spec *s,
-			price_t price)
+static void add_element(struct jsonw *w, const struct export_ctx *x, const struct product_spec *s, price_t price)
 {
 	struct buf doc = BUF_INIT;
 	export_product(&doc, x, s, price);
-	buf_adds(out, *first ? "\n  " : ",\n  ");
-	py_str(out, doc.s);
-	*first = 0;
+	jsonw_lead(w, "\n  ");
+	jsonw_str(w, doc.s);
 	buf_release(&doc);
 }
 
@@ -535,21 +509,34 @@ void pricing_export_location(struct buf *out, const struct pricebook *book, cons
 	buf_adds(&version, "000000");
 	struct export_ctx x = {loc->code, loc->name ? loc->name : loc->code, type, prefix.s, effective.s, version.s};
 
-	buf_adds(out, "{\n \"FormatVersion\": \"aws_v1\",\n \"PriceList\": [");
-	int first = 1;
+	/* the offer file's layout: one-space members, one element a line */
+	struct jsonw w;
+	jsonw_init(&w, out, JSONW_SPACED);
+	w.ascii = 1;
+	jsonw_object(&w);
+	jsonw_lead(&w, "\n ");
+	jsonw_key_str(&w, "FormatVersion", "aws_v1");
+	jsonw_lead(&w, "\n ");
+	jsonw_key(&w, "PriceList");
+	jsonw_array(&w);
 	for (int t = EBS_GP2; t <= EBS_STANDARD; t++)
 		if (loc->storage_known & (1u << t))
-			add_element(out, &first, &x, &storage_specs[t - EBS_GP2], loc->storage[t]);
+			add_element(&w, &x, &storage_specs[t - EBS_GP2], loc->storage[t]);
 	if (loc->has_gp3_iops)
-		add_element(out, &first, &x, &gp3_iops_spec, loc->gp3_iops);
+		add_element(&w, &x, &gp3_iops_spec, loc->gp3_iops);
 	if (loc->has_gp3_throughput)
-		add_element(out, &first, &x, &gp3_tput_spec, loc->gp3_throughput_gibps);
+		add_element(&w, &x, &gp3_tput_spec, loc->gp3_throughput_gibps);
 	if (loc->has_io1_iops)
-		add_element(out, &first, &x, &io1_iops_spec, loc->io1_iops);
+		add_element(&w, &x, &io1_iops_spec, loc->io1_iops);
 	for (int tier = 0; tier < 3; tier++)
 		if (loc->has_io2_iops & (1 << tier))
-			add_element(out, &first, &x, &io2_iops_specs[tier], loc->io2_iops[tier]);
-	buf_adds(out, first ? "]\n}\n" : "\n ]\n}\n");
+			add_element(&w, &x, &io2_iops_specs[tier], loc->io2_iops[tier]);
+	if (w.has_items[w.depth - 1])
+		jsonw_layout(&w, "\n ");
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 	buf_release(&prefix);
 	buf_release(&effective);
 	buf_release(&version);

@@ -43,6 +43,7 @@ struct jsonw {
 	unsigned depth;
 	unsigned inline_depth;   /* JSONW_PRETTY_INLINE: levels from this depth on are one line; 0: none */
 	int after_key;           /* a key was written; its value comes next */
+	int ascii;               /* set after jsonw_init: strings escaped as jsonw_add_str_ascii does */
 	char open[JSONW_MAX_DEPTH];      /* '{' or '[' per open level */
 	char has_items[JSONW_MAX_DEPTH]; /* the level holds an element: the next one needs a comma */
 };
@@ -134,5 +135,9 @@ void jsonw_add_number(struct buf *b, double v);
  * rules (\" \\ \n \r \t, other bytes below 0x20 as \u00XX, all else, invalid UTF-8 included,
  * passed through), with a one-copy path for a string that needs no escape. */
 void jsonw_add_str(struct buf *b, const char *s);
+/* The quoted string as Python's json.dumps(ensure_ascii=True) writes it (null for NULL): for
+ * files that must match a Python-written format byte for byte (the AWS price-list offer files
+ * pricing export writes, like make_bundle.py's). Every string a jsonw with .ascii set writes. */
+void jsonw_add_str_ascii(struct buf *b, const char *s);
 
 #endif

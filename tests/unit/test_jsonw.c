@@ -393,11 +393,49 @@ static void check_g_and_request_shapes(void)
 	}
 }
 
+/* .ascii: Python's json.dumps(ensure_ascii=True) strings (the price-list offer files), keys
+ * included; the offer file's one-space layout by leads, with and without elements. */
+static void check_ascii(void)
+{
+	struct buf b = BUF_INIT;
+	jsonw_add_str_ascii(&b, "caf\xc3\xa9 \xf0\x9f\x98\x80 \x08\x0c\x01 \"q\" \\ \xff!");
+	CHECK_STR(done(&b), "\"caf\\u00e9 \\ud83d\\ude00 \\b\\f\\u0001 \\\"q\\\" \\\\ \\ufffd!\"");
+	jsonw_add_str_ascii(&b, NULL);
+	CHECK_STR(done(&b), "null");
+	for (int n = 0; n <= 2; n++) {
+		struct jsonw w;
+		jsonw_init(&w, &b, JSONW_SPACED);
+		w.ascii = 1;
+		jsonw_object(&w);
+		jsonw_lead(&w, "\n ");
+		jsonw_key_str(&w, "FormatVersion", "aws_v1");
+		jsonw_lead(&w, "\n ");
+		jsonw_key_any(&w, "Pr\xc3\xafceList");
+		jsonw_array(&w);
+		for (int i = 0; i < n; i++) {
+			jsonw_lead(&w, "\n  ");
+			jsonw_str(&w, "{\"a\":\"\xc3\xa9\"}");
+		}
+		if (n)
+			jsonw_layout(&w, "\n ");
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
+		const char *el = "\"{\\\"a\\\":\\\"\\u00e9\\\"}\"";
+		char want[256];
+		snprintf(want, sizeof want, "{\n \"FormatVersion\": \"aws_v1\",\n \"Pr\\u00efceList\": [%s%s%s%s%s]\n}\n",
+			 n ? "\n  " : "", n ? el : "", n > 1 ? ",\n  " : "", n > 1 ? el : "", n ? "\n " : "");
+		CHECK_STR(done(&b), want);
+	}
+}
+
 int main(void)
 {
 	check_control_bytes();
 	check_document();
 	check_g_and_request_shapes();
+	check_ascii();
 	check_values();
 	check_nesting_and_styles();
 #ifndef NDEBUG
