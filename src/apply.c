@@ -145,24 +145,18 @@ static void vac_object(struct buf *b, const char *version, const char *name, enu
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
-	jsonw_key_str(&w, "apiVersion", api);
-	jsonw_key_str(&w, "kind", "VolumeAttributesClass");
-	jsonw_key(&w, "metadata");
-	jsonw_object(&w);
+	const struct jsonw_str_member head[] = {{"apiVersion", api}, {"kind", "VolumeAttributesClass"}};
+	jsonw_members_str(&w, head, JSONW_COUNT(head));
+	jsonw_key_object(&w, "metadata");
 	jsonw_key_str(&w, "name", name);
-	jsonw_key(&w, "labels");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "labels");
 	jsonw_key_str(&w, "app.kubernetes.io/managed-by", "ebsmigrate");
-	jsonw_end(&w);
-	jsonw_end(&w);
+	jsonw_end_n(&w, 2);
 	jsonw_key_str(&w, "driverName", "ebs.csi.aws.com");
-	jsonw_key(&w, "parameters");
-	jsonw_object(&w);
-	jsonw_key_str(&w, "type", ebs_type_name(t));
-	jsonw_key_str(&w, "iops", iops);
-	jsonw_key_str(&w, "throughput", tput);
-	jsonw_end(&w);
-	jsonw_end(&w);
+	jsonw_key_object(&w, "parameters");
+	const struct jsonw_str_member params[] = {{"type", ebs_type_name(t)}, {"iops", iops}, {"throughput", tput}};
+	jsonw_members_str(&w, params, JSONW_COUNT(params));
+	jsonw_end_n(&w, 2);
 }
 
 /* Creates the class unless it exists; an existing class with other parameters is an error
@@ -1120,24 +1114,20 @@ static void pvc_patch(struct buf *b, const char *cls, const struct item *it)
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
 	if (cls) {
-		jsonw_key(&w, "spec");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "spec");
 		jsonw_key_str(&w, "volumeAttributesClassName", cls);
-	} else {
-		char iops[24], tput[24];
-		snprintf(iops, sizeof iops, "%lld", (long long)it->target_iops);
-		snprintf(tput, sizeof tput, "%lld", (long long)it->target_throughput);
-		jsonw_key(&w, "metadata");
-		jsonw_object(&w);
-		jsonw_key(&w, "annotations");
-		jsonw_object(&w);
-		jsonw_key_str(&w, ANN_TYPE, ebs_type_name(it->target_type));
-		jsonw_key_str(&w, ANN_IOPS, iops);
-		jsonw_key_str(&w, ANN_TPUT, tput);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
+		return;
 	}
-	jsonw_end(&w);
-	jsonw_end(&w);
+	char iops[24], tput[24];
+	snprintf(iops, sizeof iops, "%lld", (long long)it->target_iops);
+	snprintf(tput, sizeof tput, "%lld", (long long)it->target_throughput);
+	jsonw_key_object(&w, "metadata");
+	jsonw_key_object(&w, "annotations");
+	const struct jsonw_str_member ann[] = {
+		{ANN_TYPE, ebs_type_name(it->target_type)}, {ANN_IOPS, iops}, {ANN_TPUT, tput}};
+	jsonw_members_str(&w, ann, JSONW_COUNT(ann));
+	jsonw_end_n(&w, 3);
 }
 
 /* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never

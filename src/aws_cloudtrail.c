@@ -345,13 +345,11 @@ static void lookup_body(struct buf *b, time_t start, time_t end, const char *nex
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
-	jsonw_key(&w, "LookupAttributes");
-	jsonw_array(&w);
+	jsonw_key_array(&w, "LookupAttributes");
 	jsonw_object(&w);
 	jsonw_key_str(&w, "AttributeKey", "EventName");
 	jsonw_key_str(&w, "AttributeValue", "ModifyVolume");
-	jsonw_end(&w);
-	jsonw_end(&w);
+	jsonw_end_n(&w, 2);
 	jsonw_key_int(&w, "StartTime", (long long)start);
 	jsonw_key_int(&w, "EndTime", (long long)end);
 	jsonw_key_int(&w, "MaxResults", 50);

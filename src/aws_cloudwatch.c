@@ -115,25 +115,19 @@ static void add_query(struct jsonw *w, size_t idx, int m, const char *vol, int64
 	snprintf(id, sizeof id, "v%zu_%c", idx, metric_tags[m]);
 	jsonw_object(w);
 	jsonw_key_str(w, "Id", id);
-	jsonw_key(w, "MetricStat");
-	jsonw_object(w);
-	jsonw_key(w, "Metric");
-	jsonw_object(w);
+	jsonw_key_object(w, "MetricStat");
+	jsonw_key_object(w, "Metric");
 	jsonw_key_str(w, "Namespace", "AWS/EBS");
 	jsonw_key_str(w, "MetricName", metric_names[m]);
-	jsonw_key(w, "Dimensions");
-	jsonw_array(w);
+	jsonw_key_array(w, "Dimensions");
 	jsonw_object(w);
 	jsonw_key_str(w, "Name", "VolumeId");
 	jsonw_key_str(w, "Value", vol);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w); /* Metric */
+	jsonw_end_n(w, 3);
 	jsonw_key_int(w, "Period", (long long)period);
 	jsonw_key_str(w, "Stat", m == M_BURST ? "Minimum" : "Sum");
 	jsonw_end(w); /* MetricStat */
-	jsonw_key(w, "ReturnData");
-	jsonw_bool(w, 1);
+	jsonw_key_bool(w, "ReturnData", 1);
 	jsonw_end(w);
 }
 
@@ -143,26 +137,20 @@ void aws_cloudwatch_export_begin(struct jsonw *w, struct buf *out)
 {
 	jsonw_init(w, out, JSONW_COMPACT);
 	jsonw_object(w);
-	jsonw_key(w, "MetricDataResults");
-	jsonw_array(w);
+	jsonw_key_array(w, "MetricDataResults");
 	jsonw_end(w);
-	jsonw_key(w, "Messages");
-	jsonw_array(w);
+	jsonw_key_array(w, "Messages");
 	jsonw_end(w);
-	jsonw_key(w, "EbsmigrateVolumeMetrics");
-	jsonw_object(w);
+	jsonw_key_object(w, "EbsmigrateVolumeMetrics");
 	jsonw_key_int(w, "Schema", 1);
-	jsonw_key(w, "Volumes");
-	jsonw_array(w);
+	jsonw_key_array(w, "Volumes");
 }
 
 void aws_cloudwatch_export_end(struct jsonw *w)
 {
 	/* an empty list keeps the blank line it always had */
 	jsonw_layout(w, w->has_items[w->depth - 1] ? "\n" : "\n\n");
-	jsonw_end(w); /* Volumes */
-	jsonw_end(w); /* EbsmigrateVolumeMetrics */
-	jsonw_end(w);
+	jsonw_end_n(w, 3);
 	jsonw_layout(w, "\n");
 }
 
@@ -1062,8 +1050,7 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 		struct jsonw w;
 		jsonw_init(&w, &body, JSONW_COMPACT);
 		jsonw_object(&w);
-		jsonw_key(&w, "MetricDataQueries");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "MetricDataQueries");
 		for (size_t i = 0; i < nv; i++) {
 			const struct volume *v = &f->vols[vols[i]];
 			for (int m = 0; m < M_COUNT; m++) {

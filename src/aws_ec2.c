@@ -1594,8 +1594,7 @@ static void export_open(struct jsonw *w, struct buf *out, const char *key)
 static void export_close(struct jsonw *w)
 {
 	jsonw_layout(w, "\n");
-	jsonw_end(w);
-	jsonw_end(w);
+	jsonw_end_n(w, 2);
 	jsonw_layout(w, "\n");
 }
 
@@ -1618,14 +1617,11 @@ void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, cons
 			n++;
 			jsonw_lead(&w, "\n");
 			jsonw_object(&w);
-			jsonw_key(&w, "Instances");
-			jsonw_array(&w);
+			jsonw_key_array(&w, "Instances");
 			jsonw_object(&w);
 			jsonw_key_str(&w, "InstanceId", at->instance_id);
 			jsonw_key_str(&w, "InstanceType", at->instance_type);
-			jsonw_end(&w);
-			jsonw_end(&w);
-			jsonw_end(&w);
+			jsonw_end_n(&w, 3);
 		}
 	}
 	export_close(&w);
@@ -1658,16 +1654,12 @@ void aws_ec2_write_instance_types_export(struct buf *out, const struct fleet *f)
 		jsonw_lead(&w, "\n");
 		jsonw_object(&w);
 		jsonw_key_str(&w, "InstanceType", f->limits[i].type);
-		jsonw_key(&w, "EbsInfo");
-		jsonw_object(&w);
-		jsonw_key(&w, "EbsOptimizedInfo");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "EbsInfo");
+		jsonw_key_object(&w, "EbsOptimizedInfo");
 		jsonw_key_int(&w, "BaselineIops", (long long)f->limits[i].baseline_iops);
 		jsonw_key(&w, "BaselineThroughputInMBps");
 		jsonw_number_g(&w, f->limits[i].baseline_mbps, 10);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 3);
 	}
 	export_close(&w);
 }
@@ -1702,8 +1694,7 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 			continue;
 		jsonw_lead(&w, "\n");
 		jsonw_object(&w);
-		jsonw_key(&w, "Attachments");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "Attachments");
 		for (size_t a = 0; a < v->n_attachments; a++) {
 			jsonw_object(&w);
 			json_kv(&w, "Device", v->attachments[a].device);
@@ -1728,8 +1719,7 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 		if (v->iops)
 			jsonw_key_int(&w, "Iops", (long long)v->iops);
 		if (v->n_tags) {
-			jsonw_key(&w, "Tags");
-			jsonw_array(&w);
+			jsonw_key_array(&w, "Tags");
 			for (size_t t = 0; t < v->n_tags; t++) {
 				jsonw_object(&w);
 				json_kv(&w, "Key", v->tags[t].key);

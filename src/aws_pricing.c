@@ -60,8 +60,7 @@ static void products_body(struct buf *b, const char *region, const char *family,
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
 	jsonw_key_str(&w, "ServiceCode", "AmazonEC2");
-	jsonw_key(&w, "Filters");
-	jsonw_array(&w);
+	jsonw_key_array(&w, "Filters");
 	if (region)
 		term_match(&w, "regionCode", region);
 	term_match(&w, "productFamily", family);
@@ -431,11 +430,9 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 	jsonw_init(&w, b, JSONW_COMPACT);
 	w.ascii = 1; /* the strings as make_bundle.py's json.dumps writes them */
 	jsonw_object(&w);
-	jsonw_key(&w, "product");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "product");
 	jsonw_key_str(&w, "productFamily", s->family);
-	jsonw_key(&w, "attributes");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "attributes");
 	for (size_t i = 0; i < n; i++) {
 		jsonw_key_any(&w, attrs[i].key);
 		jsonw_str(&w, attrs[i].value);
@@ -444,39 +441,28 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 	jsonw_key_str(&w, "sku", sku);
 	jsonw_end(&w); /* product */
 	jsonw_key_str(&w, "serviceCode", "AmazonEC2");
-	jsonw_key(&w, "terms");
-	jsonw_object(&w);
-	jsonw_key(&w, "OnDemand");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "terms");
+	jsonw_key_object(&w, "OnDemand");
 	jsonw_key_any(&w, term);
 	jsonw_object(&w);
-	jsonw_key(&w, "priceDimensions");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "priceDimensions");
 	jsonw_key_any(&w, rate);
 	jsonw_object(&w);
 	jsonw_key_str(&w, "unit", s->unit);
 	jsonw_key_str(&w, "endRange", s->end);
 	jsonw_key_str(&w, "description", desc.s);
-	jsonw_key(&w, "appliesTo");
-	jsonw_array(&w);
+	jsonw_key_array(&w, "appliesTo");
 	jsonw_end(&w);
 	jsonw_key_str(&w, "rateCode", rate);
 	jsonw_key_str(&w, "beginRange", s->begin);
-	jsonw_key(&w, "pricePerUnit");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "pricePerUnit");
 	jsonw_key_str(&w, "USD", p10.s);
-	jsonw_end(&w);
-	jsonw_end(&w); /* the rate */
-	jsonw_end(&w); /* priceDimensions */
+	jsonw_end_n(&w, 3);
 	jsonw_key_str(&w, "sku", sku);
 	jsonw_key_str(&w, "effectiveDate", x->effective);
 	jsonw_key_str(&w, "offerTermCode", ONDEMAND_TERM);
-	jsonw_key(&w, "termAttributes");
-	jsonw_object(&w);
-	jsonw_end(&w);
-	jsonw_end(&w); /* the term */
-	jsonw_end(&w); /* OnDemand */
-	jsonw_end(&w); /* terms */
+	jsonw_key_object(&w, "termAttributes");
+	jsonw_end_n(&w, 4);
 	jsonw_key_str(&w, "version", x->version);
 	jsonw_key_str(&w, "publicationDate", x->effective);
 	jsonw_end(&w);
@@ -517,8 +503,7 @@ void pricing_export_location(struct buf *out, const struct pricebook *book, cons
 	jsonw_lead(&w, "\n ");
 	jsonw_key_str(&w, "FormatVersion", "aws_v1");
 	jsonw_lead(&w, "\n ");
-	jsonw_key(&w, "PriceList");
-	jsonw_array(&w);
+	jsonw_key_array(&w, "PriceList");
 	for (int t = EBS_GP2; t <= EBS_STANDARD; t++)
 		if (loc->storage_known & (1u << t))
 			add_element(&w, &x, &storage_specs[t - EBS_GP2], loc->storage[t]);
@@ -744,8 +729,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		json_book_ref(&w, from);
 		jsonw_key(&w, "to");
 		json_book_ref(&w, to);
-		jsonw_key(&w, "changes");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "changes");
 		for (size_t i = 0; i < d->n; i++) {
 			const struct pricing_diff_entry *e = &d->e[i];
 			jsonw_lead(&w, "\n");
@@ -768,13 +752,11 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		if (d->n)
 			jsonw_layout(&w, "\n");
 		jsonw_end(&w);
-		jsonw_key(&w, "summary");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "summary");
 		jsonw_key_int(&w, "changed", (long long)d->changed);
 		jsonw_key_int(&w, "added", (long long)d->added);
 		jsonw_key_int(&w, "removed", (long long)d->removed);
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
 		jsonw_layout(&w, "\n");
 		return;
 	}
@@ -844,13 +826,11 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 		else
 			jsonw_bool(&w, is_current);
 		json_book_provenance(&w, b);
-		jsonw_key(&w, "units");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "units");
 		for (int item = 0; item < PRICE_ITEMS; item++)
 			jsonw_key_str(&w, pricebook_item_name(item), item_units[item]);
 		jsonw_end(&w);
-		jsonw_key(&w, "locations");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "locations");
 		int any = 0;
 		for (size_t i = 0; i < b->n; i++) {
 			const struct price_location *l = locs[i];
@@ -861,8 +841,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 			jsonw_object(&w);
 			jsonw_key_str(&w, "location", l->code);
 			jsonw_key_str(&w, "name", l->name);
-			jsonw_key(&w, "prices");
-			jsonw_object(&w);
+			jsonw_key_object(&w, "prices");
 			for (int item = 0; item < PRICE_ITEMS; item++) {
 				price_t p;
 				if (!pricebook_item_get(l, item, &p))
@@ -870,13 +849,11 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 				jsonw_key(&w, pricebook_item_name(item));
 				json_price(&w, p);
 			}
-			jsonw_end(&w);
-			jsonw_end(&w);
+			jsonw_end_n(&w, 2);
 		}
 		if (any)
 			jsonw_layout(&w, "\n");
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
 		jsonw_layout(&w, "\n");
 		free(locs);
 		return;
@@ -928,14 +905,12 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 	if (json) {
 		struct jsonw w;
 		jsonw_document(&w, out, JSONW_COMPACT, "ebsmigrate.pricebook-versions/v1");
-		jsonw_key(&w, "versions");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "versions");
 		for (size_t i = 0; i < n; i++) {
 			jsonw_lead(&w, "\n");
 			jsonw_object(&w);
 			jsonw_key_int(&w, "version", (long long)v[i].id);
-			jsonw_key(&w, "current");
-			jsonw_bool(&w, v[i].is_current);
+			jsonw_key_bool(&w, "current", v[i].is_current);
 			jsonw_key_str(&w, "source", v[i].source);
 			jsonw_key_str(&w, "effective_date", v[i].effective_date);
 			jsonw_key_str(&w, "fetched_at", v[i].fetched_at);
@@ -945,8 +920,7 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 		}
 		if (n)
 			jsonw_layout(&w, "\n");
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
 		jsonw_layout(&w, "\n");
 		return;
 	}

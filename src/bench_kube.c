@@ -511,34 +511,25 @@ static void scratch_pvc(struct buf *b, const char *name, const char *run, const 
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
-	jsonw_key_str(&w, "apiVersion", "v1");
-	jsonw_key_str(&w, "kind", "PersistentVolumeClaim");
-	jsonw_key(&w, "metadata");
-	jsonw_object(&w);
+	const struct jsonw_str_member head[] = {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}};
+	jsonw_members_str(&w, head, JSONW_COUNT(head));
+	jsonw_key_object(&w, "metadata");
 	jsonw_key_str(&w, "name", name);
-	jsonw_key(&w, "labels");
-	jsonw_object(&w);
-	jsonw_key_str(&w, "app.kubernetes.io/name", "ebsmigrate-bench");
-	jsonw_key_str(&w, "app.kubernetes.io/managed-by", "ebsmigrate");
-	jsonw_key_str(&w, "ebsmigrate.io/bench-run", run);
-	jsonw_end(&w);
-	jsonw_end(&w);
-	jsonw_key(&w, "spec");
-	jsonw_object(&w);
-	jsonw_key(&w, "accessModes");
-	jsonw_array(&w);
+	jsonw_key_object(&w, "labels");
+	const struct jsonw_str_member labels[] = {{"app.kubernetes.io/name", "ebsmigrate-bench"},
+						  {"app.kubernetes.io/managed-by", "ebsmigrate"},
+						  {"ebsmigrate.io/bench-run", run}};
+	jsonw_members_str(&w, labels, JSONW_COUNT(labels));
+	jsonw_end_n(&w, 2);
+	jsonw_key_object(&w, "spec");
+	jsonw_key_array(&w, "accessModes");
 	jsonw_str(&w, "ReadWriteOnce");
 	jsonw_end(&w);
 	jsonw_key_str(&w, "storageClassName", storage_class);
-	jsonw_key(&w, "resources");
-	jsonw_object(&w);
-	jsonw_key(&w, "requests");
-	jsonw_object(&w);
+	jsonw_key_object(&w, "resources");
+	jsonw_key_object(&w, "requests");
 	jsonw_key_str(&w, "storage", size);
-	jsonw_end(&w);
-	jsonw_end(&w);
-	jsonw_end(&w);
-	jsonw_end(&w);
+	jsonw_end_n(&w, 4);
 }
 
 static int create_scratch(struct kube_state *k, struct bench_run *run, struct buf *err)

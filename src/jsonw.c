@@ -148,6 +148,12 @@ void jsonw_end(struct jsonw *w)
 	w->lead = NULL;
 }
 
+void jsonw_end_n(struct jsonw *w, unsigned n)
+{
+	while (n--)
+		jsonw_end(w);
+}
+
 void jsonw_lead(struct jsonw *w, const char *s)
 {
 	w->lead = s;

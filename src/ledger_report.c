@@ -98,19 +98,15 @@ struct baselines {
 	const char *const *wanted;
 	size_t missing; /* wanted volumes without a baseline yet */
 	struct ledger_list list;
+	int64_t plan_id; /* the plan whose volumes are being read */
 };
 
-/* One volume row of a plan: its first baseline, when the volume is wanted and has none yet. */
-struct plan_rows {
-	struct baselines *bl;
-	int64_t plan_id;
-};
-
+/* One volume row of the plan being read (bl->plan_id): its first baseline, when the volume is
+ * wanted and has none yet. */
 static int read_baseline(sqlite3_stmt *vols, void *ctx, struct buf *err)
 {
 	(void)err;
-	struct plan_rows *p = ctx;
-	struct baselines *bl = p->bl;
+	struct baselines *bl = ctx;
 	const char *id = (const char *)sqlite3_column_text(vols, 0);
 	size_t at;
 	if (!id || strmap_get(&bl->seen, id, &at) || (bl->wanted && !strmap_get(&bl->want, id, &at)))
@@ -118,7 +114,7 @@ static int read_baseline(sqlite3_stmt *vols, void *ctx, struct buf *err)
 	strmap_put(&bl->seen, id, bl->list.n);
 	struct ledger_baseline *r = ledger_list_add(&bl->list);
 	r->volume_id = xstrdup(id);
-	r->plan_id = p->plan_id;
+	r->plan_id = bl->plan_id;
 	r->monthly = money_from_json_usd(sqlite3_column_double(vols, 1));
 	bl->missing -= bl->wanted != NULL;
 	return 0;
@@ -128,14 +124,14 @@ static int read_baseline(sqlite3_stmt *vols, void *ctx, struct buf *err)
 static int read_plan_baselines(sqlite3_stmt *plans, void *ctx, struct buf *err)
 {
 	struct baselines *bl = ctx;
-	struct plan_rows p = {bl, sqlite3_column_int64(plans, 0)};
+	bl->plan_id = sqlite3_column_int64(plans, 0);
 	char *doc = NULL;
-	int rc = ledger_plan_document(plans, 1, p.plan_id, &doc, err);
+	int rc = ledger_plan_document(plans, 1, bl->plan_id, &doc, err);
 	if (rc)
 		return rc;
 	sqlite3_reset(bl->vols);
 	sqlite3_bind_text(bl->vols, 1, doc, -1, SQLITE_STATIC);
-	rc = ledger_rows_kept(bl->l, bl->vols, read_baseline, &p, "cannot read the baselines of the recorded plans", err);
+	rc = ledger_rows_kept(bl->l, bl->vols, read_baseline, bl, "cannot read the baselines of the recorded plans", err);
 	sqlite3_clear_bindings(bl->vols); /* reset already: the bound document can go */
 	free(doc);
 	return rc ? rc : bl->wanted && !bl->missing;
@@ -150,7 +146,7 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 	*out = NULL;
 	*n = 0;
 	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0,
-			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
+			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline), 0};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
 		strmap_put(&bl.want, wanted[i], i);
 	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */

@@ -109,11 +109,18 @@ void jsonw_raw(struct jsonw *w, const char *json, size_t n); /* an already encod
 void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n);  /* ["a","b"] */
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n); /* {"key":"value",...} */
 
+/* A member whose value is a container, opened (close it with jsonw_end). */
+#define jsonw_key_object(w, key) (jsonw_key((w), (key)), jsonw_object(w))
+#define jsonw_key_array(w, key) (jsonw_key((w), (key)), jsonw_array(w))
+/* Closes the n innermost levels. */
+void jsonw_end_n(struct jsonw *w, unsigned n);
+
 /* key + value in one call */
 #define jsonw_key_str(w, key, v) (jsonw_key((w), (key)), jsonw_str((w), (v)))
 #define jsonw_key_int(w, key, v) (jsonw_key((w), (key)), jsonw_int((w), (v)))
 #define jsonw_key_money(w, key, v) (jsonw_key((w), (key)), jsonw_money((w), (v)))
 #define jsonw_key_number(w, key, v) (jsonw_key((w), (key)), jsonw_number((w), (v)))
+#define jsonw_key_bool(w, key, v) (jsonw_key((w), (key)), jsonw_bool((w), (v)))
 
 /* Runs of members from a table: {"key", value} pairs written in order. */
 struct jsonw_str_member {

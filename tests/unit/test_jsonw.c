@@ -407,10 +407,13 @@ static void check_ascii(void)
 		jsonw_init(&w, &b, JSONW_SPACED);
 		w.ascii = 1;
 		jsonw_object(&w);
-		jsonw_lead(&w, "\n ");
-		jsonw_key_str(&w, "FormatVersion", "aws_v1");
-		jsonw_lead(&w, "\n ");
-		jsonw_key_any(&w, "Pr\xc3\xafceList");
+		static const char *const keys[] = {"FormatVersion", "Pr\xc3\xafceList"}; /* a key escaped too */
+		for (int k = 0; k < 2; k++) {
+			jsonw_lead(&w, "\n ");
+			jsonw_key_any(&w, keys[k]);
+			if (k == 0)
+				jsonw_str(&w, "aws_v1");
+		}
 		jsonw_array(&w);
 		for (int i = 0; i < n; i++) {
 			jsonw_lead(&w, "\n  ");
