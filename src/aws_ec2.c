@@ -1591,6 +1591,13 @@ static void export_open(struct jsonw *w, struct buf *out, const char *key)
 	jsonw_array(w);
 }
 
+/* The next element of an export's list, opened on a line of its own. */
+static void export_element(struct jsonw *w)
+{
+	jsonw_lead(w, "\n");
+	jsonw_object(w);
+}
+
 static void export_close(struct jsonw *w)
 {
 	jsonw_layout(w, "\n");
@@ -1615,8 +1622,7 @@ void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, cons
 				continue;
 			strmap_put(&seen, at->instance_id, n);
 			n++;
-			jsonw_lead(&w, "\n");
-			jsonw_object(&w);
+			export_element(&w);
 			jsonw_key_array(&w, "Instances");
 			jsonw_object(&w);
 			jsonw_key_str(&w, "InstanceId", at->instance_id);
@@ -1651,8 +1657,7 @@ void aws_ec2_write_instance_types_export(struct buf *out, const struct fleet *f)
 	struct jsonw w;
 	export_open(&w, out, "InstanceTypes");
 	for (size_t i = 0; i < f->n_limits; i++) {
-		jsonw_lead(&w, "\n");
-		jsonw_object(&w);
+		export_element(&w);
 		jsonw_key_str(&w, "InstanceType", f->limits[i].type);
 		jsonw_key_object(&w, "EbsInfo");
 		jsonw_key_object(&w, "EbsOptimizedInfo");
@@ -1692,8 +1697,7 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 		const struct volume *v = &f->vols[i];
 		if (!exported_in(v, region))
 			continue;
-		jsonw_lead(&w, "\n");
-		jsonw_object(&w);
+		export_element(&w);
 		jsonw_key_array(&w, "Attachments");
 		for (size_t a = 0; a < v->n_attachments; a++) {
 			jsonw_object(&w);
@@ -1739,6 +1743,27 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 	buf_spill(out, spill, 0);
 }
 
+/* A modification's TargetSize, TargetIops, TargetVolumeType, TargetThroughput (or Original...),
+ * each only when known, in the order the AWS CLI prints them. */
+static void mod_side(struct jsonw *w, const char *side, int64_t size, int64_t iops, enum ebs_type type,
+		     int64_t throughput)
+{
+	static const char *const names[] = {"Size", "Iops", "VolumeType", "Throughput"};
+	const int64_t v[] = {size, iops, (int64_t)type, throughput};
+	for (size_t i = 0; i < 4; i++) {
+		if (!v[i])
+			continue;
+		char key[32];
+		snprintf(key, sizeof key, "%s%s", side, names[i]);
+		if (i == 2) {
+			json_kv(w, key, ebs_type_name(type));
+		} else {
+			jsonw_key_any(w, key);
+			jsonw_int(w, (long long)v[i]);
+		}
+	}
+}
+
 void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region,
 					const struct buf_spill *spill)
 {
@@ -1751,28 +1776,14 @@ void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, 
 		for (size_t k = 0; k < v->n_mods; k++) {
 			const struct volume_mod *m = &v->mods[k];
 			char ts[21];
-			jsonw_lead(&w, "\n");
-			jsonw_object(&w);
+			export_element(&w);
 			json_kv(&w, "VolumeId", v->volume_id);
 			json_kv(&w, "ModificationState", m->state);
 			if (m->status_message)
 				json_kv(&w, "StatusMessage", m->status_message);
-			if (m->target_size)
-				jsonw_key_int(&w, "TargetSize", (long long)m->target_size);
-			if (m->target_iops)
-				jsonw_key_int(&w, "TargetIops", (long long)m->target_iops);
-			if (m->target_type)
-				json_kv(&w, "TargetVolumeType", ebs_type_name(m->target_type));
-			if (m->target_throughput)
-				jsonw_key_int(&w, "TargetThroughput", (long long)m->target_throughput);
-			if (m->original_size)
-				jsonw_key_int(&w, "OriginalSize", (long long)m->original_size);
-			if (m->original_iops)
-				jsonw_key_int(&w, "OriginalIops", (long long)m->original_iops);
-			if (m->original_type)
-				json_kv(&w, "OriginalVolumeType", ebs_type_name(m->original_type));
-			if (m->original_throughput)
-				jsonw_key_int(&w, "OriginalThroughput", (long long)m->original_throughput);
+			mod_side(&w, "Target", m->target_size, m->target_iops, m->target_type, m->target_throughput);
+			mod_side(&w, "Original", m->original_size, m->original_iops, m->original_type,
+				 m->original_throughput);
 			jsonw_key_int(&w, "Progress", (long long)m->progress);
 			em_format_time(m->start_time, ts);
 			json_kv(&w, "StartTime", ts);

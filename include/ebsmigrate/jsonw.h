@@ -1,7 +1,8 @@
 /*
  * jsonw.h - a streaming JSON writer: every JSON document ebsmigrate writes (plan, inventory,
- * report, bench, status, pricing, the IAM policy, saved Kubernetes objects) goes through it, into
- * a struct buf.
+ * report, bench, status, pricing, the IAM policy, saved Kubernetes objects, the AWS-shaped
+ * --save and pricing export files) and every JSON request body it sends (GetMetricData,
+ * GetProducts, LookupEvents, Kubernetes objects and patches) goes through it, into a struct buf.
  *
  * Containers open and close with jsonw_object/jsonw_array and jsonw_end; commas are automatic;
  * a member is jsonw_key then one value. Layout is a style (compact, spaced ", " and ": ", pretty
