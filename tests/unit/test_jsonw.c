@@ -407,7 +407,7 @@ static void check_ascii(void)
 		jsonw_init(&w, &b, JSONW_SPACED);
 		w.ascii = 1;
 		jsonw_object(&w);
-		static const char *const keys[] = {"FormatVersion", "Pr\xc3\xafceList"}; /* a key escaped too */
+		static const char *const keys[] = {"FormatVersion", "Pr\xc3\xaf" "ceList"}; /* a key escaped too */
 		for (int k = 0; k < 2; k++) {
 			jsonw_lead(&w, "\n ");
 			jsonw_key_any(&w, keys[k]);
