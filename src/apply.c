@@ -65,6 +65,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_pvc.h"
@@ -139,6 +140,29 @@ static int kube_conn_sidecar(struct kube_conn *c)
 	return c->sidecar;
 }
 
+/* The VolumeAttributesClass apply creates: labelled as ebsmigrate's, parameters as strings. */
+static void vac_object(struct buf *b, const char *version, const char *name, enum ebs_type t, const char *iops,
+		       const char *tput)
+{
+	char api[64];
+	snprintf(api, sizeof api, "storage.k8s.io/%s", version);
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	const struct jsonw_str_member head[] = {{"apiVersion", api}, {"kind", "VolumeAttributesClass"}};
+	jsonw_members_str(&w, head, JSONW_COUNT(head));
+	jsonw_key_object(&w, "metadata");
+	jsonw_key_str(&w, "name", name);
+	jsonw_key_object(&w, "labels");
+	jsonw_key_str(&w, "app.kubernetes.io/managed-by", "ebsmigrate");
+	jsonw_end_n(&w, 2);
+	jsonw_key_str(&w, "driverName", "ebs.csi.aws.com");
+	jsonw_key_object(&w, "parameters");
+	const struct jsonw_str_member params[] = {{"type", ebs_type_name(t)}, {"iops", iops}, {"throughput", tput}};
+	jsonw_members_str(&w, params, JSONW_COUNT(params));
+	jsonw_end_n(&w, 2);
+}
+
 /* Creates the class unless it exists; an existing class with other parameters is an error
  * (VAC parameters are immutable: never overwritten). */
 static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, int64_t iops, int64_t tput, int dry_run,
@@ -167,11 +191,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 				    c->cluster, name);
 	} else if (rc == EM_ENOTFOUND && !dry_run) {
 		struct buf obj = BUF_INIT, out = BUF_INIT, coll = BUF_INIT;
-		buf_addf(&obj,
-			 "{\"apiVersion\":\"storage.k8s.io/%s\",\"kind\":\"VolumeAttributesClass\",\"metadata\":{\"name\":\"%s\","
-			 "\"labels\":{\"app.kubernetes.io/managed-by\":\"ebsmigrate\"}},\"driverName\":\"ebs.csi.aws.com\","
-			 "\"parameters\":{\"type\":\"%s\",\"iops\":\"%s\",\"throughput\":\"%s\"}}",
-			 c->vac_version, name, ebs_type_name(t), want_iops, want_tput);
+		vac_object(&obj, c->vac_version, name, t, want_iops, want_tput);
 		buf_addf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
 		rc = kube_create(&c->kc, coll.s, obj.s, &out, err);
 		if (rc == EM_ECONFLICT) /* created meanwhile: check it once more */
@@ -1126,6 +1146,30 @@ static int record_failure(struct ledger *l, const struct item *it, struct apply_
 	return ledger_apply_save(l, row, detail, err);
 }
 
+/* The PVC patch of a Kubernetes route: the class name (cls set), else the EBS CSI driver's
+ * volume-modifier annotations with the target (numbers as strings, as annotations are). */
+static void pvc_patch(struct buf *b, const char *cls, const struct item *it)
+{
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	if (cls) {
+		jsonw_key_object(&w, "spec");
+		jsonw_key_str(&w, "volumeAttributesClassName", cls);
+		jsonw_end_n(&w, 2);
+		return;
+	}
+	char iops[24], tput[24];
+	snprintf(iops, sizeof iops, "%lld", (long long)it->target_iops);
+	snprintf(tput, sizeof tput, "%lld", (long long)it->target_throughput);
+	jsonw_key_object(&w, "metadata");
+	jsonw_key_object(&w, "annotations");
+	const struct jsonw_str_member ann[] = {
+		{ANN_TYPE, ebs_type_name(it->target_type)}, {ANN_IOPS, iops}, {ANN_TPUT, tput}};
+	jsonw_members_str(&w, ann, JSONW_COUNT(ann));
+	jsonw_end_n(&w, 3);
+}
+
 /* The Kubernetes routes. VolumeAttributesClass (ann = 0): the class exists (created once, never
  * overwritten), the intent is committed, the PVC is merge-patched once with the class; the CSI
  * driver calls ModifyVolume. Annotations (ann = 1): the PVC is merge-patched once with the
@@ -1141,13 +1185,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 	}
 	struct buf patch = BUF_INIT;
 	int stop = 0;
-	if (ann)
-		buf_addf(&patch,
-			 "{\"metadata\":{\"annotations\":{\"" ANN_TYPE "\":\"%s\",\"" ANN_IOPS "\":\"%lld\",\"" ANN_TPUT
-			 "\":\"%lld\"}}}",
-			 ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
-	else
-		buf_addf(&patch, "{\"spec\":{\"volumeAttributesClassName\":\"%s\"}}", cls);
+	pvc_patch(&patch, ann ? NULL : cls, it);
 	const char *what = ann ? "volume-modifier annotations" : cls;
 	struct pvc_state ps;
 	struct buf kerr = BUF_INIT;

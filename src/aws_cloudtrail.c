@@ -25,6 +25,7 @@
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 
 #define TARGET "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents"
@@ -321,7 +322,8 @@ int aws_cloudtrail_load_export(struct fleet *f, const char *text, size_t len, co
 }
 
 /* Appends a page's Events[] items (as received) to an export being built. */
-static void save_events(struct buf *save, const char *body, size_t len, int *first)
+/* Each event of an answer page as an element of the saved document's "Events", one a line. */
+static void save_events(struct jsonw *save, const char *body, size_t len)
 {
 	cJSON *j = cJSON_ParseWithLength(body, len);
 	const cJSON *ev;
@@ -330,12 +332,30 @@ static void save_events(struct buf *save, const char *body, size_t len, int *fir
 		char *s = cJSON_PrintUnformatted(ev);
 		if (!s)
 			continue;
-		buf_adds(save, *first ? "\n" : ",\n");
-		buf_adds(save, s);
-		*first = 0;
+		jsonw_lead(save, "\n");
+		jsonw_raw(save, s, strlen(s)); /* cJSON's own compact encoding of the event as received */
 		free(s);
 	}
 	cJSON_Delete(j);
+}
+
+/* The LookupEvents request: ModifyVolume events between start and end, 50 a page. */
+static void lookup_body(struct buf *b, time_t start, time_t end, const char *next)
+{
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_array(&w, "LookupAttributes");
+	jsonw_object(&w);
+	jsonw_key_str(&w, "AttributeKey", "EventName");
+	jsonw_key_str(&w, "AttributeValue", "ModifyVolume");
+	jsonw_end_n(&w, 2);
+	jsonw_key_int(&w, "StartTime", (long long)start);
+	jsonw_key_int(&w, "EndTime", (long long)end);
+	jsonw_key_int(&w, "MaxResults", 50);
+	if (next)
+		jsonw_key_str(&w, "NextToken", next);
+	jsonw_end(&w);
 }
 
 int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region, time_t start, time_t end,
@@ -348,25 +368,21 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 	http_response_init(&resp);
 	struct buf body = BUF_INIT, origin = BUF_INIT;
 	char *next = NULL;
-	int rc = 0, first = 1;
-	if (save)
-		buf_adds(save, "{\"Events\":[");
+	int rc = 0;
+	struct jsonw sw;
+	if (save) {
+		jsonw_init(&sw, save, JSONW_COMPACT);
+		jsonw_object(&sw);
+		jsonw_key(&sw, "Events");
+		jsonw_array(&sw);
+	}
 	for (int page = 1;; page++) {
 		if (page > MAX_PAGES) {
 			rc = em_err(err, EM_ESERVER, "cloudtrail LookupEvents in %s: more than %d pages", region, MAX_PAGES);
 			break;
 		}
 		buf_reset(&body);
-		buf_addf(&body,
-			 "{\"LookupAttributes\":[{\"AttributeKey\":\"EventName\",\"AttributeValue\":\"ModifyVolume\"}],"
-			 "\"StartTime\":%lld,\"EndTime\":%lld,\"MaxResults\":50",
-			 (long long)start, (long long)end);
-		if (next) {
-			buf_adds(&body, ",\"NextToken\":\"");
-			buf_add_json_escaped(&body, next);
-			buf_addc(&body, '"');
-		}
-		buf_addc(&body, '}');
+		lookup_body(&body, start, end, next);
 		rc = aws_json(c, AWS_SERVICE_CLOUDTRAIL, region, TARGET, "application/x-amz-json-1.1", body.s, &resp, NULL,
 			      err);
 		if (rc)
@@ -380,7 +396,7 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 			break;
 		}
 		if (save)
-			save_events(save, resp.body.s, resp.body.len, &first);
+			save_events(&sw, resp.body.s, resp.body.len);
 		if (following && next && strcmp(following, next) == 0) {
 			free(following);
 			rc = em_err(err, EM_ESERVER, "%s: NextToken repeats the token it was asked with", origin.s);
@@ -391,8 +407,12 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 		if (!next)
 			break;
 	}
-	if (save)
-		buf_adds(save, "\n]}\n");
+	if (save) {
+		jsonw_layout(&sw, "\n");
+		jsonw_end(&sw);
+		jsonw_end(&sw);
+		jsonw_layout(&sw, "\n");
+	}
 	free(next);
 	buf_release(&body);
 	buf_release(&origin);

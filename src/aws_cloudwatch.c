@@ -30,6 +30,7 @@
 #include "ebsmigrate/aws_cloudwatch.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/workpool.h"
 
@@ -107,24 +108,50 @@ static int burst_type(enum ebs_type t)
 	return t == EBS_GP2 || t == EBS_ST1 || t == EBS_SC1;
 }
 
-static void add_query(struct buf *b, int first, size_t idx, int m, const char *vol, int64_t period)
+/* One MetricDataQueries element: {"Id":"v<idx>_<tag>","MetricStat":{...},"ReturnData":true}. */
+static void add_query(struct jsonw *w, size_t idx, int m, const char *vol, int64_t period)
 {
-	buf_addf(b, "%s{\"Id\":\"v%zu_%c\",\"MetricStat\":{\"Metric\":{\"Namespace\":\"AWS/EBS\",\"MetricName\":\"%s\","
-		    "\"Dimensions\":[{\"Name\":\"VolumeId\",\"Value\":\"",
-		 first ? "" : ",", idx, metric_tags[m], metric_names[m]);
-	buf_add_json_escaped(b, vol);
-	buf_addf(b, "\"}]},\"Period\":%lld,\"Stat\":\"%s\"},\"ReturnData\":true}", (long long)period,
-		 m == M_BURST ? "Minimum" : "Sum");
+	char id[32];
+	snprintf(id, sizeof id, "v%zu_%c", idx, metric_tags[m]);
+	jsonw_object(w);
+	jsonw_key_str(w, "Id", id);
+	jsonw_key_object(w, "MetricStat");
+	jsonw_key_object(w, "Metric");
+	jsonw_key_str(w, "Namespace", "AWS/EBS");
+	jsonw_key_str(w, "MetricName", metric_names[m]);
+	jsonw_key_array(w, "Dimensions");
+	jsonw_object(w);
+	jsonw_key_str(w, "Name", "VolumeId");
+	jsonw_key_str(w, "Value", vol);
+	jsonw_end_n(w, 3);
+	jsonw_key_int(w, "Period", (long long)period);
+	jsonw_key_str(w, "Stat", m == M_BURST ? "Minimum" : "Sum");
+	jsonw_end(w); /* MetricStat */
+	jsonw_key_bool(w, "ReturnData", 1);
+	jsonw_end(w);
 }
 
-void aws_cloudwatch_export_begin(struct buf *out)
+/* The saved document's head: empty answer arrays (so any reader of GetMetricData answers
+ * accepts it), then the reduced figures' list, left open for aws_cloudwatch_export_volume. */
+void aws_cloudwatch_export_begin(struct jsonw *w, struct buf *out)
 {
-	buf_adds(out, "{\"MetricDataResults\":[],\"Messages\":[],\"EbsmigrateVolumeMetrics\":{\"Schema\":1,\"Volumes\":[\n");
+	jsonw_init(w, out, JSONW_COMPACT);
+	jsonw_object(w);
+	jsonw_key_array(w, "MetricDataResults");
+	jsonw_end(w);
+	jsonw_key_array(w, "Messages");
+	jsonw_end(w);
+	jsonw_key_object(w, "EbsmigrateVolumeMetrics");
+	jsonw_key_int(w, "Schema", 1);
+	jsonw_key_array(w, "Volumes");
 }
 
-void aws_cloudwatch_export_end(struct buf *out)
+void aws_cloudwatch_export_end(struct jsonw *w)
 {
-	buf_adds(out, "\n]}}\n");
+	/* an empty list keeps the blank line it always had */
+	jsonw_layout(w, w->has_items[w->depth - 1] ? "\n" : "\n\n");
+	jsonw_end_n(w, 3);
+	jsonw_layout(w, "\n");
 }
 
 /* Ten times the fastest EBS volume (io2 Block Express: 256,000 IOPS, 4,000 MiB/s): anything
@@ -986,22 +1013,26 @@ int aws_cloudwatch_read_answer(struct cw_batch *b, const char *text, size_t len,
 
 /* The reduced figures of one volume as an element of a saved document's volume list (none
  * when it has no data: a replay then leaves it without metrics, as the live run did). */
-void aws_cloudwatch_export_volume(struct buf *b, const struct volume *v)
+void aws_cloudwatch_export_volume(struct jsonw *w, const struct volume *v)
 {
 	const struct volume_metrics *m = &v->metrics;
 	if (!m->has)
 		return;
-	if (b->len && b->s[b->len - 1] == '}')
-		buf_adds(b, ",\n");
-	buf_adds(b, "{\"VolumeId\":");
-	buf_add_json_str(b, v->volume_id);
-	buf_addf(b, ",\"LookbackSeconds\":%lld,\"P99Iops\":%.17g,\"MaxIops\":%.17g,\"P99MiBps\":%.17g,\"MaxMiBps\":%.17g,"
-		    "\"ShareAtIopsCeiling\":%.17g,\"ShareAtThroughputCeiling\":%.17g",
-		 (long long)m->lookback_s, m->p99_iops, m->max_iops, m->p99_mibps, m->max_mibps, m->share_at_iops_ceiling,
-		 m->share_at_tput_ceiling);
-	if (m->min_burst_balance >= 0)
-		buf_addf(b, ",\"MinBurstBalance\":%.17g", m->min_burst_balance);
-	buf_addc(b, '}');
+	jsonw_lead(w, "\n");
+	jsonw_object(w);
+	jsonw_key_str(w, "VolumeId", v->volume_id);
+	jsonw_key_int(w, "LookbackSeconds", (long long)m->lookback_s);
+	static const char *const keys[] = {"P99Iops", "MaxIops", "P99MiBps", "MaxMiBps", "ShareAtIopsCeiling",
+					   "ShareAtThroughputCeiling", "MinBurstBalance"};
+	const double figures[] = {m->p99_iops,  m->max_iops, m->p99_mibps, m->max_mibps, m->share_at_iops_ceiling,
+				  m->share_at_tput_ceiling, m->min_burst_balance};
+	for (size_t k = 0; k < JSONW_COUNT(keys); k++) {
+		if (k == JSONW_COUNT(keys) - 1 && m->min_burst_balance < 0)
+			break; /* no BurstBalance series (not a burst type) */
+		jsonw_key(w, keys[k]);
+		jsonw_number_g(w, figures[k], 17);
+	}
+	jsonw_end(w);
 }
 
 static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f, const size_t *vols, size_t nv,
@@ -1016,25 +1047,25 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	buf_addf(&origin, "cloudwatch GetMetricData answer (region %s)", region);
 	do {
 		buf_reset(&body);
-		buf_adds(&body, "{\"MetricDataQueries\":[");
-		int first = 1;
+		struct jsonw w;
+		jsonw_init(&w, &body, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key_array(&w, "MetricDataQueries");
 		for (size_t i = 0; i < nv; i++) {
 			const struct volume *v = &f->vols[vols[i]];
 			for (int m = 0; m < M_COUNT; m++) {
 				if (m == M_BURST && !burst_type(v->type))
 					continue;
-				add_query(&body, first, i, m, v->volume_id, o->period_s);
-				first = 0;
+				add_query(&w, i, m, v->volume_id, o->period_s);
 			}
 		}
-		buf_addf(&body, "],\"StartTime\":%lld,\"EndTime\":%lld,\"ScanBy\":\"TimestampAscending\"",
-			 (long long)b->start, (long long)o->end);
-		if (next) {
-			buf_adds(&body, ",\"NextToken\":\"");
-			buf_add_json_escaped(&body, next);
-			buf_addc(&body, '"');
-		}
-		buf_addc(&body, '}');
+		jsonw_end(&w);
+		jsonw_key_int(&w, "StartTime", (long long)b->start);
+		jsonw_key_int(&w, "EndTime", (long long)o->end);
+		jsonw_key_str(&w, "ScanBy", "TimestampAscending");
+		if (next)
+			jsonw_key_str(&w, "NextToken", next);
+		jsonw_end(&w);
 		free(next);
 		next = NULL;
 		rc = aws_json(c, AWS_SERVICE_CLOUDWATCH, region, "GraniteServiceVersion20100801.GetMetricData",

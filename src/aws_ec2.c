@@ -26,6 +26,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/workpool.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/strmap.h"
 
@@ -1580,10 +1581,35 @@ int aws_ec2_parse_page(enum ec2_page_kind kind, const char *body, size_t len, co
 	return rc;
 }
 
+/* An export document as the AWS CLI's answer shape, {"KEY":[ one element a line ]}: opened
+ * here, each element preceded by jsonw_lead(w, "\n"), closed by export_close. */
+static void export_open(struct jsonw *w, struct buf *out, const char *key)
+{
+	jsonw_init(w, out, JSONW_COMPACT);
+	jsonw_object(w);
+	jsonw_key_any(w, key);
+	jsonw_array(w);
+}
+
+/* The next element of an export's list, opened on a line of its own. */
+static void export_element(struct jsonw *w)
+{
+	jsonw_lead(w, "\n");
+	jsonw_object(w);
+}
+
+static void export_close(struct jsonw *w)
+{
+	jsonw_layout(w, "\n");
+	jsonw_end_n(w, 2);
+	jsonw_layout(w, "\n");
+}
+
 void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, const char *region)
 {
 	struct strmap seen = STRMAP_INIT;
-	buf_adds(out, "{\"Reservations\":[");
+	struct jsonw w;
+	export_open(&w, out, "Reservations");
 	size_t n = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
@@ -1595,11 +1621,16 @@ void aws_ec2_write_instances_export(struct buf *out, const struct fleet *f, cons
 			if (!at->instance_id || !at->instance_type || strmap_get(&seen, at->instance_id, &dummy))
 				continue;
 			strmap_put(&seen, at->instance_id, n);
-			buf_addf(out, "%s\n{\"Instances\":[{\"InstanceId\":\"%s\",\"InstanceType\":\"%s\"}]}", n++ ? "," : "",
-				 at->instance_id, at->instance_type);
+			n++;
+			export_element(&w);
+			jsonw_key_array(&w, "Instances");
+			jsonw_object(&w);
+			jsonw_key_str(&w, "InstanceId", at->instance_id);
+			jsonw_key_str(&w, "InstanceType", at->instance_type);
+			jsonw_end_n(&w, 3);
 		}
 	}
-	buf_adds(out, "\n]}\n");
+	export_close(&w);
 	strmap_release(&seen);
 }
 
@@ -1623,21 +1654,32 @@ void aws_ec2_apply_instances(struct fleet *f)
 
 void aws_ec2_write_instance_types_export(struct buf *out, const struct fleet *f)
 {
-	buf_adds(out, "{\"InstanceTypes\":[");
-	for (size_t i = 0; i < f->n_limits; i++)
-		buf_addf(out, "%s\n{\"InstanceType\":\"%s\",\"EbsInfo\":{\"EbsOptimizedInfo\":{\"BaselineIops\":%lld,"
-			      "\"BaselineThroughputInMBps\":%.10g}}}",
-			 i ? "," : "", f->limits[i].type, (long long)f->limits[i].baseline_iops, f->limits[i].baseline_mbps);
-	buf_adds(out, "\n]}\n");
+	struct jsonw w;
+	export_open(&w, out, "InstanceTypes");
+	for (size_t i = 0; i < f->n_limits; i++) {
+		export_element(&w);
+		jsonw_key_str(&w, "InstanceType", f->limits[i].type);
+		jsonw_key_object(&w, "EbsInfo");
+		jsonw_key_object(&w, "EbsOptimizedInfo");
+		jsonw_key_int(&w, "BaselineIops", (long long)f->limits[i].baseline_iops);
+		jsonw_key(&w, "BaselineThroughputInMBps");
+		jsonw_number_g(&w, f->limits[i].baseline_mbps, 10);
+		jsonw_end_n(&w, 3);
+	}
+	export_close(&w);
 }
 
-static void json_kv(struct buf *b, const char *key, const char *val, int comma)
+/* A string member as the AWS CLI prints it: "" for a field the volume does not have. */
+static void json_kv(struct jsonw *w, const char *key, const char *val)
 {
-	if (comma)
-		buf_addc(b, ',');
-	buf_addf(b, "\"%s\":\"", key);
-	buf_add_json_escaped(b, val ? val : "");
-	buf_addc(b, '"');
+	jsonw_key_any(w, key);
+	jsonw_str(w, val ? val : "");
+}
+
+static void json_bool(struct jsonw *w, const char *key, int v)
+{
+	jsonw_key_any(w, key);
+	jsonw_bool(w, v);
 }
 
 /* A volume the region's export files hold: seen in that region. */
@@ -1649,64 +1691,84 @@ static int exported_in(const struct volume *v, const char *region)
 void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region,
 				  const struct buf_spill *spill)
 {
-	buf_adds(out, "{\"Volumes\":[");
-	int first = 1;
+	struct jsonw w;
+	export_open(&w, out, "Volumes");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
 		if (!exported_in(v, region))
 			continue;
-		buf_adds(out, first ? "\n{" : ",\n{");
-		first = 0;
-		buf_adds(out, "\"Attachments\":[");
+		export_element(&w);
+		jsonw_key_array(&w, "Attachments");
 		for (size_t a = 0; a < v->n_attachments; a++) {
-			buf_adds(out, a ? ",{" : "{");
-			json_kv(out, "Device", v->attachments[a].device, 0);
-			json_kv(out, "InstanceId", v->attachments[a].instance_id, 1);
-			json_kv(out, "State", v->attachments[a].state, 1);
-			json_kv(out, "VolumeId", v->volume_id, 1);
-			buf_addc(out, '}');
+			jsonw_object(&w);
+			json_kv(&w, "Device", v->attachments[a].device);
+			json_kv(&w, "InstanceId", v->attachments[a].instance_id);
+			json_kv(&w, "State", v->attachments[a].state);
+			json_kv(&w, "VolumeId", v->volume_id);
+			jsonw_end(&w);
 		}
-		buf_addc(out, ']');
-		json_kv(out, "AvailabilityZone", v->availability_zone, 1);
+		jsonw_end(&w);
+		json_kv(&w, "AvailabilityZone", v->availability_zone);
 		if (v->create_time) {
 			char ts[21];
 			em_format_time(v->create_time, ts);
-			json_kv(out, "CreateTime", ts, 1);
+			json_kv(&w, "CreateTime", ts);
 		}
-		buf_addf(out, ",\"Encrypted\":%s", v->encrypted ? "true" : "false");
+		json_bool(&w, "Encrypted", v->encrypted);
 		if (v->kms_key_id)
-			json_kv(out, "KmsKeyId", v->kms_key_id, 1);
-		buf_addf(out, ",\"Size\":%lld", (long long)v->size_gib);
-		json_kv(out, "State", v->state, 1);
-		json_kv(out, "VolumeId", v->volume_id, 1);
+			json_kv(&w, "KmsKeyId", v->kms_key_id);
+		jsonw_key_int(&w, "Size", (long long)v->size_gib);
+		json_kv(&w, "State", v->state);
+		json_kv(&w, "VolumeId", v->volume_id);
 		if (v->iops)
-			buf_addf(out, ",\"Iops\":%lld", (long long)v->iops);
+			jsonw_key_int(&w, "Iops", (long long)v->iops);
 		if (v->n_tags) {
-			buf_adds(out, ",\"Tags\":[");
+			jsonw_key_array(&w, "Tags");
 			for (size_t t = 0; t < v->n_tags; t++) {
-				buf_adds(out, t ? ",{" : "{");
-				json_kv(out, "Key", v->tags[t].key, 0);
-				json_kv(out, "Value", v->tags[t].value, 1);
-				buf_addc(out, '}');
+				jsonw_object(&w);
+				json_kv(&w, "Key", v->tags[t].key);
+				json_kv(&w, "Value", v->tags[t].value);
+				jsonw_end(&w);
 			}
-			buf_addc(out, ']');
+			jsonw_end(&w);
 		}
-		json_kv(out, "VolumeType", ebs_type_name(v->type), 1);
-		buf_addf(out, ",\"MultiAttachEnabled\":%s", v->multi_attach ? "true" : "false");
+		json_kv(&w, "VolumeType", ebs_type_name(v->type));
+		json_bool(&w, "MultiAttachEnabled", v->multi_attach);
 		if (v->throughput)
-			buf_addf(out, ",\"Throughput\":%lld", (long long)v->throughput);
-		buf_addc(out, '}');
+			jsonw_key_int(&w, "Throughput", (long long)v->throughput);
+		jsonw_end(&w);
 		buf_spill(out, spill, BUF_SPILL_AT);
 	}
-	buf_adds(out, "\n]}\n");
+	export_close(&w);
 	buf_spill(out, spill, 0);
+}
+
+/* A modification's TargetSize, TargetIops, TargetVolumeType, TargetThroughput (or Original...),
+ * each only when known, in the order the AWS CLI prints them. */
+static void mod_side(struct jsonw *w, const char *side, int64_t size, int64_t iops, enum ebs_type type,
+		     int64_t throughput)
+{
+	static const char *const names[] = {"Size", "Iops", "VolumeType", "Throughput"};
+	const int64_t v[] = {size, iops, (int64_t)type, throughput};
+	for (size_t i = 0; i < 4; i++) {
+		if (!v[i])
+			continue;
+		char key[32];
+		snprintf(key, sizeof key, "%s%s", side, names[i]);
+		if (i == 2) {
+			json_kv(w, key, ebs_type_name(type));
+		} else {
+			jsonw_key_any(w, key);
+			jsonw_int(w, (long long)v[i]);
+		}
+	}
 }
 
 void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region,
 					const struct buf_spill *spill)
 {
-	buf_adds(out, "{\"VolumesModifications\":[");
-	int first = 1;
+	struct jsonw w;
+	export_open(&w, out, "VolumesModifications");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
 		if (!exported_in(v, region))
@@ -1714,39 +1776,25 @@ void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, 
 		for (size_t k = 0; k < v->n_mods; k++) {
 			const struct volume_mod *m = &v->mods[k];
 			char ts[21];
-			buf_adds(out, first ? "\n{" : ",\n{");
-			first = 0;
-			json_kv(out, "VolumeId", v->volume_id, 0);
-			json_kv(out, "ModificationState", m->state, 1);
+			export_element(&w);
+			json_kv(&w, "VolumeId", v->volume_id);
+			json_kv(&w, "ModificationState", m->state);
 			if (m->status_message)
-				json_kv(out, "StatusMessage", m->status_message, 1);
-			if (m->target_size)
-				buf_addf(out, ",\"TargetSize\":%lld", (long long)m->target_size);
-			if (m->target_iops)
-				buf_addf(out, ",\"TargetIops\":%lld", (long long)m->target_iops);
-			if (m->target_type)
-				json_kv(out, "TargetVolumeType", ebs_type_name(m->target_type), 1);
-			if (m->target_throughput)
-				buf_addf(out, ",\"TargetThroughput\":%lld", (long long)m->target_throughput);
-			if (m->original_size)
-				buf_addf(out, ",\"OriginalSize\":%lld", (long long)m->original_size);
-			if (m->original_iops)
-				buf_addf(out, ",\"OriginalIops\":%lld", (long long)m->original_iops);
-			if (m->original_type)
-				json_kv(out, "OriginalVolumeType", ebs_type_name(m->original_type), 1);
-			if (m->original_throughput)
-				buf_addf(out, ",\"OriginalThroughput\":%lld", (long long)m->original_throughput);
-			buf_addf(out, ",\"Progress\":%lld", (long long)m->progress);
+				json_kv(&w, "StatusMessage", m->status_message);
+			mod_side(&w, "Target", m->target_size, m->target_iops, m->target_type, m->target_throughput);
+			mod_side(&w, "Original", m->original_size, m->original_iops, m->original_type,
+				 m->original_throughput);
+			jsonw_key_int(&w, "Progress", (long long)m->progress);
 			em_format_time(m->start_time, ts);
-			json_kv(out, "StartTime", ts, 1);
+			json_kv(&w, "StartTime", ts);
 			if (m->end_time) {
 				em_format_time(m->end_time, ts);
-				json_kv(out, "EndTime", ts, 1);
+				json_kv(&w, "EndTime", ts);
 			}
-			buf_addc(out, '}');
+			jsonw_end(&w);
 		}
 		buf_spill(out, spill, BUF_SPILL_AT);
 	}
-	buf_adds(out, "\n]}\n");
+	export_close(&w);
 	buf_spill(out, spill, 0);
 }

@@ -44,6 +44,34 @@ static void describe_query(struct buf *b, const char *region, const char *family
 		buf_addf(b, ", regionCode '%s'", region);
 }
 
+/* A GetProducts request: one TERM_MATCH filter per given field (region first, when set). */
+static void term_match(struct jsonw *w, const char *field, const char *value)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "Type", "TERM_MATCH");
+	jsonw_key_str(w, "Field", field);
+	jsonw_key_str(w, "Value", value);
+	jsonw_end(w);
+}
+
+static void products_body(struct buf *b, const char *region, const char *family, const char *token)
+{
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "ServiceCode", "AmazonEC2");
+	jsonw_key_array(&w, "Filters");
+	if (region)
+		term_match(&w, "regionCode", region);
+	term_match(&w, "productFamily", family);
+	jsonw_end(&w);
+	jsonw_key_str(&w, "FormatVersion", "aws_v1");
+	jsonw_key_int(&w, "MaxResults", 100);
+	if (token)
+		jsonw_key_str(&w, "NextToken", token);
+	jsonw_end(&w);
+}
+
 /* Reads every page of one filtered query into book. */
 static int fetch_query(struct aws_client *c, struct pricebook *book, const char *region, const char *family,
 		       const struct pricing_fetch_options *o, struct pricing_fetch_result *r, struct buf *err)
@@ -54,20 +82,7 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 	http_response_init(&resp);
 	do {
 		struct buf body = BUF_INIT, origin = BUF_INIT;
-		buf_adds(&body, "{\"ServiceCode\":\"AmazonEC2\",\"Filters\":[");
-		if (region) {
-			buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"regionCode\",\"Value\":");
-			buf_add_json_str(&body, region);
-			buf_adds(&body, "},");
-		}
-		buf_adds(&body, "{\"Type\":\"TERM_MATCH\",\"Field\":\"productFamily\",\"Value\":");
-		buf_add_json_str(&body, family);
-		buf_adds(&body, "}],\"FormatVersion\":\"aws_v1\",\"MaxResults\":100");
-		if (token) {
-			buf_adds(&body, ",\"NextToken\":");
-			buf_add_json_str(&body, token);
-		}
-		buf_addc(&body, '}');
+		products_body(&body, region, family, token);
 		page++;
 		buf_adds(&origin, "pricing GetProducts (");
 		describe_query(&origin, region, family);
@@ -192,59 +207,6 @@ void pricing_merge_untouched(struct pricebook *book, const struct pricebook *bas
 }
 
 /* ---------------------------------------------------------------- export */
-
-/* Python's json.dumps(ensure_ascii=True) string escaping, so files match make_bundle.py. */
-static void py_json_escaped(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	static const char escaped[] = "\"\\\n\r\t\b\f", letters[] = "\"\\nrtbf"; /* \" \\ \n ... */
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned c = *p;
-		const char *esc = strchr(escaped, (int)c); /* c is not 0 here; bytes >= 0x80 are not found */
-		if (esc) {
-			buf_addc(b, '\\');
-			buf_addc(b, letters[esc - escaped]);
-		} else if (c < 0x20) {
-			buf_addf(b, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
-		} else if (c < 0x80) {
-			buf_addc(b, (char)c);
-		} else {
-			/* Decode one UTF-8 sequence; an invalid byte is written as U+FFFD. */
-			unsigned cp = 0xfffd;
-			int len = 1;
-			if ((c & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
-				cp = ((c & 0x1f) << 6) | (p[1] & 0x3f);
-				len = 2;
-			} else if ((c & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
-				cp = ((c & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
-				len = 3;
-			} else if ((c & 0xf8) == 0xf0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
-				   (p[3] & 0xc0) == 0x80) {
-				cp = ((c & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
-				len = 4;
-			}
-			if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-				cp = 0xfffd; /* no such character (or a lone surrogate): not writable as JSON */
-			if (cp >= 0x10000) {
-				cp -= 0x10000;
-				buf_addf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
-			} else {
-				buf_addf(b, "\\u%04x", cp);
-			}
-			p += len;
-			continue;
-		}
-		p++;
-	}
-}
-
-static void py_str(struct buf *b, const char *s)
-{
-	buf_addc(b, '"');
-	py_json_escaped(b, s);
-	buf_addc(b, '"');
-}
 
 /* Usagetype prefixes of AWS Regions (none in us-east-1), as AWS's billing codes spell them. */
 static const struct {
@@ -461,33 +423,49 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 	attrs[n++] = (struct attr){"operation", ""};
 	qsort(attrs, n, sizeof *attrs, attr_cmp);
 
-	buf_adds(b, "{\"product\":{\"productFamily\":");
-	py_str(b, s->family);
-	buf_adds(b, ",\"attributes\":{");
+	char term[40], rate[64];
+	snprintf(term, sizeof term, "%s." ONDEMAND_TERM, sku);
+	snprintf(rate, sizeof rate, "%s." ONDEMAND_TERM "." RATE_CODE, sku);
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	w.ascii = 1; /* the strings as make_bundle.py's json.dumps writes them */
+	jsonw_object(&w);
+	jsonw_key_object(&w, "product");
+	jsonw_key_str(&w, "productFamily", s->family);
+	jsonw_key_object(&w, "attributes");
 	for (size_t i = 0; i < n; i++) {
-		if (i)
-			buf_addc(b, ',');
-		py_str(b, attrs[i].key);
-		buf_addc(b, ':');
-		py_str(b, attrs[i].value);
+		jsonw_key_any(&w, attrs[i].key);
+		jsonw_str(&w, attrs[i].value);
 	}
-	buf_addf(b, "},\"sku\":\"%s\"},\"serviceCode\":\"AmazonEC2\",\"terms\":{\"OnDemand\":{\"%s." ONDEMAND_TERM
-		    "\":{\"priceDimensions\":{\"%s." ONDEMAND_TERM "." RATE_CODE "\":{\"unit\":",
-		 sku, sku, sku);
-	py_str(b, s->unit);
-	buf_adds(b, ",\"endRange\":");
-	py_str(b, s->end);
-	buf_adds(b, ",\"description\":");
-	py_str(b, desc.s);
-	buf_addf(b, ",\"appliesTo\":[],\"rateCode\":\"%s." ONDEMAND_TERM "." RATE_CODE "\",\"beginRange\":", sku);
-	py_str(b, s->begin);
-	buf_addf(b, ",\"pricePerUnit\":{\"USD\":\"%s\"}}},\"sku\":\"%s\",\"effectiveDate\":", p10.s, sku);
-	py_str(b, x->effective);
-	buf_adds(b, ",\"offerTermCode\":\"" ONDEMAND_TERM "\",\"termAttributes\":{}}}},\"version\":");
-	py_str(b, x->version);
-	buf_adds(b, ",\"publicationDate\":");
-	py_str(b, x->effective);
-	buf_addc(b, '}');
+	jsonw_end(&w);
+	jsonw_key_str(&w, "sku", sku);
+	jsonw_end(&w); /* product */
+	jsonw_key_str(&w, "serviceCode", "AmazonEC2");
+	jsonw_key_object(&w, "terms");
+	jsonw_key_object(&w, "OnDemand");
+	jsonw_key_any(&w, term);
+	jsonw_object(&w);
+	jsonw_key_object(&w, "priceDimensions");
+	jsonw_key_any(&w, rate);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "unit", s->unit);
+	jsonw_key_str(&w, "endRange", s->end);
+	jsonw_key_str(&w, "description", desc.s);
+	jsonw_key_array(&w, "appliesTo");
+	jsonw_end(&w);
+	jsonw_key_str(&w, "rateCode", rate);
+	jsonw_key_str(&w, "beginRange", s->begin);
+	jsonw_key_object(&w, "pricePerUnit");
+	jsonw_key_str(&w, "USD", p10.s);
+	jsonw_end_n(&w, 3);
+	jsonw_key_str(&w, "sku", sku);
+	jsonw_key_str(&w, "effectiveDate", x->effective);
+	jsonw_key_str(&w, "offerTermCode", ONDEMAND_TERM);
+	jsonw_key_object(&w, "termAttributes");
+	jsonw_end_n(&w, 4);
+	jsonw_key_str(&w, "version", x->version);
+	jsonw_key_str(&w, "publicationDate", x->effective);
+	jsonw_end(&w);
 	buf_release(&usagetype);
 	buf_release(&desc);
 	buf_release(&pshort);
@@ -495,14 +473,12 @@ static void export_product(struct buf *b, const struct export_ctx *x, const stru
 }
 
 /* Adds one PriceList element: the product document as a JSON string, on its own line. */
-static void add_element(struct buf *out, int *first, const struct export_ctx *x, const struct product_spec *s,
-			price_t price)
+static void add_element(struct jsonw *w, const struct export_ctx *x, const struct product_spec *s, price_t price)
 {
 	struct buf doc = BUF_INIT;
 	export_product(&doc, x, s, price);
-	buf_adds(out, *first ? "\n  " : ",\n  ");
-	py_str(out, doc.s);
-	*first = 0;
+	jsonw_lead(w, "\n  ");
+	jsonw_str(w, doc.s);
 	buf_release(&doc);
 }
 
@@ -519,21 +495,33 @@ void pricing_export_location(struct buf *out, const struct pricebook *book, cons
 	buf_adds(&version, "000000");
 	struct export_ctx x = {loc->code, loc->name ? loc->name : loc->code, type, prefix.s, effective.s, version.s};
 
-	buf_adds(out, "{\n \"FormatVersion\": \"aws_v1\",\n \"PriceList\": [");
-	int first = 1;
+	/* the offer file's layout: one-space members, one element a line */
+	struct jsonw w;
+	jsonw_init(&w, out, JSONW_SPACED);
+	w.ascii = 1;
+	jsonw_object(&w);
+	jsonw_lead(&w, "\n ");
+	jsonw_key_str(&w, "FormatVersion", "aws_v1");
+	jsonw_lead(&w, "\n ");
+	jsonw_key_array(&w, "PriceList");
 	for (int t = EBS_GP2; t <= EBS_STANDARD; t++)
 		if (loc->storage_known & (1u << t))
-			add_element(out, &first, &x, &storage_specs[t - EBS_GP2], loc->storage[t]);
+			add_element(&w, &x, &storage_specs[t - EBS_GP2], loc->storage[t]);
 	if (loc->has_gp3_iops)
-		add_element(out, &first, &x, &gp3_iops_spec, loc->gp3_iops);
+		add_element(&w, &x, &gp3_iops_spec, loc->gp3_iops);
 	if (loc->has_gp3_throughput)
-		add_element(out, &first, &x, &gp3_tput_spec, loc->gp3_throughput_gibps);
+		add_element(&w, &x, &gp3_tput_spec, loc->gp3_throughput_gibps);
 	if (loc->has_io1_iops)
-		add_element(out, &first, &x, &io1_iops_spec, loc->io1_iops);
+		add_element(&w, &x, &io1_iops_spec, loc->io1_iops);
 	for (int tier = 0; tier < 3; tier++)
 		if (loc->has_io2_iops & (1 << tier))
-			add_element(out, &first, &x, &io2_iops_specs[tier], loc->io2_iops[tier]);
-	buf_adds(out, first ? "]\n}\n" : "\n ]\n}\n");
+			add_element(&w, &x, &io2_iops_specs[tier], loc->io2_iops[tier]);
+	if (w.has_items[w.depth - 1])
+		jsonw_layout(&w, "\n ");
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
+	jsonw_end(&w);
+	jsonw_layout(&w, "\n");
 	buf_release(&prefix);
 	buf_release(&effective);
 	buf_release(&version);
@@ -741,8 +729,7 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		json_book_ref(&w, from);
 		jsonw_key(&w, "to");
 		json_book_ref(&w, to);
-		jsonw_key(&w, "changes");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "changes");
 		for (size_t i = 0; i < d->n; i++) {
 			const struct pricing_diff_entry *e = &d->e[i];
 			jsonw_lead(&w, "\n");
@@ -765,13 +752,11 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		if (d->n)
 			jsonw_layout(&w, "\n");
 		jsonw_end(&w);
-		jsonw_key(&w, "summary");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "summary");
 		jsonw_key_int(&w, "changed", (long long)d->changed);
 		jsonw_key_int(&w, "added", (long long)d->added);
 		jsonw_key_int(&w, "removed", (long long)d->removed);
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
 		jsonw_layout(&w, "\n");
 		return;
 	}
@@ -841,13 +826,11 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 		else
 			jsonw_bool(&w, is_current);
 		json_book_provenance(&w, b);
-		jsonw_key(&w, "units");
-		jsonw_object(&w);
+		jsonw_key_object(&w, "units");
 		for (int item = 0; item < PRICE_ITEMS; item++)
 			jsonw_key_str(&w, pricebook_item_name(item), item_units[item]);
 		jsonw_end(&w);
-		jsonw_key(&w, "locations");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "locations");
 		int any = 0;
 		for (size_t i = 0; i < b->n; i++) {
 			const struct price_location *l = locs[i];
@@ -858,8 +841,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 			jsonw_object(&w);
 			jsonw_key_str(&w, "location", l->code);
 			jsonw_key_str(&w, "name", l->name);
-			jsonw_key(&w, "prices");
-			jsonw_object(&w);
+			jsonw_key_object(&w, "prices");
 			for (int item = 0; item < PRICE_ITEMS; item++) {
 				price_t p;
 				if (!pricebook_item_get(l, item, &p))
@@ -867,13 +849,11 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 				jsonw_key(&w, pricebook_item_name(item));
 				json_price(&w, p);
 			}
-			jsonw_end(&w);
-			jsonw_end(&w);
+			jsonw_end_n(&w, 2);
 		}
 		if (any)
 			jsonw_layout(&w, "\n");
-		jsonw_end(&w);
-		jsonw_end(&w);
+		jsonw_end_n(&w, 2);
 		jsonw_layout(&w, "\n");
 		free(locs);
 		return;
@@ -923,20 +903,25 @@ void pricing_write_versions(struct buf *out, const struct ledger_price_version *
 			    const struct table_options *tt)
 {
 	if (json) {
-		buf_adds(out, "{\"schema\":\"ebsmigrate.pricebook-versions/v1\",\"versions\":[");
+		struct jsonw w;
+		jsonw_document(&w, out, JSONW_COMPACT, "ebsmigrate.pricebook-versions/v1");
+		jsonw_key_array(&w, "versions");
 		for (size_t i = 0; i < n; i++) {
-			buf_addf(out, "%s{\"version\":%lld,\"current\":%s,\"source\":", i ? ",\n" : "\n", (long long)v[i].id,
-				 v[i].is_current ? "true" : "false");
-			buf_add_json_str(out, v[i].source);
-			buf_adds(out, ",\"effective_date\":");
-			buf_add_json_str(out, v[i].effective_date);
-			buf_adds(out, ",\"fetched_at\":");
-			buf_add_json_str(out, v[i].fetched_at);
-			buf_adds(out, ",\"stored_at\":");
-			buf_add_json_str(out, v[i].created_at);
-			buf_addf(out, ",\"prices\":%lld}", (long long)v[i].n_prices);
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_int(&w, "version", (long long)v[i].id);
+			jsonw_key_bool(&w, "current", v[i].is_current);
+			jsonw_key_str(&w, "source", v[i].source);
+			jsonw_key_str(&w, "effective_date", v[i].effective_date);
+			jsonw_key_str(&w, "fetched_at", v[i].fetched_at);
+			jsonw_key_str(&w, "stored_at", v[i].created_at);
+			jsonw_key_int(&w, "prices", (long long)v[i].n_prices);
+			jsonw_end(&w);
 		}
-		buf_adds(out, n ? "\n]}\n" : "]}\n");
+		if (n)
+			jsonw_layout(&w, "\n");
+		jsonw_end_n(&w, 2);
+		jsonw_layout(&w, "\n");
 		return;
 	}
 	static const char *const titles[] = {"VERSION", "CURRENT", "EFFECTIVE", "FETCHED", "STORED", "PRICES", "SOURCE"};

@@ -28,6 +28,7 @@
 #include "ebsmigrate/bench_kube.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/template.h"
@@ -503,6 +504,34 @@ static int check_pvc(struct kube_state *k, struct bench_run *run, struct buf *er
 	return rc;
 }
 
+/* The bench's scratch PVC: labelled as ebsmigrate's, with the run's suffix, ReadWriteOnce. */
+static void scratch_pvc(struct buf *b, const char *name, const char *run, const char *storage_class,
+			const char *size)
+{
+	struct jsonw w;
+	jsonw_init(&w, b, JSONW_COMPACT);
+	jsonw_object(&w);
+	const struct jsonw_str_member head[] = {{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"}};
+	jsonw_members_str(&w, head, JSONW_COUNT(head));
+	jsonw_key_object(&w, "metadata");
+	jsonw_key_str(&w, "name", name);
+	jsonw_key_object(&w, "labels");
+	const struct jsonw_str_member labels[] = {{"app.kubernetes.io/name", "ebsmigrate-bench"},
+						  {"app.kubernetes.io/managed-by", "ebsmigrate"},
+						  {"ebsmigrate.io/bench-run", run}};
+	jsonw_members_str(&w, labels, JSONW_COUNT(labels));
+	jsonw_end_n(&w, 2);
+	jsonw_key_object(&w, "spec");
+	jsonw_key_array(&w, "accessModes");
+	jsonw_str(&w, "ReadWriteOnce");
+	jsonw_end(&w);
+	jsonw_key_str(&w, "storageClassName", storage_class);
+	jsonw_key_object(&w, "resources");
+	jsonw_key_object(&w, "requests");
+	jsonw_key_str(&w, "storage", size);
+	jsonw_end_n(&w, 4);
+}
+
 static int create_scratch(struct kube_state *k, struct bench_run *run, struct buf *err)
 {
 	struct bench_volume *v = &run->volume;
@@ -518,16 +547,7 @@ static int create_scratch(struct kube_state *k, struct bench_run *run, struct bu
 	struct buf name = BUF_INIT, size = BUF_INIT, body = BUF_INIT, out = BUF_INIT, path = BUF_INIT;
 	buf_addf(&name, "ebsmigrate-bench-%s", k->suffix);
 	quantity_text(&size, k->o->volume_size);
-	buf_adds(&body, "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"");
-	buf_add_json_escaped(&body, name.s);
-	buf_adds(&body, "\",\"labels\":{\"app.kubernetes.io/name\":\"ebsmigrate-bench\",\"app.kubernetes.io/managed-by\":"
-			"\"ebsmigrate\",\"ebsmigrate.io/bench-run\":\"");
-	buf_add_json_escaped(&body, k->suffix);
-	buf_adds(&body, "\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":\"");
-	buf_add_json_escaped(&body, k->o->storage_class);
-	buf_adds(&body, "\",\"resources\":{\"requests\":{\"storage\":\"");
-	buf_add_json_escaped(&body, size.s);
-	buf_adds(&body, "\"}}}}");
+	scratch_pvc(&body, name.s, k->suffix, k->o->storage_class, size.s);
 	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims", k->ns);
 	rc = kube_create(k->c, path.s, body.s, &out, err);
 	if (!rc) {

@@ -14,6 +14,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/inventory_output.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
@@ -236,13 +237,9 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	struct buf regions = BUF_INIT, clusters = BUF_INIT, notices = BUF_INIT;
 	join_strings(&regions, res.regions, res.n_regions);
 	join_strings(&clusters, fleet.clusters, fleet.n_clusters);
-	buf_addc(&notices, '[');
-	for (size_t i = 0; i < fleet.n_notices; i++) {
-		buf_adds(&notices, i ? ",\"" : "\"");
-		buf_add_json_escaped(&notices, fleet.notices[i]);
-		buf_addc(&notices, '"');
-	}
-	buf_addc(&notices, ']');
+	struct jsonw nw; /* the notices as the ledger keeps them: a JSON array of strings */
+	jsonw_init(&nw, &notices, JSONW_COMPACT);
+	jsonw_str_array(&nw, (const char *const *)fleet.notices, fleet.n_notices);
 	int64_t volumes = (int64_t)fleet.n, kube = 0, id = 0;
 	for (size_t i = 0; i < fleet.n; i++)
 		kube += fleet.vols[i].kube != NULL;

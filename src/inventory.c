@@ -38,6 +38,7 @@
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
@@ -606,14 +607,15 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 		buf_release(&lerr);
 	}
 	struct buf metrics = BUF_INIT;
+	struct jsonw mw;
 	if (!rc && !o->no_metrics) {
-		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &metrics : NULL,
+		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &mw : NULL,
 					o->progress, o->progress_ctx, live_concurrency(o), metrics_gate};
 		if (o->save_dir)
-			aws_cloudwatch_export_begin(&metrics);
+			aws_cloudwatch_export_begin(&mw, &metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
 		if (!rc && o->save_dir) {
-			aws_cloudwatch_export_end(&metrics);
+			aws_cloudwatch_export_end(&mw);
 			rc = save_export(r, o->save_dir, &metrics, err, "metrics-%s.json", region);
 		}
 	}

@@ -148,6 +148,12 @@ void jsonw_end(struct jsonw *w)
 	w->lead = NULL;
 }
 
+void jsonw_end_n(struct jsonw *w, unsigned n)
+{
+	while (n--)
+		jsonw_end(w);
+}
+
 void jsonw_lead(struct jsonw *w, const char *s)
 {
 	w->lead = s;
@@ -179,6 +185,60 @@ void jsonw_add_str(struct buf *b, const char *s)
 	p[n + 1] = '"';
 	b->len += n + 2;
 	b->s[b->len] = '\0';
+}
+
+/* Python's json.dumps(ensure_ascii=True) string escaping (jsonw.ascii): \" \\ \n \r \t \b \f, other
+ * bytes below 0x20 as \u00XX, non-ASCII characters as \uXXXX (surrogate pairs above U+FFFF), an
+ * invalid UTF-8 byte as U+FFFD. */
+void jsonw_add_str_ascii(struct buf *b, const char *s)
+{
+	if (!s) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	buf_addc(b, '"');
+	static const char hex[] = "0123456789abcdef";
+	static const char escaped[] = "\"\\\n\r\t\b\f", letters[] = "\"\\nrtbf"; /* \" \\ \n ... */
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned c = *p;
+		const char *esc = strchr(escaped, (int)c); /* c is not 0 here; bytes >= 0x80 are not found */
+		if (esc) {
+			buf_addc(b, '\\');
+			buf_addc(b, letters[esc - escaped]);
+		} else if (c < 0x20) {
+			buf_addf(b, "\\u00%c%c", hex[c >> 4], hex[c & 15]);
+		} else if (c < 0x80) {
+			buf_addc(b, (char)c);
+		} else {
+			/* Decode one UTF-8 sequence; an invalid byte is written as U+FFFD. */
+			unsigned cp = 0xfffd;
+			int len = 1;
+			if ((c & 0xe0) == 0xc0 && (p[1] & 0xc0) == 0x80) {
+				cp = ((c & 0x1f) << 6) | (p[1] & 0x3f);
+				len = 2;
+			} else if ((c & 0xf0) == 0xe0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80) {
+				cp = ((c & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+				len = 3;
+			} else if ((c & 0xf8) == 0xf0 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
+				   (p[3] & 0xc0) == 0x80) {
+				cp = ((c & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+				len = 4;
+			}
+			if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+				cp = 0xfffd; /* no such character (or a lone surrogate): not writable as JSON */
+			if (cp >= 0x10000) {
+				cp -= 0x10000;
+				buf_addf(b, "\\u%04x\\u%04x", 0xd800 + (cp >> 10), 0xdc00 + (cp & 0x3ff));
+			} else {
+				buf_addf(b, "\\u%04x", cp);
+			}
+			p += len;
+			continue;
+		}
+		p++;
+	}
+	buf_addc(b, '"');
 }
 
 /* A key that needs no escape, with its comma and colon in one write: the plan document writes
@@ -213,7 +273,10 @@ static int key_fast(struct jsonw *w, const char *key, size_t n)
 static void key_slow(struct jsonw *w, const char *key)
 {
 	element_start(w, 0);
-	jsonw_add_str(w->b, key);
+	if (w->ascii)
+		jsonw_add_str_ascii(w->b, key);
+	else
+		jsonw_add_str(w->b, key);
 	if (w->style == JSONW_COMPACT)
 		buf_addc(w->b, ':');
 	else
@@ -232,7 +295,7 @@ void jsonw_keyn_general(struct jsonw *w, const char *key, size_t n)
 void jsonw_key_any(struct jsonw *w, const char *key)
 {
 	assert(w->depth > 0 && w->open[w->depth - 1] == '{' && !w->after_key);
-	size_t n = key ? plain_len(key) : (size_t)-1;
+	size_t n = key && !w->ascii ? plain_len(key) : (size_t)-1;
 	if (n == (size_t)-1 || !key_fast(w, key, n))
 		key_slow(w, key);
 	w->after_key = 1;
@@ -241,7 +304,10 @@ void jsonw_key_any(struct jsonw *w, const char *key)
 void jsonw_str(struct jsonw *w, const char *s)
 {
 	value_start(w);
-	jsonw_add_str(w->b, s);
+	if (w->ascii)
+		jsonw_add_str_ascii(w->b, s);
+	else
+		jsonw_add_str(w->b, s);
 }
 
 void jsonw_int(struct jsonw *w, long long v)
@@ -297,6 +363,15 @@ void jsonw_number_2dp(struct jsonw *w, double v)
 		buf_add(w->b, "null", 4);
 	else
 		buf_addf(w->b, "%.10g", round(v * 100) / 100);
+}
+
+void jsonw_number_g(struct jsonw *w, double v, int digits)
+{
+	value_start(w);
+	if (isfinite(v))
+		buf_addf(w->b, "%.*g", digits, v);
+	else
+		buf_add(w->b, "null", 4);
 }
 
 void jsonw_money(struct jsonw *w, micro_t m)

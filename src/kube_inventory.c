@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_objects.h"
 #include "ebsmigrate/strmap.h"
@@ -480,7 +481,12 @@ static int read_version(struct kube_client *c, const char *cluster_name, struct 
 	struct buf raw = BUF_INIT, doc = BUF_INIT, origin = BUF_INIT;
 	int rc = kube_server_version(c, NULL, &raw, err);
 	if (!rc) {
-		buf_addf(&doc, "{\"serverVersion\":%s}", raw.s);
+		struct jsonw w; /* the /version answer as a member, for the one object reader */
+		jsonw_init(&w, &doc, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key(&w, "serverVersion");
+		jsonw_raw(&w, raw.s, raw.len);
+		jsonw_end(&w);
 		buf_addf(&origin, "context '%s' /version", c->target.context);
 		rc = kube_objects_load(ks, f, cluster_name, doc.s, doc.len, origin.s, err);
 		rc = rc < 0 ? rc : 0;

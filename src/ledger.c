@@ -96,8 +96,8 @@ int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct 
 	return ledger_db_err(l, err, "cannot prepare a statement");
 }
 
-int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
-		struct buf *err)
+int ledger_rows_kept(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+		     struct buf *err)
 {
 	int rc = 0, step;
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -106,7 +106,15 @@ int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *
 			break;
 	}
 	if (!rc && step != SQLITE_DONE)
-		rc = ledger_db_err(l, err, what); /* before finalize: it resets the message */
+		rc = ledger_db_err(l, err, what); /* before reset or finalize: they reset the message */
+	sqlite3_reset(st);
+	return rc;
+}
+
+int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+		struct buf *err)
+{
+	int rc = ledger_rows_kept(l, st, on_row, ctx, what, err);
 	sqlite3_finalize(st);
 	return rc;
 }

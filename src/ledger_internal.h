@@ -39,6 +39,10 @@ typedef int (*ledger_row_fn)(sqlite3_stmt *st, void *ctx, struct buf *err);
 /* Every row, then 0. */
 int ledger_rows(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
 		struct buf *err);
+/* ledger_rows for a statement the caller keeps (prepared once, bound again for each use): the
+ * same loop, then st is reset (its bindings kept), not finalized. */
+int ledger_rows_kept(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
+		     struct buf *err);
 /* At most one row: on_row's result when there is one, EM_ENOTFOUND (no message: the caller
  * names what is missing) when there is none. */
 int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/strmap.h"
@@ -37,7 +38,9 @@ static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
 	r->volume_id = ledger_column_dup(st, 0);
 	r->state = ledger_column_dup(st, 1);
 	r->eligible_at = ledger_column_time(st, 2);
-	r->completed_at = strcmp(r->state ? r->state : "", "completed") == 0 ? ledger_column_time(st, 3) : 0;
+	enum apply_state state;
+	int completed = apply_state_parse(r->state, &state) == 0 && state == APPLY_COMPLETED;
+	r->completed_at = completed ? ledger_column_time(st, 3) : 0;
 	r->current_monthly = sqlite3_column_int64(st, 4);
 	return 0;
 }
@@ -95,36 +98,41 @@ struct baselines {
 	const char *const *wanted;
 	size_t missing; /* wanted volumes without a baseline yet */
 	struct ledger_list list;
+	int64_t plan_id; /* the plan whose volumes are being read */
 };
+
+/* One volume row of the plan being read (bl->plan_id): its first baseline, when the volume is
+ * wanted and has none yet. */
+static int read_baseline(sqlite3_stmt *vols, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct baselines *bl = ctx;
+	const char *id = (const char *)sqlite3_column_text(vols, 0);
+	size_t at;
+	if (!id || strmap_get(&bl->seen, id, &at) || (bl->wanted && !strmap_get(&bl->want, id, &at)))
+		return 0;
+	strmap_put(&bl->seen, id, bl->list.n);
+	struct ledger_baseline *r = ledger_list_add(&bl->list);
+	r->volume_id = xstrdup(id);
+	r->plan_id = bl->plan_id;
+	r->monthly = money_from_json_usd(sqlite3_column_double(vols, 1));
+	bl->missing -= bl->wanted != NULL;
+	return 0;
+}
 
 /* One plan's volumes: the first baseline of each (wanted) volume. 1 (stop) once none is missing. */
 static int read_plan_baselines(sqlite3_stmt *plans, void *ctx, struct buf *err)
 {
 	struct baselines *bl = ctx;
-	int64_t plan_id = sqlite3_column_int64(plans, 0);
+	bl->plan_id = sqlite3_column_int64(plans, 0);
 	char *doc = NULL;
-	int rc = ledger_plan_document(plans, 1, plan_id, &doc, err);
+	int rc = ledger_plan_document(plans, 1, bl->plan_id, &doc, err);
 	if (rc)
 		return rc;
 	sqlite3_reset(bl->vols);
 	sqlite3_bind_text(bl->vols, 1, doc, -1, SQLITE_STATIC);
-	int step;
-	while ((step = sqlite3_step(bl->vols)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(bl->vols, 0);
-		size_t at;
-		if (!id || strmap_get(&bl->seen, id, &at) || (bl->wanted && !strmap_get(&bl->want, id, &at)))
-			continue;
-		strmap_put(&bl->seen, id, bl->list.n);
-		struct ledger_baseline *r = ledger_list_add(&bl->list);
-		r->volume_id = xstrdup(id);
-		r->plan_id = plan_id;
-		r->monthly = money_from_json_usd(sqlite3_column_double(bl->vols, 1));
-		bl->missing -= bl->wanted != NULL;
-	}
-	if (step != SQLITE_DONE)
-		rc = ledger_db_err(bl->l, err, "cannot read the baselines of the recorded plans");
-	sqlite3_reset(bl->vols); /* releases the bound document before it is freed */
-	sqlite3_clear_bindings(bl->vols);
+	rc = ledger_rows_kept(bl->l, bl->vols, read_baseline, bl, "cannot read the baselines of the recorded plans", err);
+	sqlite3_clear_bindings(bl->vols); /* reset already: the bound document can go */
 	free(doc);
 	return rc ? rc : bl->wanted && !bl->missing;
 }
@@ -138,7 +146,7 @@ int ledger_plan_baselines(struct ledger *l, const char *const *wanted, size_t n_
 	*out = NULL;
 	*n = 0;
 	struct baselines bl = {l, NULL, STRMAP_INIT, STRMAP_INIT, wanted, 0,
-			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline)};
+			       LEDGER_LIST_INIT(struct ledger_baseline, release_baseline), 0};
 	for (size_t i = 0; wanted && i < n_wanted; i++)
 		strmap_put(&bl.want, wanted[i], i);
 	bl.missing = wanted ? bl.want.used : 0; /* distinct ids */

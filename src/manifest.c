@@ -43,6 +43,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/template.h"
 #include "ebsmigrate/money.h"
@@ -785,7 +786,7 @@ static void add_kubectl_pvc(struct buf *b, const struct kube_binding *k, const c
 static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, struct buf *err)
 {
 	struct buf cls = BUF_INIT, patch = BUF_INIT;
-	buf_add_json_str(&cls, class_name);
+	jsonw_add_str(&cls, class_name); /* a JSON string for the patch template */
 	const char *vars[] = {"class", cls.s, NULL};
 	int rc = template_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
 	while (patch.len && isspace((unsigned char)patch.s[patch.len - 1]))

@@ -196,9 +196,16 @@ struct volume_facts {
 	int completed_before;                    /* completed before --since */
 };
 
-static int state_is(const struct report_volume_state *s, const char *name)
+/* The ledger row's state, typed (apply_state.h): 0 when there is no row or no known state. */
+static int state_of(const struct report_volume_state *s, enum apply_state *out)
 {
-	return s && s->state && strcmp(s->state, name) == 0;
+	return s && apply_state_parse(s->state, out) == 0;
+}
+
+static int state_is(const struct report_volume_state *s, enum apply_state want)
+{
+	enum apply_state st;
+	return state_of(s, &st) && st == want;
 }
 
 /* Where one volume's planned savings go. */
@@ -207,9 +214,10 @@ static enum bucket bucket_of(const struct plan_item *it, const struct volume_fac
 	const struct report_volume_state *s = x->state;
 	if (x->completed)
 		return B_REALIZED;
-	if (s && (state_is(s, "submitted") || state_is(s, "modifying") || state_is(s, "optimizing")))
+	enum apply_state st;
+	if (state_of(s, &st) && apply_state_open(st))
 		return B_IN_FLIGHT;
-	if (state_is(s, "failed") || (state_is(s, "deferred") && s->eligible_at > now))
+	if (state_is(s, APPLY_FAILED) || (state_is(s, APPLY_DEFERRED) && s->eligible_at > now))
 		return B_BLOCKED;
 	if (it->action == ACTION_BLOCKED || it->action == ACTION_REVIEW)
 		return B_BLOCKED;
@@ -379,10 +387,10 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 		}
 		if (strmap_get(&bases, it->v->volume_id, &at))
 			x->baseline = &o->baselines[at];
-		int done = state_is(x->state, "completed");
+		int done = state_is(x->state, APPLY_COMPLETED);
 		time_t done_at = done ? x->state->completed_at : 0;
-		enum apply_state st; /* the ledger's name, typed */
-		if (!done && !(x->state && apply_state_parse(x->state->state, &st) == 0 && apply_state_open(st)) &&
+		enum apply_state st;
+		if (!done && !(state_of(x->state, &st) && apply_state_open(st)) &&
 		    strmap_get(&observed, it->v->volume_id, &at)) {
 			done = 1;
 			done_at = o->observed[at].completed_at;
@@ -400,7 +408,7 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 		add_item(&out->totals, it, x, now);
 	}
 	for (size_t i = 0; i < o->n_states; i++)
-		out->ledger_elsewhere += !matched[i] && state_is(&o->states[i], "completed");
+		out->ledger_elsewhere += !matched[i] && state_is(&o->states[i], APPLY_COMPLETED);
 	build_series(out, p, facts, o);
 	if (out->n_groups > 1)
 		qsort(out->groups, out->n_groups, sizeof *out->groups, group_cmp);

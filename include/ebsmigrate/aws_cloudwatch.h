@@ -21,12 +21,14 @@
 
 struct aws_client;
 
+struct jsonw; /* jsonw.h */
+
 struct cw_options {
 	time_t end;          /* end of the look-back (real time; default now) */
 	int64_t lookback_s;  /* default 14 days */
 	int64_t period_s;    /* >= 300; default 300 */
 	int only_gp2;        /* fetch for gp2 volumes only (what planning needs) */
-	struct buf *save;    /* when set, each volume's reduced figures are appended here as an
+	struct jsonw *save;  /* when set, each volume's reduced figures are written here as an
 			      * element of the saved document's volume list (see below) */
 	progress_fn progress;  /* may be NULL: "metrics" REGION, volumes done/total per batch */
 	void *progress_ctx;
@@ -45,10 +47,11 @@ struct cw_options {
  *   "Volumes": [{"VolumeId", "LookbackSeconds", "P99Iops", "MaxIops", "P99MiBps", "MaxMiBps",
  *   "ShareAtIopsCeiling", "ShareAtThroughputCeiling", "MinBurstBalance" (absent: not reported)}]}}
  *   (the empty MetricDataResults marks it a CloudWatch document for every reader).
- * begin/end wrap the volume list that cw_options.save collects. */
-void aws_cloudwatch_export_begin(struct buf *out);
-void aws_cloudwatch_export_volume(struct buf *out, const struct volume *v);
-void aws_cloudwatch_export_end(struct buf *out);
+ * begin (which sets w up on out) and end wrap the volume list that cw_options.save collects,
+ * one volume a line. */
+void aws_cloudwatch_export_begin(struct jsonw *w, struct buf *out);
+void aws_cloudwatch_export_volume(struct jsonw *w, const struct volume *v);
+void aws_cloudwatch_export_end(struct jsonw *w);
 /* Reads every CloudWatch document of text (other documents, read by aws_ec2_load_export, are
  * skipped) and fills metrics of f's volumes (volumes must be loaded first). Periods,
  * timestamps (within 455 days before em_now()) and values are checked first.

@@ -1,7 +1,8 @@
 /*
  * jsonw.h - a streaming JSON writer: every JSON document ebsmigrate writes (plan, inventory,
- * report, bench, status, pricing, the IAM policy, saved Kubernetes objects) goes through it, into
- * a struct buf.
+ * report, bench, status, pricing, the IAM policy, saved Kubernetes objects, the AWS-shaped
+ * --save and pricing export files) and every JSON request body it sends (GetMetricData,
+ * GetProducts, LookupEvents, Kubernetes objects and patches) goes through it, into a struct buf.
  *
  * Containers open and close with jsonw_object/jsonw_array and jsonw_end; commas are automatic;
  * a member is jsonw_key then one value. Layout is a style (compact, spaced ", " and ": ", pretty
@@ -43,6 +44,7 @@ struct jsonw {
 	unsigned depth;
 	unsigned inline_depth;   /* JSONW_PRETTY_INLINE: levels from this depth on are one line; 0: none */
 	int after_key;           /* a key was written; its value comes next */
+	int ascii;               /* set after jsonw_init: strings escaped as jsonw_add_str_ascii does */
 	char open[JSONW_MAX_DEPTH];      /* '{' or '[' per open level */
 	char has_items[JSONW_MAX_DEPTH]; /* the level holds an element: the next one needs a comma */
 };
@@ -96,6 +98,9 @@ void jsonw_int(struct jsonw *w, long long v);
 void jsonw_int_or_null(struct jsonw *w, long long v, int known);
 void jsonw_number(struct jsonw *w, double v);     /* shortest text that reads back as v; null if not finite */
 void jsonw_number_2dp(struct jsonw *w, double v); /* rounded to hundredths, %.10g; null if not finite */
+/* printf's %.*g with that many significant digits (17 reads back exactly, with one snprintf
+ * where jsonw_number searches for the shortest text); null if not finite. */
+void jsonw_number_g(struct jsonw *w, double v, int digits);
 void jsonw_money(struct jsonw *w, micro_t m);     /* USD rounded to cents, trailing zeros trimmed: 12.5 */
 void jsonw_money_or_null(struct jsonw *w, micro_t m, int known);
 void jsonw_time(struct jsonw *w, time_t t); /* "2026-01-02T03:04:05Z"; 0: null */
@@ -105,11 +110,18 @@ void jsonw_raw(struct jsonw *w, const char *json, size_t n); /* an already encod
 void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n);  /* ["a","b"] */
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n); /* {"key":"value",...} */
 
+/* A member whose value is a container, opened (close it with jsonw_end). */
+#define jsonw_key_object(w, key) (jsonw_key((w), (key)), jsonw_object(w))
+#define jsonw_key_array(w, key) (jsonw_key((w), (key)), jsonw_array(w))
+/* Closes the n innermost levels. */
+void jsonw_end_n(struct jsonw *w, unsigned n);
+
 /* key + value in one call */
 #define jsonw_key_str(w, key, v) (jsonw_key((w), (key)), jsonw_str((w), (v)))
 #define jsonw_key_int(w, key, v) (jsonw_key((w), (key)), jsonw_int((w), (v)))
 #define jsonw_key_money(w, key, v) (jsonw_key((w), (key)), jsonw_money((w), (v)))
 #define jsonw_key_number(w, key, v) (jsonw_key((w), (key)), jsonw_number((w), (v)))
+#define jsonw_key_bool(w, key, v) (jsonw_key((w), (key)), jsonw_bool((w), (v)))
 
 /* Runs of members from a table: {"key", value} pairs written in order. */
 struct jsonw_str_member {
@@ -131,5 +143,9 @@ void jsonw_add_number(struct buf *b, double v);
  * rules (\" \\ \n \r \t, other bytes below 0x20 as \u00XX, all else, invalid UTF-8 included,
  * passed through), with a one-copy path for a string that needs no escape. */
 void jsonw_add_str(struct buf *b, const char *s);
+/* The quoted string as Python's json.dumps(ensure_ascii=True) writes it (null for NULL): for
+ * files that must match a Python-written format byte for byte (the AWS price-list offer files
+ * pricing export writes, like make_bundle.py's). Every string a jsonw with .ascii set writes. */
+void jsonw_add_str_ascii(struct buf *b, const char *s);
 
 #endif

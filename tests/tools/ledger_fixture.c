@@ -10,6 +10,10 @@
  *   apply_volume  plan= volume= region= method= state= type= iops= throughput=
  *                 current_micro= target_micro= updated_at= [run= completed_at= submitted_at=
  *                 eligible_at= namespace= pvc= cluster=]             ledger_apply_save
+ *   apply_change  plan= volume= state= updated_at= [eligible_at= error_code=]
+ *                 the row of (plan, volume) moved to state, as a run that recorded it and had not
+ *                 observed more would leave it: eligible_at as given (absent: none), error_code
+ *                 replaced when given, the rest kept           ledger_apply_get + ledger_apply_save
  *   inventory_run started_at= finished_at= source= regions= [clusters= volumes= kube_volumes=
  *                 aws_calls= inventory_json=]                         ledger_inventory_record
  * Each row's time (updated_at, started_at, finished_at) is the clock (em_set_now) while the
@@ -166,6 +170,43 @@ static int apply_volume(struct ledger *l, struct spec_line *s, struct buf *err)
 	return rc;
 }
 
+static int apply_change(struct ledger *l, struct spec_line *s, struct buf *err)
+{
+	struct apply_row r;
+	memset(&r, 0, sizeof r);
+	int64_t plan;
+	const char *volume, *state, *code;
+	time_t updated, eligible;
+	int rc = number(s, "plan", 1, &plan, err);
+	if (!rc)
+		rc = required(s, "volume", &volume, err);
+	if (!rc)
+		rc = required(s, "state", &state, err);
+	if (!rc)
+		rc = timestamp(s, "updated_at", 1, &updated, err);
+	if (!rc)
+		rc = timestamp(s, "eligible_at", 0, &eligible, err);
+	code = field(s, "error_code");
+	if (!rc)
+		rc = all_used(s, err);
+	if (!rc && (rc = ledger_apply_get(l, plan, volume, &r, err)) == EM_ENOTFOUND)
+		rc = em_err(err, EM_EINPUT, "line %d: apply_change: plan %lld has no row for %s", s->line, (long long)plan,
+			    volume);
+	if (!rc && apply_state_parse(state, &r.state) != 0)
+		rc = em_err(err, EM_EINPUT, "line %d: state: '%s' is not an apply state", s->line, state);
+	if (!rc) {
+		r.eligible_at = eligible;
+		if (code) {
+			free(r.error_code);
+			r.error_code = xstrdup(code);
+		}
+		em_set_now(updated);
+		rc = ledger_apply_save(l, &r, NULL, err);
+	}
+	apply_row_release(&r);
+	return rc;
+}
+
 static int inventory_run(struct ledger *l, struct spec_line *s, struct buf *err)
 {
 	struct ledger_inventory_run run;
@@ -245,11 +286,14 @@ int main(int argc, char **argv)
 			rc = apply_run(l, &s, &err);
 		else if (strcmp(s.kind, "apply_volume") == 0)
 			rc = apply_volume(l, &s, &err);
+		else if (strcmp(s.kind, "apply_change") == 0)
+			rc = apply_change(l, &s, &err);
 		else if (strcmp(s.kind, "inventory_run") == 0)
 			rc = inventory_run(l, &s, &err);
 		else
-			rc = em_err(&err, EM_EINPUT, "line %d: unknown kind '%s' (apply_run, apply_volume, inventory_run)",
-				    line, s.kind);
+			rc = em_err(&err, EM_EINPUT,
+				    "line %d: unknown kind '%s' (apply_run, apply_volume, apply_change, inventory_run)", line,
+				    s.kind);
 	}
 	ledger_close(l);
 	if (rc)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ebsmigrate/aws_cloudwatch.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
 #include "tap.h"
@@ -203,12 +204,13 @@ static void test_streamed_equals_tree(void)
 
 	/* The reduced figures inventory --save writes come back unchanged, lookback included. */
 	struct buf saved = BUF_INIT;
-	aws_cloudwatch_export_begin(&saved);
+	struct jsonw sw;
+	aws_cloudwatch_export_begin(&sw, &saved);
 	for (int v = 0; v < NVOL; v++) {
 		streamed.vols[v].metrics.lookback_s = 14 * 86400;
-		aws_cloudwatch_export_volume(&saved, &streamed.vols[v]);
+		aws_cloudwatch_export_volume(&sw, &streamed.vols[v]);
 	}
-	aws_cloudwatch_export_end(&saved);
+	aws_cloudwatch_export_end(&sw);
 	struct fleet replay;
 	add_fleet(&replay);
 	CHECK_I64(aws_cloudwatch_load_export(&replay, saved.s, saved.len, "metrics.json", &err), NVOL);

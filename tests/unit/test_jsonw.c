@@ -330,10 +330,115 @@ static void check_document(void)
 	CHECK_STR(done(&b), "{\"schema\": \"x/v1\", \"a\": null}");
 }
 
+/* %.*g figures (the saved exports' %.17g and %.10g, byte for byte as printf writes them), and the
+ * shape every AWS JSON-protocol request body and saved export now takes through the writer:
+ * compact, keys in call order, integers bare, NextToken escaped, one element a line by lead. */
+static void check_g_and_request_shapes(void)
+{
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_array(&w);
+	jsonw_number_g(&w, 0.1, 17);
+	jsonw_number_g(&w, 73.59, 17);
+	jsonw_number_g(&w, 100, 17);
+	jsonw_number_g(&w, 77.5, 10);
+	jsonw_number_g(&w, 1.0 / 3, 10);
+	jsonw_number_g(&w, NAN, 17);
+	jsonw_number_g(&w, -INFINITY, 10);
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "[0.10000000000000001,73.590000000000003,100,77.5,0.3333333333,null,null]");
+
+	/* a LookupEvents page request as aws_cloudtrail.c wrote it by hand before */
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key(&w, "LookupAttributes");
+	jsonw_array(&w);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "AttributeKey", "EventName");
+	jsonw_key_str(&w, "AttributeValue", "ModifyVolume");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_key_int(&w, "StartTime", 1793400000);
+	jsonw_key_int(&w, "EndTime", 1793490000);
+	jsonw_key_int(&w, "MaxResults", 50);
+	jsonw_key_str(&w, "NextToken", "a\"b/c\n");
+	jsonw_end(&w);
+	CHECK_STR(done(&b), "{\"LookupAttributes\":[{\"AttributeKey\":\"EventName\",\"AttributeValue\":\"ModifyVolume\"}],"
+			    "\"StartTime\":1793400000,\"EndTime\":1793490000,\"MaxResults\":50,"
+			    "\"NextToken\":\"a\\\"b/c\\n\"}");
+
+	/* an export: {"Volumes":[ one element a line ]} with the closing bracket on its own line;
+	 * an empty list keeps its one blank line */
+	for (int n = 0; n <= 2; n++) {
+		jsonw_init(&w, &b, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key(&w, "Volumes");
+		jsonw_array(&w);
+		for (int i = 0; i < n; i++) {
+			jsonw_lead(&w, "\n");
+			jsonw_object(&w);
+			jsonw_key_int(&w, "Size", i + 1);
+			jsonw_key(&w, "Encrypted");
+			jsonw_bool(&w, i);
+			jsonw_end(&w);
+		}
+		jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
+		CHECK_STR(done(&b), n == 0   ? "{\"Volumes\":[\n]}\n"
+				    : n == 1 ? "{\"Volumes\":[\n{\"Size\":1,\"Encrypted\":false}\n]}\n"
+					     : "{\"Volumes\":[\n{\"Size\":1,\"Encrypted\":false},\n{\"Size\":2,\"Encrypted\":true}\n]}\n");
+	}
+}
+
+/* .ascii: Python's json.dumps(ensure_ascii=True) strings (the price-list offer files), keys
+ * included; the offer file's one-space layout by leads, with and without elements. */
+static void check_ascii(void)
+{
+	struct buf b = BUF_INIT;
+	jsonw_add_str_ascii(&b, "caf\xc3\xa9 \xf0\x9f\x98\x80 \x08\x0c\x01 \"q\" \\ \xff!");
+	CHECK_STR(done(&b), "\"caf\\u00e9 \\ud83d\\ude00 \\b\\f\\u0001 \\\"q\\\" \\\\ \\ufffd!\"");
+	jsonw_add_str_ascii(&b, NULL);
+	CHECK_STR(done(&b), "null");
+	for (int n = 0; n <= 2; n++) {
+		struct jsonw w;
+		jsonw_init(&w, &b, JSONW_SPACED);
+		w.ascii = 1;
+		jsonw_object(&w);
+		static const char *const keys[] = {"FormatVersion", "Pr\xc3\xaf" "ceList"}; /* a key escaped too */
+		for (int k = 0; k < 2; k++) {
+			jsonw_lead(&w, "\n ");
+			jsonw_key_any(&w, keys[k]);
+			if (k == 0)
+				jsonw_str(&w, "aws_v1");
+		}
+		jsonw_array(&w);
+		for (int i = 0; i < n; i++) {
+			jsonw_lead(&w, "\n  ");
+			jsonw_str(&w, "{\"a\":\"\xc3\xa9\"}");
+		}
+		if (n)
+			jsonw_layout(&w, "\n ");
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
+		jsonw_end(&w);
+		jsonw_layout(&w, "\n");
+		const char *el = "\"{\\\"a\\\":\\\"\\u00e9\\\"}\"";
+		char want[256];
+		snprintf(want, sizeof want, "{\n \"FormatVersion\": \"aws_v1\",\n \"Pr\\u00efceList\": [%s%s%s%s%s]\n}\n",
+			 n ? "\n  " : "", n ? el : "", n > 1 ? ",\n  " : "", n > 1 ? el : "", n ? "\n " : "");
+		CHECK_STR(done(&b), want);
+	}
+}
+
 int main(void)
 {
 	check_control_bytes();
 	check_document();
+	check_g_and_request_shapes();
+	check_ascii();
 	check_values();
 	check_nesting_and_styles();
 #ifndef NDEBUG
