@@ -242,6 +242,8 @@ int cmd_db(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help db_help;
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help check_help;
+int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv);
+extern const struct cmd_help metrics_help;
 
 /* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
  * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
