@@ -55,10 +55,7 @@ static const struct cmd_option report_options[] = {
 	 OPT_TOTALS},
 	{"series", 0, ARG_REQUIRED, "FILE",
 	 "also write the realized savings per day since the first apply as CSV to FILE", OPT_SERIES},
-	{"notify-webhook-file", 0, ARG_REQUIRED, "FILE",
-	 "after the report, post a short summary (Slack-compatible JSON) to the https:// webhook URL in FILE "
-	 "(default: the URL in EBSMIGRATE_NOTIFY_WEBHOOK, if set); a failed post is a warning naming the host",
-	 OPT_NOTIFY_FILE},
+	CMD_NOTIFY_OPTION("report", OPT_NOTIFY_FILE),
 	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
@@ -154,19 +151,6 @@ static int on_option(void *st, int id, const char *arg)
 				    id == OPT_TOTALS ? "totals" : "series", arg);
 	}
 	return EXIT_USAGE;
-}
-
-/* The notification after the report: a failure is a warning, never the command's result. */
-static void cmd_notify_report(const struct notify_target *t, const struct report *r)
-{
-	struct buf payload = BUF_INIT, err = BUF_INIT;
-	notify_report_payload(&payload, r, em_now());
-	if (notify_post(t, &payload, &err))
-		log_warning("notification not sent: %s", err.s);
-	else
-		log_info("notification sent to the webhook at host '%s'", t->host);
-	buf_release(&payload);
-	buf_release(&err);
 }
 
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
@@ -277,8 +261,12 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
 	cmd_outputs_release(&outs);
-	if (!rc && notify.url)
-		cmd_notify_report(&notify, &report);
+	if (!rc && notify.url) {
+		struct buf payload = BUF_INIT;
+		notify_report_payload(&payload, &report, em_now());
+		cmd_notify_send(&notify, &payload);
+		buf_release(&payload);
+	}
 	buf_release(&out);
 	buf_release(&totals);
 	buf_release(&series);

@@ -244,6 +244,16 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help check_help;
 int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help metrics_help;
+/* --notify-webhook-file of plan and report: posts payload to t (notify.h); a failure is a warning
+ * naming the host, never the command's result. */
+struct notify_target;
+void cmd_notify_send(const struct notify_target *t, const struct buf *payload);
+/* The row of --notify-webhook-file; WHAT: "report", "plan". */
+#define CMD_NOTIFY_OPTION(WHAT, ID)                                                                                \
+	{"notify-webhook-file", 0, ARG_REQUIRED, "FILE",                                                           \
+	 "after the " WHAT ", post a short summary (Slack-compatible JSON) to the https:// webhook URL in FILE "     \
+	 "(default: the URL in EBSMIGRATE_NOTIFY_WEBHOOK, if set); a failed post is a warning naming the host",      \
+	 ID}
 
 /* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
  * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
