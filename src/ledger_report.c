@@ -3,7 +3,9 @@
  * apply_volumes, baselines from the recorded plans' documents (SQLite's JSON functions, so no
  * plan document is parsed in C here), the first apply run.
  *
- * Entry points: ledger_volume_states, ledger_plan_baselines, ledger_first_apply.
+ * Entry points: ledger_volume_states, ledger_plan_baselines, ledger_first_apply; for metrics,
+ * ledger_plan_volumes (a recorded plan's volumes[], by SQLite's JSON functions too) and
+ * ledger_last_runs (the latest inventory run, plan and apply run).
  * A volume id appears once in a plan document (plan_file.c refuses duplicates on read; plans
  * are written by ebsmigrate); should one appear twice, its first entry counts.
  * Invariants: read-only; one row per volume_id; money stays integer micro-dollars (plan

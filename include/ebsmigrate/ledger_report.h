@@ -1,7 +1,8 @@
 /*
  * ledger_report.h - what the finance report reads from the database (part of the ledger module;
  * the SQL lives in ledger_report.c): each volume's latest apply state, each volume's baseline
- * cost (from the first recorded plan that priced it) and the time of the first apply run.
+ * cost (from the first recorded plan that priced it) and the time of the first apply run; and
+ * what `metrics` reads besides: a recorded plan's volumes and the latest runs.
  *
  * Ownership: arrays returned are owned by the caller; free them with the matching _free.
  */
