@@ -33,7 +33,10 @@ static const struct cmd_option metrics_options[] = {
 	 OPT_LISTEN},
 	{"context", 0, ARG_REQUIRED, "NAME", "only volumes of this cluster (kubeconfig context; repeatable)",
 	 OPT_MCONTEXT},
-	CMD_SCOPE_OPTIONS,
+	CMD_SCOPE_NAMESPACE_OPTIONS,
+	{"selector", 'l', ARG_REQUIRED, "SELECTOR", "refused: recorded plans keep no PVC labels (use -n, --context, ...)",
+	 OPT_SCOPE_SELECTOR},
+	CMD_SCOPE_ID_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
