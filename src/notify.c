@@ -74,26 +74,28 @@ int notify_target_load(struct notify_target *t, const char *file, struct buf *er
 	buf_adds(&origin, "--notify-webhook-file '");
 	buf_add_visible(&origin, file);
 	buf_addc(&origin, '\'');
+	rc = notify_target_parse(t, text.s ? text.s : "", text.len, origin.s, err);
+	buf_release(&origin);
+	secbuf_release(&text);
+	return rc;
+}
+
+int notify_target_parse(struct notify_target *t, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	memset(t, 0, sizeof *t);
 	/* the first line that holds anything but whitespace */
-	const char *p = text.s ? text.s : "", *end = p + text.len;
-	rc = em_err(err, EM_EINPUT, "%s: the file holds no URL", origin.s);
-	while (p < end) {
+	for (const char *p = text, *end = text + len; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end, *a = p, *b = le;
 		while (a < b && (*a == ' ' || *a == '\t' || *a == '\r'))
 			a++;
 		while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
 			b--;
-		if (a < b) {
-			buf_reset(err);
-			rc = take_url(t, a, (size_t)(b - a), origin.s, err);
-			break;
-		}
+		if (a < b)
+			return take_url(t, a, (size_t)(b - a), origin, err);
 		p = le + 1;
 	}
-	buf_release(&origin);
-	secbuf_release(&text);
-	return rc;
+	return em_err(err, EM_EINPUT, "%s: the file holds no URL", origin);
 }
 
 /* ---------------------------------------------------------------- payloads */

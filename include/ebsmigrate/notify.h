@@ -32,6 +32,9 @@ struct notify_target {
  * t->url NULL, 0). It must be an https:// URL with a host and no whitespace or control characters.
  * EM_EINPUT / EM_ENOTFOUND with a message naming the file or the variable, never the URL. */
 int notify_target_load(struct notify_target *t, const char *file, struct buf *err);
+/* The file's part of notify_target_load: the URL from text (len bytes, any content), origin naming
+ * it in messages. */
+int notify_target_parse(struct notify_target *t, const char *text, size_t len, const char *origin, struct buf *err);
 void notify_target_release(struct notify_target *t);
 
 /* The summary of a finance report: totals (volumes, gp2 left, cost now and at the target, the
