@@ -79,7 +79,7 @@ const struct cmd_help metrics_help = {
 		"  ebsmigrate metrics --listen 0.0.0.0:9101",
 	.options = metrics_options,
 	.exit_codes = "Exit 2 for a bad option (an --listen address that does not parse, -l, --listen with "
-		      "--output-file). Exit 1 when the database cannot be read, the file cannot be written or the "
+		      "--output-file), or a recorded plan whose stored document is damaged. Exit 1 when the database cannot be read, the file cannot be written or the "
 		      "address cannot be bound. With --listen, a scrape whose database read fails is answered 500 "
 		      "and logged; the server goes on.",
 };
@@ -204,9 +204,10 @@ int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	struct buf out = BUF_INIT, err = BUF_INIT;
-	if (render(ctx, &a.scope, (enum metrics_format)a.result.format, &out, &err)) {
+	int mrc = render(ctx, &a.scope, (enum metrics_format)a.result.format, &out, &err);
+	if (mrc) {
 		log_error("%s", err.s);
-		rc = EXIT_RUNTIME;
+		rc = em_exit_code_for(mrc); /* a damaged recorded plan is bad input (2), as for apply */
 	} else {
 		rc = cmd_write_output(a.result.file, &out);
 	}
