@@ -13,7 +13,7 @@ BUILD=${EM_BUILD_DIR:-$ROOT/build}
 EM_BUILD_PACKAGES=(gcc make cmake pkg-config libcurl4-openssl-dev libssl-dev libcjson-dev
 	libyaml-dev libsqlite3-dev libexpat1-dev zlib1g-dev libmicrohttpd-dev)
 EM_TEST_PACKAGES=(python3 python3-botocore awscli fio jq sqlite3 openssl ca-certificates chromium
-	zsh fish groff-base man-db python3-yaml python3-sarif-python-om python3-prometheus-client prometheus)
+	zsh fish groff-base man-db python3-yaml python3-sarif-python-om python3-prometheus-client prometheus curl)
 
 em_missing_packages() {
 	local missing=() p
