@@ -3,7 +3,7 @@
  * threads of its own, driven by httpd_serve on the caller's thread, so the handler (which reads
  * the database) runs where the command runs and never concurrently.
  *
- * Entry points: httpd_start, httpd_url, httpd_serve, httpd_stop.
+ * Entry points: httpd_start, httpd_url, httpd_serve, httpd_stop, httpd_library_version.
  * Invariants: only GET and HEAD reach the handler (others: 405 with Allow); a request body is
  * never read; connections time out after 10 s idle and at most 32 are open; nothing is printed
  * (libmicrohttpd's own error log is off).
@@ -148,4 +148,9 @@ void httpd_stop(struct httpd *s)
 	MHD_stop_daemon(s->d);
 	free(s->url);
 	free(s);
+}
+
+const char *httpd_library_version(void)
+{
+	return MHD_get_version();
 }

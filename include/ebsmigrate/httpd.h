@@ -37,5 +37,7 @@ const char *httpd_url(const struct httpd *s);
 void httpd_serve(struct httpd *s, volatile sig_atomic_t *stop);
 /* Closes the listening socket and every connection; frees s. NULL is ignored. */
 void httpd_stop(struct httpd *s);
+/* The version of the libmicrohttpd loaded ("0.9.75"), for `ebsmigrate version`. */
+const char *httpd_library_version(void);
 
 #endif
