@@ -255,6 +255,42 @@ void buf_add_xml_escaped(struct buf *b, const char *str)
 	buf_add(b, run, (size_t)(s - run));
 }
 
+void buf_add_label_escaped(struct buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	if (!s)
+		return;
+	const unsigned char *run = s;
+	while (*s) {
+		const char *rep = NULL;
+		size_t n = 1;
+		if (*s == '\\')
+			rep = "\\\\";
+		else if (*s == '"')
+			rep = "\\\"";
+		else if (*s == '\n')
+			rep = "\\n";
+		else if (*s < 0x20 || *s == 0x7f)
+			rep = "\xEF\xBF\xBD";
+		else if (*s >= 0x80) {
+			n = utf8_seq_len(s);
+			if (n == 0 || (s[0] == 0xed && s[1] >= 0xa0)) { /* not UTF-8, or a surrogate */
+				rep = "\xEF\xBF\xBD";
+				n = 1;
+			}
+		}
+		if (!rep) {
+			s += n;
+			continue;
+		}
+		buf_add(b, run, (size_t)(s - run));
+		buf_adds(b, rep);
+		s += n;
+		run = s;
+	}
+	buf_add(b, run, (size_t)(s - run));
+}
+
 void buf_add_json_str(struct buf *b, const char *s)
 {
 	if (!s) {

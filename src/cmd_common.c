@@ -22,6 +22,7 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/notify.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
@@ -770,4 +771,14 @@ void cmd_table_options(struct table_options *out, const char *output_file, int w
 	out->wide = wide;
 	out->no_headers = no_headers;
 	out->header_sgr = NULL;
+}
+
+void cmd_notify_send(const struct notify_target *t, const struct buf *payload)
+{
+	struct buf err = BUF_INIT;
+	if (notify_post(t, payload, &err))
+		log_warning("notification not sent: %s", err.s);
+	else
+		log_info("notification sent to the webhook at host '%s'", t->host);
+	buf_release(&err);
 }

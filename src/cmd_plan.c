@@ -15,6 +15,7 @@
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/notify.h"
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
@@ -22,7 +23,7 @@
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
 
-enum { OPT_NO_RECORD = 1, OPT_MANIFESTS, OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT };
+enum { OPT_NO_RECORD = 1, OPT_MANIFESTS, OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT, OPT_NOTIFY_FILE };
 
 static const struct cmd_format plan_formats[] = {
 	{"table", FORMAT_TABLE, 0}, {"wide", FORMAT_WIDE, 0}, {"json", FORMAT_JSON, 0}, {"yaml", FORMAT_YAML, 0},
@@ -48,6 +49,7 @@ static const struct cmd_option plan_options[] = {
 	 "also save the plan document itself to FILE (atomically) for 'apply --plan FILE'; unlike "
 	 "--output-file, whatever -o says", OPT_OUT},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the plan in the database", OPT_NO_RECORD},
+	CMD_NOTIFY_OPTION("plan", OPT_NOTIFY_FILE),
 	{"max-price-age", 0, ARG_REQUIRED, "AGE",
 	 "warn when the prices are older than AGE (default 90d; e.g. 30d, 0 = never)", OPT_FLEET_MAX_PRICE_AGE},
 	{"manifests", 0, ARG_REQUIRED, "DIR",
@@ -67,7 +69,7 @@ static const char *const plan_usage[] = {
 	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
 	"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"... [--out PLANFILE] [--no-record]",
+	"... [--out PLANFILE] [--no-record] [--notify-webhook-file FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
 };
@@ -107,19 +109,25 @@ const struct cmd_help plan_help = {
 	"  ebsmigrate plan --from-aws-json vols.json --from-kube-json prod=prod.json\n"
 	"  ebsmigrate plan --from-aws-json 111122223333=vols.json -o json --output-file plan.json\n"
 	"  ebsmigrate inventory --save saved && ebsmigrate plan --from-saved saved\n"
-	"  ebsmigrate plan --out saved-plan.json && ebsmigrate apply --plan saved-plan.json --dry-run",
+	"  ebsmigrate plan --out saved-plan.json && ebsmigrate apply --plan saved-plan.json --dry-run\n"
+	"\n"
+	"--notify-webhook-file FILE (or EBSMIGRATE_NOTIFY_WEBHOOK) posts a short summary of the plan to a "
+	"Slack-compatible incoming webhook once it is written, as report does (docs/report.md#notifications).",
 	.options = plan_options,
 	.shared = live_options,
 	.exit_codes = "Exit 2 for unreadable or malformed exports (the message names the file and JSON path). "
-	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal. Exit 3 when "
-	"several accounts are read (--accounts, --organization, repeated --profile) and one of them, or one of its "
-	"regions, could not be: the plan covers the rest and its .accounts says what was read (docs/accounts.md).",
+	"Volumes with problems of their own (volume-not-found, unpriced) are flagged, not fatal. Exit 2 for a "
+	"--notify-webhook-file (or EBSMIGRATE_NOTIFY_WEBHOOK) without an https:// URL; a failed notification is a "
+	"warning. Exit 3 when several accounts are read (--accounts, --organization, repeated --profile) and one of "
+	"them, or one of its regions, could not be: the plan covers the rest and its .accounts says what was read "
+	"(docs/accounts.md).",
 };
 
 struct plan_args {
 	struct cmd_fleet in; /* the exports or live reading, the scope, --mode, --max-price-age */
 	struct cmd_output_options result; /* format: enum out_format */
 	const char *out; /* --out: the plan document */
+	const char *notify_file;
 	int no_record;
 	struct manifest_options man;
 	int man_opts;
@@ -142,6 +150,7 @@ static int on_option(void *st, int id, const char *arg)
 		a->out = arg;
 		return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
+	case OPT_NOTIFY_FILE: a->notify_file = arg; return 0;
 	case OPT_MANIFESTS: a->man.dir = arg; return 0;
 	case OPT_BATCH_SIZE: {
 		int64_t n;
@@ -200,6 +209,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	struct plan_args a;
 	memset(&a, 0, sizeof a);
 	cmd_fleet_init(&a.in);
+	struct notify_target notify = {NULL, NULL};
 	int rc;
 	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a,
 				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
@@ -226,6 +236,14 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		if (rc)
 			goto out;
 	}
+	struct buf nerr = BUF_INIT;
+	if (notify_target_load(&notify, a.notify_file, &nerr)) {
+		log_error("%s", nerr.s);
+		rc = EXIT_USAGE;
+	}
+	buf_release(&nerr);
+	if (rc)
+		goto out;
 	rc = cmd_prepare(ctx, NEEDS_PRICES | (a.no_record ? 0 : NEEDS_DB));
 	if (rc)
 		goto out;
@@ -376,6 +394,12 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		log_notice("%s", man_note.s);
 	if (!rc && recorded)
 		log_notice("plan %lld recorded in %s", (long long)recorded, ctx->db_path);
+	if (!rc && notify.url) {
+		struct buf payload = BUF_INIT;
+		notify_plan_payload(&payload, &plan, em_now());
+		cmd_notify_send(&notify, &payload);
+		buf_release(&payload);
+	}
 	if (!rc && covered < in_scope) {
 		log_warning("%zu of %zu accounts read%s: the plan covers what was read; the rest is in its .accounts "
 			    "(exit 3)", covered, in_scope, partial ? " in every region" : "");
@@ -395,6 +419,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	plan_release(&plan);
 	fleet_release(&fleet);
 out:
+	notify_target_release(&notify);
 	cmd_fleet_release(&a.in);
 	return rc;
 }

@@ -15,12 +15,13 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/notify.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_TOTALS, OPT_SERIES };
+enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_TOTALS, OPT_SERIES, OPT_NOTIFY_FILE };
 
 static const struct cmd_format report_formats[] = {
 	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
@@ -54,6 +55,7 @@ static const struct cmd_option report_options[] = {
 	 OPT_TOTALS},
 	{"series", 0, ARG_REQUIRED, "FILE",
 	 "also write the realized savings per day since the first apply as CSV to FILE", OPT_SERIES},
+	CMD_NOTIFY_OPTION("report", OPT_NOTIFY_FILE),
 	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
@@ -61,7 +63,8 @@ static const struct cmd_option report_options[] = {
 static const char *const report_usage[] = {
 	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
 	"[--period month|year] "
-	"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE]",
+	"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE] "
+	"[--notify-webhook-file FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
 	NULL,
@@ -96,10 +99,19 @@ const struct cmd_help report_help = {
 		"Examples:\n"
 		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"
 		"  ebsmigrate report --from-aws-json vols.json --group-by tag:team --period year -o csv\n"
-		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 -o html --output-file report.html",
+		"  ebsmigrate report --group-by cluster,namespace --since 2026-11-01 -o html --output-file report.html\n"
+		"\n"
+		"Notification: with --notify-webhook-file FILE (or EBSMIGRATE_NOTIFY_WEBHOOK set to the URL), once the "
+		"report is written a short summary is posted as Slack-compatible JSON ({\"text\", \"blocks\"}: totals, "
+		"the savings split, the largest groups, warnings) to that https:// incoming-webhook URL. The URL is read "
+		"from the file (a mounted Secret) so it never appears in argv, logs or messages, which name its host "
+		"only. A post that fails (after 3 attempts) is a warning and does not change the exit code; "
+		"EBSMIGRATE_NOTIFY_CA_BUNDLE names a PEM file of CAs to trust instead of the system's (docs/report.md).",
 	.options = report_options,
 	.shared = live_options,
-	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value. Exit 3 when "
+	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value, or a "
+		      "--notify-webhook-file (or EBSMIGRATE_NOTIFY_WEBHOOK) that holds no https:// URL (checked before "
+		      "anything is read). A failed notification is a warning: the exit code is the report's. Exit 3 when "
 		      "several accounts are read live and one of them (or one of its regions) could not be "
 		      "(docs/accounts.md).",
 };
@@ -111,6 +123,7 @@ struct report_args {
 	time_t since;
 	struct cmd_output_options result; /* format: enum report_format */
 	const char *totals, *series;
+	const char *notify_file;
 };
 
 
@@ -130,6 +143,7 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_SINCE:
 		return cmd_usage_if(em_parse_time(arg, &a->since) != 0,
 				    "--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
+	case OPT_NOTIFY_FILE: a->notify_file = arg; return 0;
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
@@ -148,6 +162,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	cmd_fleet_init(&a.in);
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;
+	struct notify_target notify = {NULL, NULL};
 	int rc;
 	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a,
 				   "; exports are given with --from-aws-json/--from-kube-json", &rc) ||
@@ -155,6 +170,12 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	struct buf err = BUF_INIT;
 	if (report_parse_group_by(a.group_by ? a.group_by : "cluster,namespace", &keys, &n_keys, &err)) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (notify_target_load(&notify, a.notify_file, &err)) {
 		log_error("%s", err.s);
 		buf_release(&err);
 		rc = EXIT_USAGE;
@@ -241,6 +262,14 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
+	cmd_outputs_release(&outs);
+	/* A partial report (exit 3) was still written, so it is still announced. */
+	if (!rc && notify.url) {
+		struct buf payload = BUF_INIT;
+		notify_report_payload(&payload, &report, em_now());
+		cmd_notify_send(&notify, &payload);
+		buf_release(&payload);
+	}
 	size_t covered = 0, partial = 0, in_scope = 0; /* several accounts: one not read makes the report partial */
 	fleet_account_coverage(&fleet, &covered, &partial, &in_scope);
 	if (!rc && covered < in_scope) {
@@ -248,7 +277,6 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 			    partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
-	cmd_outputs_release(&outs);
 	buf_release(&out);
 	buf_release(&totals);
 	buf_release(&series);
@@ -261,6 +289,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	ledger_baselines_free(bases, n_bases);
 	fleet_release(&fleet);
 out:
+	notify_target_release(&notify);
 	report_keys_free(keys, n_keys);
 	cmd_fleet_release(&a.in);
 	return rc;

@@ -21,6 +21,7 @@
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/httpd.h"
 #include "ebsmigrate/log.h"
 
 enum { OPT_VFORMAT = 1, OPT_VOUTPUT, OPT_VOUTPUT_FILE };
@@ -40,7 +41,7 @@ const struct cmd_help version_help = {
 	.description = "Prints the version, the git commit it was built from (with -dirty when the tree had "
 		       "uncommitted changes), the build date (SOURCE_DATE_EPOCH when set at build time, else the "
 		       "commit's date, so two builds of one commit are identical) and the versions of the "
-		       "libraries linked: libcurl, OpenSSL, SQLite, cJSON, libyaml, expat and zlib. "
+		       "libraries linked: libcurl, OpenSSL, SQLite, cJSON, libyaml, expat, zlib and libmicrohttpd. "
 		       "`ebsmigrate --version` prints the first line only.",
 	.options = version_options,
 };
@@ -61,7 +62,7 @@ static void set_version(struct lib_version *l, const char *name, const char *v, 
 	snprintf(l->version, sizeof l->version, "%s", v);
 }
 
-enum { N_LIBS = 7 };
+enum { N_LIBS = 8 };
 
 static void library_versions(struct lib_version *libs)
 {
@@ -72,6 +73,7 @@ static void library_versions(struct lib_version *libs)
 	set_version(&libs[4], "libyaml", yaml_get_version_string(), NULL);
 	set_version(&libs[5], "expat", XML_ExpatVersion(), "expat_");
 	set_version(&libs[6], "zlib", zlibVersion(), NULL);
+	set_version(&libs[7], "libmicrohttpd", httpd_library_version(), NULL);
 }
 
 struct version_args {

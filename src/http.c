@@ -695,6 +695,57 @@ void http_url_for_message(struct buf *out, const char *url)
 	buf_add(out, url, strcspn(url, "?#"));
 }
 
+int http_url_host(struct buf *out, const char *url)
+{
+	const char *p = strstr(url, "://");
+	if (!p)
+		return -1;
+	p += 3;
+	size_t auth = strcspn(p, "/?#");
+	const char *at = memchr(p, '@', auth);
+	while (at) { /* the last '@' ends the user part */
+		const char *next = memchr(at + 1, '@', auth - (size_t)(at + 1 - p));
+		if (!next)
+			break;
+		at = next;
+	}
+	if (at) {
+		auth -= (size_t)(at + 1 - p);
+		p = at + 1;
+	}
+	size_t len;
+	if (auth && p[0] == '[') {
+		const char *end = memchr(p, ']', auth);
+		if (!end)
+			return -1;
+		p++;
+		len = (size_t)(end - p);
+	} else {
+		const char *colon = memchr(p, ':', auth);
+		len = colon ? (size_t)(colon - p) : auth;
+	}
+	if (!len)
+		return -1;
+	buf_add(out, p, len);
+	return 0;
+}
+
+/* The request's URL as messages and dumps show it: without query and fragment, and only
+ * scheme://host/... when the URL is a secret. */
+static void url_shown(struct buf *out, const struct http_request *req)
+{
+	if (!req->secret_url) {
+		http_url_for_message(out, req->url);
+		return;
+	}
+	const char *p = strstr(req->url, "://");
+	if (p)
+		buf_add(out, req->url, (size_t)(p + 3 - req->url));
+	if (http_url_host(out, req->url))
+		buf_adds(out, "(no host)");
+	buf_adds(out, "/...");
+}
+
 static void debug_dump(const struct http_request *req, const struct http_headers *extra, int attempt)
 {
 	if (log_get_level() < LOG_DEBUG)
@@ -713,7 +764,7 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 	int max = req->max_attempts > 0 ? req->max_attempts : c->opt.max_attempts;
 	struct buf where = BUF_INIT;
 	buf_addf(&where, "%s ", req->method);
-	http_url_for_message(&where, req->url);
+	url_shown(&where, req);
 
 	out->attempts = 0;
 	out->throttled = 0;
@@ -815,7 +866,12 @@ static int secret_header(const char *name)
 char *http_request_dump(const struct http_request *r, const struct http_headers *extra)
 {
 	struct buf b = BUF_INIT;
-	buf_addf(&b, "%s %s\n", r->method ? r->method : "?", r->url ? r->url : "?");
+	buf_addf(&b, "%s ", r->method ? r->method : "?");
+	if (r->url && r->secret_url)
+		url_shown(&b, r);
+	else
+		buf_adds(&b, r->url ? r->url : "?");
+	buf_addc(&b, '\n');
 	size_t n_extra = extra ? extra->n : 0;
 	for (size_t i = 0; i < r->headers.n + n_extra; i++) {
 		const struct http_header *h = i < r->headers.n ? &r->headers.v[i] : &extra->v[i - r->headers.n];

@@ -3,7 +3,9 @@
  * apply_volumes, baselines from the recorded plans' documents (SQLite's JSON functions, so no
  * plan document is parsed in C here), the first apply run.
  *
- * Entry points: ledger_volume_states, ledger_plan_baselines, ledger_first_apply.
+ * Entry points: ledger_volume_states, ledger_plan_baselines, ledger_first_apply; for metrics,
+ * ledger_plan_volumes (a recorded plan's volumes[], by SQLite's JSON functions too) and
+ * ledger_last_runs (the latest inventory run, plan and apply run).
  * A volume id appears once in a plan document (plan_file.c refuses duplicates on read; plans
  * are written by ebsmigrate); should one appear twice, its first entry counts.
  * Invariants: read-only; one row per volume_id; money stays integer micro-dollars (plan
@@ -194,4 +196,148 @@ int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
 	if (rc == EM_ENOTFOUND) /* an aggregate always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the first apply run");
 	return rc;
+}
+
+/* ---------------------------------------------------------------- the metrics' reads */
+
+static void release_plan_volume(void *item)
+{
+	struct ledger_plan_volume *v = item;
+	free(v->volume_id), free(v->account), free(v->region), free(v->type), free(v->action);
+	free(v->cluster), free(v->namespace_), free(v->pvc), free(v->storage_class);
+}
+
+void ledger_plan_volumes_free(struct ledger_plan_volume *v, size_t n)
+{
+	ledger_items_free(v, n, (struct ledger_list)LEDGER_LIST_INIT(*v, release_plan_volume));
+}
+
+/* A member as text only when it is a JSON string; an amount only when it is a number of sane
+ * size (plan documents hold cents; anything else is treated as unpriced, as the baselines are). */
+#define PV_STR(path) "CASE WHEN json_type(j.value, '" path "') = 'text' THEN json_extract(j.value, '" path "') END"
+#define PV_USD(path)                                                                                               \
+	"json_type(j.value, '" path "') IN ('integer', 'real') AND abs(json_extract(j.value, '" path "')) < 1e12, "  \
+	"json_extract(j.value, '" path "')"
+static const char PLAN_DOC_VOLUMES_SQL[] =
+	"SELECT " PV_STR("$.volume_id") ", " PV_STR("$.account") ", " PV_STR("$.region") ", " PV_STR("$.type") ", "
+	PV_STR("$.action") ", json_type(j.value, '$.kubernetes') = 'object', " PV_STR("$.kubernetes.cluster") ", "
+	PV_STR("$.kubernetes.namespace") ", " PV_STR("$.kubernetes.pvc") ", " PV_STR("$.kubernetes.storage_class") ", "
+	"CASE WHEN json_type(j.value, '$.size_gib') = 'integer' AND json_extract(j.value, '$.size_gib') BETWEEN 0 AND "
+	"1000000000 THEN json_extract(j.value, '$.size_gib') ELSE 0 END, "
+	PV_USD("$.current_monthly_usd") ", " PV_USD("$.target_monthly_usd") ", " PV_USD("$.rightsize_monthly_usd")
+	" FROM json_each(?1, '$.volumes') j WHERE json_type(j.value, '$.volume_id') = 'text'";
+
+static int read_plan_volume(sqlite3_stmt *st, void *list, struct buf *err)
+{
+	(void)err;
+	struct ledger_plan_volume *v = ledger_list_add(list);
+	char **strs[] = {&v->volume_id, &v->account, &v->region, &v->type, &v->action};
+	for (int i = 0; i < 5; i++)
+		*strs[i] = ledger_column_dup(st, i);
+	v->kube = sqlite3_column_int(st, 5);
+	char **kube[] = {&v->cluster, &v->namespace_, &v->pvc, &v->storage_class};
+	for (int i = 0; i < 4; i++)
+		*kube[i] = ledger_column_dup(st, 6 + i);
+	v->size_gib = sqlite3_column_int64(st, 10);
+	int *priced[] = {&v->current_priced, &v->target_priced, &v->has_rightsize};
+	micro_t *money[] = {&v->current_monthly, &v->target_monthly, &v->rightsize_monthly};
+	for (int i = 0; i < 3; i++) {
+		*priced[i] = sqlite3_column_int(st, 11 + 2 * i);
+		*money[i] = *priced[i] ? money_from_json_usd(sqlite3_column_double(st, 12 + 2 * i)) : 0;
+	}
+	return 0;
+}
+
+static int read_int_flag(sqlite3_stmt *st, void *out, struct buf *err)
+{
+	(void)err;
+	*(int *)out = sqlite3_column_int(st, 0);
+	return 0;
+}
+
+int ledger_plan_volumes(struct ledger *l, int64_t plan_id, const char *doc, struct ledger_plan_volume **out,
+			size_t *n, struct buf *err)
+{
+	*out = NULL;
+	*n = 0;
+	sqlite3_stmt *st;
+	int valid = 0;
+	int rc = ledger_prepare(l, "SELECT json_valid(?1)", &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, doc, -1, SQLITE_STATIC);
+	rc = ledger_row(l, st, read_int_flag, &valid, "cannot read a recorded plan", err);
+	if (rc)
+		return rc == EM_ENOTFOUND ? ledger_db_err(l, err, "cannot read a recorded plan") : rc;
+	if (!valid)
+		return em_err(err, EM_EINPUT, "database '%s': recorded plan %lld is not valid JSON", l->path,
+			      (long long)plan_id);
+	rc = ledger_prepare(l, PLAN_DOC_VOLUMES_SQL, &st, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, doc, -1, SQLITE_STATIC);
+	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_plan_volume, release_plan_volume);
+	rc = ledger_rows(l, st, read_plan_volume, &list, "cannot read the volumes of a recorded plan", err);
+	if (rc) {
+		ledger_list_release(&list);
+		return rc;
+	}
+	*out = list.items;
+	*n = list.n;
+	return 0;
+}
+
+static int read_inventory_run(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	((struct ledger_last_runs *)ctx)->inventory_finished = ledger_column_time(st, 0);
+	return 0;
+}
+
+static int read_plan_recorded(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	((struct ledger_last_runs *)ctx)->plan_recorded = ledger_column_time(st, 0);
+	return 0;
+}
+
+static int read_apply_run(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct ledger_last_runs *r = ctx;
+	r->apply_started = ledger_column_time(st, 0);
+	r->apply_finished = ledger_column_time(st, 1);
+	r->apply_outcome = ledger_column_dup(st, 2);
+	return 0;
+}
+
+int ledger_last_runs(struct ledger *l, struct ledger_last_runs *out, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	static const struct {
+		const char *sql;
+		ledger_row_fn fn;
+	} q[] = {
+		{"SELECT finished_at FROM inventory_runs ORDER BY id DESC LIMIT 1", read_inventory_run},
+		{"SELECT created_at FROM plans ORDER BY id DESC LIMIT 1", read_plan_recorded},
+		{"SELECT started_at, finished_at, outcome FROM apply_runs ORDER BY id DESC LIMIT 1", read_apply_run},
+	};
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sizeof q / sizeof q[0]; i++) {
+		sqlite3_stmt *st;
+		rc = ledger_prepare(l, q[i].sql, &st, err);
+		if (!rc)
+			rc = ledger_row(l, st, q[i].fn, out, "cannot read the latest runs", err);
+		if (rc == EM_ENOTFOUND) /* none recorded */
+			rc = 0;
+	}
+	if (rc)
+		ledger_last_runs_release(out);
+	return rc;
+}
+
+void ledger_last_runs_release(struct ledger_last_runs *r)
+{
+	free(r->apply_outcome);
+	memset(r, 0, sizeof *r);
 }

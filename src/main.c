@@ -25,6 +25,7 @@ const struct cmd commands[] = {
 	{"report", cmd_report, NEEDS_PRICES | NEEDS_DB, "finance report: savings by group, realized and remaining", &report_help},
 	{"pricing", cmd_pricing, NEEDS_DB, "refresh, show, compare and export the price book", &pricing_help},
 	{"bench", cmd_bench, NEEDS_DB, "prove it with fio: before/after benchmarks, the gp2 credit cliff", &bench_help},
+	{"metrics", cmd_metrics, NEEDS_DB, "metrics for dashboards: OpenMetrics text, a textfile or a scrape endpoint", &metrics_help},
 	{"check", cmd_check, NEEDS_NOTHING, "the gp2 gate for CI: fail when manifests or a cluster would create gp2", &check_help},
 	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
 	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole, ServiceAccount and binding", &rbac_help},

@@ -11,6 +11,8 @@
  *   volumes, size_gib     every volume of the plan, priced or not (none is ever dropped: a
  *                         volume without a key's value is grouped under "(none)", and a volume
  *                         outside Kubernetes under "(not-kubernetes)" for Kubernetes keys);
+ *   gp2_volumes, gp2_size_gib  the plan's gp2 volumes that no completion (ledger or observed,
+ *                         any time) has migrated since: what is left on gp2 (metrics);
  *   baseline              the volume's cost in the first recorded plan that priced it (else the
  *                         ledger's cost before, else its cost now; see baseline_of);
  *   current, target       the plan's per-volume cents, priced volumes only (unpriced counted);
@@ -248,6 +250,10 @@ static void add_item(struct report_figures *f, const struct plan_item *it, const
 	int priced = it->current_priced && it->target_priced;
 	if (x->completed)
 		f->migrated++;
+	if (it->v->type == EBS_GP2 && !x->completed && !x->completed_before) {
+		f->gp2_volumes++;
+		f->gp2_size_gib += it->v->size_gib;
+	}
 	if (it->has_rightsize)
 		f->rightsize += it->target_monthly - it->rightsize_monthly;
 	if (!priced) {

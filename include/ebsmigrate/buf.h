@@ -65,6 +65,11 @@ void buf_add_visible(struct buf *b, const char *s);
  * cannot hold at all (control characters other than tab, newline and carriage return; bytes
  * that are not UTF-8; surrogates, U+FFFE, U+FFFF) as U+FFFD, so the document always parses. */
 void buf_add_xml_escaped(struct buf *b, const char *s);
+/* Appends s as an OpenMetrics / Prometheus text label value, without the quotes: '\\', '"' and
+ * newline as \\ \" \n (the only escapes both formats know), and what must not stand raw in
+ * a line-based document (other control characters, DEL, bytes that are not UTF-8, surrogates)
+ * as U+FFFD, so any input gives a value every parser reads. NULL appends nothing. */
+void buf_add_label_escaped(struct buf *b, const char *s);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
 /* Appends s with escape written before each byte equal to special. */

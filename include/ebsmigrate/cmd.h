@@ -253,6 +253,18 @@ int cmd_db(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help db_help;
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv);
 extern const struct cmd_help check_help;
+int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv);
+extern const struct cmd_help metrics_help;
+/* --notify-webhook-file of plan and report: posts payload to t (notify.h); a failure is a warning
+ * naming the host, never the command's result. */
+struct notify_target;
+void cmd_notify_send(const struct notify_target *t, const struct buf *payload);
+/* The row of --notify-webhook-file; WHAT: "report", "plan". */
+#define CMD_NOTIFY_OPTION(WHAT, ID)                                                                                \
+	{"notify-webhook-file", 0, ARG_REQUIRED, "FILE",                                                           \
+	 "after the " WHAT ", post a short summary (Slack-compatible JSON) to the https:// webhook URL in FILE "     \
+	 "(default: the URL in EBSMIGRATE_NOTIFY_WEBHOOK, if set); a failed post is a warning naming the host",      \
+	 ID}
 
 /* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
  * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
@@ -261,14 +273,19 @@ extern const struct cmd_help check_help;
 enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_SCOPE_SELECTOR, OPT_SCOPE_ACCOUNT,
        OPT_SCOPE_VOLUME, OPT_SCOPE_REGION, OPT_SCOPE_END };
 #define CMD_SCOPE_OPTIONS                                                                                          \
-	{"namespace", 'n', ARG_REQUIRED, "NS", "only volumes whose PVC is in this namespace (repeatable)",            \
-	 OPT_SCOPE_NAMESPACE},                                                                                     \
-	{"all-namespaces", 'A', ARG_NONE, NULL, "every namespace (the default); overrides -n, as in kubectl",        \
-	 OPT_SCOPE_ALL_NAMESPACES},                                                                                \
+	CMD_SCOPE_NAMESPACE_OPTIONS,                                                                               \
 	{"selector", 'l', ARG_REQUIRED, "SELECTOR",                                                                \
 	 "only volumes whose PVC's labels match this selector (kubectl syntax: k=v, k!=v, 'k in (a,b)', "           \
 	 "'k notin (a)', k, !k; commas AND)",                                                                        \
 	 OPT_SCOPE_SELECTOR},                                                                                      \
+	CMD_SCOPE_ID_OPTIONS
+/* The parts of CMD_SCOPE_OPTIONS, for a command whose -l row says something else (metrics). */
+#define CMD_SCOPE_NAMESPACE_OPTIONS                                                                                \
+	{"namespace", 'n', ARG_REQUIRED, "NS", "only volumes whose PVC is in this namespace (repeatable)",            \
+	 OPT_SCOPE_NAMESPACE},                                                                                     \
+	{"all-namespaces", 'A', ARG_NONE, NULL, "every namespace (the default); overrides -n, as in kubectl",        \
+	 OPT_SCOPE_ALL_NAMESPACES}
+#define CMD_SCOPE_ID_OPTIONS                                                                                       \
 	{"account", 0, ARG_REQUIRED, "ID", "only volumes of this AWS account (repeatable)", OPT_SCOPE_ACCOUNT},      \
 	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_SCOPE_VOLUME}
 #define CMD_SCOPE_REGION_OPTION                                                                                    \

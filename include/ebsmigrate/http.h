@@ -83,6 +83,8 @@ struct http_request {
 	long timeout_ms;            /* 0 = the client's default (total, per attempt) */
 	long connect_timeout_ms;    /* 0 = the client's default */
 	int secret_body;            /* never show the body (or the answer's) in debug dumps */
+	int secret_url;             /* the URL's path and query are a secret (a webhook's token):
+				     * messages and debug dumps show scheme://host/... only */
 	http_classify_fn classify;  /* NULL = built-in rule only */
 	void *classify_ctx;
 	http_presend_fn presend;    /* NULL = send the headers as they are */
@@ -178,5 +180,8 @@ char *http_request_dump(const struct http_request *r, const struct http_headers 
 
 /* Appends url without its query and fragment (for messages). */
 void http_url_for_message(struct buf *out, const char *url);
+/* Appends the host of an absolute URL (scheme://[user@]host[:port]/...): no user, no port, an
+ * IPv6 literal without its brackets. Returns -1 (nothing appended) when url has no host. */
+int http_url_host(struct buf *out, const char *url);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * ledger_report.h - what the finance report reads from the database (part of the ledger module;
  * the SQL lives in ledger_report.c): each volume's latest apply state, each volume's baseline
- * cost (from the first recorded plan that priced it) and the time of the first apply run.
+ * cost (from the first recorded plan that priced it) and the time of the first apply run; and
+ * what `metrics` reads besides: a recorded plan's volumes and the latest runs.
  *
  * Ownership: arrays returned are owned by the caller; free them with the matching _free.
  */
@@ -44,5 +45,34 @@ void ledger_baselines_free(struct ledger_baseline *b, size_t n);
 
 /* When the first apply run started; 0 when no apply ever ran. */
 int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err);
+
+/* ---- the metrics' reads (metrics.c) ---- */
+
+/* One volume of a recorded plan document as the metrics group and price it: the members of
+ * volumes[] (docs/plan-json.md) that report_build reads. Strings NULL when absent or null. */
+struct ledger_plan_volume {
+	char *volume_id, *account, *region, *type, *action;
+	char *cluster, *namespace_, *pvc, *storage_class; /* kubernetes.*; kube = 0: no kubernetes object */
+	int kube;
+	int64_t size_gib;
+	int current_priced, target_priced, has_rightsize;
+	micro_t current_monthly, target_monthly, rightsize_monthly;
+};
+/* The volumes[] of a plan document (the text of ledger_plan_load), in document order, read with
+ * SQLite's JSON functions; entries without a string volume_id are passed over. A document that
+ * is not valid JSON is EM_EINPUT naming plan_id. Free with ledger_plan_volumes_free. */
+int ledger_plan_volumes(struct ledger *l, int64_t plan_id, const char *doc, struct ledger_plan_volume **out,
+			size_t *n, struct buf *err);
+void ledger_plan_volumes_free(struct ledger_plan_volume *v, size_t n);
+
+/* The latest run of each recording command: 0 / NULL when none was recorded. */
+struct ledger_last_runs {
+	time_t inventory_finished;      /* inventory_runs.finished_at of the latest run */
+	time_t plan_recorded;           /* plans.created_at of the latest plan */
+	time_t apply_started, apply_finished; /* the latest apply run; finished 0 while running */
+	char *apply_outcome;            /* ok | partial | failed | interrupted; NULL while running */
+};
+int ledger_last_runs(struct ledger *l, struct ledger_last_runs *out, struct buf *err);
+void ledger_last_runs_release(struct ledger_last_runs *r);
 
 #endif

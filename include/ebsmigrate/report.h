@@ -97,6 +97,7 @@ struct report_figures {
 	int64_t volumes, unpriced, size_gib;
 	int64_t migrated;        /* volumes whose completion counts in realized */
 	int64_t in_flight_volumes, blocked_volumes;
+	int64_t gp2_volumes, gp2_size_gib; /* gp2 in the plan and not completed since (ledger or observed) */
 	micro_t baseline;        /* cost when each volume entered the first recorded plan */
 	micro_t current, target, savings, savings_annual; /* savings = current - target (the plan's) */
 	micro_t planned;         /* baseline - target */

@@ -1,0 +1,219 @@
+/*
+ * cmd_metrics.c - `ebsmigrate metrics`: options, help and glue. Collects the figures from the
+ * database (metrics.c) and writes them once (stdout, or --output-file FILE atomically for
+ * node-exporter's textfile collector), or serves them on --listen ADDR:PORT (httpd.c), collecting
+ * anew for every GET /metrics, until SIGTERM or SIGINT (then exit 0).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/cmd.h"
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/httpd.h"
+#include "ebsmigrate/log.h"
+#include "ebsmigrate/metrics.h"
+#include "ebsmigrate/scope.h"
+
+enum { OPT_LISTEN = 1, OPT_MCONTEXT };
+
+static const struct cmd_format metrics_formats[] = {
+	{"openmetrics", METRICS_OPENMETRICS, 0}, {"prometheus", METRICS_PROMETHEUS, 0}, {NULL, 0, 0},
+};
+
+static const struct cmd_option metrics_options[] = {
+	CMD_FORMAT_OPTIONS("openmetrics (default: OpenMetrics 1.0 text) or prometheus (the text format 0.0.4 that "
+			   "node-exporter's textfile collector reads)",
+			   OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	{"listen", 0, ARG_REQUIRED, "ADDR:PORT",
+	 "serve GET /metrics over HTTP on this address (e.g. 127.0.0.1:9101, [::1]:9101, 0.0.0.0:9101) until "
+	 "SIGTERM or SIGINT; each scrape reads the database anew; the format follows the scraper's Accept header",
+	 OPT_LISTEN},
+	{"context", 0, ARG_REQUIRED, "NAME", "only volumes of this cluster (kubeconfig context; repeatable)",
+	 OPT_MCONTEXT},
+	CMD_SCOPE_NAMESPACE_OPTIONS,
+	{"selector", 'l', ARG_REQUIRED, "SELECTOR", "refused: recorded plans keep no PVC labels (use -n, --context, ...)",
+	 OPT_SCOPE_SELECTOR},
+	CMD_SCOPE_ID_OPTIONS,
+	CMD_SCOPE_REGION_OPTION,
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+static const char *const metrics_usage[] = {
+	"[-o openmetrics|prometheus] [--output-file FILE]",
+	"--listen ADDR:PORT",
+	"... [-n NS...|-A] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
+	NULL,
+};
+
+const struct cmd_help metrics_help = {
+	.usage = metrics_usage,
+	.description =
+		"Prints the migration's figures as metrics for dashboards and alerts (docs/metrics.md): volumes, "
+		"gp2 volumes and their capacity, the monthly cost before, now and at the target, and the planned "
+		"savings realized, in flight, remaining and blocked, by cluster, namespace, account and region; "
+		"modifications planned, in flight, completed, deferred and failed; the oldest deferral and the "
+		"next eligible time; when inventory, plan and apply last ran and how apply ended; the price "
+		"book's date and age. Everything is read from the database (--db): the fleet and money as the "
+		"latest recorded plan priced it, split by the apply ledger exactly as `report` splits it (the "
+		"same figures to the cent), the modifications as `status --no-verify` counts them. Neither AWS "
+		"nor Kubernetes is read.\n"
+		"\n"
+		"Output is OpenMetrics 1.0 text (metric names prefixed ebsmigrate_, units in the names, ending "
+		"with # EOF), or with -o prometheus the Prometheus text format 0.0.4. --output-file FILE writes "
+		"it atomically (a temporary file renamed into place), as node-exporter's textfile collector needs "
+		"(name the file *.prom and use -o prometheus). --listen ADDR:PORT serves GET /metrics instead, "
+		"reading the database for every scrape, in the format the scraper's Accept header asks for "
+		"(OpenMetrics unless it asks for text/plain only); SIGTERM or SIGINT stops it (exit 0). Port 0 "
+		"picks a free port; the address served is said on stderr.\n"
+		"\n"
+		"Scoping (docs/scope.md): -n, --context, --region, --account and --volume keep the volumes (and "
+		"ledger rows) of those namespaces, clusters, regions, accounts and volumes; -A every namespace. "
+		"-l is refused: recorded plans keep no PVC labels.\n"
+		"\n"
+		"Examples:\n"
+		"  ebsmigrate metrics\n"
+		"  ebsmigrate metrics -o prometheus --output-file /var/lib/node-exporter/textfile/ebsmigrate.prom\n"
+		"  ebsmigrate metrics --listen 0.0.0.0:9101",
+	.options = metrics_options,
+	.exit_codes = "Exit 2 for a bad option (an --listen address that does not parse, -l, --listen with "
+		      "--output-file), or a recorded plan whose stored document is damaged. Exit 1 when the database cannot be read, the file cannot be written or the "
+		      "address cannot be bound. With --listen, a scrape whose database read fails is answered 500 "
+		      "and logged; the server goes on.",
+};
+
+struct metrics_args {
+	struct cmd_output_options result; /* format: enum metrics_format */
+	const char *listen;
+	struct scope scope;
+};
+
+static int on_option(void *st, int id, const char *arg)
+{
+	struct metrics_args *a = st;
+	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
+		return cmd_output_option(&a->result, id, arg, metrics_formats, -1, -1);
+	if (id == OPT_SCOPE_SELECTOR) {
+		log_error("-l/--selector: metrics reads recorded plans, which keep no PVC labels; scope with -n, "
+			  "--context, --region, --account or --volume");
+		return EXIT_USAGE;
+	}
+	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
+		return cmd_scope_option(&a->scope, id, arg);
+	switch (id) {
+	case OPT_LISTEN: a->listen = arg; return 0;
+	case OPT_MCONTEXT: scope_add(&a->scope.contexts, &a->scope.n_contexts, arg); return 0;
+	}
+	return EXIT_USAGE;
+}
+
+/* Collects and writes one exposition into out. EM_* with the message in err. */
+static int render(struct cmd_ctx *ctx, const struct scope *scope, enum metrics_format fmt, struct buf *out,
+		  struct buf *err)
+{
+	struct metrics_doc doc;
+	int no_plan = 0;
+	int rc = metrics_collect(&doc, ctx->db, scope, em_now(), &no_plan, err);
+	if (rc)
+		return rc;
+	metrics_write(out, &doc, fmt);
+	metrics_doc_release(&doc);
+	return 0;
+}
+
+struct server_ctx {
+	struct cmd_ctx *ctx;
+	const struct scope *scope;
+};
+
+static void on_scrape(void *p, const struct httpd_request *rq, struct httpd_reply *rp)
+{
+	struct server_ctx *sc = p;
+	if (strcmp(rq->path, "/metrics") != 0) {
+		rp->status = strcmp(rq->path, "/") == 0 ? 200 : 404;
+		buf_adds(&rp->body, rp->status == 200 ? "ebsmigrate metrics: GET /metrics\n" : "not found: GET /metrics\n");
+		return;
+	}
+	enum metrics_format fmt = metrics_negotiate(rq->accept);
+	struct buf err = BUF_INIT;
+	if (render(sc->ctx, sc->scope, fmt, &rp->body, &err)) {
+		log_warning("scrape failed: %s", err.s);
+		buf_reset(&rp->body);
+		buf_addf(&rp->body, "error: %s\n", err.s);
+		rp->status = 500;
+	} else {
+		rp->content_type = metrics_content_type(fmt);
+	}
+	buf_release(&err);
+}
+
+static volatile sig_atomic_t metrics_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	metrics_stop = 1;
+}
+
+static int serve(struct cmd_ctx *ctx, const struct metrics_args *a)
+{
+	struct server_ctx sc = {ctx, &a->scope};
+	struct httpd *s = NULL;
+	struct buf err = BUF_INIT;
+	int rc = httpd_start(&s, a->listen, on_scrape, &sc, &err);
+	if (rc) {
+		log_error("%s", err.s);
+		buf_release(&err);
+		return rc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	metrics_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	log_notice("serving metrics on %s/metrics", httpd_url(s));
+	httpd_serve(s, &metrics_stop);
+	httpd_stop(s);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	log_notice("stopped serving metrics");
+	return EXIT_OK;
+}
+
+int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct metrics_args a;
+	memset(&a, 0, sizeof a);
+	int rc;
+	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, "", &rc))
+		goto out;
+	if (a.listen && a.result.file) {
+		log_error("--listen and --output-file: give one (serve the metrics, or write them to a file)");
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	rc = cmd_prepare(ctx, NEEDS_DB);
+	if (rc)
+		goto out;
+	if (a.listen) {
+		rc = serve(ctx, &a);
+		goto out;
+	}
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	int mrc = render(ctx, &a.scope, (enum metrics_format)a.result.format, &out, &err);
+	if (mrc) {
+		log_error("%s", err.s);
+		rc = em_exit_code_for(mrc); /* a damaged recorded plan is bad input (2), as for apply */
+	} else {
+		rc = cmd_write_output(a.result.file, &out);
+	}
+	buf_release(&out);
+	buf_release(&err);
+out:
+	scope_release(&a.scope);
+	return rc;
+}

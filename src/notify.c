@@ -1,0 +1,351 @@
+/*
+ * notify.c - the notification after a run (see notify.h): the webhook URL read from a file or
+ * the environment, the Slack-compatible summary of a report or a plan, the POST through http.c.
+ *
+ * Entry points: notify_target_load, notify_target_release, notify_report_payload,
+ * notify_plan_payload, notify_post.
+ *
+ * Invariants: the URL never reaches a message, a log or a debug dump (requests carry
+ * secret_url; errors name the host); its copies are wiped (secbuf). Every payload is written with
+ * jsonw; text taken from the inputs (group names, warnings) is escaped for mrkdwn (& < > as
+ * entities, which Slack requires and which stops <!channel> mentions and <url|text> links).
+ * Figures are the report's or the plan's own totals, formatted, never recomputed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebsmigrate/common.h"
+#include "ebsmigrate/http.h"
+#include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/notify.h"
+#include "ebsmigrate/planner.h"
+#include "ebsmigrate/report.h"
+#include "ebsmigrate/secbuf.h"
+
+#define NOTIFY_MAX_GROUPS 5
+
+void notify_target_release(struct notify_target *t)
+{
+	secbuf_free_str(t->url);
+	free(t->host);
+	t->url = NULL;
+	t->host = NULL;
+}
+
+/* Checks a candidate URL (without naming it) and fills t. */
+static int take_url(struct notify_target *t, const char *url, size_t len, const char *origin, struct buf *err)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)url[i] <= 0x20 || url[i] == 0x7f)
+			return em_err(err, EM_EINPUT, "%s: the webhook URL holds whitespace or a control character", origin);
+	if (len < 9 || strncmp(url, "https://", 8) != 0)
+		return em_err(err, EM_EINPUT,
+			      "%s: the webhook URL must start with https:// (its token must not travel in clear)", origin);
+	char *copy = xstrndup(url, len);
+	struct buf host = BUF_INIT;
+	if (http_url_host(&host, copy)) {
+		secbuf_free_str(copy);
+		return em_err(err, EM_EINPUT, "%s: the webhook URL has no host", origin);
+	}
+	t->url = copy;
+	t->host = buf_detach(&host);
+	return 0;
+}
+
+int notify_target_load(struct notify_target *t, const char *file, struct buf *err)
+{
+	memset(t, 0, sizeof *t);
+	if (!file) {
+		const char *env = getenv(NOTIFY_WEBHOOK_ENV);
+		if (!env || !*env)
+			return 0;
+		return take_url(t, env, strlen(env), NOTIFY_WEBHOOK_ENV, err);
+	}
+	struct buf text = BUF_INIT, e = BUF_INIT;
+	int rc = em_read_file(file, &text, &e);
+	if (rc) {
+		rc = em_err(err, rc == EM_ENOTFOUND ? EM_ENOTFOUND : EM_EINPUT, "--notify-webhook-file: %s", e.s);
+		buf_release(&e);
+		secbuf_release(&text);
+		return rc;
+	}
+	buf_release(&e);
+	struct buf origin = BUF_INIT;
+	buf_adds(&origin, "--notify-webhook-file '");
+	buf_add_visible(&origin, file);
+	buf_addc(&origin, '\'');
+	rc = notify_target_parse(t, text.s ? text.s : "", text.len, origin.s, err);
+	buf_release(&origin);
+	secbuf_release(&text);
+	return rc;
+}
+
+int notify_target_parse(struct notify_target *t, const char *text, size_t len, const char *origin, struct buf *err)
+{
+	memset(t, 0, sizeof *t);
+	/* the first line that holds anything but whitespace */
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *a = p, *b = le;
+		while (a < b && (*a == ' ' || *a == '\t' || *a == '\r'))
+			a++;
+		while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+			b--;
+		if (a < b)
+			return take_url(t, a, (size_t)(b - a), origin, err);
+		p = le + 1;
+	}
+	return em_err(err, EM_EINPUT, "%s: the file holds no URL", origin);
+}
+
+/* ---------------------------------------------------------------- payloads */
+
+/* s escaped for Slack's mrkdwn: & < > as entities (its only escapes). */
+static void add_mrkdwn(struct buf *b, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '&')
+			buf_adds(b, "&amp;");
+		else if (*s == '<')
+			buf_adds(b, "&lt;");
+		else if (*s == '>')
+			buf_adds(b, "&gt;");
+		else
+			buf_addc(b, *s);
+	}
+}
+
+static void field(struct jsonw *w, const char *title, const char *value)
+{
+	struct buf t = BUF_INIT;
+	buf_addf(&t, "*%s*\n%s", title, value);
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "mrkdwn");
+	jsonw_key_str(w, "text", t.s);
+	jsonw_end(w);
+	buf_release(&t);
+}
+
+static void money_field(struct jsonw *w, const char *title, micro_t m, const char *suffix)
+{
+	struct buf v = BUF_INIT;
+	money_add_usd_pretty(&v, m);
+	buf_adds(&v, suffix);
+	field(w, title, v.s);
+	buf_release(&v);
+}
+
+static void begin(struct jsonw *w, struct buf *out, const char *text, const char *title)
+{
+	jsonw_init(w, out, JSONW_COMPACT);
+	jsonw_object(w);
+	jsonw_key_str(w, "text", text);
+	jsonw_key(w, "blocks");
+	jsonw_array(w);
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "header");
+	jsonw_key(w, "text");
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "plain_text");
+	jsonw_key_str(w, "text", title);
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
+static void section_text(struct jsonw *w, const char *mrkdwn)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "section");
+	jsonw_key(w, "text");
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "mrkdwn");
+	jsonw_key_str(w, "text", mrkdwn);
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
+/* The closing context block: when, and the warnings; then the document ends. */
+static void finish(struct jsonw *w, time_t now, char *const *warnings, size_t n_warnings)
+{
+	char at[21];
+	em_format_time(now, at);
+	struct buf c = BUF_INIT;
+	buf_addf(&c, "ebsmigrate · %s", at);
+	for (size_t i = 0; i < n_warnings; i++) {
+		buf_adds(&c, "\n:warning: ");
+		add_mrkdwn(&c, warnings[i]);
+	}
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "context");
+	jsonw_key(w, "elements");
+	jsonw_array(w);
+	jsonw_object(w);
+	jsonw_key_str(w, "type", "mrkdwn");
+	jsonw_key_str(w, "text", c.s);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w);
+	jsonw_end(w); /* blocks */
+	jsonw_end(w); /* the document */
+	buf_release(&c);
+}
+
+void notify_report_payload(struct buf *out, const struct report *r, time_t now)
+{
+	const struct report_figures *t = &r->totals;
+	struct buf text = BUF_INIT;
+	buf_addf(&text, "ebsmigrate report: %lld volumes (%lld still gp2), ", (long long)t->volumes,
+		 (long long)t->gp2_volumes);
+	money_add_usd_pretty(&text, t->current);
+	buf_adds(&text, "/month now, ");
+	money_add_usd_pretty(&text, t->target);
+	buf_adds(&text, "/month at the target. Planned savings ");
+	money_add_usd_pretty(&text, t->planned);
+	buf_adds(&text, "/month: ");
+	money_add_usd_pretty(&text, t->realized);
+	buf_adds(&text, " realized, ");
+	money_add_usd_pretty(&text, t->in_flight);
+	buf_adds(&text, " in flight, ");
+	money_add_usd_pretty(&text, t->remaining);
+	buf_adds(&text, " remaining, ");
+	money_add_usd_pretty(&text, t->blocked);
+	buf_adds(&text, " blocked.");
+
+	struct jsonw w;
+	begin(&w, out, text.s, "ebsmigrate report");
+	jsonw_object(&w);
+	jsonw_key_str(&w, "type", "section");
+	jsonw_key(&w, "fields");
+	jsonw_array(&w);
+	struct buf v = BUF_INIT;
+	buf_addf(&v, "%lld (%lld still gp2)", (long long)t->volumes, (long long)t->gp2_volumes);
+	field(&w, "Volumes", v.s);
+	buf_reset(&v);
+	money_add_usd_pretty(&v, t->current);
+	buf_adds(&v, " now → ");
+	money_add_usd_pretty(&v, t->target);
+	buf_adds(&v, " target");
+	field(&w, "Monthly cost", v.s);
+	money_field(&w, "Planned savings", t->planned, "/month");
+	money_field(&w, "Realized", t->realized, "/month");
+	money_field(&w, "In flight", t->in_flight, "/month");
+	money_field(&w, "Remaining", t->remaining, "/month");
+	money_field(&w, "Blocked", t->blocked, "/month");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	if (r->n_groups) {
+		buf_reset(&v);
+		buf_adds(&v, "*Largest planned savings*");
+		for (size_t i = 0; i < r->n_groups && i < NOTIFY_MAX_GROUPS; i++) {
+			const struct report_group *g = &r->groups[i];
+			buf_adds(&v, "\n• ");
+			for (size_t k = 0; k < r->n_keys; k++) {
+				if (k)
+					buf_adds(&v, " / ");
+				add_mrkdwn(&v, g->values[k]);
+			}
+			buf_adds(&v, ": ");
+			money_add_usd_pretty(&v, g->f.planned);
+			buf_adds(&v, "/month planned, ");
+			money_add_usd_pretty(&v, g->f.realized);
+			buf_adds(&v, " realized");
+		}
+		if (r->n_groups > NOTIFY_MAX_GROUPS)
+			buf_addf(&v, "\n…and %zu more group%s", r->n_groups - NOTIFY_MAX_GROUPS,
+				 r->n_groups - NOTIFY_MAX_GROUPS == 1 ? "" : "s");
+		section_text(&w, v.s);
+	}
+	finish(&w, now, r->warnings, r->n_warnings);
+	buf_release(&v);
+	buf_release(&text);
+}
+
+void notify_plan_payload(struct buf *out, const struct plan *p, time_t now)
+{
+	const struct plan_totals *t = &p->totals;
+	struct buf text = BUF_INIT;
+	buf_addf(&text, "ebsmigrate plan: %lld volumes, %lld gp2 (%lld to migrate, %lld blocked, %lld to review); ",
+		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
+		 (long long)t->review);
+	money_add_usd_pretty(&text, t->current_monthly);
+	buf_adds(&text, "/month now, ");
+	money_add_usd_pretty(&text, t->target_monthly);
+	buf_adds(&text, "/month after: savings ");
+	money_add_usd_pretty(&text, t->savings_monthly);
+	buf_adds(&text, "/month.");
+	struct jsonw w;
+	begin(&w, out, text.s, "ebsmigrate plan");
+	jsonw_object(&w);
+	jsonw_key_str(&w, "type", "section");
+	jsonw_key(&w, "fields");
+	jsonw_array(&w);
+	struct buf v = BUF_INIT;
+	buf_addf(&v, "%lld (%lld gp2)", (long long)t->volumes, (long long)t->gp2_volumes);
+	field(&w, "Volumes", v.s);
+	buf_reset(&v);
+	buf_addf(&v, "%lld migrate · %lld blocked · %lld review", (long long)t->migrate, (long long)t->blocked,
+		 (long long)t->review);
+	field(&w, "Actions", v.s);
+	buf_reset(&v);
+	money_add_usd_pretty(&v, t->current_monthly);
+	buf_adds(&v, " now → ");
+	money_add_usd_pretty(&v, t->target_monthly);
+	buf_adds(&v, " after");
+	field(&w, "Monthly cost", v.s);
+	money_field(&w, "Savings", t->savings_monthly, "/month");
+	jsonw_end(&w);
+	jsonw_end(&w);
+	finish(&w, now, p->warnings, p->n_warnings);
+	buf_release(&v);
+	buf_release(&text);
+}
+
+/* ---------------------------------------------------------------- posting */
+
+int notify_post(const struct notify_target *t, const struct buf *payload, struct buf *err)
+{
+	struct http_options o;
+	memset(&o, 0, sizeof o);
+	o.connect_timeout_ms = 10000;
+	o.timeout_ms = 30000;
+	o.max_attempts = 3;
+	o.no_env_ca = 1; /* AWS_CA_BUNDLE is for AWS endpoints */
+	o.ca_file = getenv(NOTIFY_CA_BUNDLE_ENV);
+	if (o.ca_file && !*o.ca_file)
+		o.ca_file = NULL;
+	o.default_rate = -1;
+	o.max_body = 64 * 1024;
+	struct http_client c;
+	struct buf e = BUF_INIT;
+	int rc = http_client_init(&c, &o, &e);
+	if (rc) {
+		rc = em_err(err, rc, "webhook at host '%s': %s", t->host, e.s);
+		buf_release(&e);
+		return rc;
+	}
+	struct http_request req;
+	http_request_init(&req, "POST", t->url);
+	req.secret_url = 1;
+	http_headers_add(&req.headers, "Content-Type", "application/json; charset=utf-8");
+	buf_add(&req.body, payload->s ? payload->s : "", payload->len);
+	struct http_response resp;
+	http_response_init(&resp);
+	rc = http_send(&c, &req, &resp, &e);
+	if (rc) {
+		rc = em_err(err, rc, "webhook at host '%s': %s", t->host, e.s);
+	} else if (resp.status < 200 || resp.status > 299) {
+		struct buf said = BUF_INIT;
+		size_t n = resp.body.len < 200 ? resp.body.len : 200;
+		char *body = xstrndup(resp.body.s ? resp.body.s : "", n);
+		buf_add_visible(&said, body);
+		free(body);
+		rc = em_err(err, EM_ENET, "webhook at host '%s' answered HTTP %ld%s%s", t->host, resp.status,
+			    said.len ? ": " : "", said.len ? said.s : "");
+		buf_release(&said);
+	}
+	buf_release(&e);
+	http_response_release(&resp);
+	http_request_release(&req);
+	http_client_release(&c);
+	return rc;
+}
