@@ -131,7 +131,7 @@ struct report_args {
 	time_t since;
 	struct cmd_output_options result; /* format: enum report_format */
 	const char *totals, *series;
-	struct report_configmap_ref configmap; /* --publish-configmap; name NULL = none */
+	struct kube_configmap_ref configmap; /* --publish-configmap; name NULL = none */
 	struct report_s3_url s3;               /* --report-s3; bucket NULL = none */
 };
 
@@ -158,9 +158,9 @@ static int on_option(void *st, int id, const char *arg)
 		if (id == OPT_REPORT_S3)
 			report_s3_url_release(&a->s3);
 		else
-			report_configmap_ref_release(&a->configmap);
+			kube_configmap_ref_release(&a->configmap);
 		int bad = id == OPT_REPORT_S3 ? report_s3_url_parse(&a->s3, arg, &err)
-					      : report_configmap_ref_parse(&a->configmap, arg, &err);
+					      : kube_configmap_ref_parse(&a->configmap, arg, 0, &err);
 		int rc = cmd_usage_if(bad != 0, "--%s: %s", id == OPT_REPORT_S3 ? "report-s3" : "publish-configmap",
 				      err.s);
 		buf_release(&err);
@@ -364,7 +364,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	fleet_release(&fleet);
 out:
 	report_keys_free(keys, n_keys);
-	report_configmap_ref_release(&a.configmap);
+	kube_configmap_ref_release(&a.configmap);
 	report_s3_url_release(&a.s3);
 	cmd_fleet_release(&a.in);
 	return rc;

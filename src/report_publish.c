@@ -2,7 +2,7 @@
  * report_publish.c - publishing `report`'s document to a ConfigMap and to S3 (rules, key names
  * and addressing in report_publish.h).
  *
- * Entry points: report_configmap_ref_parse, report_publish_configmap, report_s3_url_parse,
+ * Entry points: report_publish_configmap, report_s3_url_parse,
  * report_s3_object_url, report_publish_s3.
  *
  * Invariants: the ConfigMap body is built with jsonw (the report is a JSON string value there,
@@ -21,40 +21,6 @@
 #include "ebsmigrate/report_publish.h"
 
 /* ---- ConfigMap ---- */
-
-/* A DNS-1123 subdomain (ConfigMap names) or label (namespaces: no dots). */
-static int dns_name_ok(const char *s, size_t n, int dots)
-{
-	if (n == 0 || n > (dots ? 253u : 63u))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!alnum && !(c == '-' && i && i + 1 < n) && !(dots && c == '.' && i && i + 1 < n))
-			return 0;
-	}
-	return 1;
-}
-
-int report_configmap_ref_parse(struct report_configmap_ref *out, const char *arg, struct buf *err)
-{
-	memset(out, 0, sizeof *out);
-	const char *slash = strchr(arg, '/');
-	if (!slash || !dns_name_ok(arg, (size_t)(slash - arg), 0) || !dns_name_ok(slash + 1, strlen(slash + 1), 1))
-		return em_err(err, EM_EINPUT,
-			      "'%s' is not NAMESPACE/NAME (lower-case letters, digits and '-'; the name may have '.')",
-			      arg);
-	out->ns = xstrndup(arg, (size_t)(slash - arg));
-	out->name = xstrdup(slash + 1);
-	return 0;
-}
-
-void report_configmap_ref_release(struct report_configmap_ref *r)
-{
-	free(r->ns);
-	free(r->name);
-	memset(r, 0, sizeof *r);
-}
 
 /* The report as it goes into the ConfigMap: whole, or cut at the last line end that fits. */
 static int configmap_text(struct buf *out, const struct buf *data, int text_format, int *truncated, struct buf *err)
@@ -104,7 +70,7 @@ static void configmap_fields(struct jsonw *w, const char *key, const struct buf 
 	jsonw_end(w);
 }
 
-int report_publish_configmap(struct kube_client *c, const struct report_configmap_ref *ref, const char *ext,
+int report_publish_configmap(struct kube_client *c, const struct kube_configmap_ref *ref, const char *ext,
 			     int text_format, const struct buf *data, time_t now, int *truncated_out, struct buf *err)
 {
 	struct buf text = BUF_INIT, body = BUF_INIT, path = BUF_INIT, answer = BUF_INIT, key = BUF_INIT;

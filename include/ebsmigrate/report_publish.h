@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/kube_configmap.h"
 
 struct kube_client;
 struct aws_client;
@@ -38,15 +39,9 @@ struct aws_client;
 #define REPORT_CONFIGMAP_MAX (1000 * 1000)
 #define REPORT_TRUNCATED_MARKER "[ebsmigrate: report truncated to fit a ConfigMap"
 
-struct report_configmap_ref {
-	char *ns, *name;
-};
-int report_configmap_ref_parse(struct report_configmap_ref *out, const char *arg, struct buf *err);
-void report_configmap_ref_release(struct report_configmap_ref *r);
-
 /* ext: "md", "json", ...; text_format: the report may be cut (see above). *truncated_out (may be
  * NULL) is set to 1 when it was. */
-int report_publish_configmap(struct kube_client *c, const struct report_configmap_ref *ref, const char *ext,
+int report_publish_configmap(struct kube_client *c, const struct kube_configmap_ref *ref, const char *ext,
 			     int text_format, const struct buf *data, time_t now, int *truncated_out, struct buf *err);
 
 struct report_s3_url {
