@@ -238,8 +238,8 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_REQUIRE_CONFIGMAP: {
 		struct buf err = BUF_INIT;
 		kube_configmap_ref_release(&a->require);
-		int rc = cmd_usage_if(kube_configmap_ref_parse(&a->require, arg, 1, &err) != 0, "--require-configmap: %s",
-				      err.s);
+		int bad = kube_configmap_ref_parse(&a->require, arg, 1, &err) != 0;
+		int rc = cmd_usage_if(bad, "--require-configmap: %s", err.s);
 		buf_release(&err);
 		return rc;
 	}
