@@ -18,6 +18,7 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/plan_file.h"
+#include "ebsmigrate/stop.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
@@ -366,6 +367,8 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
+	/* SIGTERM/SIGINT: finish the volume in hand (its calls complete), stop before the next */
+	stop_set_abort_io(0);
 	/* One apply per database: the lock is taken on the file before SQLite opens it. */
 	if ((rc = cmd_prepare(ctx, a.o.dry_run ? NEEDS_DB : NEEDS_DB | NEEDS_APPLY_LOCK)))
 		goto out;

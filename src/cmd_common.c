@@ -22,6 +22,7 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/stop.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
@@ -512,6 +513,10 @@ static void discard_dir(const char *tmp)
 int cmd_outputs_commit(struct cmd_outputs *o)
 {
 	int rc = EXIT_OK;
+	if (stop_requested()) { /* stopping: release removes what was staged */
+		log_error("stopped by %s: no output written", stop_signal_name(stop_requested()));
+		return EXIT_RUNTIME;
+	}
 	for (size_t i = 0; i < o->n_dirs && !rc; i++)
 		rc = commit_dir(&o->dirs[i]);
 	struct buf err = BUF_INIT;
