@@ -82,36 +82,38 @@ int report_publish_configmap(struct kube_client *c, const struct kube_configmap_
 	em_format_time(now, when);
 	buf_addf(&key, "report.%s", ext);
 
+	/* The steady state is an update: merge-patch our keys, labels and annotations (the
+	 * ConfigMap's other keys stay); create it only when the API server says it is not there. */
 	struct jsonw w;
 	jsonw_init(&w, &body, JSONW_COMPACT);
 	jsonw_object(&w);
-	jsonw_key_str(&w, "apiVersion", "v1");
-	jsonw_key_str(&w, "kind", "ConfigMap");
 	jsonw_key(&w, "metadata");
 	jsonw_object(&w);
-	jsonw_key_str(&w, "name", ref->name);
-	jsonw_key_str(&w, "namespace", ref->ns);
 	configmap_fields(&w, key.s, &text, when, data->len, truncated);
 	jsonw_end(&w);
-	buf_addf(&path, "/api/v1/namespaces/%s/configmaps", ref->ns);
-	struct buf cerr = BUF_INIT;
-	rc = kube_create(c, path.s, body.s, &answer, &cerr);
-	if (rc == EM_ECONFLICT) {
-		/* it exists: replace our keys, labels and annotations, keep whatever else it holds */
+	buf_addf(&path, "/api/v1/namespaces/%s/configmaps/%s", ref->ns, ref->name);
+	struct buf perr = BUF_INIT;
+	rc = kube_patch_merge(c, path.s, body.s, &answer, &perr);
+	if (rc == EM_ENOTFOUND) {
 		buf_reset(&body);
 		buf_reset(&answer);
 		jsonw_init(&w, &body, JSONW_COMPACT);
 		jsonw_object(&w);
+		jsonw_key_str(&w, "apiVersion", "v1");
+		jsonw_key_str(&w, "kind", "ConfigMap");
 		jsonw_key(&w, "metadata");
 		jsonw_object(&w);
+		jsonw_key_str(&w, "name", ref->name);
+		jsonw_key_str(&w, "namespace", ref->ns);
 		configmap_fields(&w, key.s, &text, when, data->len, truncated);
 		jsonw_end(&w);
-		buf_addf(&path, "/%s", ref->name);
-		rc = kube_patch_merge(c, path.s, body.s, &answer, err);
+		buf_reset(&path);
+		buf_addf(&path, "/api/v1/namespaces/%s/configmaps", ref->ns);
+		rc = kube_create(c, path.s, body.s, &answer, err);
 	} else if (rc) {
-		em_err(err, rc, "%s", cerr.s);
+		em_err(err, rc, "%s", perr.s);
 	}
-	buf_release(&cerr);
+	buf_release(&perr);
 	if (!rc && truncated_out)
 		*truncated_out = truncated;
 out:

@@ -9,8 +9,9 @@
  * ebsmigrate.io/truncated. The API server refuses a ConfigMap over 1 MiB, so a report larger than
  * REPORT_CONFIGMAP_MAX bytes is cut at a line boundary and REPORT_TRUNCATED_MARKER plus the full
  * size is appended — only for the text formats (table, wide, markdown, html); a cut JSON, YAML or
- * CSV document would be unreadable, so those fail with EM_ETOOBIG instead. Create first, then on
- * 409 AlreadyExists a merge patch of data/labels/annotations (RBAC: create, and patch on the name).
+ * CSV document would be unreadable, so those fail with EM_ETOOBIG instead. First a merge patch of
+ * data/labels/annotations (the ConfigMap's other keys stay), and a create only when that is 404
+ * (RBAC: patch on the name, and create for the first run).
  *
  * S3: key PREFIX/report-YYYYMMDDTHHMMSSZ.EXT (the run's time, so --now reproduces it) and a copy
  * at PREFIX/latest.EXT. Addressing as the AWS SDKs do by default: virtual-hosted
