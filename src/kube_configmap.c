@@ -2,7 +2,8 @@
  * kube_configmap.c - ConfigMap references from the command line and reading one key
  * (kube_configmap.h).
  *
- * Entry points: kube_configmap_ref_parse, kube_configmap_ref_release, kube_configmap_get.
+ * Entry points: kube_configmap_ref_parse, kube_configmap_ref_release, kube_configmap_get,
+ * kube_configmap_value_parse (the answer's reader; fuzzed: tests/fuzz/fuzz_configmap.c).
  *
  * Invariants: a parsed namespace is a DNS-1123 label and a name a DNS-1123 subdomain, so both go
  * into an API path unescaped; the answer is parsed with cJSON and no cJSON value leaves here.
@@ -67,6 +68,24 @@ void kube_configmap_ref_release(struct kube_configmap_ref *r)
 	memset(r, 0, sizeof *r);
 }
 
+int kube_configmap_value_parse(const char *json, size_t len, const char *key, char **value_out, struct buf *err)
+{
+	*value_out = NULL;
+	cJSON *j = cJSON_ParseWithLength(json, len);
+	const char *kind = j ? jsonx_str(j, "kind") : NULL;
+	int rc = 0;
+	if (!kind || strcmp(kind, "ConfigMap") != 0) {
+		rc = em_err(err, EM_ESERVER, "the answer is not a ConfigMap");
+	} else {
+		const cJSON *data = cJSON_GetObjectItemCaseSensitive(j, "data");
+		const cJSON *v = cJSON_IsObject(data) && key ? cJSON_GetObjectItemCaseSensitive(data, key) : NULL;
+		if (cJSON_IsString(v))
+			*value_out = xstrdup(v->valuestring);
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
 int kube_configmap_get(struct kube_client *c, const struct kube_configmap_ref *ref, char **value_out, int *exists_out,
 		       struct buf *err)
 {
@@ -82,18 +101,12 @@ int kube_configmap_get(struct kube_client *c, const struct kube_configmap_ref *r
 	} else if (rc) {
 		em_err(err, rc, "%s", e.s);
 	} else {
-		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
-		const cJSON *data = j ? cJSON_GetObjectItemCaseSensitive(j, "data") : NULL;
-		const char *kind = j ? jsonx_str(j, "kind") : NULL;
-		if (!kind || strcmp(kind, "ConfigMap") != 0) {
-			rc = em_err(err, EM_ESERVER, "GET %s: the answer is not a ConfigMap", path.s);
-		} else {
+		buf_reset(&e);
+		rc = kube_configmap_value_parse(body.s, body.len, ref->key, value_out, &e);
+		if (rc)
+			em_err(err, rc, "GET %s: %s", path.s, e.s);
+		else
 			*exists_out = 1;
-			const cJSON *v = data && ref->key ? cJSON_GetObjectItemCaseSensitive(data, ref->key) : NULL;
-			if (cJSON_IsString(v))
-				*value_out = xstrdup(v->valuestring);
-		}
-		cJSON_Delete(j);
 	}
 	buf_release(&e);
 	buf_release(&path);

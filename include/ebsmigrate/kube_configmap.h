@@ -29,4 +29,9 @@ void kube_configmap_ref_release(struct kube_configmap_ref *r);
 int kube_configmap_get(struct kube_client *c, const struct kube_configmap_ref *ref, char **value_out, int *exists_out,
 		       struct buf *err);
 
+/* The reader of the GET answer: data[key] of a ConfigMap JSON object (*value_out NULL when the key
+ * is missing or not a string); EM_ESERVER when the text is not a ConfigMap. Exposed for the fuzz
+ * harness. */
+int kube_configmap_value_parse(const char *json, size_t len, const char *key, char **value_out, struct buf *err);
+
 #endif
