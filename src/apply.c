@@ -51,6 +51,11 @@
  *      refusal (PVC condition, sidecar event) moves a submitted row to deferred (never reported
  *      submitted), and such a row (awaits_driver) is reconciled like one in flight while the
  *      driver retries by itself, moving on when EC2 accepts; nothing is sent for it meanwhile.
+ *   7. SIGTERM/SIGINT (stop.h; cmd_apply turns HTTP aborts off): the volume in hand goes through
+ *      decide -> record -> send -> answer recorded as usual; the loop stops before the next one,
+ *      the settle and --wait loops stop, and the run ends 'interrupted'. A signal can therefore
+ *      never leave a row submitted without its ModifyVolume attempt, beyond what invariant 2
+ *      already covers for kill -9.
  */
 #include <assert.h>
 #include <stdarg.h>
@@ -74,6 +79,7 @@
 #include "ebsmigrate/plan_file.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/stop.h"
 #include "ebsmigrate/strmap.h"
 
 #define CLOCK_SKEW_S 300
@@ -1338,7 +1344,7 @@ static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns 
 		if (rc || !open_rows || em_now() >= deadline)
 			progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "apply --wait", "modifications",
 					n - open_rows, n);
-		if (rc || !open_rows) {
+		if (rc || !open_rows || stop_requested()) { /* a stop: what is in flight is reconciled next run */
 			buf_release(&line);
 			return rc;
 		}
@@ -1557,6 +1563,11 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	if (o->reconcile_only)
 		next = n_items; /* --batch 0: nothing is selected, nothing is sent */
 	for (; next < n_items && !rc; next++) {
+		if (stop_requested()) { /* invariant 7: between volumes, never between record and send */
+			say(o, "stopped by %s: the volumes not yet tried stay as they are for the next run",
+			    stop_signal_name(stop_requested()));
+			break;
+		}
 		struct item *it = &items[next];
 		struct apply_row row;
 		memset(&row, 0, sizeof row);
@@ -1619,7 +1630,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	/* The Kubernetes routes return once the CSI driver or the sidecar has started each
 	 * modification (EC2 modifying), waiting up to 30 s; what is still pending then is reconciled
 	 * by the next run. */
-	for (int settle = 0; !rc && !o->dry_run && !o->wait && settle < 30; settle++) {
+	for (int settle = 0; !rc && !o->dry_run && !o->wait && settle < 30 && !stop_requested(); settle++) {
 		struct apply_row *pend = NULL;
 		size_t n_pend = 0, waiting = 0;
 		rc = ledger_apply_list(l, res->plan_id, &pend, &n_pend, err);
@@ -1642,7 +1653,10 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	kube_conns_release(&kcs);
 	if (!o->dry_run && res->run_id) {
 		struct buf e2 = BUF_INIT;
-		const char *outcome_s = rc ? "failed" : (res->failed || res->deferred || res->unknown) ? "partial" : "ok";
+		const char *outcome_s = rc                                              ? "failed"
+					: stop_requested()                              ? "interrupted"
+					: (res->failed || res->deferred || res->unknown) ? "partial"
+											 : "ok";
 		ledger_apply_run_end(l, res->run_id, outcome_s, &e2);
 		buf_release(&e2);
 	}

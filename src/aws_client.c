@@ -400,6 +400,7 @@ static const char *service_label(enum aws_service svc)
 	case AWS_SERVICE_STS: return "sts";
 	case AWS_SERVICE_CLOUDTRAIL: return "cloudtrail";
 	case AWS_SERVICE_ORGANIZATIONS: return "organizations";
+	case AWS_SERVICE_S3: return "s3";
 	}
 	return "aws";
 }
@@ -413,13 +414,15 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 	int rc = aws_endpoint_resolve(&ep, svc, region, err);
 	if (rc)
 		return rc;
-	free(req->url);
-	req->url = xstrdup(ep.url);
-	if (!strchr(ep.url + 8, '/')) {
+	if (!req->url || !*req->url) { /* else the caller built it from the same endpoint (aws_rest) */
 		free(req->url);
-		struct buf u = BUF_INIT;
-		buf_addf(&u, "%s/", ep.url);
-		req->url = buf_detach(&u);
+		req->url = xstrdup(ep.url);
+		if (!strchr(ep.url + 8, '/')) {
+			free(req->url);
+			struct buf u = BUF_INIT;
+			buf_addf(&u, "%s/", ep.url);
+			req->url = buf_detach(&u);
+		}
 	}
 	char rate_key[96];
 	aws_client_rate_key(c, rate_key, sizeof rate_key, ep.signing_name, ep.signing_region);
@@ -444,7 +447,8 @@ static int send_signed(struct aws_client *c, enum aws_service svc, const char *r
 		sp.region = ep.signing_region;
 		sp.service = ep.signing_name;
 		sp.now = 0; /* presend signs each attempt with the real clock */
-		sp.normalize_path = 1;
+		sp.normalize_path = svc != AWS_SERVICE_S3;         /* S3 signs the path as sent */
+		sp.content_sha256_header = svc == AWS_SERVICE_S3; /* and requires x-amz-content-sha256 */
 		req->presend = aws_sigv4_presend;
 		req->presend_ctx = &sp;
 		struct buf herr = BUF_INIT;
@@ -534,6 +538,20 @@ int aws_json(struct aws_client *c, enum aws_service svc, const char *region, con
 	buf_adds(&req.body, body);
 	const char *dot = strrchr(target, '.');
 	int rc = send_signed(c, svc, region, dot ? dot + 1 : target, &req, 1, resp, code_out, err);
+	http_request_release(&req);
+	return rc;
+}
+
+int aws_rest(struct aws_client *c, enum aws_service svc, const char *region, const char *method, const char *url,
+	     const char *what, const char *content_type, const void *body, size_t len, struct http_response *resp,
+	     char **code_out, struct buf *err)
+{
+	struct http_request req;
+	http_request_init(&req, method, url);
+	if (content_type)
+		http_headers_add(&req.headers, "Content-Type", content_type);
+	buf_add(&req.body, body, len);
+	int rc = send_signed(c, svc, region, what, &req, 0, resp, code_out, err);
 	http_request_release(&req);
 	return rc;
 }

@@ -30,6 +30,7 @@ static const struct service_info services[] = {
 	[AWS_SERVICE_STS] = {"sts", "sts", "STS", NULL, "sts"},
 	[AWS_SERVICE_CLOUDTRAIL] = {"cloudtrail", "cloudtrail", "CLOUDTRAIL", NULL, "cloudtrail"},
 	[AWS_SERVICE_ORGANIZATIONS] = {"organizations", "organizations", "ORGANIZATIONS", NULL, "organizations"},
+	[AWS_SERVICE_S3] = {"s3", "s3", "S3", NULL, "s3"},
 };
 
 const char *aws_service_signing_name(enum aws_service svc)
@@ -136,7 +137,7 @@ static int override_url(const struct service_info *si, char **url, struct buf *v
 int aws_endpoint_resolve(struct aws_endpoint *out, enum aws_service svc, const char *region, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	if ((unsigned)svc > AWS_SERVICE_ORGANIZATIONS)
+	if ((unsigned)svc > AWS_SERVICE_S3)
 		return em_err(err, EM_EINPUT, "unknown aws service %d", (int)svc);
 	const struct service_info *si = &services[svc];
 	if (region && !*region)

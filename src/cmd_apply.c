@@ -13,15 +13,19 @@
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_config.h"
+#include "ebsmigrate/kube_configmap.h"
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/plan_file.h"
+#include "ebsmigrate/stop.h"
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
        OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE, OPT_AROLE_NAME, OPT_AROLE_ARN_TEMPLATE, OPT_AEXTERNAL_ID,
-       OPT_AROLE_SESSION_NAME, OPT_AROLE_DURATION };
+       OPT_AROLE_SESSION_NAME, OPT_AROLE_DURATION, OPT_REQUIRE_CONFIGMAP };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N",
@@ -51,6 +55,10 @@ static const struct cmd_option apply_options[] = {
 	{"wait", 0, ARG_NONE, NULL, "follow the submitted modifications until completed", OPT_WAIT},
 	{"wait-timeout", 0, ARG_REQUIRED, "SECONDS", "give up waiting after this long (default 21600); still in flight then: exit 3", OPT_WAIT_TIMEOUT},
 	{"poll", 0, ARG_REQUIRED, "SECONDS", "polling interval for --wait (default 15)", OPT_POLL},
+	{"require-configmap", 0, ARG_REQUIRED, "NS/NAME=KEY",
+	 "run only when that ConfigMap's KEY is \"true\" (read in the current context or the pod's cluster); "
+	 "otherwise say so and exit 0 having done nothing (the switch of the apply CronJob, docs/deploy.md)",
+	 OPT_REQUIRE_CONFIGMAP},
 	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
 	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
 	{"role-name", 0, ARG_REQUIRED, "NAME",
@@ -68,7 +76,7 @@ static const struct cmd_option apply_options[] = {
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [filters]",
+static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [--require-configmap NS/NAME=KEY] [filters]",
 					  "--reconcile-only [--plan ID|FILE] [--wait]", NULL};
 
 const struct cmd_help apply_help = {
@@ -132,7 +140,8 @@ const struct cmd_help apply_help = {
 	.exit_codes = "Exit 3 when some volumes were deferred, failed or got no answer (see `ebsmigrate status`); "
 		      "2 for bad options, a missing plan, a bad plan file or a latest plan older than --max-plan-age; 1 "
 		      "when another apply holds the database or a "
-		      "refusal about the principal stopped the run.",
+		      "refusal about the principal stopped the run, or --require-configmap could not read its "
+		      "switch; 0 with nothing done when that switch is off.",
 };
 
 struct apply_args {
@@ -144,6 +153,7 @@ struct apply_args {
 	struct plan_file plan_file; /* --plan FILE, checked while parsing; .json NULL when none */
 	int64_t max_plan_age_s;     /* 0 = no limit */
 	const char *max_plan_age;   /* as given, for messages */
+	struct kube_configmap_ref require; /* --require-configmap; name NULL = none */
 };
 
 static int parse_count_from(const char *arg, const char *opt, int64_t min, size_t *out)
@@ -255,6 +265,14 @@ static int on_option(void *st, int id, const char *arg)
 	case OPT_AROLE_SESSION_NAME: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_SESSION_NAME, arg);
 	case OPT_AROLE_DURATION: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_DURATION, arg);
 	case OPT_AKUBECONFIG: a->o.kubeconfig = arg; return 0;
+	case OPT_REQUIRE_CONFIGMAP: {
+		struct buf err = BUF_INIT;
+		kube_configmap_ref_release(&a->require);
+		int bad = kube_configmap_ref_parse(&a->require, arg, 1, &err) != 0;
+		int rc = cmd_usage_if(bad, "--require-configmap: %s", err.s);
+		buf_release(&err);
+		return rc;
+	}
 	}
 	return EXIT_USAGE;
 }
@@ -276,6 +294,45 @@ static void route_accounts(struct apply_options *o, struct aws_account_clients *
 				 roles ? roles->external_id : NULL, roles ? roles->duration_s : 0);
 	o->aws_for = client_for_account;
 	o->aws_for_ctx = set;
+}
+
+/* --require-configmap: 1 when the switch is on, 0 (said) when it is off or absent, or an error
+ * (said) as -EXIT_*. Read before the database is touched, so an off switch changes nothing. */
+static int switch_on(const struct apply_args *a)
+{
+	const struct kube_configmap_ref *r = &a->require;
+	struct kube_selection sel = {a->o.kubeconfig, NULL, 0, NULL};
+	struct kube_target *t = NULL;
+	size_t n = 0;
+	struct buf err = BUF_INIT;
+	char *value = NULL;
+	int exists = 0, on = 0;
+	int rc = kube_targets_load(&t, &n, &sel, &err);
+	if (!rc && n == 0)
+		rc = em_err(&err, EM_ENOTFOUND, "no Kubernetes context to read the switch from");
+	struct kube_client kc;
+	if (!rc && !(rc = kube_client_init(&kc, &t[0], NULL, &err))) {
+		rc = kube_configmap_get(&kc, r, &value, &exists, &err);
+		kube_client_release(&kc);
+	}
+	if (rc) {
+		log_error("--require-configmap %s/%s=%s: %s", r->ns, r->name, r->key, err.s);
+		on = rc == EM_EINPUT ? -EXIT_USAGE : -EXIT_RUNTIME;
+	} else if (!exists) {
+		log_notice("apply switch off: ConfigMap %s/%s does not exist in context '%s'; nothing applied", r->ns,
+			   r->name, t[0].context);
+	} else if (!value || strcmp(value, "true") != 0) {
+		cmd_print_visible(stderr, "note: apply switch off: ConfigMap %s/%s key %s is %s%s%s, not \"true\"; "
+					  "nothing applied",
+				  r->ns, r->name, r->key, value ? "'" : "", value ? value : "missing", value ? "'" : "");
+	} else {
+		log_notice("apply switch on: ConfigMap %s/%s key %s is \"true\"", r->ns, r->name, r->key);
+		on = 1;
+	}
+	free(value);
+	kube_targets_free(t, n);
+	buf_release(&err);
+	return on;
 }
 
 static void say_line(void *ctx, const char *line)
@@ -354,6 +411,15 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 			goto out;
 		}
 	}
+	if (a.require.name) {
+		int on = switch_on(&a);
+		if (on <= 0) {
+			rc = -on;
+			goto out;
+		}
+	}
+	/* SIGTERM/SIGINT: finish the volume in hand (its calls complete), stop before the next */
+	stop_set_abort_io(0);
 	/* One apply per database: the lock is taken on the file before SQLite opens it. */
 	if ((rc = cmd_prepare(ctx, a.o.dry_run ? NEEDS_DB : NEEDS_DB | NEEDS_APPLY_LOCK)))
 		goto out;
@@ -460,6 +526,7 @@ finish:
 	buf_release(&err);
 out:
 	cmd_live_options_release(&a.roles);
+	kube_configmap_ref_release(&a.require);
 	plan_file_release(&a.plan_file);
 	strlist_release(&a.vols);
 	strlist_release(&a.nss);

@@ -1,8 +1,9 @@
 /*
  * cmd_bench.c - `ebsmigrate bench run|import|list|show|compare`: options, help and glue
  * (bench.c runs and judges, bench_kube.c runs in a cluster, bench_output.c writes, the ledger
- * stores). The only state of its own is the Ctrl-C flag the signal handler sets (a signal
- * handler can reach nothing else); runners poll it and stop fio or delete their Jobs.
+ * stores). Ctrl-C/SIGTERM: the runners poll stop.h's flag and stop fio or delete their Jobs (HTTP
+ * stays on for that cleanup), and bench reports the interruption itself (exit 1, the finished
+ * profiles recorded), so it acknowledges the stop instead of main's 128 + signal.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "ebsmigrate/ledger_bench.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
+#include "ebsmigrate/stop.h"
 #include "ebsmigrate/table.h"
 
 enum {
@@ -144,13 +146,6 @@ const struct cmd_help bench_help = {
 		      "malformed fio JSON (import).",
 };
 
-static volatile sig_atomic_t bench_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	bench_stop = 1;
-}
 
 struct bench_args {
 	const char *local, *pvc, *storage_class, *namespace_, *job_file, *label, *keep_json, *fio, *image;
@@ -493,12 +488,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 	if (rc)
 		return rc;
 
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	stop_set_abort_io(0); /* a stop must still let the runners delete their Jobs */
 
 	struct bench_run run;
 	run_from_args(&run, a);
@@ -510,7 +500,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		struct bench_local_options o = {
 			.path = a->local, .profiles = a->profiles, .n_profiles = a->n_profiles, .job_file = a->job_file,
 			.runtime_s = a->runtime_s, .size = size ? size : (uint64_t)8 << 30, .fio = a->fio,
-			.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+			.keep_json_dir = a->keep_json, .stop = stop_flag(), .progress = progress, .progress_ctx = a,
 			/* fio's own figures only where the progress line is drawn */
 			.status = isatty(2) && log_get_level() >= LOG_NORMAL ? fio_status : NULL,
 		};
@@ -538,7 +528,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 					.n_profiles = a->n_profiles, .job_file_text = a->job_file ? job_text.s : NULL,
 					.runtime_s = a->runtime_s, .size = a->storage_class ? file_size : (file_size ? file_size : size),
 					.image = a->image, .timeout_s = a->timeout_s, .template_text = tpl->data,
-					.keep_json_dir = a->keep_json, .stop = &bench_stop, .progress = progress, .progress_ctx = a,
+					.keep_json_dir = a->keep_json, .stop = stop_flag(), .progress = progress, .progress_ctx = a,
 					.waiting = kube_waiting,
 				};
 				brc = bench_run_kube(&store, &run, &o, &err);
@@ -553,8 +543,9 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		cmd_progress(NULL, PROGRESS_DONE, "bench", bench_scope(a), brc ? bench_started - 1 : bench_jobs,
 			     bench_jobs);
 	cmd_progress_end();
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	stop_set_abort_io(1);
+	if (stop_requested())
+		stop_acknowledge(); /* said below as "interrupted ...", exit 1 (documented) */
 
 	if (brc) {
 		log_error("%s", err.s);

@@ -23,6 +23,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/notify.h"
+#include "ebsmigrate/stop.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/yamlout.h"
@@ -344,7 +345,8 @@ void cmd_print_help(const struct cmd *cmd)
 	}
 	printf("Global options:\n");
 	print_options(global_options);
-	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed\n");
+	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed;\n"
+	       "  130, 143 stopped by SIGINT, SIGTERM (nothing half-written; docs/exit-codes.md#signals)\n");
 	if (h && h->exit_codes)
 		print_wrapped(stdout, h->exit_codes, 2, 78);
 	printf("\nSee %s for the full reference.\n", cmd_doc_page(cmd->name));
@@ -513,6 +515,10 @@ static void discard_dir(const char *tmp)
 int cmd_outputs_commit(struct cmd_outputs *o)
 {
 	int rc = EXIT_OK;
+	if (stop_requested()) { /* stopping: release removes what was staged */
+		log_error("stopped by %s: no output written", stop_signal_name(stop_requested()));
+		return EXIT_RUNTIME;
+	}
 	for (size_t i = 0; i < o->n_dirs && !rc; i++)
 		rc = commit_dir(&o->dirs[i]);
 	struct buf err = BUF_INIT;

@@ -217,7 +217,9 @@ static void roff_exit_status(struct buf *b, const char *extra)
 	buf_adds(b, ".SH EXIT STATUS\n"
 		    ".TP\n.B 0\nsuccess\n.TP\n.B 1\nruntime error\n.TP\n.B 2\nusage error or bad input\n"
 		    ".TP\n.B 3\npartial: some of the work was done, the rest can be retried\n"
-		    ".TP\n.B 4\nverification failed\n");
+		    ".TP\n.B 4\nverification failed\n"
+		    ".TP\n.B 130, 143\nstopped by SIGINT, SIGTERM: nothing half-written, nothing recorded but what was "
+		    "complete\n");
 	if (extra) {
 		buf_adds(b, ".PP\n");
 		roff_paragraphs(b, extra);

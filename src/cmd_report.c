@@ -7,21 +7,27 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ebsmigrate/aws_client.h"
+#include "ebsmigrate/aws_credentials.h"
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
+#include "ebsmigrate/kube_client.h"
+#include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/ledger_report.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/notify.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
+#include "ebsmigrate/report_publish.h"
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
 
-enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_TOTALS, OPT_SERIES, OPT_NOTIFY_FILE };
+enum { OPT_GROUP_BY = 1, OPT_PERIOD, OPT_SINCE, OPT_TOTALS, OPT_SERIES, OPT_NOTIFY_FILE, OPT_PUBLISH_CONFIGMAP,
+       OPT_REPORT_S3 };
 
 static const struct cmd_format report_formats[] = {
 	{"table", REPORT_TABLE, 0}, {"wide", REPORT_WIDE, 0}, {"json", REPORT_JSON, 0}, {"yaml", REPORT_YAML, 0},
@@ -56,6 +62,15 @@ static const struct cmd_option report_options[] = {
 	{"series", 0, ARG_REQUIRED, "FILE",
 	 "also write the realized savings per day since the first apply as CSV to FILE", OPT_SERIES},
 	CMD_NOTIFY_OPTION("report", OPT_NOTIFY_FILE),
+	{"publish-configmap", 0, ARG_REQUIRED, "NS/NAME",
+	 "also store the report in ConfigMap NAME of namespace NS (key report.EXT; created or updated in the "
+	 "current context or the pod's cluster); over 1 MB it is cut with a marker (table, markdown, html) or "
+	 "refused (json, yaml, csv)",
+	 OPT_PUBLISH_CONFIGMAP},
+	{"report-s3", 0, ARG_REQUIRED, "s3://BUCKET[/PREFIX]",
+	 "also upload the report to PREFIX/report-TIME.EXT and PREFIX/latest.EXT (SigV4 PutObject; "
+	 "AWS_ENDPOINT_URL_S3 honoured)",
+	 OPT_REPORT_S3},
 	CMD_SCOPE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
@@ -67,6 +82,7 @@ static const char *const report_usage[] = {
 	"[--notify-webhook-file FILE]",
 	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
 	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
+	"... [--publish-configmap NS/NAME] [--report-s3 s3://BUCKET[/PREFIX]]",
 	NULL,
 };
 
@@ -96,6 +112,12 @@ const struct cmd_help report_help = {
 		"scoped set's and still adds up; ledger rows outside the scope are not counted. With exports "
 		"--context and --region filter too.\n"
 		"\n"
+		"Publishing (docs/deploy.md#publishing-the-report), after the report is written: "
+		"--publish-configmap NS/NAME stores it in a ConfigMap (created, or patched when it exists) of the "
+		"first --context, the current context, or the pod's own cluster; --report-s3 uploads it to S3 with "
+		"the AWS credentials chain, signed for the first --region or AWS_REGION. A failed publication is "
+		"exit 1 after the report itself was written.\n"
+		"\n"
 		"Examples:\n"
 		"  ebsmigrate report --from-aws-json vols.json --from-kube-json prod=prod.json\n"
 		"  ebsmigrate report --from-aws-json vols.json --group-by tag:team --period year -o csv\n"
@@ -109,9 +131,10 @@ const struct cmd_help report_help = {
 		"EBSMIGRATE_NOTIFY_CA_BUNDLE names a PEM file of CAs to trust instead of the system's (docs/report.md).",
 	.options = report_options,
 	.shared = live_options,
-	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since value, or a "
-		      "--notify-webhook-file (or EBSMIGRATE_NOTIFY_WEBHOOK) that holds no https:// URL (checked before "
-		      "anything is read). A failed notification is a warning: the exit code is the report's. Exit 3 when "
+	.exit_codes = "Exit 2 for unreadable or malformed exports or a bad --group-by/--since/--publish-configmap/"
+		      "--report-s3 value, or a --notify-webhook-file (or EBSMIGRATE_NOTIFY_WEBHOOK) that holds no "
+		      "https:// URL (checked before anything is read). Exit 1 when publishing fails (the report was "
+		      "still written). A failed notification is a warning: the exit code is the report's. Exit 3 when "
 		      "several accounts are read live and one of them (or one of its regions) could not be "
 		      "(docs/accounts.md).",
 };
@@ -124,6 +147,8 @@ struct report_args {
 	struct cmd_output_options result; /* format: enum report_format */
 	const char *totals, *series;
 	const char *notify_file;
+	struct kube_configmap_ref configmap; /* --publish-configmap; name NULL = none */
+	struct report_s3_url s3;               /* --report-s3; bucket NULL = none */
 };
 
 
@@ -144,6 +169,20 @@ static int on_option(void *st, int id, const char *arg)
 		return cmd_usage_if(em_parse_time(arg, &a->since) != 0,
 				    "--since: '%s' is not a date (YYYY-MM-DD) or RFC 3339 time", arg);
 	case OPT_NOTIFY_FILE: a->notify_file = arg; return 0;
+	case OPT_PUBLISH_CONFIGMAP:
+	case OPT_REPORT_S3: {
+		struct buf err = BUF_INIT;
+		if (id == OPT_REPORT_S3)
+			report_s3_url_release(&a->s3);
+		else
+			kube_configmap_ref_release(&a->configmap);
+		int bad = id == OPT_REPORT_S3 ? report_s3_url_parse(&a->s3, arg, &err)
+					      : kube_configmap_ref_parse(&a->configmap, arg, 0, &err);
+		int rc = cmd_usage_if(bad != 0, "--%s: %s", id == OPT_REPORT_S3 ? "report-s3" : "publish-configmap",
+				      err.s);
+		buf_release(&err);
+		return rc;
+	}
 	case OPT_TOTALS:
 	case OPT_SERIES:
 		/* the report itself may go to stdout: these always name a file */
@@ -153,6 +192,76 @@ static int on_option(void *st, int id, const char *arg)
 				    id == OPT_TOTALS ? "totals" : "series", arg);
 	}
 	return EXIT_USAGE;
+}
+
+/* The file extension and content type a published report carries. */
+static void format_ext(enum report_format f, const char **ext, const char **ctype)
+{
+	switch (f) {
+	case REPORT_JSON: *ext = "json", *ctype = "application/json"; return;
+	case REPORT_YAML: *ext = "yaml", *ctype = "application/yaml"; return;
+	case REPORT_CSV: *ext = "csv", *ctype = "text/csv; charset=utf-8"; return;
+	case REPORT_MARKDOWN: *ext = "md", *ctype = "text/markdown; charset=utf-8"; return;
+	case REPORT_HTML: *ext = "html", *ctype = "text/html; charset=utf-8"; return;
+	case REPORT_TABLE:
+	case REPORT_WIDE: break;
+	}
+	*ext = "txt", *ctype = "text/plain; charset=utf-8";
+}
+
+/* --publish-configmap and --report-s3, after the report was written. Says what it did. */
+static int publish(const struct report_args *a, const struct buf *doc)
+{
+	const char *ext, *ctype;
+	format_ext((enum report_format)a->result.format, &ext, &ctype);
+	int text = a->result.format == REPORT_TABLE || a->result.format == REPORT_WIDE ||
+		   a->result.format == REPORT_MARKDOWN || a->result.format == REPORT_HTML;
+	struct buf err = BUF_INIT;
+	int rc = 0;
+	if (a->configmap.name) {
+		const struct inventory_live_options *lo = &a->in.live;
+		struct kube_selection sel = {lo->kubeconfig, lo->n_contexts ? lo->contexts[0] : NULL, 0, NULL};
+		struct kube_target *targets = NULL;
+		size_t n = 0;
+		struct kube_client kc;
+		int truncated = 0;
+		rc = kube_targets_load(&targets, &n, &sel, &err);
+		if (!rc && n == 0)
+			rc = em_err(&err, EM_ENOTFOUND, "no Kubernetes context to publish to");
+		if (!rc && !(rc = kube_client_init(&kc, &targets[0], NULL, &err))) {
+			rc = report_publish_configmap(&kc, &a->configmap, ext, text, doc, em_now(), &truncated, &err);
+			kube_client_release(&kc);
+		}
+		if (rc)
+			log_error("--publish-configmap %s/%s: %s", a->configmap.ns, a->configmap.name, err.s);
+		else
+			log_notice("report published to ConfigMap %s/%s (context '%s', key report.%s%s)", a->configmap.ns,
+				   a->configmap.name, targets[0].context, ext, truncated ? ", truncated" : "");
+		if (truncated)
+			log_warning("the report is %zu bytes: the ConfigMap holds its first %d bytes and a marker",
+				    doc->len, REPORT_CONFIGMAP_MAX);
+		kube_targets_free(targets, n);
+	}
+	if (!rc && a->s3.bucket) {
+		const struct inventory_live_options *lo = &a->in.live;
+		char *region = NULL, *key = NULL;
+		struct aws_client aws;
+		struct aws_client_options co = {lo->profile, 0, 0, 0};
+		buf_reset(&err);
+		rc = aws_region_resolve(&region, lo->n_regions ? lo->regions[0] : NULL, lo->profile, &err);
+		if (!rc && !(rc = aws_client_init(&aws, &co, &err))) {
+			rc = report_publish_s3(&aws, region, &a->s3, ext, ctype, doc, em_now(), &key, &err);
+			aws_client_release(&aws);
+		}
+		if (rc)
+			log_error("--report-s3: %s", err.s);
+		else
+			log_notice("report uploaded to s3://%s/%s (and latest.%s beside it)", a->s3.bucket, key, ext);
+		free(region);
+		free(key);
+	}
+	buf_release(&err);
+	return rc ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
@@ -244,7 +353,8 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	if (a.result.format == REPORT_TABLE || a.result.format == REPORT_WIDE) {
 		struct table_options to;
 		cmd_table_options(&to, a.result.file, a.result.format == REPORT_WIDE, a.result.no_headers);
-		report_write_table(&out, &report, ctx->color_stdout && !a.result.file, &to);
+		int publishing = a.configmap.name || a.s3.bucket; /* the published copy has no colour codes */
+		report_write_table(&out, &report, ctx->color_stdout && !a.result.file && !publishing, &to);
 	} else {
 		report_write(&out, &report, a.result.format, 0);
 	}
@@ -263,6 +373,8 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	if (!rc)
 		rc = cmd_outputs_commit(&outs);
 	cmd_outputs_release(&outs);
+	if (!rc && (a.configmap.name || a.s3.bucket))
+		rc = publish(&a, &out);
 	/* A partial report (exit 3) was still written, so it is still announced. */
 	if (!rc && notify.url) {
 		struct buf payload = BUF_INIT;
@@ -291,6 +403,8 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 out:
 	notify_target_release(&notify);
 	report_keys_free(keys, n_keys);
+	kube_configmap_ref_release(&a.configmap);
+	report_s3_url_release(&a.s3);
 	cmd_fleet_release(&a.in);
 	return rc;
 }

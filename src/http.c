@@ -40,6 +40,7 @@
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/secbuf.h"
+#include "ebsmigrate/stop.h"
 
 #ifndef EM_VERSION
 #define EM_VERSION "dev"
@@ -630,6 +631,18 @@ static struct curl_slist *build_headers(const struct http_request *req, const st
 	return list;
 }
 
+/* Aborts the transfer in flight once a stop was requested (stop.h). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)ud, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return stop_abort_io() && stop_requested();
+}
+
+static int stopped(void)
+{
+	return stop_abort_io() && stop_requested();
+}
+
 static CURLcode perform(struct http_client *c, const struct http_request *req, const struct http_headers *extra,
 			struct http_response *resp, struct transfer *t)
 {
@@ -651,6 +664,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req, c
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, t);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	set_tls(c, h);
 
 	struct buf scratch = BUF_INIT;
@@ -771,6 +786,10 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 	int rc = 0, spent = 0; /* retry tokens this request took from the quota */
 	struct http_headers extra = HTTP_HEADERS_INIT;
 	for (int attempt = 1;; attempt++) {
+		if (stopped()) {
+			rc = em_err(err, EM_ESTOPPED, "%s: not sent: stopped by %s", where.s, stop_signal_name(stop_requested()));
+			break;
+		}
 		rate_acquire(c, req->rate_key);
 		response_reset(out, c->opt.max_body);
 		out->attempts = attempt;
@@ -789,6 +808,11 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 		struct transfer t = {out, 0};
 		CURLcode cc = perform(c, req, &extra, out, &t);
 		int64_t delay;
+		if (cc != CURLE_OK && stopped()) {
+			rc = em_err(err, EM_ESTOPPED, "%s: interrupted: stopped by %s", where.s,
+				    stop_signal_name(stop_requested()));
+			break;
+		}
 		if (cc != CURLE_OK) {
 			if (t.too_big) {
 				rc = em_err(err, EM_ETOOBIG, "%s: response body exceeds %zu bytes", where.s,

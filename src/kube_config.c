@@ -790,8 +790,9 @@ out:
 int kube_in_cluster_target(struct kube_target *out, const char *sa_dir, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
+	const char *env_dir = getenv(KUBE_SA_DIR_ENV);
 	if (!sa_dir)
-		sa_dir = KUBE_SA_DIR;
+		sa_dir = env_dir && *env_dir ? env_dir : KUBE_SA_DIR;
 	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
 	if (!host || !*host || !port || !*port)
 		return em_err(err, EM_ENOTFOUND,

@@ -16,6 +16,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/stop.h"
 
 const struct cmd commands[] = {
 	{"plan", cmd_plan, NEEDS_PRICES, "recommend gp3 settings, cost and savings for every volume", &plan_help},
@@ -138,11 +139,17 @@ int main(int argc, char **argv)
 			log_error("unknown command '%s'; run 'ebsmigrate help' for the list", argv[i]);
 		return EXIT_USAGE;
 	}
+	stop_install(); /* SIGTERM/SIGINT: wind down, then 128 + signal (stop.h) */
 	int rc = cmd->fn(&ctx, argc - i, argv + i);
 	if (ctx.have_book)
 		pricebook_release(&ctx.book);
 	if (ctx.db)
 		ledger_close(ctx.db);
 	free(ctx.db_path_owned);
+	int sig = stop_requested();
+	if (sig) {
+		log_error("stopped by %s before finishing: nothing half-written (exit %d)", stop_signal_name(sig), 128 + sig);
+		return 128 + sig;
+	}
 	return rc;
 }

@@ -14,6 +14,10 @@
  *   program that did not start is never confused with one that exited 127.
  * - Each output is always read to its end (or the timeout), bytes beyond the cap dropped, so
  *   the child never blocks on a full pipe; a timed-out child is killed and reaped.
+ * - As PID 1 (the container image has no init) or a child subreaper, the orphans our children
+ *   leave (a plugin's or fio's background process) become our children: each proc_run ends by
+ *   reaping those that exited, never one of proc_run's own (registered from fork to wait, under
+ *   a lock held across the fork), whose status belongs to the thread waiting for it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +27,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,6 +38,48 @@
 #include "ebsmigrate/secbuf.h"
 
 extern char **environ;
+
+/* proc_run's children between fork and their wait: process-wide, because orphans are (reap_orphans). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t *live_pids;
+static size_t n_live, alloc_live;
+
+static void live_remove(pid_t pid)
+{
+	pthread_mutex_lock(&live_lock);
+	for (size_t i = 0; i < n_live; i++)
+		if (live_pids[i] == pid) {
+			live_pids[i] = live_pids[--n_live];
+			break;
+		}
+	pthread_mutex_unlock(&live_lock);
+}
+
+static int is_reaper(void)
+{
+	int sub = 0;
+	return getpid() == 1 || (prctl(PR_GET_CHILD_SUBREAPER, &sub) == 0 && sub);
+}
+
+/* Reaps exited children that are not proc_run's own (see the invariants). */
+static void reap_orphans(void)
+{
+	if (!is_reaper())
+		return;
+	for (int i = 0; i < 1000; i++) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+			return;
+		int ours = 0;
+		pthread_mutex_lock(&live_lock);
+		for (size_t k = 0; k < n_live && !ours; k++)
+			ours = live_pids[k] == si.si_pid;
+		pthread_mutex_unlock(&live_lock);
+		if (ours || waitpid(si.si_pid, NULL, WNOHANG) <= 0)
+			return; /* its proc_run reaps it; the next call reaps what remains */
+	}
+}
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define DEFAULT_STOP_GRACE_MS 10000
@@ -239,10 +286,15 @@ int proc_run(struct proc_result *r, const struct proc_options *o)
 		sigpending(&pending);
 		pipe_was_pending = sigismember(&pending, SIGPIPE);
 	}
+	pthread_mutex_lock(&live_lock); /* the child execs or _exits: it never needs the lock */
+	XGROW(live_pids, n_live, alloc_live);
 	pid_t pid = fork();
 	if (pid == 0)
 		child_exec(o, in[0], out[1], errp[1], rep[1], o->stdin_data ? &old_mask : NULL);
 	int fork_errno = errno;
+	if (pid > 0)
+		live_pids[n_live++] = pid;
+	pthread_mutex_unlock(&live_lock);
 	close_fd(&in[0]);
 	close_fd(&out[1]);
 	close_fd(&errp[1]);
@@ -275,6 +327,8 @@ int proc_run(struct proc_result *r, const struct proc_options *o)
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
+		live_remove(pid);
+		reap_orphans();
 		if (o->stdin_data)
 			pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 		r->start_error = sr.step;
@@ -346,6 +400,8 @@ int proc_run(struct proc_result *r, const struct proc_options *o)
 			kill(target, SIGINT);
 		}
 	}
+	live_remove(pid);
+	reap_orphans();
 	if (o->stdin_data) {
 		if (!pipe_was_pending) { /* consume a SIGPIPE our writes raised */
 			sigset_t pending;

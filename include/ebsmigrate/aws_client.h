@@ -109,6 +109,14 @@ int aws_json(struct aws_client *c, enum aws_service svc, const char *region, con
 	     const char *content_type, const char *body, struct http_response *resp, char **code_out,
 	     struct buf *err);
 
+/* REST protocol (S3): METHOD url (built by the caller from aws_endpoint_resolve's url for svc and
+ * region, path already percent-encoded) with body; signed for svc's name and the endpoint's
+ * region, with x-amz-content-sha256 for S3; what names the call in messages ("PutObject").
+ * Errors as above (S3's XML <Error><Code>). */
+int aws_rest(struct aws_client *c, enum aws_service svc, const char *region, const char *method, const char *url,
+	     const char *what, const char *content_type, const void *body, size_t len, struct http_response *resp,
+	     char **code_out, struct buf *err);
+
 /* Code and message of an AWS error answer as the calls above decode it (XML <Error><Code> of
  * the Query protocol, or the JSON protocols' __type/message); NULL when absent; caller frees.
  * Exposed for the unit tests and the fuzz harness. */

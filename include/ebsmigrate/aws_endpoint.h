@@ -2,7 +2,7 @@
  * aws_endpoint.h - where each AWS service lives, and the name and region to sign it with.
  *
  * Resolution order (the SDKs' convention): AWS_ENDPOINT_URL_<SERVICE> (EC2, CLOUDWATCH, PRICING,
- * STS, CLOUDTRAIL, ORGANIZATIONS; AWS_ENDPOINT_URL_MONITORING is accepted as an alias of CLOUDWATCH), then
+ * STS, CLOUDTRAIL, ORGANIZATIONS, S3; AWS_ENDPOINT_URL_MONITORING is accepted as an alias of CLOUDWATCH), then
  * AWS_ENDPOINT_URL, else the standard host of the region's partition:
  *   aws         *.amazonaws.com        (every region not below)
  *   aws-cn      *.amazonaws.com.cn     (cn-*)
@@ -30,6 +30,7 @@ enum aws_service {
 	AWS_SERVICE_STS,
 	AWS_SERVICE_CLOUDTRAIL,
 	AWS_SERVICE_ORGANIZATIONS, /* one endpoint per partition (us-east-1 in aws), whatever the region */
+	AWS_SERVICE_S3, /* https://s3.REGION.amazonaws.com; addressing (bucket in host or path): report_publish.c */
 };
 
 struct aws_endpoint {

@@ -32,6 +32,7 @@ enum em_error {
 	EM_ESERVER = -9,     /* the remote service answered with an error */
 	EM_ECONFLICT = -10,  /* concurrent modification, lock held */
 	EM_EUNSUPPORTED = -11,
+	EM_ESTOPPED = -12,   /* a stop was requested (SIGTERM/SIGINT, stop.h) */
 };
 
 enum em_exit {

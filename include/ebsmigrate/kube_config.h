@@ -32,6 +32,8 @@
 #define KUBE_EXEC_V1 "client.authentication.k8s.io/v1"
 #define KUBE_EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+/* Names another directory for the in-cluster files (tests, a projected token mounted elsewhere). */
+#define KUBE_SA_DIR_ENV "EBSMIGRATE_SERVICEACCOUNT_DIR"
 
 enum kube_interactive {
 	KUBE_INTERACTIVE_IF_AVAILABLE = 0, /* v1beta1's default */
@@ -113,7 +115,7 @@ const char *kube_config_context_name(const struct kube_config *c, size_t i);
 int kube_config_resolve(struct kube_target *out, const struct kube_config *c, const char *context,
 			struct buf *err);
 
-/* The in-cluster target: sa_dir (NULL = KUBE_SA_DIR) holds token, ca.crt and namespace; the
+/* The in-cluster target: sa_dir (NULL = $EBSMIGRATE_SERVICEACCOUNT_DIR, else KUBE_SA_DIR) holds token, ca.crt and namespace; the
  * server is https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT. EM_ENOTFOUND when those
  * variables are unset or the token file is missing. */
 int kube_in_cluster_target(struct kube_target *out, const char *sa_dir, struct buf *err);

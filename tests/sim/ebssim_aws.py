@@ -1802,11 +1802,12 @@ class AwsApis:
     def app(self, service):
         if service not in self._apps:
             import ebssim_org
+            import ebssim_s3
             import ebssim_trail
             cls = {"ec2": Ec2App, "monitoring": CloudWatchApp, "pricing": PricingApp, "sts": StsApp,
                    "imds": ImdsApp, "container": ContainerApp,
                    "cloudtrail": ebssim_trail.CloudTrailApp,
-                   "organizations": ebssim_org.OrganizationsApp}[service]
+                   "organizations": ebssim_org.OrganizationsApp, "s3": ebssim_s3.S3App}[service]
             self._apps[service] = cls(self)
         return self._apps[service]
 

@@ -198,29 +198,33 @@ class CA:
 _SIGV4 = None
 
 
-def _sigv4_class():
+def _sigv4_class(s3=False):
+    """botocore's SigV4Auth, or for S3 its S3SigV4Auth (the path is signed as sent, not
+    normalized or encoded again), signing exactly the headers the client listed."""
     global _SIGV4
     if _SIGV4 is None:
         import botocore.auth
         import botocore.awsrequest
 
-        class ExactHeadersSigV4(botocore.auth.SigV4Auth):
-            """SigV4Auth that signs exactly the headers the client listed in SignedHeaders
-            (botocore's own headers_to_sign drops user-agent/expect; a client may sign them)."""
+        def exact(base):
+            class ExactHeadersSigV4(base):
+                """SigV4Auth that signs exactly the headers the client listed in SignedHeaders
+                (botocore's own headers_to_sign drops user-agent/expect; a client may sign them)."""
 
-            def __init__(self, credentials, service, region, signed_headers, received):
-                super().__init__(credentials, service, region)
-                self._signed = signed_headers
-                self._received = received
+                def __init__(self, credentials, service, region, signed_headers, received):
+                    super().__init__(credentials, service, region)
+                    self._signed = signed_headers
+                    self._received = received
 
-            def headers_to_sign(self, request):
-                out = botocore.awsrequest.HTTPHeaders()
-                for name in self._signed:
-                    if name in self._received:
-                        out[name] = self._received[name]
-                return out
-        _SIGV4 = ExactHeadersSigV4
-    return _SIGV4
+                def headers_to_sign(self, request):
+                    out = botocore.awsrequest.HTTPHeaders()
+                    for name in self._signed:
+                        if name in self._received:
+                            out[name] = self._received[name]
+                    return out
+            return ExactHeadersSigV4
+        _SIGV4 = (exact(botocore.auth.SigV4Auth), exact(botocore.auth.S3SigV4Auth))
+    return _SIGV4[1 if s3 else 0]
 
 
 def sigv4_signature(secret, service, region, amzdate, method, url, headers, body,
@@ -229,7 +233,7 @@ def sigv4_signature(secret, service, region, amzdate, method, url, headers, body
     import botocore.awsrequest
     import botocore.credentials
     creds = botocore.credentials.Credentials("AKID", secret)
-    auth = _sigv4_class()(creds, service, region, signed_headers, headers)
+    auth = _sigv4_class(service == "s3")(creds, service, region, signed_headers, headers)
     req = botocore.awsrequest.AWSRequest(method=method, url=url, data=body)
     for name in signed_headers:
         if name in headers:
@@ -1523,7 +1527,7 @@ def serve(args):
     latency_s = max(0.0, float(getattr(args, "latency_ms", 0) or 0)) / 1000.0
     import ebssim_trail
     sim.trail = ebssim_trail.Trail(sim, getattr(args, "trail_delay", None))
-    for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail", "organizations"):
+    for service in ("ec2", "monitoring", "pricing", "sts", "cloudtrail", "organizations", "s3"):
         servers[service] = HTTPServer(apis.app(service), tls, service, latency_s)
     servers["imds"] = HTTPServer(apis.app("imds"), None, "imds")
     servers["container"] = HTTPServer(apis.app("container"), None, "container")
@@ -1562,6 +1566,7 @@ def serve(args):
         ("AWS_ENDPOINT_URL_STS", sim.endpoints["sts"]),
         ("AWS_ENDPOINT_URL_CLOUDTRAIL", sim.endpoints["cloudtrail"]),
         ("AWS_ENDPOINT_URL_ORGANIZATIONS", sim.endpoints["organizations"]),
+        ("AWS_ENDPOINT_URL_S3", sim.endpoints["s3"]),
         ("AWS_ACCESS_KEY_ID", admin.get("access_key_id", "")),
         ("AWS_SECRET_ACCESS_KEY", admin.get("secret_access_key", "")),
     ]

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -290,6 +292,28 @@ static void test_secbuf(void)
 	cJSON_Delete(j);
 }
 
+/* As a child subreaper (as PID 1 in a container), proc_run reaps the orphans a child leaves:
+ * the shell's background sleep is reparented to us, exits, and is gone after the next run. */
+static void test_reaps_orphans(void)
+{
+	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+	struct proc_options o = {0};
+	struct proc_result r;
+	CHECK_I64(sh(&r, "sleep 0.2 </dev/null >/dev/null 2>&1 & exit 0", &o), 0);
+	CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	proc_result_release(&r);
+	struct timespec ts = {0, 600 * 1000 * 1000};
+	nanosleep(&ts, NULL); /* the orphan has exited: a zombie of ours until reaped */
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	CHECK(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0);
+	CHECK_I64(sh(&r, "exit 0", &o), 0);
+	proc_result_release(&r);
+	errno = 0;
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD); /* no child left, zombie or not */
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 int main(void)
 {
 	test_capture_and_status();
@@ -302,5 +326,6 @@ int main(void)
 	test_stdin();
 	test_stdout_callback();
 	test_secbuf();
+	test_reaps_orphans();
 	return tap_done();
 }
