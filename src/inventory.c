@@ -842,6 +842,10 @@ static void read_region_job(void *ctx, size_t i)
 	if (j->rc)
 		return;
 	j->rc = read_region(&w, fan->o, &j->r, &j->f, fan->regions[i], NULL, 0, &fan->metrics_gate, &j->err);
+	/* A read region may wait for the ones before it, and is then moved into their array: its
+	 * own array need not keep the slack of doubling meanwhile (100,000 volumes in 3 regions:
+	 * 65,536 slots of 288 bytes for each region's ~33,000 volumes, 19 MB each). */
+	fleet_trim_volumes(&j->f);
 	j->calls = w.calls;
 	j->throttled = w.throttled;
 	aws_client_release(&w);
