@@ -161,6 +161,7 @@ void kube_set_move(struct kube_set *dst, struct kube_set *src)
 		dst->usage[dst->n_usage++] = src->usage[i];
 	}
 	dst->ignored_pvs += src->ignored_pvs;
+	kube_set_move_shared(dst, src); /* the moved objects' (shared) strings */
 	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
 	kube_set_release(src);
 	kube_set_release(&discard);

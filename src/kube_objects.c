@@ -29,6 +29,38 @@ void kube_set_init(struct kube_set *ks)
 	memset(ks, 0, sizeof *ks);
 }
 
+/* The set's one copy of s (NULL for NULL): for the fields marked (shared) in kube_objects.h. */
+static char *shared_str(struct kube_set *ks, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t pos;
+	if (strmap_get(&ks->shared_index, s, &pos))
+		return ks->shared[pos];
+	GROW(ks->shared, ks->n_shared, ks->alloc_shared);
+	ks->shared[ks->n_shared] = xstrdup(s);
+	strmap_put(&ks->shared_index, s, ks->n_shared);
+	return ks->shared[ks->n_shared++];
+}
+
+void kube_set_move_shared(struct kube_set *dst, struct kube_set *src)
+{
+	if (!dst->n_shared) { /* the whole pool, index included, changes hands */
+		char **v = dst->shared;
+		size_t alloc = dst->alloc_shared;
+		struct strmap index = dst->shared_index;
+		dst->shared = src->shared, dst->n_shared = src->n_shared, dst->alloc_shared = src->alloc_shared;
+		dst->shared_index = src->shared_index;
+		src->shared = v, src->n_shared = 0, src->alloc_shared = alloc, src->shared_index = index;
+		return;
+	}
+	for (size_t i = 0; i < src->n_shared; i++) {
+		GROW(dst->shared, dst->n_shared, dst->alloc_shared);
+		dst->shared[dst->n_shared++] = src->shared[i];
+	}
+	src->n_shared = 0;
+}
+
 static void kv_free(struct kv *kv, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -44,30 +76,31 @@ void kube_set_release(struct kube_set *ks)
 		struct kube_pv *p = &ks->pvs[i];
 		free(p->cluster), free(p->name), free(p->volume_id), free(p->driver);
 		free(p->claim_namespace), free(p->claim_name), free(p->storage_class);
-		free(p->zone), free(p->type_param), free(p->origin);
 	}
 	free(ks->pvs);
 	for (size_t i = 0; i < ks->n_pvcs; i++) {
 		struct kube_pvc *p = &ks->pvcs[i];
-		free(p->cluster), free(p->namespace_), free(p->name), free(p->volume_name);
-		free(p->storage_class), free(p->vac), free(p->current_vac);
+		free(p->name), free(p->volume_name), free(p->vac), free(p->current_vac);
 		kv_free(p->labels, p->n_labels);
 	}
 	free(ks->pvcs);
 	for (size_t i = 0; i < ks->n_uses; i++)
-		free(ks->uses[i].cluster), free(ks->uses[i].namespace_), free(ks->uses[i].claim),
-			free(ks->uses[i].node);
+		free(ks->uses[i].claim);
 	free(ks->uses);
 	for (size_t i = 0; i < ks->n_nodes; i++)
 		free(ks->nodes[i].cluster), free(ks->nodes[i].name), free(ks->nodes[i].instance_type),
 			free(ks->nodes[i].region);
 	free(ks->nodes);
 	for (size_t i = 0; i < ks->n_usage; i++)
-		free(ks->usage[i].cluster), free(ks->usage[i].namespace_), free(ks->usage[i].pvc);
+		free(ks->usage[i].pvc);
 	free(ks->usage);
 	strmap_release(&ks->pv_by_name);
 	strmap_release(&ks->pvc_by_key);
 	strmap_release(&ks->sts_seen);
+	for (size_t i = 0; i < ks->n_shared; i++)
+		free(ks->shared[i]);
+	free(ks->shared);
+	strmap_release(&ks->shared_index);
 	if (ks->parse_arena) {
 		jsonx_arena_release(ks->parse_arena);
 		free(ks->parse_arena);
@@ -246,12 +279,12 @@ static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, con
 	p->claim_namespace = xstrdup(claim_ns);
 	p->claim_name = xstrdup(claim_name);
 	p->storage_class = xstrdup(sc);
-	p->zone = xstrdup(pv_zone(o));
-	p->type_param = xstrdup(type);
+	p->zone = shared_str(ks, pv_zone(o));
+	p->type_param = shared_str(ks, type);
 	int64_t bytes;
 	if (cap && kube_parse_quantity(cap, &bytes) == 0)
 		p->capacity_gib = (bytes + (1LL << 30) - 1) >> 30;
-	p->origin = xstrdup(origin);
+	p->origin = shared_str(ks, origin);
 	strmap_put(&ks->pv_by_name, k, ks->n_pvs);
 	free(k);
 	ks->n_pvs++;
@@ -280,11 +313,11 @@ static int load_pvc(struct kube_set *ks, const char *cluster, const cJSON *o, co
 	GROW(ks->pvcs, ks->n_pvcs, ks->alloc_pvcs);
 	struct kube_pvc *p = &ks->pvcs[ks->n_pvcs];
 	memset(p, 0, sizeof *p);
-	p->cluster = xstrdup(cluster);
-	p->namespace_ = xstrdup(ns);
+	p->cluster = shared_str(ks, cluster);
+	p->namespace_ = shared_str(ks, ns);
 	p->name = xstrdup(name);
 	p->volume_name = xstrdup(volume_name);
-	p->storage_class = xstrdup(sc);
+	p->storage_class = shared_str(ks, sc);
 	p->vac = xstrdup(vac);
 	p->current_vac = xstrdup(current_vac);
 	p->labels = copy_string_map(jsonx_path(o, "metadata.labels"), &p->n_labels);
@@ -392,10 +425,10 @@ static int load_pod(struct kube_set *ks, const char *cluster, const cJSON *o)
 			continue;
 		GROW(ks->uses, ks->n_uses, ks->alloc_uses);
 		struct kube_claim_use *u = &ks->uses[ks->n_uses++];
-		u->cluster = xstrdup(cluster);
-		u->namespace_ = xstrdup(ns);
+		u->cluster = shared_str(ks, cluster);
+		u->namespace_ = shared_str(ks, ns);
 		u->claim = xstrdup(claim);
-		u->node = xstrdup(node);
+		u->node = shared_str(ks, node);
 		used = 1;
 	}
 	return used;
@@ -461,8 +494,8 @@ static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *r
 				if (!rc && have_used) {
 					GROW(ks->usage, ks->n_usage, ks->alloc_usage);
 					struct kube_usage *u = &ks->usage[ks->n_usage++];
-					u->cluster = xstrdup(cluster);
-					u->namespace_ = xstrdup(ns);
+					u->cluster = shared_str(ks, cluster);
+					u->namespace_ = shared_str(ks, ns);
 					u->pvc = xstrdup(pvc);
 					u->used_bytes = used_bytes;
 					u->capacity_bytes = cap;

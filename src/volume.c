@@ -136,6 +136,20 @@ struct volume *fleet_add_volume(struct fleet *f, const char *volume_id)
 	return fleet_add_found(f, &slot, xstrdup(volume_id));
 }
 
+void fleet_trim_volumes(struct fleet *f)
+{
+	if (f->alloc <= f->n)
+		return;
+	if (!f->n) {
+		free(f->vols);
+		f->vols = NULL;
+		f->alloc = 0;
+		return;
+	}
+	f->vols = xrealloc(f->vols, f->n * sizeof *f->vols);
+	f->alloc = f->n;
+}
+
 void fleet_move_volumes(struct fleet *dst, struct fleet *src)
 {
 	if (!dst->n) { /* nothing to merge with: the array and its index change hands, no copy */
@@ -145,6 +159,13 @@ void fleet_move_volumes(struct fleet *dst, struct fleet *src)
 		dst->vols = src->vols, dst->n = src->n, dst->alloc = src->alloc, dst->index = src->index;
 		src->vols = vols, src->n = 0, src->alloc = alloc, src->index = index;
 		return;
+	}
+	/* Room for all of src at once, exactly: growing by doubling while src is alive left a
+	 * 100,000-volume live read with the merged array at 131,072 slots (37.75 MB of 288-byte
+	 * volumes for 28.8 MB of them) next to the regions' private arrays, the heap's peak. */
+	if (dst->alloc - dst->n < src->n) {
+		dst->alloc = dst->n + src->n;
+		dst->vols = xrealloc(dst->vols, dst->alloc * sizeof *dst->vols);
 	}
 	for (size_t i = 0; i < src->n; i++) {
 		struct volume *s = &src->vols[i];

@@ -29,22 +29,25 @@ struct kube_pv {
 	int in_tree;
 	char *claim_namespace, *claim_name;
 	char *storage_class;
-	char *zone;           /* from topology labels / node affinity, NULL unknown */
-	char *type_param;     /* volume type when known from the PV (CSI volumeAttributes) */
+	char *zone;           /* from topology labels / node affinity, NULL unknown (shared) */
+	char *type_param;     /* volume type when known from the PV (CSI volumeAttributes) (shared) */
 	int64_t capacity_gib; /* spec.capacity.storage rounded up to GiB */
-	char *origin;
+	char *origin;         /* (shared) */
 };
 
 struct kube_pvc {
-	char *cluster, *namespace_, *name;
-	char *volume_name, *storage_class;
+	char *cluster, *namespace_; /* (shared) */
+	char *name;
+	char *volume_name;
+	char *storage_class;        /* (shared) */
 	char *vac, *current_vac;
 	struct kv *labels;
 	size_t n_labels;
 };
 
 struct kube_claim_use { /* a pod on a node mounting a PVC */
-	char *cluster, *namespace_, *claim, *node;
+	char *cluster, *namespace_, *node; /* (shared) */
+	char *claim;
 };
 
 struct kube_node {
@@ -53,7 +56,8 @@ struct kube_node {
 };
 
 struct kube_usage {
-	char *cluster, *namespace_, *pvc;
+	char *cluster, *namespace_; /* (shared) */
+	char *pvc;
 	int64_t used_bytes, capacity_bytes;
 };
 
@@ -74,10 +78,21 @@ struct kube_set {
 	size_t ignored_pvs;         /* PVs of other drivers */
 	struct jsonx_arena *parse_arena; /* each document's tree while it is read (jsonx.h); kept
 					  * between the pages of a list, NULL until the first load */
+	/* The fields marked (shared) above point into these strings, one copy of each value the
+	 * set's objects repeat (clusters, namespaces, zones, nodes, classes, origins), freed by
+	 * kube_set_release: 100,000 PVs, PVCs and pods held ~10 separate copies of them per
+	 * volume (live inventory at 100,000 volumes: 245 -> 223 MiB RSS after the join).
+	 * shared_index: string -> position in shared (the set's own loads; strings moved in from
+	 * another set are owned, not indexed). */
+	char **shared;
+	size_t n_shared, alloc_shared;
+	struct strmap shared_index;
 };
 
 void kube_set_init(struct kube_set *ks);
 void kube_set_release(struct kube_set *ks);
+/* Makes dst own src's shared strings (src's objects moving to dst keep pointing at them). */
+void kube_set_move_shared(struct kube_set *dst, struct kube_set *src);
 
 /* Loads one document into ks and f for the named cluster. Items of kinds ebsmigrate does not
  * use are skipped. Returns the number of items used, or EM_EINPUT with a message naming

@@ -233,6 +233,9 @@ struct volume *fleet_add_found(struct fleet *f, const struct fleet_slot *slot, c
  * released, the first kept); src keeps no volume. Into an empty dst the array itself changes
  * hands: a region's volumes are not copied into the first join. */
 void fleet_move_volumes(struct fleet *dst, struct fleet *src);
+/* Gives back the volume array's growth slack (up to half of it after doubling) once f is
+ * complete and only waits to be moved or read; a later add grows it again as usual. */
+void fleet_trim_volumes(struct fleet *f);
 /* Keeps the volumes whose keep[i] is non-zero (in order) and releases the others; the index
  * follows. Cluster objects, instances and notices stay. */
 void fleet_retain(struct fleet *f, const unsigned char *keep);
