@@ -1244,6 +1244,8 @@ static int accounts_prepare(struct aws_prep *p, const struct inventory_live_opti
 	return 0;
 }
 
+static void accounts_release(struct aws_prep *p);
+
 static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *o, struct inventory_live_result *r,
 		       struct buf *err)
 {
@@ -1270,13 +1272,7 @@ static int aws_prepare(struct aws_prep *p, const struct inventory_live_options *
 	if (o->accounts) {
 		int rc = accounts_prepare(p, o, r, cr, err);
 		if (rc) {
-			for (size_t i = 0; i < p->n_accts; i++)
-				live_account_release(p->accts[i]);
-			free(p->accts);
-			p->accts = NULL;
-			p->n_accts = 0;
-			free(p->partition);
-			p->partition = NULL;
+			accounts_release(p); /* no targets yet: only the accounts and the partition */
 			buf_release(&p->cerr);
 			aws_client_release(&p->c);
 			p->init_rc = rc;
