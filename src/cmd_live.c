@@ -57,21 +57,7 @@ const struct cmd_option live_options[] = {
 	 OPT_LIVE_ORGANIZATION},
 	{"exclude-accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
 	 "leave these accounts out of --accounts/--organization (repeatable)", OPT_LIVE_EXCLUDE_ACCOUNTS},
-	{"role-name", 0, ARG_REQUIRED, "NAME",
-	 "the IAM role assumed in each account: arn:PARTITION:iam::ACCOUNT:role/NAME", OPT_LIVE_ROLE_NAME},
-	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",
-	 "the role ARN assumed in each account, with ${partition} and ${account}, e.g. "
-	 "'arn:${partition}:iam::${account}:role/path/NAME' (instead of --role-name)",
-	 OPT_LIVE_ROLE_ARN_TEMPLATE},
-	{"external-id", 0, ARG_REQUIRED, "ID", "the ExternalId sent with every AssumeRole (when the roles' trust requires one)",
-	 OPT_LIVE_EXTERNAL_ID},
-	{"role-session-name", 0, ARG_REQUIRED, "NAME",
-	 "the AssumeRole session name, seen in the accounts' CloudTrail (default ebsmigrate-USER; other characters "
-	 "than [A-Za-z0-9_+=,.@-] become '-', cut at 64)",
-	 OPT_LIVE_ROLE_SESSION_NAME},
-	{"role-duration", 0, ARG_REQUIRED, "DURATION",
-	 "how long each assumed role's credentials last, 15m to 12h (default STS's 1h; refreshed before they expire)",
-	 OPT_LIVE_ROLE_DURATION},
+	CMD_ROLE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
