@@ -507,7 +507,7 @@ static char *pv_region(const struct kube_pv *pv)
  * HISTORY_UNAVAILABLE (the planner flags them history-unverified) and r keeps the first
  * message, for one warning at the end (aws_side). */
 static int read_history(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
-			struct fleet *f, const char *region, struct buf *err)
+			struct fleet *f, const char *region, const char *save_dir, struct buf *err)
 {
 	size_t candidates = 0;
 	for (size_t i = 0; i < f->n; i++)
@@ -521,14 +521,14 @@ static int read_history(struct aws_client *c, const struct inventory_live_option
 		memset(&ev, 0, sizeof ev);
 		struct buf save = BUF_INIT, terr = BUF_INIT;
 		time_t now = em_now();
-		if (aws_cloudtrail_lookup_modify_volume(c, region, now - 25 * 3600, now, &ev, o->save_dir ? &save : NULL,
+		if (aws_cloudtrail_lookup_modify_volume(c, region, now - 25 * 3600, now, &ev, save_dir ? &save : NULL,
 							&terr) == 0) {
 			aws_cloudtrail_attach(f, &ev, region);
 			h = HISTORY_CLOUDTRAIL;
-			if (o->save_dir) {
+			if (save_dir) {
 				struct buf name = BUF_INIT;
 				buf_addf(&name, "cloudtrail-%s.json", region);
-				rc = save_file(r, o->save_dir, name.s, &save, err);
+				rc = save_file(r, save_dir, name.s, &save, err);
 				buf_release(&name);
 			}
 		} else {
@@ -572,6 +572,18 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct ec2_mod_list mods;
 	memset(&mods, 0, sizeof mods);
 	int rc;
+	/* --save with several accounts: each account's exports in a subdirectory named by its id
+	 * (the same file names as one account's), which the offline readers label with that id */
+	struct buf dir = BUF_INIT;
+	const char *save_dir = o->save_dir;
+	if (save_dir && o->accounts && aws_account_id_valid(r->account)) {
+		buf_addf(&dir, "%s/%s", o->save_dir, r->account);
+		if ((rc = em_mkdirs(dir.s, 0755, err))) {
+			buf_release(&dir);
+			return rc;
+		}
+		save_dir = dir.s;
+	}
 	if (ids) {
 		rc = aws_ec2_describe_volumes_by_id(c, region, ids, n_ids, f, err);
 		if (!rc)
@@ -589,10 +601,10 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	ec2_mod_list_release(&mods);
 	if (!rc && !o->no_cloudtrail) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "CloudTrail", region, 0, 0);
-		rc = read_history(c, o, r, f, region, err);
+		rc = read_history(c, o, r, f, region, save_dir, err);
 		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "CloudTrail", region, 0, 0);
 	} else if (!rc) {
-		rc = read_history(c, o, r, f, region, err);
+		rc = read_history(c, o, r, f, region, save_dir, err);
 	}
 	if (!rc) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
@@ -609,34 +621,35 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct buf metrics = BUF_INIT;
 	struct jsonw mw;
 	if (!rc && !o->no_metrics) {
-		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &mw : NULL,
+		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, save_dir ? &mw : NULL,
 					o->progress, o->progress_ctx, live_concurrency(o), metrics_gate};
-		if (o->save_dir)
+		if (save_dir)
 			aws_cloudwatch_export_begin(&mw, &metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
-		if (!rc && o->save_dir) {
+		if (!rc && save_dir) {
 			aws_cloudwatch_export_end(&mw);
-			rc = save_export(r, o->save_dir, &metrics, err, "metrics-%s.json", region);
+			rc = save_export(r, save_dir, &metrics, err, "metrics-%s.json", region);
 		}
 	}
 	buf_release(&metrics);
-	if (!rc && o->save_dir) {
+	if (!rc && save_dir) {
 		struct saved_stream x;
-		if (!(rc = save_stream_open(&x, o->save_dir, err, "volumes-%s.json", region))) {
+		if (!(rc = save_stream_open(&x, save_dir, err, "volumes-%s.json", region))) {
 			aws_ec2_write_volumes_export(&x.b, f, region, &x.spill);
 			rc = save_stream_commit(r, &x, err);
 		}
-		if (!rc && !(rc = save_stream_open(&x, o->save_dir, err, "modifications-%s.json", region))) {
+		if (!rc && !(rc = save_stream_open(&x, save_dir, err, "modifications-%s.json", region))) {
 			aws_ec2_write_modifications_export(&x.b, f, region, &x.spill);
 			rc = save_stream_commit(r, &x, err);
 		}
 		struct buf data = BUF_INIT;
 		if (!rc) {
 			aws_ec2_write_instances_export(&data, f, region);
-			rc = save_export(r, o->save_dir, &data, err, "instances-%s.json", region);
+			rc = save_export(r, save_dir, &data, err, "instances-%s.json", region);
 		}
 		buf_release(&data);
 	}
+	buf_release(&dir);
 	return rc;
 }
 
