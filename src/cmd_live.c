@@ -500,7 +500,7 @@ int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aw
 	int rc = read_dir("--from-saved", dir, &names, &accounts);
 	for (size_t i = 0; !rc && i < names.n; i++) {
 		const char *name = names.items[i];
-		int is_aws = strcmp(name, "instance-types.json") == 0;
+		int is_aws = strcmp(name, "instance-types.json") == 0 || strcmp(name, "accounts.json") == 0;
 		for (int k = 0; !is_aws && aws_prefixes[k]; k++)
 			is_aws = strncmp(name, aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
 		char *file = join_path(dir, name);

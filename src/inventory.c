@@ -31,6 +31,7 @@
 #endif
 
 #include "ebsmigrate/aws_accounts.h"
+#include "ebsmigrate/saved_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/aws_cloudwatch.h"
@@ -256,6 +257,8 @@ static int load_deferred(struct fleet *f, int kinds, const char *text, size_t le
 	int r = (kinds & EC2_EXPORT_METRICS) ? aws_cloudwatch_load_export(f, text, len, path, err) : 0;
 	if (r < 0)
 		return r;
+	if ((kinds & EC2_EXPORT_ACCOUNTS) && (r = saved_accounts_load(f, text, len, path, err)) < 0)
+		return r;
 	return (kinds & EC2_EXPORT_CLOUDTRAIL) ? aws_cloudtrail_load_export(f, text, len, path, err) : 0;
 }
 
@@ -286,7 +289,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		} else {
 			r = aws_ec2_load_file(f, &mods, src->aws[i].path, src->aws[i].label, err);
 		}
-		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL))) {
+		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL | EC2_EXPORT_ACCOUNTS))) {
 			if (is_stdin) {
 				metric_text[n_metric] = text;
 				buf_init(&text);
@@ -1474,8 +1477,17 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    region, pvs_here);
 	}
 	move_result(r, &fan->acc_r);
-	if (o->accounts)
+	if (o->accounts) {
+		size_t first_notice = f->n_notices;
 		accounts_record(f, r, prep);
+		if (o->save_dir) { /* the coverage, for the offline readers (saved_accounts.h) */
+			struct buf doc = BUF_INIT;
+			saved_accounts_write(&doc, f, first_notice);
+			if (!rc)
+				rc = save_file(r, o->save_dir, "accounts.json", &doc, err);
+			buf_release(&doc);
+		}
+	}
 	region_fanout_release(fan);
 	accounts_release(prep);
 	free(prep->jobs);
