@@ -49,7 +49,8 @@ const struct cmd_option live_options[] = {
 	 OPT_LIVE_CONCURRENCY},
 	{"accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
 	 "read these AWS accounts (12-digit ids; @FILE: ids one a line, # comments), each through the role "
-	 "--role-name/--role-arn-template assumed from the base credentials (docs/accounts.md); repeatable",
+	 "--role-name/--role-arn-template assumed from the base credentials, named by Organizations DescribeAccount "
+	 "where the base credentials may ask (else by id; docs/accounts.md); repeatable",
 	 OPT_LIVE_ACCOUNTS},
 	{"organization", 0, ARG_NONE, NULL,
 	 "read every ACTIVE account of the AWS organization (Organizations ListAccounts; others listed as "

@@ -1090,6 +1090,35 @@ static void account_credentials_job(void *ctx, size_t i)
 	} /* an assumed role's account is checked by the provider (expect_account) */
 }
 
+/* --accounts and --profile runs: each account's name from Organizations DescribeAccount, asked
+ * with the base credentials (--organization has them from ListAccounts). Only the management
+ * account or a delegated administrator may ask, so a refusal is not the run's: the accounts keep
+ * their ids alone (said with -v), and after a refusal (AccessDenied, no organization) the others
+ * are not asked. */
+static void name_accounts(struct aws_prep *p)
+{
+	for (size_t i = 0; i < p->n_accts; i++) {
+		struct live_account *a = p->accts[i];
+		if (!a->id || a->name)
+			continue;
+		struct org_account_list l;
+		memset(&l, 0, sizeof l);
+		struct buf e = BUF_INIT;
+		int rc = aws_org_describe_account(&p->c, a->id, &l, &e);
+		if (!rc && l.n && l.v[0].name && l.v[0].name[0])
+			a->name = xstrdup(l.v[0].name);
+		else if (rc)
+			log_info("account %s: no name (%s); shown by its id", a->id, e.s);
+		int stop = rc && !strstr(e.s ? e.s : "", "AccountNotFoundException");
+		org_account_list_release(&l);
+		buf_release(&e);
+		if (stop) {
+			log_info("accounts: names not asked for the other accounts: shown by their ids");
+			break;
+		}
+	}
+}
+
 /* The accounts of a multi-account run: who the base credentials are, the list (given, the
  * organization's, or the profiles), minus the excluded ones, each with its client, and
  * credentials for each (on the pool). Errors here are the run's: the base credentials refused,
@@ -1187,6 +1216,8 @@ static int accounts_prepare(struct aws_prep *p, const struct inventory_live_opti
 				p->accts[i]->rc = em_err(&p->accts[i]->err, EM_EINPUT, "account %s is already read with profile '%s'",
 							p->accts[i]->id, p->accts[k]->profile);
 	qsort(p->accts, p->n_accts, sizeof *p->accts, by_account_id);
+	if (!ac->organization)
+		name_accounts(p);
 	if (ac->n_profiles) {
 		/* the first profile that answered is "the current account" */
 		for (size_t i = 0; i < p->n_accts && !r->account; i++)
