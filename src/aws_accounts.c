@@ -4,7 +4,8 @@
  *
  * Entry points: aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
  * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts,
- * aws_org_list_accounts, org_account_list_release, aws_account_clients_init/get/release.
+ * aws_org_list_accounts, aws_org_parse_describe_account, aws_org_describe_account,
+ * org_account_list_release, aws_account_clients_init/get/release.
  * Invariants: an id that reaches a list is 12 digits; a ListAccounts answer is parsed whole
  * before anything is appended (a bad page adds nothing); a NextToken that repeats the one it
  * was asked with stops the loop (no endless paging).
@@ -231,6 +232,56 @@ int aws_org_parse_list_accounts(const char *body, size_t len, struct org_account
 		*next_token = xstrdup(next->valuestring);
 	cJSON_Delete(j);
 	return 0;
+}
+
+int aws_org_parse_describe_account(const char *body, size_t len, const char *id, struct org_account_list *out,
+				   struct buf *err)
+{
+	cJSON *j = cJSON_ParseWithLength(body, len);
+	const cJSON *a = j ? jsonx_get(j, "Account") : NULL;
+	if (!cJSON_IsObject(a)) {
+		cJSON_Delete(j);
+		return em_err(err, EM_ESERVER, "organizations DescribeAccount: the answer has no Account object");
+	}
+	const char *got = jsonx_str(a, "Id"), *status = jsonx_str(a, "Status");
+	if (!aws_account_id_valid(got) || !status || !*status || (id && strcmp(got, id) != 0)) {
+		struct buf v = BUF_INIT;
+		buf_add_visible(&v, got ? got : "(none)");
+		int rc = em_err(err, EM_ESERVER, "organizations DescribeAccount: Account Id '%s' %s", v.s,
+				aws_account_id_valid(got) && status && *status ? "is not the account asked for"
+										 : "has no valid Id and Status");
+		buf_release(&v);
+		cJSON_Delete(j);
+		return rc;
+	}
+	XGROW(out->v, out->n, out->alloc);
+	struct org_account *o = &out->v[out->n++];
+	o->id = xstrdup(got);
+	o->status = xstrdup(status);
+	o->arn = xstrdup(jsonx_str(a, "Arn"));
+	o->name = xstrdup(jsonx_str(a, "Name"));
+	o->email = xstrdup(jsonx_str(a, "Email"));
+	cJSON_Delete(j);
+	return 0;
+}
+
+int aws_org_describe_account(struct aws_client *c, const char *id, struct org_account_list *out, struct buf *err)
+{
+	struct buf body = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &body, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "AccountId", id);
+	jsonw_end(&w);
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = aws_json(c, AWS_SERVICE_ORGANIZATIONS, NULL, "AWSOrganizationsV20161128.DescribeAccount",
+			  "application/x-amz-json-1.1", body.s, &resp, NULL, err);
+	if (!rc)
+		rc = aws_org_parse_describe_account(resp.body.s, resp.body.len, id, out, err);
+	http_response_release(&resp);
+	buf_release(&body);
+	return rc;
 }
 
 int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, struct buf *err)

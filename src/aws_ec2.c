@@ -29,6 +29,7 @@
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/saved_accounts.h"
 
 void ec2_mod_list_release(struct ec2_mod_list *l)
 {
@@ -728,6 +729,8 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 		return EC2_EXPORT_METRICS; /* read by aws_cloudwatch_load_export once every volume is known */
 	if (cJSON_IsArray(jsonx_get(root, "Events")))
 		return EC2_EXPORT_CLOUDTRAIL; /* read by aws_cloudtrail_parse once every volume is known */
+	if (saved_accounts_is(root))
+		return EC2_EXPORT_ACCOUNTS; /* a multi-account save's coverage: read by saved_accounts_load */
 	const char *key = vols ? "Volumes" : ms ? "VolumesModifications" : its ? "InstanceTypes" : res ? "Reservations" : NULL;
 	if (key)
 		return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc, key,

@@ -24,8 +24,7 @@
 
 enum { OPT_BATCH = 1, OPT_PLAN, OPT_MAX_IN_FLIGHT, OPT_ORDER, OPT_METHOD, OPT_VOLUME, OPT_NAMESPACE,
        OPT_CTX, OPT_SELECTOR, OPT_DRY_RUN, OPT_YES, OPT_WAIT, OPT_WAIT_TIMEOUT, OPT_APROFILE, OPT_POLL, OPT_AKUBECONFIG,
-       OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE, OPT_AROLE_NAME, OPT_AROLE_ARN_TEMPLATE, OPT_AEXTERNAL_ID,
-       OPT_AROLE_SESSION_NAME, OPT_AROLE_DURATION, OPT_REQUIRE_CONFIGMAP };
+       OPT_RECONCILE_ONLY, OPT_MAX_PLAN_AGE, OPT_REQUIRE_CONFIGMAP };
 
 static const struct cmd_option apply_options[] = {
 	{"batch", 0, ARG_REQUIRED, "N",
@@ -61,18 +60,7 @@ static const struct cmd_option apply_options[] = {
 	 OPT_REQUIRE_CONFIGMAP},
 	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
 	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
-	{"role-name", 0, ARG_REQUIRED, "NAME",
-	 "a plan of several accounts: modify each account's volumes with the role arn:PARTITION:iam::ACCOUNT:role/NAME "
-	 "assumed from the base credentials (docs/accounts.md)",
-	 OPT_AROLE_NAME},
-	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",
-	 "the same with the role ARN given as a template with ${partition} and ${account} (instead of --role-name)",
-	 OPT_AROLE_ARN_TEMPLATE},
-	{"external-id", 0, ARG_REQUIRED, "ID", "the ExternalId sent with every AssumeRole", OPT_AEXTERNAL_ID},
-	{"role-session-name", 0, ARG_REQUIRED, "NAME", "the AssumeRole session name (default ebsmigrate-USER)",
-	 OPT_AROLE_SESSION_NAME},
-	{"role-duration", 0, ARG_REQUIRED, "DURATION", "how long each assumed role's credentials last, 15m to 12h",
-	 OPT_AROLE_DURATION},
+	CMD_ROLE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -259,11 +247,11 @@ static int on_option(void *st, int id, const char *arg)
 		a->o.poll_s = (int64_t)tmp;
 		return 0;
 	case OPT_APROFILE: a->profile = arg; return 0;
-	case OPT_AROLE_NAME: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_NAME, arg);
-	case OPT_AROLE_ARN_TEMPLATE: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_ARN_TEMPLATE, arg);
-	case OPT_AEXTERNAL_ID: return cmd_live_option(&a->roles, OPT_LIVE_EXTERNAL_ID, arg);
-	case OPT_AROLE_SESSION_NAME: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_SESSION_NAME, arg);
-	case OPT_AROLE_DURATION: return cmd_live_option(&a->roles, OPT_LIVE_ROLE_DURATION, arg);
+	case OPT_LIVE_ROLE_NAME:
+	case OPT_LIVE_ROLE_ARN_TEMPLATE:
+	case OPT_LIVE_EXTERNAL_ID:
+	case OPT_LIVE_ROLE_SESSION_NAME:
+	case OPT_LIVE_ROLE_DURATION: return cmd_live_option(&a->roles, id, arg);
 	case OPT_AKUBECONFIG: a->o.kubeconfig = arg; return 0;
 	case OPT_REQUIRE_CONFIGMAP: {
 		struct buf err = BUF_INIT;

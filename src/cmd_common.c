@@ -461,41 +461,56 @@ char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged)
 	return xstrdup(staged);
 }
 
-/* Moves every file of a staging directory into dir, then removes the (empty) staging directory. */
-static int commit_dir(struct cmd_output_file *d)
+/* Moves every file of the directory from into the directory to (created if needed; same-named
+ * files replaced, others left alone), and the files of its subdirectories (inventory --save's
+ * per-account ones, depth one level) into to's subdirectories of the same names; then removes
+ * from. 0, or EM_EIO said in err. */
+static int move_dir_files(const char *from, const char *to, int depth, struct buf *err)
 {
-	struct buf err = BUF_INIT, from = BUF_INIT, to = BUF_INIT;
-	int rc = em_mkdirs(d->path, 0777, &err);
-	DIR *dh = rc ? NULL : opendir(d->tmp);
+	int rc = em_mkdirs(to, 0777, err);
+	DIR *dh = rc ? NULL : opendir(from);
 	if (!rc && !dh)
-		rc = em_err(&err, EM_EIO, "cannot read '%s': %s", d->tmp, strerror(errno));
+		rc = em_err(err, EM_EIO, "cannot read '%s': %s", from, strerror(errno));
+	struct buf f = BUF_INIT, t = BUF_INIT;
 	struct dirent *e;
 	while (!rc && (e = readdir(dh)) != NULL) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		buf_reset(&from);
-		buf_reset(&to);
-		buf_addf(&from, "%s/%s", d->tmp, e->d_name);
-		buf_addf(&to, "%s/%s", d->path, e->d_name);
-		if (rename(from.s, to.s) != 0)
-			rc = em_err(&err, EM_EIO, "cannot write '%s': %s", to.s, strerror(errno));
+		buf_reset(&f);
+		buf_reset(&t);
+		buf_addf(&f, "%s/%s", from, e->d_name);
+		buf_addf(&t, "%s/%s", to, e->d_name);
+		struct stat st;
+		if (depth > 0 && lstat(f.s, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = move_dir_files(f.s, t.s, depth - 1, err);
+		else if (rename(f.s, t.s) != 0)
+			rc = em_err(err, EM_EIO, "cannot write '%s': %s", t.s, strerror(errno));
 	}
 	if (dh)
 		closedir(dh);
-	if (!rc) {
-		rmdir(d->tmp);
+	if (!rc)
+		rmdir(from);
+	buf_release(&f);
+	buf_release(&t);
+	return rc;
+}
+
+/* Moves every file of a staging directory into dir, then removes the (empty) staging directory. */
+static int commit_dir(struct cmd_output_file *d)
+{
+	struct buf err = BUF_INIT;
+	int rc = move_dir_files(d->tmp, d->path, 1, &err);
+	if (!rc)
 		d->committed = 1; /* tmp stays known, for cmd_outputs_final_path */
-	} else {
+	else
 		log_error("%s", err.s);
-	}
 	buf_release(&err);
-	buf_release(&from);
-	buf_release(&to);
 	return rc ? EXIT_RUNTIME : EXIT_OK;
 }
 
-/* Removes a staging directory that was not committed (flat: the writers put files only). */
-static void discard_dir(const char *tmp)
+/* Removes a staging directory that was not committed (its files, and those of its
+ * subdirectories, one level). */
+static void discard_dir(const char *tmp, int depth)
 {
 	DIR *dh = opendir(tmp);
 	struct dirent *e;
@@ -504,7 +519,11 @@ static void discard_dir(const char *tmp)
 			continue;
 		struct buf p = BUF_INIT;
 		buf_addf(&p, "%s/%s", tmp, e->d_name);
-		unlink(p.s);
+		struct stat st;
+		if (depth > 0 && lstat(p.s, &st) == 0 && S_ISDIR(st.st_mode))
+			discard_dir(p.s, depth - 1);
+		else
+			unlink(p.s);
 		buf_release(&p);
 	}
 	if (dh)
@@ -561,7 +580,7 @@ void cmd_outputs_release(struct cmd_outputs *o)
 	free(o->files);
 	for (size_t i = 0; i < o->n_dirs; i++) {
 		if (!o->dirs[i].committed)
-			discard_dir(o->dirs[i].tmp);
+			discard_dir(o->dirs[i].tmp, 1);
 		free(o->dirs[i].tmp);
 		free(o->dirs[i].path);
 	}

@@ -33,7 +33,8 @@ static const struct cmd_option inventory_options[] = {
 	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
 	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
 	{"save", 0, ARG_REQUIRED, "DIR",
-	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json)",
+	 "also write the data as AWS CLI / kubectl JSON exports into DIR (replayable with plan --from-*-json); "
+	 "with several accounts each account's AWS exports go to DIR/ACCOUNT-ID/",
 	 OPT_SAVE},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the run in the database", OPT_NO_RECORD},
 	CMD_SCOPE_OPTIONS,
@@ -56,7 +57,11 @@ const struct cmd_help inventory_help = {
 		"the fleet. The run is recorded in the database. With --save DIR the data is also written as "
 		"exports (volumes-REGION.json, modifications-REGION.json, CLUSTER.json; metrics-REGION.json holds "
 		"each volume's reduced CloudWatch figures, not the series) that `ebsmigrate plan "
-		"--from-saved DIR` (or --from-aws-json/--from-kube-json naming each file) replays into the same plan.\n"
+		"--from-saved DIR` (or --from-aws-json/--from-kube-json naming each file) replays into the same plan. "
+		"With several accounts (--accounts, --organization, repeated --profile) each account's AWS exports "
+		"are written to the subdirectory DIR/ACCOUNT-ID/ under the same names (instance-types.json once, in "
+		"DIR) and the coverage in DIR/accounts.json; the replay labels every volume with the account whose "
+		"directory it came from and has the live run's accounts, coverage and exit 3.\n"
 		"\n"
 		"Either side may be absent: without a kubeconfig (or with --no-kube) every volume is not-kubernetes; "
 		"when no AWS credential source is configured at all the clusters' EBS PVs are listed, cannot be "
@@ -171,10 +176,6 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||
-	    (rc = cmd_usage_if(a.live.accounts && a.live.save_dir,
-			       "--save writes one file per region, which several accounts would share: it does not go "
-			       "with --accounts, --organization or repeated --profile yet (save each account's run "
-			       "apart)")) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {
 		scope_release(&a.scope);
 		cmd_live_options_release(&a.live);

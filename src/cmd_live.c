@@ -49,7 +49,8 @@ const struct cmd_option live_options[] = {
 	 OPT_LIVE_CONCURRENCY},
 	{"accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
 	 "read these AWS accounts (12-digit ids; @FILE: ids one a line, # comments), each through the role "
-	 "--role-name/--role-arn-template assumed from the base credentials (docs/accounts.md); repeatable",
+	 "--role-name/--role-arn-template assumed from the base credentials, named by Organizations DescribeAccount "
+	 "where the base credentials may ask (else by id; docs/accounts.md); repeatable",
 	 OPT_LIVE_ACCOUNTS},
 	{"organization", 0, ARG_NONE, NULL,
 	 "read every ACTIVE account of the AWS organization (Organizations ListAccounts; others listed as "
@@ -57,21 +58,7 @@ const struct cmd_option live_options[] = {
 	 OPT_LIVE_ORGANIZATION},
 	{"exclude-accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
 	 "leave these accounts out of --accounts/--organization (repeatable)", OPT_LIVE_EXCLUDE_ACCOUNTS},
-	{"role-name", 0, ARG_REQUIRED, "NAME",
-	 "the IAM role assumed in each account: arn:PARTITION:iam::ACCOUNT:role/NAME", OPT_LIVE_ROLE_NAME},
-	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",
-	 "the role ARN assumed in each account, with ${partition} and ${account}, e.g. "
-	 "'arn:${partition}:iam::${account}:role/path/NAME' (instead of --role-name)",
-	 OPT_LIVE_ROLE_ARN_TEMPLATE},
-	{"external-id", 0, ARG_REQUIRED, "ID", "the ExternalId sent with every AssumeRole (when the roles' trust requires one)",
-	 OPT_LIVE_EXTERNAL_ID},
-	{"role-session-name", 0, ARG_REQUIRED, "NAME",
-	 "the AssumeRole session name, seen in the accounts' CloudTrail (default ebsmigrate-USER; other characters "
-	 "than [A-Za-z0-9_+=,.@-] become '-', cut at 64)",
-	 OPT_LIVE_ROLE_SESSION_NAME},
-	{"role-duration", 0, ARG_REQUIRED, "DURATION",
-	 "how long each assumed role's credentials last, 15m to 12h (default STS's 1h; refreshed before they expire)",
-	 OPT_LIVE_ROLE_DURATION},
+	CMD_ROLE_OPTIONS,
 	{NULL, 0, 0, NULL, NULL, 0},
 };
 
@@ -365,6 +352,29 @@ static int list_json(const char *dir, struct strlist *names)
 	return 0;
 }
 
+/* The subdirectories of dir named by an AWS account id (inventory --save with several accounts
+ * writes each account's exports in one), sorted. */
+static void list_account_dirs(const char *dir, struct strlist *ids)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	struct buf path = BUF_INIT;
+	while ((e = readdir(d))) {
+		if (!aws_account_id_valid(e->d_name))
+			continue;
+		buf_reset(&path);
+		buf_addf(&path, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
+			strlist_append(ids, e->d_name);
+	}
+	buf_release(&path);
+	closedir(d);
+	strlist_sort(ids);
+}
+
 static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)
 {
 	XGROW(*arr, *n, *alloc);
@@ -393,13 +403,17 @@ static int is_dir(const char *path)
 	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int read_dir(const char *opt, const char *dir, struct strlist *names)
+/* dir's *.json files into names and, when accounts is not NULL, its account subdirectories
+ * into accounts; EXIT_USAGE, said, when it cannot be read or holds neither. */
+static int read_dir(const char *opt, const char *dir, struct strlist *names, struct strlist *accounts)
 {
 	if (list_json(dir, names)) {
 		log_error("%s: cannot read directory '%s': %s", opt, dir, strerror(errno));
 		return EXIT_USAGE;
 	}
-	if (!names->n) {
+	if (accounts)
+		list_account_dirs(dir, accounts);
+	if (!names->n && !(accounts && accounts->n)) {
 		log_error("%s: directory '%s' holds no *.json exports", opt, dir);
 		return EXIT_USAGE;
 	}
@@ -412,6 +426,30 @@ static char *join_path(const char *dir, const char *name)
 	size_t n = strlen(dir);
 	buf_addf(&p, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 	return buf_detach(&p);
+}
+
+/* The *.json exports of each account subdirectory of dir (inventory --save with several
+ * accounts), labelled with the account id: every volume read from them is that account's. */
+static int add_account_dirs(struct inventory_source **arr, size_t *n, size_t *alloc, const char *opt, const char *dir,
+			    const struct strlist *accounts)
+{
+	int rc = 0;
+	for (size_t a = 0; !rc && a < accounts->n; a++) {
+		char *sub = join_path(dir, accounts->items[a]);
+		struct strlist names = STRLIST_INIT_DUP;
+		if (list_json(sub, &names)) {
+			log_error("%s: cannot read directory '%s': %s", opt, sub, strerror(errno));
+			rc = EXIT_USAGE;
+		}
+		for (size_t i = 0; !rc && i < names.n; i++) {
+			char *file = join_path(sub, names.items[i]);
+			log_info("%s %s: reading '%s' (account '%s')", opt, dir, file, accounts->items[a]);
+			push_source(arr, n, alloc, file, accounts->items[a]);
+		}
+		strlist_release(&names);
+		free(sub);
+	}
+	return rc;
 }
 
 int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, const char *arg, int kube)
@@ -431,8 +469,9 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 	}
 	/* A directory: every *.json export in it, in name order, under the same label. Kubernetes
 	 * exports without a label are named after their file, as inventory --save names them. */
-	struct strlist names = STRLIST_INIT_DUP;
-	int rc = read_dir(opt, path, &names);
+	struct strlist names = STRLIST_INIT_DUP, accounts = STRLIST_INIT_DUP;
+	/* without a label, an AWS directory's account subdirectories are read too, each under its id */
+	int rc = read_dir(opt, path, &names, kube || label ? NULL : &accounts);
 	for (size_t i = 0; !rc && i < names.n; i++) {
 		char *cluster = kube && !label ? saved_cluster_name(names.items[i]) : NULL;
 		const char *l = label ? label : cluster;
@@ -444,7 +483,10 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 		push_source(arr, n, alloc, file, l);
 		free(cluster);
 	}
+	if (!rc)
+		rc = add_account_dirs(arr, n, alloc, opt, path, &accounts);
 	strlist_release(&names);
+	strlist_release(&accounts);
 	free(label);
 	return rc;
 }
@@ -455,11 +497,11 @@ int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aw
 	/* The AWS files inventory --save writes; every other *.json there is a cluster's. */
 	static const char *const aws_prefixes[] = {"volumes-", "modifications-", "metrics-", "cloudtrail-",
 						   "instances-", NULL};
-	struct strlist names = STRLIST_INIT_DUP;
-	int rc = read_dir("--from-saved", dir, &names);
+	struct strlist names = STRLIST_INIT_DUP, accounts = STRLIST_INIT_DUP;
+	int rc = read_dir("--from-saved", dir, &names, &accounts);
 	for (size_t i = 0; !rc && i < names.n; i++) {
 		const char *name = names.items[i];
-		int is_aws = strcmp(name, "instance-types.json") == 0;
+		int is_aws = strcmp(name, "instance-types.json") == 0 || strcmp(name, "accounts.json") == 0;
 		for (int k = 0; !is_aws && aws_prefixes[k]; k++)
 			is_aws = strncmp(name, aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
 		char *file = join_path(dir, name);
@@ -473,7 +515,11 @@ int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aw
 			free(cluster);
 		}
 	}
+	/* several accounts: each one's AWS exports in the subdirectory named by its id */
+	if (!rc)
+		rc = add_account_dirs(aws, n_aws, alloc_aws, "--from-saved", dir, &accounts);
 	strlist_release(&names);
+	strlist_release(&accounts);
 	return rc;
 }
 

@@ -38,7 +38,9 @@ static const struct cmd_option plan_options[] = {
 	 OPT_FLEET_FROM_KUBE},
 	{"from-saved", 0, ARG_REQUIRED, "DIR",
 	 "replay what 'inventory --save DIR' wrote: its AWS files as --from-aws-json, CLUSTER*.json as "
-	 "--from-kube-json CLUSTER=...; repeatable", OPT_FLEET_FROM_SAVED},
+	 "--from-kube-json CLUSTER=..., an account's subdirectory DIR/ACCOUNT-ID/ (several accounts) as "
+	 "--from-aws-json ACCOUNT-ID=... and accounts.json (their coverage) as --from-aws-json; repeatable",
+	 OPT_FLEET_FROM_SAVED},
 	{"mode", 0, ARG_REQUIRED, "MODE", "match (default: keep gp2's performance), baseline (3000/125) or observed",
 	 OPT_FLEET_MODE},
 	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, csv or markdown", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),

@@ -22,6 +22,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/kube_pvc.h"
 #include "ebsmigrate/ledger_apply.h"
@@ -58,6 +59,7 @@ static const struct cmd_option status_options[] = {
 	 OPT_SCONTEXT},
 	CMD_KUBECONFIG_OPTION(OPT_SKUBECONFIG),
 	CMD_AWS_PROFILE_OPTION(OPT_SPROFILE),
+	CMD_ROLE_OPTIONS,
 	CMD_SCOPE_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
 	{NULL, 0, 0, NULL, NULL, 0},
@@ -65,7 +67,9 @@ static const struct cmd_option status_options[] = {
 
 static const char *const status_usage[] = {
 	"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]", NULL};
+	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
+	"... [--role-name NAME | --role-arn-template TEMPLATE] [--external-id ID] [--role-session-name NAME] [--role-duration DURATION]",
+	NULL};
 
 const struct cmd_help status_help = {
 	.usage = status_usage,
@@ -100,7 +104,15 @@ const struct cmd_help status_help = {
 		       "-A overrides -n); -l keeps the rows whose PVC matches the selector, asked of each cluster as "
 		       "apply does (the ledger keeps no labels; not with --no-kube or --no-verify). Rows outside the "
 		       "scope are neither reconciled nor shown; the totals are the scoped rows'. An empty scope is a "
-		       "notice and exit 0.",
+		       "notice and exit 0.\n"
+		       "\n"
+		       "A ledger of several accounts (apply of a plan made with --accounts/--organization): with "
+		       "--role-name (or --role-arn-template, --external-id, --role-session-name, --role-duration, as for "
+		       "apply) each row is reconciled and each volume re-read with its own account's credentials, from "
+		       "STS AssumeRole of that account's role (one per account and run; the base credentials' own "
+		       "account with them). Without a role option the rows of other accounts are neither reconciled nor "
+		       "read with credentials that cannot see them: a warning says so and they show unverified "
+		       "(docs/accounts.md).",
 	.options = status_options,
 	.exit_codes = "Exit 3 when --watch --timeout ran out with modifications still in flight. Exit 4 when a "
 		      "completed volume does not match its target in EC2, or its PVC does not name "
@@ -114,6 +126,7 @@ struct status_args {
 	int64_t plan_id, interval, timeout;
 	const char *profile, *kubeconfig;
 	struct scope scope; /* --context and the scoping options */
+	struct inventory_live_options roles; /* --role-name ...: parsed by cmd_live_option */
 };
 
 static int on_option(void *st, int id, const char *arg)
@@ -124,6 +137,11 @@ static int on_option(void *st, int id, const char *arg)
 	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
 		return cmd_output_option(&a->result, id, arg, status_formats, STATUS_JSON, STATUS_YAML);
 	switch (id) {
+	case OPT_LIVE_ROLE_NAME:
+	case OPT_LIVE_ROLE_ARN_TEMPLATE:
+	case OPT_LIVE_EXTERNAL_ID:
+	case OPT_LIVE_ROLE_SESSION_NAME:
+	case OPT_LIVE_ROLE_DURATION: return cmd_live_option(&a->roles, id, arg);
 	case OPT_SPLAN:
 		if (em_parse_i64(arg, &a->plan_id) || a->plan_id < 1) {
 			log_error("--plan: '%s' is not a plan id", arg);
@@ -154,33 +172,69 @@ static int on_option(void *st, int id, const char *arg)
 
 struct live {
 	struct fleet f;
-	int read;
+	int read;               /* EC2 answered for the rows it was asked about */
+	unsigned char *row_ok;  /* per row: read with its own account's credentials */
 };
 
-static int read_live(struct aws_client *aws, struct apply_row *rows, size_t n, struct live *lv, struct buf *err)
+static int same_account(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* Each row's volume re-read in its region with its own account's client from set (the base
+ * credentials for their account and for labels that are not account ids, an assumed role for
+ * the others). A row whose account cannot be reached (another account and no role option, an
+ * AssumeRole refused) is left unread, so it shows unverified, never judged by credentials that
+ * cannot see it: a warning once per account (warned). */
+static int read_live(struct aws_account_clients *set, struct apply_row *rows, size_t n, struct live *lv,
+		     struct strmap *warned, struct buf *err)
 {
 	fleet_init(&lv->f);
+	lv->row_ok = xcalloc(n ? n : 1, 1);
+	struct aws_client **cl = xcalloc(n ? n : 1, sizeof *cl);
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < i && !same_account(rows[k].account, rows[i].account))
+			k++;
+		if (k < i) {
+			cl[i] = cl[k];
+		} else {
+			struct buf e = BUF_INIT;
+			cl[i] = aws_account_clients_get(set, rows[i].account, &e);
+			size_t seen;
+			const char *acct = rows[i].account ? rows[i].account : "";
+			if (!cl[i] && !strmap_get(warned, acct, &seen)) {
+				strmap_put(warned, acct, 1);
+				log_warning("the volumes of account %s are shown unverified: %s", acct, e.s);
+			}
+			buf_release(&e);
+		}
+		lv->row_ok[i] = cl[i] != NULL;
+	}
 	struct ec2_mod_list mods;
 	memset(&mods, 0, sizeof mods);
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
+		if (!cl[i])
+			continue;
 		int seen = 0;
-		for (size_t k = 0; k < i; k++)
-			seen |= strcmp(rows[k].region, rows[i].region) == 0;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = cl[k] == cl[i] && strcmp(rows[k].region, rows[i].region) == 0;
 		if (seen)
 			continue;
 		const char **ids = NULL;
 		size_t m = 0;
 		for (size_t k = i; k < n; k++)
-			if (strcmp(rows[k].region, rows[i].region) == 0) {
+			if (cl[k] == cl[i] && strcmp(rows[k].region, rows[i].region) == 0) {
 				ids = xrealloc(ids, (m + 1) * sizeof *ids);
 				ids[m++] = rows[k].volume_id;
 			}
-		rc = aws_ec2_describe_volumes_by_id(aws, rows[i].region, ids, m, &lv->f, err);
+		rc = aws_ec2_describe_volumes_by_id(cl[i], rows[i].region, ids, m, &lv->f, err);
 		if (!rc)
-			rc = aws_ec2_describe_modifications_by_id(aws, rows[i].region, ids, m, &mods, err);
+			rc = aws_ec2_describe_modifications_by_id(cl[i], rows[i].region, ids, m, &mods, err);
 		free(ids);
 	}
+	free(cl);
 	if (!rc)
 		aws_ec2_attach_mods(&lv->f, &mods);
 	ec2_mod_list_release(&mods);
@@ -363,9 +417,10 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 	for (size_t i = 0; i < n; i++) {
 		struct apply_row *r = &rows[i];
 		const struct pvc_live *p = &pv[i];
-		const struct volume *v = lv->read ? fleet_find((struct fleet *)&lv->f, r->volume_id) : NULL;
+		int ec2_read = lv->read && lv->row_ok && lv->row_ok[i];
+		const struct volume *v = ec2_read ? fleet_find((struct fleet *)&lv->f, r->volume_id) : NULL;
 		struct apply_verdict vd;
-		apply_verify_row(r, v, lv->read, p, &vd);
+		apply_verify_row(r, v, ec2_read, p, &vd);
 		apply_totals_add(&tot, r, &vd);
 		char elig[21] = "";
 		if (r->eligible_at)
@@ -486,8 +541,8 @@ static struct aws_client *status_client_for(void *ctx, const char *account, stru
  * observe-only mode: no lock, forward transitions only, each saved only over the row as read, so
  * a concurrent apply's write wins). rows are updated in place for the view. A failure is a
  * warning: the view then shows the ledger as it was. */
-static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct status_args *a, struct apply_row *rows,
-		      size_t n)
+static void reconcile(struct cmd_ctx *ctx, struct aws_account_clients *set, const struct status_args *a,
+		      struct apply_row *rows, size_t n)
 {
 	struct apply_options o;
 	memset(&o, 0, sizeof o);
@@ -497,16 +552,14 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_client *aws, const struct 
 	struct apply_result res;
 	memset(&res, 0, sizeof res);
 	struct buf err = BUF_INIT;
-	/* rows of another account than the credentials' are left as recorded (docs/accounts.md) */
-	struct aws_account_clients set;
-	aws_account_clients_init(&set, aws, NULL, NULL, NULL, 0);
+	/* each row with its account's client; without role options, rows of another account than
+	 * the credentials' are left as recorded (docs/accounts.md) */
 	o.aws_for = status_client_for;
-	o.aws_for_ctx = &set;
-	if (apply_reconcile(ctx->db, aws, rows, n, &o, &res, &err))
+	o.aws_for_ctx = set;
+	if (apply_reconcile(ctx->db, set->base, rows, n, &o, &res, &err))
 		log_warning("the ledger could not be brought up to date, showing what it recorded: %s", err.s);
 	if (res.accounts_warning)
 		log_warning("not reconciled: %s", res.accounts_warning);
-	aws_account_clients_release(&set);
 	if (res.n)
 		log_notice("%zu ledger row(s) brought up to date from what EC2 and Kubernetes show (%zu completed, %zu "
 			   "failed, %zu deferred)",
@@ -527,6 +580,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
+	if (rc)
+		goto out;
 	if (a.scope.selector_text && (a.no_kube || a.no_verify)) {
 		log_error("-l/--selector asks the clusters which PVCs match (the ledger keeps no labels): it does not "
 			  "go with %s", a.no_kube ? "--no-kube" : "--no-verify");
@@ -551,6 +607,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		if (!have_aws)
 			log_warning("EC2 cannot be read, showing the ledger without verification: %s", err.s);
 	}
+	/* one client per account for the whole run (--watch too): one AssumeRole per account */
+	struct aws_account_clients set;
+	memset(&set, 0, sizeof set);
+	if (have_aws)
+		aws_account_clients_init(&set, &aws, roles ? roles->role_arn_template : NULL,
+					 roles ? roles->session_name : NULL, roles ? roles->external_id : NULL,
+					 roles ? roles->duration_s : 0);
+	struct strmap unread_accounts = STRMAP_INIT; /* accounts already warned about */
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
 	int noticed = 0, noticed_scope = 0;
@@ -579,14 +643,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			cmd_scope_notices(&a.scope, &sst, "ledger volumes");
 		scope_stats_release(&sst);
 		if (have_aws && n)
-			reconcile(ctx, &aws, &a, rows, n);
+			reconcile(ctx, &set, &a, rows, n);
 		struct live lv;
 		memset(&lv, 0, sizeof lv);
 		fleet_init(&lv.f);
 		if (have_aws && n) {
 			fleet_release(&lv.f);
 			buf_reset(&err);
-			if (read_live(&aws, rows, n, &lv, &err)) {
+			if (read_live(&set, rows, n, &lv, &unread_accounts, &err)) {
 				log_warning("live state unavailable, showing the ledger only: %s", err.s);
 				lv.read = 0;
 			}
@@ -621,6 +685,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		buf_release(&out);
 		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);
+		free(lv.row_ok);
 		apply_rows_free(rows, n);
 		if (!rc && t.mismatch)
 			rc = EXIT_VERIFY;
@@ -640,10 +705,14 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	kube_conns_release(&ks.conns);
 	strmap_release(&ks.warned);
-	if (have_aws)
+	strmap_release(&unread_accounts);
+	if (have_aws) {
+		aws_account_clients_release(&set);
 		aws_client_release(&aws);
+	}
 	buf_release(&err);
 out:
+	cmd_live_options_release(&a.roles);
 	scope_release(&a.scope);
 	return rc;
 }

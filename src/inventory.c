@@ -31,6 +31,7 @@
 #endif
 
 #include "ebsmigrate/aws_accounts.h"
+#include "ebsmigrate/saved_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_cloudtrail.h"
 #include "ebsmigrate/aws_cloudwatch.h"
@@ -316,6 +317,8 @@ static int load_deferred(struct fleet *f, int kinds, const char *text, size_t le
 	int r = (kinds & EC2_EXPORT_METRICS) ? aws_cloudwatch_load_export(f, text, len, path, err) : 0;
 	if (r < 0)
 		return r;
+	if ((kinds & EC2_EXPORT_ACCOUNTS) && (r = saved_accounts_load(f, text, len, path, err)) < 0)
+		return r;
 	return (kinds & EC2_EXPORT_CLOUDTRAIL) ? aws_cloudtrail_load_export(f, text, len, path, err) : 0;
 }
 
@@ -346,7 +349,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		} else {
 			r = aws_ec2_load_file(f, &mods, src->aws[i].path, src->aws[i].label, err);
 		}
-		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL))) {
+		if (r > 0 && (r & (EC2_EXPORT_METRICS | EC2_EXPORT_CLOUDTRAIL | EC2_EXPORT_ACCOUNTS))) {
 			if (is_stdin) {
 				metric_text[n_metric] = text;
 				buf_init(&text);
@@ -567,7 +570,7 @@ static char *pv_region(const struct kube_pv *pv)
  * HISTORY_UNAVAILABLE (the planner flags them history-unverified) and r keeps the first
  * message, for one warning at the end (aws_side). */
 static int read_history(struct aws_client *c, const struct inventory_live_options *o, struct inventory_live_result *r,
-			struct fleet *f, const char *region, struct buf *err)
+			struct fleet *f, const char *region, const char *save_dir, struct buf *err)
 {
 	size_t candidates = 0;
 	for (size_t i = 0; i < f->n; i++)
@@ -581,14 +584,14 @@ static int read_history(struct aws_client *c, const struct inventory_live_option
 		memset(&ev, 0, sizeof ev);
 		struct buf save = BUF_INIT, terr = BUF_INIT;
 		time_t now = em_now();
-		if (aws_cloudtrail_lookup_modify_volume(c, region, now - 25 * 3600, now, &ev, o->save_dir ? &save : NULL,
+		if (aws_cloudtrail_lookup_modify_volume(c, region, now - 25 * 3600, now, &ev, save_dir ? &save : NULL,
 							&terr) == 0) {
 			aws_cloudtrail_attach(f, &ev, region);
 			h = HISTORY_CLOUDTRAIL;
-			if (o->save_dir) {
+			if (save_dir) {
 				struct buf name = BUF_INIT;
 				buf_addf(&name, "cloudtrail-%s.json", region);
-				rc = save_file(r, o->save_dir, name.s, &save, err);
+				rc = save_file(r, save_dir, name.s, &save, err);
 				buf_release(&name);
 			}
 		} else {
@@ -632,6 +635,18 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct ec2_mod_list mods;
 	memset(&mods, 0, sizeof mods);
 	int rc;
+	/* --save with several accounts: each account's exports in a subdirectory named by its id
+	 * (the same file names as one account's), which the offline readers label with that id */
+	struct buf dir = BUF_INIT;
+	const char *save_dir = o->save_dir;
+	if (save_dir && o->accounts && aws_account_id_valid(r->account)) {
+		buf_addf(&dir, "%s/%s", o->save_dir, r->account);
+		if ((rc = em_mkdirs(dir.s, 0755, err))) {
+			buf_release(&dir);
+			return rc;
+		}
+		save_dir = dir.s;
+	}
 	if (ids) {
 		rc = aws_ec2_describe_volumes_by_id(c, region, ids, n_ids, f, err);
 		if (!rc)
@@ -649,10 +664,10 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	ec2_mod_list_release(&mods);
 	if (!rc && !o->no_cloudtrail) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "CloudTrail", region, 0, 0);
-		rc = read_history(c, o, r, f, region, err);
+		rc = read_history(c, o, r, f, region, save_dir, err);
 		progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "CloudTrail", region, 0, 0);
 	} else if (!rc) {
-		rc = read_history(c, o, r, f, region, err);
+		rc = read_history(c, o, r, f, region, save_dir, err);
 	}
 	if (!rc) {
 		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "DescribeInstances", region, 0, 0);
@@ -669,34 +684,35 @@ static int read_region(struct aws_client *c, const struct inventory_live_options
 	struct buf metrics = BUF_INIT;
 	struct jsonw mw;
 	if (!rc && !o->no_metrics) {
-		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, o->save_dir ? &mw : NULL,
+		struct cw_options cw = {em_now(), o->lookback_s, o->period_s, 1, save_dir ? &mw : NULL,
 					o->progress, o->progress_ctx, live_concurrency(o), metrics_gate};
-		if (o->save_dir)
+		if (save_dir)
 			aws_cloudwatch_export_begin(&mw, &metrics);
 		rc = aws_cloudwatch_volume_metrics(c, region, f, &cw, err);
-		if (!rc && o->save_dir) {
+		if (!rc && save_dir) {
 			aws_cloudwatch_export_end(&mw);
-			rc = save_export(r, o->save_dir, &metrics, err, "metrics-%s.json", region);
+			rc = save_export(r, save_dir, &metrics, err, "metrics-%s.json", region);
 		}
 	}
 	buf_release(&metrics);
-	if (!rc && o->save_dir) {
+	if (!rc && save_dir) {
 		struct saved_stream x;
-		if (!(rc = save_stream_open(&x, o->save_dir, err, "volumes-%s.json", region))) {
+		if (!(rc = save_stream_open(&x, save_dir, err, "volumes-%s.json", region))) {
 			aws_ec2_write_volumes_export(&x.b, f, region, &x.spill);
 			rc = save_stream_commit(r, &x, err);
 		}
-		if (!rc && !(rc = save_stream_open(&x, o->save_dir, err, "modifications-%s.json", region))) {
+		if (!rc && !(rc = save_stream_open(&x, save_dir, err, "modifications-%s.json", region))) {
 			aws_ec2_write_modifications_export(&x.b, f, region, &x.spill);
 			rc = save_stream_commit(r, &x, err);
 		}
 		struct buf data = BUF_INIT;
 		if (!rc) {
 			aws_ec2_write_instances_export(&data, f, region);
-			rc = save_export(r, o->save_dir, &data, err, "instances-%s.json", region);
+			rc = save_export(r, save_dir, &data, err, "instances-%s.json", region);
 		}
 		buf_release(&data);
 	}
+	buf_release(&dir);
 	return rc;
 }
 
@@ -1138,6 +1154,35 @@ static void account_credentials_job(void *ctx, size_t i)
 	} /* an assumed role's account is checked by the provider (expect_account) */
 }
 
+/* --accounts and --profile runs: each account's name from Organizations DescribeAccount, asked
+ * with the base credentials (--organization has them from ListAccounts). Only the management
+ * account or a delegated administrator may ask, so a refusal is not the run's: the accounts keep
+ * their ids alone (said with -v), and after a refusal (AccessDenied, no organization) the others
+ * are not asked. */
+static void name_accounts(struct aws_prep *p)
+{
+	for (size_t i = 0; i < p->n_accts; i++) {
+		struct live_account *a = p->accts[i];
+		if (!a->id || a->name)
+			continue;
+		struct org_account_list l;
+		memset(&l, 0, sizeof l);
+		struct buf e = BUF_INIT;
+		int rc = aws_org_describe_account(&p->c, a->id, &l, &e);
+		if (!rc && l.n && l.v[0].name && l.v[0].name[0])
+			a->name = xstrdup(l.v[0].name);
+		else if (rc)
+			log_info("account %s: no name (%s); shown by its id", a->id, e.s);
+		int stop = rc && !strstr(e.s ? e.s : "", "AccountNotFoundException");
+		org_account_list_release(&l);
+		buf_release(&e);
+		if (stop) {
+			log_info("accounts: names not asked for the other accounts: shown by their ids");
+			break;
+		}
+	}
+}
+
 /* The accounts of a multi-account run: who the base credentials are, the list (given, the
  * organization's, or the profiles), minus the excluded ones, each with its client, and
  * credentials for each (on the pool). Errors here are the run's: the base credentials refused,
@@ -1235,6 +1280,8 @@ static int accounts_prepare(struct aws_prep *p, const struct inventory_live_opti
 				p->accts[i]->rc = em_err(&p->accts[i]->err, EM_EINPUT, "account %s is already read with profile '%s'",
 							p->accts[i]->id, p->accts[k]->profile);
 	qsort(p->accts, p->n_accts, sizeof *p->accts, by_account_id);
+	if (!ac->organization)
+		name_accounts(p);
 	if (ac->n_profiles) {
 		/* the first profile that answered is "the current account" */
 		for (size_t i = 0; i < p->n_accts && !r->account; i++)
@@ -1521,8 +1568,17 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    region, pvs_here);
 	}
 	move_result(r, &fan->acc_r);
-	if (o->accounts)
+	if (o->accounts) {
+		size_t first_notice = f->n_notices;
 		accounts_record(f, r, prep);
+		if (o->save_dir) { /* the coverage, for the offline readers (saved_accounts.h) */
+			struct buf doc = BUF_INIT;
+			saved_accounts_write(&doc, f, first_notice);
+			if (!rc)
+				rc = save_file(r, o->save_dir, "accounts.json", &doc, err);
+			buf_release(&doc);
+		}
+	}
 	region_fanout_release(fan);
 	accounts_release(prep);
 	free(prep->jobs);

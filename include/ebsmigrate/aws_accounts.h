@@ -5,8 +5,8 @@
  * the user-facing description.
  *
  * Pure parts (no network): aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
- * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts (server input:
- * fuzzed by tests/fuzz/fuzz_org_accounts.c).
+ * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts and
+ * aws_org_parse_describe_account (server input: fuzzed by tests/fuzz/fuzz_org_accounts.c).
  *
  * Ownership: struct org_account_list owns its accounts' strings; release with
  * org_account_list_release. Lists passed in are the caller's.
@@ -65,6 +65,15 @@ int aws_org_parse_list_accounts(const char *body, size_t len, struct org_account
 				struct buf *err);
 /* Every account of the organization, page after page (at most 1,000 pages). */
 int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, struct buf *err);
+/* One DescribeAccount answer ({"Account": {Id, Arn, Email, Name, Status, ...}}): the account
+ * appended to out. EM_ESERVER, said, when it has no valid Id and Status, or (id not NULL) an Id
+ * other than id. Server input: fuzzed by tests/fuzz/fuzz_org_accounts.c too. */
+int aws_org_parse_describe_account(const char *body, size_t len, const char *id, struct org_account_list *out,
+				   struct buf *err);
+/* Organizations DescribeAccount of id (its name and status for --accounts and --profile runs):
+ * appended to out. Errors as aws_client gives them (EM_EAUTH for AccessDeniedException: callable
+ * only from the management or a delegated administrator account). */
+int aws_org_describe_account(struct aws_client *c, const char *id, struct org_account_list *out, struct buf *err);
 
 /* ---- one client per account (apply across accounts) ----
  * The base client acts in its own account (STS GetCallerIdentity, asked once when first

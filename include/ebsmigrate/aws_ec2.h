@@ -23,7 +23,8 @@ void ec2_mod_list_release(struct ec2_mod_list *l);
 
 /* Bits: which kinds of document an export held. */
 enum ec2_export_kind { EC2_EXPORT_VOLUMES = 1, EC2_EXPORT_MODIFICATIONS = 2, EC2_EXPORT_INSTANCE_TYPES = 4,
-		       EC2_EXPORT_INSTANCES = 8, EC2_EXPORT_METRICS = 16, EC2_EXPORT_CLOUDTRAIL = 32 };
+		       EC2_EXPORT_INSTANCES = 8, EC2_EXPORT_METRICS = 16, EC2_EXPORT_CLOUDTRAIL = 32,
+		       EC2_EXPORT_ACCOUNTS = 64 /* inventory --save's accounts.json: saved_accounts_load */ };
 
 /* Reads every document of an export (a file may hold several: `aws ... >> all.json`), each
  * detected by shape ({"Volumes": [...]}, {"VolumesModifications": [...]}, {"InstanceTypes":

@@ -197,6 +197,27 @@ enum { OPT_LIVE_BASE = 500, OPT_LIVE_REGION, OPT_LIVE_PROFILE, OPT_LIVE_KUBECONF
        OPT_LIVE_ROLE_NAME, OPT_LIVE_ROLE_ARN_TEMPLATE, OPT_LIVE_EXTERNAL_ID, OPT_LIVE_ROLE_SESSION_NAME,
        OPT_LIVE_ROLE_DURATION };
 extern const struct cmd_option live_options[];
+/* The role options (ids OPT_LIVE_ROLE_*, parsed by cmd_live_option): rows shared by
+ * live_options, apply and status, so every command reaching other accounts takes the same flags. */
+#define CMD_ROLE_OPTIONS                                                                                           \
+	{"role-name", 0, ARG_REQUIRED, "NAME",                                                                     \
+	 "the IAM role assumed in each account other than the base credentials': "                                  \
+	 "arn:PARTITION:iam::ACCOUNT:role/NAME (docs/accounts.md)",                                                 \
+	 OPT_LIVE_ROLE_NAME},                                                                                      \
+	{"role-arn-template", 0, ARG_REQUIRED, "TEMPLATE",                                                         \
+	 "the role ARN assumed in each account, with ${partition} and ${account}, e.g. "                            \
+	 "'arn:${partition}:iam::${account}:role/path/NAME' (instead of --role-name)",                              \
+	 OPT_LIVE_ROLE_ARN_TEMPLATE},                                                                              \
+	{"external-id", 0, ARG_REQUIRED, "ID",                                                                     \
+	 "the ExternalId sent with every AssumeRole (when the roles' trust requires one)", OPT_LIVE_EXTERNAL_ID},   \
+	{"role-session-name", 0, ARG_REQUIRED, "NAME",                                                             \
+	 "the AssumeRole session name, seen in the accounts' CloudTrail (default ebsmigrate-USER; other "           \
+	 "characters than [A-Za-z0-9_+=,.@-] become '-', cut at 64)",                                               \
+	 OPT_LIVE_ROLE_SESSION_NAME},                                                                              \
+	{"role-duration", 0, ARG_REQUIRED, "DURATION",                                                             \
+	 "how long each assumed role's credentials last, 15m to 12h (default STS's 1h; refreshed before they "      \
+	 "expire)",                                                                                                 \
+	 OPT_LIVE_ROLE_DURATION}
 struct inventory_live_options;
 /* Applies one live option to o (arrays grow as needed); EXIT_USAGE with a message on bad values. */
 int cmd_live_option(struct inventory_live_options *o, int id, const char *arg);

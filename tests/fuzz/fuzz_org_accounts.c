@@ -1,5 +1,6 @@
-/* fuzz_org_accounts.c - Organizations ListAccounts answers as aws_org_parse_list_accounts reads
- * them (the --organization account list: server input). */
+/* fuzz_org_accounts.c - Organizations ListAccounts and DescribeAccount answers as
+ * aws_org_parse_list_accounts and aws_org_parse_describe_account read them (the --organization
+ * account list, the --accounts/--profile names: server input). */
 #include <stdlib.h>
 
 #include "ebsmigrate/aws_accounts.h"
@@ -14,6 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf err = BUF_INIT;
 	char *next = NULL;
 	aws_org_parse_list_accounts((const char *)data, size, &l, &next, &err);
+	buf_reset(&err);
+	aws_org_parse_describe_account((const char *)data, size, size % 2 ? "111122223333" : NULL, &l, &err);
 	free(next);
 	org_account_list_release(&l);
 	buf_release(&err);

@@ -200,6 +200,29 @@ static void test_clients_labels(void)
 	buf_release(&err);
 }
 
+/* DescribeAccount answers: the account asked for, or a refusal naming why; nothing appended then */
+static void test_describe_parse(void)
+{
+	struct org_account_list l;
+	memset(&l, 0, sizeof l);
+	struct buf err = BUF_INIT;
+	const char *ok = "{\"Account\":{\"Id\":\"222233334444\",\"Name\":\"payments-prod\",\"Status\":\"ACTIVE\"}}";
+	CHECK_I64(aws_org_parse_describe_account(ok, strlen(ok), "222233334444", &l, &err), 0);
+	CHECK_I64(l.n, 1);
+	CHECK_STR(l.v[0].name, "payments-prod");
+	CHECK_I64(aws_org_parse_describe_account(ok, strlen(ok), "111122223333", &l, &err), EM_ESERVER);
+	CHECK(strstr(err.s, "not the account asked for") != NULL);
+	buf_reset(&err);
+	const char *noacct = "{\"Accounts\":[]}";
+	CHECK_I64(aws_org_parse_describe_account(noacct, strlen(noacct), NULL, &l, &err), EM_ESERVER);
+	buf_reset(&err);
+	const char *bad = "{\"Account\":{\"Id\":\"2222\",\"Status\":\"ACTIVE\"}}";
+	CHECK_I64(aws_org_parse_describe_account(bad, strlen(bad), NULL, &l, &err), EM_ESERVER);
+	CHECK_I64(l.n, 1);
+	org_account_list_release(&l);
+	buf_release(&err);
+}
+
 int main(void)
 {
 	test_account_id();
@@ -208,6 +231,7 @@ int main(void)
 	test_template();
 	test_session_name();
 	test_org_parse();
+	test_describe_parse();
 	test_clients_labels();
 	return tap_done();
 }
