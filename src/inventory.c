@@ -783,21 +783,53 @@ static int look_up_unplaced(struct aws_client *c, const struct inventory_live_op
 	return rc;
 }
 
+/* Several accounts: the accounts in scope that were not read in `region` (failed, or that
+ * region failed for them), added to *names as "ID (NAME)". A volume id says nothing of its
+ * account, so a volume missing from the accounts read may be in one of these. */
+static size_t accounts_unread_in(const struct fleet *f, const char *region, char ***names, size_t *n_names)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->n_accounts; i++) {
+		const struct fleet_account *a = &f->accounts[i];
+		if (!a->status || strcmp(a->status, "skipped") == 0 || strcmp(a->status, "read") == 0)
+			continue;
+		int unread = !a->n_regions; /* no credentials: no region was read */
+		for (size_t g = 0; g < a->n_regions && !unread; g++)
+			unread = strcmp(a->regions[g].region, region) == 0 && strcmp(a->regions[g].status, "read") != 0;
+		if (!unread)
+			continue;
+		n++;
+		struct buf label = BUF_INIT;
+		buf_addf(&label, "%s", a->id ? a->id : "(unknown)");
+		if (a->name)
+			buf_addf(&label, " (%s)", a->name);
+		else if (a->profile)
+			buf_addf(&label, " (profile '%s')", a->profile);
+		names_add(names, n_names, label.s);
+		buf_release(&label);
+	}
+	return n;
+}
+
 /* Says which PVs name volumes no region read holds, by why: a region read that lacks them (a
- * deleted volume: a result), a region not read (--region left it out), or no region at all
- * (nothing tells where to look). Only the first is a plain notice. */
+ * deleted volume: a result), a region read but not in every account (the volume may be in an
+ * account not read), a region not read (--region left it out), or no region at all (nothing
+ * tells where to look). Only the first is a plain notice. */
 static void report_missing(struct fleet *f, struct inventory_live_result *r, const struct kube_set *ks)
 {
-	size_t absent = 0, unread = 0, unplaced = 0;
-	const struct kube_pv *example = NULL;
-	char **unread_regions = NULL;
-	size_t n_unread_regions = 0;
+	size_t absent = 0, unread = 0, unplaced = 0, unread_acct = 0;
+	const struct kube_pv *example = NULL, *acct_example = NULL;
+	char **unread_regions = NULL, **unread_accts = NULL;
+	size_t n_unread_regions = 0, n_unread_accts = 0;
 	for (size_t i = 0; i < ks->n_pvs; i++) {
 		const struct kube_pv *pv = &ks->pvs[i];
 		if (fleet_find(f, pv->volume_id))
 			continue;
 		char *region = pv_region(pv);
-		if (region && has_region(r, region)) {
+		if (region && has_region(r, region) && accounts_unread_in(f, region, &unread_accts, &n_unread_accts)) {
+			unread_acct++;
+			acct_example = acct_example ? acct_example : pv;
+		} else if (region && has_region(r, region)) {
 			absent++;
 		} else if (region) {
 			unread++;
@@ -812,6 +844,17 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 		fleet_add_notice(f, "%zu PersistentVolume(s) name EBS volumes absent from the EC2 data of their region "
 				    "(flagged volume-not-found)",
 				 absent);
+	if (unread_acct) {
+		struct buf list = BUF_INIT;
+		for (size_t i = 0; i < n_unread_accts; i++)
+			buf_addf(&list, "%s%s", i ? ", " : "", unread_accts[i]);
+		add_warning(f, r,
+			    "%zu PersistentVolume(s) (e.g. PV '%s' in cluster '%s', volume '%s') name EBS volumes no "
+			    "account read holds; account(s) %s were not read in their region and may hold them: flagged "
+			    "volume-not-found, not known to be deleted",
+			    unread_acct, acct_example->name, acct_example->cluster, acct_example->volume_id, list.s);
+		buf_release(&list);
+	}
 	if (unread) {
 		struct buf list = BUF_INIT, fix = BUF_INIT;
 		for (size_t i = 0; i < n_unread_regions; i++) {
@@ -837,6 +880,7 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 		buf_release(&list);
 	}
 	names_free(unread_regions, n_unread_regions);
+	names_free(unread_accts, n_unread_accts);
 }
 
 /* ---- fan-out: regions and clusters on a bounded pool (workpool.c) ----
