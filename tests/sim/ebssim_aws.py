@@ -1373,7 +1373,24 @@ class PriceBook:
         return self._items
 
 
-class PricingApp(ServiceApp):
+class Json11App(ServiceApp):
+    """A JSON 1.1 protocol service (Pricing, CloudTrail, Organizations): the answer is the action's
+    JSON; an error is {"__type", MESSAGE_KEY} with x-amzn-RequestId (CloudTrail says "message")."""
+    error_message_key = "Message"
+
+    def render_ok(self, action, body, request_id, proto):
+        return Response(200, {"Content-Type": "application/x-amz-json-1.1",
+                              "x-amzn-RequestId": request_id}, json.dumps(body))
+
+    def render_error(self, err, request_id, proto):
+        resp = Response(err.status, {"Content-Type": "application/x-amz-json-1.1",
+                                     "x-amzn-RequestId": request_id},
+                        json.dumps({"__type": err.code, self.error_message_key: err.message}))
+        resp.error_code = err.code
+        return resp
+
+
+class PricingApp(Json11App):
     service = "pricing"
     iam_prefix = "pricing"
     TARGET = "AWSPriceListService."
@@ -1404,17 +1421,6 @@ class PricingApp(ServiceApp):
     def denied(self, principal, perm, region, params, proto):
         return ApiError("AccessDeniedException", "User: %s is not authorized to perform: %s because no "
                         "identity-based policy allows the %s action" % (principal["arn"], perm, perm), 400)
-
-    def render_ok(self, action, body, request_id, proto):
-        return Response(200, {"Content-Type": "application/x-amz-json-1.1",
-                              "x-amzn-RequestId": request_id}, json.dumps(body))
-
-    def render_error(self, err, request_id, proto):
-        resp = Response(err.status, {"Content-Type": "application/x-amz-json-1.1",
-                                     "x-amzn-RequestId": request_id},
-                        json.dumps({"__type": err.code, "Message": err.message}))
-        resp.error_code = err.code
-        return resp
 
     def run(self, action, p, principal, region, req, proto):
         book = self.apis.pricing.items()

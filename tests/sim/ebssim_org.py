@@ -24,13 +24,13 @@ import json
 import re
 
 import ebssim_aws
-from ebssim_core import ApiError, Response
+from ebssim_core import ApiError
 
 TARGET = "AWSOrganizationsV20161128."
 ACTIONS = ("ListAccounts", "DescribeAccount")
 
 
-class OrganizationsApp(ebssim_aws.ServiceApp):
+class OrganizationsApp(ebssim_aws.Json11App):
     service = "organizations"
     iam_prefix = "organizations"
 
@@ -59,17 +59,6 @@ class OrganizationsApp(ebssim_aws.ServiceApp):
 
     def denied(self, principal, perm, region, params, proto):
         return ApiError("AccessDeniedException", "You don't have permissions to access this resource.", 400)
-
-    def render_ok(self, action, body, request_id, proto):
-        return Response(200, {"Content-Type": "application/x-amz-json-1.1",
-                              "x-amzn-RequestId": request_id}, json.dumps(body))
-
-    def render_error(self, err, request_id, proto):
-        resp = Response(err.status, {"Content-Type": "application/x-amz-json-1.1",
-                                     "x-amzn-RequestId": request_id},
-                        json.dumps({"__type": err.code, "Message": err.message}))
-        resp.error_code = err.code
-        return resp
 
     # ---- actions
 

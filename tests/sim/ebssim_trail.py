@@ -38,7 +38,7 @@ import time
 import uuid
 
 import ebssim_aws
-from ebssim_core import ApiError, Response, fmt_time, parse_time
+from ebssim_core import ApiError, fmt_time, parse_time
 
 TARGET = "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101."
 EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
@@ -312,8 +312,9 @@ class Trail:
         return out
 
 
-class CloudTrailApp(ebssim_aws.ServiceApp):
+class CloudTrailApp(ebssim_aws.Json11App):
     """LookupEvents over the shared signed-request flow (ebssim_aws.ServiceApp)."""
+    error_message_key = "message"
 
     service = "cloudtrail"
     iam_prefix = "cloudtrail"
@@ -341,17 +342,6 @@ class CloudTrailApp(ebssim_aws.ServiceApp):
         return ApiError("AccessDeniedException", "User: %s is not authorized to perform: %s because "
                         "no identity-based policy allows the %s action" % (principal["arn"], perm, perm),
                         400)
-
-    def render_ok(self, action, body, request_id, proto):
-        return Response(200, {"Content-Type": "application/x-amz-json-1.1",
-                              "x-amzn-RequestId": request_id}, json.dumps(body))
-
-    def render_error(self, err, request_id, proto):
-        resp = Response(err.status, {"Content-Type": "application/x-amz-json-1.1",
-                                     "x-amzn-RequestId": request_id},
-                        json.dumps({"__type": err.code, "message": err.message}))
-        resp.error_code = err.code
-        return resp
 
     def run(self, action, p, principal, region, req, proto):
         trail = self.sim.trail
