@@ -215,34 +215,20 @@ void buf_add_visible(struct buf *b, const char *str)
 	buf_add(b, run, (size_t)(s - run));
 }
 
-void buf_add_xml_escaped(struct buf *b, const char *str)
+/* What one character at s becomes: its replacement, or NULL to keep it as it is; *n is set to the
+ * bytes it spans (more than 1 for a valid UTF-8 sequence kept whole). */
+typedef const char *escape_rule(const unsigned char *s, size_t *n);
+
+/* Appends str with each character the rule replaces replaced, copying the runs between them whole. */
+static void add_escaped(struct buf *b, const char *str, escape_rule *rule)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	if (!s)
 		return;
 	const unsigned char *run = s;
 	while (*s) {
-		const char *rep = NULL;
 		size_t n = 1;
-		switch (*s) {
-		case '&': rep = "&amp;"; break;
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '"': rep = "&quot;"; break;
-		case '\'': rep = "&apos;"; break;
-		case '\t': case '\n': case '\r': break;
-		default:
-			if (*s < 0x20) {
-				rep = "\xEF\xBF\xBD"; /* not a character XML 1.0 can hold, even as a reference */
-			} else if (*s >= 0x80) {
-				n = utf8_seq_len(s);
-				/* invalid, a surrogate, or U+FFFE/U+FFFF: not XML characters */
-				if (n == 0 || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)) {
-					rep = "\xEF\xBF\xBD";
-					n = 1;
-				}
-			}
-		}
+		const char *rep = rule(s, &n);
 		if (!rep) {
 			s += n;
 			continue;
@@ -255,40 +241,58 @@ void buf_add_xml_escaped(struct buf *b, const char *str)
 	buf_add(b, run, (size_t)(s - run));
 }
 
-void buf_add_label_escaped(struct buf *b, const char *str)
+static const char *xml_rule(const unsigned char *s, size_t *n)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	if (!s)
-		return;
-	const unsigned char *run = s;
-	while (*s) {
-		const char *rep = NULL;
-		size_t n = 1;
-		if (*s == '\\')
-			rep = "\\\\";
-		else if (*s == '"')
-			rep = "\\\"";
-		else if (*s == '\n')
-			rep = "\\n";
-		else if (*s < 0x20 || *s == 0x7f)
-			rep = "\xEF\xBF\xBD";
-		else if (*s >= 0x80) {
-			n = utf8_seq_len(s);
-			if (n == 0 || (s[0] == 0xed && s[1] >= 0xa0)) { /* not UTF-8, or a surrogate */
-				rep = "\xEF\xBF\xBD";
-				n = 1;
+	switch (*s) {
+	case '&': return "&amp;";
+	case '<': return "&lt;";
+	case '>': return "&gt;";
+	case '"': return "&quot;";
+	case '\'': return "&apos;";
+	case '\t': case '\n': case '\r': return NULL;
+	default:
+		if (*s < 0x20)
+			return "\xEF\xBF\xBD"; /* not a character XML 1.0 can hold, even as a reference */
+		if (*s >= 0x80) {
+			*n = utf8_seq_len(s);
+			/* invalid, a surrogate, or U+FFFE/U+FFFF: not XML characters */
+			if (*n == 0 || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xef && s[1] == 0xbf && s[2] >= 0xbe)) {
+				*n = 1;
+				return "\xEF\xBF\xBD";
 			}
 		}
-		if (!rep) {
-			s += n;
-			continue;
-		}
-		buf_add(b, run, (size_t)(s - run));
-		buf_adds(b, rep);
-		s += n;
-		run = s;
+		return NULL;
 	}
-	buf_add(b, run, (size_t)(s - run));
+}
+
+void buf_add_xml_escaped(struct buf *b, const char *str)
+{
+	add_escaped(b, str, xml_rule);
+}
+
+static const char *label_rule(const unsigned char *s, size_t *n)
+{
+	if (*s == '\\')
+		return "\\\\";
+	if (*s == '"')
+		return "\\\"";
+	if (*s == '\n')
+		return "\\n";
+	if (*s < 0x20 || *s == 0x7f)
+		return "\xEF\xBF\xBD";
+	if (*s >= 0x80) {
+		*n = utf8_seq_len(s);
+		if (*n == 0 || (s[0] == 0xed && s[1] >= 0xa0)) { /* not UTF-8, or a surrogate */
+			*n = 1;
+			return "\xEF\xBF\xBD";
+		}
+	}
+	return NULL;
+}
+
+void buf_add_label_escaped(struct buf *b, const char *str)
+{
+	add_escaped(b, str, label_rule);
 }
 
 void buf_add_json_str(struct buf *b, const char *s)
