@@ -134,6 +134,14 @@ void em_free_each(void *const *ptrs, size_t n)
 		free(ptrs[i]);
 }
 
+void em_release_array(void *v, size_t n, size_t size, void (*release)(void *))
+{
+	if (release)
+		for (size_t i = 0; i < n; i++)
+			release((char *)v + i * size);
+	free(v);
+}
+
 time_t em_now(void)
 {
 	return fixed_now >= 0 ? fixed_now : time(NULL);

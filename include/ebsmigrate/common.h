@@ -72,6 +72,12 @@ char *xstrndup(const char *s, size_t n);
  * fields in one statement). */
 void em_free_each(void *const *ptrs, size_t n);
 #define EM_FREE_ALL(...) em_free_each((void *[]){__VA_ARGS__}, sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+/* Releases an array of n elements of size bytes each: release(element) for each (release may be
+ * NULL when the elements own nothing), then the array itself. v may be NULL when n is 0.
+ * release takes the element as void * (a cast function pointer would be undefined behaviour);
+ * EM_RELEASE_ARRAY(v, n, fn) passes the element size. */
+void em_release_array(void *v, size_t n, size_t size, void (*release)(void *));
+#define EM_RELEASE_ARRAY(v, n, fn) em_release_array((v), (n), sizeof *(v), (fn))
 
 /* The clock. Every module asks em_now(); `--now RFC3339` fixes it for reproducible runs. */
 time_t em_now(void);

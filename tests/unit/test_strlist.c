@@ -1,6 +1,6 @@
 /*
  * test_strlist.c - the string list: appending (owned and borrowed), splitting, membership,
- * sorting and release leave the values and counts asserted here.
+ * sorting and release (and em_release_array of common.h) leave the values and counts asserted here.
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -126,6 +126,34 @@ static void test_strv_addf(void)
 	strv_free(v, n);
 }
 
+struct pair_el {
+	char *a, *b;
+};
+
+static int released;
+
+static void pair_el_release(void *p)
+{
+	struct pair_el *e = p;
+	EM_FREE_ALL(e->a, e->b);
+	released++;
+}
+
+static void test_release_array(void)
+{
+	struct pair_el *v = xcalloc(3, sizeof *v);
+	for (int i = 0; i < 3; i++) {
+		v[i].a = xstrdup("left");
+		v[i].b = i == 1 ? NULL : xstrdup("right"); /* a NULL field is fine */
+	}
+	EM_RELEASE_ARRAY(v, 3, pair_el_release);
+	CHECK_I64(released, 3); /* each element once; ASan sees any leak or double free */
+	EM_RELEASE_ARRAY((struct pair_el *)NULL, 0, pair_el_release);
+	CHECK_I64(released, 3); /* an empty array calls nothing */
+	char *flat = xcalloc(4, 1);
+	em_release_array(flat, 4, 1, NULL); /* elements that own nothing */
+}
+
 int main(void)
 {
 	test_append_owned();
@@ -134,5 +162,6 @@ int main(void)
 	test_contains_and_sort();
 	test_strv_and_xstrvfmt();
 	test_strv_addf();
+	test_release_array();
 	return tap_done();
 }
