@@ -61,14 +61,13 @@ static const struct cmd_option apply_options[] = {
 	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
 	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
 	CMD_ROLE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [--require-configmap NS/NAME=KEY] [filters]",
-					  "--reconcile-only [--plan ID|FILE] [--wait]", NULL};
-
 const struct cmd_help apply_help = {
-	.usage = apply_usage,
+	.usage = CMD_USAGE(
+		"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [--require-configmap NS/NAME=KEY] [filters]",
+		"--reconcile-only [--plan ID|FILE] [--wait]"),
 	.description =
 		"Applies the latest recorded plan (or --plan ID|FILE) in batches. Each run first reconciles the "
 		"ledger with AWS (modifications left in flight, or interrupted by a crash), then takes the next N "

@@ -96,21 +96,17 @@ static const struct cmd_option bench_options[] = {
 	{"latency-floor-ms", 0, ARG_REQUIRED, "MS",
 	 "compare: a p99 increase of at most this many ms is never a regression (default 0.2; 0 = none)",
 	 OPT_LATENCY_FLOOR},
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const bench_usage[] = {
-	"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
-	"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
-	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
-	"list [-o table|wide|json|yaml] [--output-file FILE]",
-	"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
-	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help bench_help = {
-	.usage = bench_usage,
+	.usage = CMD_USAGE(
+		"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
+		"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
+		"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
+		"list [-o table|wide|json|yaml] [--output-file FILE]",
+		"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
+		"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]"),
 	.description =
 		"Proves with fio what a volume delivers, before and after the migration.\n"
 		"\n"

@@ -83,18 +83,14 @@ static const struct cmd_option check_options[] = {
 	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, sarif or junit", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
 	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
 	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const check_usage[] = {
-	"-f FILE|DIR|- [-f ...] [--storage-classes FILE|--cluster-classes] [--strict] [--warn-only] [--sarif FILE] [--junit FILE]",
-	"--live [--context NAME] [-n NS...] [-o table|wide|json|yaml|sarif|junit] [--output-file FILE]",
-	"--list-rules",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help check_help = {
-	.usage = check_usage,
+	.usage = CMD_USAGE(
+		"-f FILE|DIR|- [-f ...] [--storage-classes FILE|--cluster-classes] [--strict] [--warn-only] [--sarif FILE] [--junit FILE]",
+		"--live [--context NAME] [-n NS...] [-o table|wide|json|yaml|sarif|junit] [--output-file FILE]",
+		"--list-rules"),
 	.description =
 		"The gp2 gate: fails (exit 4) when manifests or a cluster would create gp2 EBS volumes. It reads "
 		"StorageClasses (type gp2, or the in-tree kubernetes.io/aws-ebs provisioner without a type, whose "

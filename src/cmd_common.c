@@ -39,7 +39,7 @@ static const struct cmd_option global_options[] = {
 	{"allow-insecure-http", 0, ARG_NONE, NULL,
 	 "send Kubernetes credentials to an http:// server (refused otherwise; always warns)", OPT_ALLOW_INSECURE_HTTP},
 	{"help", 'h', ARG_NONE, NULL, "show this help", OPT_HELP},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 static size_t count_opts(const struct cmd_option *o)

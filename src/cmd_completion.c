@@ -15,9 +15,8 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-static const char *const completion_usage[] = {"bash|zsh|fish", NULL};
 const struct cmd_help completion_help = {
-	.usage = completion_usage,
+	.usage = CMD_USAGE("bash|zsh|fish"),
 	.description =
 		"Prints a completion script for the shell: commands, subcommands, options and the values "
 		"of options that take one of a list (--format, --mode, ...), generated from the same tables "

@@ -20,13 +20,11 @@ static const struct cmd_option db_options[] = {
 	 OPT_KEEP},
 	{"dry-run", 0, ARG_NONE, NULL, "prune: print what would be removed, remove nothing", OPT_DRY_RUN},
 	{"vacuum", 0, ARG_NONE, NULL, "prune: then VACUUM, giving the freed pages back to the file system", OPT_VACUUM},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const db_usage[] = {"prune --keep N [--dry-run] [--vacuum]", NULL};
-
 const struct cmd_help db_help = {
-	.usage = db_usage,
+	.usage = CMD_USAGE("prune --keep N [--dry-run] [--vacuum]"),
 	.description =
 		"Upkeep of the database (--db). Every `plan` records its plan and every `inventory` its run, so "
 		"the file grows with each run; plans are stored compressed (zlib), inventory documents as "

@@ -38,18 +38,14 @@ static const struct cmd_option inventory_options[] = {
 	 OPT_SAVE},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the run in the database", OPT_NO_RECORD},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const inventory_usage[] = {
-	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
-	"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
-	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help inventory_help = {
-	.usage = inventory_usage,
+	.usage = CMD_USAGE(
+		"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
+		"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
+		CMD_SCOPE_USAGE("")),
 	.description =
 		"Reads EBS volumes (EC2 DescribeVolumes, DescribeVolumesModifications, DescribeInstances), their "
 		"CloudWatch metrics over --lookback, and the clusters' PersistentVolumes, claims, StorageClasses, "

@@ -38,18 +38,14 @@ static const struct cmd_option metrics_options[] = {
 	 OPT_SCOPE_SELECTOR},
 	CMD_SCOPE_ID_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const metrics_usage[] = {
-	"[-o openmetrics|prometheus] [--output-file FILE]",
-	"--listen ADDR:PORT",
-	"... [-n NS...|-A] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help metrics_help = {
-	.usage = metrics_usage,
+	.usage = CMD_USAGE(
+		"[-o openmetrics|prometheus] [--output-file FILE]",
+		"--listen ADDR:PORT",
+		"... " CMD_SCOPE_NAMESPACE_USAGE " [--context NAME...] [--region REGION...] " CMD_SCOPE_ID_USAGE),
 	.description =
 		"Prints the migration's figures as metrics for dashboards and alerts (docs/metrics.md): volumes, "
 		"gp2 volumes and their capacity, the monthly cost before, now and at the target, and the planned "

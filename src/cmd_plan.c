@@ -64,20 +64,16 @@ static const struct cmd_option plan_options[] = {
 	{"templates-dir", 0, ARG_REQUIRED, "DIR", "--manifests: templates here override the built-in ones",
 	 OPT_TEMPLATES_DIR},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const plan_usage[] = {
-	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"... [--out PLANFILE] [--no-record] [--notify-webhook-file FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help plan_help = {
-	.usage = plan_usage,
+	.usage = CMD_USAGE(
+		"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"... [--out PLANFILE] [--no-record] [--notify-webhook-file FILE]",
+		CMD_SCOPE_USAGE("[--context NAME...] [--region REGION...] ")),
 	.description = "Reads EBS volumes (AWS CLI JSON exports) and Kubernetes objects (kubectl JSON exports), "
 	"prices every volume from the price book and recommends, for each gp2 volume, the gp3 "
 	"IOPS and throughput that keep its performance, with the monthly cost before and after, "

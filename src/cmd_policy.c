@@ -33,13 +33,13 @@ static const struct cmd_option policy_options[] = {
 	 OPT_TRUSTED},
 	{"member-for", 0, ARG_REQUIRED, "WHAT",
 	 "--for org: what the member role may do: plan (default), apply or all", OPT_MEMBER_FOR},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 static const struct cmd_option rbac_options[] = {
 	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
 	{"service-account", 0, ARG_REQUIRED, "NS/NAME",
 	 "the ServiceAccount to create and bind (default ebsmigrate/ebsmigrate)", OPT_SERVICE_ACCOUNT},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 struct policy_args {
@@ -93,15 +93,10 @@ static const struct rbac_rule rbac[] = {
 	{CAP_BENCH, "batch", {"jobs", NULL}, {"get", "list", "create", "delete", NULL}},
 };
 
-static const char *const policy_usage[] = {
-	"[--for plan|apply|bench|all]",
-	"--for org [--role-name NAME] [--external-id ID] [--trusted-principal ARN|ACCOUNT] [--member-for plan|apply|all]",
-	NULL,
-};
-static const char *const rbac_usage[] = {"[--for plan|apply|bench|all] [--service-account NS/NAME]", NULL};
-
 const struct cmd_help iam_policy_help = {
-	.usage = policy_usage,
+	.usage = CMD_USAGE(
+		"[--for plan|apply|bench|all]",
+		"--for org [--role-name NAME] [--external-id ID] [--trusted-principal ARN|ACCOUNT] [--member-for plan|apply|all]"),
 	.description = "Prints the minimal AWS IAM policy (JSON) for a capability: plan/inventory/report read "
 		       "EC2 volumes, modifications, instances, CloudWatch metrics, CloudTrail's ModifyVolume "
 		       "history (cloudtrail:LookupEvents) and prices; apply adds "
@@ -119,7 +114,7 @@ const struct cmd_help iam_policy_help = {
 };
 
 const struct cmd_help rbac_help = {
-	.usage = rbac_usage,
+	.usage = CMD_USAGE("[--for plan|apply|bench|all] [--service-account NS/NAME]"),
 	.description = "Prints the minimal Kubernetes ClusterRole (YAML) for a capability: plan/inventory read "
 		       "PVs, PVCs, pods, nodes, StorageClasses, VolumeAttributesClasses, StatefulSets and the "
 		       "kubelet stats summary (nodes/proxy); apply adds patching PVCs and creating "

@@ -37,20 +37,16 @@ static const struct cmd_option pricing_options[] = {
 	CMD_NO_HEADERS_OPTION("show, list, diff tables: no title row", OPT_RESULT_NO_HEADERS),
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const pricing_usage[] = {
-	"refresh [--region CODE...] [--profile NAME]",
-	"show [--region CODE] [--version N] [-o table|wide|json|yaml] [--output-file FILE]",
-	"list [-o table|wide|json|yaml] [--output-file FILE]",
-	"diff [V1 [V2]] [-o table|wide|json|yaml] [--output-file FILE]",
-	"export DIR [--version N]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help pricing_help = {
-	.usage = pricing_usage,
+	.usage = CMD_USAGE(
+		"refresh [--region CODE...] [--profile NAME]",
+		"show [--region CODE] [--version N] [-o table|wide|json|yaml] [--output-file FILE]",
+		"list [-o table|wide|json|yaml] [--output-file FILE]",
+		"diff [V1 [V2]] [-o table|wide|json|yaml] [--output-file FILE]",
+		"export DIR [--version N]"),
 	.description =
 		"The price book: every EBS price plans and reports use, kept in the database with its history.\n"
 		"\n"

@@ -72,22 +72,18 @@ static const struct cmd_option report_options[] = {
 	 "AWS_ENDPOINT_URL_S3 honoured)",
 	 OPT_REPORT_S3},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const report_usage[] = {
-	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
-	"[--period month|year] "
-	"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE] "
-	"[--notify-webhook-file FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	"... [--publish-configmap NS/NAME] [--report-s3 s3://BUCKET[/PREFIX]]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help report_help = {
-	.usage = report_usage,
+	.usage = CMD_USAGE(
+		"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
+		"[--period month|year] "
+		"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE] "
+		"[--notify-webhook-file FILE]",
+		"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
+		CMD_SCOPE_USAGE("[--context NAME...] [--region REGION...] "),
+		"... [--publish-configmap NS/NAME] [--report-s3 s3://BUCKET[/PREFIX]]"),
 	.description =
 		"Prices the fleet as `ebsmigrate plan` does (the same inputs: AWS CLI and kubectl exports, or the "
 		"live APIs without --from-* options) and adds it up by group: volumes, GiB, the monthly cost before "

@@ -62,17 +62,14 @@ static const struct cmd_option status_options[] = {
 	CMD_ROLE_OPTIONS,
 	CMD_SCOPE_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	"... [--role-name NAME | --role-arn-template TEMPLATE] [--external-id ID] [--role-session-name NAME] [--role-duration DURATION]",
-	NULL};
-
 const struct cmd_help status_help = {
-	.usage = status_usage,
+	.usage = CMD_USAGE(
+		"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
+		CMD_SCOPE_USAGE("[--region REGION...] "),
+		"... [--role-name NAME | --role-arn-template TEMPLATE] [--external-id ID] [--role-session-name NAME] [--role-duration DURATION]"),
 	.description = "Shows every volume the apply ledger knows: its state, method, target, progress and time in "
 		       "state, next eligible time and last error, joined with live EC2 state. First it brings the "
 		       "ledger up to date with what it observes, as `apply --reconcile-only` does: a modification "

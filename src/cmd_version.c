@@ -30,14 +30,13 @@ enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
 static const struct cmd_option version_options[] = {
 	CMD_FORMAT_OPTIONS("text (default), json or yaml", OPT_VOUTPUT, OPT_VFORMAT),
 	CMD_OUTPUT_FILE_OPTION(OPT_VOUTPUT_FILE),
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 static const struct cmd_format version_formats[] = {
 	{"text", VERSION_TEXT, 0}, {"json", VERSION_JSON, 0}, {"yaml", VERSION_YAML, 0}, {NULL, 0, 0},
 };
-static const char *const version_usage[] = {"[-o text|json|yaml] [--output-file FILE]", NULL};
 const struct cmd_help version_help = {
-	.usage = version_usage,
+	.usage = CMD_USAGE("[-o text|json|yaml] [--output-file FILE]"),
 	.description = "Prints the version, the git commit it was built from (with -dirty when the tree had "
 		       "uncommitted changes), the build date (SOURCE_DATE_EPOCH when set at build time, else the "
 		       "commit's date, so two builds of one commit are identical) and the versions of the "

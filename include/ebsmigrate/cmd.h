@@ -58,12 +58,18 @@ struct cmd_option {
 };
 
 struct cmd_help {
-	const char *const *usage;   /* NULL-terminated usage lines without the program name */
+	const char *const *usage;   /* NULL-terminated usage lines without the program name (CMD_USAGE) */
 	const char *description;    /* paragraphs */
 	const struct cmd_option *options; /* terminated by a zero row */
 	const struct cmd_option *shared;  /* a shared group (e.g. live_options), or NULL */
 	const char *exit_codes;     /* command-specific notes on exit codes, or NULL */
 };
+
+/* The zero row that ends an options table. */
+#define CMD_OPTIONS_END {NULL, 0, 0, NULL, NULL, 0}
+/* A command's usage lines, written where its cmd_help is: `.usage = CMD_USAGE("A", "B")` is the
+ * NULL-terminated array {"A", "B", NULL} (a file-scope compound literal: static storage). */
+#define CMD_USAGE(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 struct cmd {
 	const char *name;
@@ -309,6 +315,12 @@ enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_
 #define CMD_SCOPE_ID_OPTIONS                                                                                       \
 	{"account", 0, ARG_REQUIRED, "ID", "only volumes of this AWS account (repeatable)", OPT_SCOPE_ACCOUNT},      \
 	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_SCOPE_VOLUME}
+/* The usage line of those rows, one for the commands' usage lists: "... [-n NS...|-A] [-l SELECTOR]
+ * MID[--account ID...] [--volume VOL-ID...]", MID the command's --context/--region part ("" or
+ * ending in a space); the parts for a command without the -l row. */
+#define CMD_SCOPE_NAMESPACE_USAGE "[-n NS...|-A]"
+#define CMD_SCOPE_ID_USAGE "[--account ID...] [--volume VOL-ID...]"
+#define CMD_SCOPE_USAGE(MID) "... " CMD_SCOPE_NAMESPACE_USAGE " [-l SELECTOR] " MID CMD_SCOPE_ID_USAGE
 #define CMD_SCOPE_REGION_OPTION                                                                                    \
 	{"region", 0, ARG_REQUIRED, "REGION", "only volumes in this AWS region (repeatable)", OPT_SCOPE_REGION}
 struct scope;
