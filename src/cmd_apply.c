@@ -374,7 +374,7 @@ int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 	a.max_plan_age_s = 7 * 86400;
 	a.max_plan_age = "7d";
 	int rc;
-	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, "", &rc))
+	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, NULL, "", &rc))
 		goto out;
 	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
 	if (rc)

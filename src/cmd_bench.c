@@ -753,7 +753,7 @@ int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, NULL, &rest, &n_rest, &rc) ||
 	    (rc = cmd_need_subcommand(
 		     n_rest, "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'")))
 		goto out;

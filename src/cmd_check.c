@@ -116,6 +116,7 @@ const struct cmd_help check_help = {
 		      "that does not parse names the file and line, an unreadable file, a directory without "
 		      "manifests) or usage; 1 when the cluster cannot be read (unreachable, forbidden) or a report "
 		      "cannot be written. Nothing is written on exit 1 or 2.",
+	.output = CMD_OUTPUT_FORMATS(check_formats, CF_JSON, CF_YAML),
 };
 
 struct check_args {
@@ -154,8 +155,6 @@ static int add_skips(struct check_args *a, const char *arg)
 static int on_option(void *st, int id, const char *arg)
 {
 	struct check_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, check_formats, CF_JSON, CF_YAML);
 	switch (id) {
 	case OPT_FILENAME: strlist_append(&a->files, arg); return 0;
 	case OPT_LIVE: a->live = 1; return 0;
@@ -310,7 +309,8 @@ int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 	memset(&a, 0, sizeof a);
 	/* zeroed lists borrow their strings (argv) */
 	int rc;
-	if (cmd_start_options_only(ctx, "check", argc, argv, on_option, &a, "; name the manifests with -f FILE", &rc) ||
+	if (cmd_start_options_only(ctx, "check", argc, argv, on_option, &a, &a.result,
+				   "; name the manifests with -f FILE", &rc) ||
 	    (rc = check_usage_errors(&a))) {
 		args_release(&a);
 		return rc;

@@ -142,8 +142,12 @@ static void unknown_long_option(const char *bad, const struct option *lo, size_t
 	free(word);
 }
 
+static int output_option(struct cmd_output_options *o, const struct cmd_output_formats *f, int id,
+			 const char *arg);
+
 int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest)
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest)
 {
 	const struct cmd_option *own = cmd->help ? cmd->help->options : NULL;
 	const struct cmd_option *shared = cmd->help ? cmd->help->shared : NULL;
@@ -200,6 +204,8 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 			rc = -1;
 		} else if (o->id > OPT_GLOBAL_BASE) {
 			rc = handle_global(ctx, o->id, optarg);
+		} else if (o->id > OPT_RESULT_BASE && o->id < OPT_RESULT_END) {
+			rc = result && cmd->help->output ? output_option(result, cmd->help->output, o->id, optarg) : EXIT_USAGE;
 		} else {
 			rc = on_option ? on_option(st, o->id, optarg) : EXIT_USAGE;
 		}
@@ -703,15 +709,17 @@ int cmd_output_format(const char *opt, const char *arg, const struct cmd_format 
 	return choose(opt, arg, formats, out, looks_like_file_name(arg) ? "; to write a file use --output-file FILE" : "");
 }
 
-int cmd_output_option(struct cmd_output_options *o, int id, const char *arg, const struct cmd_format *formats,
-		      int json_value, int yaml_value)
+/* Applies one output option to o: -o/--output and --format (one of f; o->json set when it is
+ * f->json or f->yaml), --output-file, --no-headers. Returns EXIT_*. */
+static int output_option(struct cmd_output_options *o, const struct cmd_output_formats *f, int id,
+			 const char *arg)
 {
 	switch (id) {
 	case OPT_RESULT_FORMAT:
 	case OPT_RESULT_OUTPUT:
-		if (cmd_output_format(id == OPT_RESULT_FORMAT ? "--format" : "-o", arg, formats, &o->format))
+		if (cmd_output_format(id == OPT_RESULT_FORMAT ? "--format" : "-o", arg, f->list, &o->format))
 			return EXIT_USAGE;
-		o->json = o->format == json_value || o->format == yaml_value;
+		o->json = o->format == f->json || o->format == f->yaml;
 		return EXIT_OK;
 	case OPT_RESULT_FILE: o->file = arg; return EXIT_OK;
 	case OPT_RESULT_NO_HEADERS: o->no_headers = 1; return EXIT_OK;
@@ -725,21 +733,21 @@ int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choice
 }
 
 int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
-	      int *exit_code)
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest, int *exit_code)
 {
-	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, st, rest, n_rest);
+	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, st, result, rest, n_rest);
 	*exit_code = rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
 	return rc != 0;
 }
 
 int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-			   int (*on_option)(void *st, int id, const char *arg), void *st, const char *hint,
-			   int *exit_code)
+			   int (*on_option)(void *st, int id, const char *arg), void *st,
+			   struct cmd_output_options *result, const char *hint, int *exit_code)
 {
 	char **rest;
 	int n_rest;
-	return cmd_start(ctx, name, argc, argv, on_option, st, &rest, &n_rest, exit_code) ||
+	return cmd_start(ctx, name, argc, argv, on_option, st, result, &rest, &n_rest, exit_code) ||
 	       (*exit_code = cmd_extra_args(rest, n_rest, 0, "", hint));
 }
 

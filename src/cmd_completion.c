@@ -314,7 +314,7 @@ int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "completion", argc, argv, NULL, NULL, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "completion", argc, argv, NULL, NULL, NULL, &rest, &n_rest, &rc) ||
 	    (rc = cmd_need_subcommand(n_rest, "completion: which shell? bash, zsh or fish")))
 		return rc;
 	if (n_rest > 1) {

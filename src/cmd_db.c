@@ -94,7 +94,7 @@ int cmd_db(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "db", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "db", argc, argv, on_option, &a, NULL, &rest, &n_rest, &rc) ||
 	    (rc = cmd_need_subcommand(n_rest, "'db' needs a subcommand: prune")))
 		return rc;
 	if (strcmp(rest[0], "prune") != 0) {

@@ -40,7 +40,7 @@ int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest, man = 0;
 	int rc;
-	if (cmd_start(ctx, "help", argc, argv, on_option, &man, &rest, &n_rest, &rc))
+	if (cmd_start(ctx, "help", argc, argv, on_option, &man, NULL, &rest, &n_rest, &rc))
 		return rc;
 	const struct cmd *c = NULL;
 	if (n_rest > 1) {

@@ -85,6 +85,7 @@ const struct cmd_help inventory_help = {
 		      "context), or when there is nothing to inventory (no AWS credential source and no "
 		      "Kubernetes); nothing is recorded then. Exit 3 when several accounts are read and one of them "
 		      "(or one of its regions) could not be: the rest is printed and recorded.",
+	.output = CMD_OUTPUT_FORMATS(inventory_formats, INV_JSON, INV_YAML),
 };
 
 struct inv_args {
@@ -97,8 +98,6 @@ struct inv_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, inventory_formats, INV_JSON, INV_YAML);
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
@@ -169,7 +168,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	struct inv_args a;
 	memset(&a, 0, sizeof a);
 	int rc;
-	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
+	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {

@@ -78,6 +78,7 @@ const struct cmd_help metrics_help = {
 		      "--output-file), or a recorded plan whose stored document is damaged. Exit 1 when the database cannot be read, the file cannot be written or the "
 		      "address cannot be bound. With --listen, a scrape whose database read fails is answered 500 "
 		      "and logged; the server goes on.",
+	.output = CMD_OUTPUT_FORMATS(metrics_formats, -1, -1),
 };
 
 struct metrics_args {
@@ -89,8 +90,6 @@ struct metrics_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct metrics_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, metrics_formats, -1, -1);
 	if (id == OPT_SCOPE_SELECTOR) {
 		log_error("-l/--selector: metrics reads recorded plans, which keep no PVC labels; scope with -n, "
 			  "--context, --region, --account or --volume");
@@ -185,7 +184,7 @@ int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv)
 	struct metrics_args a;
 	memset(&a, 0, sizeof a);
 	int rc;
-	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, "", &rc))
+	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, &a.result, "", &rc))
 		goto out;
 	if (a.listen && a.result.file) {
 		log_error("--listen and --output-file: give one (serve the metrics, or write them to a file)");

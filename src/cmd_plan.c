@@ -119,6 +119,7 @@ const struct cmd_help plan_help = {
 	"warning. Exit 3 when several accounts are read (--accounts, --organization, repeated --profile) and one of "
 	"them, or one of its regions, could not be: the plan covers the rest and its .accounts says what was read "
 	"(docs/accounts.md).",
+	.output = CMD_OUTPUT_FORMATS(plan_formats, -1, -1),
 };
 
 struct plan_args {
@@ -135,8 +136,6 @@ struct plan_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, plan_formats, -1, -1);
 	if (cmd_fleet_owns(id))
 		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
@@ -209,7 +208,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	cmd_fleet_init(&a.in);
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a,
+	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a, &a.result,
 				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
 	    (rc = cmd_fleet_check(&a.in)))
 		goto out;

@@ -382,7 +382,7 @@ static int run(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	args.role_name = args.external_id = args.trusted = NULL;
 	args.member_caps = 0;
 	args.org_options = 0;
-	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, "", &rc))
+	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, NULL, "", &rc))
 		return rc;
 	if ((rc = check_org_options(&args)) != 0)
 		return rc;

@@ -74,6 +74,7 @@ const struct cmd_help pricing_help = {
 	.exit_codes = "refresh exits 1 when the Pricing API fails (network, credentials, throttling after all "
 		      "retries, a malformed page): nothing is stored. Exit 2 for an unknown subcommand, version or "
 		      "region code.",
+	.output = CMD_OUTPUT_FORMATS(pricing_formats, PRICING_JSON, PRICING_YAML),
 };
 
 struct pricing_args {
@@ -87,8 +88,6 @@ struct pricing_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct pricing_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, pricing_formats, PRICING_JSON, PRICING_YAML);
 	switch (id) {
 	case OPT_REGION:
 		if (!aws_region_valid(arg)) {
@@ -402,7 +401,7 @@ int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &a.result, &rest, &n_rest, &rc) ||
 	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
 		goto out;
 	const char *sub = rest[0];

@@ -133,6 +133,7 @@ const struct cmd_help report_help = {
 		      "still written). A failed notification is a warning: the exit code is the report's. Exit 3 when "
 		      "several accounts are read live and one of them (or one of its regions) could not be "
 		      "(docs/accounts.md).",
+	.output = CMD_OUTPUT_FORMATS(report_formats, -1, -1),
 };
 
 struct report_args {
@@ -152,8 +153,6 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, report_formats, -1, -1);
 	if (cmd_fleet_owns(id))
 		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
@@ -269,7 +268,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 	size_t n_keys = 0;
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a,
+	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a, &a.result,
 				   "; exports are given with --from-aws-json/--from-kube-json", &rc) ||
 	    (rc = cmd_fleet_check(&a.in)))
 		goto out;

@@ -115,6 +115,7 @@ const struct cmd_help status_help = {
 		      "completed volume does not match its target in EC2, or its PVC does not name "
 		      "the class apply set as current (or was deleted). Checks that could not be made (EC2 or a "
 		      "cluster unreachable) are warnings and show as unverified; they do not change the exit code.",
+	.output = CMD_OUTPUT_FORMATS(status_formats, STATUS_JSON, STATUS_YAML),
 };
 
 struct status_args {
@@ -131,8 +132,6 @@ static int on_option(void *st, int id, const char *arg)
 	struct status_args *a = st;
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, status_formats, STATUS_JSON, STATUS_YAML);
 	switch (id) {
 	case OPT_LIVE_ROLE_NAME:
 	case OPT_LIVE_ROLE_ARN_TEMPLATE:
@@ -570,7 +569,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct status_args a;
 	memset(&a, 0, sizeof a);
 	int rc;
-	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, "", &rc))
+	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, &a.result, "", &rc))
 		goto out;
 	if (a.timeout && !a.watch) {
 		log_error("--timeout: only with --watch");

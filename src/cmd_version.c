@@ -96,7 +96,7 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 	int n_rest;
 	struct version_args a = {VERSION_TEXT, NULL};
 	int rc;
-	if (cmd_start(ctx, "version", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "version", argc, argv, on_option, &a, NULL, &rest, &n_rest, &rc) ||
 	    (rc = cmd_extra_args(rest, n_rest, 0, "version: ", "")))
 		return rc;
 	struct lib_version libs[N_LIBS];
