@@ -1,7 +1,8 @@
 /*
  * cmd_common.c - what every command shares: option parsing from a declared table (with the
  * global options), help rendering from the same table, setup by `needs`, atomic output
- * (cmd_outputs: a command's files staged, then committed together), visible result lines.
+ * (cmd_outputs: a command's files staged, then committed together; spool files for documents
+ * written in pieces), visible result lines.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -356,6 +357,29 @@ void cmd_print_help(const struct cmd *cmd)
 	if (h && h->exit_codes)
 		print_wrapped(stdout, h->exit_codes, 2, 78);
 	printf("\nSee %s for the full reference.\n", cmd_doc_page(cmd->name));
+}
+
+FILE *cmd_spool_open(const char *prefix)
+{
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s-XXXXXX", prefix);
+	int fd = mkstemp(path.s);
+	FILE *fp = NULL;
+	if (fd >= 0) {
+		unlink(path.s);
+		if (!(fp = fdopen(fd, "w+")))
+			close(fd);
+	}
+	buf_release(&path);
+	return fp;
+}
+
+void cmd_spool_sink_flush(void *sink, const char *s, size_t n)
+{
+	struct cmd_spool_sink *k = sink;
+	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
+	if (k->doc)
+		ledger_doc_add(k->doc, s, n);
 }
 
 /* Adds a staged file (tmp, taken over) to be committed to path. */

@@ -118,41 +118,21 @@ static void join_strings(struct buf *b, char *const *v, size_t n)
 	}
 }
 
-/* Where the inventory document goes while it is written: the spool and the database's copy. */
-struct inv_sink {
-	FILE *spool;
-	struct ledger_doc *doc;
-};
-
-static void sink_flush(void *ctx, const char *s, size_t n)
-{
-	struct inv_sink *k = ctx;
-	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
-	ledger_doc_add(k->doc, s, n);
-}
-
 /* An unlinked temporary file beside the database holding the inventory document, and the
  * document compressed for the record (*doc, the caller's to free); NULL when the file cannot be
  * made or written (the caller then builds the document in memory). */
 static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m,
 			    struct ledger_doc **doc)
 {
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s.inventory-XXXXXX", db_path);
-	int fd = mkstemp(path.s);
-	FILE *fp = NULL;
-	if (fd >= 0) {
-		unlink(path.s);
-		fp = fdopen(fd, "w+");
-		if (!fp)
-			close(fd);
-	}
-	buf_release(&path);
+	struct buf prefix = BUF_INIT;
+	buf_addf(&prefix, "%s.inventory", db_path);
+	FILE *fp = cmd_spool_open(prefix.s);
+	buf_release(&prefix);
 	*doc = NULL;
 	if (!fp)
 		return NULL;
-	struct inv_sink sink = {fp, ledger_doc_begin()};
-	struct buf_spill spill = {sink_flush, &sink};
+	struct cmd_spool_sink sink = {fp, ledger_doc_begin()};
+	struct buf_spill spill = {cmd_spool_sink_flush, &sink};
 	inventory_write_json_spilled(f, m, &spill);
 	if (fflush(fp) != 0 || ferror(fp)) {
 		fclose(fp);

@@ -170,34 +170,14 @@ static int on_option(void *st, int id, const char *arg)
 }
 
 
-/* Where the JSON plan goes while it is written: the spool and the database's copy. */
-struct plan_sink {
-	FILE *spool;
-	struct ledger_doc *doc;
-};
-
-static void sink_flush(void *ctx, const char *s, size_t n)
-{
-	struct plan_sink *k = ctx;
-	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
-	if (k->doc)
-		ledger_doc_add(k->doc, s, n);
-}
-
 /* An unlinked temporary file in TMPDIR (else /tmp), or NULL. */
 static FILE *open_spool(void)
 {
 	const char *dir = getenv("TMPDIR");
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s/ebsmigrate-plan-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path.s);
-	FILE *fp = NULL;
-	if (fd >= 0) {
-		unlink(path.s);
-		if (!(fp = fdopen(fd, "w+")))
-			close(fd);
-	}
-	buf_release(&path);
+	struct buf prefix = BUF_INIT;
+	buf_addf(&prefix, "%s/ebsmigrate-plan", dir && *dir ? dir : "/tmp");
+	FILE *fp = cmd_spool_open(prefix.s);
+	buf_release(&prefix);
 	return fp;
 }
 
@@ -298,13 +278,13 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	 * spool: built in memory. */
 	int recording = !a.no_record && ctx->db;
 	int yaml = a.result.format == FORMAT_YAML;
-	struct plan_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
+	struct cmd_spool_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
 	FILE *yaml_spool = NULL;
 	struct buf out = BUF_INIT;
 	if (sink.spool) {
 		if (recording)
 			sink.doc = ledger_doc_begin();
-		struct buf_spill spill = {sink_flush, &sink};
+		struct buf_spill spill = {cmd_spool_sink_flush, &sink};
 		plan_write_json_spilled(&plan, &spill);
 		buf_reset(&err);
 		if (fflush(sink.spool) != 0 || ferror(sink.spool)) {

@@ -200,6 +200,18 @@ const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir);
 char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged_path);
 int cmd_outputs_commit(struct cmd_outputs *o);
 void cmd_outputs_release(struct cmd_outputs *o);
+/* A document too large to hold in memory (plan's, inventory's JSON), written in pieces: an
+ * unlinked temporary file PREFIX-XXXXXX opened "w+" (NULL when it cannot be made), and the sink
+ * whose cmd_spool_sink_flush (a buf_spill flush) writes each piece to spool and, when doc is not
+ * NULL, to the database's copy (ledger_doc_add). Write errors show in ferror(spool), checked
+ * once at the end. */
+FILE *cmd_spool_open(const char *prefix);
+struct ledger_doc;
+struct cmd_spool_sink {
+	FILE *spool;
+	struct ledger_doc *doc;
+};
+void cmd_spool_sink_flush(void *sink, const char *s, size_t n);
 /* The command table (main.c). */
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);
