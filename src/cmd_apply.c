@@ -369,10 +369,7 @@ static int use_plan(struct cmd_ctx *ctx, struct apply_args *a, int named)
 
 int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct apply_args a;
-	memset(&a, 0, sizeof a);
-	a.max_plan_age_s = 7 * 86400;
-	a.max_plan_age = "7d";
+	struct apply_args a = {.max_plan_age_s = 7 * 86400, .max_plan_age = "7d"};
 	int rc;
 	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, NULL, "", &rc))
 		goto out;

@@ -746,16 +746,13 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 
 int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct bench_args a;
-	memset(&a, 0, sizeof a);
-	a.vol.burst_balance = NAN;
-	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
+	struct bench_args a = {.vol.burst_balance = NAN, .rules = BENCH_RULES_DEFAULT};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, NULL, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(
-		     n_rest, "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'")))
+	if (cmd_start_subcommand(ctx, "bench", argc, argv, on_option, &a, NULL,
+				 "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'",
+				 &rest, &n_rest, &rc))
 		goto out;
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);

@@ -305,8 +305,7 @@ static void say_summary(const struct kube_manifest *m, const struct check_result
 
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct check_args a;
-	memset(&a, 0, sizeof a);
+	struct check_args a = {0};
 	/* zeroed lists borrow their strings (argv) */
 	int rc;
 	if (cmd_start_options_only(ctx, "check", argc, argv, on_option, &a, &a.result,

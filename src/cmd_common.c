@@ -783,12 +783,18 @@ int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, c
 	return EXIT_USAGE;
 }
 
-int cmd_need_subcommand(int n_rest, const char *missing)
+int cmd_start_subcommand(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			 int (*on_option)(void *st, int id, const char *arg), void *st,
+			 struct cmd_output_options *result, const char *missing, char ***rest, int *n_rest,
+			 int *exit_code)
 {
-	if (n_rest)
+	if (cmd_start(ctx, name, argc, argv, on_option, st, result, rest, n_rest, exit_code))
+		return 1;
+	if (*n_rest)
 		return 0;
 	log_error("%s", missing);
-	return EXIT_USAGE;
+	*exit_code = EXIT_USAGE;
+	return 1;
 }
 
 int cmd_usage_if(int bad, const char *fmt, ...)

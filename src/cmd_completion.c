@@ -314,8 +314,8 @@ int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "completion", argc, argv, NULL, NULL, NULL, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "completion: which shell? bash, zsh or fish")))
+	if (cmd_start_subcommand(ctx, "completion", argc, argv, NULL, NULL, NULL,
+				 "completion: which shell? bash, zsh or fish", &rest, &n_rest, &rc))
 		return rc;
 	if (n_rest > 1) {
 		log_error("completion: one shell at a time ('%s' is extra)", rest[1]);

@@ -89,13 +89,12 @@ static void print_kind(const char *verb, const char *what, const int64_t *ids, s
 
 int cmd_db(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct db_args a;
-	memset(&a, 0, sizeof a);
+	struct db_args a = {0};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "db", argc, argv, on_option, &a, NULL, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "'db' needs a subcommand: prune")))
+	if (cmd_start_subcommand(ctx, "db", argc, argv, on_option, &a, NULL, "'db' needs a subcommand: prune", &rest,
+				 &n_rest, &rc))
 		return rc;
 	if (strcmp(rest[0], "prune") != 0) {
 		log_error("unknown db subcommand '%s'; use prune", rest[0]);

@@ -145,8 +145,7 @@ static FILE *spool_document(const char *db_path, const struct fleet *f, const st
 
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct inv_args a;
-	memset(&a, 0, sizeof a);
+	struct inv_args a = {0};
 	int rc;
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||

@@ -181,18 +181,12 @@ static int serve(struct cmd_ctx *ctx, const struct metrics_args *a)
 
 int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct metrics_args a;
-	memset(&a, 0, sizeof a);
+	struct metrics_args a = {0};
 	int rc;
-	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, &a.result, "", &rc))
-		goto out;
-	if (a.listen && a.result.file) {
-		log_error("--listen and --output-file: give one (serve the metrics, or write them to a file)");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	rc = cmd_prepare(ctx, NEEDS_DB);
-	if (rc)
+	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, &a.result, "", &rc) ||
+	    (rc = cmd_usage_if(a.listen && a.result.file,
+			       "--listen and --output-file: give one (serve the metrics, or write them to a file)")) ||
+	    (rc = cmd_prepare(ctx, NEEDS_DB)))
 		goto out;
 	if (a.listen) {
 		rc = serve(ctx, &a);

@@ -183,8 +183,7 @@ static FILE *open_spool(void)
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct plan_args a;
-	memset(&a, 0, sizeof a);
+	struct plan_args a = {0};
 	cmd_fleet_init(&a.in);
 	struct notify_target notify = {NULL, NULL};
 	int rc;

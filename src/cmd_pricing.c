@@ -395,14 +395,12 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 
 int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct pricing_args a;
-	memset(&a, 0, sizeof a);
-	a.regions = (struct strlist)STRLIST_INIT_NODUP;
+	struct pricing_args a = {.regions = STRLIST_INIT_NODUP};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &a.result, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
+	if (cmd_start_subcommand(ctx, "pricing", argc, argv, on_option, &a, &a.result,
+				 "'pricing' needs a subcommand: refresh, show, list, diff or export", &rest, &n_rest, &rc))
 		goto out;
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.result.file, a.result.format == PRICING_WIDE, a.result.no_headers);

@@ -261,8 +261,7 @@ static int publish(const struct report_args *a, const struct buf *doc)
 
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct report_args a;
-	memset(&a, 0, sizeof a);
+	struct report_args a = {0};
 	cmd_fleet_init(&a.in);
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;

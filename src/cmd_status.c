@@ -566,16 +566,11 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_account_clients *set, cons
 
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct status_args a;
-	memset(&a, 0, sizeof a);
+	struct status_args a = {0};
 	int rc;
-	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, &a.result, "", &rc))
+	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, &a.result, "", &rc) ||
+	    (rc = cmd_usage_if(a.timeout && !a.watch, "--timeout: only with --watch")))
 		goto out;
-	if (a.timeout && !a.watch) {
-		log_error("--timeout: only with --watch");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
 	if (rc)
 		goto out;

@@ -376,8 +376,13 @@ int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char
 /* More than max other arguments: `error: PREFIXunexpected argument 'X'HINT` for the first extra
  * one and EXIT_USAGE; else 0. prefix and hint may be "". */
 int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint);
-/* No subcommand given: says missing and returns EXIT_USAGE; else 0. */
-int cmd_need_subcommand(int n_rest, const char *missing);
+/* The start of a command whose first other argument is a subcommand or a choice (pricing, db,
+ * bench, completion): cmd_start, then, when there is none, says missing and ends with EXIT_USAGE.
+ * Returns 1 when the command ends here with *exit_code, else 0 with rest[0] the subcommand. */
+int cmd_start_subcommand(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			 int (*on_option)(void *st, int id, const char *arg), void *st,
+			 struct cmd_output_options *result, const char *missing, char ***rest, int *n_rest,
+			 int *exit_code);
 /* An option value that did not parse: when bad, says the message (printf-style) and returns
  * EXIT_USAGE; else 0. For `case OPT_X: return cmd_usage_if(parse_x(arg, &a->x), "--x: ...", arg);` */
 int cmd_usage_if(int bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
