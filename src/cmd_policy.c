@@ -232,6 +232,23 @@ static void allow(struct jsonw *w, const char *sid, const char *const *actions, 
 	jsonw_end(w);
 }
 
+/* Opens a policy document (under key, when not NULL) and its Statement array; policy_end closes both. */
+static void policy_begin(struct jsonw *w, const char *key)
+{
+	if (key)
+		jsonw_key(w, key);
+	jsonw_object(w);
+	jsonw_key_str(w, "Version", "2012-10-17");
+	jsonw_key(w, "Statement");
+	jsonw_array(w);
+}
+
+static void policy_end(struct jsonw *w)
+{
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
 /* --for org: the management account's policy, the member role's permission and trust policies. */
 static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 {
@@ -245,33 +262,19 @@ static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 	else
 		buf_addf(&trusted, "arn:aws:iam::%s:root", args->trusted);
 	jsonw_object(w);
-	jsonw_key(w, "ManagementPolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_begin(w, "ManagementPolicy");
 	static const char *const org_actions[] = {"organizations:ListAccounts", "organizations:DescribeAccount"};
 	static const char *const assume[] = {"sts:AssumeRole"};
 	allow(w, "EbsmigrateListAccounts", org_actions, 2, "*");
 	allow(w, "EbsmigrateAssumeMemberRole", assume, 1, arn.s);
 	/* the base credentials read their own account (listed by --organization) and the prices */
 	iam_statements(w, (args->member_caps ? args->member_caps : CAP_PLAN) | CAP_PLAN, 0);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_key(w, "MemberRolePolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_end(w);
+	policy_begin(w, "MemberRolePolicy");
 	/* pricing:GetProducts is called with the base credentials only: not in the member role */
 	iam_statements(w, args->member_caps ? args->member_caps : CAP_PLAN, 1);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_key(w, "MemberRoleTrustPolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_end(w);
+	policy_begin(w, "MemberRoleTrustPolicy");
 	jsonw_object(w);
 	jsonw_key_str(w, "Sid", "EbsmigrateTrust");
 	jsonw_key_str(w, "Effect", "Allow");
@@ -289,10 +292,9 @@ static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 		jsonw_end(w);
 		jsonw_end(w);
 	}
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
+	jsonw_end(w); /* the statement */
+	policy_end(w);
+	jsonw_end(w); /* the three policies */
 	buf_release(&arn);
 	buf_release(&trusted);
 }
@@ -307,13 +309,9 @@ static void render_iam_policy(struct buf *b, const struct policy_args *args)
 		jsonw_layout(&w, "\n");
 		return;
 	}
-	jsonw_object(&w);
-	jsonw_key_str(&w, "Version", "2012-10-17");
-	jsonw_key(&w, "Statement");
-	jsonw_array(&w);
+	policy_begin(&w, NULL);
 	iam_statements(&w, args->caps, 0);
-	jsonw_end(&w);
-	jsonw_end(&w);
+	policy_end(&w);
 	jsonw_layout(&w, "\n");
 }
 
