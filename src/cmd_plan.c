@@ -136,8 +136,6 @@ struct plan_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
-	if (cmd_fleet_owns(id))
-		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
 	case OPT_OUT:
 		if (strcmp(arg, "-") == 0) {
@@ -184,12 +182,10 @@ static FILE *open_spool(void)
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct plan_args a = {0};
-	cmd_fleet_init(&a.in);
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a, &a.result,
-				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
-	    (rc = cmd_fleet_check(&a.in)))
+	if (cmd_fleet_start(ctx, "plan", argc, argv, &a.in, on_option, &a, &a.result,
+			    "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc))
 		goto out;
 	if (a.out && a.result.file && strcmp(a.out, a.result.file) == 0) {
 		log_error("--out and --output-file both name '%s': --out saves the plan document, --output-file "

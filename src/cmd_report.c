@@ -153,8 +153,6 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
-	if (cmd_fleet_owns(id))
-		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
 	case OPT_GROUP_BY: a->group_by = arg; return 0;
 	case OPT_PERIOD:
@@ -262,14 +260,12 @@ static int publish(const struct report_args *a, const struct buf *doc)
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct report_args a = {0};
-	cmd_fleet_init(&a.in);
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a, &a.result,
-				   "; exports are given with --from-aws-json/--from-kube-json", &rc) ||
-	    (rc = cmd_fleet_check(&a.in)))
+	if (cmd_fleet_start(ctx, "report", argc, argv, &a.in, on_option, &a, &a.result,
+			    "; exports are given with --from-aws-json/--from-kube-json", &rc))
 		goto out;
 	struct buf err = BUF_INIT;
 	if (report_parse_group_by(a.group_by ? a.group_by : "cluster,namespace", &keys, &n_keys, &err)) {
