@@ -206,7 +206,8 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 		} else if (o->id > OPT_GLOBAL_BASE) {
 			rc = handle_global(ctx, o->id, optarg);
 		} else if (o->id > OPT_RESULT_BASE && o->id < OPT_RESULT_END) {
-			rc = result && cmd->help->output ? output_option(result, cmd->help->output, o->id, optarg) : EXIT_USAGE;
+			rc = result && cmd->help->output ? output_option(result, cmd->help->output, o->id, optarg)
+							 : EXIT_USAGE;
 		} else {
 			rc = on_option ? on_option(st, o->id, optarg) : EXIT_USAGE;
 		}

@@ -3,8 +3,10 @@
  *
  * Adding a command (checklist):
  *   1. src/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
- *      options table (struct cmd_option[]), usage lines and description — glue only: parse
- *      options, call cmd_prepare(ctx, needs), call modules, print results. No domain logic.
+ *      options table (struct cmd_option[], ending in CMD_OPTIONS_END) and its struct cmd_help
+ *      (usage lines in CMD_USAGE, description; with -o, its formats in CMD_OUTPUT_FORMATS, the
+ *      settings then parsed by cmd_start) — glue only: parse options (cmd_start*), call
+ *      cmd_prepare(ctx, needs), call modules, print results. No domain logic.
  *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in main.c.
  *   3. docs/NAME.md (every flag, output field and exit code) and a line in docs/README.md.
  *   4. Tests: tests/cases/NNNN-name.case files for each behaviour, bad input included.
