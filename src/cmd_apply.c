@@ -61,14 +61,13 @@ static const struct cmd_option apply_options[] = {
 	CMD_AWS_PROFILE_OPTION(OPT_APROFILE),
 	CMD_KUBECONFIG_OPTION(OPT_AKUBECONFIG),
 	CMD_ROLE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const apply_usage[] = {"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [--require-configmap NS/NAME=KEY] [filters]",
-					  "--reconcile-only [--plan ID|FILE] [--wait]", NULL};
-
 const struct cmd_help apply_help = {
-	.usage = apply_usage,
+	.usage = CMD_USAGE(
+		"[--batch N] [--plan ID|FILE | --max-plan-age DURATION] [--dry-run] [--yes] [--wait] [--require-configmap NS/NAME=KEY] [filters]",
+		"--reconcile-only [--plan ID|FILE] [--wait]"),
 	.description =
 		"Applies the latest recorded plan (or --plan ID|FILE) in batches. Each run first reconciles the "
 		"ledger with AWS (modifications left in flight, or interrupted by a crash), then takes the next N "
@@ -370,12 +369,9 @@ static int use_plan(struct cmd_ctx *ctx, struct apply_args *a, int named)
 
 int cmd_apply(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct apply_args a;
-	memset(&a, 0, sizeof a);
-	a.max_plan_age_s = 7 * 86400;
-	a.max_plan_age = "7d";
+	struct apply_args a = {.max_plan_age_s = 7 * 86400, .max_plan_age = "7d"};
 	int rc;
-	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, "", &rc))
+	if (cmd_start_options_only(ctx, "apply", argc, argv, on_option, &a, NULL, "", &rc))
 		goto out;
 	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
 	if (rc)

@@ -31,7 +31,7 @@ enum {
 	OPT_LOCAL = 1, OPT_PVC, OPT_STORAGE_CLASS, OPT_NAMESPACE, OPT_SIZE, OPT_FILE_SIZE, OPT_BPROFILE, OPT_RUNTIME,
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
-	OPT_IOPS_LOG, OPT_FORMAT, OPT_OUTPUT, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE, OPT_OUTPUT_FILE, OPT_NO_HEADERS,
+	OPT_IOPS_LOG, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
 	OPT_TOLERANCE, OPT_LATENCY_FLOOR,
 };
 
@@ -85,10 +85,12 @@ static const struct cmd_option bench_options[] = {
 	 OPT_KCONTEXT},
 	{"iops-log", 0, ARG_REQUIRED, "FILE", "import: a write_iops_log file of the same fio run (repeatable)",
 	 OPT_IOPS_LOG},
-	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown", OPT_OUTPUT},
-	{"format", 0, ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml (an alias of -o/--output); compare also markdown", OPT_FORMAT},
-	CMD_OUTPUT_FILE_OPTION(OPT_OUTPUT_FILE),
-	CMD_NO_HEADERS_OPTION("run, import, list, show tables: no title row", OPT_NO_HEADERS),
+	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown",
+	 OPT_RESULT_OUTPUT},
+	{"format", 0, ARG_REQUIRED, "FORMAT",
+	 "table (default), wide, json or yaml (an alias of -o/--output); compare also markdown", OPT_RESULT_FORMAT},
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	CMD_NO_HEADERS_OPTION("run, import, list, show tables: no title row", OPT_RESULT_NO_HEADERS),
 	{"no-record", 0, ARG_NONE, NULL, "run, import: do not store the result in the database", OPT_NO_RECORD},
 	{"fio-json", 0, ARG_NONE, NULL, "show: print the run's raw fio JSON documents", OPT_FIO_JSON},
 	{"tolerance", 0, ARG_REQUIRED, "PCT",
@@ -96,21 +98,17 @@ static const struct cmd_option bench_options[] = {
 	{"latency-floor-ms", 0, ARG_REQUIRED, "MS",
 	 "compare: a p99 increase of at most this many ms is never a regression (default 0.2; 0 = none)",
 	 OPT_LATENCY_FLOOR},
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const bench_usage[] = {
-	"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
-	"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
-	"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
-	"list [-o table|wide|json|yaml] [--output-file FILE]",
-	"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
-	"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help bench_help = {
-	.usage = bench_usage,
+	.usage = CMD_USAGE(
+		"run --local DIR [--profile P]... [--runtime D] [--size SIZE] [--job-file F] [--label L] [--volume VOL-ID]",
+		"run --pvc NS/NAME | --storage-class SC --size 100Gi [-n NS] [--profile P]... [--runtime D] [--image IMG]",
+		"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
+		"list [-o table|wide|json|yaml] [--output-file FILE]",
+		"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
+		"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]"),
 	.description =
 		"Proves with fio what a volume delivers, before and after the migration.\n"
 		"\n"
@@ -141,6 +139,7 @@ const struct cmd_help bench_help = {
 		"  ebsmigrate bench import fio.json --iops-log gp2_rr_iops.1.log --volume-type gp2 --volume-size 100\n"
 		"  ebsmigrate bench compare db-gp2 db-gp3 -o markdown",
 	.options = bench_options,
+	.output = CMD_OUTPUT_FORMATS(bench_formats, FORMAT_JSON, FORMAT_YAML),
 	.exit_codes = "compare exits 4 when a profile fails its verdict. run exits 1 when fio fails or the run is "
 		      "interrupted (finished profiles are kept), 2 for bad options, a missing or unwritable directory, or "
 		      "malformed fio JSON (import).",
@@ -158,11 +157,10 @@ struct bench_args {
 	size_t n_iops_logs;
 	struct bench_volume vol;
 	int have_vol;
-	enum out_format format;
-	int format_given, no_record, fio_json;
+	struct cmd_output_options result;
+	enum out_format format; /* set after parsing: result's, FORMAT_JSON for yaml (converted by write_result) */
+	int no_record, fio_json;
 	struct bench_rules rules;
-	int yaml; /* -o yaml: format is FORMAT_JSON, converted by write_result */
-	int no_headers;
 	struct table_options table; /* set after parsing */
 };
 
@@ -284,20 +282,6 @@ static int on_option(void *st, int id, const char *arg)
 		a->iops_logs = xrealloc(a->iops_logs, (a->n_iops_logs + 1) * sizeof *a->iops_logs);
 		a->iops_logs[a->n_iops_logs++] = arg;
 		return 0;
-	case OPT_FORMAT:
-	case OPT_OUTPUT: {
-		int f;
-		if (cmd_output_format(id == OPT_FORMAT ? "--format" : "-o", arg, bench_formats, &f))
-			return EXIT_USAGE;
-		a->format = (enum out_format)f;
-		a->yaml = a->format == FORMAT_YAML;
-		if (a->yaml) /* the JSON document, converted when written (write_result) */
-			a->format = FORMAT_JSON;
-		a->format_given = 1;
-		return 0;
-	}
-	case OPT_OUTPUT_FILE: a->output = arg; return 0;
-	case OPT_NO_HEADERS: a->no_headers = 1; return 0;
 	case OPT_NO_RECORD: a->no_record = 1; return 0;
 	case OPT_FIO_JSON: a->fio_json = 1; return 0;
 	case OPT_TOLERANCE:
@@ -404,8 +388,8 @@ static void run_from_args(struct bench_run *run, struct bench_args *a)
 /* The result to stdout or --output-file; -o yaml converts the JSON (not --fio-json's raw fio). */
 static int write_result(const struct bench_args *a, struct buf *out)
 {
-	int rc = a->yaml && !a->fio_json ? cmd_json_to_yaml(out) : 0;
-	return rc ? rc : cmd_write_output(a->output, out);
+	int rc = a->result.format == FORMAT_YAML && !a->fio_json ? cmd_json_to_yaml(out) : 0;
+	return rc ? rc : cmd_write_output(a->result.file, out);
 }
 
 static int finish_output(struct cmd_ctx *ctx, struct bench_args *a, const struct bench_run *run)
@@ -750,19 +734,17 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 
 int cmd_bench(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct bench_args a;
-	memset(&a, 0, sizeof a);
-	a.vol.burst_balance = NAN;
-	a.rules = (struct bench_rules)BENCH_RULES_DEFAULT;
+	struct bench_args a = {.vol.burst_balance = NAN, .rules = BENCH_RULES_DEFAULT};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "bench", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(
-		     n_rest, "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'")))
+	if (cmd_start_subcommand(ctx, "bench", argc, argv, on_option, &a, &a.result,
+				 "bench needs a subcommand: run, import, list, show or compare; see 'ebsmigrate help bench'",
+				 &rest, &n_rest, &rc))
 		goto out;
 	const char *sub = rest[0];
-	cmd_table_options(&a.table, a.output, a.format == FORMAT_WIDE, a.no_headers);
+	a.format = a.result.json ? FORMAT_JSON : (enum out_format)a.result.format;
+	cmd_table_options(&a.table, a.result.file, a.format == FORMAT_WIDE, a.result.no_headers);
 	if (a.format == FORMAT_MARKDOWN && strcmp(sub, "compare") != 0) {
 		log_error("-o markdown is for bench compare");
 		rc = EXIT_USAGE;

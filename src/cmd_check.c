@@ -83,18 +83,14 @@ static const struct cmd_option check_options[] = {
 	CMD_FORMAT_OPTIONS("table (default), wide, json, yaml, sarif or junit", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
 	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
 	CMD_NO_HEADERS_OPTION("table, wide: no title row", OPT_RESULT_NO_HEADERS),
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const check_usage[] = {
-	"-f FILE|DIR|- [-f ...] [--storage-classes FILE|--cluster-classes] [--strict] [--warn-only] [--sarif FILE] [--junit FILE]",
-	"--live [--context NAME] [-n NS...] [-o table|wide|json|yaml|sarif|junit] [--output-file FILE]",
-	"--list-rules",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help check_help = {
-	.usage = check_usage,
+	.usage = CMD_USAGE(
+		"-f FILE|DIR|- [-f ...] [--storage-classes FILE|--cluster-classes] [--strict] [--warn-only] [--sarif FILE] [--junit FILE]",
+		"--live [--context NAME] [-n NS...] [-o table|wide|json|yaml|sarif|junit] [--output-file FILE]",
+		"--list-rules"),
 	.description =
 		"The gp2 gate: fails (exit 4) when manifests or a cluster would create gp2 EBS volumes. It reads "
 		"StorageClasses (type gp2, or the in-tree kubernetes.io/aws-ebs provisioner without a type, whose "
@@ -120,6 +116,7 @@ const struct cmd_help check_help = {
 		      "that does not parse names the file and line, an unreadable file, a directory without "
 		      "manifests) or usage; 1 when the cluster cannot be read (unreachable, forbidden) or a report "
 		      "cannot be written. Nothing is written on exit 1 or 2.",
+	.output = CMD_OUTPUT_FORMATS(check_formats, CF_JSON, CF_YAML),
 };
 
 struct check_args {
@@ -158,8 +155,6 @@ static int add_skips(struct check_args *a, const char *arg)
 static int on_option(void *st, int id, const char *arg)
 {
 	struct check_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, check_formats, CF_JSON, CF_YAML);
 	switch (id) {
 	case OPT_FILENAME: strlist_append(&a->files, arg); return 0;
 	case OPT_LIVE: a->live = 1; return 0;
@@ -310,11 +305,11 @@ static void say_summary(const struct kube_manifest *m, const struct check_result
 
 int cmd_check(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct check_args a;
-	memset(&a, 0, sizeof a);
+	struct check_args a = {0};
 	/* zeroed lists borrow their strings (argv) */
 	int rc;
-	if (cmd_start_options_only(ctx, "check", argc, argv, on_option, &a, "; name the manifests with -f FILE", &rc) ||
+	if (cmd_start_options_only(ctx, "check", argc, argv, on_option, &a, &a.result,
+				   "; name the manifests with -f FILE", &rc) ||
 	    (rc = check_usage_errors(&a))) {
 		args_release(&a);
 		return rc;

@@ -1,7 +1,8 @@
 /*
  * cmd_common.c - what every command shares: option parsing from a declared table (with the
  * global options), help rendering from the same table, setup by `needs`, atomic output
- * (cmd_outputs: a command's files staged, then committed together), visible result lines.
+ * (cmd_outputs: a command's files staged, then committed together; spool files for documents
+ * written in pieces), visible result lines.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -39,7 +40,7 @@ static const struct cmd_option global_options[] = {
 	{"allow-insecure-http", 0, ARG_NONE, NULL,
 	 "send Kubernetes credentials to an http:// server (refused otherwise; always warns)", OPT_ALLOW_INSECURE_HTTP},
 	{"help", 'h', ARG_NONE, NULL, "show this help", OPT_HELP},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 static size_t count_opts(const struct cmd_option *o)
@@ -142,8 +143,12 @@ static void unknown_long_option(const char *bad, const struct option *lo, size_t
 	free(word);
 }
 
+static int output_option(struct cmd_output_options *o, const struct cmd_output_formats *f, int id,
+			 const char *arg);
+
 int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest)
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest)
 {
 	const struct cmd_option *own = cmd->help ? cmd->help->options : NULL;
 	const struct cmd_option *shared = cmd->help ? cmd->help->shared : NULL;
@@ -200,6 +205,9 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 			rc = -1;
 		} else if (o->id > OPT_GLOBAL_BASE) {
 			rc = handle_global(ctx, o->id, optarg);
+		} else if (o->id > OPT_RESULT_BASE && o->id < OPT_RESULT_END) {
+			rc = result && cmd->help->output ? output_option(result, cmd->help->output, o->id, optarg)
+							 : EXIT_USAGE;
 		} else {
 			rc = on_option ? on_option(st, o->id, optarg) : EXIT_USAGE;
 		}
@@ -350,6 +358,29 @@ void cmd_print_help(const struct cmd *cmd)
 	if (h && h->exit_codes)
 		print_wrapped(stdout, h->exit_codes, 2, 78);
 	printf("\nSee %s for the full reference.\n", cmd_doc_page(cmd->name));
+}
+
+FILE *cmd_spool_open(const char *prefix)
+{
+	struct buf path = BUF_INIT;
+	buf_addf(&path, "%s-XXXXXX", prefix);
+	int fd = mkstemp(path.s);
+	FILE *fp = NULL;
+	if (fd >= 0) {
+		unlink(path.s);
+		if (!(fp = fdopen(fd, "w+")))
+			close(fd);
+	}
+	buf_release(&path);
+	return fp;
+}
+
+void cmd_spool_sink_flush(void *sink, const char *s, size_t n)
+{
+	struct cmd_spool_sink *k = sink;
+	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
+	if (k->doc)
+		ledger_doc_add(k->doc, s, n);
 }
 
 /* Adds a staged file (tmp, taken over) to be committed to path. */
@@ -703,15 +734,17 @@ int cmd_output_format(const char *opt, const char *arg, const struct cmd_format 
 	return choose(opt, arg, formats, out, looks_like_file_name(arg) ? "; to write a file use --output-file FILE" : "");
 }
 
-int cmd_output_option(struct cmd_output_options *o, int id, const char *arg, const struct cmd_format *formats,
-		      int json_value, int yaml_value)
+/* Applies one output option to o: -o/--output and --format (one of f; o->json set when it is
+ * f->json or f->yaml), --output-file, --no-headers. Returns EXIT_*. */
+static int output_option(struct cmd_output_options *o, const struct cmd_output_formats *f, int id,
+			 const char *arg)
 {
 	switch (id) {
 	case OPT_RESULT_FORMAT:
 	case OPT_RESULT_OUTPUT:
-		if (cmd_output_format(id == OPT_RESULT_FORMAT ? "--format" : "-o", arg, formats, &o->format))
+		if (cmd_output_format(id == OPT_RESULT_FORMAT ? "--format" : "-o", arg, f->list, &o->format))
 			return EXIT_USAGE;
-		o->json = o->format == json_value || o->format == yaml_value;
+		o->json = o->format == f->json || o->format == f->yaml;
 		return EXIT_OK;
 	case OPT_RESULT_FILE: o->file = arg; return EXIT_OK;
 	case OPT_RESULT_NO_HEADERS: o->no_headers = 1; return EXIT_OK;
@@ -725,21 +758,21 @@ int cmd_choice(const char *opt, const char *arg, const struct cmd_format *choice
 }
 
 int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
-	      int *exit_code)
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest, int *exit_code)
 {
-	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, st, rest, n_rest);
+	int rc = cmd_parse(ctx, cmd_find(name), argc, argv, on_option, st, result, rest, n_rest);
 	*exit_code = rc < 0 ? EXIT_OK : rc; /* -1: --help was printed */
 	return rc != 0;
 }
 
 int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-			   int (*on_option)(void *st, int id, const char *arg), void *st, const char *hint,
-			   int *exit_code)
+			   int (*on_option)(void *st, int id, const char *arg), void *st,
+			   struct cmd_output_options *result, const char *hint, int *exit_code)
 {
 	char **rest;
 	int n_rest;
-	return cmd_start(ctx, name, argc, argv, on_option, st, &rest, &n_rest, exit_code) ||
+	return cmd_start(ctx, name, argc, argv, on_option, st, result, &rest, &n_rest, exit_code) ||
 	       (*exit_code = cmd_extra_args(rest, n_rest, 0, "", hint));
 }
 
@@ -751,12 +784,18 @@ int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, c
 	return EXIT_USAGE;
 }
 
-int cmd_need_subcommand(int n_rest, const char *missing)
+int cmd_start_subcommand(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			 int (*on_option)(void *st, int id, const char *arg), void *st,
+			 struct cmd_output_options *result, const char *missing, char ***rest, int *n_rest,
+			 int *exit_code)
 {
-	if (n_rest)
+	if (cmd_start(ctx, name, argc, argv, on_option, st, result, rest, n_rest, exit_code))
+		return 1;
+	if (*n_rest)
 		return 0;
 	log_error("%s", missing);
-	return EXIT_USAGE;
+	*exit_code = EXIT_USAGE;
+	return 1;
 }
 
 int cmd_usage_if(int bad, const char *fmt, ...)

@@ -15,9 +15,8 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-static const char *const completion_usage[] = {"bash|zsh|fish", NULL};
 const struct cmd_help completion_help = {
-	.usage = completion_usage,
+	.usage = CMD_USAGE("bash|zsh|fish"),
 	.description =
 		"Prints a completion script for the shell: commands, subcommands, options and the values "
 		"of options that take one of a list (--format, --mode, ...), generated from the same tables "
@@ -315,8 +314,8 @@ int cmd_completion(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "completion", argc, argv, NULL, NULL, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "completion: which shell? bash, zsh or fish")))
+	if (cmd_start_subcommand(ctx, "completion", argc, argv, NULL, NULL, NULL,
+				 "completion: which shell? bash, zsh or fish", &rest, &n_rest, &rc))
 		return rc;
 	if (n_rest > 1) {
 		log_error("completion: one shell at a time ('%s' is extra)", rest[1]);

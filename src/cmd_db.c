@@ -20,13 +20,11 @@ static const struct cmd_option db_options[] = {
 	 OPT_KEEP},
 	{"dry-run", 0, ARG_NONE, NULL, "prune: print what would be removed, remove nothing", OPT_DRY_RUN},
 	{"vacuum", 0, ARG_NONE, NULL, "prune: then VACUUM, giving the freed pages back to the file system", OPT_VACUUM},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const db_usage[] = {"prune --keep N [--dry-run] [--vacuum]", NULL};
-
 const struct cmd_help db_help = {
-	.usage = db_usage,
+	.usage = CMD_USAGE("prune --keep N [--dry-run] [--vacuum]"),
 	.description =
 		"Upkeep of the database (--db). Every `plan` records its plan and every `inventory` its run, so "
 		"the file grows with each run; plans are stored compressed (zlib), inventory documents as "
@@ -91,13 +89,12 @@ static void print_kind(const char *verb, const char *what, const int64_t *ids, s
 
 int cmd_db(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct db_args a;
-	memset(&a, 0, sizeof a);
+	struct db_args a = {0};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "db", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "'db' needs a subcommand: prune")))
+	if (cmd_start_subcommand(ctx, "db", argc, argv, on_option, &a, NULL, "'db' needs a subcommand: prune", &rest,
+				 &n_rest, &rc))
 		return rc;
 	if (strcmp(rest[0], "prune") != 0) {
 		log_error("unknown db subcommand '%s'; use prune", rest[0]);

@@ -12,18 +12,9 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-void cmd_fleet_init(struct cmd_fleet *f)
-{
-	memset(f, 0, sizeof *f);
-	f->max_age = PRICING_DEFAULT_MAX_AGE_S;
-}
-
-int cmd_fleet_owns(int id)
-{
-	return id > OPT_LIVE_BASE;
-}
-
-int cmd_fleet_option(struct cmd_fleet *f, int id, const char *arg)
+/* A live, scope or OPT_FLEET_* option (ids above OPT_LIVE_BASE; the output options' are taken
+ * by cmd_parse before). */
+static int fleet_option(struct cmd_fleet *f, int id, const char *arg)
 {
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&f->scope, id, arg);
@@ -42,7 +33,7 @@ int cmd_fleet_option(struct cmd_fleet *f, int id, const char *arg)
 	return cmd_live_or_scope_option(&f->live, &f->scope, &f->live_given, id, arg);
 }
 
-int cmd_fleet_check(struct cmd_fleet *f)
+static int fleet_check(struct cmd_fleet *f)
 {
 	f->live_read = !f->n_aws && !f->n_kube;
 	if (!f->live_read && f->live_given) {
@@ -60,6 +51,30 @@ int cmd_fleet_check(struct cmd_fleet *f)
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
+}
+
+/* cmd_parse's state while a fleet command's options are parsed. */
+struct fleet_parse {
+	struct cmd_fleet *f;
+	int (*on_option)(void *st, int id, const char *arg);
+	void *st;
+};
+
+static int fleet_or_own_option(void *st, int id, const char *arg)
+{
+	struct fleet_parse *p = st;
+	return id > OPT_LIVE_BASE ? fleet_option(p->f, id, arg) : p->on_option(p->st, id, arg);
+}
+
+int cmd_fleet_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv, struct cmd_fleet *f,
+		    int (*on_option)(void *st, int id, const char *arg), void *st,
+		    struct cmd_output_options *result, const char *hint, int *exit_code)
+{
+	memset(f, 0, sizeof *f);
+	f->max_age = PRICING_DEFAULT_MAX_AGE_S;
+	struct fleet_parse p = {f, on_option, st};
+	return cmd_start_options_only(ctx, name, argc, argv, fleet_or_own_option, &p, result, hint, exit_code) ||
+	       (*exit_code = fleet_check(f));
 }
 
 /* The live read's warnings, grouped as cmd_print_warnings does. */

@@ -14,12 +14,13 @@ enum { OPT_MAN = 1 };
 
 static const struct cmd_option help_options[] = {
 	{"man", 0, ARG_NONE, NULL, "print the manual page (roff): ebsmigrate(1), or ebsmigrate-COMMAND(1)", OPT_MAN},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const help_usage[] = {"[COMMAND]", "--man [COMMAND]", NULL};
 const struct cmd_help help_help = {
-	.usage = help_usage,
+	.usage = CMD_USAGE(
+		"[COMMAND]",
+		"--man [COMMAND]"),
 	.description = "Without a command, lists the commands. With one, prints its usage, options, global "
 		       "options and exit codes. With --man, the same as a manual page (what `cmake --install` "
 		       "installs as ebsmigrate(1) and ebsmigrate-COMMAND(1)); view one with "
@@ -39,7 +40,7 @@ int cmd_help(struct cmd_ctx *ctx, int argc, char **argv)
 	char **rest;
 	int n_rest, man = 0;
 	int rc;
-	if (cmd_start(ctx, "help", argc, argv, on_option, &man, &rest, &n_rest, &rc))
+	if (cmd_start(ctx, "help", argc, argv, on_option, &man, NULL, &rest, &n_rest, &rc))
 		return rc;
 	const struct cmd *c = NULL;
 	if (n_rest > 1) {

@@ -38,18 +38,14 @@ static const struct cmd_option inventory_options[] = {
 	 OPT_SAVE},
 	{"no-record", 0, ARG_NONE, NULL, "do not record the run in the database", OPT_NO_RECORD},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const inventory_usage[] = {
-	"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
-	"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
-	"... [-n NS...|-A] [-l SELECTOR] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help inventory_help = {
-	.usage = inventory_usage,
+	.usage = CMD_USAGE(
+		"[--region REGION...] [--context NAME...|--all-contexts] [--no-kube|--no-aws] [--save DIR] [-o table|wide|json|yaml] [--output-file FILE]",
+		"... [--accounts ID,...|@FILE|--organization] [--role-name NAME|--role-arn-template TEMPLATE] [--external-id ID]",
+		CMD_SCOPE_USAGE("")),
 	.description =
 		"Reads EBS volumes (EC2 DescribeVolumes, DescribeVolumesModifications, DescribeInstances), their "
 		"CloudWatch metrics over --lookback, and the clusters' PersistentVolumes, claims, StorageClasses, "
@@ -89,6 +85,7 @@ const struct cmd_help inventory_help = {
 		      "context), or when there is nothing to inventory (no AWS credential source and no "
 		      "Kubernetes); nothing is recorded then. Exit 3 when several accounts are read and one of them "
 		      "(or one of its regions) could not be: the rest is printed and recorded.",
+	.output = CMD_OUTPUT_FORMATS(inventory_formats, INV_JSON, INV_YAML),
 };
 
 struct inv_args {
@@ -101,8 +98,6 @@ struct inv_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, inventory_formats, INV_JSON, INV_YAML);
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
@@ -123,41 +118,21 @@ static void join_strings(struct buf *b, char *const *v, size_t n)
 	}
 }
 
-/* Where the inventory document goes while it is written: the spool and the database's copy. */
-struct inv_sink {
-	FILE *spool;
-	struct ledger_doc *doc;
-};
-
-static void sink_flush(void *ctx, const char *s, size_t n)
-{
-	struct inv_sink *k = ctx;
-	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
-	ledger_doc_add(k->doc, s, n);
-}
-
 /* An unlinked temporary file beside the database holding the inventory document, and the
  * document compressed for the record (*doc, the caller's to free); NULL when the file cannot be
  * made or written (the caller then builds the document in memory). */
 static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m,
 			    struct ledger_doc **doc)
 {
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s.inventory-XXXXXX", db_path);
-	int fd = mkstemp(path.s);
-	FILE *fp = NULL;
-	if (fd >= 0) {
-		unlink(path.s);
-		fp = fdopen(fd, "w+");
-		if (!fp)
-			close(fd);
-	}
-	buf_release(&path);
+	struct buf prefix = BUF_INIT;
+	buf_addf(&prefix, "%s.inventory", db_path);
+	FILE *fp = cmd_spool_open(prefix.s);
+	buf_release(&prefix);
 	*doc = NULL;
 	if (!fp)
 		return NULL;
-	struct inv_sink sink = {fp, ledger_doc_begin()};
-	struct buf_spill spill = {sink_flush, &sink};
+	struct cmd_spool_sink sink = {fp, ledger_doc_begin()};
+	struct buf_spill spill = {cmd_spool_sink_flush, &sink};
 	inventory_write_json_spilled(f, m, &spill);
 	if (fflush(fp) != 0 || ferror(fp)) {
 		fclose(fp);
@@ -170,10 +145,9 @@ static FILE *spool_document(const char *db_path, const struct fleet *f, const st
 
 int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct inv_args a;
-	memset(&a, 0, sizeof a);
+	struct inv_args a = {0};
 	int rc;
-	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, "", &rc) ||
+	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||
 	    (!a.no_record && (rc = cmd_prepare(ctx, NEEDS_DB)))) {

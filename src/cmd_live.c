@@ -59,7 +59,7 @@ const struct cmd_option live_options[] = {
 	{"exclude-accounts", 0, ARG_REQUIRED, "ID[,ID...]|@FILE",
 	 "leave these accounts out of --accounts/--organization (repeatable)", OPT_LIVE_EXCLUDE_ACCOUNTS},
 	CMD_ROLE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 /* The account options as given (o->account_args), checked together by cmd_live_check. */

@@ -38,18 +38,14 @@ static const struct cmd_option metrics_options[] = {
 	 OPT_SCOPE_SELECTOR},
 	CMD_SCOPE_ID_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const metrics_usage[] = {
-	"[-o openmetrics|prometheus] [--output-file FILE]",
-	"--listen ADDR:PORT",
-	"... [-n NS...|-A] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help metrics_help = {
-	.usage = metrics_usage,
+	.usage = CMD_USAGE(
+		"[-o openmetrics|prometheus] [--output-file FILE]",
+		"--listen ADDR:PORT",
+		"... " CMD_SCOPE_NAMESPACE_USAGE " [--context NAME...] [--region REGION...] " CMD_SCOPE_ID_USAGE),
 	.description =
 		"Prints the migration's figures as metrics for dashboards and alerts (docs/metrics.md): volumes, "
 		"gp2 volumes and their capacity, the monthly cost before, now and at the target, and the planned "
@@ -82,6 +78,7 @@ const struct cmd_help metrics_help = {
 		      "--output-file), or a recorded plan whose stored document is damaged. Exit 1 when the database cannot be read, the file cannot be written or the "
 		      "address cannot be bound. With --listen, a scrape whose database read fails is answered 500 "
 		      "and logged; the server goes on.",
+	.output = CMD_OUTPUT_FORMATS(metrics_formats, -1, -1),
 };
 
 struct metrics_args {
@@ -93,8 +90,6 @@ struct metrics_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct metrics_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, metrics_formats, -1, -1);
 	if (id == OPT_SCOPE_SELECTOR) {
 		log_error("-l/--selector: metrics reads recorded plans, which keep no PVC labels; scope with -n, "
 			  "--context, --region, --account or --volume");
@@ -186,18 +181,12 @@ static int serve(struct cmd_ctx *ctx, const struct metrics_args *a)
 
 int cmd_metrics(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct metrics_args a;
-	memset(&a, 0, sizeof a);
+	struct metrics_args a = {0};
 	int rc;
-	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, "", &rc))
-		goto out;
-	if (a.listen && a.result.file) {
-		log_error("--listen and --output-file: give one (serve the metrics, or write them to a file)");
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	rc = cmd_prepare(ctx, NEEDS_DB);
-	if (rc)
+	if (cmd_start_options_only(ctx, "metrics", argc, argv, on_option, &a, &a.result, "", &rc) ||
+	    (rc = cmd_usage_if(a.listen && a.result.file,
+			       "--listen and --output-file: give one (serve the metrics, or write them to a file)")) ||
+	    (rc = cmd_prepare(ctx, NEEDS_DB)))
 		goto out;
 	if (a.listen) {
 		rc = serve(ctx, &a);

@@ -64,20 +64,16 @@ static const struct cmd_option plan_options[] = {
 	{"templates-dir", 0, ARG_REQUIRED, "DIR", "--manifests: templates here override the built-in ones",
 	 OPT_TEMPLATES_DIR},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const plan_usage[] = {
-	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
-	"... [--out PLANFILE] [--no-record] [--notify-webhook-file FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help plan_help = {
-	.usage = plan_usage,
+	.usage = CMD_USAGE(
+		"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"--from-saved DIR [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"[--region REGION...] [--context NAME...|--all-contexts] [--mode MODE] [-o FORMAT] [--output-file FILE]",
+		"... [--out PLANFILE] [--no-record] [--notify-webhook-file FILE]",
+		CMD_SCOPE_USAGE("[--context NAME...] [--region REGION...] ")),
 	.description = "Reads EBS volumes (AWS CLI JSON exports) and Kubernetes objects (kubectl JSON exports), "
 	"prices every volume from the price book and recommends, for each gp2 volume, the gp3 "
 	"IOPS and throughput that keep its performance, with the monthly cost before and after, "
@@ -123,6 +119,7 @@ const struct cmd_help plan_help = {
 	"warning. Exit 3 when several accounts are read (--accounts, --organization, repeated --profile) and one of "
 	"them, or one of its regions, could not be: the plan covers the rest and its .accounts says what was read "
 	"(docs/accounts.md).",
+	.output = CMD_OUTPUT_FORMATS(plan_formats, -1, -1),
 };
 
 struct plan_args {
@@ -139,10 +136,6 @@ struct plan_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct plan_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, plan_formats, -1, -1);
-	if (cmd_fleet_owns(id))
-		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
 	case OPT_OUT:
 		if (strcmp(arg, "-") == 0) {
@@ -175,47 +168,24 @@ static int on_option(void *st, int id, const char *arg)
 }
 
 
-/* Where the JSON plan goes while it is written: the spool and the database's copy. */
-struct plan_sink {
-	FILE *spool;
-	struct ledger_doc *doc;
-};
-
-static void sink_flush(void *ctx, const char *s, size_t n)
-{
-	struct plan_sink *k = ctx;
-	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
-	if (k->doc)
-		ledger_doc_add(k->doc, s, n);
-}
-
 /* An unlinked temporary file in TMPDIR (else /tmp), or NULL. */
 static FILE *open_spool(void)
 {
 	const char *dir = getenv("TMPDIR");
-	struct buf path = BUF_INIT;
-	buf_addf(&path, "%s/ebsmigrate-plan-XXXXXX", dir && *dir ? dir : "/tmp");
-	int fd = mkstemp(path.s);
-	FILE *fp = NULL;
-	if (fd >= 0) {
-		unlink(path.s);
-		if (!(fp = fdopen(fd, "w+")))
-			close(fd);
-	}
-	buf_release(&path);
+	struct buf prefix = BUF_INIT;
+	buf_addf(&prefix, "%s/ebsmigrate-plan", dir && *dir ? dir : "/tmp");
+	FILE *fp = cmd_spool_open(prefix.s);
+	buf_release(&prefix);
 	return fp;
 }
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct plan_args a;
-	memset(&a, 0, sizeof a);
-	cmd_fleet_init(&a.in);
+	struct plan_args a = {0};
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "plan", argc, argv, on_option, &a,
-				   "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc) ||
-	    (rc = cmd_fleet_check(&a.in)))
+	if (cmd_fleet_start(ctx, "plan", argc, argv, &a.in, on_option, &a, &a.result,
+			    "; exports are given with --from-aws-json/--from-kube-json/--from-saved", &rc))
 		goto out;
 	if (a.out && a.result.file && strcmp(a.out, a.result.file) == 0) {
 		log_error("--out and --output-file both name '%s': --out saves the plan document, --output-file "
@@ -303,13 +273,13 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	 * spool: built in memory. */
 	int recording = !a.no_record && ctx->db;
 	int yaml = a.result.format == FORMAT_YAML;
-	struct plan_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
+	struct cmd_spool_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
 	FILE *yaml_spool = NULL;
 	struct buf out = BUF_INIT;
 	if (sink.spool) {
 		if (recording)
 			sink.doc = ledger_doc_begin();
-		struct buf_spill spill = {sink_flush, &sink};
+		struct buf_spill spill = {cmd_spool_sink_flush, &sink};
 		plan_write_json_spilled(&plan, &spill);
 		buf_reset(&err);
 		if (fflush(sink.spool) != 0 || ferror(sink.spool)) {

@@ -33,13 +33,13 @@ static const struct cmd_option policy_options[] = {
 	 OPT_TRUSTED},
 	{"member-for", 0, ARG_REQUIRED, "WHAT",
 	 "--for org: what the member role may do: plan (default), apply or all", OPT_MEMBER_FOR},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 static const struct cmd_option rbac_options[] = {
 	{"for", 0, ARG_REQUIRED, "WHAT", "plan (default; also inventory and report), apply, bench, or all", OPT_FOR},
 	{"service-account", 0, ARG_REQUIRED, "NS/NAME",
 	 "the ServiceAccount to create and bind (default ebsmigrate/ebsmigrate)", OPT_SERVICE_ACCOUNT},
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
 struct policy_args {
@@ -93,15 +93,10 @@ static const struct rbac_rule rbac[] = {
 	{CAP_BENCH, "batch", {"jobs", NULL}, {"get", "list", "create", "delete", NULL}},
 };
 
-static const char *const policy_usage[] = {
-	"[--for plan|apply|bench|all]",
-	"--for org [--role-name NAME] [--external-id ID] [--trusted-principal ARN|ACCOUNT] [--member-for plan|apply|all]",
-	NULL,
-};
-static const char *const rbac_usage[] = {"[--for plan|apply|bench|all] [--service-account NS/NAME]", NULL};
-
 const struct cmd_help iam_policy_help = {
-	.usage = policy_usage,
+	.usage = CMD_USAGE(
+		"[--for plan|apply|bench|all]",
+		"--for org [--role-name NAME] [--external-id ID] [--trusted-principal ARN|ACCOUNT] [--member-for plan|apply|all]"),
 	.description = "Prints the minimal AWS IAM policy (JSON) for a capability: plan/inventory/report read "
 		       "EC2 volumes, modifications, instances, CloudWatch metrics, CloudTrail's ModifyVolume "
 		       "history (cloudtrail:LookupEvents) and prices; apply adds "
@@ -119,7 +114,7 @@ const struct cmd_help iam_policy_help = {
 };
 
 const struct cmd_help rbac_help = {
-	.usage = rbac_usage,
+	.usage = CMD_USAGE("[--for plan|apply|bench|all] [--service-account NS/NAME]"),
 	.description = "Prints the minimal Kubernetes ClusterRole (YAML) for a capability: plan/inventory read "
 		       "PVs, PVCs, pods, nodes, StorageClasses, VolumeAttributesClasses, StatefulSets and the "
 		       "kubelet stats summary (nodes/proxy); apply adds patching PVCs and creating "
@@ -237,6 +232,23 @@ static void allow(struct jsonw *w, const char *sid, const char *const *actions, 
 	jsonw_end(w);
 }
 
+/* Opens a policy document (under key, when not NULL) and its Statement array; policy_end closes both. */
+static void policy_begin(struct jsonw *w, const char *key)
+{
+	if (key)
+		jsonw_key(w, key);
+	jsonw_object(w);
+	jsonw_key_str(w, "Version", "2012-10-17");
+	jsonw_key(w, "Statement");
+	jsonw_array(w);
+}
+
+static void policy_end(struct jsonw *w)
+{
+	jsonw_end(w);
+	jsonw_end(w);
+}
+
 /* --for org: the management account's policy, the member role's permission and trust policies. */
 static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 {
@@ -250,33 +262,19 @@ static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 	else
 		buf_addf(&trusted, "arn:aws:iam::%s:root", args->trusted);
 	jsonw_object(w);
-	jsonw_key(w, "ManagementPolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_begin(w, "ManagementPolicy");
 	static const char *const org_actions[] = {"organizations:ListAccounts", "organizations:DescribeAccount"};
 	static const char *const assume[] = {"sts:AssumeRole"};
 	allow(w, "EbsmigrateListAccounts", org_actions, 2, "*");
 	allow(w, "EbsmigrateAssumeMemberRole", assume, 1, arn.s);
 	/* the base credentials read their own account (listed by --organization) and the prices */
 	iam_statements(w, (args->member_caps ? args->member_caps : CAP_PLAN) | CAP_PLAN, 0);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_key(w, "MemberRolePolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_end(w);
+	policy_begin(w, "MemberRolePolicy");
 	/* pricing:GetProducts is called with the base credentials only: not in the member role */
 	iam_statements(w, args->member_caps ? args->member_caps : CAP_PLAN, 1);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_key(w, "MemberRoleTrustPolicy");
-	jsonw_object(w);
-	jsonw_key_str(w, "Version", "2012-10-17");
-	jsonw_key(w, "Statement");
-	jsonw_array(w);
+	policy_end(w);
+	policy_begin(w, "MemberRoleTrustPolicy");
 	jsonw_object(w);
 	jsonw_key_str(w, "Sid", "EbsmigrateTrust");
 	jsonw_key_str(w, "Effect", "Allow");
@@ -294,10 +292,9 @@ static void render_org_policies(struct jsonw *w, const struct policy_args *args)
 		jsonw_end(w);
 		jsonw_end(w);
 	}
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
+	jsonw_end(w); /* the statement */
+	policy_end(w);
+	jsonw_end(w); /* the three policies */
 	buf_release(&arn);
 	buf_release(&trusted);
 }
@@ -312,13 +309,9 @@ static void render_iam_policy(struct buf *b, const struct policy_args *args)
 		jsonw_layout(&w, "\n");
 		return;
 	}
-	jsonw_object(&w);
-	jsonw_key_str(&w, "Version", "2012-10-17");
-	jsonw_key(&w, "Statement");
-	jsonw_array(&w);
+	policy_begin(&w, NULL);
 	iam_statements(&w, args->caps, 0);
-	jsonw_end(&w);
-	jsonw_end(&w);
+	policy_end(&w);
 	jsonw_layout(&w, "\n");
 }
 
@@ -387,7 +380,7 @@ static int run(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
 	args.role_name = args.external_id = args.trusted = NULL;
 	args.member_caps = 0;
 	args.org_options = 0;
-	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, "", &rc))
+	if (cmd_start_options_only(ctx, name, argc, argv, on_option, &args, NULL, "", &rc))
 		return rc;
 	if ((rc = check_org_options(&args)) != 0)
 		return rc;

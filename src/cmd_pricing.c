@@ -37,20 +37,16 @@ static const struct cmd_option pricing_options[] = {
 	CMD_NO_HEADERS_OPTION("show, list, diff tables: no title row", OPT_RESULT_NO_HEADERS),
 	{"version", 0, ARG_REQUIRED, "N", "show, export: this stored price book version instead of the current one",
 	 OPT_VERSION},
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const pricing_usage[] = {
-	"refresh [--region CODE...] [--profile NAME]",
-	"show [--region CODE] [--version N] [-o table|wide|json|yaml] [--output-file FILE]",
-	"list [-o table|wide|json|yaml] [--output-file FILE]",
-	"diff [V1 [V2]] [-o table|wide|json|yaml] [--output-file FILE]",
-	"export DIR [--version N]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help pricing_help = {
-	.usage = pricing_usage,
+	.usage = CMD_USAGE(
+		"refresh [--region CODE...] [--profile NAME]",
+		"show [--region CODE] [--version N] [-o table|wide|json|yaml] [--output-file FILE]",
+		"list [-o table|wide|json|yaml] [--output-file FILE]",
+		"diff [V1 [V2]] [-o table|wide|json|yaml] [--output-file FILE]",
+		"export DIR [--version N]"),
 	.description =
 		"The price book: every EBS price plans and reports use, kept in the database with its history.\n"
 		"\n"
@@ -78,6 +74,7 @@ const struct cmd_help pricing_help = {
 	.exit_codes = "refresh exits 1 when the Pricing API fails (network, credentials, throttling after all "
 		      "retries, a malformed page): nothing is stored. Exit 2 for an unknown subcommand, version or "
 		      "region code.",
+	.output = CMD_OUTPUT_FORMATS(pricing_formats, PRICING_JSON, PRICING_YAML),
 };
 
 struct pricing_args {
@@ -91,8 +88,6 @@ struct pricing_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct pricing_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, pricing_formats, PRICING_JSON, PRICING_YAML);
 	switch (id) {
 	case OPT_REGION:
 		if (!aws_region_valid(arg)) {
@@ -400,14 +395,12 @@ static int do_diff(struct cmd_ctx *ctx, struct pricing_args *a, char **args, int
 
 int cmd_pricing(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct pricing_args a;
-	memset(&a, 0, sizeof a);
-	a.regions = (struct strlist)STRLIST_INIT_NODUP;
+	struct pricing_args a = {.regions = STRLIST_INIT_NODUP};
 	char **rest;
 	int n_rest;
 	int rc;
-	if (cmd_start(ctx, "pricing", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
-	    (rc = cmd_need_subcommand(n_rest, "'pricing' needs a subcommand: refresh, show, list, diff or export")))
+	if (cmd_start_subcommand(ctx, "pricing", argc, argv, on_option, &a, &a.result,
+				 "'pricing' needs a subcommand: refresh, show, list, diff or export", &rest, &n_rest, &rc))
 		goto out;
 	const char *sub = rest[0];
 	cmd_table_options(&a.table, a.result.file, a.result.format == PRICING_WIDE, a.result.no_headers);

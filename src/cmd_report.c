@@ -72,22 +72,18 @@ static const struct cmd_option report_options[] = {
 	 "AWS_ENDPOINT_URL_S3 honoured)",
 	 OPT_REPORT_S3},
 	CMD_SCOPE_OPTIONS,
-	{NULL, 0, 0, NULL, NULL, 0},
-};
-
-static const char *const report_usage[] = {
-	"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
-	"[--period month|year] "
-	"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE] "
-	"[--notify-webhook-file FILE]",
-	"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--context NAME...] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	"... [--publish-configmap NS/NAME] [--report-s3 s3://BUCKET[/PREFIX]]",
-	NULL,
+	CMD_OPTIONS_END,
 };
 
 const struct cmd_help report_help = {
-	.usage = report_usage,
+	.usage = CMD_USAGE(
+		"--from-aws-json FILE|DIR... [--from-kube-json [CLUSTER=]FILE|DIR...] | --from-saved DIR [--group-by KEYS] "
+		"[--period month|year] "
+		"[--since DATE] [-o table|wide|json|yaml|csv|markdown|html] [--output-file FILE] [--totals FILE] [--series FILE] "
+		"[--notify-webhook-file FILE]",
+		"[--region REGION...] [--context NAME...|--all-contexts] [--group-by KEYS] [-o FORMAT] [--output-file FILE]",
+		CMD_SCOPE_USAGE("[--context NAME...] [--region REGION...] "),
+		"... [--publish-configmap NS/NAME] [--report-s3 s3://BUCKET[/PREFIX]]"),
 	.description =
 		"Prices the fleet as `ebsmigrate plan` does (the same inputs: AWS CLI and kubectl exports, or the "
 		"live APIs without --from-* options) and adds it up by group: volumes, GiB, the monthly cost before "
@@ -137,6 +133,7 @@ const struct cmd_help report_help = {
 		      "still written). A failed notification is a warning: the exit code is the report's. Exit 3 when "
 		      "several accounts are read live and one of them (or one of its regions) could not be "
 		      "(docs/accounts.md).",
+	.output = CMD_OUTPUT_FORMATS(report_formats, -1, -1),
 };
 
 struct report_args {
@@ -156,10 +153,6 @@ struct report_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct report_args *a = st;
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, report_formats, -1, -1);
-	if (cmd_fleet_owns(id))
-		return cmd_fleet_option(&a->in, id, arg);
 	switch (id) {
 	case OPT_GROUP_BY: a->group_by = arg; return 0;
 	case OPT_PERIOD:
@@ -266,16 +259,13 @@ static int publish(const struct report_args *a, const struct buf *doc)
 
 int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct report_args a;
-	memset(&a, 0, sizeof a);
-	cmd_fleet_init(&a.in);
+	struct report_args a = {0};
 	struct report_key *keys = NULL;
 	size_t n_keys = 0;
 	struct notify_target notify = {NULL, NULL};
 	int rc;
-	if (cmd_start_options_only(ctx, "report", argc, argv, on_option, &a,
-				   "; exports are given with --from-aws-json/--from-kube-json", &rc) ||
-	    (rc = cmd_fleet_check(&a.in)))
+	if (cmd_fleet_start(ctx, "report", argc, argv, &a.in, on_option, &a, &a.result,
+			    "; exports are given with --from-aws-json/--from-kube-json", &rc))
 		goto out;
 	struct buf err = BUF_INIT;
 	if (report_parse_group_by(a.group_by ? a.group_by : "cluster,namespace", &keys, &n_keys, &err)) {

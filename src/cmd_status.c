@@ -62,17 +62,14 @@ static const struct cmd_option status_options[] = {
 	CMD_ROLE_OPTIONS,
 	CMD_SCOPE_OPTIONS,
 	CMD_SCOPE_REGION_OPTION,
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_OPTIONS_END,
 };
 
-static const char *const status_usage[] = {
-	"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
-	"... [-n NS...|-A] [-l SELECTOR] [--region REGION...] [--account ID...] [--volume VOL-ID...]",
-	"... [--role-name NAME | --role-arn-template TEMPLATE] [--external-id ID] [--role-session-name NAME] [--role-duration DURATION]",
-	NULL};
-
 const struct cmd_help status_help = {
-	.usage = status_usage,
+	.usage = CMD_USAGE(
+		"[--plan ID] [--watch [--timeout SECONDS]] [-o table|wide|json|yaml] [--output-file FILE] [--no-verify | --no-kube] [--context NAME]... [--kubeconfig FILE]",
+		CMD_SCOPE_USAGE("[--region REGION...] "),
+		"... [--role-name NAME | --role-arn-template TEMPLATE] [--external-id ID] [--role-session-name NAME] [--role-duration DURATION]"),
 	.description = "Shows every volume the apply ledger knows: its state, method, target, progress and time in "
 		       "state, next eligible time and last error, joined with live EC2 state. First it brings the "
 		       "ledger up to date with what it observes, as `apply --reconcile-only` does: a modification "
@@ -118,6 +115,7 @@ const struct cmd_help status_help = {
 		      "completed volume does not match its target in EC2, or its PVC does not name "
 		      "the class apply set as current (or was deleted). Checks that could not be made (EC2 or a "
 		      "cluster unreachable) are warnings and show as unverified; they do not change the exit code.",
+	.output = CMD_OUTPUT_FORMATS(status_formats, STATUS_JSON, STATUS_YAML),
 };
 
 struct status_args {
@@ -134,8 +132,6 @@ static int on_option(void *st, int id, const char *arg)
 	struct status_args *a = st;
 	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
 		return cmd_scope_option(&a->scope, id, arg);
-	if (id > OPT_RESULT_BASE && id < OPT_RESULT_END)
-		return cmd_output_option(&a->result, id, arg, status_formats, STATUS_JSON, STATUS_YAML);
 	switch (id) {
 	case OPT_LIVE_ROLE_NAME:
 	case OPT_LIVE_ROLE_ARN_TEMPLATE:
@@ -570,16 +566,11 @@ static void reconcile(struct cmd_ctx *ctx, struct aws_account_clients *set, cons
 
 int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct status_args a;
-	memset(&a, 0, sizeof a);
+	struct status_args a = {0};
 	int rc;
-	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, "", &rc))
+	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, &a.result, "", &rc) ||
+	    (rc = cmd_usage_if(a.timeout && !a.watch, "--timeout: only with --watch")))
 		goto out;
-	if (a.timeout && !a.watch) {
-		log_error("--timeout: only with --watch");
-		rc = EXIT_USAGE;
-		goto out;
-	}
 	const struct inventory_accounts *roles = cmd_role_options_check(&a.roles, &rc);
 	if (rc)
 		goto out;

@@ -24,26 +24,25 @@
 #include "ebsmigrate/httpd.h"
 #include "ebsmigrate/log.h"
 
-enum { OPT_VFORMAT = 1, OPT_VOUTPUT, OPT_VOUTPUT_FILE };
 enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
 
 static const struct cmd_option version_options[] = {
-	CMD_FORMAT_OPTIONS("text (default), json or yaml", OPT_VOUTPUT, OPT_VFORMAT),
-	CMD_OUTPUT_FILE_OPTION(OPT_VOUTPUT_FILE),
-	{NULL, 0, 0, NULL, NULL, 0},
+	CMD_FORMAT_OPTIONS("text (default), json or yaml", OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT),
+	CMD_OUTPUT_FILE_OPTION(OPT_RESULT_FILE),
+	CMD_OPTIONS_END,
 };
 static const struct cmd_format version_formats[] = {
 	{"text", VERSION_TEXT, 0}, {"json", VERSION_JSON, 0}, {"yaml", VERSION_YAML, 0}, {NULL, 0, 0},
 };
-static const char *const version_usage[] = {"[-o text|json|yaml] [--output-file FILE]", NULL};
 const struct cmd_help version_help = {
-	.usage = version_usage,
+	.usage = CMD_USAGE("[-o text|json|yaml] [--output-file FILE]"),
 	.description = "Prints the version, the git commit it was built from (with -dirty when the tree had "
 		       "uncommitted changes), the build date (SOURCE_DATE_EPOCH when set at build time, else the "
 		       "commit's date, so two builds of one commit are identical) and the versions of the "
 		       "libraries linked: libcurl, OpenSSL, SQLite, cJSON, libyaml, expat, zlib and libmicrohttpd. "
 		       "`ebsmigrate --version` prints the first line only.",
 	.options = version_options,
+	.output = CMD_OUTPUT_FORMATS(version_formats, VERSION_JSON, VERSION_YAML),
 };
 
 struct lib_version {
@@ -76,34 +75,19 @@ static void library_versions(struct lib_version *libs)
 	set_version(&libs[7], "libmicrohttpd", httpd_library_version(), NULL);
 }
 
-struct version_args {
-	int format;
-	const char *output_file;
-};
-
-static int on_option(void *st, int id, const char *arg)
-{
-	struct version_args *a = st;
-	if (id == OPT_VOUTPUT_FILE) {
-		a->output_file = arg;
-		return 0;
-	}
-	return cmd_output_format(id == OPT_VFORMAT ? "--format" : "-o", arg, version_formats, &a->format);
-}
-
 int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	char **rest;
 	int n_rest;
-	struct version_args a = {VERSION_TEXT, NULL};
+	struct cmd_output_options out = {0}; /* format: VERSION_* */
 	int rc;
-	if (cmd_start(ctx, "version", argc, argv, on_option, &a, &rest, &n_rest, &rc) ||
+	if (cmd_start(ctx, "version", argc, argv, NULL, NULL, &out, &rest, &n_rest, &rc) ||
 	    (rc = cmd_extra_args(rest, n_rest, 0, "version: ", "")))
 		return rc;
 	struct lib_version libs[N_LIBS];
 	library_versions(libs);
 	struct buf b = BUF_INIT;
-	if (a.format != VERSION_TEXT) {
+	if (out.format != VERSION_TEXT) {
 		cJSON *doc = cJSON_CreateObject(), *l = cJSON_CreateObject();
 		cJSON_AddStringToObject(doc, "schema", "ebsmigrate.version/v1");
 		cJSON_AddStringToObject(doc, "version", EM_VERSION);
@@ -127,11 +111,11 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 		for (int i = 0; i < N_LIBS; i++)
 			buf_addf(&b, " %s %s%s", libs[i].name, libs[i].version, i + 1 < N_LIBS ? "," : "\n");
 	}
-	if (a.format == VERSION_YAML && (rc = cmd_json_to_yaml(&b)) != EXIT_OK) {
+	if (out.format == VERSION_YAML && (rc = cmd_json_to_yaml(&b)) != EXIT_OK) {
 		buf_release(&b);
 		return rc;
 	}
-	rc = cmd_write_output(a.output_file, &b);
+	rc = cmd_write_output(out.file, &b);
 	buf_release(&b);
 	return rc;
 }

@@ -3,8 +3,10 @@
  *
  * Adding a command (checklist):
  *   1. src/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
- *      options table (struct cmd_option[]), usage lines and description — glue only: parse
- *      options, call cmd_prepare(ctx, needs), call modules, print results. No domain logic.
+ *      options table (struct cmd_option[], ending in CMD_OPTIONS_END) and its struct cmd_help
+ *      (usage lines in CMD_USAGE, description; with -o, its formats in CMD_OUTPUT_FORMATS, the
+ *      settings then parsed by cmd_start) — glue only: parse options (cmd_start*), call
+ *      cmd_prepare(ctx, needs), call modules, print results. No domain logic.
  *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in main.c.
  *   3. docs/NAME.md (every flag, output field and exit code) and a line in docs/README.md.
  *   4. Tests: tests/cases/NNNN-name.case files for each behaviour, bad input included.
@@ -58,12 +60,27 @@ struct cmd_option {
 };
 
 struct cmd_help {
-	const char *const *usage;   /* NULL-terminated usage lines without the program name */
+	const char *const *usage;   /* NULL-terminated usage lines without the program name (CMD_USAGE) */
 	const char *description;    /* paragraphs */
 	const struct cmd_option *options; /* terminated by a zero row */
 	const struct cmd_option *shared;  /* a shared group (e.g. live_options), or NULL */
 	const char *exit_codes;     /* command-specific notes on exit codes, or NULL */
+	const struct cmd_output_formats *output; /* CMD_OUTPUT_FORMATS where it has CMD_FORMAT_OPTIONS */
 };
+/* What -o/--output and --format accept: the formats, and those two of them whose result is the
+ * JSON document (struct cmd_output_options.json), -1 where the command has no such format. */
+struct cmd_format;
+struct cmd_output_formats {
+	const struct cmd_format *list;
+	int json, yaml;
+};
+#define CMD_OUTPUT_FORMATS(LIST, JSON, YAML) (&(const struct cmd_output_formats){LIST, JSON, YAML})
+
+/* The zero row that ends an options table. */
+#define CMD_OPTIONS_END {NULL, 0, 0, NULL, NULL, 0}
+/* A command's usage lines, written where its cmd_help is: `.usage = CMD_USAGE("A", "B")` is the
+ * NULL-terminated array {"A", "B", NULL} (a file-scope compound literal: static storage). */
+#define CMD_USAGE(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 struct cmd {
 	const char *name;
@@ -77,12 +94,15 @@ struct cmd {
 enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_COLOR, OPT_HELP, OPT_PRICING_DIR,
        OPT_ALLOW_INSECURE_HTTP };
 
+struct cmd_output_options;
 /* Parses argv (argv[0] = command name) with the command's options plus the global ones.
- * Calls back for each command option: return 0 to continue or an EXIT_* code to stop.
- * Leaves non-option arguments in rest and n_rest. Returns 0, EXIT_USAGE (message printed), or
- * -1 when --help was asked and printed. */
+ * The rows of the output options (ids OPT_RESULT_BASE..OPT_RESULT_END) set result (which must
+ * then not be NULL); for each other command option it calls back: return 0 to continue or an
+ * EXIT_* code to stop. Leaves non-option arguments in rest and n_rest. Returns 0, EXIT_USAGE
+ * (message printed), or -1 when --help was asked and printed. */
 int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest);
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest);
 /* The candidate closest to a mistyped word (edit distance with transpositions, case-insensitive),
  * or NULL when none is close enough to be what was meant (distance at most 1 for words of up
  * to 4 characters, 2 up to 8, else 3). For "did you mean" hints. */
@@ -128,10 +148,11 @@ struct cmd_format {
  * `error: OPT: 'ARG' is not one of table, json, ...` (with a hint to --output-file FILE when ARG
  * looks like a file name, which -o meant before) and returns EXIT_USAGE. */
 int cmd_output_format(const char *opt, const char *arg, const struct cmd_format *formats, int *out);
-/* The -o/--output, --format, --output-file and --no-headers settings of a command, set by
- * cmd_output_option from the rows of those options (ids OPT_RESULT_BASE..OPT_RESULT_END, given to
- * CMD_FORMAT_OPTIONS, CMD_OUTPUT_FILE_OPTION and CMD_NO_HEADERS_OPTION). Zeroed = the first format,
- * stdout, headers. */
+/* The -o/--output, --format, --output-file and --no-headers settings of a command, set while
+ * cmd_start parses from the rows of those options (ids OPT_RESULT_BASE..OPT_RESULT_END, given to
+ * CMD_FORMAT_OPTIONS, CMD_OUTPUT_FILE_OPTION and CMD_NO_HEADERS_OPTION), -o and --format
+ * checked against the command's cmd_help.output (cmd_output_format's message and EXIT_USAGE for
+ * another word). Zeroed = the first format, stdout, headers. */
 enum { OPT_RESULT_BASE = 800, OPT_RESULT_OUTPUT, OPT_RESULT_FORMAT, OPT_RESULT_FILE, OPT_RESULT_NO_HEADERS,
        OPT_RESULT_END };
 struct cmd_output_options {
@@ -140,11 +161,6 @@ struct cmd_output_options {
 	const char *file; /* --output-file, or NULL for stdout */
 	int no_headers;
 };
-/* Applies one of those options to o: -o/--output and --format (cmd_output_format's message and
- * EXIT_USAGE when ARG is none of formats; o->json set when it is json_value or yaml_value, which
- * are -1 where a command has no such flag), --output-file, --no-headers. Returns EXIT_*. */
-int cmd_output_option(struct cmd_output_options *o, int id, const char *arg, const struct cmd_format *formats,
-		      int json_value, int yaml_value);
 /* -o yaml: replaces the JSON document in doc by its YAML (yamlout.c). Logs the error; EXIT_*. */
 int cmd_json_to_yaml(struct buf *doc);
 /* How a table is written (table.h): to stdout on a terminal, fitted to its width (table_terminal_width);
@@ -186,6 +202,18 @@ const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir);
 char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged_path);
 int cmd_outputs_commit(struct cmd_outputs *o);
 void cmd_outputs_release(struct cmd_outputs *o);
+/* A document too large to hold in memory (plan's, inventory's JSON), written in pieces: an
+ * unlinked temporary file PREFIX-XXXXXX opened "w+" (NULL when it cannot be made), and the sink
+ * whose cmd_spool_sink_flush (a buf_spill flush) writes each piece to spool and, when doc is not
+ * NULL, to the database's copy (ledger_doc_add). Write errors show in ferror(spool), checked
+ * once at the end. */
+FILE *cmd_spool_open(const char *prefix);
+struct ledger_doc;
+struct cmd_spool_sink {
+	FILE *spool;
+	struct ledger_doc *doc;
+};
+void cmd_spool_sink_flush(void *sink, const char *s, size_t n);
 /* The command table (main.c). */
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);
@@ -309,6 +337,12 @@ enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_
 #define CMD_SCOPE_ID_OPTIONS                                                                                       \
 	{"account", 0, ARG_REQUIRED, "ID", "only volumes of this AWS account (repeatable)", OPT_SCOPE_ACCOUNT},      \
 	{"volume", 0, ARG_REQUIRED, "VOL-ID", "only this volume (repeatable)", OPT_SCOPE_VOLUME}
+/* The usage line of those rows, one for the commands' usage lists: "... [-n NS...|-A] [-l SELECTOR]
+ * MID[--account ID...] [--volume VOL-ID...]", MID the command's --context/--region part ("" or
+ * ending in a space); the parts for a command without the -l row. */
+#define CMD_SCOPE_NAMESPACE_USAGE "[-n NS...|-A]"
+#define CMD_SCOPE_ID_USAGE "[--account ID...] [--volume VOL-ID...]"
+#define CMD_SCOPE_USAGE(MID) "... " CMD_SCOPE_NAMESPACE_USAGE " [-l SELECTOR] " MID CMD_SCOPE_ID_USAGE
 #define CMD_SCOPE_REGION_OPTION                                                                                    \
 	{"region", 0, ARG_REQUIRED, "REGION", "only volumes in this AWS region (repeatable)", OPT_SCOPE_REGION}
 struct scope;
@@ -328,23 +362,29 @@ int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *
  * flagged volume-not-found), so they filter nothing more. */
 void cmd_scope_read_live(struct scope *s);
 
-/* The start of a command's run: cmd_parse with the table of the command NAME. Returns 1 when the
- * command ends here with *exit_code (EXIT_OK after --help, EXIT_USAGE said), else 0 (and
- * *exit_code 0) with the other arguments in rest and n_rest. */
+/* The start of a command's run: cmd_parse with the table of the command NAME (result: its
+ * output options, or NULL where it has none). Returns 1 when the command ends here with
+ * *exit_code (EXIT_OK after --help, EXIT_USAGE said), else 0 (and *exit_code 0) with the other
+ * arguments in rest and n_rest. */
 int cmd_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-	      int (*on_option)(void *st, int id, const char *arg), void *st, char ***rest, int *n_rest,
-	      int *exit_code);
+	      int (*on_option)(void *st, int id, const char *arg), void *st, struct cmd_output_options *result,
+	      char ***rest, int *n_rest, int *exit_code);
 /* The start of a command that takes options only (apply, status, plan, ...): cmd_start, then
  * `error: unexpected argument 'X'HINT` (hint may be "") and EXIT_USAGE for any other argument.
  * Returns 1 when the command ends here with *exit_code, else 0. */
 int cmd_start_options_only(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
-			   int (*on_option)(void *st, int id, const char *arg), void *st, const char *hint,
-			   int *exit_code);
+			   int (*on_option)(void *st, int id, const char *arg), void *st,
+			   struct cmd_output_options *result, const char *hint, int *exit_code);
 /* More than max other arguments: `error: PREFIXunexpected argument 'X'HINT` for the first extra
  * one and EXIT_USAGE; else 0. prefix and hint may be "". */
 int cmd_extra_args(char *const *rest, int n_rest, int max, const char *prefix, const char *hint);
-/* No subcommand given: says missing and returns EXIT_USAGE; else 0. */
-int cmd_need_subcommand(int n_rest, const char *missing);
+/* The start of a command whose first other argument is a subcommand or a choice (pricing, db,
+ * bench, completion): cmd_start, then, when there is none, says missing and ends with EXIT_USAGE.
+ * Returns 1 when the command ends here with *exit_code, else 0 with rest[0] the subcommand. */
+int cmd_start_subcommand(struct cmd_ctx *ctx, const char *name, int argc, char **argv,
+			 int (*on_option)(void *st, int id, const char *arg), void *st,
+			 struct cmd_output_options *result, const char *missing, char ***rest, int *n_rest,
+			 int *exit_code);
 /* An option value that did not parse: when bad, says the message (printf-style) and returns
  * EXIT_USAGE; else 0. For `case OPT_X: return cmd_usage_if(parse_x(arg, &a->x), "--x: ...", arg);` */
 int cmd_usage_if(int bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

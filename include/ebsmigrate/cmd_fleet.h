@@ -38,15 +38,15 @@ struct cmd_fleet {
 	int live_read;          /* set by cmd_fleet_check: no exports, the APIs are read */
 };
 
-/* Zero, with the default --max-price-age. */
-void cmd_fleet_init(struct cmd_fleet *f);
-/* Does id belong to cmd_fleet_option (a live, scope or OPT_FLEET_* option)? */
-int cmd_fleet_owns(int id);
-/* Applies one such option; EXIT_USAGE, said, on a bad value. */
-int cmd_fleet_option(struct cmd_fleet *f, int id, const char *arg);
-/* After parsing: live options with exports, or --no-aws with --no-kube, are EXIT_USAGE, said;
- * reading live, --region and --context filter nothing more (cmd_scope_read_live). */
-int cmd_fleet_check(struct cmd_fleet *f);
+/* The start of plan's and report's run: f zeroed with the default --max-price-age, then
+ * cmd_start_options_only where the fleet's options (live, scope and OPT_FLEET_* ids; EXIT_USAGE,
+ * said, on a bad value) go to f and the command's own to on_option, then the combination
+ * checked: live options with exports, or --no-aws with --no-kube, are EXIT_USAGE, said; reading
+ * live, --region and --context filter nothing more (cmd_scope_read_live). Returns 1 when the
+ * command ends here with *exit_code, else 0. f is the caller's to release either way. */
+int cmd_fleet_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv, struct cmd_fleet *f,
+		    int (*on_option)(void *st, int id, const char *arg), void *st,
+		    struct cmd_output_options *result, const char *hint, int *exit_code);
 /* Initializes and reads the fleet, then applies the scope (its notices said). With warn_ctx, the
  * live read's warnings (data asked for and not got) are said on stderr too. On failure the
  * error is said, the fleet released, and EXIT_USAGE or EXIT_RUNTIME returned. */
