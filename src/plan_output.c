@@ -56,8 +56,10 @@ void plan_json_pricing(struct jsonw *w, const struct pricebook *book, int with_f
 	jsonw_end(w);
 }
 
-static void write_json_item(struct jsonw *w, const struct plan_item *it)
+/* One element of "volumes" (jsonw_key_records). */
+static void write_json_item(struct jsonw *w, const void *element)
 {
+	const struct plan_item *it = element;
 	jsonw_object(w);
 	inventory_json_volume_head(w, it->v);
 	jsonw_key(w, "kubernetes");
@@ -134,15 +136,7 @@ static void write_json(struct buf *b, const struct plan *p, const struct buf_spi
 	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
 	if (p->fleet)
 		inventory_json_accounts(&w, p->fleet);
-	jsonw_key(&w, "volumes");
-	jsonw_array(&w);
-	for (size_t i = 0; i < p->n; i++) {
-		jsonw_lead(&w, "\n");
-		write_json_item(&w, &p->items[i]);
-		buf_spill(b, spill, BUF_SPILL_AT);
-	}
-	jsonw_layout(&w, "\n");
-	jsonw_end(&w);
+	jsonw_key_records(&w, "volumes", p->items, p->n, sizeof *p->items, write_json_item, spill);
 	jsonw_key(&w, "totals");
 	write_totals_json(&w, &p->totals);
 	jsonw_end(&w);
