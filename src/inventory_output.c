@@ -201,7 +201,7 @@ static void write_json(struct buf *b, const struct buf_spill *spill, const struc
 	json_time_always(&w, m->generated_at);
 	jsonw_key_str(&w, "account", m->account);
 	jsonw_key(&w, "regions");
-	jsonw_str_array(&w, (const char *const *)m->regions, m->n_regions);
+	jsonw_str_array(&w, m->regions, m->n_regions);
 	inventory_json_accounts(&w, f);
 	jsonw_key(&w, "clusters");
 	jsonw_array(&w);
@@ -212,8 +212,7 @@ static void write_json(struct buf *b, const struct buf_spill *spill, const struc
 		jsonw_end(&w);
 	}
 	jsonw_end(&w);
-	jsonw_key(&w, "notices");
-	jsonw_str_array(&w, (const char *const *)f->notices, f->n_notices);
+	jsonw_key_strv(&w, "notices", f->notices, f->n_notices);
 	jsonw_key_records(&w, "volumes", f->vols, f->n, sizeof *f->vols, write_volume, spill);
 	size_t kube = 0, missing = 0, gp2 = 0;
 	for (size_t i = 0; i < f->n; i++) {

@@ -432,6 +432,12 @@ void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n)
 	jsonw_end(w);
 }
 
+void jsonw_key_strv(struct jsonw *w, const char *key, char *const *s, size_t n)
+{
+	jsonw_key_any(w, key);
+	jsonw_str_array(w, (const char *const *)s, n);
+}
+
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n)
 {
 	jsonw_object(w);

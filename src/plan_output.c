@@ -132,8 +132,7 @@ static void write_json(struct buf *b, const struct plan *p, const struct buf_spi
 	jsonw_key_str(&w, "mode", plan_mode_name(p->mode));
 	jsonw_key(&w, "pricing");
 	plan_json_pricing(&w, p->book, 0);
-	jsonw_key(&w, "warnings");
-	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
+	jsonw_key_strv(&w, "warnings", p->warnings, p->n_warnings);
 	if (p->fleet)
 		inventory_json_accounts(&w, p->fleet);
 	jsonw_key_records(&w, "volumes", p->items, p->n, sizeof *p->items, write_json_item, spill);

@@ -652,8 +652,7 @@ static void write_json(struct buf *b, const struct report *r)
 	for (size_t k = 0; k < r->n_keys; k++)
 		jsonw_str(&w, r->keys[k].name);
 	jsonw_end(&w);
-	jsonw_key(&w, "warnings");
-	jsonw_str_array(&w, (const char *const *)r->warnings, r->n_warnings);
+	jsonw_key_strv(&w, "warnings", r->warnings, r->n_warnings);
 	jsonw_key_int(&w, "ledger_elsewhere", (long long)r->ledger_elsewhere);
 	if (r->plan->fleet)
 		inventory_json_accounts(&w, r->plan->fleet);

@@ -109,6 +109,9 @@ void jsonw_null(struct jsonw *w);
 void jsonw_raw(struct jsonw *w, const char *json, size_t n); /* an already encoded value */
 void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n);  /* ["a","b"] */
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n); /* {"key":"value",...} */
+/* A member whose value is the array of a document's owned strings (a char ** and its count: the
+ * warnings, notes, notices and regions), ["a","b"]. */
+void jsonw_key_strv(struct jsonw *w, const char *key, char *const *s, size_t n);
 
 /* A member whose value is the array of a document's records, one a line: element(w, e) writes
  * each of the n records of v (size bytes each, in order); after each record the buffer is offered
