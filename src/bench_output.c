@@ -518,22 +518,19 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 		jsonw_key_number(&w, "p99_pct", pct(bd->lat.p99, ad->lat.p99));
 		jsonw_key_number(&w, "p99_9_pct", pct(bd->lat.p99_9, ad->lat.p99_9));
 		jsonw_end(&w);
-		jsonw_key(&w, "checks");
-		jsonw_array(&w);
+		jsonw_key_array(&w, "checks");
 		for (size_t i = 0; i < p->n_checks; i++) {
 			const struct bench_check *ch = &p->checks[i];
 			jsonw_object(&w);
 			jsonw_key_str(&w, "rule", ch->rule);
 			jsonw_key_number(&w, "expected", ch->expected);
 			jsonw_key_number(&w, "actual", ch->actual);
-			jsonw_key(&w, "ok");
-			jsonw_bool(&w, ch->ok);
+			jsonw_key_bool(&w, "ok", ch->ok);
 			jsonw_key_str(&w, "text", ch->text);
 			jsonw_end(&w);
 		}
 		jsonw_end(&w);
-		jsonw_key(&w, "notes");
-		jsonw_str_array(&w, (const char *const *)p->notes, p->n_notes);
+		jsonw_key_strv(&w, "notes", p->notes, p->n_notes);
 		jsonw_end(&w);
 	}
 	if (c->n)

@@ -207,6 +207,40 @@ static const char *source_kind_name(enum km_source_kind k)
 	return k == KM_SOURCE_FILE ? "file" : k == KM_SOURCE_STDIN ? "stdin" : "cluster";
 }
 
+/* One finding: the rule and its message, then where it is (the source, its document, line and
+ * column, the object, the Helm template that made it) and its waiver. */
+static void json_finding(struct jsonw *w, const struct check_report *rep, const struct check_finding *f)
+{
+	const struct km_object *o = &rep->m->objs[f->object];
+	struct where wh;
+	where_of(&wh, rep, o, f->at);
+	const struct jsonw_str_member what[] = {
+		{"rule", f->rule->id}, {"rule_name", f->rule->name}, {"level", level_name(f)},
+		{"message", f->message}, {"source", wh.src->name},
+	};
+	const struct jsonw_str_member object[] = {
+		{"kind", o->kind},
+		{"api_version", o->api_version},
+		{"namespace", o->namespace_},
+		{"name", o->name ? o->name : o->generate_name},
+		{"path", f->path},
+		{"helm_template", wh.template_path},
+	};
+	jsonw_object(w);
+	jsonw_members_str(w, what, JSONW_COUNT(what));
+	jsonw_key(w, "document");
+	jsonw_int_or_null(w, (long long)o->document, o->document > 0);
+	jsonw_key(w, "line");
+	jsonw_int_or_null(w, (long long)wh.line, wh.line > 0);
+	jsonw_key(w, "column");
+	jsonw_int_or_null(w, (long long)wh.column, wh.column > 0);
+	jsonw_members_str(w, object, JSONW_COUNT(object));
+	jsonw_key(w, "template_line");
+	jsonw_int_or_null(w, (long long)wh.template_line, wh.template_path && wh.line);
+	jsonw_key_str(w, "suppressed", f->suppressed);
+	jsonw_end(w);
+}
+
 void check_write_json(struct buf *out, const struct check_report *rep)
 {
 	const struct check_result *r = rep->r;
@@ -251,39 +285,11 @@ void check_write_json(struct buf *out, const struct check_report *rep)
 		jsonw_end(&w);
 	}
 	jsonw_end(&w);
-	jsonw_key(&w, "findings");
-	jsonw_array(&w);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct check_finding *f = &r->findings[i];
-		const struct km_object *o = &m->objs[f->object];
-		struct where wh;
-		where_of(&wh, rep, o, f->at);
-		jsonw_object(&w);
-		jsonw_key_str(&w, "rule", f->rule->id);
-		jsonw_key_str(&w, "rule_name", f->rule->name);
-		jsonw_key_str(&w, "level", level_name(f));
-		jsonw_key_str(&w, "message", f->message);
-		jsonw_key_str(&w, "source", wh.src->name);
-		jsonw_key(&w, "document");
-		jsonw_int_or_null(&w, (long long)o->document, o->document > 0);
-		jsonw_key(&w, "line");
-		jsonw_int_or_null(&w, (long long)wh.line, wh.line > 0);
-		jsonw_key(&w, "column");
-		jsonw_int_or_null(&w, (long long)wh.column, wh.column > 0);
-		jsonw_key_str(&w, "kind", o->kind);
-		jsonw_key_str(&w, "api_version", o->api_version);
-		jsonw_key_str(&w, "namespace", o->namespace_);
-		jsonw_key_str(&w, "name", o->name ? o->name : o->generate_name);
-		jsonw_key_str(&w, "path", f->path);
-		jsonw_key_str(&w, "helm_template", wh.template_path);
-		jsonw_key(&w, "template_line");
-		jsonw_int_or_null(&w, (long long)wh.template_line, wh.template_path && wh.line);
-		jsonw_key_str(&w, "suppressed", f->suppressed);
-		jsonw_end(&w);
-	}
+	jsonw_key_array(&w, "findings");
+	for (size_t i = 0; i < r->n; i++)
+		json_finding(&w, rep, &r->findings[i]);
 	jsonw_end(&w);
-	jsonw_key(&w, "notes");
-	jsonw_str_array(&w, (const char *const *)r->notes, r->n_notes);
+	jsonw_key_strv(&w, "notes", r->notes, r->n_notes);
 	jsonw_end(&w);
 	jsonw_layout(&w, "\n");
 }

@@ -47,26 +47,23 @@ void inventory_json_accounts(struct jsonw *w, const struct fleet *f)
 	for (size_t i = 0; i < f->n_accounts; i++) {
 		const struct fleet_account *a = &f->accounts[i];
 		jsonw_lead(w, "\n");
+		const struct jsonw_str_member account[] = {
+			{"id", a->id}, {"name", a->name}, {"profile", a->profile},
+			{"role_arn", a->role_arn}, {"status", a->status}, {"error", a->error},
+		};
 		jsonw_object(w);
-		jsonw_key_str(w, "id", a->id);
-		jsonw_key_str(w, "name", a->name);
-		jsonw_key_str(w, "profile", a->profile);
-		jsonw_key_str(w, "role_arn", a->role_arn);
-		jsonw_key_str(w, "status", a->status);
-		jsonw_key_str(w, "error", a->error);
-		jsonw_key(w, "regions");
-		jsonw_array(w);
+		jsonw_members_str(w, account, JSONW_COUNT(account));
+		jsonw_key_array(w, "regions");
 		for (size_t k = 0; k < a->n_regions; k++) {
 			const struct fleet_account_region *r = &a->regions[k];
+			const struct jsonw_str_member region[] = {
+				{"region", r->region}, {"status", r->status}, {"error", r->error}};
 			jsonw_object(w);
-			jsonw_key_str(w, "region", r->region);
-			jsonw_key_str(w, "status", r->status);
-			jsonw_key_str(w, "error", r->error);
+			jsonw_members_str(w, region, JSONW_COUNT(region));
 			jsonw_key_int(w, "volumes", (long long)r->volumes);
 			jsonw_end(w);
 		}
-		jsonw_end(w);
-		jsonw_end(w);
+		jsonw_end_n(w, 2);
 	}
 	jsonw_layout(w, "\n");
 	jsonw_end(w);
@@ -90,18 +87,17 @@ void inventory_json_kube_binding(struct jsonw *w, const struct kube_binding *k, 
 		return;
 	}
 	int inventory = form == KUBE_JSON_INVENTORY;
+	const struct jsonw_str_member where[] = {
+		{"cluster", k->cluster}, {"pv", k->pv}, {"namespace", k->namespace_}, {"pvc", k->pvc},
+		{"storage_class", k->storage_class}, {"driver", k->driver},
+	};
+	const struct jsonw_str_member workload[] = {
+		{"statefulset", k->statefulset}, {"node", k->node}, {"node_instance_type", k->node_instance_type}};
 	jsonw_object(w);
-	jsonw_key_str(w, "cluster", k->cluster);
-	jsonw_key_str(w, "pv", k->pv);
-	jsonw_key_str(w, "namespace", k->namespace_);
-	jsonw_key_str(w, "pvc", k->pvc);
-	jsonw_key_str(w, "storage_class", k->storage_class);
-	jsonw_key_str(w, "driver", k->driver);
+	jsonw_members_str(w, where, JSONW_COUNT(where));
 	if (inventory)
 		jsonw_key_str(w, "volume_attributes_class", k->current_vac);
-	jsonw_key_str(w, "statefulset", k->statefulset);
-	jsonw_key_str(w, "node", k->node);
-	jsonw_key_str(w, "node_instance_type", k->node_instance_type);
+	jsonw_members_str(w, workload, JSONW_COUNT(workload));
 	if (inventory) {
 		jsonw_key(w, "labels");
 		jsonw_kv_object(w, k->labels, k->n_labels);
@@ -130,8 +126,10 @@ static void json_time_always(struct jsonw *w, time_t t)
 	jsonw_str(w, ts);
 }
 
-static void write_volume(struct jsonw *w, const struct volume *v)
+/* One element of "volumes" (jsonw_key_records). */
+static void write_volume(struct jsonw *w, const void *element)
 {
+	const struct volume *v = element;
 	jsonw_object(w);
 	inventory_json_volume_head(w, v);
 	jsonw_key(w, "found_in_ec2");
@@ -192,10 +190,8 @@ static void write_volume(struct jsonw *w, const struct volume *v)
 	jsonw_end(w);
 }
 
-/* Where the document goes: all of it into out, or (fp set) out is written to fp and emptied
- * every SPILL_AT bytes, so a 100,000-volume document never sits in memory whole. */
-#define SPILL_AT (256u << 10)
-
+/* Where the document goes: all of it into b, or (spill set) b is handed to spill and emptied at
+ * volume boundaries once it holds a megabyte (jsonw_key_records), and at the end. */
 static void write_json(struct buf *b, const struct buf_spill *spill, const struct fleet *f,
 		       const struct inventory_meta *m)
 {
@@ -205,7 +201,7 @@ static void write_json(struct buf *b, const struct buf_spill *spill, const struc
 	json_time_always(&w, m->generated_at);
 	jsonw_key_str(&w, "account", m->account);
 	jsonw_key(&w, "regions");
-	jsonw_str_array(&w, (const char *const *)m->regions, m->n_regions);
+	jsonw_str_array(&w, m->regions, m->n_regions);
 	inventory_json_accounts(&w, f);
 	jsonw_key(&w, "clusters");
 	jsonw_array(&w);
@@ -216,17 +212,8 @@ static void write_json(struct buf *b, const struct buf_spill *spill, const struc
 		jsonw_end(&w);
 	}
 	jsonw_end(&w);
-	jsonw_key(&w, "notices");
-	jsonw_str_array(&w, (const char *const *)f->notices, f->n_notices);
-	jsonw_key(&w, "volumes");
-	jsonw_array(&w);
-	for (size_t i = 0; i < f->n; i++) {
-		jsonw_lead(&w, "\n");
-		write_volume(&w, &f->vols[i]);
-		buf_spill(b, spill, SPILL_AT);
-	}
-	jsonw_layout(&w, "\n");
-	jsonw_end(&w);
+	jsonw_key_strv(&w, "notices", f->notices, f->n_notices);
+	jsonw_key_records(&w, "volumes", f->vols, f->n, sizeof *f->vols, write_volume, spill);
 	size_t kube = 0, missing = 0, gp2 = 0;
 	for (size_t i = 0; i < f->n; i++) {
 		kube += f->vols[i].kube != NULL;

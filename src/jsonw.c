@@ -3,7 +3,7 @@
  * appended to a struct buf with no tree in between.
  *
  * Entry points: jsonw_init, jsonw_object/jsonw_array/jsonw_end, jsonw_key, the value writers,
- * jsonw_add_number and jsonw_add_str.
+ * the member tables (jsonw_members_*), jsonw_key_records, jsonw_add_number and jsonw_add_str.
  * Invariants: the bytes are exactly what the hand-built writers produced before (golden files):
  * strings through buf_add_json_escaped's rules, money through money_add_json, integers as
  * decimal. The plan document calls these a few million times at 100,000 volumes, so literals
@@ -432,6 +432,12 @@ void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n)
 	jsonw_end(w);
 }
 
+void jsonw_key_strv(struct jsonw *w, const char *key, char *const *s, size_t n)
+{
+	jsonw_key_any(w, key);
+	jsonw_str_array(w, (const char *const *)s, n);
+}
+
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n)
 {
 	jsonw_object(w);
@@ -459,4 +465,18 @@ void jsonw_members_money(struct jsonw *w, const struct jsonw_int_member *m, size
 {
 	for (size_t i = 0; i < n; i++)
 		jsonw_key_money(w, m[i].key, (micro_t)m[i].value);
+}
+
+void jsonw_key_records(struct jsonw *w, const char *key, const void *v, size_t n, size_t size,
+		       void (*element)(struct jsonw *w, const void *e), const struct buf_spill *spill)
+{
+	jsonw_key_any(w, key);
+	jsonw_array(w);
+	for (size_t i = 0; i < n; i++) {
+		jsonw_lead(w, "\n");
+		element(w, (const char *)v + i * size);
+		buf_spill(w->b, spill, BUF_SPILL_AT);
+	}
+	jsonw_layout(w, "\n");
+	jsonw_end(w);
 }

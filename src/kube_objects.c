@@ -1,7 +1,8 @@
 /*
  * kube_objects.c - Kubernetes objects from `kubectl -o json` documents or API list pages.
  *
- * Entry points: kube_objects_load, kube_parse_quantity, kube_ebs_volume_id.
+ * Entry points: kube_objects_load, kube_parse_quantity, kube_ebs_volume_id, and the --save writers
+ * kube_objects_write_export, kube_objects_write_summary, kube_objects_write_version.
  *
  * Invariants: only EBS-backed PVs are kept (CSI driver ebs.csi.aws.com, or in-tree
  * awsElasticBlockStore); other PVs are counted and ignored. A PV/PVC seen twice for one cluster
@@ -13,6 +14,7 @@
  * 0..64 TiB.
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -820,203 +822,217 @@ static void list_close(struct jsonw *w)
 	jsonw_layout(w, "\n");
 }
 
+static void write_storage_class(struct jsonw *w, const void *object, size_t index)
+{
+	const struct storage_class *s = object;
+	(void)index;
+	item_open(w, "storage.k8s.io/v1", "StorageClass", s->name);
+	if (s->is_default)
+		key_single(w, "annotations", "storageclass.kubernetes.io/is-default-class", "true");
+	jsonw_end(w);
+	jsonw_key_str(w, "provisioner", s->provisioner);
+	jsonw_key(w, "parameters");
+	jsonw_kv_object(w, s->parameters, s->n_parameters);
+	jsonw_key_bool(w, "allowVolumeExpansion", s->allow_expansion);
+	jsonw_end(w);
+}
+
+static void write_vac(struct jsonw *w, const void *object, size_t index)
+{
+	const struct vac_ref *v = object;
+	(void)index;
+	item_open(w, v->api_version ? v->api_version : "storage.k8s.io/v1", "VolumeAttributesClass", v->name);
+	jsonw_end(w);
+	jsonw_key_str(w, "driverName", v->driver);
+	jsonw_key(w, "parameters");
+	jsonw_kv_object(w, v->parameters, v->n_parameters);
+	jsonw_end(w);
+}
+
+static void write_statefulset(struct jsonw *w, const void *object, size_t index)
+{
+	const struct statefulset_ref *s = object;
+	(void)index;
+	item_open(w, "apps/v1", "StatefulSet", s->name);
+	jsonw_key_str(w, "namespace", s->namespace_);
+	jsonw_end(w);
+	jsonw_key_object(w, "spec");
+	jsonw_key_array(w, "volumeClaimTemplates");
+	for (size_t t = 0; t < s->n_templates; t++) {
+		jsonw_object(w);
+		key_single(w, "metadata", "name", s->claim_templates[t]);
+		key_single(w, "spec", "storageClassName", s->claim_storage_classes[t]);
+		jsonw_end(w);
+	}
+	jsonw_end_n(w, 3);
+}
+
+static void write_pv(struct jsonw *w, const void *object, size_t index)
+{
+	const struct kube_pv *p = object;
+	(void)index;
+	item_open(w, "v1", "PersistentVolume", p->name);
+	if (p->zone)
+		key_single(w, "labels", "topology.kubernetes.io/zone", p->zone);
+	jsonw_end(w);
+	jsonw_key_object(w, "spec");
+	char storage[32];
+	snprintf(storage, sizeof storage, "%lldGi", (long long)p->capacity_gib);
+	key_single(w, "capacity", "storage", storage);
+	if (p->in_tree) {
+		key_single(w, "awsElasticBlockStore", "volumeID", p->volume_id);
+	} else {
+		jsonw_key_object(w, "csi");
+		jsonw_key_str(w, "driver", EBS_CSI_DRIVER);
+		jsonw_key_str(w, "volumeHandle", p->volume_id);
+		if (p->type_param)
+			key_single(w, "volumeAttributes", "type", p->type_param);
+		jsonw_end(w);
+	}
+	if (p->claim_name) {
+		jsonw_key_object(w, "claimRef");
+		jsonw_key_str(w, "namespace", p->claim_namespace);
+		jsonw_key_str(w, "name", p->claim_name);
+		jsonw_end(w);
+	}
+	if (p->storage_class)
+		jsonw_key_str(w, "storageClassName", p->storage_class);
+	jsonw_end_n(w, 2);
+}
+
+static void write_pvc(struct jsonw *w, const void *object, size_t index)
+{
+	const struct kube_pvc *p = object;
+	(void)index;
+	item_open(w, "v1", "PersistentVolumeClaim", p->name);
+	jsonw_key_str(w, "namespace", p->namespace_);
+	jsonw_key(w, "labels");
+	jsonw_kv_object(w, p->labels, p->n_labels);
+	jsonw_end(w);
+	jsonw_key_object(w, "spec");
+	jsonw_key_str(w, "volumeName", p->volume_name);
+	jsonw_key_str(w, "storageClassName", p->storage_class);
+	if (p->vac)
+		jsonw_key_str(w, "volumeAttributesClassName", p->vac);
+	jsonw_end(w);
+	jsonw_key_object(w, "status");
+	if (p->current_vac)
+		jsonw_key_str(w, "currentVolumeAttributesClassName", p->current_vac);
+	jsonw_end_n(w, 2);
+}
+
+/* A pod that mounts the claim on its node; named by its place among the set's uses. */
+static void write_use(struct jsonw *w, const void *object, size_t index)
+{
+	const struct kube_claim_use *u = object;
+	char name[48];
+	snprintf(name, sizeof name, "ebsmigrate-saved-use-%zu", index);
+	item_open(w, "v1", "Pod", name);
+	jsonw_key_str(w, "namespace", u->namespace_);
+	jsonw_end(w);
+	jsonw_key_object(w, "spec");
+	jsonw_key_str(w, "nodeName", u->node);
+	jsonw_key_array(w, "volumes");
+	jsonw_object(w);
+	jsonw_key_str(w, "name", "v");
+	key_single(w, "persistentVolumeClaim", "claimName", u->claim);
+	jsonw_end_n(w, 4);
+}
+
+static void write_node(struct jsonw *w, const void *object, size_t index)
+{
+	const struct kube_node *nd = object;
+	(void)index;
+	item_open(w, "v1", "Node", nd->name);
+	jsonw_key_object(w, "labels");
+	if (nd->instance_type)
+		jsonw_key_str(w, "node.kubernetes.io/instance-type", nd->instance_type);
+	if (nd->region)
+		jsonw_key_str(w, "topology.kubernetes.io/region", nd->region);
+	jsonw_end_n(w, 3);
+}
+
+/* A kubelet summary's pod with its one volume's usage; named by its place among the set's. */
+static void write_usage(struct jsonw *w, const void *object, size_t index)
+{
+	const struct kube_usage *u = object;
+	char name[32];
+	snprintf(name, sizeof name, "saved-%zu", index);
+	jsonw_lead(w, "\n");
+	jsonw_object(w);
+	jsonw_key_object(w, "podRef");
+	jsonw_key_str(w, "name", name);
+	jsonw_key_str(w, "namespace", u->namespace_);
+	jsonw_end(w);
+	jsonw_key_array(w, "volume");
+	jsonw_object(w);
+	jsonw_key_str(w, "name", "v");
+	jsonw_key_object(w, "pvcRef");
+	jsonw_key_str(w, "name", u->pvc);
+	jsonw_key_str(w, "namespace", u->namespace_);
+	jsonw_end(w);
+	jsonw_key_int(w, "usedBytes", (long long)u->used_bytes);
+	jsonw_key_int(w, "capacityBytes", (long long)u->capacity_bytes);
+	jsonw_end_n(w, 3);
+}
+
+/* The objects of one kind held in an array: each carries its cluster's name as the char * at
+ * cluster_at; write puts one object (given its index in the array) into the saved document. */
+struct saved_kind {
+	const void *v;
+	size_t n, size, cluster_at;
+	void (*write)(struct jsonw *w, const void *object, size_t index);
+};
+#define SAVED_KIND(v, n, type, write) {(v), (n), sizeof(type), offsetof(type, cluster), (write)}
+
+/* Writes the objects of kind k that belong to cluster, in array order; after each the buffer is
+ * offered to spill (NULL: kept whole). */
+static void write_cluster_objects(struct jsonw *w, const struct saved_kind *k, const char *cluster,
+				  const struct buf_spill *spill)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		const char *object = (const char *)k->v + i * k->size;
+		if (strcmp(*(char *const *)(object + k->cluster_at), cluster) != 0)
+			continue;
+		k->write(w, object, i);
+		buf_spill(w->b, spill, BUF_SPILL_AT);
+	}
+}
+
 void kube_objects_write_export(struct buf *b, const struct kube_set *ks, const struct fleet *f, const char *cluster,
 			       const struct buf_spill *spill)
 {
+	const struct saved_kind kinds[] = {
+		SAVED_KIND(f->scs, f->n_scs, struct storage_class, write_storage_class),
+		SAVED_KIND(f->vacs, f->n_vacs, struct vac_ref, write_vac),
+		SAVED_KIND(f->sts, f->n_sts, struct statefulset_ref, write_statefulset),
+		SAVED_KIND(ks->pvs, ks->n_pvs, struct kube_pv, write_pv),
+		SAVED_KIND(ks->pvcs, ks->n_pvcs, struct kube_pvc, write_pvc),
+		SAVED_KIND(ks->uses, ks->n_uses, struct kube_claim_use, write_use),
+		SAVED_KIND(ks->nodes, ks->n_nodes, struct kube_node, write_node),
+	};
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
 	jsonw_key_str(&w, "apiVersion", "v1");
 	jsonw_key_str(&w, "kind", "List");
 	key_single(&w, "metadata", "resourceVersion", "");
-	jsonw_key(&w, "items");
-	jsonw_array(&w);
-	for (size_t i = 0; i < f->n_scs; i++) {
-		const struct storage_class *s = &f->scs[i];
-		if (strcmp(s->cluster, cluster) != 0)
-			continue;
-		item_open(&w, "storage.k8s.io/v1", "StorageClass", s->name);
-		if (s->is_default)
-			key_single(&w, "annotations", "storageclass.kubernetes.io/is-default-class", "true");
-		jsonw_end(&w);
-		jsonw_key_str(&w, "provisioner", s->provisioner);
-		jsonw_key(&w, "parameters");
-		jsonw_kv_object(&w, s->parameters, s->n_parameters);
-		jsonw_key(&w, "allowVolumeExpansion");
-		jsonw_bool(&w, s->allow_expansion);
-		jsonw_end(&w);
-	}
-	for (size_t i = 0; i < f->n_vacs; i++) {
-		const struct vac_ref *v = &f->vacs[i];
-		if (strcmp(v->cluster, cluster) != 0)
-			continue;
-		item_open(&w, v->api_version ? v->api_version : "storage.k8s.io/v1", "VolumeAttributesClass", v->name);
-		jsonw_end(&w);
-		jsonw_key_str(&w, "driverName", v->driver);
-		jsonw_key(&w, "parameters");
-		jsonw_kv_object(&w, v->parameters, v->n_parameters);
-		jsonw_end(&w);
-	}
-	for (size_t i = 0; i < f->n_sts; i++) {
-		const struct statefulset_ref *s = &f->sts[i];
-		if (strcmp(s->cluster, cluster) != 0)
-			continue;
-		item_open(&w, "apps/v1", "StatefulSet", s->name);
-		jsonw_key_str(&w, "namespace", s->namespace_);
-		jsonw_end(&w);
-		jsonw_key(&w, "spec");
-		jsonw_object(&w);
-		jsonw_key(&w, "volumeClaimTemplates");
-		jsonw_array(&w);
-		for (size_t t = 0; t < s->n_templates; t++) {
-			jsonw_object(&w);
-			key_single(&w, "metadata", "name", s->claim_templates[t]);
-			key_single(&w, "spec", "storageClassName", s->claim_storage_classes[t]);
-			jsonw_end(&w);
-		}
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
-	}
-	for (size_t i = 0; i < ks->n_pvs; i++) {
-		const struct kube_pv *p = &ks->pvs[i];
-		if (strcmp(p->cluster, cluster) != 0)
-			continue;
-		item_open(&w, "v1", "PersistentVolume", p->name);
-		if (p->zone)
-			key_single(&w, "labels", "topology.kubernetes.io/zone", p->zone);
-		jsonw_end(&w);
-		jsonw_key(&w, "spec");
-		jsonw_object(&w);
-		char storage[32];
-		snprintf(storage, sizeof storage, "%lldGi", (long long)p->capacity_gib);
-		key_single(&w, "capacity", "storage", storage);
-		if (p->in_tree) {
-			key_single(&w, "awsElasticBlockStore", "volumeID", p->volume_id);
-		} else {
-			jsonw_key(&w, "csi");
-			jsonw_object(&w);
-			jsonw_key_str(&w, "driver", EBS_CSI_DRIVER);
-			jsonw_key_str(&w, "volumeHandle", p->volume_id);
-			if (p->type_param)
-				key_single(&w, "volumeAttributes", "type", p->type_param);
-			jsonw_end(&w);
-		}
-		if (p->claim_name) {
-			jsonw_key(&w, "claimRef");
-			jsonw_object(&w);
-			jsonw_key_str(&w, "namespace", p->claim_namespace);
-			jsonw_key_str(&w, "name", p->claim_name);
-			jsonw_end(&w);
-		}
-		if (p->storage_class)
-			jsonw_key_str(&w, "storageClassName", p->storage_class);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		buf_spill(b, spill, BUF_SPILL_AT);
-	}
-	for (size_t i = 0; i < ks->n_pvcs; i++) {
-		const struct kube_pvc *p = &ks->pvcs[i];
-		if (strcmp(p->cluster, cluster) != 0)
-			continue;
-		item_open(&w, "v1", "PersistentVolumeClaim", p->name);
-		jsonw_key_str(&w, "namespace", p->namespace_);
-		jsonw_key(&w, "labels");
-		jsonw_kv_object(&w, p->labels, p->n_labels);
-		jsonw_end(&w);
-		jsonw_key(&w, "spec");
-		jsonw_object(&w);
-		jsonw_key_str(&w, "volumeName", p->volume_name);
-		jsonw_key_str(&w, "storageClassName", p->storage_class);
-		if (p->vac)
-			jsonw_key_str(&w, "volumeAttributesClassName", p->vac);
-		jsonw_end(&w);
-		jsonw_key(&w, "status");
-		jsonw_object(&w);
-		if (p->current_vac)
-			jsonw_key_str(&w, "currentVolumeAttributesClassName", p->current_vac);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		buf_spill(b, spill, BUF_SPILL_AT);
-	}
-	for (size_t i = 0; i < ks->n_uses; i++) {
-		const struct kube_claim_use *u = &ks->uses[i];
-		if (strcmp(u->cluster, cluster) != 0)
-			continue;
-		char name[48];
-		snprintf(name, sizeof name, "ebsmigrate-saved-use-%zu", i);
-		item_open(&w, "v1", "Pod", name);
-		jsonw_key_str(&w, "namespace", u->namespace_);
-		jsonw_end(&w);
-		jsonw_key(&w, "spec");
-		jsonw_object(&w);
-		jsonw_key_str(&w, "nodeName", u->node);
-		jsonw_key(&w, "volumes");
-		jsonw_array(&w);
-		jsonw_object(&w);
-		jsonw_key_str(&w, "name", "v");
-		key_single(&w, "persistentVolumeClaim", "claimName", u->claim);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		buf_spill(b, spill, BUF_SPILL_AT);
-	}
-	for (size_t i = 0; i < ks->n_nodes; i++) {
-		const struct kube_node *nd = &ks->nodes[i];
-		if (strcmp(nd->cluster, cluster) != 0)
-			continue;
-		item_open(&w, "v1", "Node", nd->name);
-		jsonw_key(&w, "labels");
-		jsonw_object(&w);
-		if (nd->instance_type)
-			jsonw_key_str(&w, "node.kubernetes.io/instance-type", nd->instance_type);
-		if (nd->region)
-			jsonw_key_str(&w, "topology.kubernetes.io/region", nd->region);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
-	}
+	jsonw_key_array(&w, "items");
+	for (size_t k = 0; k < JSONW_COUNT(kinds); k++)
+		write_cluster_objects(&w, &kinds[k], cluster, spill);
 	list_close(&w);
 	buf_spill(b, spill, 0);
 }
 
 void kube_objects_write_summary(struct buf *b, const struct kube_set *ks, const char *cluster)
 {
+	const struct saved_kind usage = SAVED_KIND(ks->usage, ks->n_usage, struct kube_usage, write_usage);
 	struct jsonw w;
 	jsonw_init(&w, b, JSONW_COMPACT);
 	jsonw_object(&w);
 	key_single(&w, "node", "nodeName", "(all nodes, saved by ebsmigrate inventory)");
-	jsonw_key(&w, "pods");
-	jsonw_array(&w);
-	for (size_t i = 0; i < ks->n_usage; i++) {
-		const struct kube_usage *u = &ks->usage[i];
-		if (strcmp(u->cluster, cluster) != 0)
-			continue;
-		char name[32];
-		snprintf(name, sizeof name, "saved-%zu", i);
-		jsonw_lead(&w, "\n");
-		jsonw_object(&w);
-		jsonw_key(&w, "podRef");
-		jsonw_object(&w);
-		jsonw_key_str(&w, "name", name);
-		jsonw_key_str(&w, "namespace", u->namespace_);
-		jsonw_end(&w);
-		jsonw_key(&w, "volume");
-		jsonw_array(&w);
-		jsonw_object(&w);
-		jsonw_key_str(&w, "name", "v");
-		jsonw_key(&w, "pvcRef");
-		jsonw_object(&w);
-		jsonw_key_str(&w, "name", u->pvc);
-		jsonw_key_str(&w, "namespace", u->namespace_);
-		jsonw_end(&w);
-		jsonw_key_int(&w, "usedBytes", (long long)u->used_bytes);
-		jsonw_key_int(&w, "capacityBytes", (long long)u->capacity_bytes);
-		jsonw_end(&w);
-		jsonw_end(&w);
-		jsonw_end(&w);
-	}
+	jsonw_key_array(&w, "pods");
+	write_cluster_objects(&w, &usage, cluster, NULL);
 	list_close(&w);
 }
 

@@ -32,6 +32,7 @@
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
 
 /* ---------------------------------------------------------------- the model */
@@ -46,9 +47,7 @@ void metrics_doc_release(struct metrics_doc *d)
 	for (size_t i = 0; i < d->n; i++) {
 		struct metrics_family *f = &d->f[i];
 		for (size_t k = 0; k < f->n; k++) {
-			for (size_t j = 0; j < f->n_labels; j++)
-				free(f->samples[k].values[j]);
-			free(f->samples[k].values);
+			strv_free(f->samples[k].values, f->n_labels);
 			free(f->samples[k].value);
 		}
 		free(f->samples);

@@ -3,7 +3,8 @@
  *
  * Entry points: money_parse_price, money_parse_micro (strict decimal parsers),
  * money_price_times (price x quantity / divisor -> micro-dollars), money_round_cents, and the
- * writers money_add_usd, money_add_price, money_add_json, money_add_usd_pretty.
+ * writers money_add_usd, money_add_price, money_add_json, money_add_usd_pretty, and on top of the
+ * last money_add_sentence (a sentence of text and amounts) and money_cell (a table cell).
  *
  * Invariants: no floating point anywhere; every rounding is half away from zero and happens
  * exactly once per conversion; products are formed in 128-bit integers, so they cannot
@@ -201,4 +202,30 @@ void money_add_json(struct buf *b, micro_t m)
 	if (neg)
 		buf_addc(b, '-');
 	add_trimmed(b, c, 2);
+}
+
+void money_add_sentence(struct buf *b, const char *tmpl, const micro_t *amounts, size_t n)
+{
+	size_t used = 0;
+	for (const char *p = tmpl, *at; *p; p = at + 2) {
+		at = strstr(p, "%m");
+		if (!at) {
+			buf_adds(b, p);
+			break;
+		}
+		buf_add(b, p, (size_t)(at - p));
+		assert(used < n); /* the template names no more amounts than it is given */
+		if (used < n)
+			money_add_usd_pretty(b, amounts[used++]);
+	}
+	assert(used == n);
+}
+
+char *money_cell(int known, int64_t v, void (*add)(struct buf *, int64_t))
+{
+	if (!known)
+		return xstrdup("-");
+	struct buf b = BUF_INIT;
+	add(&b, v);
+	return buf_detach(&b);
 }

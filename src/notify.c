@@ -115,53 +115,57 @@ static void add_mrkdwn(struct buf *b, const char *s)
 	}
 }
 
+/* {"type": type, "text": text}: Slack's text object. */
+static void text_object(struct jsonw *w, const char *type, const char *text)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "type", type);
+	jsonw_key_str(w, "text", text);
+	jsonw_end(w);
+}
+
+/* A block that holds one text object: the header and the sections. */
+static void text_block(struct jsonw *w, const char *block, const char *text_type, const char *text)
+{
+	jsonw_object(w);
+	jsonw_key_str(w, "type", block);
+	jsonw_key(w, "text");
+	text_object(w, text_type, text);
+	jsonw_end(w);
+}
+
+/* A field of the fields section: the title in bold over the value. */
 static void field(struct jsonw *w, const char *title, const char *value)
 {
 	struct buf t = BUF_INIT;
 	buf_addf(&t, "*%s*\n%s", title, value);
-	jsonw_object(w);
-	jsonw_key_str(w, "type", "mrkdwn");
-	jsonw_key_str(w, "text", t.s);
-	jsonw_end(w);
+	text_object(w, "mrkdwn", t.s);
 	buf_release(&t);
 }
 
-static void money_field(struct jsonw *w, const char *title, micro_t m, const char *suffix)
+/* A field whose value is one amount per month. */
+static void money_field(struct jsonw *w, const char *title, micro_t m)
 {
 	struct buf v = BUF_INIT;
-	money_add_usd_pretty(&v, m);
-	buf_adds(&v, suffix);
+	MONEY_ADD_SENTENCE(&v, "%m/month", m);
 	field(w, title, v.s);
 	buf_release(&v);
 }
 
-static void begin(struct jsonw *w, struct buf *out, const char *text, const char *title)
+/* The document up to the open fields section: the fallback text, the header block, then the
+ * section whose fields the caller writes (close it with jsonw_end_n(w, 2)). The first field
+ * counts the volumes. */
+static void begin(struct jsonw *w, struct buf *out, const char *text, const char *title, const char *volumes)
 {
 	jsonw_init(w, out, JSONW_COMPACT);
 	jsonw_object(w);
 	jsonw_key_str(w, "text", text);
-	jsonw_key(w, "blocks");
-	jsonw_array(w);
-	jsonw_object(w);
-	jsonw_key_str(w, "type", "header");
-	jsonw_key(w, "text");
-	jsonw_object(w);
-	jsonw_key_str(w, "type", "plain_text");
-	jsonw_key_str(w, "text", title);
-	jsonw_end(w);
-	jsonw_end(w);
-}
-
-static void section_text(struct jsonw *w, const char *mrkdwn)
-{
+	jsonw_key_array(w, "blocks");
+	text_block(w, "header", "plain_text", title);
 	jsonw_object(w);
 	jsonw_key_str(w, "type", "section");
-	jsonw_key(w, "text");
-	jsonw_object(w);
-	jsonw_key_str(w, "type", "mrkdwn");
-	jsonw_key_str(w, "text", mrkdwn);
-	jsonw_end(w);
-	jsonw_end(w);
+	jsonw_key_array(w, "fields");
+	field(w, "Volumes", volumes);
 }
 
 /* The closing context block: when, and the warnings; then the document ends. */
@@ -177,62 +181,40 @@ static void finish(struct jsonw *w, time_t now, char *const *warnings, size_t n_
 	}
 	jsonw_object(w);
 	jsonw_key_str(w, "type", "context");
-	jsonw_key(w, "elements");
-	jsonw_array(w);
-	jsonw_object(w);
-	jsonw_key_str(w, "type", "mrkdwn");
-	jsonw_key_str(w, "text", c.s);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w);
-	jsonw_end(w); /* blocks */
-	jsonw_end(w); /* the document */
+	jsonw_key_array(w, "elements");
+	text_object(w, "mrkdwn", c.s);
+	jsonw_end_n(w, 2); /* the context block */
+	jsonw_end_n(w, 2); /* the blocks, the document */
 	buf_release(&c);
 }
 
 void notify_report_payload(struct buf *out, const struct report *r, time_t now)
 {
 	const struct report_figures *t = &r->totals;
-	struct buf text = BUF_INIT;
+	struct buf text = BUF_INIT, v = BUF_INIT;
 	buf_addf(&text, "ebsmigrate report: %lld volumes (%lld still gp2), ", (long long)t->volumes,
 		 (long long)t->gp2_volumes);
-	money_add_usd_pretty(&text, t->current);
-	buf_adds(&text, "/month now, ");
-	money_add_usd_pretty(&text, t->target);
-	buf_adds(&text, "/month at the target. Planned savings ");
-	money_add_usd_pretty(&text, t->planned);
-	buf_adds(&text, "/month: ");
-	money_add_usd_pretty(&text, t->realized);
-	buf_adds(&text, " realized, ");
-	money_add_usd_pretty(&text, t->in_flight);
-	buf_adds(&text, " in flight, ");
-	money_add_usd_pretty(&text, t->remaining);
-	buf_adds(&text, " remaining, ");
-	money_add_usd_pretty(&text, t->blocked);
-	buf_adds(&text, " blocked.");
+	MONEY_ADD_SENTENCE(&text,
+			   "%m/month now, %m/month at the target. Planned savings %m/month: %m realized, %m in flight, "
+			   "%m remaining, %m blocked.",
+			   t->current, t->target, t->planned, t->realized, t->in_flight, t->remaining, t->blocked);
+	buf_addf(&v, "%lld (%lld still gp2)", (long long)t->volumes, (long long)t->gp2_volumes);
 
 	struct jsonw w;
-	begin(&w, out, text.s, "ebsmigrate report");
-	jsonw_object(&w);
-	jsonw_key_str(&w, "type", "section");
-	jsonw_key(&w, "fields");
-	jsonw_array(&w);
-	struct buf v = BUF_INIT;
-	buf_addf(&v, "%lld (%lld still gp2)", (long long)t->volumes, (long long)t->gp2_volumes);
-	field(&w, "Volumes", v.s);
+	begin(&w, out, text.s, "ebsmigrate report", v.s);
 	buf_reset(&v);
-	money_add_usd_pretty(&v, t->current);
-	buf_adds(&v, " now → ");
-	money_add_usd_pretty(&v, t->target);
-	buf_adds(&v, " target");
+	MONEY_ADD_SENTENCE(&v, "%m now → %m target", t->current, t->target);
 	field(&w, "Monthly cost", v.s);
-	money_field(&w, "Planned savings", t->planned, "/month");
-	money_field(&w, "Realized", t->realized, "/month");
-	money_field(&w, "In flight", t->in_flight, "/month");
-	money_field(&w, "Remaining", t->remaining, "/month");
-	money_field(&w, "Blocked", t->blocked, "/month");
-	jsonw_end(&w);
-	jsonw_end(&w);
+	const struct {
+		const char *title;
+		micro_t m;
+	} monthly[] = {
+		{"Planned savings", t->planned}, {"Realized", t->realized},   {"In flight", t->in_flight},
+		{"Remaining", t->remaining},     {"Blocked", t->blocked},
+	};
+	for (size_t i = 0; i < JSONW_COUNT(monthly); i++)
+		money_field(&w, monthly[i].title, monthly[i].m);
+	jsonw_end_n(&w, 2);
 	if (r->n_groups) {
 		buf_reset(&v);
 		buf_adds(&v, "*Largest planned savings*");
@@ -244,16 +226,12 @@ void notify_report_payload(struct buf *out, const struct report *r, time_t now)
 					buf_adds(&v, " / ");
 				add_mrkdwn(&v, g->values[k]);
 			}
-			buf_adds(&v, ": ");
-			money_add_usd_pretty(&v, g->f.planned);
-			buf_adds(&v, "/month planned, ");
-			money_add_usd_pretty(&v, g->f.realized);
-			buf_adds(&v, " realized");
+			MONEY_ADD_SENTENCE(&v, ": %m/month planned, %m realized", g->f.planned, g->f.realized);
 		}
 		if (r->n_groups > NOTIFY_MAX_GROUPS)
 			buf_addf(&v, "\n…and %zu more group%s", r->n_groups - NOTIFY_MAX_GROUPS,
 				 r->n_groups - NOTIFY_MAX_GROUPS == 1 ? "" : "s");
-		section_text(&w, v.s);
+		text_block(&w, "section", "mrkdwn", v.s);
 	}
 	finish(&w, now, r->warnings, r->n_warnings);
 	buf_release(&v);
@@ -263,38 +241,25 @@ void notify_report_payload(struct buf *out, const struct report *r, time_t now)
 void notify_plan_payload(struct buf *out, const struct plan *p, time_t now)
 {
 	const struct plan_totals *t = &p->totals;
-	struct buf text = BUF_INIT;
+	struct buf text = BUF_INIT, v = BUF_INIT;
 	buf_addf(&text, "ebsmigrate plan: %lld volumes, %lld gp2 (%lld to migrate, %lld blocked, %lld to review); ",
 		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
 		 (long long)t->review);
-	money_add_usd_pretty(&text, t->current_monthly);
-	buf_adds(&text, "/month now, ");
-	money_add_usd_pretty(&text, t->target_monthly);
-	buf_adds(&text, "/month after: savings ");
-	money_add_usd_pretty(&text, t->savings_monthly);
-	buf_adds(&text, "/month.");
-	struct jsonw w;
-	begin(&w, out, text.s, "ebsmigrate plan");
-	jsonw_object(&w);
-	jsonw_key_str(&w, "type", "section");
-	jsonw_key(&w, "fields");
-	jsonw_array(&w);
-	struct buf v = BUF_INIT;
+	MONEY_ADD_SENTENCE(&text, "%m/month now, %m/month after: savings %m/month.", t->current_monthly,
+			   t->target_monthly, t->savings_monthly);
 	buf_addf(&v, "%lld (%lld gp2)", (long long)t->volumes, (long long)t->gp2_volumes);
-	field(&w, "Volumes", v.s);
+
+	struct jsonw w;
+	begin(&w, out, text.s, "ebsmigrate plan", v.s);
 	buf_reset(&v);
 	buf_addf(&v, "%lld migrate · %lld blocked · %lld review", (long long)t->migrate, (long long)t->blocked,
 		 (long long)t->review);
 	field(&w, "Actions", v.s);
 	buf_reset(&v);
-	money_add_usd_pretty(&v, t->current_monthly);
-	buf_adds(&v, " now → ");
-	money_add_usd_pretty(&v, t->target_monthly);
-	buf_adds(&v, " after");
+	MONEY_ADD_SENTENCE(&v, "%m now → %m after", t->current_monthly, t->target_monthly);
 	field(&w, "Monthly cost", v.s);
-	money_field(&w, "Savings", t->savings_monthly, "/month");
-	jsonw_end(&w);
-	jsonw_end(&w);
+	money_field(&w, "Savings", t->savings_monthly);
+	jsonw_end_n(&w, 2);
 	finish(&w, now, p->warnings, p->n_warnings);
 	buf_release(&v);
 	buf_release(&text);

@@ -56,8 +56,10 @@ void plan_json_pricing(struct jsonw *w, const struct pricebook *book, int with_f
 	jsonw_end(w);
 }
 
-static void write_json_item(struct jsonw *w, const struct plan_item *it)
+/* One element of "volumes" (jsonw_key_records). */
+static void write_json_item(struct jsonw *w, const void *element)
 {
+	const struct plan_item *it = element;
 	jsonw_object(w);
 	inventory_json_volume_head(w, it->v);
 	jsonw_key(w, "kubernetes");
@@ -130,19 +132,10 @@ static void write_json(struct buf *b, const struct plan *p, const struct buf_spi
 	jsonw_key_str(&w, "mode", plan_mode_name(p->mode));
 	jsonw_key(&w, "pricing");
 	plan_json_pricing(&w, p->book, 0);
-	jsonw_key(&w, "warnings");
-	jsonw_str_array(&w, (const char *const *)p->warnings, p->n_warnings);
+	jsonw_key_strv(&w, "warnings", p->warnings, p->n_warnings);
 	if (p->fleet)
 		inventory_json_accounts(&w, p->fleet);
-	jsonw_key(&w, "volumes");
-	jsonw_array(&w);
-	for (size_t i = 0; i < p->n; i++) {
-		jsonw_lead(&w, "\n");
-		write_json_item(&w, &p->items[i]);
-		buf_spill(b, spill, BUF_SPILL_AT);
-	}
-	jsonw_layout(&w, "\n");
-	jsonw_end(&w);
+	jsonw_key_records(&w, "volumes", p->items, p->n, sizeof *p->items, write_json_item, spill);
 	jsonw_key(&w, "totals");
 	write_totals_json(&w, &p->totals);
 	jsonw_end(&w);
@@ -265,16 +258,6 @@ static char *fmt_cfg(enum ebs_type t, int64_t iops, int64_t tput)
 	return buf_detach(&b);
 }
 
-static char *fmt_money(int known, micro_t m)
-{
-	struct buf b = BUF_INIT;
-	if (known)
-		money_add_usd_pretty(&b, m);
-	else
-		buf_adds(&b, "-");
-	return buf_detach(&b);
-}
-
 static void fill_row(struct cell_row *r, const struct plan_item *it, time_t generated_at)
 {
 	const struct volume *v = it->v;
@@ -290,11 +273,12 @@ static void fill_row(struct cell_row *r, const struct plan_item *it, time_t gene
 	buf_addf(&b, "%lld", (long long)v->size_gib);
 	r->c[COL_GIB] = buf_detach(&b);
 	r->c[COL_NOW] = fmt_cfg(v->type, v->type == EBS_GP2 ? 0 : v->iops, v->throughput);
-	r->c[COL_NOWUSD] = fmt_money(it->current_priced, it->current_monthly);
+	r->c[COL_NOWUSD] = money_cell(it->current_priced, it->current_monthly, money_add_usd_pretty);
 	r->c[COL_TARGET] = it->has_target ? fmt_cfg(it->target.type, it->target.iops, it->target.throughput)
 					  : xstrdup("-");
-	r->c[COL_TGTUSD] = fmt_money(it->target_priced && it->has_target, it->target_monthly);
-	r->c[COL_SAVE] = fmt_money(it->current_priced && it->target_priced && it->has_target, it->savings_monthly);
+	r->c[COL_TGTUSD] = money_cell(it->target_priced && it->has_target, it->target_monthly, money_add_usd_pretty);
+	r->c[COL_SAVE] = money_cell(it->current_priced && it->target_priced && it->has_target, it->savings_monthly,
+				    money_add_usd_pretty);
 	r->c[COL_ACTION] = xstrdup(plan_action_name(it->action));
 	if (!it->eligible_at) {
 		buf_adds(&b, it->flags & FLAG_MODIFICATION_IN_FLIGHT ? "after current" : "-");
@@ -345,24 +329,16 @@ void plan_write_table(struct buf *out, const struct plan *p, int color, const st
 		 (long long)t->review, (long long)t->skip);
 	if (t->unpriced)
 		buf_addf(out, ", %lld unpriced (excluded from totals)", (long long)t->unpriced);
-	buf_adds(out, "\nmonthly now ");
-	money_add_usd_pretty(out, t->current_monthly);
-	buf_adds(out, ", after ");
-	money_add_usd_pretty(out, t->target_monthly);
-	buf_adds(out, ", savings ");
-	money_add_usd_pretty(out, t->savings_monthly);
-	buf_adds(out, "/month (");
-	money_add_usd_pretty(out, t->savings_annual);
-	buf_adds(out, "/year)");
+	MONEY_ADD_SENTENCE(out, "\nmonthly now %m, after %m, savings %m/month (%m/year)", t->current_monthly,
+			   t->target_monthly, t->savings_monthly, t->savings_annual);
 	if (t->rightsize_monthly) {
 		/* on a terminal, a line of its own when the sentence would not fit */
 		size_t line_start = out->len;
 		while (line_start > 0 && out->s[line_start - 1] != '\n')
 			line_start--;
 		int own_line = to && to->width && !to->wide && out->len - line_start + 60 > to->width;
-		buf_adds(out, own_line ? "\nright-sizing flagged volumes would save " : "; right-sizing flagged volumes would save ");
-		money_add_usd_pretty(out, t->rightsize_monthly);
-		buf_adds(out, "/month more");
+		buf_adds(out, own_line ? "\n" : "; ");
+		MONEY_ADD_SENTENCE(out, "right-sizing flagged volumes would save %m/month more", t->rightsize_monthly);
 	}
 	buf_addf(out, "\nprices: %s, effective %s\n", p->book->source ? p->book->source : "unknown",
 		 p->book->effective_date ? p->book->effective_date : "unknown");
@@ -395,19 +371,14 @@ static void write_markdown(struct buf *b, const struct plan *p)
 	buf_addf(b, "# ebsmigrate plan\n\nGenerated %s, mode `%s`. Prices: %s, effective %s.\n\n", ts,
 		 plan_mode_name(p->mode), p->book->source ? p->book->source : "unknown",
 		 p->book->effective_date ? p->book->effective_date : "unknown");
-	buf_adds(b, "| | Monthly | Annual |\n|---|---:|---:|\n| Current | ");
-	money_add_usd_pretty(b, t->current_monthly);
-	buf_adds(b, " | ");
-	money_add_usd_pretty(b, t->current_monthly * 12);
-	buf_adds(b, " |\n| After migration | ");
-	money_add_usd_pretty(b, t->target_monthly);
-	buf_adds(b, " | ");
-	money_add_usd_pretty(b, t->target_monthly * 12);
-	buf_adds(b, " |\n| **Savings** | **");
-	money_add_usd_pretty(b, t->savings_monthly);
-	buf_adds(b, "** | **");
-	money_add_usd_pretty(b, t->savings_annual);
-	buf_addf(b, "** |\n\n%lld volumes (%lld gp2): %lld to migrate, %lld blocked, %lld to review, %lld skipped, "
+	MONEY_ADD_SENTENCE(b,
+			   "| | Monthly | Annual |\n|---|---:|---:|\n"
+			   "| Current | %m | %m |\n"
+			   "| After migration | %m | %m |\n"
+			   "| **Savings** | **%m** | **%m** |\n\n",
+			   t->current_monthly, t->current_monthly * 12, t->target_monthly, t->target_monthly * 12,
+			   t->savings_monthly, t->savings_annual);
+	buf_addf(b, "%lld volumes (%lld gp2): %lld to migrate, %lld blocked, %lld to review, %lld skipped, "
 		    "%lld unpriced.\n\n",
 		 (long long)t->volumes, (long long)t->gp2_volumes, (long long)t->migrate, (long long)t->blocked,
 		 (long long)t->review, (long long)t->skip, (long long)t->unpriced);

@@ -42,8 +42,9 @@
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/report.h"
-#include "ebsmigrate/table.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/table.h"
 
 /* ---------------------------------------------------------------- keys */
 
@@ -437,16 +438,11 @@ void report_add_warning(struct report *r, const char *msg)
 void report_release(struct report *r)
 {
 	for (size_t i = 0; i < r->n_groups; i++) {
-		for (size_t k = 0; k < r->n_keys; k++)
-			free(r->groups[i].values[k]);
-		free(r->groups[i].values);
+		strv_free(r->groups[i].values, r->n_keys);
 		free(r->groups[i].joined);
 	}
-	free(r->groups);
-	for (size_t i = 0; i < r->n_warnings; i++)
-		free(r->warnings[i]);
-	free(r->warnings);
-	free(r->series);
+	strv_free(r->warnings, r->n_warnings);
+	EM_FREE_ALL(r->groups, r->series);
 	memset(r, 0, sizeof *r);
 }
 
@@ -656,8 +652,7 @@ static void write_json(struct buf *b, const struct report *r)
 	for (size_t k = 0; k < r->n_keys; k++)
 		jsonw_str(&w, r->keys[k].name);
 	jsonw_end(&w);
-	jsonw_key(&w, "warnings");
-	jsonw_str_array(&w, (const char *const *)r->warnings, r->n_warnings);
+	jsonw_key_strv(&w, "warnings", r->warnings, r->n_warnings);
 	jsonw_key_int(&w, "ledger_elsewhere", (long long)r->ledger_elsewhere);
 	if (r->plan->fleet)
 		inventory_json_accounts(&w, r->plan->fleet);
@@ -986,17 +981,8 @@ void report_write_table(struct buf *out, const struct report *r, int color, cons
 /* "planned $X per month ($Y per year) = realized $a + in flight $b + remaining $c + blocked $d" */
 static void savings_sentence(struct buf *b, const struct report_figures *t)
 {
-	money_add_usd_pretty(b, t->planned);
-	buf_adds(b, " per month (");
-	money_add_usd_pretty(b, t->planned * 12);
-	buf_adds(b, " per year) = realized ");
-	money_add_usd_pretty(b, t->realized);
-	buf_adds(b, " + in flight ");
-	money_add_usd_pretty(b, t->in_flight);
-	buf_adds(b, " + remaining ");
-	money_add_usd_pretty(b, t->remaining);
-	buf_adds(b, " + blocked ");
-	money_add_usd_pretty(b, t->blocked);
+	MONEY_ADD_SENTENCE(b, "%m per month (%m per year) = realized %m + in flight %m + remaining %m + blocked %m",
+			   t->planned, t->planned * 12, t->realized, t->in_flight, t->remaining, t->blocked);
 }
 
 static void md_cell(struct buf *b, const char *s)
@@ -1146,17 +1132,10 @@ static void write_svg(struct buf *b, const struct report *r)
 		group_label(&label, r, g);
 		buf_addf(b, "<g class=\"bar\" data-index=\"%zu\"><title>", i);
 		html_esc(b, label.s);
-		buf_adds(b, ": planned ");
-		money_add_usd_pretty(b, g->f.planned);
-		buf_adds(b, " per month = realized ");
-		money_add_usd_pretty(b, g->f.realized);
-		buf_adds(b, " + in progress ");
-		money_add_usd_pretty(b, g->f.in_flight);
-		buf_adds(b, " + not started ");
-		money_add_usd_pretty(b, g->f.remaining);
-		buf_adds(b, " + blocked ");
-		money_add_usd_pretty(b, g->f.blocked);
-		buf_adds(b, "</title>");
+		MONEY_ADD_SENTENCE(b,
+				   ": planned %m per month = realized %m + in progress %m + not started %m + blocked %m"
+				   "</title>",
+				   g->f.planned, g->f.realized, g->f.in_flight, g->f.remaining, g->f.blocked);
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"end\" fill=\"#1b1f24\">", label_w - 8,
 			 y + 16);
 		if (label.len > 36) {

@@ -19,7 +19,7 @@ struct inventory_meta {
 };
 
 void inventory_write_json(struct buf *out, const struct fleet *f, const struct inventory_meta *m);
-/* The same document handed to spill as it is produced (a few hundred KiB held at a time). */
+/* The same document handed to spill as it is produced (about a megabyte held at a time). */
 void inventory_write_json_spilled(const struct fleet *f, const struct inventory_meta *m, const struct buf_spill *spill);
 /* The table (table.c); to: width, wide, titles (NULL: unlimited, titled). */
 /* Pieces the plan document shares with the inventory document. */

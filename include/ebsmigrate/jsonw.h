@@ -109,6 +109,16 @@ void jsonw_null(struct jsonw *w);
 void jsonw_raw(struct jsonw *w, const char *json, size_t n); /* an already encoded value */
 void jsonw_str_array(struct jsonw *w, const char *const *s, size_t n);  /* ["a","b"] */
 void jsonw_kv_object(struct jsonw *w, const struct kv *kv, size_t n); /* {"key":"value",...} */
+/* A member whose value is the array of a document's owned strings (a char ** and its count: the
+ * warnings, notes, notices and regions), ["a","b"]. */
+void jsonw_key_strv(struct jsonw *w, const char *key, char *const *s, size_t n);
+
+/* A member whose value is the array of a document's records, one a line: element(w, e) writes
+ * each of the n records of v (size bytes each, in order); after each record the buffer is offered
+ * to spill (buf_spill at BUF_SPILL_AT; NULL keeps it all), so a 100,000-volume inventory or plan
+ * never sits in memory whole; then the closing bracket on a line of its own. */
+void jsonw_key_records(struct jsonw *w, const char *key, const void *v, size_t n, size_t size,
+		       void (*element)(struct jsonw *w, const void *e), const struct buf_spill *spill);
 
 /* A member whose value is a container, opened (close it with jsonw_end). */
 #define jsonw_key_object(w, key) (jsonw_key((w), (key)), jsonw_object(w))

@@ -43,5 +43,17 @@ void money_add_price(struct buf *b, price_t p);
 void money_add_json(struct buf *b, micro_t m);
 /* Formats with thousands separators for tables: "$1,234.56". */
 void money_add_usd_pretty(struct buf *b, micro_t m);
+/* Appends tmpl with each "%m" replaced by the next of the n amounts, formatted as
+ * money_add_usd_pretty does; nothing else in tmpl is special. The template names exactly n
+ * amounts (asserted). MONEY_ADD_SENTENCE(b, "%m now, %m after", now, after) counts them:
+ * the sentences of the plan, report and notification summaries. */
+void money_add_sentence(struct buf *b, const char *tmpl, const micro_t *amounts, size_t n);
+#define MONEY_ADD_SENTENCE(b, tmpl, ...)                                                                    \
+	money_add_sentence((b), (tmpl), (const micro_t[]){__VA_ARGS__},                                    \
+			   sizeof((const micro_t[]){__VA_ARGS__}) / sizeof(micro_t))
+/* A table cell, newly allocated (the caller frees it): add's text for v, or "-" when the value is
+ * not known. add is money_add_usd_pretty for amounts or money_add_price for unit prices (both
+ * int64_t). */
+char *money_cell(int known, int64_t v, void (*add)(struct buf *, int64_t));
 
 #endif

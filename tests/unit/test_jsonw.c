@@ -1,7 +1,8 @@
 /* test_jsonw.c - the streaming JSON writer: escaping of every control byte, quotes and
  * backslashes, invalid UTF-8 passed through as the writers always did, integers at their limits,
  * round-trip and hundredths doubles, money rounded to cents, times, automatic commas at every
- * nesting level, leads and layout, and the compact, spaced, pretty and pretty-inline styles. */
+ * nesting level, leads and layout, the compact, spaced, pretty and pretty-inline styles, and
+ * record arrays one a line. */
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -433,12 +434,46 @@ static void check_ascii(void)
 	}
 }
 
+struct record {
+	int id;
+	const char *name;
+};
+
+static void write_record(struct jsonw *w, const void *e)
+{
+	const struct record *r = e;
+	jsonw_object(w);
+	jsonw_key_int(w, "id", r->id);
+	jsonw_key_str(w, "name", r->name);
+	jsonw_end(w);
+}
+
+/* jsonw_key_records: one record a line, the closing bracket on its own line (an empty array too,
+ * as the documents always wrote it). Its spilling is test_spill's (the inventory document). */
+static void check_records(void)
+{
+	static const struct record two[] = {{1, "a"}, {2, "b\"c"}};
+	struct buf b = BUF_INIT;
+	for (size_t n = 0; n <= 2; n++) {
+		struct jsonw w;
+		jsonw_document(&w, &b, JSONW_COMPACT, "t/v1");
+		jsonw_key_records(&w, "rows", two, n, sizeof two[0], write_record, NULL);
+		jsonw_key_int(&w, "after", 7);
+		jsonw_end(&w);
+		CHECK_STR(done(&b), n == 0   ? "{\"schema\":\"t/v1\",\"rows\":[\n],\"after\":7}"
+				    : n == 1 ? "{\"schema\":\"t/v1\",\"rows\":[\n{\"id\":1,\"name\":\"a\"}\n],\"after\":7}"
+					     : "{\"schema\":\"t/v1\",\"rows\":[\n{\"id\":1,\"name\":\"a\"},\n"
+					       "{\"id\":2,\"name\":\"b\\\"c\"}\n],\"after\":7}");
+	}
+}
+
 int main(void)
 {
 	check_control_bytes();
 	check_document();
 	check_g_and_request_shapes();
 	check_ascii();
+	check_records();
 	check_values();
 	check_nesting_and_styles();
 #ifndef NDEBUG

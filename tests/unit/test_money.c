@@ -1,5 +1,7 @@
-/* test_money.c - exact money: parsing, rounding, formatting, and the FACTS.md section 4 checks. */
+/* test_money.c - exact money: parsing, rounding, formatting (sentences and table cells too), and
+ * the FACTS.md section 4 checks. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ebsmigrate/common.h"
@@ -121,6 +123,34 @@ static void test_format(void)
 	check_format(money_add_usd_pretty, 999995000, "$1,000.00");
 }
 
+/* Sentences and table cells built on money_add_usd_pretty. */
+static void test_sentence_and_cell(void)
+{
+	struct buf b = BUF_INIT;
+	MONEY_ADD_SENTENCE(&b, "now %m, after %m (%m/year)", 1234560000, -50000, 0);
+	CHECK_STR(b.s, "now $1,234.56, after -$0.05 ($0.00/year)");
+	buf_reset(&b);
+	MONEY_ADD_SENTENCE(&b, "%m", 11400000); /* a template that is one amount */
+	CHECK_STR(b.s, "$11.40");
+	buf_reset(&b);
+	MONEY_ADD_SENTENCE(&b, "%m%m and 100% %n", 10000, 20000); /* adjacent; another '%' is text */
+	CHECK_STR(b.s, "$0.01$0.02 and 100% %n");
+	buf_reset(&b);
+	money_add_sentence(&b, "no amount at all", NULL, 0);
+	CHECK_STR(b.s, "no amount at all");
+	buf_release(&b);
+
+	char *c = money_cell(1, 1234560000, money_add_usd_pretty);
+	CHECK_STR(c, "$1,234.56");
+	free(c);
+	c = money_cell(0, 1234560000, money_add_usd_pretty);
+	CHECK_STR(c, "-");
+	free(c);
+	c = money_cell(1, 912000000, money_add_price);
+	CHECK_STR(c, "0.0912");
+	free(c);
+}
+
 /* The monthly formulas of FACTS.md section 4, in cents, from published prices. */
 static int64_t gp3_cents(const char *gb, const char *iops, const char *gibps, int64_t gib, int64_t iops_n,
 			 int64_t mibps)
@@ -203,6 +233,7 @@ int main(void)
 	test_parse_micro();
 	test_rounding();
 	test_format();
+	test_sentence_and_cell();
 	test_facts_seoul();
 	test_facts_every_region();
 	return tap_done();

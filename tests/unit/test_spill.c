@@ -3,7 +3,8 @@
  * threshold and empties it; em_stage_open/write/close + em_commit_file write a file in pieces
  * with em_write_file_atomic's promises (the target appears only at commit, with its mode; a
  * failure or an abandoned stage leaves no temporary file); and the --save exports written
- * through a spill are byte for byte the ones written whole (volumes, modifications, kube objects).
+ * through a spill are byte for byte the ones written whole (volumes, modifications, kube objects),
+ * as is the inventory document (jsonw_key_records).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/inventory_output.h"
 #include "ebsmigrate/kube_objects.h"
 #include "tap.h"
 
@@ -196,7 +198,9 @@ static void test_spilled_exports(void)
 	kube_set_init(&ks);
 	big_fleet(&f, &ks);
 	CHECK_I64(f.n, 9000);
-	for (int kind = 0; kind < 3; kind++) {
+	static const char *const regions[] = {"us-east-1"};
+	const struct inventory_meta meta = {1796126400, "123456789012", regions, 1};
+	for (int kind = 0; kind < 4; kind++) {
 		struct buf whole = BUF_INIT, b = BUF_INIT;
 		struct pieces p = {BUF_INIT, 0, 0};
 		struct buf_spill sp = {collect, &p};
@@ -206,9 +210,12 @@ static void test_spilled_exports(void)
 		} else if (kind == 1) {
 			aws_ec2_write_modifications_export(&whole, &f, "us-east-1", NULL);
 			aws_ec2_write_modifications_export(&b, &f, "us-east-1", &sp);
-		} else {
+		} else if (kind == 2) {
 			kube_objects_write_export(&whole, &ks, &f, "c1", NULL);
 			kube_objects_write_export(&b, &ks, &f, "c1", &sp);
+		} else {
+			inventory_write_json(&whole, &f, &meta);
+			inventory_write_json_spilled(&f, &meta, &sp);
 		}
 		CHECK(whole.len > (kind == 1 ? 100000 : BUF_SPILL_AT));
 		CHECK_I64(b.len, 0); /* everything handed on, the end too */
