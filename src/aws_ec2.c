@@ -1335,40 +1335,50 @@ static void apply_instance_types(struct fleet *f, const char *region, const stru
 	}
 }
 
-/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k asks for batch
- * first_batch + k with its own client; the answers are parsed by the caller, in batch order. */
+/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k's answer to batch
+ * first_batch + k, parsed by collect_instances in batch order. */
 struct instances_slot {
-	struct aws_client *c, own;
 	struct http_response resp;
 	char *code;
-	int rc;
-	struct buf err;
+	int gone; /* an instance of the batch no longer exists: no types from it */
 };
 
-struct instances_wave {
+struct instances_job {
 	const char *region;
 	const char *const *ids;
-	size_t n_ids, first_batch;
+	size_t n_ids;
 	struct instances_slot *slots;
+	struct ec2_sax *x;
 };
 
-static void describe_instances_slot(void *ctx, size_t k)
+static int describe_instances_batch(void *ctx, size_t k, size_t batch, struct aws_client *c, struct buf *err)
 {
-	struct instances_wave *w = ctx;
-	struct instances_slot *sl = &w->slots[k];
-	size_t start = (w->first_batch + k) * 100;
+	struct instances_job *j = ctx;
+	struct instances_slot *sl = &j->slots[k];
+	size_t start = batch * 100;
 	struct buf form = BUF_INIT;
-	for (size_t i = start; i < w->n_ids && i < start + 100; i++) {
+	for (size_t i = start; i < j->n_ids && i < start + 100; i++) {
 		char key[32];
 		snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
-		aws_form_add(&form, key, w->ids[i]);
+		aws_form_add(&form, key, j->ids[i]);
 	}
 	free(sl->code);
 	sl->code = NULL;
-	buf_reset(&sl->err);
-	sl->rc = aws_query(sl->c, AWS_SERVICE_EC2, w->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
-			   &sl->code, &sl->err);
+	int rc = aws_query(c, AWS_SERVICE_EC2, j->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
+			   &sl->code, err);
 	buf_release(&form);
+	/* A terminated instance makes the whole call fail: not fatal for an inventory. */
+	sl->gone = rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0);
+	return sl->gone ? 0 : rc;
+}
+
+static int collect_instances(void *ctx, size_t k, size_t batch)
+{
+	struct instances_job *j = ctx;
+	(void)batch;
+	if (j->slots[k].gone)
+		return 0;
+	return parse_page(j->x, &j->slots[k].resp.body, sax_start, inst_end, "DescribeInstances");
 }
 
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, int concurrency,
@@ -1398,43 +1408,16 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 	x.n_type_names = &n_names;
 	/* Batches of 100 ids are asked up to `concurrency` at a time (each by its own worker client
 	 * sharing c's bucket) and their answers parsed in batch order, as one after another would. */
-	size_t n_batches = (n_ids + 99) / 100, per_wave = concurrency > 1 ? (size_t)concurrency : 1;
-	if (per_wave > n_batches)
-		per_wave = n_batches ? n_batches : 1;
-	struct instances_wave w = {region, (const char *const *)ids, n_ids, 0, NULL};
-	w.slots = xcalloc(per_wave, sizeof *w.slots);
-	int rc = 0;
-	for (size_t k = 0; k < per_wave && !rc; k++) {
-		http_response_init(&w.slots[k].resp);
-		buf_init(&w.slots[k].err);
-		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, per_wave, err);
+	size_t n_batches = (n_ids + 99) / 100, width = aws_wave_width(concurrency, n_batches);
+	struct instances_job j = {region, (const char *const *)ids, n_ids, xcalloc(width, sizeof *j.slots), &x};
+	for (size_t k = 0; k < width; k++)
+		http_response_init(&j.slots[k].resp);
+	int rc = aws_client_waves(c, n_batches, width, describe_instances_batch, collect_instances, &j, err);
+	for (size_t k = 0; k < width; k++) {
+		http_response_release(&j.slots[k].resp);
+		free(j.slots[k].code);
 	}
-	for (size_t wave = 0; wave < n_batches && !rc; wave += per_wave) {
-		size_t n = n_batches - wave < per_wave ? n_batches - wave : per_wave;
-		w.first_batch = wave;
-		workpool_run(n, (int)per_wave, describe_instances_slot, &w);
-		for (size_t k = 0; k < n && !rc; k++) {
-			struct instances_slot *sl = &w.slots[k];
-			if (sl->rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0)) {
-				/* A terminated instance makes the whole call fail: not fatal for an inventory. */
-				continue;
-			}
-			if (sl->rc) {
-				rc = sl->rc;
-				buf_adds(err, sl->err.s ? sl->err.s : "");
-				break;
-			}
-			rc = parse_page(&x, &sl->resp.body, sax_start, inst_end, "DescribeInstances");
-		}
-	}
-	for (size_t k = 0; k < per_wave; k++) {
-		http_response_release(&w.slots[k].resp);
-		buf_release(&w.slots[k].err);
-		free(w.slots[k].code);
-		if (w.slots[k].c == &w.slots[k].own)
-			aws_client_release_worker(&w.slots[k].own, c);
-	}
-	free(w.slots);
+	free(j.slots);
 	if (!rc)
 		apply_instance_types(f, region, &types, names);
 	sax_release(&x);
