@@ -56,6 +56,20 @@ static void job_reset(struct job *j, struct aws_client *base, size_t n_batches, 
 	buf_reset(err);
 }
 
+/* Every batch of n fetched once by slot batch % width and collected in order; one at a time with
+ * the job's own client, else each slot with a worker client of its own. */
+static void check_complete(const struct job *j, size_t n)
+{
+	CHECK_I64((long long)j->n_collected, (long long)n);
+	for (size_t b = 0; b < n; b++) {
+		CHECK_I64(j->fetched[b], 1);
+		CHECK_I64((long long)j->collected[b], (long long)b);
+		CHECK_I64((long long)j->slot_of[b], (long long)(b % j->width));
+		CHECK((j->client_of[b] == j->base) == (j->width == 1));
+		CHECK(j->client_of[b] == j->client_of[b % j->width]);
+	}
+}
+
 static void test_width(void)
 {
 	CHECK_I64((long long)aws_wave_width(0, 10), 1);
@@ -73,24 +87,12 @@ static void test_waves(struct aws_client *base)
 	/* one at a time: the job's own client, every batch in order */
 	job_reset(&j, base, 5, 1, &err);
 	CHECK_I64(aws_client_waves(base, 5, j.width, fetch, collect, &j, &err), 0);
-	CHECK_I64((long long)j.n_collected, 5);
-	for (size_t b = 0; b < 5; b++) {
-		CHECK_I64(j.fetched[b], 1);
-		CHECK_I64((long long)j.collected[b], (long long)b);
-		CHECK(j.client_of[b] == base);
-	}
+	check_complete(&j, 5);
 
 	/* three at a time over 7 batches: waves 0-2, 3-5, 6; slot k keeps its own worker client */
 	job_reset(&j, base, 7, 3, &err);
 	CHECK_I64(aws_client_waves(base, 7, j.width, fetch, collect, &j, &err), 0);
-	CHECK_I64((long long)j.n_collected, 7);
-	for (size_t b = 0; b < 7; b++) {
-		CHECK_I64(j.fetched[b], 1);
-		CHECK_I64((long long)j.collected[b], (long long)b);
-		CHECK_I64((long long)j.slot_of[b], (long long)(b % 3));
-		CHECK(j.client_of[b] != base);
-		CHECK(j.client_of[b] == j.client_of[b % 3]);
-	}
+	check_complete(&j, 7);
 	CHECK(j.client_of[0] != j.client_of[1] && j.client_of[1] != j.client_of[2]);
 	CHECK_STR(err.s, "");
 
