@@ -1099,7 +1099,7 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	return 0;
 }
 
-/* One wave of batches fetched concurrently: slot k fetches batch base + k with its client. */
+/* A region's batches, fetched a wave at a time (aws_client_waves): slot k's series in slots[k]. */
 struct metric_wave {
 	const char *region;
 	struct fleet *f;      /* each batch reduces only its own volumes' figures */
