@@ -168,17 +168,15 @@ void aws_session_name_sanitize(struct buf *out, const char *in)
 
 /* ---- Organizations ---- */
 
+static void org_account_release(void *p)
+{
+	struct org_account *a = p;
+	EM_FREE_ALL(a->id, a->arn, a->name, a->email, a->status);
+}
+
 void org_account_list_release(struct org_account_list *l)
 {
-	for (size_t i = 0; i < l->n; i++) {
-		struct org_account *a = &l->v[i];
-		free(a->id);
-		free(a->arn);
-		free(a->name);
-		free(a->email);
-		free(a->status);
-	}
-	free(l->v);
+	EM_RELEASE_ARRAY(l->v, l->n, org_account_release);
 	memset(l, 0, sizeof *l);
 }
 
@@ -340,12 +338,9 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 void aws_account_clients_init(struct aws_account_clients *s, struct aws_client *base, const char *role_arn_template,
 			      const char *session_name, const char *external_id, int duration_s)
 {
-	memset(s, 0, sizeof *s);
-	s->base = base;
-	s->role_arn_template = role_arn_template;
-	s->session_name = session_name;
-	s->external_id = external_id;
-	s->duration_s = duration_s;
+	*s = (struct aws_account_clients){.base = base, .role_arn_template = role_arn_template,
+					  .session_name = session_name, .external_id = external_id,
+					  .duration_s = duration_s};
 }
 
 /* Who the base credentials are (once). */
@@ -413,16 +408,17 @@ struct aws_client *aws_account_clients_get(struct aws_account_clients *s, const 
 	return c;
 }
 
+/* One account's client (made by aws_account_clients_get) and its account id. */
+static void account_client_release(void *p)
+{
+	struct aws_account_client *e = p;
+	aws_client_release(e->client);
+	EM_FREE_ALL(e->client, e->account);
+}
+
 void aws_account_clients_release(struct aws_account_clients *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		aws_client_release(s->v[i].client);
-		free(s->v[i].client);
-		free(s->v[i].account);
-	}
-	free(s->v);
-	free(s->current);
-	free(s->partition);
-	free(s->identity_err);
+	EM_RELEASE_ARRAY(s->v, s->n, account_client_release);
+	EM_FREE_ALL(s->current, s->partition, s->identity_err);
 	memset(s, 0, sizeof *s);
 }

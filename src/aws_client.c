@@ -2,7 +2,7 @@
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
  * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_for_slot/
- * aws_client_release_worker, aws_query, aws_json, aws_form_add.
+ * aws_client_release_worker, aws_client_waves, aws_query, aws_json, aws_form_add.
  * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
  * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
  * every request is signed right before it is sent (a retry re-signs, so a long
@@ -20,6 +20,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/log.h"
+#include "ebsmigrate/workpool.h"
 
 /* A setting from the environment, else from the profile; src names where it came from. */
 static int retry_setting(char **out, const char *env_name, const char *key, const char *profile, struct buf *src,
@@ -207,6 +208,66 @@ void aws_client_release_worker(struct aws_client *w, struct aws_client *into)
 	into->calls += w->calls;
 	into->throttled += w->throttled;
 	aws_client_release(w);
+}
+
+size_t aws_wave_width(int concurrency, size_t n_batches)
+{
+	size_t width = concurrency > 1 ? (size_t)concurrency : 1;
+	if (width > n_batches)
+		width = n_batches ? n_batches : 1;
+	return width;
+}
+
+struct wave_slot {
+	struct aws_client *c, own; /* c: the client the slot sends with, own or the job's */
+	int rc;
+	struct buf err;
+};
+
+struct wave {
+	struct wave_slot *slots;
+	size_t first; /* the batch slot 0 sends in this wave */
+	aws_wave_fetch_fn fetch;
+	void *ctx;
+};
+
+static void wave_fetch(void *ctx, size_t k)
+{
+	struct wave *w = ctx;
+	struct wave_slot *sl = &w->slots[k];
+	buf_reset(&sl->err);
+	sl->rc = w->fetch(w->ctx, k, w->first + k, sl->c, &sl->err);
+}
+
+int aws_client_waves(struct aws_client *c, size_t n_batches, size_t width, aws_wave_fetch_fn fetch,
+		     aws_wave_collect_fn collect, void *ctx, struct buf *err)
+{
+	struct wave w = {xcalloc(width, sizeof *w.slots), 0, fetch, ctx};
+	int rc = 0;
+	for (size_t k = 0; k < width; k++)
+		buf_init(&w.slots[k].err);
+	for (size_t k = 0; k < width && !rc; k++)
+		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, width, err);
+	for (w.first = 0; w.first < n_batches && !rc; w.first += width) {
+		size_t n = n_batches - w.first < width ? n_batches - w.first : width;
+		workpool_run(n, (int)width, wave_fetch, &w);
+		for (size_t k = 0; k < n && !rc; k++) { /* in batch order: the first failure is the run's */
+			struct wave_slot *sl = &w.slots[k];
+			if (sl->rc) {
+				rc = sl->rc;
+				buf_adds(err, sl->err.s ? sl->err.s : "");
+				break;
+			}
+			rc = collect(ctx, k, w.first + k);
+		}
+	}
+	for (size_t k = 0; k < width; k++) {
+		buf_release(&w.slots[k].err);
+		if (w.slots[k].c == &w.slots[k].own)
+			aws_client_release_worker(&w.slots[k].own, c);
+	}
+	free(w.slots);
+	return rc;
 }
 
 /* The credentials to sign with: the client's own, or a worker's copy of its parent's. */

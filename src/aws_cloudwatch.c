@@ -1099,43 +1099,48 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	return 0;
 }
 
-/* One wave of batches fetched concurrently: slot k fetches batch base + k with its client. */
-struct metric_slot {
-	struct aws_client *c; /* the region's client, or own */
-	struct aws_client own;
-	struct cw_batch b;
-	int rc;
-	struct buf err;
-};
-
+/* A region's batches, fetched a wave at a time (aws_client_waves): slot k's series in slots[k]. */
 struct metric_wave {
 	const char *region;
 	struct fleet *f;      /* each batch reduces only its own volumes' figures */
 	const struct cw_options *o;
 	const size_t *vols, *first;
-	size_t base;
-	struct metric_slot *slots;
+	struct cw_batch *slots; /* a wave slot's batch series */
 	size_t max_vols, n_points; /* a batch's series: allocated while it is in flight */
 	time_t start;
+	size_t n_batches, done, total; /* saved so far, of the region's volumes */
 };
 
 /* A batch holds its series (~1 MB) and its answer page (~3-4 MB at 100,800 points) only while
  * it is fetched, and, with a gate, only while it holds a place in it: the bound on those is the
  * run's, whatever the number of regions read at once. */
-static void fetch_slot(void *ctx, size_t k)
+static int fetch_slot(void *ctx, size_t k, size_t batch, struct aws_client *c, struct buf *err)
 {
 	struct metric_wave *w = ctx;
-	struct metric_slot *sl = &w->slots[k];
-	size_t batch = w->base + k;
-	buf_reset(&sl->err);
+	struct cw_batch *b = &w->slots[k];
 	if (w->o->gate)
 		workpool_gate_enter(w->o->gate);
-	cw_batch_init(&sl->b, w->max_vols, w->n_points, w->start, w->o->period_s);
-	sl->rc = fetch_batch(sl->c, w->region, w->f, w->vols + w->first[batch], w->first[batch + 1] - w->first[batch],
-			     w->o, &sl->b, &sl->err);
-	cw_batch_release(&sl->b);
+	cw_batch_init(b, w->max_vols, w->n_points, w->start, w->o->period_s);
+	int rc = fetch_batch(c, w->region, w->f, w->vols + w->first[batch], w->first[batch + 1] - w->first[batch], w->o,
+			     b, err);
+	cw_batch_release(b);
 	if (w->o->gate)
 		workpool_gate_leave(w->o->gate);
+	return rc;
+}
+
+/* A fetched batch, in batch order: its volumes saved, the progress told. */
+static int save_batch(void *ctx, size_t k, size_t batch)
+{
+	struct metric_wave *w = ctx;
+	const struct cw_options *o = w->o;
+	(void)k;
+	for (size_t i = w->first[batch]; i < w->first[batch + 1] && o->save; i++)
+		aws_cloudwatch_export_volume(o->save, &w->f->vols[w->vols[i]]);
+	w->done += w->first[batch + 1] - w->first[batch];
+	if (batch + 1 < w->n_batches)
+		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "metrics", w->region, w->done, w->total);
+	return 0;
 }
 
 /* The volumes one region's metrics are fetched for. */
@@ -1190,47 +1195,17 @@ int aws_cloudwatch_volume_metrics(struct aws_client *c, const char *region, stru
 	}
 	XGROW(first, n_batches, alloc_first);
 	first[n_batches] = n_vols;
-	size_t total = n_vols, done = 0;
-	progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, 0, total);
+	progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, 0, n_vols);
 	/* Up to `workers` batches are fetched at a time, each by its own client (own connection,
 	 * the region's shared token bucket), then saved in batch order: memory holds that many
 	 * batches' series, never the fleet's. */
-	size_t workers = o.concurrency > 1 ? (size_t)o.concurrency : 1;
-	if (workers > n_batches)
-		workers = n_batches ? n_batches : 1;
-	struct metric_wave w = {region, f, &o, vols, first, 0, NULL, max_queries / 4, n_points, start};
+	size_t workers = aws_wave_width(o.concurrency, n_batches);
+	struct metric_wave w = {region, f, &o, vols, first, NULL, max_queries / 4, n_points, start, n_batches, 0, n_vols};
 	w.slots = xcalloc(workers, sizeof *w.slots);
-	int rc = 0;
-	for (size_t k = 0; k < workers && !rc; k++) {
-		buf_init(&w.slots[k].err);
-		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, workers, err);
-	}
-	for (size_t wave = 0; wave < n_batches && !rc; wave += workers) {
-		size_t n = n_batches - wave < workers ? n_batches - wave : workers;
-		w.base = wave;
-		workpool_run(n, (int)workers, fetch_slot, &w);
-		for (size_t k = 0; k < n && !rc; k++) { /* in batch order: the first failure is the run's */
-			struct metric_slot *sl = &w.slots[k];
-			if (sl->rc) {
-				rc = sl->rc;
-				buf_adds(err, sl->err.s ? sl->err.s : "");
-				break;
-			}
-			for (size_t i = first[wave + k]; i < first[wave + k + 1] && o.save; i++)
-				aws_cloudwatch_export_volume(o.save, &f->vols[vols[i]]);
-			done += first[wave + k + 1] - first[wave + k];
-			if (wave + k + 1 < n_batches)
-				progress_report(o.progress, o.progress_ctx, PROGRESS_STEP, "metrics", region, done, total);
-		}
-	}
-	for (size_t k = 0; k < workers; k++) {
-		buf_release(&w.slots[k].err);
-		if (w.slots[k].c == &w.slots[k].own)
-			aws_client_release_worker(&w.slots[k].own, c);
-	}
+	int rc = aws_client_waves(c, n_batches, workers, fetch_slot, save_batch, &w, err);
 	free(w.slots);
 	free(vols);
 	free(first);
-	progress_report(o.progress, o.progress_ctx, PROGRESS_DONE, "metrics", region, done, total);
+	progress_report(o.progress, o.progress_ctx, PROGRESS_DONE, "metrics", region, w.done, w.total);
 	return rc;
 }

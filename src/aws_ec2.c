@@ -287,16 +287,29 @@ static int load_volume(struct fleet *f, const cJSON *o, const char *origin, cons
 
 enum { FAST_DECLINE = 1 };
 
-/* Member c, the first named like it when !(*seen & bit): a string into *out (NULL for null). */
-static int fast_str(const cJSON *c, unsigned bit, unsigned *seen, const char **out)
+/* Member c, the first named like it when !(*seen & bit): into *out when is(c) holds, left
+ * alone when it is null; any other type declines. */
+static int fast_node(const cJSON *c, unsigned bit, unsigned *seen, cJSON_bool (*is)(const cJSON *),
+		     const cJSON **out)
 {
 	if (*seen & bit)
 		return 0;
 	*seen |= bit;
-	if (cJSON_IsString(c))
-		*out = c->valuestring;
+	if (is(c))
+		*out = c;
 	else if (!cJSON_IsNull(c))
 		return FAST_DECLINE;
+	return 0;
+}
+
+/* As fast_node for a string, its text into *out (NULL for null). */
+static int fast_str(const cJSON *c, unsigned bit, unsigned *seen, const char **out)
+{
+	const cJSON *n = NULL;
+	if (fast_node(c, bit, seen, cJSON_IsString, &n))
+		return FAST_DECLINE;
+	if (n)
+		*out = n->valuestring;
 	return 0;
 }
 
@@ -304,32 +317,17 @@ static int fast_str(const cJSON *c, unsigned bit, unsigned *seen, const char **o
 static int fast_int(const cJSON *c, unsigned bit, unsigned *seen, int64_t min, int64_t max, int64_t *out,
 		    int *present)
 {
-	if (*seen & bit)
-		return 0;
-	*seen |= bit;
-	if (cJSON_IsNull(c))
-		return 0;
-	if (!cJSON_IsNumber(c))
+	const cJSON *n = NULL;
+	if (fast_node(c, bit, seen, cJSON_IsNumber, &n))
 		return FAST_DECLINE;
-	double d = c->valuedouble;
+	if (!n)
+		return 0;
+	double d = n->valuedouble;
 	if (d != floor(d) || !isfinite(d) || d < (double)min || d > (double)max)
 		return FAST_DECLINE;
 	*out = (int64_t)d;
 	if (present)
 		*present = 1;
-	return 0;
-}
-
-/* As fast_str for an array (NULL for null). */
-static int fast_array(const cJSON *c, unsigned bit, unsigned *seen, const cJSON **out)
-{
-	if (*seen & bit)
-		return 0;
-	*seen |= bit;
-	if (cJSON_IsArray(c))
-		*out = c;
-	else if (!cJSON_IsNull(c))
-		return FAST_DECLINE;
 	return 0;
 }
 
@@ -382,7 +380,7 @@ static int fast_volume_members(const cJSON *o, struct ec2_vol_rec *rec, const ch
 			if (strcmp(k, "AvailabilityZone") == 0)
 				r = fast_str(c, F_AZ, &seen, &rec->az);
 			else if (strcmp(k, "Attachments") == 0)
-				r = fast_array(c, F_ATTS, &seen, atts);
+				r = fast_node(c, F_ATTS, &seen, cJSON_IsArray, atts);
 			break;
 		case 'S':
 			if (strcmp(k, "Size") == 0)
@@ -398,7 +396,7 @@ static int fast_volume_members(const cJSON *o, struct ec2_vol_rec *rec, const ch
 			if (strcmp(k, "Throughput") == 0)
 				r = fast_int(c, F_TP, &seen, 0, 100000, &rec->throughput, NULL);
 			else if (strcmp(k, "Tags") == 0)
-				r = fast_array(c, F_TAGS, &seen, tags);
+				r = fast_node(c, F_TAGS, &seen, cJSON_IsArray, tags);
 			break;
 		case 'C':
 			if (strcmp(k, "CreateTime") == 0)
@@ -477,6 +475,21 @@ static int load_volume_fast(struct fleet *f, const cJSON *o, const char *origin,
 	return ec2_add_volume(f, &rec, origin, path, account, err);
 }
 
+/* Appends a modification of volume_id to l, which takes volume_id and m's strings. */
+static void mod_list_push(struct ec2_mod_list *l, char *volume_id, const struct volume_mod *m, const char *origin)
+{
+	if (l->n >= l->alloc) {
+		l->alloc = l->alloc ? l->alloc * 2 : 64;
+		l->volume_ids = xrealloc(l->volume_ids, l->alloc * sizeof *l->volume_ids);
+		l->mods = xrealloc(l->mods, l->alloc * sizeof *l->mods);
+		l->origins = xrealloc(l->origins, l->alloc * sizeof *l->origins);
+	}
+	l->volume_ids[l->n] = volume_id;
+	l->mods[l->n] = *m;
+	l->origins[l->n] = xstrdup(origin);
+	l->n++;
+}
+
 static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, const char *path,
 		    struct buf *err)
 {
@@ -493,31 +506,36 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 	struct buf sub = BUF_INIT;
 	buf_addf(&sub, "%s (volume '%s')", path, id);
 	const char *state = NULL, *message = NULL, *target_type = NULL, *original_type = NULL;
+	/* read in this order: the first bad field is the one named */
+	const struct {
+		const char *key;
+		int64_t max;
+		int64_t *out;
+	} ints[] = {
+		{"TargetSize", 65536, &m.target_size},
+		{"TargetIops", 1000000, &m.target_iops},
+		{"TargetThroughput", 100000, &m.target_throughput},
+		{"OriginalSize", 65536, &m.original_size},
+		{"OriginalIops", 1000000, &m.original_iops},
+		{"OriginalThroughput", 100000, &m.original_throughput},
+		{"Progress", 100, &m.progress},
+	};
+	const struct {
+		const char *key;
+		const char **out;
+	} strs[] = {
+		{"ModificationState", &state},
+		{"StatusMessage", &message},
+		{"TargetVolumeType", &target_type},
+		{"OriginalVolumeType", &original_type},
+	};
 	rc = parse_time_field(o, "StartTime", &m.start_time, origin, sub.s, err);
 	if (!rc)
 		rc = parse_time_field(o, "EndTime", &m.end_time, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "TargetSize", 0, 65536, &m.target_size, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "TargetIops", 0, 1000000, &m.target_iops, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "TargetThroughput", 0, 100000, &m.target_throughput, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "OriginalSize", 0, 65536, &m.original_size, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "OriginalIops", 0, 1000000, &m.original_iops, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "OriginalThroughput", 0, 100000, &m.original_throughput, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_int(o, "Progress", 0, 100, &m.progress, NULL, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_want_str(o, "ModificationState", &state, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_want_str(o, "StatusMessage", &message, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_want_str(o, "TargetVolumeType", &target_type, origin, sub.s, err);
-	if (!rc)
-		rc = jsonx_want_str(o, "OriginalVolumeType", &original_type, origin, sub.s, err);
+	for (size_t i = 0; !rc && i < sizeof ints / sizeof ints[0]; i++)
+		rc = jsonx_int(o, ints[i].key, 0, ints[i].max, ints[i].out, NULL, origin, sub.s, err);
+	for (size_t i = 0; !rc && i < sizeof strs / sizeof strs[0]; i++)
+		rc = jsonx_want_str(o, strs[i].key, strs[i].out, origin, sub.s, err);
 	if (!rc && !state)
 		rc = em_err(err, EM_EINPUT, "%s: %s: modification has no ModificationState", origin, sub.s);
 	if (!rc && !m.start_time)
@@ -529,16 +547,7 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 	m.status_message = xstrdup(message);
 	m.target_type = ebs_type_parse(target_type);
 	m.original_type = ebs_type_parse(original_type);
-	if (l->n >= l->alloc) {
-		l->alloc = l->alloc ? l->alloc * 2 : 64;
-		l->volume_ids = xrealloc(l->volume_ids, l->alloc * sizeof *l->volume_ids);
-		l->mods = xrealloc(l->mods, l->alloc * sizeof *l->mods);
-		l->origins = xrealloc(l->origins, l->alloc * sizeof *l->origins);
-	}
-	l->volume_ids[l->n] = xstrdup(id);
-	l->mods[l->n] = m;
-	l->origins[l->n] = xstrdup(origin);
-	l->n++;
+	mod_list_push(l, xstrdup(id), &m, origin);
 	return 0;
 }
 
@@ -885,6 +894,7 @@ struct ec2_sax {
 	int rc;
 	struct fleet *fleet;
 	const char *origin, *account;
+	struct buf origin_store; /* origin when sax_init_region made it */
 	struct buf *err;
 	size_t n_items;
 	/* DescribeVolumesModifications */
@@ -1059,6 +1069,61 @@ static void sax_release(struct ec2_sax *x)
 	free(x->mod_volume);
 	free(x->inst_id);
 	free(x->inst_type);
+	buf_release(&x->origin_store);
+}
+
+/* x with nothing read yet, its messages naming origin (borrowed) and going to err. */
+static void sax_init(struct ec2_sax *x, const char *origin, struct buf *err)
+{
+	memset(x, 0, sizeof *x);
+	buf_init(&x->text);
+	buf_init(&x->origin_store);
+	x->origin = origin;
+	x->err = err;
+}
+
+/* sax_init for the answers of a region's live calls: origin "ec2:REGION". */
+static void sax_init_region(struct ec2_sax *x, const char *region, struct buf *err)
+{
+	sax_init(x, NULL, err);
+	buf_addf(&x->origin_store, "ec2:%s", region);
+	x->origin = x->origin_store.s;
+}
+
+/* Asks action (filter, may be NULL, after MaxResults) page after page, each answer parsed into
+ * x with s and e, until one has no nextToken; progress (may be NULL) hears after each page. */
+static int query_pages(struct aws_client *c, const char *region, const char *action, const char *max_results,
+		       const char *filter, struct ec2_sax *x, XML_StartElementHandler s, XML_EndElementHandler e,
+		       void (*progress)(void *ctx, const char *region, size_t n), void *pctx)
+{
+	struct http_response resp;
+	http_response_init(&resp);
+	int rc = 0;
+	for (;;) {
+		struct buf form = BUF_INIT;
+		aws_form_add(&form, "MaxResults", max_results);
+		if (filter) {
+			buf_addc(&form, '&');
+			buf_adds(&form, filter);
+		}
+		if (x->next_token)
+			aws_form_add(&form, "NextToken", x->next_token);
+		rc = aws_query(c, AWS_SERVICE_EC2, region, action, EC2_VERSION, form.s, &resp, NULL, x->err);
+		buf_release(&form);
+		if (rc)
+			break;
+		free(x->next_token);
+		x->next_token = NULL;
+		rc = parse_page(x, &resp.body, s, e, action);
+		if (rc)
+			break;
+		if (progress)
+			progress(pctx, region, x->n_items);
+		if (!x->next_token)
+			break;
+	}
+	http_response_release(&resp);
+	return rc;
 }
 
 static int describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
@@ -1066,43 +1131,11 @@ static int describe_volumes(struct aws_client *c, const char *region, struct fle
 			    struct buf *err)
 {
 	struct ec2_sax x;
-	memset(&x, 0, sizeof x);
-	buf_init(&x.text);
+	sax_init_region(&x, region, err);
 	x.fleet = f;
 	x.account = account;
-	x.err = err;
-	struct buf origin = BUF_INIT;
-	buf_addf(&origin, "ec2:%s", region);
-	x.origin = origin.s;
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = 0;
-	for (int page = 1;; page++) {
-		struct buf form = BUF_INIT;
-		aws_form_add(&form, "MaxResults", "1000");
-		if (filter) {
-			buf_addc(&form, '&');
-			buf_adds(&form, filter);
-		}
-		if (x.next_token)
-			aws_form_add(&form, "NextToken", x.next_token);
-		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumes", EC2_VERSION, form.s, &resp, NULL, err);
-		buf_release(&form);
-		if (rc)
-			break;
-		free(x.next_token);
-		x.next_token = NULL;
-		rc = parse_page(&x, &resp.body, vol_start, vol_end, "DescribeVolumes");
-		if (rc)
-			break;
-		if (progress)
-			progress(pctx, region, x.n_items);
-		if (!x.next_token)
-			break;
-	}
-	http_response_release(&resp);
+	int rc = query_pages(c, region, "DescribeVolumes", "1000", filter, &x, vol_start, vol_end, progress, pctx);
 	sax_release(&x);
-	buf_release(&origin);
 	return rc;
 }
 
@@ -1135,18 +1168,8 @@ static void XMLCALL mod_end(void *ud, const XML_Char *name)
 	if (x->depth == 4 && strcmp(x->names[1], "volumeModificationSet") == 0 && is_item(x, 2)) {
 		mod_field(x, x->names[3]);
 	} else if (x->depth == 3 && strcmp(x->names[1], "volumeModificationSet") == 0 && strcmp(name, "item") == 0) {
-		struct ec2_mod_list *l = x->mods;
 		if (x->mod_volume && x->mod.state && x->mod.start_time) {
-			if (l->n >= l->alloc) {
-				l->alloc = l->alloc ? l->alloc * 2 : 64;
-				l->volume_ids = xrealloc(l->volume_ids, l->alloc * sizeof *l->volume_ids);
-				l->mods = xrealloc(l->mods, l->alloc * sizeof *l->mods);
-				l->origins = xrealloc(l->origins, l->alloc * sizeof *l->origins);
-			}
-			l->volume_ids[l->n] = x->mod_volume;
-			l->mods[l->n] = x->mod;
-			l->origins[l->n] = xstrdup(x->origin);
-			l->n++;
+			mod_list_push(x->mods, x->mod_volume, &x->mod, x->origin);
 			x->mod_volume = NULL;
 			memset(&x->mod, 0, sizeof x->mod);
 		} else {
@@ -1166,39 +1189,11 @@ static int describe_modifications(struct aws_client *c, const char *region, cons
 				  struct ec2_mod_list *mods, struct buf *err)
 {
 	struct ec2_sax x;
-	memset(&x, 0, sizeof x);
-	buf_init(&x.text);
+	sax_init_region(&x, region, err);
 	x.mods = mods;
-	x.err = err;
-	struct buf origin = BUF_INIT;
-	buf_addf(&origin, "ec2:%s", region);
-	x.origin = origin.s;
-	struct http_response resp;
-	http_response_init(&resp);
-	int rc = 0;
-	for (;;) {
-		struct buf form = BUF_INIT;
-		aws_form_add(&form, "MaxResults", "500");
-		if (filter) {
-			buf_addc(&form, '&');
-			buf_adds(&form, filter);
-		}
-		if (x.next_token)
-			aws_form_add(&form, "NextToken", x.next_token);
-		rc = aws_query(c, AWS_SERVICE_EC2, region, "DescribeVolumesModifications", EC2_VERSION, form.s, &resp, NULL,
-			       err);
-		buf_release(&form);
-		if (rc)
-			break;
-		free(x.next_token);
-		x.next_token = NULL;
-		rc = parse_page(&x, &resp.body, sax_start, mod_end, "DescribeVolumesModifications");
-		if (rc || !x.next_token)
-			break;
-	}
-	http_response_release(&resp);
+	int rc = query_pages(c, region, "DescribeVolumesModifications", "500", filter, &x, sax_start, mod_end, NULL,
+			     NULL);
 	sax_release(&x);
-	buf_release(&origin);
 	return rc;
 }
 
@@ -1283,10 +1278,7 @@ int aws_ec2_modify_volume(struct aws_client *c, const char *region, const char *
 	memset(out, 0, sizeof *out);
 	if (!rc) {
 		struct ec2_sax x;
-		memset(&x, 0, sizeof x);
-		buf_init(&x.text);
-		x.err = err;
-		x.origin = "ModifyVolume";
+		sax_init(&x, "ModifyVolume", err);
 		rc = parse_page(&x, &resp.body, sax_start, modify_end, "ModifyVolume");
 		*out = x.mod;
 		memset(&x.mod, 0, sizeof x.mod);
@@ -1343,40 +1335,50 @@ static void apply_instance_types(struct fleet *f, const char *region, const stru
 	}
 }
 
-/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k asks for batch
- * first_batch + k with its own client; the answers are parsed by the caller, in batch order. */
+/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k's answer to batch
+ * first_batch + k, parsed by collect_instances in batch order. */
 struct instances_slot {
-	struct aws_client *c, own;
 	struct http_response resp;
 	char *code;
-	int rc;
-	struct buf err;
+	int gone; /* an instance of the batch no longer exists: no types from it */
 };
 
-struct instances_wave {
+struct instances_job {
 	const char *region;
 	const char *const *ids;
-	size_t n_ids, first_batch;
+	size_t n_ids;
 	struct instances_slot *slots;
+	struct ec2_sax *x;
 };
 
-static void describe_instances_slot(void *ctx, size_t k)
+static int describe_instances_batch(void *ctx, size_t k, size_t batch, struct aws_client *c, struct buf *err)
 {
-	struct instances_wave *w = ctx;
-	struct instances_slot *sl = &w->slots[k];
-	size_t start = (w->first_batch + k) * 100;
+	struct instances_job *j = ctx;
+	struct instances_slot *sl = &j->slots[k];
+	size_t start = batch * 100;
 	struct buf form = BUF_INIT;
-	for (size_t i = start; i < w->n_ids && i < start + 100; i++) {
+	for (size_t i = start; i < j->n_ids && i < start + 100; i++) {
 		char key[32];
 		snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
-		aws_form_add(&form, key, w->ids[i]);
+		aws_form_add(&form, key, j->ids[i]);
 	}
 	free(sl->code);
 	sl->code = NULL;
-	buf_reset(&sl->err);
-	sl->rc = aws_query(sl->c, AWS_SERVICE_EC2, w->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
-			   &sl->code, &sl->err);
+	int rc = aws_query(c, AWS_SERVICE_EC2, j->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
+			   &sl->code, err);
 	buf_release(&form);
+	/* A terminated instance makes the whole call fail: not fatal for an inventory. */
+	sl->gone = rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0);
+	return sl->gone ? 0 : rc;
+}
+
+static int collect_instances(void *ctx, size_t k, size_t batch)
+{
+	struct instances_job *j = ctx;
+	(void)batch;
+	if (j->slots[k].gone)
+		return 0;
+	return parse_page(j->x, &j->slots[k].resp.body, sax_start, inst_end, "DescribeInstances");
 }
 
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, int concurrency,
@@ -1400,58 +1402,25 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 		}
 	}
 	struct ec2_sax x;
-	memset(&x, 0, sizeof x);
-	buf_init(&x.text);
-	x.err = err;
+	sax_init_region(&x, region, err);
 	x.types = &types;
 	x.type_names = &names;
 	x.n_type_names = &n_names;
-	struct buf origin = BUF_INIT;
-	buf_addf(&origin, "ec2:%s", region);
-	x.origin = origin.s;
 	/* Batches of 100 ids are asked up to `concurrency` at a time (each by its own worker client
 	 * sharing c's bucket) and their answers parsed in batch order, as one after another would. */
-	size_t n_batches = (n_ids + 99) / 100, per_wave = concurrency > 1 ? (size_t)concurrency : 1;
-	if (per_wave > n_batches)
-		per_wave = n_batches ? n_batches : 1;
-	struct instances_wave w = {region, (const char *const *)ids, n_ids, 0, NULL};
-	w.slots = xcalloc(per_wave, sizeof *w.slots);
-	int rc = 0;
-	for (size_t k = 0; k < per_wave && !rc; k++) {
-		http_response_init(&w.slots[k].resp);
-		buf_init(&w.slots[k].err);
-		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, per_wave, err);
+	size_t n_batches = (n_ids + 99) / 100, width = aws_wave_width(concurrency, n_batches);
+	struct instances_job j = {region, (const char *const *)ids, n_ids, xcalloc(width, sizeof *j.slots), &x};
+	for (size_t k = 0; k < width; k++)
+		http_response_init(&j.slots[k].resp);
+	int rc = aws_client_waves(c, n_batches, width, describe_instances_batch, collect_instances, &j, err);
+	for (size_t k = 0; k < width; k++) {
+		http_response_release(&j.slots[k].resp);
+		free(j.slots[k].code);
 	}
-	for (size_t wave = 0; wave < n_batches && !rc; wave += per_wave) {
-		size_t n = n_batches - wave < per_wave ? n_batches - wave : per_wave;
-		w.first_batch = wave;
-		workpool_run(n, (int)per_wave, describe_instances_slot, &w);
-		for (size_t k = 0; k < n && !rc; k++) {
-			struct instances_slot *sl = &w.slots[k];
-			if (sl->rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0)) {
-				/* A terminated instance makes the whole call fail: not fatal for an inventory. */
-				continue;
-			}
-			if (sl->rc) {
-				rc = sl->rc;
-				buf_adds(err, sl->err.s ? sl->err.s : "");
-				break;
-			}
-			rc = parse_page(&x, &sl->resp.body, sax_start, inst_end, "DescribeInstances");
-		}
-	}
-	for (size_t k = 0; k < per_wave; k++) {
-		http_response_release(&w.slots[k].resp);
-		buf_release(&w.slots[k].err);
-		free(w.slots[k].code);
-		if (w.slots[k].c == &w.slots[k].own)
-			aws_client_release_worker(&w.slots[k].own, c);
-	}
-	free(w.slots);
+	free(j.slots);
 	if (!rc)
 		apply_instance_types(f, region, &types, names);
 	sax_release(&x);
-	buf_release(&origin);
 	for (size_t i = 0; i < n_ids; i++)
 		free(ids[i]);
 	free(ids);
@@ -1510,11 +1479,8 @@ int aws_ec2_instance_type_limits(struct aws_client *c, const char *region, struc
 		}
 	}
 	struct ec2_sax x;
-	memset(&x, 0, sizeof x);
-	buf_init(&x.text);
-	x.err = err;
+	sax_init(&x, "DescribeInstanceTypes", err);
 	x.fleet = f;
-	x.origin = "DescribeInstanceTypes";
 	struct http_response resp;
 	http_response_init(&resp);
 	int rc = 0;
@@ -1557,12 +1523,9 @@ int aws_ec2_parse_page(enum ec2_page_kind kind, const char *body, size_t len, co
 	char **names = NULL;
 	size_t n_names = 0;
 	struct ec2_sax x;
-	memset(&x, 0, sizeof x);
-	buf_init(&x.text);
+	sax_init(&x, origin, err);
 	x.fleet = f;
 	x.mods = mods;
-	x.origin = origin;
-	x.err = err;
 	x.types = &types;
 	x.type_names = &names;
 	x.n_type_names = &n_names;
@@ -1691,59 +1654,73 @@ static int exported_in(const struct volume *v, const char *region)
 	return !v->missing && v->region && strcmp(v->region, region) == 0;
 }
 
-void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region,
-				  const struct buf_spill *spill)
+/* The export document `key` of the volumes region's files hold: write adds a volume's elements;
+ * out is spilled after each volume. */
+static void export_region(struct buf *out, const struct fleet *f, const char *region, const struct buf_spill *spill,
+			  const char *key, void (*write)(struct jsonw *w, const struct volume *v))
 {
 	struct jsonw w;
-	export_open(&w, out, "Volumes");
+	export_open(&w, out, key);
 	for (size_t i = 0; i < f->n; i++) {
 		const struct volume *v = &f->vols[i];
 		if (!exported_in(v, region))
 			continue;
-		export_element(&w);
-		jsonw_key_array(&w, "Attachments");
-		for (size_t a = 0; a < v->n_attachments; a++) {
-			jsonw_object(&w);
-			json_kv(&w, "Device", v->attachments[a].device);
-			json_kv(&w, "InstanceId", v->attachments[a].instance_id);
-			json_kv(&w, "State", v->attachments[a].state);
-			json_kv(&w, "VolumeId", v->volume_id);
-			jsonw_end(&w);
-		}
-		jsonw_end(&w);
-		json_kv(&w, "AvailabilityZone", v->availability_zone);
-		if (v->create_time) {
-			char ts[21];
-			em_format_time(v->create_time, ts);
-			json_kv(&w, "CreateTime", ts);
-		}
-		json_bool(&w, "Encrypted", v->encrypted);
-		if (v->kms_key_id)
-			json_kv(&w, "KmsKeyId", v->kms_key_id);
-		jsonw_key_int(&w, "Size", (long long)v->size_gib);
-		json_kv(&w, "State", v->state);
-		json_kv(&w, "VolumeId", v->volume_id);
-		if (v->iops)
-			jsonw_key_int(&w, "Iops", (long long)v->iops);
-		if (v->n_tags) {
-			jsonw_key_array(&w, "Tags");
-			for (size_t t = 0; t < v->n_tags; t++) {
-				jsonw_object(&w);
-				json_kv(&w, "Key", v->tags[t].key);
-				json_kv(&w, "Value", v->tags[t].value);
-				jsonw_end(&w);
-			}
-			jsonw_end(&w);
-		}
-		json_kv(&w, "VolumeType", ebs_type_name(v->type));
-		json_bool(&w, "MultiAttachEnabled", v->multi_attach);
-		if (v->throughput)
-			jsonw_key_int(&w, "Throughput", (long long)v->throughput);
-		jsonw_end(&w);
+		write(&w, v);
 		buf_spill(out, spill, BUF_SPILL_AT);
 	}
 	export_close(&w);
 	buf_spill(out, spill, 0);
+}
+
+/* A volume as an element of DescribeVolumes' Volumes. */
+static void export_volume(struct jsonw *w, const struct volume *v)
+{
+	export_element(w);
+	jsonw_key_array(w, "Attachments");
+	for (size_t a = 0; a < v->n_attachments; a++) {
+		jsonw_object(w);
+		json_kv(w, "Device", v->attachments[a].device);
+		json_kv(w, "InstanceId", v->attachments[a].instance_id);
+		json_kv(w, "State", v->attachments[a].state);
+		json_kv(w, "VolumeId", v->volume_id);
+		jsonw_end(w);
+	}
+	jsonw_end(w);
+	json_kv(w, "AvailabilityZone", v->availability_zone);
+	if (v->create_time) {
+		char ts[21];
+		em_format_time(v->create_time, ts);
+		json_kv(w, "CreateTime", ts);
+	}
+	json_bool(w, "Encrypted", v->encrypted);
+	if (v->kms_key_id)
+		json_kv(w, "KmsKeyId", v->kms_key_id);
+	jsonw_key_int(w, "Size", (long long)v->size_gib);
+	json_kv(w, "State", v->state);
+	json_kv(w, "VolumeId", v->volume_id);
+	if (v->iops)
+		jsonw_key_int(w, "Iops", (long long)v->iops);
+	if (v->n_tags) {
+		jsonw_key_array(w, "Tags");
+		for (size_t t = 0; t < v->n_tags; t++) {
+			jsonw_object(w);
+			json_kv(w, "Key", v->tags[t].key);
+			json_kv(w, "Value", v->tags[t].value);
+			jsonw_end(w);
+		}
+		jsonw_end(w);
+	}
+	json_kv(w, "VolumeType", ebs_type_name(v->type));
+	json_bool(w, "MultiAttachEnabled", v->multi_attach);
+	if (v->throughput)
+		jsonw_key_int(w, "Throughput", (long long)v->throughput);
+	jsonw_end(w);
+}
+
+void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const char *region,
+				  const struct buf_spill *spill)
+{
+	export_region(out, f, region, spill, "Volumes", export_volume);
 }
 
 /* A modification's TargetSize, TargetIops, TargetVolumeType, TargetThroughput (or Original...),
@@ -1767,37 +1744,32 @@ static void mod_side(struct jsonw *w, const char *side, int64_t size, int64_t io
 	}
 }
 
+/* A volume's modifications as elements of DescribeVolumesModifications' VolumesModifications. */
+static void export_volume_mods(struct jsonw *w, const struct volume *v)
+{
+	for (size_t k = 0; k < v->n_mods; k++) {
+		const struct volume_mod *m = &v->mods[k];
+		char ts[21];
+		export_element(w);
+		json_kv(w, "VolumeId", v->volume_id);
+		json_kv(w, "ModificationState", m->state);
+		if (m->status_message)
+			json_kv(w, "StatusMessage", m->status_message);
+		mod_side(w, "Target", m->target_size, m->target_iops, m->target_type, m->target_throughput);
+		mod_side(w, "Original", m->original_size, m->original_iops, m->original_type, m->original_throughput);
+		jsonw_key_int(w, "Progress", (long long)m->progress);
+		em_format_time(m->start_time, ts);
+		json_kv(w, "StartTime", ts);
+		if (m->end_time) {
+			em_format_time(m->end_time, ts);
+			json_kv(w, "EndTime", ts);
+		}
+		jsonw_end(w);
+	}
+}
+
 void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region,
 					const struct buf_spill *spill)
 {
-	struct jsonw w;
-	export_open(&w, out, "VolumesModifications");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct volume *v = &f->vols[i];
-		if (!exported_in(v, region))
-			continue;
-		for (size_t k = 0; k < v->n_mods; k++) {
-			const struct volume_mod *m = &v->mods[k];
-			char ts[21];
-			export_element(&w);
-			json_kv(&w, "VolumeId", v->volume_id);
-			json_kv(&w, "ModificationState", m->state);
-			if (m->status_message)
-				json_kv(&w, "StatusMessage", m->status_message);
-			mod_side(&w, "Target", m->target_size, m->target_iops, m->target_type, m->target_throughput);
-			mod_side(&w, "Original", m->original_size, m->original_iops, m->original_type,
-				 m->original_throughput);
-			jsonw_key_int(&w, "Progress", (long long)m->progress);
-			em_format_time(m->start_time, ts);
-			json_kv(&w, "StartTime", ts);
-			if (m->end_time) {
-				em_format_time(m->end_time, ts);
-				json_kv(&w, "EndTime", ts);
-			}
-			jsonw_end(&w);
-		}
-		buf_spill(out, spill, BUF_SPILL_AT);
-	}
-	export_close(&w);
-	buf_spill(out, spill, 0);
+	export_region(out, f, region, spill, "VolumesModifications", export_volume_mods);
 }

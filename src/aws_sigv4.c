@@ -371,13 +371,17 @@ static int chdr_cmp(const void *a, const void *b)
 	return c ? c : (x->order < y->order ? -1 : x->order > y->order);
 }
 
+/* One canonical header; its value may hold a credential (secbuf_release wipes it). */
+static void chdr_release(void *p)
+{
+	struct chdr *c = p;
+	free(c->name);
+	secbuf_release(&c->value);
+}
+
 static void hlist_release(struct hlist *h)
 {
-	for (size_t i = 0; i < h->n; i++) {
-		free(h->v[i].name);
-		secbuf_release(&h->v[i].value);
-	}
-	free(h->v);
+	EM_RELEASE_ARRAY(h->v, h->n, chdr_release);
 	memset(h, 0, sizeof *h);
 }
 

@@ -90,6 +90,15 @@ static void rates_unref(struct http_rates *r)
 
 /* ---- header lists ---- */
 
+/* One header's strings; the value may be a credential, so it is wiped before it is freed. */
+static void header_release(void *p)
+{
+	struct http_header *e = p;
+	free(e->name);
+	secbuf_wipe_str(e->value);
+	free(e->value);
+}
+
 void http_headers_add(struct http_headers *h, const char *name, const char *value)
 {
 	XGROW(h->v, h->n, h->alloc);
@@ -103,9 +112,7 @@ void http_headers_remove(struct http_headers *h, const char *name)
 	size_t j = 0;
 	for (size_t i = 0; i < h->n; i++) {
 		if (strcasecmp(h->v[i].name, name) == 0) {
-			free(h->v[i].name);
-			secbuf_wipe_str(h->v[i].value);
-			free(h->v[i].value);
+			header_release(&h->v[i]);
 			continue;
 		}
 		h->v[j++] = h->v[i];
@@ -129,12 +136,7 @@ const char *http_headers_get(const struct http_headers *h, const char *name)
 
 void http_headers_release(struct http_headers *h)
 {
-	for (size_t i = 0; i < h->n; i++) {
-		free(h->v[i].name);
-		secbuf_wipe_str(h->v[i].value);
-		free(h->v[i].value);
-	}
-	free(h->v);
+	EM_RELEASE_ARRAY(h->v, h->n, header_release);
 	h->v = NULL;
 	h->n = h->alloc = 0;
 }

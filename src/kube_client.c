@@ -41,6 +41,7 @@
 #include "ebsmigrate/proc.h"
 #include "ebsmigrate/secbuf.h"
 #include "ebsmigrate/http.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_objects.h"
@@ -84,18 +85,21 @@ static const char *exec_env(const struct kube_target *t, const char *name)
 	return NULL;
 }
 
+/* KUBERNETES_EXEC_INFO: the ExecCredential the plugin reads, one line of compact JSON. */
 static void exec_info_json(struct buf *out, const struct kube_target *t)
 {
-	cJSON *root = cJSON_CreateObject();
-	cJSON_AddStringToObject(root, "apiVersion", t->exec.api_version);
-	cJSON_AddStringToObject(root, "kind", "ExecCredential");
-	cJSON *spec = cJSON_AddObjectToObject(root, "spec");
-	cJSON_AddBoolToObject(spec, "interactive", 0);
+	struct jsonw w;
+	jsonw_init(&w, out, JSONW_COMPACT);
+	jsonw_object(&w);
+	jsonw_key_str(&w, "apiVersion", t->exec.api_version);
+	jsonw_key_str(&w, "kind", "ExecCredential");
+	jsonw_key_object(&w, "spec");
+	jsonw_key_bool(&w, "interactive", 0);
 	if (t->exec.provide_cluster_info) {
-		cJSON *cl = cJSON_AddObjectToObject(spec, "cluster");
-		cJSON_AddStringToObject(cl, "server", t->server);
+		jsonw_key_object(&w, "cluster");
+		jsonw_key_str(&w, "server", t->server);
 		if (t->insecure)
-			cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", 1);
+			jsonw_key_bool(&w, "insecure-skip-tls-verify", 1);
 		struct buf ca = BUF_INIT, ignore = BUF_INIT;
 		if (t->ca_pem)
 			buf_adds(&ca, t->ca_pem);
@@ -105,16 +109,14 @@ static void exec_info_json(struct buf *out, const struct kube_target *t)
 			/* []byte fields travel as standard base64 in JSON */
 			char *b64 = xmalloc(4 * ((ca.len + 2) / 3) + 1);
 			EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)ca.s, (int)ca.len);
-			cJSON_AddStringToObject(cl, "certificate-authority-data", b64);
+			jsonw_key_str(&w, "certificate-authority-data", b64);
 			free(b64);
 		}
 		buf_release(&ca);
 		buf_release(&ignore);
+		jsonw_end(&w);
 	}
-	char *s = cJSON_PrintUnformatted(root);
-	buf_adds(out, s);
-	free(s);
-	cJSON_Delete(root);
+	jsonw_end_n(&w, 2);
 }
 
 /* environ + exec.env (overriding) + KUBERNETES_EXEC_INFO; caller frees with proc_env_free. */

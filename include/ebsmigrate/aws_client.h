@@ -93,6 +93,21 @@ int aws_client_for_slot(struct aws_client **out, struct aws_client *own, struct 
  * worked for), so -v totals and tests see every call. */
 void aws_client_release_worker(struct aws_client *w, struct aws_client *into);
 
+/* A job of batches sent a wave at a time (aws_client_waves): fetch sends batch `batch` from
+ * slot `slot` of its wave with client c, on a pool thread, writing only that slot's state;
+ * collect then takes batch `batch` in batch order on the calling thread. */
+typedef int (*aws_wave_fetch_fn)(void *ctx, size_t slot, size_t batch, struct aws_client *c, struct buf *err);
+typedef int (*aws_wave_collect_fn)(void *ctx, size_t slot, size_t batch);
+/* How many batches a wave sends at once for --concurrency `concurrency`: 1..n_batches (1 when
+ * there are none); the slots a caller gives its fetches state for. */
+size_t aws_wave_width(int concurrency, size_t n_batches);
+/* Sends batches 0..n_batches `width` (aws_wave_width) at a time, slot k of each wave with its own
+ * client (aws_client_for_slot of c), then, in batch order, stops at the first batch whose fetch
+ * failed (its rc returned, its message appended to err) or else calls collect, whose first
+ * non-zero return ends the run and is returned. The workers' counts are added to c. */
+int aws_client_waves(struct aws_client *c, size_t n_batches, size_t width, aws_wave_fetch_fn fetch,
+		     aws_wave_collect_fn collect, void *ctx, struct buf *err);
+
 /* Query protocol. params is the form body after "Action=A&Version=V" (already encoded, may
  * be empty, without a leading '&'). On success resp holds the 2xx answer. code_out (may be
  * NULL) receives AWS's error code on failure (caller frees). */

@@ -517,6 +517,20 @@ static void test_exec_protocol(void)
 			"\"spec\":{\"interactive\":false}}");
 	free(info);
 
+	/* insecure-skip-tls-verify, no CA, a server that needs escaping (quote, backslash, tab, UTF-8) */
+	make_target(&t, "https://k\"q\\ex\tample-\xc3\xa9:6443", NULL);
+	set_exec(&t, path_in("plug/plugin"), KUBE_EXEC_V1, "ok", NULL);
+	t.exec.provide_cluster_info = 1;
+	t.insecure = 1;
+	CHECK_I64(kube_exec_run(&cred, &t, 5000, &err), 0);
+	kube_credential_release(&cred);
+	kube_target_release(&t);
+	info = read_text("plug/info.json");
+	CHECK_STR(info, "{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"spec\":{"
+			"\"interactive\":false,\"cluster\":{\"server\":\"https://k\\\"q\\\\ex\\tample-\xc3\xa9:6443\","
+			"\"insecure-skip-tls-verify\":true}}}");
+	free(info);
+
 	CHECK_I64(run_plugin("cert", KUBE_EXEC_V1, &cred, &err, 0), 0);
 	CHECK(cred.token == NULL);
 	CHECK_STR(cred.client_cert_pem, "CERTPEM");
