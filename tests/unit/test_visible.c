@@ -13,12 +13,17 @@
 #include "ebsmigrate/volume.h"
 #include "tap.h"
 
-static void check_visible(const char *in, const char *want)
+static void check_escaped(void (*add)(struct buf *, const char *), const char *in, const char *want)
 {
 	struct buf b = BUF_INIT;
-	buf_add_visible(&b, in);
+	add(&b, in);
 	CHECK_STR(b.s ? b.s : "", want);
 	buf_release(&b);
+}
+
+static void check_visible(const char *in, const char *want)
+{
+	check_escaped(buf_add_visible, in, want);
 }
 
 static int has_raw_control(const struct buf *b)
@@ -36,7 +41,6 @@ static int has_raw_control(const struct buf *b)
  * exactly its documented escape. */
 static void check_every_byte(void)
 {
-	struct buf b = BUF_INIT;
 	for (int c = 1; c < 256; c++) {
 		char in[2] = {(char)c, 0}, want[8];
 		const char *esc = buf_backslash_escape((unsigned char)c);
@@ -46,24 +50,13 @@ static void check_every_byte(void)
 			snprintf(want, sizeof want, "\\u%04x", (unsigned)c);
 		else
 			snprintf(want, sizeof want, "%s", in);
-		buf_reset(&b);
-		buf_add_json_escaped(&b, in);
-		CHECK_STR(b.s, want);
+		check_escaped(buf_add_json_escaped, in, want);
 		if (c < 0x20 || c >= 0x7f) /* a lone byte >= 0x80 is not UTF-8 */
 			snprintf(want, sizeof want, "\\x%02x", (unsigned)c);
-		else
-			snprintf(want, sizeof want, "%s", in);
-		buf_reset(&b);
-		buf_add_visible(&b, in);
-		CHECK_STR(b.s, want);
+		check_visible(in, c < 0x20 || c >= 0x7f ? want : in);
 	}
-	buf_reset(&b);
-	buf_add_json_escaped(&b, "ab\x01" "cd\"e\\f\tcaf\xc3\xa9\x7f");
-	CHECK_STR(b.s, "ab\\u0001cd\\\"e\\\\f\\tcaf\xc3\xa9\x7f");
-	buf_reset(&b);
-	buf_add_json_escaped(&b, "");
-	CHECK_STR(b.s, "");
-	buf_release(&b);
+	check_escaped(buf_add_json_escaped, "ab\x01" "cd\"e\\f\tcaf\xc3\xa9\x7f", "ab\\u0001cd\\\"e\\\\f\\tcaf\xc3\xa9\x7f");
+	check_escaped(buf_add_json_escaped, "", "");
 }
 
 int main(void)
