@@ -72,8 +72,9 @@ void bench_volume_release(struct bench_volume *v)
 	v->burst_balance = NAN;
 }
 
-static void job_release(struct bench_job *j)
+static void job_release(void *p)
 {
+	struct bench_job *j = p;
 	EM_FREE_ALL(j->name, j->profile, j->options_json, j->lat_source, j->hostname);
 	fio_series_release(&j->series);
 }
@@ -83,9 +84,7 @@ void bench_run_release(struct bench_run *r)
 	EM_FREE_ALL(r->label, r->source, r->target, r->status, r->created_at, r->finished_at, r->fio_version,
 		    r->options_json, r->phase, r->error);
 	bench_volume_release(&r->volume);
-	for (size_t i = 0; i < r->n_jobs; i++)
-		job_release(&r->jobs[i]);
-	free(r->jobs);
+	EM_RELEASE_ARRAY(r->jobs, r->n_jobs, job_release);
 	bench_run_init(r);
 }
 
@@ -1081,15 +1080,22 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 	return 0;
 }
 
+static void check_release(void *p)
+{
+	struct bench_check *c = p;
+	EM_FREE_ALL(c->rule, c->text);
+}
+
+static void profile_cmp_release(void *v)
+{
+	struct bench_profile_cmp *p = v;
+	EM_RELEASE_ARRAY(p->checks, p->n_checks, check_release);
+	strv_free(p->notes, p->n_notes);
+	free(p->key);
+}
+
 void bench_comparison_release(struct bench_comparison *c)
 {
-	for (size_t k = 0; k < c->n; k++) {
-		struct bench_profile_cmp *p = &c->profiles[k];
-		for (size_t i = 0; i < p->n_checks; i++)
-			EM_FREE_ALL(p->checks[i].rule, p->checks[i].text);
-		strv_free(p->notes, p->n_notes);
-		EM_FREE_ALL(p->key, p->checks);
-	}
-	free(c->profiles);
+	EM_RELEASE_ARRAY(c->profiles, c->n, profile_cmp_release);
 	memset(c, 0, sizeof *c);
 }
