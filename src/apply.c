@@ -91,15 +91,16 @@ const char *apply_outcome_name(enum apply_outcome_kind k)
 	return names[k];
 }
 
+static void outcome_release(void *p)
+{
+	struct apply_outcome *o = p;
+	EM_FREE_ALL(o->volume_id, o->detail);
+}
+
 void apply_result_release(struct apply_result *r)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		free(r->v[i].volume_id);
-		free(r->v[i].detail);
-	}
-	free(r->v);
-	free(r->history_warning);
-	free(r->accounts_warning);
+	EM_RELEASE_ARRAY(r->v, r->n, outcome_release);
+	EM_FREE_ALL(r->history_warning, r->accounts_warning);
 	memset(r, 0, sizeof *r);
 }
 
@@ -476,13 +477,16 @@ struct history_cache {
 	size_t n;
 };
 
+static void history_region_release(void *p)
+{
+	struct history_region *h = p;
+	free(h->region);
+	trail_events_release(&h->events);
+}
+
 static void history_cache_release(struct history_cache *hc)
 {
-	for (size_t i = 0; i < hc->n; i++) {
-		free(hc->v[i].region);
-		trail_events_release(&hc->v[i].events);
-	}
-	free(hc->v);
+	EM_RELEASE_ARRAY(hc->v, hc->n, history_region_release);
 	memset(hc, 0, sizeof *hc);
 }
 
@@ -597,6 +601,23 @@ static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *ac
 	return rc;
 }
 
+/* read_fresh for the volume a row is about, fr released on failure. A refusal about the principal
+ * (principal_refusal) becomes the run's stop (stop_for_ec2 into err, left saying where the rows
+ * stay) and sets *stopped; any other failure leaves its message in rerr for the caller to
+ * record as its step requires. */
+static int read_fresh_or_stop(struct aws_client *aws, const char *region, const char *vid, const char *left,
+			      struct fresh *fr, int *stopped, struct buf *rerr, struct buf *err)
+{
+	const char *action = NULL;
+	int rc = read_fresh(aws, region, vid, fr, &action, rerr);
+	*stopped = rc && principal_refusal(rc, NULL, rerr->s);
+	if (*stopped)
+		rc = stop_for_ec2(err, rc, vid, action, NULL, rerr->s, left);
+	if (rc)
+		fresh_release(fr);
+	return rc;
+}
+
 /* Kubernetes: 401 or 403 (EM_EAUTH) for VERB on RESOURCE. */
 static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, const char *verb, const char *resource,
 			 const char *why)
@@ -662,7 +683,6 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 	if (progress)
 		*progress = -1;
 	struct fresh fr;
-	const char *action = NULL;
 	struct buf rerr = BUF_INIT;
 	int rc = client_of(&aws, aws, o, row->volume_id, row->account, o->observe_only ? &rerr : err);
 	if (rc && o->observe_only) { /* status: the row stays as recorded, never judged with another account's view */
@@ -675,17 +695,13 @@ static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_c
 		buf_release(&rerr);
 		return rc;
 	}
-	rc = read_fresh(aws, row->region, row->volume_id, &fr, &action, &rerr);
-	if (rc) {
-		if (principal_refusal(rc, NULL, rerr.s))
-			rc = stop_for_ec2(err, rc, row->volume_id, action, NULL, rerr.s, LEFT_AS_WAS);
-		else
-			em_err(err, rc, "%s", rerr.s);
-		buf_release(&rerr);
-		fresh_release(&fr);
-		return rc;
-	}
+	int stopped;
+	rc = read_fresh_or_stop(aws, row->region, row->volume_id, LEFT_AS_WAS, &fr, &stopped, &rerr, err);
+	if (rc && !stopped)
+		em_err(err, rc, "%s", rerr.s);
 	buf_release(&rerr);
+	if (rc)
+		return rc;
 	struct volume *v = fleet_find(&fr.f, row->volume_id);
 	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
 	enum apply_state was = row->state;
@@ -1091,25 +1107,18 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 		      int *sent, struct buf *err)
 {
 	time_t now = em_now();
+	int rc = client_of(&aws, aws, o, it->volume_id, it->account, err);
+	if (rc)
+		return rc;
 	struct fresh fr;
 	struct buf rerr = BUF_INIT;
-	const char *action = NULL;
-	int rc = client_of(&aws, aws, o, it->volume_id, it->account, err);
-	if (rc) {
-		buf_release(&rerr);
-		return rc;
-	}
-	rc = read_fresh(aws, it->region, it->volume_id, &fr, &action, &rerr);
-	if (rc) {
-		if (principal_refusal(rc, NULL, rerr.s))
-			rc = stop_for_ec2(err, rc, it->volume_id, action, NULL, rerr.s, LEFT_PLANNED);
-		else
-			rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
-		buf_release(&rerr);
-		fresh_release(&fr);
-		return rc;
-	}
+	int stopped;
+	rc = read_fresh_or_stop(aws, it->region, it->volume_id, LEFT_PLANNED, &fr, &stopped, &rerr, err);
+	if (rc && !stopped)
+		rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
 	buf_release(&rerr);
+	if (rc)
+		return rc;
 	struct decision d;
 	rc = decide(l, aws, hc, &fr, it, now, res, &d, err);
 	fresh_release(&fr);

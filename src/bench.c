@@ -27,6 +27,7 @@
  * latency may not be above the before run's by more than the larger of --tolerance (default
  * 10 %) and --latency-floor-ms (default 0.2 ms). qd1 is latency-bound: judged on p99 only.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -47,6 +48,7 @@
 
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/proc.h"
 #include "ebsmigrate/strlist.h"
 
@@ -70,8 +72,9 @@ void bench_volume_release(struct bench_volume *v)
 	v->burst_balance = NAN;
 }
 
-static void job_release(struct bench_job *j)
+static void job_release(void *p)
 {
+	struct bench_job *j = p;
 	EM_FREE_ALL(j->name, j->profile, j->options_json, j->lat_source, j->hostname);
 	fio_series_release(&j->series);
 }
@@ -81,9 +84,7 @@ void bench_run_release(struct bench_run *r)
 	EM_FREE_ALL(r->label, r->source, r->target, r->status, r->created_at, r->finished_at, r->fio_version,
 		    r->options_json, r->phase, r->error);
 	bench_volume_release(&r->volume);
-	for (size_t i = 0; i < r->n_jobs; i++)
-		job_release(&r->jobs[i]);
-	free(r->jobs);
+	EM_RELEASE_ARRAY(r->jobs, r->n_jobs, job_release);
 	bench_run_init(r);
 }
 
@@ -478,18 +479,38 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 	return rc;
 }
 
+void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *const *profiles, size_t n_profiles,
+				  int runtime_s, uint64_t size)
+{
+	jsonw_key_array(w, "profiles");
+	for (size_t i = 0; i < n_profiles; i++)
+		jsonw_str(w, profiles[i]->name);
+	jsonw_end(w);
+	jsonw_key_int(w, "runtime_s", runtime_s);
+	struct buf sz = BUF_INIT;
+	fio_format_size(&sz, size);
+	jsonw_key_str(w, "size", sz.s);
+	buf_release(&sz);
+	jsonw_key_str(w, "ioengine", "libaio");
+}
+
 void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
 				int runtime_s, uint64_t size)
 {
-	cJSON *p = cJSON_AddArrayToObject(j, "profiles");
-	for (size_t i = 0; i < n_profiles; i++)
-		cJSON_AddItemToArray(p, cJSON_CreateString(profiles[i]->name));
-	cJSON_AddNumberToObject(j, "runtime_s", runtime_s);
-	struct buf sz = BUF_INIT;
-	fio_format_size(&sz, size);
-	cJSON_AddStringToObject(j, "size", sz.s);
-	buf_release(&sz);
-	cJSON_AddStringToObject(j, "ioengine", "libaio");
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	bench_options_write_profiles(&w, profiles, n_profiles, runtime_s, size);
+	jsonw_end(&w);
+	cJSON *members = cJSON_Parse(b.s);
+	assert(cJSON_IsObject(members)); /* jsonw wrote it */
+	while (members && members->child) {
+		cJSON *m = cJSON_DetachItemViaPointer(members, members->child);
+		cJSON_AddItemToObject(j, m->string, m); /* re-keys m with a copy of its own key */
+	}
+	cJSON_Delete(members);
+	buf_release(&b);
 }
 
 /* Where run's results come from (source), and what the caller has not set: its target (when
@@ -508,17 +529,17 @@ static void options_json_local(struct bench_run *run, const struct bench_local_o
 {
 	if (run->options_json)
 		return;
-	cJSON *j = cJSON_CreateObject();
-	if (o->job_file) {
-		cJSON_AddStringToObject(j, "job_file", o->job_file);
-	} else {
-		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, o->size);
-	}
-	cJSON_AddStringToObject(j, "fio", fio);
-	char *s = cJSON_PrintUnformatted(j);
-	run->options_json = xstrdup(s);
-	cJSON_free(s);
-	cJSON_Delete(j);
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	if (o->job_file)
+		jsonw_key_str(&w, "job_file", o->job_file);
+	else
+		bench_options_write_profiles(&w, o->profiles, o->n_profiles, o->runtime_s, o->size);
+	jsonw_key_str(&w, "fio", fio);
+	jsonw_end(&w);
+	run->options_json = buf_detach(&b);
 }
 
 static int check_directory(const char *path, uint64_t need, struct buf *err)
@@ -801,14 +822,15 @@ int bench_import(const struct bench_store *store, struct bench_run *run, const c
 	}
 	run_from(run, "import", origin, rep.fio_version);
 	if (!run->options_json) {
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "file", origin);
+		struct buf b = BUF_INIT;
+		struct jsonw w;
+		jsonw_init(&w, &b, JSONW_COMPACT);
+		jsonw_object(&w);
+		jsonw_key_str(&w, "file", origin);
 		if (rep.client_server)
-			cJSON_AddBoolToObject(j, "client_server", 1);
-		char *s = cJSON_PrintUnformatted(j);
-		run->options_json = xstrdup(s);
-		cJSON_free(s);
-		cJSON_Delete(j);
+			jsonw_key_bool(&w, "client_server", 1);
+		jsonw_end(&w);
+		run->options_json = buf_detach(&b);
 	}
 	rc = bench_store_begin(store, run, err);
 	const char *open = memchr(text, '{', len);
@@ -1058,15 +1080,22 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 	return 0;
 }
 
+static void check_release(void *p)
+{
+	struct bench_check *c = p;
+	EM_FREE_ALL(c->rule, c->text);
+}
+
+static void profile_cmp_release(void *v)
+{
+	struct bench_profile_cmp *p = v;
+	EM_RELEASE_ARRAY(p->checks, p->n_checks, check_release);
+	strv_free(p->notes, p->n_notes);
+	free(p->key);
+}
+
 void bench_comparison_release(struct bench_comparison *c)
 {
-	for (size_t k = 0; k < c->n; k++) {
-		struct bench_profile_cmp *p = &c->profiles[k];
-		for (size_t i = 0; i < p->n_checks; i++)
-			EM_FREE_ALL(p->checks[i].rule, p->checks[i].text);
-		strv_free(p->notes, p->n_notes);
-		EM_FREE_ALL(p->key, p->checks);
-	}
-	free(c->profiles);
+	EM_RELEASE_ARRAY(c->profiles, c->n, profile_cmp_release);
 	memset(c, 0, sizeof *c);
 }

@@ -783,6 +783,17 @@ static int look_up_unplaced(struct aws_client *c, const struct inventory_live_op
 	return rc;
 }
 
+/* An account as messages name it: "ID (NAME)", "ID (profile 'P')" when its name is unknown, or
+ * "(unknown) ..." for a profile whose credentials failed before STS said its id. */
+static void add_account_label(struct buf *b, const char *id, const char *name, const char *profile)
+{
+	buf_adds(b, id ? id : "(unknown)");
+	if (name)
+		buf_addf(b, " (%s)", name);
+	else if (profile)
+		buf_addf(b, " (profile '%s')", profile);
+}
+
 /* Several accounts: the accounts in scope that were not read in `region` (failed, or that
  * region failed for them), added to *names as "ID (NAME)". A volume id says nothing of its
  * account, so a volume missing from the accounts read may be in one of these. */
@@ -800,11 +811,7 @@ static size_t accounts_unread_in(const struct fleet *f, const char *region, char
 			continue;
 		n++;
 		struct buf label = BUF_INIT;
-		buf_addf(&label, "%s", a->id ? a->id : "(unknown)");
-		if (a->name)
-			buf_addf(&label, " (%s)", a->name);
-		else if (a->profile)
-			buf_addf(&label, " (profile '%s')", a->profile);
+		add_account_label(&label, a->id, a->name, a->profile);
 		names_add(names, n_names, label.s);
 		buf_release(&label);
 	}
@@ -1436,11 +1443,8 @@ static void accounts_record(struct fleet *f, struct inventory_live_result *r, st
 		fa->profile = xstrdup(a->profile);
 		fa->role_arn = xstrdup(a->role_arn);
 		struct buf label = BUF_INIT;
-		buf_addf(&label, "account %s", a->id ? a->id : "(unknown)");
-		if (a->name)
-			buf_addf(&label, " (%s)", a->name);
-		else if (a->profile)
-			buf_addf(&label, " (profile '%s')", a->profile);
+		buf_adds(&label, "account ");
+		add_account_label(&label, a->id, a->name, a->profile);
 		if (a->skipped) {
 			fa->status = xstrdup("skipped");
 			fa->error = xstrdup(a->skipped);

@@ -491,20 +491,18 @@ int jsonx_int(const cJSON *obj, const char *key, int64_t min, int64_t max, int64
 
 const char *jsonx_type_name(const cJSON *v)
 {
+	static const struct {
+		int type;
+		const char *name;
+	} names[] = {
+		{cJSON_String, "a string"}, {cJSON_Number, "a number"}, {cJSON_False, "a boolean"}, {cJSON_True, "a boolean"},
+		{cJSON_NULL, "null"},       {cJSON_Array, "an array"},  {cJSON_Object, "an object"},
+	};
 	if (!v)
 		return "nothing";
-	if (cJSON_IsString(v))
-		return "a string";
-	if (cJSON_IsNumber(v))
-		return "a number";
-	if (cJSON_IsBool(v))
-		return "a boolean";
-	if (cJSON_IsNull(v))
-		return "null";
-	if (cJSON_IsArray(v))
-		return "an array";
-	if (cJSON_IsObject(v))
-		return "an object";
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if ((v->type & 0xFF) == names[i].type) /* the cJSON_Is* test: the low byte is the type */
+			return names[i].name;
 	return "an invalid value";
 }
 

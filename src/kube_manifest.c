@@ -454,67 +454,54 @@ static void add_param(struct reader *r, struct km_param **v, size_t *n, const ch
 	(*n)++;
 }
 
-/* The annotations of an object's metadata. */
-struct object_annotations {
-	struct km_object *o;
-	struct km_str *beta_class, *volume_type; /* a PVC's own claim, else NULL */
-	int default_primary;                     /* the GA key was seen */
-};
-
-static int object_annotation(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
-			     const char *path)
+/* An object's own annotations: the default-class keys and the skip-check ones. */
+static void object_annotation(struct reader *r, struct km_object *o, const char *key, const yaml_node_t *vn,
+			      const char *value)
 {
-	(void)path;
-	struct object_annotations *a = st;
-	struct reader *r = c->r;
 	if (strcmp(key, ANN_DEFAULT) == 0) {
 		/* either key "true" makes a default (the GA one is reported when both are set) */
-		if (!a->o->is_default.value || strcmp(value, "true") == 0 || strcmp(a->o->is_default.value, "true") != 0) {
-			set_str(r, &a->o->is_default, vn, value);
-			a->o->default_key = ANN_DEFAULT;
+		if (!o->is_default.value || strcmp(value, "true") == 0 || strcmp(o->is_default.value, "true") != 0) {
+			set_str(r, &o->is_default, vn, value);
+			o->default_key = ANN_DEFAULT;
 		}
-		a->default_primary = 1;
 	} else if (strcmp(key, ANN_DEFAULT_BETA) == 0) {
-		if (!a->o->is_default.value || (strcmp(value, "true") == 0 && strcmp(a->o->is_default.value, "true") != 0)) {
-			set_str(r, &a->o->is_default, vn, value);
-			a->o->default_key = ANN_DEFAULT_BETA;
+		if (!o->is_default.value || (strcmp(value, "true") == 0 && strcmp(o->is_default.value, "true") != 0)) {
+			set_str(r, &o->is_default, vn, value);
+			o->default_key = ANN_DEFAULT_BETA;
 		}
 	} else if (strncmp(key, ANN_SKIP_PREFIX, strlen(ANN_SKIP_PREFIX)) == 0) {
-		add_param(r, &a->o->skips, &a->o->n_skips, key + strlen(ANN_SKIP_PREFIX), value, vn);
-	} else if (a->beta_class && strcmp(key, ANN_BETA_CLASS) == 0) {
-		set_str(r, a->beta_class, vn, value);
-	} else if (a->volume_type && strcmp(key, ANN_VOLUME_TYPE) == 0) {
-		set_str(r, a->volume_type, vn, value);
+		add_param(r, &o->skips, &o->n_skips, key + strlen(ANN_SKIP_PREFIX), value, vn);
 	}
-	return 0;
 }
 
-struct claim_annotations {
-	struct km_claim *claim;
+/* The annotations of an object's metadata or of a volumeClaimTemplate's: one reader for both,
+ * as a claim's keys mean the same in a PVC and in a template. */
+struct annotations {
+	struct km_object *o;                     /* the object's own keys; NULL for a template */
+	struct km_str *beta_class, *volume_type; /* a claim's (a PVC's own, a template's), else NULL */
 };
 
-static int claim_annotation(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
-			    const char *path)
+static int read_annotation(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
+			   const char *path)
 {
 	(void)path;
-	struct claim_annotations *a = st;
-	if (strcmp(key, ANN_BETA_CLASS) == 0)
-		set_str(c->r, &a->claim->beta_class, vn, value);
-	else if (strcmp(key, ANN_VOLUME_TYPE) == 0)
-		set_str(c->r, &a->claim->volume_type, vn, value);
+	struct annotations *a = st;
+	if (a->beta_class && strcmp(key, ANN_BETA_CLASS) == 0)
+		set_str(c->r, a->beta_class, vn, value);
+	else if (a->volume_type && strcmp(key, ANN_VOLUME_TYPE) == 0)
+		set_str(c->r, a->volume_type, vn, value);
+	else if (a->o)
+		object_annotation(c->r, a->o, key, vn, value);
 	return 0;
 }
 
-struct params_st {
-	struct km_object *o;
-};
-
+/* A StorageClass's or VAC's parameters: st is the object. */
 static int param_entry(struct ctx *c, void *st, const char *key, const yaml_node_t *vn, const char *value,
 		       const char *path)
 {
 	(void)path;
-	struct params_st *p = st;
-	add_param(c->r, &p->o->params, &p->o->n_params, key, value, vn);
+	struct km_object *o = st;
+	add_param(c->r, &o->params, &o->n_params, key, value, vn);
 	return 0;
 }
 
@@ -549,8 +536,8 @@ static int read_claim(struct ctx *c, struct km_object *o, const yaml_node_t *nod
 		if (!rc)
 			rc = get_map(c, meta, "annotations", p_ann, &ann);
 		if (!rc && ann) {
-			struct claim_annotations st = {cl};
-			rc = each_entry(c, ann, p_ann, claim_annotation, &st);
+			struct annotations st = {NULL, &cl->beta_class, &cl->volume_type};
+			rc = each_entry(c, ann, p_ann, read_annotation, &st);
 		}
 		free(p_name), free(p_ann);
 	}
@@ -717,9 +704,9 @@ static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *
 	if (!rc && meta)
 		rc = get_map(c, meta, "annotations", "metadata.annotations", &ann);
 	if (!rc && ann) {
-		struct object_annotations st = {o, own_claim ? &own_claim->beta_class : NULL,
-						own_claim ? &own_claim->volume_type : NULL, 0};
-		rc = each_entry(c, ann, "metadata.annotations", object_annotation, &st);
+		struct annotations st = {o, own_claim ? &own_claim->beta_class : NULL,
+					 own_claim ? &own_claim->volume_type : NULL};
+		rc = each_entry(c, ann, "metadata.annotations", read_annotation, &st);
 	}
 	return rc;
 }
@@ -794,8 +781,7 @@ static int read_object(struct reader *r, const yaml_node_t *node, const char *it
 		if (!rc)
 			rc = get_map(&c, node, "parameters", "parameters", &params);
 		if (!rc && params) {
-			struct params_st st = {&o};
-			rc = each_entry(&c, params, "parameters", param_entry, &st);
+			rc = each_entry(&c, params, "parameters", param_entry, &o);
 		}
 	}
 	if (!rc && ke->shape == SHAPE_STS) {

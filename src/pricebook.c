@@ -31,6 +31,7 @@
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/pricebook.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
 
 _Static_assert(EBS_GP2 == 1 && EBS_STANDARD == 7 && EBS_TYPE_COUNT == 8,
@@ -138,26 +139,22 @@ static void origins_free(struct price_origins *o)
 {
 	if (!o)
 		return;
-	for (size_t i = 0; i < o->n; i++) {
-		free(o->origin[i]);
-		free(o->sku[i]);
-	}
-	free(o->origin);
-	free(o->sku);
+	strv_free(o->origin, o->n);
+	strv_free(o->sku, o->n);
 	strmap_release(&o->index);
 	free(o);
 }
 
+static void location_release(void *p)
+{
+	struct price_location *loc = p;
+	EM_FREE_ALL(loc->code, loc->name);
+}
+
 void pricebook_release(struct pricebook *pb)
 {
-	for (size_t i = 0; i < pb->n; i++) {
-		free(pb->locs[i].code);
-		free(pb->locs[i].name);
-	}
-	free(pb->locs);
-	free(pb->source);
-	free(pb->effective_date);
-	free(pb->fetched_at);
+	EM_RELEASE_ARRAY(pb->locs, pb->n, location_release);
+	EM_FREE_ALL(pb->source, pb->effective_date, pb->fetched_at);
 	origins_free(pb->origins);
 	pricebook_init(pb);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/strlist.h"
 #include "ebsmigrate/volume.h"
 
 /* Open addressing on the ids' hashes; a slot holds position + 1 (0: empty) and the full hash,
@@ -231,37 +232,24 @@ size_t fleet_add_cluster(struct fleet *f, const char *name)
 	return f->n_clusters++;
 }
 
-static void kv_free(struct kv *kv, size_t n)
+/* Element release functions for EM_RELEASE_ARRAY: each frees what one element owns. */
+static void kv_release(void *p)
 {
-	for (size_t i = 0; i < n; i++) {
-		free(kv[i].key);
-		free(kv[i].value);
-	}
-	free(kv);
+	struct kv *kv = p;
+	EM_FREE_ALL(kv->key, kv->value);
 }
 
-static void strv_free(char **v, size_t n)
+static void kv_free(struct kv *kv, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	EM_RELEASE_ARRAY(kv, n, kv_release);
 }
 
 void kube_binding_free(struct kube_binding *k)
 {
 	if (!k)
 		return;
-	free(k->cluster);
-	free(k->pv);
-	free(k->namespace_);
-	free(k->pvc);
-	free(k->storage_class);
-	free(k->driver);
-	free(k->vac);
-	free(k->current_vac);
-	free(k->statefulset);
-	free(k->node);
-	free(k->node_instance_type);
+	EM_FREE_ALL(k->cluster, k->pv, k->namespace_, k->pvc, k->storage_class, k->driver, k->vac, k->current_vac,
+		    k->statefulset, k->node, k->node_instance_type);
 	kv_free(k->labels, k->n_labels);
 	free(k);
 }
@@ -277,6 +265,18 @@ static void free_owned(const struct volume *v, void *p)
 {
 	if (!in_block(v, p))
 		free(p);
+}
+
+void volume_mod_release(struct volume_mod *m)
+{
+	free(m->state);
+	free(m->status_message);
+	memset(m, 0, sizeof *m);
+}
+
+static void mod_release(void *p)
+{
+	volume_mod_release(p);
 }
 
 void volume_release(struct volume *v)
@@ -300,9 +300,7 @@ void volume_release(struct volume *v)
 		free_owned(v, v->tags[i].value);
 	}
 	free_owned(v, v->tags);
-	for (size_t i = 0; i < v->n_mods; i++)
-		volume_mod_release(&v->mods[i]);
-	free(v->mods);
+	EM_RELEASE_ARRAY(v->mods, v->n_mods, mod_release);
 	free(v->trail_starts);
 	kube_binding_free(v->kube);
 	free_owned(v, v->source);
@@ -353,73 +351,69 @@ const char *fleet_account_name(const struct fleet *f, const char *id)
 	return NULL;
 }
 
+static void account_region_release(void *p)
+{
+	struct fleet_account_region *r = p;
+	EM_FREE_ALL(r->region, r->status, r->error);
+}
+
+static void account_release(void *p)
+{
+	struct fleet_account *a = p;
+	EM_FREE_ALL(a->id, a->name, a->profile, a->role_arn, a->status, a->error);
+	EM_RELEASE_ARRAY(a->regions, a->n_regions, account_region_release);
+}
+
 static void fleet_accounts_release(struct fleet *f)
 {
-	for (size_t i = 0; i < f->n_accounts; i++) {
-		struct fleet_account *a = &f->accounts[i];
-		free(a->id);
-		free(a->name);
-		free(a->profile);
-		free(a->role_arn);
-		free(a->status);
-		free(a->error);
-		for (size_t k = 0; k < a->n_regions; k++) {
-			free(a->regions[k].region);
-			free(a->regions[k].status);
-			free(a->regions[k].error);
-		}
-		free(a->regions);
-	}
-	free(f->accounts);
+	EM_RELEASE_ARRAY(f->accounts, f->n_accounts, account_release);
 	free(f->current_account);
 	f->accounts = NULL;
 	f->n_accounts = 0;
 	f->current_account = NULL;
 }
 
+static void limit_release(void *p)
+{
+	free(((struct instance_limit *)p)->type);
+}
+
+static void volume_release_element(void *p)
+{
+	volume_release(p);
+}
+
+static void storage_class_release(void *p)
+{
+	struct storage_class *s = p;
+	EM_FREE_ALL(s->cluster, s->name, s->provisioner, s->type, s->encrypted, s->kms_key_id);
+	kv_free(s->parameters, s->n_parameters);
+}
+
+static void statefulset_release(void *p)
+{
+	struct statefulset_ref *s = p;
+	EM_FREE_ALL(s->cluster, s->namespace_, s->name);
+	strv_free(s->claim_templates, s->n_templates);
+	strv_free(s->claim_storage_classes, s->n_templates);
+}
+
+static void vac_release(void *p)
+{
+	struct vac_ref *s = p;
+	EM_FREE_ALL(s->cluster, s->name, s->driver, s->api_version);
+	kv_free(s->parameters, s->n_parameters);
+}
+
 void fleet_release(struct fleet *f)
 {
 	fleet_accounts_release(f);
-	for (size_t i = 0; i < f->n_instances; i++) {
-		free(f->instances[i].key);
-		free(f->instances[i].value);
-	}
-	free(f->instances);
-	for (size_t i = 0; i < f->n_limits; i++)
-		free(f->limits[i].type);
-	free(f->limits);
-	for (size_t i = 0; i < f->n; i++)
-		volume_release(&f->vols[i]);
-	free(f->vols);
-	for (size_t i = 0; i < f->n_scs; i++) {
-		struct storage_class *s = &f->scs[i];
-		free(s->cluster);
-		free(s->name);
-		free(s->provisioner);
-		free(s->type);
-		free(s->encrypted);
-		free(s->kms_key_id);
-		kv_free(s->parameters, s->n_parameters);
-	}
-	free(f->scs);
-	for (size_t i = 0; i < f->n_sts; i++) {
-		struct statefulset_ref *s = &f->sts[i];
-		free(s->cluster);
-		free(s->namespace_);
-		free(s->name);
-		strv_free(s->claim_templates, s->n_templates);
-		strv_free(s->claim_storage_classes, s->n_templates);
-	}
-	free(f->sts);
-	for (size_t i = 0; i < f->n_vacs; i++) {
-		struct vac_ref *s = &f->vacs[i];
-		free(s->cluster);
-		free(s->name);
-		free(s->driver);
-		free(s->api_version);
-		kv_free(s->parameters, s->n_parameters);
-	}
-	free(f->vacs);
+	kv_free(f->instances, f->n_instances);
+	EM_RELEASE_ARRAY(f->limits, f->n_limits, limit_release);
+	EM_RELEASE_ARRAY(f->vols, f->n, volume_release_element);
+	EM_RELEASE_ARRAY(f->scs, f->n_scs, storage_class_release);
+	EM_RELEASE_ARRAY(f->sts, f->n_sts, statefulset_release);
+	EM_RELEASE_ARRAY(f->vacs, f->n_vacs, vac_release);
 	strv_free(f->clusters, f->n_clusters);
 	strv_free(f->cluster_versions, f->n_clusters);
 	strv_free(f->notices, f->n_notices);
@@ -441,13 +435,6 @@ const char *volume_tag(const struct volume *v, const char *key)
 const struct volume_mod *volume_latest_mod(const struct volume *v)
 {
 	return v->n_mods ? &v->mods[v->n_mods - 1] : NULL;
-}
-
-void volume_mod_release(struct volume_mod *m)
-{
-	free(m->state);
-	free(m->status_message);
-	memset(m, 0, sizeof *m);
 }
 
 static int mod_rank(const char *state)

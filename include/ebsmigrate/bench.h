@@ -183,8 +183,13 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 /* Writes a fio document (json, len bytes) to DIR/NAME.json, creating dir (--keep-json). */
 int bench_write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err);
 
-/* Adds a profile run's options to a run's options_json object j: "profiles" (their names),
- * "runtime_s", "size" (in fio's notation) and "ioengine". */
+/* Writes a profile run's options as members of the open options_json object: "profiles" (their
+ * names), "runtime_s", "size" (in fio's notation) and "ioengine". */
+struct jsonw;
+void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *const *profiles, size_t n_profiles,
+				  int runtime_s, uint64_t size);
+/* The same members added to a cJSON object j, for a writer still building options_json as a
+ * cJSON tree (bench_kube.c); written by bench_options_write_profiles, so the two never differ. */
 struct cJSON;
 void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
 				int runtime_s, uint64_t size);

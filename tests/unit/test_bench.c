@@ -17,6 +17,7 @@
 #include "ebsmigrate/bench_output.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/ledger_bench.h"
@@ -462,6 +463,7 @@ static void test_ledger_and_import(void)
 	CHECK_STR(run.phase, "after"); /* no ledger row: from the type */
 	CHECK(bench_import(&store, &run, json.s, json.len, "gp3.json", &lf, 1, &err) == 0);
 	CHECK(run.id > 0 && run.n_jobs == 1);
+	CHECK_STR(run.options_json, "{\"file\":\"gp3.json\"}"); /* the bytes stored before jsonw wrote them */
 	CHECK_I64(run.jobs[0].series.n, 600);
 	CHECK(!run.jobs[0].has_cliff);
 	int64_t gp3_id = run.id;
@@ -561,6 +563,32 @@ static void test_ledger_and_import(void)
 	ledger_close(db);
 }
 
+/* The profile options stored with a run (bench_runs.options_json): the same bytes whether a
+ * writer goes through jsonw (bench.c) or still builds a cJSON tree (bench_kube.c), and the same
+ * bytes cJSON printed when bench.c built them as a tree (rows already stored stay comparable). */
+static void test_options_json(void)
+{
+	const struct fio_profile *profiles[] = {fio_profile_find("randread-qd32"), fio_profile_find("seq-read-1m")};
+	const char *want = "{\"profiles\":[\"randread-qd32\",\"seq-read-1m\"],\"runtime_s\":60,\"size\":\"4G\","
+			   "\"ioengine\":\"libaio\",\"image\":\"x\"}";
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	bench_options_write_profiles(&w, profiles, 2, 60, (uint64_t)4 << 30);
+	jsonw_key_str(&w, "image", "x");
+	jsonw_end(&w);
+	CHECK_STR(b.s, want);
+	cJSON *j = cJSON_CreateObject();
+	bench_options_add_profiles(j, profiles, 2, 60, (uint64_t)4 << 30);
+	cJSON_AddStringToObject(j, "image", "x");
+	char *s = cJSON_PrintUnformatted(j);
+	CHECK_STR(s, want);
+	cJSON_free(s);
+	cJSON_Delete(j);
+	buf_release(&b);
+}
+
 static int dir_entries(const char *path)
 {
 	DIR *d = opendir(path);
@@ -631,6 +659,9 @@ static void test_local(void)
 	CHECK(run.n_jobs == 1 && run.jobs[0].read.present && run.jobs[0].read.iops > 0 &&
 	      !isnan(run.jobs[0].read.lat.p99));
 	CHECK(run.fio_version && strncmp(run.fio_version, "fio-", 4) == 0);
+	static const char opts[] = "{\"profiles\":[\"randread-qd32\"],\"runtime_s\":1,\"size\":\"4M\",\"ioengine\":\"libaio\","
+				   "\"fio\":\"/";
+	CHECK(run.options_json && strncmp(run.options_json, opts, sizeof opts - 1) == 0);
 	CHECK_I64(dir_entries(tmp_path("data")), 0); /* its directory is gone */
 	bench_run_release(&run);
 
@@ -753,6 +784,7 @@ int main(void)
 	test_compare_rules();
 	test_writers();
 	test_ledger_and_import();
+	test_options_json();
 	test_local();
 	test_kube_template();
 	char cmd[4200];

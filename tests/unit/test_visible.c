@@ -3,6 +3,7 @@
  * item 10), and the inventory table that uses it: control characters (C0, DEL, C1), invalid
  * UTF-8 and injected lines come out as visible \xHH; printable UTF-8 is kept.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,12 +13,17 @@
 #include "ebsmigrate/volume.h"
 #include "tap.h"
 
-static void check_visible(const char *in, const char *want)
+static void check_escaped(void (*add)(struct buf *, const char *), const char *in, const char *want)
 {
 	struct buf b = BUF_INIT;
-	buf_add_visible(&b, in);
+	add(&b, in);
 	CHECK_STR(b.s ? b.s : "", want);
 	buf_release(&b);
+}
+
+static void check_visible(const char *in, const char *want)
+{
+	check_escaped(buf_add_visible, in, want);
 }
 
 static int has_raw_control(const struct buf *b)
@@ -30,8 +36,32 @@ static int has_raw_control(const struct buf *b)
 	return 0;
 }
 
+/* Every single byte, and runs around escapes, through the JSON and terminal escapers (which
+ * share buf.c's one escaping loop with the XML and label ones): each byte is kept or becomes
+ * exactly its documented escape. */
+static void check_every_byte(void)
+{
+	for (int c = 1; c < 256; c++) {
+		char in[2] = {(char)c, 0}, want[8];
+		const char *esc = buf_backslash_escape((unsigned char)c);
+		if (esc)
+			snprintf(want, sizeof want, "%s", esc);
+		else if (c < 0x20)
+			snprintf(want, sizeof want, "\\u%04x", (unsigned)c);
+		else
+			snprintf(want, sizeof want, "%s", in);
+		check_escaped(buf_add_json_escaped, in, want);
+		if (c < 0x20 || c >= 0x7f) /* a lone byte >= 0x80 is not UTF-8 */
+			snprintf(want, sizeof want, "\\x%02x", (unsigned)c);
+		check_visible(in, c < 0x20 || c >= 0x7f ? want : in);
+	}
+	check_escaped(buf_add_json_escaped, "ab\x01" "cd\"e\\f\tcaf\xc3\xa9\x7f", "ab\\u0001cd\\\"e\\\\f\\tcaf\xc3\xa9\x7f");
+	check_escaped(buf_add_json_escaped, "", "");
+}
+
 int main(void)
 {
+	check_every_byte();
 	check_visible("vol-0a1", "vol-0a1");
 	check_visible("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m");
 	check_visible("a\nerror: fake\tb\r\x07\x7f", "a\\x0aerror: fake\\x09b\\x0d\\x07\\x7f");
