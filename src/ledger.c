@@ -6,6 +6,9 @@
  * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
  * ledger_price_versions / ledger_pricebook_load;
  * realized savings: ledger_completed_volumes.
+ * For the module's files (ledger_internal.h): the statement helpers. A statement's parameters are
+ * one typed list (LEDGER_PARAMS), bound by ledger_bind_params; ledger_run / ledger_insert /
+ * ledger_query_row / _rows / _list / _columns prepare, bind and run a statement in one call.
  *
  * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
