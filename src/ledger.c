@@ -722,7 +722,9 @@ static const struct ledger_column VERSION_HEADER_COLUMNS[] = {
 /* The current version's header into out; EM_ENOTFOUND when there is none. */
 static int current_version(struct ledger *l, struct pricebook *out, struct buf *err)
 {
-	int rc = ledger_query_columns(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE is_current = 1",
+	int rc = ledger_query_columns(l,
+				      "SELECT source, effective_date, fetched_at, id FROM price_versions "
+				      "WHERE is_current = 1",
 				      NULL, out, VERSION_HEADER_COLUMNS, LEDGER_N_COLUMNS(VERSION_HEADER_COLUMNS),
 				      "cannot read the current price book", err);
 	if (rc == EM_ENOTFOUND)

@@ -144,16 +144,16 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 	struct ledger_param volume[9];
 	/* What was learnt during the run (the node, a scratch volume's id) fills what was unknown. */
 	return ledger_run(l,
-				"UPDATE bench_runs SET status = ?, finished_at = ?, error = ?, "
-				"fio_version = COALESCE(?, fio_version), volume_id = COALESCE(volume_id, ?), "
-				"volume_type = COALESCE(volume_type, ?), volume_size_gib = COALESCE(volume_size_gib, ?), "
-				"volume_iops = COALESCE(volume_iops, ?), volume_throughput = COALESCE(volume_throughput, ?), "
-				"instance_type = COALESCE(instance_type, ?), node = COALESCE(node, ?), pvc = COALESCE(pvc, ?) "
-				"WHERE id = ?",
-				LEDGER_PARAMS(LP_TEXT(run->status ? run->status : "ok"),
-					      LP_TEXT(run->finished_at ? run->finished_at : now), LP_TEXT(run->error),
-					      LP_TEXT(run->fio_version), LP_LIST(volume_params(volume, run)), LP_INT64(run->id)),
-				"cannot finish the bench run", err);
+		  "UPDATE bench_runs SET status = ?, finished_at = ?, error = ?, "
+		  "fio_version = COALESCE(?, fio_version), volume_id = COALESCE(volume_id, ?), "
+		  "volume_type = COALESCE(volume_type, ?), volume_size_gib = COALESCE(volume_size_gib, ?), "
+		  "volume_iops = COALESCE(volume_iops, ?), volume_throughput = COALESCE(volume_throughput, ?), "
+		  "instance_type = COALESCE(instance_type, ?), node = COALESCE(node, ?), pvc = COALESCE(pvc, ?) "
+		  "WHERE id = ?",
+		  LEDGER_PARAMS(LP_TEXT(run->status ? run->status : "ok"),
+				LP_TEXT(run->finished_at ? run->finished_at : now), LP_TEXT(run->error),
+				LP_TEXT(run->fio_version), LP_LIST(volume_params(volume, run)), LP_INT64(run->id)),
+		  "cannot finish the bench run", err);
 }
 
 int ledger_bench_run_ids(struct ledger *l, int64_t **ids, size_t *n, struct buf *err)
