@@ -6,6 +6,9 @@
  * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
  * ledger_price_versions / ledger_pricebook_load;
  * realized savings: ledger_completed_volumes.
+ * For the module's files (ledger_internal.h): the statement helpers. A statement's parameters are
+ * one typed list (LEDGER_PARAMS), bound by ledger_bind_params; ledger_run / ledger_insert /
+ * ledger_query_row / _rows / _list / _columns prepare, bind and run a statement in one call.
  *
  * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
@@ -27,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +90,15 @@ void ledger_rollback(struct ledger *l)
 {
 	if (!sqlite3_get_autocommit(l->db))
 		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int ledger_end_tx(struct ledger *l, int rc, const char *what, struct buf *err)
+{
+	if (!rc)
+		rc = ledger_exec(l, "COMMIT", what, err);
+	if (rc)
+		ledger_rollback(l);
+	return rc;
 }
 
 int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err)
@@ -153,6 +166,11 @@ time_t ledger_column_time(sqlite3_stmt *st, int i)
 	return t;
 }
 
+double ledger_column_real(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
 void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -163,6 +181,7 @@ void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_colum
 		case LEDGER_INT: *(int *)field = sqlite3_column_int(st, col); break;
 		case LEDGER_TEXT: *(char **)field = ledger_column_dup(st, col); break;
 		case LEDGER_TIME: *(time_t *)field = ledger_column_time(st, col); break;
+		case LEDGER_REAL: *(double *)field = ledger_column_real(st, col); break;
 		case LEDGER_SKIP: break;
 		}
 	}
@@ -198,16 +217,50 @@ void ledger_items_free(void *items, size_t n, struct ledger_list shape)
 	ledger_list_release(&shape);
 }
 
-int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
-		      const char *what, struct buf *err)
+int ledger_query_list(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		      struct ledger_list *list, const char *what, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql, &st, err);
-	if (!rc)
-		rc = ledger_rows(l, st, on_row, list, what, err);
+	int rc = ledger_query_rows(l, sql, params, on_row ? on_row : ledger_read_listed, list, what, err);
 	if (rc)
 		ledger_list_release(list);
 	return rc;
+}
+
+int ledger_query_row(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		     void *ctx, const char *what, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare_bound(l, sql, params, &st, err);
+	return rc ? rc : ledger_row(l, st, on_row, ctx, what, err);
+}
+
+int ledger_query_rows(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		      void *ctx, const char *what, struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare_bound(l, sql, params, &st, err);
+	return rc ? rc : ledger_rows(l, st, on_row, ctx, what, err);
+}
+
+struct columns_into {
+	void *item;
+	const struct ledger_column *cols;
+	size_t n;
+};
+
+static int read_columns_into(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct columns_into *into = ctx;
+	ledger_read_columns(st, into->item, into->cols, into->n);
+	return 0;
+}
+
+int ledger_query_columns(struct ledger *l, const char *sql, const struct ledger_param *params, void *item,
+			 const struct ledger_column *cols, size_t n, const char *what, struct buf *err)
+{
+	struct columns_into into = {item, cols, n};
+	return ledger_query_row(l, sql, params, read_columns_into, &into, what, err);
 }
 
 int ledger_step_done(struct ledger *l, sqlite3_stmt *st, const char *what, struct buf *err)
@@ -226,15 +279,83 @@ void ledger_bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-/* Binds a whole document (plan, inventory: 100+ MB for a large fleet) without the private copy
- * SQLITE_TRANSIENT makes: the caller's string must outlive the statement, which every caller
- * steps and finalizes before returning. */
-static void bind_document(sqlite3_stmt *st, int i, const char *doc)
+static void bind_param(sqlite3_stmt *st, int i, const struct ledger_param *p)
 {
-	if (doc)
-		sqlite3_bind_text64(st, i, doc, strlen(doc), SQLITE_STATIC, SQLITE_UTF8);
-	else
-		sqlite3_bind_null(st, i);
+	char ts[21];
+	switch (p->kind) {
+	case LEDGER_PARAM_END:
+	case LEDGER_PARAM_LIST: /* ledger_bind_params */
+	case LEDGER_PARAM_SKIP: break;
+	case LEDGER_PARAM_NULL: sqlite3_bind_null(st, i); break;
+	case LEDGER_PARAM_INT64: sqlite3_bind_int64(st, i, p->i); break;
+	case LEDGER_PARAM_ID:
+		if (p->i > 0)
+			sqlite3_bind_int64(st, i, p->i);
+		else
+			sqlite3_bind_null(st, i);
+		break;
+	case LEDGER_PARAM_REAL:
+		if (isnan(p->r))
+			sqlite3_bind_null(st, i);
+		else
+			sqlite3_bind_double(st, i, p->r);
+		break;
+	case LEDGER_PARAM_TEXT: ledger_bind_text(st, i, p->p); break;
+	case LEDGER_PARAM_TIME:
+		if (p->i) {
+			em_format_time((time_t)p->i, ts);
+			ledger_bind_text(st, i, ts);
+		} else {
+			sqlite3_bind_null(st, i);
+		}
+		break;
+	case LEDGER_PARAM_DOC:
+		/* A whole document without the private copy SQLITE_TRANSIENT makes: the caller's string
+		 * must outlive the statement, which every caller steps and finalizes before returning. */
+		if (p->p)
+			sqlite3_bind_text64(st, i, p->p, strlen(p->p), SQLITE_STATIC, SQLITE_UTF8);
+		else
+			sqlite3_bind_null(st, i);
+		break;
+	case LEDGER_PARAM_BLOB: sqlite3_bind_blob64(st, i, p->p, (sqlite3_uint64)p->i, SQLITE_STATIC); break;
+	}
+}
+
+int ledger_bind_params(sqlite3_stmt *st, int first, const struct ledger_param *params)
+{
+	for (; params && params->kind != LEDGER_PARAM_END; params++) {
+		if (params->kind == LEDGER_PARAM_LIST)
+			first = ledger_bind_params(st, first, params->p);
+		else
+			bind_param(st, first++, params);
+	}
+	return first;
+}
+
+int ledger_prepare_bound(struct ledger *l, const char *sql, const struct ledger_param *params, sqlite3_stmt **st,
+			 struct buf *err)
+{
+	int rc = ledger_prepare(l, sql, st, err);
+	if (!rc)
+		ledger_bind_params(*st, 1, params);
+	return rc;
+}
+
+int ledger_run(struct ledger *l, const char *sql, const struct ledger_param *params, const char *what,
+	       struct buf *err)
+{
+	sqlite3_stmt *st;
+	int rc = ledger_prepare_bound(l, sql, params, &st, err);
+	return rc ? rc : ledger_step_done(l, st, what, err);
+}
+
+int ledger_insert(struct ledger *l, const char *sql, const struct ledger_param *params, int64_t *id_out,
+		  const char *what, struct buf *err)
+{
+	int rc = ledger_run(l, sql, params, what, err);
+	if (!rc && id_out)
+		*id_out = sqlite3_last_insert_rowid(l->db);
+	return rc;
 }
 
 char *ledger_column_dup(sqlite3_stmt *st, int i)
@@ -257,11 +378,9 @@ int ledger_read_int64_into_list(sqlite3_stmt *st, void *list, struct buf *err)
 
 static int read_user_version(struct ledger *l, int *out, struct buf *err)
 {
-	sqlite3_stmt *st;
 	int64_t version = 0;
-	int rc = ledger_prepare(l, "PRAGMA user_version", &st, err);
-	if (!rc)
-		rc = ledger_row(l, st, ledger_read_int64, &version, "cannot read the schema version", err);
+	int rc = ledger_query_row(l, "PRAGMA user_version", NULL, ledger_read_int64, &version,
+				  "cannot read the schema version", err);
 	if (rc == EM_ENOTFOUND) /* the pragma always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the schema version");
 	*out = (int)version;
@@ -371,11 +490,8 @@ static int migrate(struct ledger *l, struct buf *err)
 		if (!rc && from == 0 && m[i].number == 1)
 			rc = ledger_exec(l, "INSERT OR IGNORE INTO meta (key, value) VALUES ('created_by', 'ebsmigrate " EM_VERSION "')",
 				  "cannot record the creator", err);
+		rc = ledger_end_tx(l, rc, "cannot finish a migration", err);
 		if (!rc)
-			rc = ledger_exec(l, "COMMIT", "cannot finish a migration", err);
-		if (rc)
-			ledger_rollback(l);
-		else
 			version = m[i].number;
 	}
 	if (!rc)
@@ -508,22 +624,17 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 {
 	char now[21];
 	now_rfc3339(now);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "INSERT INTO price_versions (source, effective_date, fetched_at, created_at, is_current) "
-			 "VALUES (?, ?, ?, ?, 0)",
-			 &st, err);
+	int64_t id;
+	int rc = ledger_insert(l,
+			       "INSERT INTO price_versions (source, effective_date, fetched_at, created_at, is_current) "
+			       "VALUES (?, ?, ?, ?, 0)",
+			       LEDGER_PARAMS(LP_TEXT(pb->source), LP_TEXT(pb->effective_date), LP_TEXT(pb->fetched_at),
+					     LP_TEXT(now)),
+			       &id, "cannot store the price book version", err);
 	if (rc)
 		return rc;
-	ledger_bind_text(st, 1, pb->source);
-	ledger_bind_text(st, 2, pb->effective_date);
-	ledger_bind_text(st, 3, pb->fetched_at);
-	ledger_bind_text(st, 4, now);
-	rc = ledger_step_done(l, st, "cannot store the price book version", err);
-	if (rc)
-		return rc;
-	int64_t id = sqlite3_last_insert_rowid(l->db);
 
+	sqlite3_stmt *st;
 	rc = ledger_prepare(l, "INSERT INTO prices (version_id, location, location_name, item, price_units) "
 			"VALUES (?, ?, ?, ?, ?)",
 		     &st, err);
@@ -536,11 +647,8 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 			if (!pricebook_item_get(loc, item, &price))
 				continue;
 			sqlite3_reset(st);
-			sqlite3_bind_int64(st, 1, id);
-			ledger_bind_text(st, 2, loc->code);
-			ledger_bind_text(st, 3, loc->name);
-			ledger_bind_text(st, 4, pricebook_item_name(item));
-			sqlite3_bind_int64(st, 5, price);
+			ledger_bind_params(st, 1, LEDGER_PARAMS(LP_INT64(id), LP_TEXT(loc->code), LP_TEXT(loc->name),
+								LP_TEXT(pricebook_item_name(item)), LP_INT64(price)));
 			if (sqlite3_step(st) != SQLITE_DONE) {
 				struct buf what = BUF_INIT;
 				buf_addf(&what, "cannot store the %s price for '%s'", pricebook_item_name(item),
@@ -558,11 +666,8 @@ static int store_in_tx(struct ledger *l, struct pricebook *pb, struct buf *err)
 		  "cannot retire the current price book", err);
 	if (rc)
 		return rc;
-	rc = ledger_prepare(l, "UPDATE price_versions SET is_current = 1 WHERE id = ?", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	rc = ledger_step_done(l, st, "cannot make the new price book current", err);
+	rc = ledger_run(l, "UPDATE price_versions SET is_current = 1 WHERE id = ?", LEDGER_PARAMS(LP_INT64(id)),
+			"cannot make the new price book current", err);
 	if (!rc)
 		pb->version = id;
 	return rc;
@@ -576,13 +681,9 @@ int ledger_pricebook_store(struct ledger *l, struct pricebook *pb, struct buf *e
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start storing the price book", err);
 	if (rc)
 		return rc;
-	rc = store_in_tx(l, pb, err);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot commit the price book", err);
-	if (rc) {
-		ledger_rollback(l);
+	rc = ledger_end_tx(l, store_in_tx(l, pb, err), "cannot commit the price book", err);
+	if (rc)
 		pb->version = 0;
-	}
 	return rc;
 }
 
@@ -604,39 +705,28 @@ static int read_price(sqlite3_stmt *st, void *ctx, struct buf *err)
 /* Reads version id's prices into out (which already holds its header fields). */
 static int load_prices(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
-			 "ORDER BY location, item",
-			 &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	return ledger_rows(l, st, read_price, out, "cannot read the prices", err);
+	return ledger_query_rows(l,
+				 "SELECT location, location_name, item, price_units FROM prices WHERE version_id = ? "
+				 "ORDER BY location, item",
+				 LEDGER_PARAMS(LP_INT64(id)), read_price, out, "cannot read the prices", err);
 }
 
-/* A price_versions row's header fields (columns source, effective_date, fetched_at) into a
- * pricebook. */
-static int read_version_header(sqlite3_stmt *st, void *ctx, struct buf *err)
-{
-	(void)err;
-	struct pricebook *pb = ctx;
-	pb->source = ledger_column_dup(st, 0);
-	pb->effective_date = ledger_column_dup(st, 1);
-	pb->fetched_at = ledger_column_dup(st, 2);
-	pb->version = sqlite3_column_int64(st, 3);
-	return 0;
-}
+/* A price_versions row's header fields into a pricebook (the queries select them in this order). */
+static const struct ledger_column VERSION_HEADER_COLUMNS[] = {
+	LEDGER_COLUMN(TEXT, struct pricebook, source),
+	LEDGER_COLUMN(TEXT, struct pricebook, effective_date),
+	LEDGER_COLUMN(TEXT, struct pricebook, fetched_at),
+	LEDGER_COLUMN(INT64, struct pricebook, version),
+};
 
 /* The current version's header into out; EM_ENOTFOUND when there is none. */
 static int current_version(struct ledger *l, struct pricebook *out, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE is_current = 1",
-			 &st, err);
-	if (!rc)
-		rc = ledger_row(l, st, read_version_header, out, "cannot read the current price book", err);
+	int rc = ledger_query_columns(l,
+				      "SELECT source, effective_date, fetched_at, id FROM price_versions "
+				      "WHERE is_current = 1",
+				      NULL, out, VERSION_HEADER_COLUMNS, LEDGER_N_COLUMNS(VERSION_HEADER_COLUMNS),
+				      "cannot read the current price book", err);
 	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "database '%s' holds no price book", l->path);
 	return rc;
@@ -651,16 +741,11 @@ static int load_current(struct ledger *l, struct pricebook *out, struct buf *err
 /* Version id's header and prices into out; a missing version is EM_ENOTFOUND naming it. */
 static int load_version(struct ledger *l, int64_t id, struct pricebook *out, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE id = ?",
-				&st, err);
-	if (!rc) {
-		sqlite3_bind_int64(st, 1, id);
-		rc = ledger_row(l, st, read_version_header, out, "cannot read the price book version", err);
-		if (rc == EM_ENOTFOUND)
-			rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path,
-				    (long long)id);
-	}
+	int rc = ledger_query_columns(l, "SELECT source, effective_date, fetched_at, id FROM price_versions WHERE id = ?",
+				      LEDGER_PARAMS(LP_INT64(id)), out, VERSION_HEADER_COLUMNS,
+				      LEDGER_N_COLUMNS(VERSION_HEADER_COLUMNS), "cannot read the price book version", err);
+	if (rc == EM_ENOTFOUND)
+		rc = em_err(err, EM_ENOTFOUND, "database '%s' has no price book version %lld", l->path, (long long)id);
 	return rc ? rc : load_prices(l, id, out, err);
 }
 
@@ -673,12 +758,9 @@ static int read_pricebook(struct ledger *l, const int64_t *id, struct pricebook 
 	if (rc)
 		return rc;
 	rc = id ? load_version(l, *id, out, err) : load_current(l, out, err);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot finish reading the price book", err);
-	if (rc) {
-		ledger_rollback(l);
+	rc = ledger_end_tx(l, rc, "cannot finish reading the price book", err);
+	if (rc)
 		pricebook_release(out);
-	}
 	return rc;
 }
 
@@ -720,10 +802,7 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 		buf_release(&none);
 		if (!rc && !stored)
 			rc = load_current(l, out, err);
-		if (!rc)
-			rc = ledger_exec(l, "COMMIT", "cannot commit the price book", err);
-		if (rc)
-			ledger_rollback(l);
+		rc = ledger_end_tx(l, rc, "cannot commit the price book", err);
 	}
 	if (!rc && stored) {
 		*out = bundled; /* the stored copy is exactly this book; hand it over */
@@ -744,29 +823,13 @@ static int insert_plan(struct ledger *l, const char *generated_at, const char *m
 {
 	char now[21];
 	now_rfc3339(now);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
-			 "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
-			 &st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, generated_at);
-	ledger_bind_text(st, 2, mode);
-	if (price_version > 0)
-		sqlite3_bind_int64(st, 3, price_version);
-	else
-		sqlite3_bind_null(st, 3);
-	sqlite3_bind_int64(st, 4, volumes);
-	sqlite3_bind_int64(st, 5, savings_monthly_micro);
-	ledger_bind_text(st, 6, now);
-	ledger_bind_text(st, 7, sha);
-	sqlite3_bind_blob64(st, 8, zdata, zlen, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 9, (sqlite3_int64)size);
-	rc = ledger_step_done(l, st, "cannot record the plan", err);
-	if (!rc && id_out)
-		*id_out = sqlite3_last_insert_rowid(l->db);
-	return rc;
+	return ledger_insert(l,
+			     "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
+			     "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_TEXT(generated_at), LP_TEXT(mode), LP_ID(price_version), LP_INT64(volumes),
+					   LP_INT64(savings_monthly_micro), LP_TEXT(now), LP_TEXT(sha), LP_BLOB(zdata, zlen),
+					   LP_INT64(size)),
+			     id_out, "cannot record the plan", err);
 }
 
 int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
@@ -824,19 +887,13 @@ int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, s
 	em_sha256_hex(plan_json, strlen(plan_json), sha);
 	/* The hash narrows the search; the documents themselves decide (rows recorded before
 	 * migration 0005 have no hash; since 0006 documents are compressed, so compared here). */
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				"SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
-				"OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
-				"ORDER BY id DESC",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, sha);
-	bind_document(st, 2, plan_json);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)strlen(plan_json));
 	struct plan_match match = {plan_json, 0};
-	rc = ledger_rows(l, st, match_plan, &match, "cannot read plans", err);
+	int rc = ledger_query_rows(l,
+				   "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
+				   "OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
+				   "ORDER BY id DESC",
+				   LEDGER_PARAMS(LP_TEXT(sha), LP_DOC(plan_json), LP_INT64(strlen(plan_json))), match_plan,
+				   &match, "cannot read plans", err);
 	if (rc == 1) {
 		*id_out = match.id;
 		return 0;
@@ -865,49 +922,32 @@ int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const
 		em_err(err, rc, "%s", find_err.s);
 	}
 	buf_release(&find_err);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot finish recording the plan", err);
-	if (rc) {
-		ledger_rollback(l);
+	rc = ledger_end_tx(l, rc, "cannot finish recording the plan", err);
+	if (rc)
 		*recorded = 0;
-	}
 	return rc;
 }
 
 int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
 			    struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-			 "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
-			 "kube_volumes, aws_calls, notices, inventory_json, inventory_zlib, inventory_size) "
-			 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			 &st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, run->started_at);
-	ledger_bind_text(st, 2, run->finished_at);
-	ledger_bind_text(st, 3, run->source);
-	ledger_bind_text(st, 4, run->regions ? run->regions : "");
-	ledger_bind_text(st, 5, run->clusters ? run->clusters : "");
-	sqlite3_bind_int64(st, 6, run->volumes);
-	sqlite3_bind_int64(st, 7, run->kube_volumes);
-	sqlite3_bind_int64(st, 8, run->aws_calls);
-	ledger_bind_text(st, 9, run->notices_json ? run->notices_json : "[]");
-	if (run->doc) { /* compressed (migration 0007), the text column left empty */
-		const char *zdata, *sha;
-		size_t zlen, size;
+	const char *zdata = NULL, *sha;
+	size_t zlen = 0, size = 0;
+	if (run->doc)
 		ledger_doc_stored(run->doc, &zdata, &zlen, &size, &sha);
-		ledger_bind_text(st, 10, "");
-		sqlite3_bind_blob64(st, 11, zdata, zlen, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 12, (sqlite3_int64)size);
-	} else {
-		bind_document(st, 10, run->inventory_json);
-	}
-	rc = ledger_step_done(l, st, "cannot record the inventory run", err);
-	if (!rc && id_out)
-		*id_out = sqlite3_last_insert_rowid(l->db);
-	return rc;
+	/* The document compressed (migration 0007), the text column left empty; else its text. */
+	const struct ledger_param *document = run->doc ? LEDGER_PARAMS(LP_TEXT(""), LP_BLOB(zdata, zlen), LP_INT64(size))
+						       : LEDGER_PARAMS(LP_DOC(run->inventory_json));
+	return ledger_insert(l,
+			     "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
+			     "kube_volumes, aws_calls, notices, inventory_json, inventory_zlib, inventory_size) "
+			     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_TEXT(run->started_at), LP_TEXT(run->finished_at), LP_TEXT(run->source),
+					   LP_TEXT(run->regions ? run->regions : ""),
+					   LP_TEXT(run->clusters ? run->clusters : ""), LP_INT64(run->volumes),
+					   LP_INT64(run->kube_volumes), LP_INT64(run->aws_calls),
+					   LP_TEXT(run->notices_json ? run->notices_json : "[]"), LP_LIST(document)),
+			     id_out, "cannot record the inventory run", err);
 }
 
 /* ---- price book history ---- */
@@ -927,23 +967,11 @@ static const struct ledger_column PRICE_VERSION_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_price_version, n_prices),
 };
 
-void ledger_price_versions_free(struct ledger_price_version *v, size_t n)
-{
-	ledger_items_free(v, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS));
-}
-
-int ledger_price_versions(struct ledger *l, struct ledger_price_version **out, size_t *n, struct buf *err)
-{
-	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_price_version, PRICE_VERSION_COLUMNS);
-	int rc = ledger_query_list(
-		l,
-		"SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
-		"(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
-		ledger_read_listed, &list, "cannot list the price book versions", err);
-	*out = list.items;
-	*n = list.n;
-	return rc;
-}
+LEDGER_DEFINE_LIST(ledger_price_versions, ledger_price_versions_free, struct ledger_price_version,
+		   PRICE_VERSION_COLUMNS,
+		   "SELECT v.id, v.source, v.effective_date, v.fetched_at, v.created_at, v.is_current, "
+		   "(SELECT count(*) FROM prices p WHERE p.version_id = v.id) FROM price_versions v ORDER BY v.id",
+		   "cannot list the price book versions")
 
 /* ---- realized savings ---- */
 
@@ -954,22 +982,10 @@ static const struct ledger_column COMPLETED_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_completed, target_monthly_micro),
 };
 
-void ledger_completed_free(struct ledger_completed *c, size_t n)
-{
-	ledger_items_free(c, n, (struct ledger_list)LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS));
-}
-
-int ledger_completed_volumes(struct ledger *l, struct ledger_completed **out, size_t *n, struct buf *err)
-{
-	struct ledger_list list = LEDGER_LIST_COLUMNS(struct ledger_completed, COMPLETED_COLUMNS);
-	/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
-	int rc = ledger_query_list(l,
-				   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
-				   " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
-				   " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
-				   " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
-				   ledger_read_listed, &list, "cannot read the completed migrations", err);
-	*out = list.items;
-	*n = list.n;
-	return rc;
-}
+/* The latest completed row per volume: a later plan's completion supersedes an earlier one. */
+LEDGER_DEFINE_LIST(ledger_completed_volumes, ledger_completed_free, struct ledger_completed, COMPLETED_COLUMNS,
+		   "SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro FROM ("
+		   " SELECT volume_id, completed_at, current_monthly_micro, target_monthly_micro,"
+		   " row_number() OVER (PARTITION BY volume_id ORDER BY completed_at DESC, id DESC) AS rn"
+		   " FROM apply_volumes WHERE state = 'completed') WHERE rn = 1 ORDER BY volume_id",
+		   "cannot read the completed migrations")

@@ -31,24 +31,15 @@ void apply_row_release(struct apply_row *r)
 	memset(r, 0, sizeof *r);
 }
 
+static void release_row(void *row)
+{
+	apply_row_release(row);
+}
+
 void apply_rows_free(struct apply_row *rows, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		apply_row_release(&rows[i]);
-	free(rows);
+	EM_RELEASE_ARRAY(rows, n, release_row);
 }
-
-static void bind_time(sqlite3_stmt *st, int i, time_t t)
-{
-	if (!t) {
-		sqlite3_bind_null(st, i);
-		return;
-	}
-	char ts[21];
-	em_format_time(t, ts);
-	sqlite3_bind_text(st, i, ts, -1, SQLITE_TRANSIENT);
-}
-
 
 /* The pid holding an flock on the file (dev, ino) according to /proc/locks (Linux), or 0. */
 static long flock_holder(dev_t dev, ino_t ino)
@@ -99,16 +90,9 @@ void ledger_apply_unlock(struct ledger *l)
 	}
 }
 
-/* Prepares the query built in sql (released here) whose only parameter, present when id > 0, is
- * that id: the plan's rows, or else the latest ones. */
-static int prepare_for_id(struct ledger *l, struct buf *sql, int64_t id, sqlite3_stmt **st, struct buf *err)
-{
-	int rc = ledger_prepare(l, sql->s, st, err);
-	buf_release(sql);
-	if (!rc && id > 0)
-		sqlite3_bind_int64(*st, 1, id);
-	return rc;
-}
+/* The parameters of a query whose only one, present when id > 0, is that id: the plan's rows, or
+ * else the latest ones (a statement without parameters ignores the binding). */
+#define ID_PARAMS(id) LEDGER_PARAMS(LP_INT64(id))
 
 /* Reads the plans row with that id (the latest when id <= 0) through on_row; the query selects
  * COLUMNS. A missing row is EM_ENOTFOUND naming the plan. */
@@ -118,11 +102,8 @@ static int read_plan_row(struct ledger *l, int64_t id, const char *columns, ledg
 	struct buf sql = BUF_INIT;
 	buf_addf(&sql, id > 0 ? "SELECT %s FROM plans WHERE id = ?" : "SELECT %s FROM plans ORDER BY id DESC LIMIT 1",
 		 columns);
-	sqlite3_stmt *st;
-	int rc = prepare_for_id(l, &sql, id, &st, err);
-	if (rc)
-		return rc;
-	rc = ledger_row(l, st, on_row, ctx, "cannot read plans", err);
+	int rc = ledger_query_row(l, sql.s, ID_PARAMS(id), on_row, ctx, "cannot read plans", err);
+	buf_release(&sql);
 	if (rc == EM_ENOTFOUND && id > 0)
 		rc = em_err(err, EM_ENOTFOUND, "plan %lld is not in database '%s'", (long long)id, l->path);
 	else if (rc == EM_ENOTFOUND)
@@ -181,41 +162,25 @@ int ledger_plan_summary(struct ledger *l, int64_t id, struct plan_summary *out, 
 			       read_summary, out, err);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st;
-	rc = ledger_prepare(l, "SELECT plan_id FROM apply_runs ORDER BY id DESC LIMIT 1", &st, err);
-	if (!rc)
-		rc = ledger_row(l, st, ledger_read_int64, &out->last_applied_plan_id, "cannot read apply runs", err);
+	rc = ledger_query_row(l, "SELECT plan_id FROM apply_runs ORDER BY id DESC LIMIT 1", NULL, ledger_read_int64,
+			      &out->last_applied_plan_id, "cannot read apply runs", err);
 	return rc == EM_ENOTFOUND ? 0 : rc;
 }
 
 int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *options_json, int64_t *run_id,
 			   struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "INSERT INTO apply_runs (plan_id, started_at, options_json, pid) VALUES (?, ?, ?, ?)",
-				&st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, plan_id);
-	bind_time(st, 2, em_now());
-	ledger_bind_text(st, 3, options_json ? options_json : "{}");
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)getpid());
-	rc = ledger_step_done(l, st, "cannot record the apply run", err);
-	if (!rc)
-		*run_id = sqlite3_last_insert_rowid(l->db);
-	return rc;
+	return ledger_insert(l, "INSERT INTO apply_runs (plan_id, started_at, options_json, pid) VALUES (?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_INT64(plan_id), LP_TIME(em_now()), LP_TEXT(options_json ? options_json : "{}"),
+					   LP_INT64(getpid())),
+			     run_id, "cannot record the apply run", err);
 }
 
 int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "UPDATE apply_runs SET finished_at = ?, outcome = ? WHERE id = ?", &st, err);
-	if (rc)
-		return rc;
-	bind_time(st, 1, em_now());
-	ledger_bind_text(st, 2, outcome);
-	sqlite3_bind_int64(st, 3, run_id);
-	return ledger_step_done(l, st, "cannot finish the apply run", err);
+	return ledger_run(l, "UPDATE apply_runs SET finished_at = ?, outcome = ? WHERE id = ?",
+			  LEDGER_PARAMS(LP_TIME(em_now()), LP_TEXT(outcome), LP_INT64(run_id)), "cannot finish the apply run",
+			  err);
 }
 
 static const char *const COLS =
@@ -272,14 +237,10 @@ int ledger_apply_get(struct ledger *l, int64_t plan_id, const char *volume_id, s
 {
 	struct buf sql = BUF_INIT;
 	buf_addf(&sql, "SELECT %s FROM apply_volumes WHERE plan_id = ? AND volume_id = ?", COLS);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql.s, &st, err);
+	int rc = ledger_query_row(l, sql.s, LEDGER_PARAMS(LP_INT64(plan_id), LP_TEXT(volume_id)), read_row, out,
+				  "cannot read the apply ledger", err);
 	buf_release(&sql);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, plan_id);
-	ledger_bind_text(st, 2, volume_id);
-	return ledger_row(l, st, read_row, out, "cannot read the apply ledger", err);
+	return rc;
 }
 
 int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows, size_t *n, struct buf *err)
@@ -292,13 +253,11 @@ int ledger_apply_list(struct ledger *l, int64_t plan_id, struct apply_row **rows
 			 "SELECT %s FROM apply_volumes a WHERE id = (SELECT MAX(id) FROM apply_volumes b "
 			 "WHERE b.volume_id = a.volume_id) ORDER BY id",
 			 COLS);
-	sqlite3_stmt *st;
-	int rc = prepare_for_id(l, &sql, plan_id, &st, err);
-	if (rc)
-		return rc;
-	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row, NULL);
-	rc = ledger_rows(l, st, read_row_into_list, &list, "cannot read the apply ledger", err);
-	*rows = list.items; /* on an error, the rows read so far: the caller frees them as before */
+	struct ledger_list list = LEDGER_LIST_INIT(struct apply_row, release_row);
+	int rc = ledger_query_list(l, sql.s, ID_PARAMS(plan_id), read_row_into_list, &list, "cannot read the apply ledger",
+				   err);
+	buf_release(&sql);
+	*rows = list.items; /* empty on an error */
 	*n = list.n;
 	return rc;
 }
@@ -312,18 +271,13 @@ static int read_start(sqlite3_stmt *st, void *list, struct buf *err)
 
 int ledger_apply_starts(struct ledger *l, const char *volume_id, time_t **times, size_t *n, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				"SELECT submitted_at FROM apply_volumes WHERE volume_id = ? AND submitted_at IS NOT NULL "
-				"AND state IN ('submitted', 'modifying', 'optimizing', 'completed', 'failed') "
-				"ORDER BY submitted_at",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, volume_id);
 	struct ledger_list list = LEDGER_LIST_INIT(time_t, NULL);
-	rc = ledger_rows(l, st, read_start, &list, "cannot read the apply ledger", err);
-	*times = list.items;
+	int rc = ledger_query_list(l,
+				   "SELECT submitted_at FROM apply_volumes WHERE volume_id = ? AND submitted_at IS NOT NULL "
+				   "AND state IN ('submitted', 'modifying', 'optimizing', 'completed', 'failed') "
+				   "ORDER BY submitted_at",
+				   LEDGER_PARAMS(LP_TEXT(volume_id)), read_start, &list, "cannot read the apply ledger", err);
+	*times = list.items; /* empty on an error */
 	*n = list.n;
 	return rc;
 }
@@ -351,94 +305,50 @@ static int save_row(struct ledger *l, struct apply_row *r, const char *expect_st
 	if (rc)
 		return rc;
 	struct stored_state stored = {NULL, 0};
-	char *prev = NULL;
-	sqlite3_stmt *st = NULL;
-	time_t prev_submitted = 0;
 	r->updated_at = em_now();
 	if (r->id) {
-		rc = ledger_prepare(l, "SELECT state, submitted_at FROM apply_volumes WHERE id = ?", &st, err);
-		if (!rc) {
-			sqlite3_bind_int64(st, 1, r->id);
-			rc = ledger_row(l, st, read_stored_state, &stored, "cannot read the apply ledger", err);
-			if (rc == EM_ENOTFOUND) /* the row is gone: prev stays NULL */
-				rc = 0;
-			prev = stored.state;
-			prev_submitted = stored.submitted_at;
-			st = NULL;
-		}
+		rc = ledger_query_row(l, "SELECT state, submitted_at FROM apply_volumes WHERE id = ?",
+				      LEDGER_PARAMS(LP_INT64(r->id)), read_stored_state, &stored, "cannot read the apply ledger",
+				      err);
+		if (rc == EM_ENOTFOUND) /* the row is gone: prev stays NULL */
+			rc = 0;
 		if (!rc && expect_state &&
-		    (!prev || strcmp(prev, expect_state) != 0 || prev_submitted != expect_submitted))
+		    (!stored.state || strcmp(stored.state, expect_state) != 0 || stored.submitted_at != expect_submitted))
 			rc = em_err(err, EM_ECONFLICT, "volume '%s': the ledger row changed meanwhile (now %s)", r->volume_id,
-				    prev ? prev : "gone");
-		if (!rc)
-			rc = ledger_prepare(l,
-					    "UPDATE apply_volumes SET run_id = ?4, state = ?11, eligible_at = ?18, "
-					    "submitted_at = ?19, started_at = ?20, completed_at = ?21, error_code = ?22, "
-					    "error_message = ?23, updated_at = ?24, target_class = ?15 WHERE id = ?25",
-					    &st, err);
-	} else {
-		rc = ledger_prepare(l,
-				    "INSERT INTO apply_volumes (plan_id, run_id, volume_id, account, region, cluster, "
-				    "namespace, pvc, method, state, target_type, target_iops, target_throughput, "
-				    "target_class, current_monthly_micro, target_monthly_micro, eligible_at, submitted_at, "
-				    "started_at, completed_at, error_code, error_message, updated_at) VALUES "
-				    "(?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?26, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-				    "?21, ?22, ?23, ?24)",
-				    &st, err);
+				    stored.state ? stored.state : "gone");
 	}
-	if (!rc) {
-		sqlite3_bind_int64(st, 3, r->plan_id);
-		if (r->run_id)
-			sqlite3_bind_int64(st, 4, r->run_id);
-		else
-			sqlite3_bind_null(st, 4);
-		ledger_bind_text(st, 5, r->volume_id);
-		ledger_bind_text(st, 6, r->account);
-		ledger_bind_text(st, 7, r->region);
-		ledger_bind_text(st, 8, r->cluster);
-		ledger_bind_text(st, 9, r->namespace_);
-		ledger_bind_text(st, 10, r->pvc);
-		ledger_bind_text(st, 11, apply_state_name(r->state));
-		ledger_bind_text(st, 12, r->target_type);
-		sqlite3_bind_int64(st, 13, r->target_iops);
-		sqlite3_bind_int64(st, 14, r->target_throughput);
-		ledger_bind_text(st, 15, r->target_class);
-		sqlite3_bind_int64(st, 16, r->current_monthly);
-		sqlite3_bind_int64(st, 17, r->target_monthly);
-		bind_time(st, 18, r->eligible_at);
-		bind_time(st, 19, r->submitted_at);
-		bind_time(st, 20, r->started_at);
-		bind_time(st, 21, r->completed_at);
-		ledger_bind_text(st, 22, r->error_code);
-		ledger_bind_text(st, 23, r->error_message);
-		bind_time(st, 24, r->updated_at);
-		if (r->id)
-			sqlite3_bind_int64(st, 25, r->id);
-		ledger_bind_text(st, 26, modify_method_name(r->method));
-		rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
-		if (!rc && !r->id)
-			r->id = sqlite3_last_insert_rowid(l->db);
-		st = NULL;
-	}
+	char *prev = stored.state;
+	/* The parameters by number: the UPDATE uses some of them, the INSERT all but ?25. */
+	if (!rc)
+		rc = ledger_insert(
+			l,
+			r->id ? "UPDATE apply_volumes SET run_id = ?4, state = ?11, eligible_at = ?18, "
+				"submitted_at = ?19, started_at = ?20, completed_at = ?21, error_code = ?22, "
+				"error_message = ?23, updated_at = ?24, target_class = ?15 WHERE id = ?25"
+			      : "INSERT INTO apply_volumes (plan_id, run_id, volume_id, account, region, cluster, "
+				"namespace, pvc, method, state, target_type, target_iops, target_throughput, "
+				"target_class, current_monthly_micro, target_monthly_micro, eligible_at, submitted_at, "
+				"started_at, completed_at, error_code, error_message, updated_at) VALUES "
+				"(?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?26, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+				"?21, ?22, ?23, ?24)",
+			LEDGER_PARAMS(LP_SKIP, LP_SKIP, LP_INT64(r->plan_id), LP_ID(r->run_id), LP_TEXT(r->volume_id),
+				      LP_TEXT(r->account), LP_TEXT(r->region), LP_TEXT(r->cluster), LP_TEXT(r->namespace_),
+				      LP_TEXT(r->pvc), LP_TEXT(apply_state_name(r->state)), LP_TEXT(r->target_type),
+				      LP_INT64(r->target_iops), LP_INT64(r->target_throughput), LP_TEXT(r->target_class),
+				      LP_INT64(r->current_monthly), LP_INT64(r->target_monthly), LP_TIME(r->eligible_at),
+				      LP_TIME(r->submitted_at), LP_TIME(r->started_at), LP_TIME(r->completed_at),
+				      LP_TEXT(r->error_code), LP_TEXT(r->error_message), LP_TIME(r->updated_at),
+				      LP_INT64(r->id), LP_TEXT(modify_method_name(r->method))),
+			r->id ? NULL : &r->id, "cannot write the apply ledger", err);
 	if (!rc && (!prev || strcmp(prev, apply_state_name(r->state)) != 0 || detail)) {
-		rc = ledger_prepare(l, "INSERT INTO apply_events (apply_volume_id, at, from_state, to_state, detail) "
-				       "VALUES (?, ?, ?, ?, ?)",
-				    &st, err);
-		if (!rc) {
-			sqlite3_bind_int64(st, 1, r->id);
-			bind_time(st, 2, r->updated_at);
-			ledger_bind_text(st, 3, prev);
-			ledger_bind_text(st, 4, apply_state_name(r->state));
-			ledger_bind_text(st, 5, detail);
-			rc = ledger_step_done(l, st, "cannot write the apply ledger", err);
-		}
+		rc = ledger_run(l, "INSERT INTO apply_events (apply_volume_id, at, from_state, to_state, detail) "
+				   "VALUES (?, ?, ?, ?, ?)",
+				LEDGER_PARAMS(LP_INT64(r->id), LP_TIME(r->updated_at), LP_TEXT(prev),
+					      LP_TEXT(apply_state_name(r->state)), LP_TEXT(detail)),
+				"cannot write the apply ledger", err);
 	}
 	free(prev);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot commit the apply ledger", err);
-	if (rc)
-		ledger_rollback(l);
-	return rc;
+	return ledger_end_tx(l, rc, "cannot commit the apply ledger", err);
 }
 
 int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err)

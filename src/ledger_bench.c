@@ -21,40 +21,19 @@ static void now_text(char out[static 21])
 	em_format_time(em_now(), out);
 }
 
-static void bind_real(sqlite3_stmt *st, int i, double v)
+/* The run's volume as 8 parameters, in p (room for 9: the list's end too): volume_id,
+ * volume_type, volume_size_gib, volume_iops, volume_throughput, instance_type, node, pvc (all NULL
+ * without a volume; the numbers NULL when not positive). */
+static const struct ledger_param *volume_params(struct ledger_param p[static 9], const struct bench_run *run)
 {
-	if (isnan(v))
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_double(st, i, v);
-}
-
-static void bind_pos_int(sqlite3_stmt *st, int i, int64_t v)
-{
-	if (v > 0)
-		sqlite3_bind_int64(st, i, v);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-/* The run's volume as 8 parameters from first: volume_id, volume_type, volume_size_gib, volume_iops,
- * volume_throughput, instance_type, node, pvc (all NULL without a volume). */
-static void bind_volume(sqlite3_stmt *st, int first, const struct bench_run *run)
-{
-	const struct bench_volume *v = run->has_volume ? &run->volume : NULL;
-	ledger_bind_text(st, first, v ? v->volume_id : NULL);
-	ledger_bind_text(st, first + 1, v ? v->type : NULL);
-	bind_pos_int(st, first + 2, v ? v->size_gib : 0);
-	bind_pos_int(st, first + 3, v ? v->iops : 0);
-	bind_pos_int(st, first + 4, v ? v->throughput : 0);
-	ledger_bind_text(st, first + 5, v ? v->instance_type : NULL);
-	ledger_bind_text(st, first + 6, v ? v->node : NULL);
-	ledger_bind_text(st, first + 7, v ? v->pvc : NULL);
-}
-
-static double column_real(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+	static const struct bench_volume none; /* every field NULL or 0 */
+	const struct bench_volume *v = run->has_volume ? &run->volume : &none;
+	const struct ledger_param params[] = {
+		LP_TEXT(v->volume_id), LP_TEXT(v->type), LP_ID(v->size_gib), LP_ID(v->iops), LP_ID(v->throughput),
+		LP_TEXT(v->instance_type), LP_TEXT(v->node), LP_TEXT(v->pvc), {LEDGER_PARAM_END, 0, 0, NULL},
+	};
+	memcpy(p, params, sizeof params);
+	return p;
 }
 
 int ledger_bench_run_begin(struct ledger *l, struct bench_run *run, struct buf *err)
@@ -65,66 +44,44 @@ int ledger_bench_run_begin(struct ledger *l, struct bench_run *run, struct buf *
 		run->created_at = xstrdup(now);
 	if (!run->status)
 		run->status = xstrdup("running");
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				"INSERT INTO bench_runs (label, source, target, status, created_at, fio_version, options_json, "
-				"phase, error, volume_id, volume_type, volume_size_gib, volume_iops, volume_throughput, "
-				"instance_type, node, pvc, burst_balance, apply_volume_id) "
-				"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, run->label);
-	ledger_bind_text(st, 2, run->source);
-	ledger_bind_text(st, 3, run->target);
-	ledger_bind_text(st, 4, run->status);
-	ledger_bind_text(st, 5, run->created_at);
-	ledger_bind_text(st, 6, run->fio_version);
-	ledger_bind_text(st, 7, run->options_json ? run->options_json : "{}");
-	ledger_bind_text(st, 8, run->phase);
-	ledger_bind_text(st, 9, run->error);
-	bind_volume(st, 10, run);
-	bind_real(st, 18, run->has_volume ? run->volume.burst_balance : NAN);
-	bind_pos_int(st, 19, run->apply_volume_id);
-	rc = ledger_step_done(l, st, "cannot record the bench run", err);
-	if (!rc)
-		run->id = sqlite3_last_insert_rowid(l->db);
-	return rc;
+	struct ledger_param volume[9];
+	return ledger_insert(l,
+			     "INSERT INTO bench_runs (label, source, target, status, created_at, fio_version, options_json, "
+			     "phase, error, volume_id, volume_type, volume_size_gib, volume_iops, volume_throughput, "
+			     "instance_type, node, pvc, burst_balance, apply_volume_id) "
+			     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_TEXT(run->label), LP_TEXT(run->source), LP_TEXT(run->target),
+					   LP_TEXT(run->status), LP_TEXT(run->created_at), LP_TEXT(run->fio_version),
+					   LP_TEXT(run->options_json ? run->options_json : "{}"), LP_TEXT(run->phase),
+					   LP_TEXT(run->error), LP_LIST(volume_params(volume, run)),
+					   LP_REAL(run->has_volume ? run->volume.burst_balance : NAN),
+					   LP_ID(run->apply_volume_id)),
+			     &run->id, "cannot record the bench run", err);
 }
 
 int ledger_bench_output_add(struct ledger *l, int64_t run_id, const char *fio_json, int64_t *id_out, struct buf *err)
 {
 	char now[21];
 	now_text(now);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "INSERT INTO bench_outputs (run_id, fio_json, created_at) VALUES (?, ?, ?)", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run_id);
-	ledger_bind_text(st, 2, fio_json);
-	ledger_bind_text(st, 3, now);
-	rc = ledger_step_done(l, st, "cannot record the fio output", err);
-	if (!rc && id_out)
-		*id_out = sqlite3_last_insert_rowid(l->db);
-	return rc;
+	return ledger_insert(l, "INSERT INTO bench_outputs (run_id, fio_json, created_at) VALUES (?, ?, ?)",
+			     LEDGER_PARAMS(LP_INT64(run_id), LP_TEXT(fio_json), LP_TEXT(now)), id_out,
+			     "cannot record the fio output", err);
 }
 
-static void bind_dir(sqlite3_stmt *st, int first, const struct fio_dir *d)
+/* A direction's 9 parameters (iops, mibps, ios, bytes, the 5 latencies), in p (room for 10: the
+ * list's end too); all NULL for a direction without I/O. */
+static const struct ledger_param *dir_params(struct ledger_param p[static 10], const struct fio_dir *d)
 {
-	if (!d->present) {
-		for (int i = 0; i < 9; i++)
-			sqlite3_bind_null(st, first + i);
-		return;
-	}
-	sqlite3_bind_double(st, first, d->iops);
-	sqlite3_bind_double(st, first + 1, d->mibps);
-	sqlite3_bind_int64(st, first + 2, d->ios);
-	sqlite3_bind_int64(st, first + 3, d->bytes);
-	bind_real(st, first + 4, d->lat.mean);
-	bind_real(st, first + 5, d->lat.p50);
-	bind_real(st, first + 6, d->lat.p95);
-	bind_real(st, first + 7, d->lat.p99);
-	bind_real(st, first + 8, d->lat.p99_9);
+	const struct ledger_param present[] = {
+		LP_REAL(d->iops), LP_REAL(d->mibps), LP_INT64(d->ios), LP_INT64(d->bytes), LP_REAL(d->lat.mean),
+		LP_REAL(d->lat.p50), LP_REAL(d->lat.p95), LP_REAL(d->lat.p99), LP_REAL(d->lat.p99_9),
+		{LEDGER_PARAM_END, 0, 0, NULL},
+	};
+	static const struct ledger_param absent[] = {
+		LP_NULL, LP_NULL, LP_NULL, LP_NULL, LP_NULL, LP_NULL, LP_NULL, LP_NULL, LP_NULL, {LEDGER_PARAM_END, 0, 0, NULL},
+	};
+	memcpy(p, d->present ? present : absent, sizeof present);
+	return p;
 }
 
 static int insert_job(struct ledger *l, int64_t run_id, int64_t output_id, int seq, struct bench_job *j,
@@ -132,8 +89,8 @@ static int insert_job(struct ledger *l, int64_t run_id, int64_t output_id, int s
 {
 	char now[21];
 	now_text(now);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(
+	struct ledger_param read[10], write[10];
+	int rc = ledger_insert(
 		l,
 		"INSERT INTO bench_jobs (run_id, output_id, seq, name, profile, kind, bs, iodepth, hostname, options_json, "
 		"lat_source, error, runtime_ms, "
@@ -143,47 +100,24 @@ static int insert_job(struct ledger *l, int64_t run_id, int64_t output_id, int s
 		"write_lat_p99_ms, write_lat_p99_9_ms, "
 		"cliff_at_s, cliff_before_iops, cliff_after_iops, created_at) "
 		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		&st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run_id);
-	bind_pos_int(st, 2, output_id);
-	sqlite3_bind_int(st, 3, seq);
-	ledger_bind_text(st, 4, j->name);
-	ledger_bind_text(st, 5, j->profile);
-	ledger_bind_text(st, 6, fio_kind_name(j->kind));
-	bind_pos_int(st, 7, j->bs);
-	bind_pos_int(st, 8, j->iodepth);
-	ledger_bind_text(st, 9, j->hostname);
-	ledger_bind_text(st, 10, j->options_json ? j->options_json : "{}");
-	ledger_bind_text(st, 11, j->lat_source);
-	sqlite3_bind_int(st, 12, j->error);
-	sqlite3_bind_int64(st, 13, j->runtime_ms);
-	bind_dir(st, 14, &j->read);
-	bind_dir(st, 23, &j->write);
-	if (j->has_cliff) {
-		sqlite3_bind_double(st, 32, j->cliff.at_s);
-		sqlite3_bind_double(st, 33, j->cliff.before_iops);
-		sqlite3_bind_double(st, 34, j->cliff.after_iops);
-	} else {
-		sqlite3_bind_null(st, 32);
-		sqlite3_bind_null(st, 33);
-		sqlite3_bind_null(st, 34);
-	}
-	ledger_bind_text(st, 35, now);
-	rc = ledger_step_done(l, st, "cannot record the bench job", err);
-	if (!rc)
-		j->id = sqlite3_last_insert_rowid(l->db);
+		LEDGER_PARAMS(LP_INT64(run_id), LP_ID(output_id), LP_INT64(seq), LP_TEXT(j->name), LP_TEXT(j->profile),
+			      LP_TEXT(fio_kind_name(j->kind)), LP_ID(j->bs), LP_ID(j->iodepth), LP_TEXT(j->hostname),
+			      LP_TEXT(j->options_json ? j->options_json : "{}"), LP_TEXT(j->lat_source), LP_INT64(j->error),
+			      LP_INT64(j->runtime_ms), LP_LIST(dir_params(read, &j->read)),
+			      LP_LIST(dir_params(write, &j->write)), LP_REAL(j->has_cliff ? j->cliff.at_s : NAN),
+			      LP_REAL(j->has_cliff ? j->cliff.before_iops : NAN),
+			      LP_REAL(j->has_cliff ? j->cliff.after_iops : NAN), LP_TEXT(now)),
+		&j->id, "cannot record the bench job", err);
 	if (rc || j->series.n == 0)
 		return rc;
+	sqlite3_stmt *st;
 	rc = ledger_prepare(l, "INSERT INTO bench_series (job_id, t_ms, iops) VALUES (?, ?, ?)", &st, err);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < j->series.n && !rc; i++) {
 		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, j->id);
-		sqlite3_bind_int64(st, 2, j->series.t_ms[i]);
-		sqlite3_bind_double(st, 3, j->series.iops[i]);
+		ledger_bind_params(st, 1, LEDGER_PARAMS(LP_INT64(j->id), LP_INT64(j->series.t_ms[i]),
+							LP_REAL(j->series.iops[i])));
 		if (sqlite3_step(st) != SQLITE_DONE)
 			rc = ledger_db_err(l, err, "cannot record the IOPS series");
 	}
@@ -197,13 +131,9 @@ int ledger_bench_job_add(struct ledger *l, int64_t run_id, int64_t output_id, in
 	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start recording a bench job", err);
 	if (rc)
 		return rc;
-	rc = insert_job(l, run_id, output_id, seq, job, err);
-	if (!rc)
-		rc = ledger_exec(l, "COMMIT", "cannot commit the bench job", err);
-	if (rc) {
-		ledger_rollback(l);
+	rc = ledger_end_tx(l, insert_job(l, run_id, output_id, seq, job, err), "cannot commit the bench job", err);
+	if (rc)
 		job->id = 0;
-	}
 	return rc;
 }
 
@@ -211,31 +141,25 @@ int ledger_bench_run_finish(struct ledger *l, const struct bench_run *run, struc
 {
 	char now[21];
 	now_text(now);
-	sqlite3_stmt *st;
+	struct ledger_param volume[9];
 	/* What was learnt during the run (the node, a scratch volume's id) fills what was unknown. */
-	int rc = ledger_prepare(l,
-				"UPDATE bench_runs SET status = ?, finished_at = ?, error = ?, "
-				"fio_version = COALESCE(?, fio_version), volume_id = COALESCE(volume_id, ?), "
-				"volume_type = COALESCE(volume_type, ?), volume_size_gib = COALESCE(volume_size_gib, ?), "
-				"volume_iops = COALESCE(volume_iops, ?), volume_throughput = COALESCE(volume_throughput, ?), "
-				"instance_type = COALESCE(instance_type, ?), node = COALESCE(node, ?), pvc = COALESCE(pvc, ?) "
-				"WHERE id = ?",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, run->status ? run->status : "ok");
-	ledger_bind_text(st, 2, run->finished_at ? run->finished_at : now);
-	ledger_bind_text(st, 3, run->error);
-	ledger_bind_text(st, 4, run->fio_version);
-	bind_volume(st, 5, run);
-	sqlite3_bind_int64(st, 13, run->id);
-	return ledger_step_done(l, st, "cannot finish the bench run", err);
+	return ledger_run(l,
+		  "UPDATE bench_runs SET status = ?, finished_at = ?, error = ?, "
+		  "fio_version = COALESCE(?, fio_version), volume_id = COALESCE(volume_id, ?), "
+		  "volume_type = COALESCE(volume_type, ?), volume_size_gib = COALESCE(volume_size_gib, ?), "
+		  "volume_iops = COALESCE(volume_iops, ?), volume_throughput = COALESCE(volume_throughput, ?), "
+		  "instance_type = COALESCE(instance_type, ?), node = COALESCE(node, ?), pvc = COALESCE(pvc, ?) "
+		  "WHERE id = ?",
+		  LEDGER_PARAMS(LP_TEXT(run->status ? run->status : "ok"),
+				LP_TEXT(run->finished_at ? run->finished_at : now), LP_TEXT(run->error),
+				LP_TEXT(run->fio_version), LP_LIST(volume_params(volume, run)), LP_INT64(run->id)),
+		  "cannot finish the bench run", err);
 }
 
 int ledger_bench_run_ids(struct ledger *l, int64_t **ids, size_t *n, struct buf *err)
 {
 	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
-	int rc = ledger_query_list(l, "SELECT id FROM bench_runs ORDER BY id", ledger_read_int64_into_list, &list,
+	int rc = ledger_query_list(l, "SELECT id FROM bench_runs ORDER BY id", NULL, ledger_read_int64_into_list, &list,
 				   "cannot list the bench runs", err);
 	*ids = list.items;
 	*n = list.n;
@@ -253,11 +177,11 @@ static void read_dir(sqlite3_stmt *st, int first, struct fio_dir *d)
 	d->mibps = sqlite3_column_double(st, first + 1);
 	d->ios = sqlite3_column_int64(st, first + 2);
 	d->bytes = sqlite3_column_int64(st, first + 3);
-	d->lat.mean = column_real(st, first + 4);
-	d->lat.p50 = column_real(st, first + 5);
-	d->lat.p95 = column_real(st, first + 6);
-	d->lat.p99 = column_real(st, first + 7);
-	d->lat.p99_9 = column_real(st, first + 8);
+	d->lat.mean = ledger_column_real(st, first + 4);
+	d->lat.p50 = ledger_column_real(st, first + 5);
+	d->lat.p95 = ledger_column_real(st, first + 6);
+	d->lat.p99 = ledger_column_real(st, first + 7);
+	d->lat.p99_9 = ledger_column_real(st, first + 8);
 }
 
 static enum fio_kind kind_parse(const char *s)
@@ -286,12 +210,8 @@ static int read_sample(sqlite3_stmt *st, void *series, struct buf *err)
 
 static int load_series(struct ledger *l, struct bench_job *j, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "SELECT t_ms, iops FROM bench_series WHERE job_id = ? ORDER BY t_ms", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, j->id);
-	return ledger_rows(l, st, read_sample, &j->series, "cannot read the IOPS series", err);
+	return ledger_query_rows(l, "SELECT t_ms, iops FROM bench_series WHERE job_id = ? ORDER BY t_ms",
+				 LEDGER_PARAMS(LP_INT64(j->id)), read_sample, &j->series, "cannot read the IOPS series", err);
 }
 
 static int read_job(sqlite3_stmt *st, void *run, struct buf *err)
@@ -325,8 +245,7 @@ static int read_job(sqlite3_stmt *st, void *run, struct buf *err)
 
 static int load_jobs(struct ledger *l, struct bench_run *r, int with_series, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(
+	int rc = ledger_query_rows(
 		l,
 		"SELECT id, name, profile, kind, bs, iodepth, hostname, options_json, lat_source, error, runtime_ms, "
 		"read_iops, read_mibps, read_ios, read_bytes, read_lat_mean_ms, read_lat_p50_ms, read_lat_p95_ms, "
@@ -334,60 +253,50 @@ static int load_jobs(struct ledger *l, struct bench_run *r, int with_series, str
 		"write_iops, write_mibps, write_ios, write_bytes, write_lat_mean_ms, write_lat_p50_ms, write_lat_p95_ms, "
 		"write_lat_p99_ms, write_lat_p99_9_ms, cliff_at_s, cliff_before_iops, cliff_after_iops "
 		"FROM bench_jobs WHERE run_id = ? ORDER BY seq",
-		&st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, r->id);
-	rc = ledger_rows(l, st, read_job, r, "cannot read the bench jobs", err);
+		LEDGER_PARAMS(LP_INT64(r->id)), read_job, r, "cannot read the bench jobs", err);
 	for (size_t i = 0; !rc && with_series && i < r->n_jobs; i++)
 		rc = load_series(l, &r->jobs[i], err);
 	return rc;
 }
 
-static int read_run(sqlite3_stmt *st, void *run, struct buf *err)
-{
-	(void)err;
-	struct bench_run *out = run;
-	out->id = sqlite3_column_int64(st, 0);
-	out->label = ledger_column_dup(st, 1);
-	out->source = ledger_column_dup(st, 2);
-	out->target = ledger_column_dup(st, 3);
-	out->status = ledger_column_dup(st, 4);
-	out->created_at = ledger_column_dup(st, 5);
-	out->finished_at = ledger_column_dup(st, 6);
-	out->fio_version = ledger_column_dup(st, 7);
-	out->options_json = ledger_column_dup(st, 8);
-	out->phase = ledger_column_dup(st, 9);
-	out->error = ledger_column_dup(st, 10);
-	struct bench_volume *v = &out->volume;
-	v->volume_id = ledger_column_dup(st, 11);
-	v->type = ledger_column_dup(st, 12);
-	v->size_gib = sqlite3_column_int64(st, 13);
-	v->iops = sqlite3_column_int64(st, 14);
-	v->throughput = sqlite3_column_int64(st, 15);
-	v->burst_balance = column_real(st, 16);
-	v->instance_type = ledger_column_dup(st, 17);
-	v->node = ledger_column_dup(st, 18);
-	v->pvc = ledger_column_dup(st, 19);
-	out->has_volume = v->volume_id || v->type || v->size_gib || v->iops || v->throughput ||
-			  !isnan(v->burst_balance) || v->instance_type || v->node || v->pvc;
-	out->apply_volume_id = sqlite3_column_int64(st, 20);
-	return 0;
-}
+static const struct ledger_column RUN_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct bench_run, id),
+	LEDGER_COLUMN(TEXT, struct bench_run, label),
+	LEDGER_COLUMN(TEXT, struct bench_run, source),
+	LEDGER_COLUMN(TEXT, struct bench_run, target),
+	LEDGER_COLUMN(TEXT, struct bench_run, status),
+	LEDGER_COLUMN(TEXT, struct bench_run, created_at),
+	LEDGER_COLUMN(TEXT, struct bench_run, finished_at),
+	LEDGER_COLUMN(TEXT, struct bench_run, fio_version),
+	LEDGER_COLUMN(TEXT, struct bench_run, options_json),
+	LEDGER_COLUMN(TEXT, struct bench_run, phase),
+	LEDGER_COLUMN(TEXT, struct bench_run, error),
+	LEDGER_COLUMN(TEXT, struct bench_run, volume.volume_id),
+	LEDGER_COLUMN(TEXT, struct bench_run, volume.type),
+	LEDGER_COLUMN(INT64, struct bench_run, volume.size_gib),
+	LEDGER_COLUMN(INT64, struct bench_run, volume.iops),
+	LEDGER_COLUMN(INT64, struct bench_run, volume.throughput),
+	LEDGER_COLUMN(REAL, struct bench_run, volume.burst_balance),
+	LEDGER_COLUMN(TEXT, struct bench_run, volume.instance_type),
+	LEDGER_COLUMN(TEXT, struct bench_run, volume.node),
+	LEDGER_COLUMN(TEXT, struct bench_run, volume.pvc),
+	LEDGER_COLUMN(INT64, struct bench_run, apply_volume_id),
+};
 
 int ledger_bench_run_load(struct ledger *l, int64_t id, int with_series, struct bench_run *out, struct buf *err)
 {
 	bench_run_init(out);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				"SELECT id, label, source, target, status, created_at, finished_at, fio_version, options_json, "
-				"phase, error, volume_id, volume_type, volume_size_gib, volume_iops, volume_throughput, "
-				"burst_balance, instance_type, node, pvc, apply_volume_id FROM bench_runs WHERE id = ?",
-				&st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, id);
-	rc = ledger_row(l, st, read_run, out, "cannot read the bench run", err);
+	int rc = ledger_query_columns(
+		l,
+		"SELECT id, label, source, target, status, created_at, finished_at, fio_version, options_json, "
+		"phase, error, volume_id, volume_type, volume_size_gib, volume_iops, volume_throughput, "
+		"burst_balance, instance_type, node, pvc, apply_volume_id FROM bench_runs WHERE id = ?",
+		LEDGER_PARAMS(LP_INT64(id)), out, RUN_COLUMNS, LEDGER_N_COLUMNS(RUN_COLUMNS), "cannot read the bench run",
+		err);
+	const struct bench_volume *v = &out->volume;
+	if (!rc)
+		out->has_volume = v->volume_id || v->type || v->size_gib || v->iops || v->throughput ||
+				  !isnan(v->burst_balance) || v->instance_type || v->node || v->pvc;
 	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "no bench run with id %lld", (long long)id);
 	if (!rc)
@@ -399,20 +308,13 @@ int ledger_bench_run_load(struct ledger *l, int64_t id, int with_series, struct 
 
 int ledger_bench_run_resolve(struct ledger *l, const char *ref, int64_t *id_out, struct buf *err)
 {
-	int64_t id;
-	sqlite3_stmt *st;
+	int64_t id = 0;
 	int by_id = em_parse_i64(ref, &id) == 0;
-	int rc = ledger_prepare(l,
-				by_id ? "SELECT id FROM bench_runs WHERE id = ?"
-				      : "SELECT id FROM bench_runs WHERE label = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-				&st, err);
-	if (rc)
-		return rc;
-	if (by_id)
-		sqlite3_bind_int64(st, 1, id);
-	else
-		ledger_bind_text(st, 1, ref);
-	rc = ledger_row(l, st, ledger_read_int64, id_out, "cannot look up the bench run", err);
+	int rc = ledger_query_row(l,
+				  by_id ? "SELECT id FROM bench_runs WHERE id = ?"
+					: "SELECT id FROM bench_runs WHERE label = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+				  by_id ? LEDGER_PARAMS(LP_INT64(id)) : LEDGER_PARAMS(LP_TEXT(ref)), ledger_read_int64, id_out,
+				  "cannot look up the bench run", err);
 	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "no bench run with %s '%s'", by_id ? "id" : "label", ref);
 	return rc;
@@ -420,17 +322,12 @@ int ledger_bench_run_resolve(struct ledger *l, const char *ref, int64_t *id_out,
 
 static int latest_of_phase(struct ledger *l, const char *volume_id, const char *phase, int64_t *out, struct buf *err)
 {
-	sqlite3_stmt *st;
 	*out = 0;
-	int rc = ledger_prepare(l,
-				"SELECT id FROM bench_runs WHERE volume_id = ? AND phase = ? AND status IN ('ok', 'interrupted') "
-				"ORDER BY created_at DESC, id DESC LIMIT 1",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, volume_id);
-	ledger_bind_text(st, 2, phase);
-	rc = ledger_row(l, st, ledger_read_int64, out, "cannot look up the volume's bench runs", err);
+	int rc = ledger_query_row(l,
+				  "SELECT id FROM bench_runs WHERE volume_id = ? AND phase = ? AND status IN ('ok', 'interrupted') "
+				  "ORDER BY created_at DESC, id DESC LIMIT 1",
+				  LEDGER_PARAMS(LP_TEXT(volume_id), LP_TEXT(phase)), ledger_read_int64, out,
+				  "cannot look up the volume's bench runs", err);
 	return rc == EM_ENOTFOUND ? 0 : rc; /* none: *out stays 0 */
 }
 
@@ -463,14 +360,10 @@ static int read_output(sqlite3_stmt *st, void *ctx, struct buf *err)
 
 int ledger_bench_outputs(struct ledger *l, int64_t run_id, struct buf *out, size_t *n, struct buf *err)
 {
-	sqlite3_stmt *st;
 	*n = 0;
-	int rc = ledger_prepare(l, "SELECT fio_json FROM bench_outputs WHERE run_id = ? ORDER BY id", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run_id);
 	struct output_lines lines = {out, n};
-	return ledger_rows(l, st, read_output, &lines, "cannot read the fio outputs", err);
+	return ledger_query_rows(l, "SELECT fio_json FROM bench_outputs WHERE run_id = ? ORDER BY id",
+				 LEDGER_PARAMS(LP_INT64(run_id)), read_output, &lines, "cannot read the fio outputs", err);
 }
 
 void ledger_bench_migration_release(struct ledger_bench_migration *m)
@@ -492,26 +385,15 @@ static const struct ledger_column MIGRATION_COLUMNS[] = {
 	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, pvc),
 };
 
-static int read_migration(sqlite3_stmt *st, void *out, struct buf *err)
-{
-	(void)err;
-	ledger_read_columns(st, out, MIGRATION_COLUMNS, sizeof MIGRATION_COLUMNS / sizeof *MIGRATION_COLUMNS);
-	return 0;
-}
-
 int ledger_bench_migration(struct ledger *l, const char *volume_id, struct ledger_bench_migration *out,
 			   struct buf *err)
 {
 	memset(out, 0, sizeof *out);
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l,
-				"SELECT id, state, target_type, target_iops, target_throughput, namespace, pvc "
-				"FROM apply_volumes WHERE volume_id = ? ORDER BY updated_at DESC, id DESC LIMIT 1",
-				&st, err);
-	if (rc)
-		return rc;
-	ledger_bind_text(st, 1, volume_id);
-	rc = ledger_row(l, st, read_migration, out, "cannot read the apply ledger", err);
+	int rc = ledger_query_columns(l,
+				      "SELECT id, state, target_type, target_iops, target_throughput, namespace, pvc "
+				      "FROM apply_volumes WHERE volume_id = ? ORDER BY updated_at DESC, id DESC LIMIT 1",
+				      LEDGER_PARAMS(LP_TEXT(volume_id)), out, MIGRATION_COLUMNS,
+				      LEDGER_N_COLUMNS(MIGRATION_COLUMNS), "cannot read the apply ledger", err);
 	if (rc == EM_ENOTFOUND)
 		rc = em_err(err, EM_ENOTFOUND, "the apply ledger has no migration of volume '%s'", volume_id);
 	return rc;

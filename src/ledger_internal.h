@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
@@ -29,7 +30,57 @@ struct ledger {
 int ledger_db_err(struct ledger *l, struct buf *err, const char *what);
 int ledger_exec(struct ledger *l, const char *sql, const char *what, struct buf *err);
 void ledger_rollback(struct ledger *l);
+/* Ends the transaction the caller began: COMMIT when rc is 0 (a failing COMMIT appends WHAT's
+ * error and returns its code), else ROLLBACK; returns rc or that code. */
+int ledger_end_tx(struct ledger *l, int rc, const char *what, struct buf *err);
 int ledger_prepare(struct ledger *l, const char *sql, sqlite3_stmt **st, struct buf *err);
+/* Statement parameters as data: a list of typed values ended by a zeroed entry, bound in order
+ * (entry i to parameter i + 1) by ledger_bind_params. Build one with LEDGER_PARAMS(LP_TEXT(s),
+ * LP_INT64(n), ...); NULL is the empty list. The values are borrowed: TEXT and TIME are copied
+ * by SQLite when bound, DOC and BLOB are not (they must outlive the statement's last step). */
+enum ledger_param_kind {
+	LEDGER_PARAM_END,   /* ends the list */
+	LEDGER_PARAM_SKIP,  /* a number the statement does not use: left unbound */
+	LEDGER_PARAM_NULL,
+	LEDGER_PARAM_INT64,
+	LEDGER_PARAM_ID,    /* an int64, NULL when not positive (an optional reference or size) */
+	LEDGER_PARAM_REAL,  /* a double, NULL when NAN (not reported) */
+	LEDGER_PARAM_TEXT,  /* a string or NULL */
+	LEDGER_PARAM_TIME,  /* a time_t as RFC 3339 text, NULL when 0 */
+	LEDGER_PARAM_DOC,   /* a whole document (plans, inventories: 100+ MB) or NULL, not copied */
+	LEDGER_PARAM_BLOB,  /* i bytes at p, not copied */
+	LEDGER_PARAM_LIST,  /* the parameters of another list (p), in its place: a part several statements share */
+};
+struct ledger_param {
+	enum ledger_param_kind kind;
+	int64_t i; /* INT64, ID, TIME; BLOB: the length */
+	double r;  /* REAL */
+	const void *p; /* TEXT, DOC, BLOB */
+};
+#define LP_SKIP {LEDGER_PARAM_SKIP, 0, 0, NULL}
+#define LP_NULL {LEDGER_PARAM_NULL, 0, 0, NULL}
+#define LP_INT64(v) {LEDGER_PARAM_INT64, (int64_t)(v), 0, NULL}
+#define LP_ID(v) {LEDGER_PARAM_ID, (int64_t)(v), 0, NULL}
+#define LP_REAL(v) {LEDGER_PARAM_REAL, 0, (v), NULL}
+#define LP_TEXT(s) {LEDGER_PARAM_TEXT, 0, 0, (s)}
+#define LP_TIME(t) {LEDGER_PARAM_TIME, (int64_t)(t), 0, NULL}
+#define LP_DOC(s) {LEDGER_PARAM_DOC, 0, 0, (s)}
+#define LP_BLOB(p, n) {LEDGER_PARAM_BLOB, (int64_t)(n), 0, (p)}
+#define LP_LIST(params) {LEDGER_PARAM_LIST, 0, 0, (params)}
+#define LEDGER_PARAMS(...) ((const struct ledger_param[]){__VA_ARGS__, {LEDGER_PARAM_END, 0, 0, NULL}})
+/* Binds params to st from parameter first on (an index past the statement's last is ignored);
+ * returns the number after the last one bound. */
+int ledger_bind_params(sqlite3_stmt *st, int first, const struct ledger_param *params);
+/* ledger_prepare, then ledger_bind_params from parameter 1. */
+int ledger_prepare_bound(struct ledger *l, const char *sql, const struct ledger_param *params, sqlite3_stmt **st,
+			 struct buf *err);
+/* A statement that returns no rows, prepared, bound and run (ledger_step_done). */
+int ledger_run(struct ledger *l, const char *sql, const struct ledger_param *params, const char *what,
+	       struct buf *err);
+/* ledger_run for an INSERT: *id_out (when not NULL) = the new row's id. */
+int ledger_insert(struct ledger *l, const char *sql, const struct ledger_param *params, int64_t *id_out,
+		  const char *what, struct buf *err);
+
 /* The query loop, once for the module. st (prepared and bound) is always finalized here.
  * on_row reads one row's columns; a nonzero return stops the loop and is returned: negative, an
  * EM_E* error with its message in err; positive, "found what I looked for". A failing step
@@ -47,12 +98,18 @@ int ledger_rows_kept(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, v
  * names what is missing) when there is none. */
 int ledger_row(struct ledger *l, sqlite3_stmt *st, ledger_row_fn on_row, void *ctx, const char *what,
 	       struct buf *err);
+/* ledger_row and ledger_rows for a query prepared and bound here (sql, params). */
+int ledger_query_row(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		     void *ctx, const char *what, struct buf *err);
+int ledger_query_rows(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		      void *ctx, const char *what, struct buf *err);
 /* An array the row readers of a list query append to: items of size bytes, each released by
  * release when the list is, or else by freeing its TEXT columns (cols), or not at all. */
 /* The typed column reader: column i of a row goes to the field at cols[i].offset of a struct, as
  * its kind says (TEXT: a copy or NULL; TIME: an RFC 3339 text parsed, 0 when NULL or bad). */
 /* LEDGER_SKIP: a column the caller reads itself after ledger_read_columns (e.g. a name kept as an enum) */
-enum ledger_column_kind { LEDGER_INT64, LEDGER_INT, LEDGER_TEXT, LEDGER_TIME, LEDGER_SKIP };
+/* LEDGER_REAL: a double, NAN when the column is NULL. */
+enum ledger_column_kind { LEDGER_INT64, LEDGER_INT, LEDGER_TEXT, LEDGER_TIME, LEDGER_REAL, LEDGER_SKIP };
 struct ledger_column {
 	enum ledger_column_kind kind;
 	size_t offset;
@@ -60,7 +117,14 @@ struct ledger_column {
 #define LEDGER_COLUMN(kind, type, field) {LEDGER_##kind, offsetof(type, field)}
 #define LEDGER_COLUMN_SKIP {LEDGER_SKIP, 0}
 void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n);
+/* How many rows a column table (an array) has. */
+#define LEDGER_N_COLUMNS(cols) (sizeof(cols) / sizeof *(cols))
 time_t ledger_column_time(sqlite3_stmt *st, int i);
+/* A REAL column, NAN when NULL. */
+double ledger_column_real(sqlite3_stmt *st, int i);
+/* ledger_query_row into item, read by the column table cols (n rows): EM_ENOTFOUND without a row. */
+int ledger_query_columns(struct ledger *l, const char *sql, const struct ledger_param *params, void *item,
+			 const struct ledger_column *cols, size_t n, const char *what, struct buf *err);
 
 struct ledger_list {
 	void *items;
@@ -80,10 +144,26 @@ void *ledger_list_add(struct ledger_list *list);
 void ledger_list_release(struct ledger_list *list);
 /* Releases n items as a list shaped like shape (size, release or cols) would (the public *_free). */
 void ledger_items_free(void *items, size_t n, struct ledger_list shape);
-/* A query without parameters into list (on_row appends, ctx = list); on an error the list is
- * released, so it is empty. */
-int ledger_query_list(struct ledger *l, const char *sql, ledger_row_fn on_row, struct ledger_list *list,
-		      const char *what, struct buf *err);
+/* A query into list (on_row appends, ctx = list; NULL: ledger_read_listed); on an error the list
+ * is released, so it is empty. */
+int ledger_query_list(struct ledger *l, const char *sql, const struct ledger_param *params, ledger_row_fn on_row,
+		      struct ledger_list *list, const char *what, struct buf *err);
+/* Defines the two public functions of a list read whole by its column table (a query without
+ * parameters): int NAME(struct ledger *, TYPE **out, size_t *n, struct buf *err) and
+ * void FREE(TYPE *, size_t n). On an error NAME's list is empty. */
+#define LEDGER_DEFINE_LIST(NAME, FREE, TYPE, COLS, SQL, WHAT)                                                     \
+	void FREE(TYPE *items, size_t n)                                                                           \
+	{                                                                                                          \
+		ledger_items_free(items, n, (struct ledger_list)LEDGER_LIST_COLUMNS(TYPE, COLS));                  \
+	}                                                                                                          \
+	int NAME(struct ledger *l, TYPE **out, size_t *n, struct buf *err)                                         \
+	{                                                                                                          \
+		struct ledger_list list = LEDGER_LIST_COLUMNS(TYPE, COLS);                                         \
+		int rc = ledger_query_list(l, SQL, NULL, NULL, &list, WHAT, err);                                  \
+		*out = list.items;                                                                                 \
+		*n = list.n;                                                                                       \
+		return rc;                                                                                         \
+	}
 /* Row reader: column 0 as an int64_t into *(int64_t *)out. */
 int ledger_read_int64(sqlite3_stmt *st, void *out, struct buf *err);
 /* Row reader: column 0 as one more int64_t of a ledger_list. */

@@ -60,7 +60,7 @@ int ledger_volume_states(struct ledger *l, struct ledger_volume_state **out, siz
 		" row_number() OVER (PARTITION BY volume_id"
 		"  ORDER BY state = 'planned', updated_at DESC, id DESC) AS rn"
 		" FROM apply_volumes) WHERE rn = 1 ORDER BY volume_id",
-		read_volume_state, &list, "cannot read the apply ledger's volume states", err);
+		NULL, read_volume_state, &list, "cannot read the apply ledger's volume states", err);
 	*out = list.items;
 	*n = list.n;
 	return rc;
@@ -188,11 +188,8 @@ static int read_time(sqlite3_stmt *st, void *out, struct buf *err)
 int ledger_first_apply(struct ledger *l, time_t *out, struct buf *err)
 {
 	*out = 0;
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, "SELECT min(started_at) FROM apply_runs", &st, err);
-	if (rc)
-		return rc;
-	rc = ledger_row(l, st, read_time, out, "cannot read the first apply run", err);
+	int rc = ledger_query_row(l, "SELECT min(started_at) FROM apply_runs", NULL, read_time, out,
+				  "cannot read the first apply run", err);
 	if (rc == EM_ENOTFOUND) /* an aggregate always answers one row */
 		rc = ledger_db_err(l, err, "cannot read the first apply run");
 	return rc;
@@ -260,74 +257,52 @@ int ledger_plan_volumes(struct ledger *l, int64_t plan_id, const char *doc, stru
 {
 	*out = NULL;
 	*n = 0;
-	sqlite3_stmt *st;
 	int valid = 0;
-	int rc = ledger_prepare(l, "SELECT json_valid(?1)", &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, doc, -1, SQLITE_STATIC);
-	rc = ledger_row(l, st, read_int_flag, &valid, "cannot read a recorded plan", err);
+	int rc = ledger_query_row(l, "SELECT json_valid(?1)", LEDGER_PARAMS(LP_DOC(doc)), read_int_flag, &valid,
+				  "cannot read a recorded plan", err);
 	if (rc)
 		return rc == EM_ENOTFOUND ? ledger_db_err(l, err, "cannot read a recorded plan") : rc;
 	if (!valid)
 		return em_err(err, EM_EINPUT, "database '%s': recorded plan %lld is not valid JSON", l->path,
 			      (long long)plan_id);
-	rc = ledger_prepare(l, PLAN_DOC_VOLUMES_SQL, &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, doc, -1, SQLITE_STATIC);
 	struct ledger_list list = LEDGER_LIST_INIT(struct ledger_plan_volume, release_plan_volume);
-	rc = ledger_rows(l, st, read_plan_volume, &list, "cannot read the volumes of a recorded plan", err);
-	if (rc) {
-		ledger_list_release(&list);
-		return rc;
-	}
-	*out = list.items;
+	rc = ledger_query_list(l, PLAN_DOC_VOLUMES_SQL, LEDGER_PARAMS(LP_DOC(doc)), read_plan_volume, &list,
+			       "cannot read the volumes of a recorded plan", err);
+	*out = list.items; /* empty on an error */
 	*n = list.n;
-	return 0;
+	return rc;
 }
 
-static int read_inventory_run(sqlite3_stmt *st, void *ctx, struct buf *err)
-{
-	(void)err;
-	((struct ledger_last_runs *)ctx)->inventory_finished = ledger_column_time(st, 0);
-	return 0;
-}
-
-static int read_plan_recorded(sqlite3_stmt *st, void *ctx, struct buf *err)
-{
-	(void)err;
-	((struct ledger_last_runs *)ctx)->plan_recorded = ledger_column_time(st, 0);
-	return 0;
-}
-
-static int read_apply_run(sqlite3_stmt *st, void *ctx, struct buf *err)
-{
-	(void)err;
-	struct ledger_last_runs *r = ctx;
-	r->apply_started = ledger_column_time(st, 0);
-	r->apply_finished = ledger_column_time(st, 1);
-	r->apply_outcome = ledger_column_dup(st, 2);
-	return 0;
-}
+static const struct ledger_column INVENTORY_RUN_COLUMNS[] = {
+	LEDGER_COLUMN(TIME, struct ledger_last_runs, inventory_finished),
+};
+static const struct ledger_column PLAN_RECORDED_COLUMNS[] = {
+	LEDGER_COLUMN(TIME, struct ledger_last_runs, plan_recorded),
+};
+static const struct ledger_column APPLY_RUN_COLUMNS[] = {
+	LEDGER_COLUMN(TIME, struct ledger_last_runs, apply_started),
+	LEDGER_COLUMN(TIME, struct ledger_last_runs, apply_finished),
+	LEDGER_COLUMN(TEXT, struct ledger_last_runs, apply_outcome),
+};
 
 int ledger_last_runs(struct ledger *l, struct ledger_last_runs *out, struct buf *err)
 {
 	memset(out, 0, sizeof *out);
 	static const struct {
 		const char *sql;
-		ledger_row_fn fn;
+		const struct ledger_column *cols;
+		size_t n_cols;
 	} q[] = {
-		{"SELECT finished_at FROM inventory_runs ORDER BY id DESC LIMIT 1", read_inventory_run},
-		{"SELECT created_at FROM plans ORDER BY id DESC LIMIT 1", read_plan_recorded},
-		{"SELECT started_at, finished_at, outcome FROM apply_runs ORDER BY id DESC LIMIT 1", read_apply_run},
+		{"SELECT finished_at FROM inventory_runs ORDER BY id DESC LIMIT 1", INVENTORY_RUN_COLUMNS,
+		 LEDGER_N_COLUMNS(INVENTORY_RUN_COLUMNS)},
+		{"SELECT created_at FROM plans ORDER BY id DESC LIMIT 1", PLAN_RECORDED_COLUMNS,
+		 LEDGER_N_COLUMNS(PLAN_RECORDED_COLUMNS)},
+		{"SELECT started_at, finished_at, outcome FROM apply_runs ORDER BY id DESC LIMIT 1", APPLY_RUN_COLUMNS,
+		 LEDGER_N_COLUMNS(APPLY_RUN_COLUMNS)},
 	};
 	int rc = 0;
 	for (size_t i = 0; !rc && i < sizeof q / sizeof q[0]; i++) {
-		sqlite3_stmt *st;
-		rc = ledger_prepare(l, q[i].sql, &st, err);
-		if (!rc)
-			rc = ledger_row(l, st, q[i].fn, out, "cannot read the latest runs", err);
+		rc = ledger_query_columns(l, q[i].sql, NULL, out, q[i].cols, q[i].n_cols, "cannot read the latest runs", err);
 		if (rc == EM_ENOTFOUND) /* none recorded */
 			rc = 0;
 	}

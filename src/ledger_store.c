@@ -219,12 +219,8 @@ int ledger_plan_document(sqlite3_stmt *st, int col, int64_t id, char **out, stru
 
 static int count_of(struct ledger *l, const char *sql, int64_t arg, int64_t *out, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql, &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, arg);
-	rc = ledger_row(l, st, ledger_read_int64, out, "cannot read the database", err);
+	int rc = ledger_query_row(l, sql, LEDGER_PARAMS(LP_INT64(arg)), ledger_read_int64, out, "cannot read the database",
+				  err);
 	if (rc == EM_ENOTFOUND) /* the row is gone */
 		rc = ledger_db_err(l, err, "cannot read the database");
 	return rc;
@@ -233,14 +229,10 @@ static int count_of(struct ledger *l, const char *sql, int64_t arg, int64_t *out
 /* Collects the ids the SELECT returns (one bound parameter) into *ids. */
 static int ids_of(struct ledger *l, const char *sql, int64_t arg, int64_t **ids, size_t *n, struct buf *err)
 {
-	sqlite3_stmt *st;
-	int rc = ledger_prepare(l, sql, &st, err);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, arg);
 	struct ledger_list list = LEDGER_LIST_INIT(int64_t, NULL);
-	rc = ledger_rows(l, st, ledger_read_int64_into_list, &list, "cannot read the database", err);
-	*ids = list.items; /* the result's release frees them, error or not */
+	int rc = ledger_query_list(l, sql, LEDGER_PARAMS(LP_INT64(arg)), ledger_read_int64_into_list, &list,
+				   "cannot read the database", err);
+	*ids = list.items; /* empty on an error */
 	*n = list.n;
 	return rc;
 }
