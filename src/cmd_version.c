@@ -22,6 +22,7 @@
 #include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/httpd.h"
+#include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/log.h"
 
 enum { VERSION_TEXT, VERSION_JSON, VERSION_YAML };
@@ -88,23 +89,18 @@ int cmd_version(struct cmd_ctx *ctx, int argc, char **argv)
 	library_versions(libs);
 	struct buf b = BUF_INIT;
 	if (out.format != VERSION_TEXT) {
-		cJSON *doc = cJSON_CreateObject(), *l = cJSON_CreateObject();
-		cJSON_AddStringToObject(doc, "schema", "ebsmigrate.version/v1");
-		cJSON_AddStringToObject(doc, "version", EM_VERSION);
-		cJSON_AddStringToObject(doc, "commit", cmd_build_commit());
-		cJSON_AddStringToObject(doc, "build_date", cmd_build_time());
+		struct jsonw w;
+		jsonw_document(&w, &b, JSONW_PRETTY, "ebsmigrate.version/v1");
+		jsonw_key_str(&w, "version", EM_VERSION);
+		jsonw_key_str(&w, "commit", cmd_build_commit());
+		jsonw_key_str(&w, "build_date", cmd_build_time());
+		jsonw_key(&w, "libraries");
+		jsonw_object(&w);
 		for (int i = 0; i < N_LIBS; i++)
-			cJSON_AddStringToObject(l, libs[i].name, libs[i].version);
-		cJSON_AddItemToObject(doc, "libraries", l);
-		char *s = cJSON_Print(doc);
-		if (!s) {
-			cJSON_Delete(doc);
-			log_error("version: out of memory");
-			return EXIT_RUNTIME;
-		}
-		buf_addf(&b, "%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(doc);
+			jsonw_key_str(&w, libs[i].name, libs[i].version);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		buf_addc(&b, '\n');
 	} else {
 		buf_addf(&b, "ebsmigrate %s\ncommit:     %s\nbuilt:      %s\nlibraries: ", EM_VERSION, cmd_build_commit(),
 			 cmd_build_time());
