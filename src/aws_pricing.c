@@ -699,16 +699,6 @@ static void write_table(struct buf *out, const char *const *titles, const int *r
 	table_release(&t);
 }
 
-static char *price_str(int known, price_t p)
-{
-	struct buf b = BUF_INIT;
-	if (known)
-		money_add_price(&b, p);
-	else
-		buf_adds(&b, "-");
-	return buf_detach(&b);
-}
-
 static void free_rows(char ***rows, size_t n_rows, size_t n_cols)
 {
 	for (size_t r = 0; r < n_rows; r++) {
@@ -782,8 +772,8 @@ void pricing_diff_write(struct buf *out, const struct pricing_diff *d, const str
 		rows[i] = xcalloc(5, sizeof **rows);
 		rows[i][0] = xstrdup(e->location);
 		rows[i][1] = xstrdup(pricebook_item_name(e->item));
-		rows[i][2] = price_str(e->change != PRICE_ADDED, e->old_price);
-		rows[i][3] = price_str(e->change != PRICE_REMOVED, e->new_price);
+		rows[i][2] = money_cell(e->change != PRICE_ADDED, e->old_price, money_add_price);
+		rows[i][3] = money_cell(e->change != PRICE_REMOVED, e->new_price, money_add_price);
 		struct buf c = BUF_INIT;
 		if (e->change == PRICE_CHANGED && e->old_price > 0)
 			add_percent(&c, change_bp(e->old_price, e->new_price));
@@ -880,7 +870,7 @@ void pricing_write_book(struct buf *out, const struct pricebook *b, const char *
 		price_t p;
 		for (int item = 0; item < 10; item++) {
 			int known = pricebook_item_get(l, item, &p);
-			r[1 + item] = price_str(known, p);
+			r[1 + item] = money_cell(known, p, money_add_price);
 		}
 		struct buf io2 = BUF_INIT;
 		for (int tier = 0; tier < 3; tier++) {
