@@ -63,15 +63,6 @@ void kube_set_move_shared(struct kube_set *dst, struct kube_set *src)
 	src->n_shared = 0;
 }
 
-static void kv_free(struct kv *kv, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(kv[i].key);
-		free(kv[i].value);
-	}
-	free(kv);
-}
-
 void kube_set_release(struct kube_set *ks)
 {
 	for (size_t i = 0; i < ks->n_pvs; i++) {

@@ -239,7 +239,7 @@ static void kv_release(void *p)
 	EM_FREE_ALL(kv->key, kv->value);
 }
 
-static void kv_free(struct kv *kv, size_t n)
+void kv_free(struct kv *kv, size_t n)
 {
 	EM_RELEASE_ARRAY(kv, n, kv_release);
 }

@@ -36,6 +36,8 @@ struct kv {
 	char *key;
 	char *value;
 };
+/* Frees n key/value pairs (their strings and the array). */
+void kv_free(struct kv *kv, size_t n);
 
 struct attachment {
 	char *instance_id;
