@@ -494,25 +494,6 @@ void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *con
 	jsonw_key_str(w, "ioengine", "libaio");
 }
 
-void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
-				int runtime_s, uint64_t size)
-{
-	struct buf b = BUF_INIT;
-	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	bench_options_write_profiles(&w, profiles, n_profiles, runtime_s, size);
-	jsonw_end(&w);
-	cJSON *members = cJSON_Parse(b.s);
-	assert(cJSON_IsObject(members)); /* jsonw wrote it */
-	while (members && members->child) {
-		cJSON *m = cJSON_DetachItemViaPointer(members, members->child);
-		cJSON_AddItemToObject(j, m->string, m); /* re-keys m with a copy of its own key */
-	}
-	cJSON_Delete(members);
-	buf_release(&b);
-}
-
 /* Where run's results come from (source), and what the caller has not set: its target (when
  * target is not NULL) and fio's version. */
 static void run_from(struct bench_run *run, const char *source, const char *target, const char *fio_version)

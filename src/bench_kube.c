@@ -1048,18 +1048,19 @@ static void options_json_kube(struct bench_run *run, const struct bench_kube_opt
 {
 	if (run->options_json)
 		return;
-	cJSON *j = cJSON_CreateObject();
-	if (o->job_file_text) {
-		cJSON_AddBoolToObject(j, "job_file", 1);
-	} else {
-		bench_options_add_profiles(j, o->profiles, o->n_profiles, o->runtime_s, size);
-	}
-	cJSON_AddStringToObject(j, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
-	cJSON_AddStringToObject(j, "namespace", o->namespace_);
-	char *s = cJSON_PrintUnformatted(j);
-	run->options_json = xstrdup(s);
-	cJSON_free(s);
-	cJSON_Delete(j);
+	struct buf b = BUF_INIT;
+	struct jsonw w;
+	jsonw_init(&w, &b, JSONW_COMPACT);
+	jsonw_object(&w);
+	if (o->job_file_text)
+		jsonw_key_bool(&w, "job_file", 1);
+	else
+		bench_options_write_profiles(&w, o->profiles, o->n_profiles, o->runtime_s, size);
+	jsonw_key_str(&w, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
+	if (o->namespace_) /* no namespace: no member (as stored before) */
+		jsonw_key_str(&w, "namespace", o->namespace_);
+	jsonw_end(&w);
+	run->options_json = buf_detach(&b);
 }
 
 int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o,

@@ -188,11 +188,6 @@ int bench_write_keep_json(const char *dir, const char *name, const char *json, s
 struct jsonw;
 void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *const *profiles, size_t n_profiles,
 				  int runtime_s, uint64_t size);
-/* The same members added to a cJSON object j, for a writer still building options_json as a
- * cJSON tree (bench_kube.c); written by bench_options_write_profiles, so the two never differ. */
-struct cJSON;
-void bench_options_add_profiles(struct cJSON *j, const struct fio_profile *const *profiles, size_t n_profiles,
-				int runtime_s, uint64_t size);
 
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
  * Appends to out; 0, or EM_EINPUT when the name is not an IOPS log's. */

@@ -563,9 +563,9 @@ static void test_ledger_and_import(void)
 	ledger_close(db);
 }
 
-/* The profile options stored with a run (bench_runs.options_json): the same bytes whether a
- * writer goes through jsonw (bench.c) or still builds a cJSON tree (bench_kube.c), and the same
- * bytes cJSON printed when bench.c built them as a tree (rows already stored stay comparable). */
+/* The profile options stored with a run (bench_runs.options_json), now written through jsonw by
+ * bench.c and bench_kube.c: the same bytes cJSON printed when both built them as a tree (rows
+ * already stored stay comparable). */
 static void test_options_json(void)
 {
 	const struct fio_profile *profiles[] = {fio_profile_find("randread-qd32"), fio_profile_find("seq-read-1m")};
@@ -579,8 +579,13 @@ static void test_options_json(void)
 	jsonw_key_str(&w, "image", "x");
 	jsonw_end(&w);
 	CHECK_STR(b.s, want);
-	cJSON *j = cJSON_CreateObject();
-	bench_options_add_profiles(j, profiles, 2, 60, (uint64_t)4 << 30);
+	cJSON *j = cJSON_CreateObject(); /* the tree the writers used to build */
+	cJSON *names = cJSON_AddArrayToObject(j, "profiles");
+	for (size_t i = 0; i < 2; i++)
+		cJSON_AddItemToArray(names, cJSON_CreateString(profiles[i]->name));
+	cJSON_AddNumberToObject(j, "runtime_s", 60);
+	cJSON_AddStringToObject(j, "size", "4G");
+	cJSON_AddStringToObject(j, "ioengine", "libaio");
 	cJSON_AddStringToObject(j, "image", "x");
 	char *s = cJSON_PrintUnformatted(j);
 	CHECK_STR(s, want);
