@@ -479,19 +479,38 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 	return rc;
 }
 
-void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *const *profiles, size_t n_profiles,
-				  int runtime_s, uint64_t size)
+int bench_options_begin(struct jsonw *w, struct buf *b, const struct bench_run *run, const struct bench_workload *wl)
 {
+	if (run->options_json)
+		return 0;
+	buf_init(b);
+	jsonw_init(w, b, JSONW_COMPACT);
+	jsonw_object(w);
+	if (!wl)
+		return 1;
+	if (wl->job_file)
+		jsonw_key_str(w, "job_file", wl->job_file);
+	else if (wl->job_file_text)
+		jsonw_key_bool(w, "job_file", 1);
+	if (wl->job_file || wl->job_file_text)
+		return 1;
 	jsonw_key_array(w, "profiles");
-	for (size_t i = 0; i < n_profiles; i++)
-		jsonw_str(w, profiles[i]->name);
+	for (size_t i = 0; i < wl->n_profiles; i++)
+		jsonw_str(w, wl->profiles[i]->name);
 	jsonw_end(w);
-	jsonw_key_int(w, "runtime_s", runtime_s);
+	jsonw_key_int(w, "runtime_s", wl->runtime_s);
 	struct buf sz = BUF_INIT;
-	fio_format_size(&sz, size);
+	fio_format_size(&sz, wl->size);
 	jsonw_key_str(w, "size", sz.s);
 	buf_release(&sz);
 	jsonw_key_str(w, "ioengine", "libaio");
+	return 1;
+}
+
+void bench_options_end(struct jsonw *w, struct buf *b, struct bench_run *run)
+{
+	jsonw_end(w);
+	run->options_json = buf_detach(b);
 }
 
 /* Where run's results come from (source), and what the caller has not set: its target (when
@@ -508,19 +527,13 @@ static void run_from(struct bench_run *run, const char *source, const char *targ
 
 static void options_json_local(struct bench_run *run, const struct bench_local_options *o, const char *fio)
 {
-	if (run->options_json)
-		return;
-	struct buf b = BUF_INIT;
+	struct bench_workload wl = {o->job_file, 0, o->profiles, o->n_profiles, o->runtime_s, o->size};
+	struct buf b;
 	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	if (o->job_file)
-		jsonw_key_str(&w, "job_file", o->job_file);
-	else
-		bench_options_write_profiles(&w, o->profiles, o->n_profiles, o->runtime_s, o->size);
-	jsonw_key_str(&w, "fio", fio);
-	jsonw_end(&w);
-	run->options_json = buf_detach(&b);
+	if (bench_options_begin(&w, &b, run, &wl)) {
+		jsonw_key_str(&w, "fio", fio);
+		bench_options_end(&w, &b, run);
+	}
 }
 
 static int check_directory(const char *path, uint64_t need, struct buf *err)
@@ -802,16 +815,13 @@ int bench_import(const struct bench_store *store, struct bench_run *run, const c
 		return rc;
 	}
 	run_from(run, "import", origin, rep.fio_version);
-	if (!run->options_json) {
-		struct buf b = BUF_INIT;
-		struct jsonw w;
-		jsonw_init(&w, &b, JSONW_COMPACT);
-		jsonw_object(&w);
+	struct buf b;
+	struct jsonw w;
+	if (bench_options_begin(&w, &b, run, NULL)) {
 		jsonw_key_str(&w, "file", origin);
 		if (rep.client_server)
 			jsonw_key_bool(&w, "client_server", 1);
-		jsonw_end(&w);
-		run->options_json = buf_detach(&b);
+		bench_options_end(&w, &b, run);
 	}
 	rc = bench_store_begin(store, run, err);
 	const char *open = memchr(text, '{', len);

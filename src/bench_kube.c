@@ -1046,21 +1046,15 @@ static void random_suffix(char out[static 8])
 
 static void options_json_kube(struct bench_run *run, const struct bench_kube_options *o, uint64_t size)
 {
-	if (run->options_json)
-		return;
-	struct buf b = BUF_INIT;
+	struct bench_workload wl = {NULL, o->job_file_text != NULL, o->profiles, o->n_profiles, o->runtime_s, size};
+	struct buf b;
 	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	if (o->job_file_text)
-		jsonw_key_bool(&w, "job_file", 1);
-	else
-		bench_options_write_profiles(&w, o->profiles, o->n_profiles, o->runtime_s, size);
-	jsonw_key_str(&w, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
-	if (o->namespace_) /* no namespace: no member (as stored before) */
-		jsonw_key_str(&w, "namespace", o->namespace_);
-	jsonw_end(&w);
-	run->options_json = buf_detach(&b);
+	if (bench_options_begin(&w, &b, run, &wl)) {
+		jsonw_key_str(&w, "image", o->image ? o->image : BENCH_KUBE_DEFAULT_IMAGE);
+		if (o->namespace_) /* no namespace: no member (as stored before) */
+			jsonw_key_str(&w, "namespace", o->namespace_);
+		bench_options_end(&w, &b, run);
+	}
 }
 
 int bench_run_kube(const struct bench_store *store, struct bench_run *run, const struct bench_kube_options *o,

@@ -183,11 +183,24 @@ int bench_record_report(const struct bench_store *store, struct bench_run *run, 
 /* Writes a fio document (json, len bytes) to DIR/NAME.json, creating dir (--keep-json). */
 int bench_write_keep_json(const char *dir, const char *name, const char *json, size_t len, struct buf *err);
 
-/* Writes a profile run's options as members of the open options_json object: "profiles" (their
- * names), "runtime_s", "size" (in fio's notation) and "ioengine". */
+/* What a run executes, as its stored options (bench_runs.options_json) name it: a job file (its
+ * path, or job_file_text set for one given as text) or profiles with their runtime and file size. */
+struct bench_workload {
+	const char *job_file;
+	int job_file_text;
+	const struct fio_profile *const *profiles;
+	size_t n_profiles;
+	int runtime_s;
+	uint64_t size;
+};
+/* Every writer of a run's stored options starts and ends here. Unless run has its options already
+ * (returns 0: nothing to write), opens the compact object in b (initialised here) with wl's
+ * members: "job_file" (the path, or true), or "profiles" (their names), "runtime_s", "size" (in
+ * fio's notation) and "ioengine"; none when wl is NULL (an imported run). Returns 1: the caller
+ * adds its own members, then bench_options_end sets run->options_json. */
 struct jsonw;
-void bench_options_write_profiles(struct jsonw *w, const struct fio_profile *const *profiles, size_t n_profiles,
-				  int runtime_s, uint64_t size);
+int bench_options_begin(struct jsonw *w, struct buf *b, const struct bench_run *run, const struct bench_workload *wl);
+void bench_options_end(struct jsonw *w, struct buf *b, struct bench_run *run);
 
 /* Splits a log prefix out of a log file name: "/x/randread-qd32_iops.1.log" -> "randread-qd32".
  * Appends to out; 0, or EM_EINPUT when the name is not an IOPS log's. */

@@ -571,14 +571,25 @@ static void test_options_json(void)
 	const struct fio_profile *profiles[] = {fio_profile_find("randread-qd32"), fio_profile_find("seq-read-1m")};
 	const char *want = "{\"profiles\":[\"randread-qd32\",\"seq-read-1m\"],\"runtime_s\":60,\"size\":\"4G\","
 			   "\"ioengine\":\"libaio\",\"image\":\"x\"}";
-	struct buf b = BUF_INIT;
+	struct bench_workload wl = {NULL, 0, profiles, 2, 60, (uint64_t)4 << 30};
+	struct bench_run run = {0};
+	struct buf b;
 	struct jsonw w;
-	jsonw_init(&w, &b, JSONW_COMPACT);
-	jsonw_object(&w);
-	bench_options_write_profiles(&w, profiles, 2, 60, (uint64_t)4 << 30);
+	CHECK(bench_options_begin(&w, &b, &run, &wl));
 	jsonw_key_str(&w, "image", "x");
-	jsonw_end(&w);
-	CHECK_STR(b.s, want);
+	bench_options_end(&w, &b, &run);
+	CHECK_STR(run.options_json, want);
+	CHECK(!bench_options_begin(&w, &b, &run, &wl)); /* options already set: nothing written */
+	struct bench_run job = {0};
+	wl.job_file_text = 1;
+	CHECK(bench_options_begin(&w, &b, &job, &wl));
+	bench_options_end(&w, &b, &job);
+	CHECK_STR(job.options_json, "{\"job_file\":true}");
+	struct bench_run imported = {0};
+	CHECK(bench_options_begin(&w, &b, &imported, NULL));
+	jsonw_key_str(&w, "file", "gp3.json");
+	bench_options_end(&w, &b, &imported);
+	CHECK_STR(imported.options_json, "{\"file\":\"gp3.json\"}");
 	cJSON *j = cJSON_CreateObject(); /* the tree the writers used to build */
 	cJSON *names = cJSON_AddArrayToObject(j, "profiles");
 	for (size_t i = 0; i < 2; i++)
@@ -591,7 +602,9 @@ static void test_options_json(void)
 	CHECK_STR(s, want);
 	cJSON_free(s);
 	cJSON_Delete(j);
-	buf_release(&b);
+	free(run.options_json);
+	free(job.options_json);
+	free(imported.options_json);
 }
 
 static int dir_entries(const char *path)
