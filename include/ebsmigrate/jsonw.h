@@ -133,7 +133,8 @@ void jsonw_end_n(struct jsonw *w, unsigned n);
 #define jsonw_key_number(w, key, v) (jsonw_key((w), (key)), jsonw_number((w), (v)))
 #define jsonw_key_bool(w, key, v) (jsonw_key((w), (key)), jsonw_bool((w), (v)))
 
-/* Runs of members from a table: {"key", value} pairs written in order. */
+/* Runs of members from a table: {"key", value} pairs written in order; the keys are literals that
+ * need no escape (as jsonw_keyn's). */
 struct jsonw_str_member {
 	const char *key;
 	const char *value;
