@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,6 +27,20 @@ static inline int fuzz_contains(const uint8_t *data, size_t size, const char *ne
 		if (memcmp(data + i, needle, n) == 0)
 			return 1;
 	return 0;
+}
+
+/* The input as a NUL-terminated string (the caller frees it), or NULL when it is longer than max
+ * bytes (skipped) or memory is short. An input's own NUL bytes stay in place. */
+static inline char *fuzz_text(const uint8_t *data, size_t size, size_t max)
+{
+	if (size > max)
+		return NULL;
+	char *text = malloc(size + 1);
+	if (!text)
+		return NULL;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	return text;
 }
 
 #endif

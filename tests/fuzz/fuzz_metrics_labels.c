@@ -127,13 +127,9 @@ static void check(const struct buf *doc, enum metrics_format fmt, const char *co
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
-		return 0;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, 4096);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	const char *want[4] = {"", "", "", ""};
 	size_t n = 0;
 	for (size_t i = 0; n < 4;) { /* values split at NUL bytes */

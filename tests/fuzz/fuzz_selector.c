@@ -12,13 +12,9 @@ static const struct kv labels[] = {{"app", "db"}, {"tier", ""}, {"size", "100"},
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size > 4096)
-		return 0;
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size, 4096);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	struct selector s, again;
 	struct buf err = BUF_INIT, canon = BUF_INIT, canon2 = BUF_INIT;
 	if (selector_parse(&s, text, &err) == 0) {
