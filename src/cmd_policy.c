@@ -6,13 +6,13 @@
  * The lists are data here and are checked by scenario tests: the simulator grants exactly
  * these permissions and the commands must work (and anything else gets 403).
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/log.h"
 
 enum { OPT_FOR = 1, OPT_SERVICE_ACCOUNT, OPT_ROLE_NAME, OPT_EXTERNAL_ID, OPT_TRUSTED, OPT_MEMBER_FOR };
@@ -145,18 +145,6 @@ static int parse_for(const char *arg, unsigned *caps)
 	return 0;
 }
 
-/* A DNS-1123 label (namespace) or subdomain (ServiceAccount name), as the API server checks. */
-static int valid_dns_name(const char *s, size_t max, int dots)
-{
-	size_t n = strlen(s);
-	if (n == 0 || n > max || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!(islower((unsigned char)s[i]) || isdigit((unsigned char)s[i]) || s[i] == '-' || (dots && s[i] == '.')))
-			return 0;
-	return 1;
-}
-
 static int on_option(void *st, int id, const char *arg)
 {
 	struct policy_args *a = st;
@@ -190,7 +178,7 @@ static int on_option(void *st, int id, const char *arg)
 	memcpy(a->sa_namespace, arg, ns_len);
 	a->sa_namespace[ns_len] = '\0';
 	strcpy(a->sa_name, slash + 1);
-	if (!valid_dns_name(a->sa_namespace, 63, 0) || !valid_dns_name(a->sa_name, 253, 1)) {
+	if (!kube_dns_name_ok(a->sa_namespace, ns_len, 0) || !kube_dns_name_ok(a->sa_name, strlen(a->sa_name), 1)) {
 		cmd_print_visible(stderr,
 				  "error: --service-account: '%s' is not NAMESPACE/NAME of lower-case letters, digits "
 				  "and '-' (a name may also have '.')",

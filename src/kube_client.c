@@ -1052,6 +1052,19 @@ static int serves_resource(const char *json, size_t len, const char *resource)
 	return found;
 }
 
+int kube_dns_name_ok(const char *s, size_t n, int dots)
+{
+	if (n == 0 || n > (dots ? 253u : 63u))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		if (!alnum && !(c == '-' && i && i + 1 < n) && !(dots && c == '.' && i && i + 1 < n))
+			return 0;
+	}
+	return 1;
+}
+
 int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *err)
 {
 	static const char *const versions[] = {"v1", "v1beta1", "v1alpha1", NULL};

@@ -18,20 +18,6 @@
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_configmap.h"
 
-/* A DNS-1123 subdomain (ConfigMap names; dots) or label (namespaces; no dots). */
-static int dns_name_ok(const char *s, size_t n, int dots)
-{
-	if (n == 0 || n > (dots ? 253u : 63u))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-		if (!alnum && !(c == '-' && i && i + 1 < n) && !(dots && c == '.' && i && i + 1 < n))
-			return 0;
-	}
-	return 1;
-}
-
 static int key_ok(const char *s)
 {
 	if (!*s || strlen(s) > 253)
@@ -49,7 +35,7 @@ int kube_configmap_ref_parse(struct kube_configmap_ref *out, const char *arg, in
 	const char *eq = with_key ? strchr(arg, '=') : NULL;
 	const char *name = slash ? slash + 1 : NULL;
 	size_t name_len = name ? (eq && eq > name ? (size_t)(eq - name) : strlen(name)) : 0;
-	if (!slash || !dns_name_ok(arg, (size_t)(slash - arg), 0) || !dns_name_ok(name, name_len, 1) ||
+	if (!slash || !kube_dns_name_ok(arg, (size_t)(slash - arg), 0) || !kube_dns_name_ok(name, name_len, 1) ||
 	    (with_key && (!eq || eq < name || !key_ok(eq + 1))))
 		return em_err(err, EM_EINPUT,
 			      "'%s' is not NAMESPACE/NAME%s (lower-case letters, digits and '-'; the name may have '.'%s)",

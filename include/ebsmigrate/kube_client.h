@@ -166,6 +166,11 @@ int kube_create(struct kube_client *c, const char *collection_path, const char *
 /* DELETE path (e.g. ".../jobs/x?propagationPolicy=Background"); the answer goes to out. */
 int kube_delete(struct kube_client *c, const char *path, struct buf *out, struct buf *err);
 
+/* 1 when s[0..n) is a Kubernetes object name as the API server checks it: a DNS-1123 label
+ * (dots 0: namespaces, at most 63) or subdomain (dots 1: most object names, at most 253) of
+ * lower-case letters, digits, '-' and '.', starting and ending with a letter or digit. */
+int kube_dns_name_ok(const char *s, size_t n, int dots);
+
 /* GET /version: *version_out (caller frees; may be NULL) = "MAJOR.MINOR" with the minor's digits
  * only (EKS says "33+"); raw_out (may be NULL) receives the JSON. Also kept in c->server_version. */
 int kube_server_version(struct kube_client *c, char **version_out, struct buf *raw_out, struct buf *err);
