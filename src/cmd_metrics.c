@@ -4,7 +4,6 @@
  * node-exporter's textfile collector), or serves them on --listen ADDR:PORT (httpd.c), collecting
  * anew for every GET /metrics, until SIGTERM or SIGINT (then exit 0).
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/metrics.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/stop.h"
 
 enum { OPT_LISTEN = 1, OPT_MCONTEXT };
 
@@ -144,14 +144,6 @@ static void on_scrape(void *p, const struct httpd_request *rq, struct httpd_repl
 	buf_release(&err);
 }
 
-static volatile sig_atomic_t metrics_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	metrics_stop = 1;
-}
-
 static int serve(struct cmd_ctx *ctx, const struct metrics_args *a)
 {
 	struct server_ctx sc = {ctx, &a->scope};
@@ -163,18 +155,10 @@ static int serve(struct cmd_ctx *ctx, const struct metrics_args *a)
 		buf_release(&err);
 		return rc == EM_EINPUT ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	metrics_stop = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	log_notice("serving metrics on %s/metrics", httpd_url(s));
-	httpd_serve(s, &metrics_stop);
+	httpd_serve(s, stop_flag()); /* until SIGTERM or SIGINT (stop.c's request) */
 	httpd_stop(s);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	stop_acknowledge(); /* serving until told to stop is this command's success: exit 0 */
 	log_notice("stopped serving metrics");
 	return EXIT_OK;
 }
