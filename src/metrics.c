@@ -164,13 +164,13 @@ static void fleet_of_plan(struct fleet *f, const struct ledger_plan_volume *pv, 
 	}
 }
 
+/* A recorded volume's action; a missing or unknown one counts as skip. */
 static enum plan_action action_of(const char *s)
 {
-	static const enum plan_action all[] = {ACTION_MIGRATE, ACTION_SKIP, ACTION_BLOCKED, ACTION_REVIEW};
-	for (size_t i = 0; s && i < 4; i++)
-		if (strcmp(s, plan_action_name(all[i])) == 0)
-			return all[i];
-	return ACTION_SKIP;
+	enum plan_action a = ACTION_SKIP;
+	if (s)
+		plan_action_parse(s, &a);
+	return a;
 }
 
 static int group_order(const void *a, const void *b)

@@ -26,6 +26,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/plan_file.h"
 #include "ebsmigrate/planner.h"
+#include "ebsmigrate/planner.h"
 
 void plan_file_release(struct plan_file *pf)
 {
@@ -135,13 +136,13 @@ static int check_volume(struct plan_doc *d, const cJSON *v, size_t i, const char
 	const char *action = jsonx_str(v, "action");
 	if (!action)
 		FAIL("action", "missing or not a string");
-	int acts = strcmp(action, "migrate") == 0 || strcmp(action, "blocked") == 0;
-	if (!acts && strcmp(action, "review") != 0 && strcmp(action, "skip") != 0) {
+	enum plan_action act;
+	if (plan_action_parse(action, &act)) {
 		rc = em_err(err, EM_EINPUT, "%s: %s.action: '%s' is not one of migrate, blocked, review, skip", origin,
 			    field.s, action);
 		goto out;
 	}
-	if (!acts)
+	if (act != ACTION_MIGRATE && act != ACTION_BLOCKED)
 		goto out;
 	if (!jsonx_str(v, "region"))
 		FAIL("region", "missing or not a string (a volume to migrate needs its region)");

@@ -54,10 +54,22 @@ const char *plan_flag_name(unsigned bit_index)
 	return bit_index < FLAG_COUNT ? flag_names[bit_index] : "unknown";
 }
 
+static const char *const action_names[] = {"migrate", "skip", "blocked", "review"};
+
 const char *plan_action_name(enum plan_action a)
 {
-	static const char *const names[] = {"migrate", "skip", "blocked", "review"};
-	return names[a];
+	return action_names[a];
+}
+
+int plan_action_parse(const char *s, enum plan_action *out)
+{
+	for (int i = 0; i < 4; i++) {
+		if (strcmp(s, action_names[i]) == 0) {
+			*out = (enum plan_action)i;
+			return 0;
+		}
+	}
+	return EM_EINPUT;
 }
 
 static const char *const mode_names[] = {"match", "baseline", "observed"};

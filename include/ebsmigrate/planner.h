@@ -43,6 +43,8 @@ enum plan_flag {
 
 const char *plan_flag_name(unsigned bit_index);
 const char *plan_action_name(enum plan_action a);
+/* The action named s (plan_action_name's names) into *out; EM_EINPUT for any other text. */
+int plan_action_parse(const char *s, enum plan_action *out);
 const char *plan_mode_name(enum plan_mode m);
 int plan_mode_parse(const char *s, enum plan_mode *out);
 
