@@ -1,7 +1,7 @@
 /*
  * aws_client.c - signed AWS calls with the services' error envelopes decoded.
  *
- * Entry points: aws_client_init/release, aws_client_init_worker/aws_client_for_slot/
+ * Entry points: aws_client_init/release, aws_client_init_worker/
  * aws_client_release_worker, aws_client_waves, aws_query, aws_json, aws_form_add.
  * Invariants: a worker client (aws_client_init_worker) never resolves credentials on its own: it
  * copies its parent's under the parent's lock, so one chain is resolved and refreshed at a time;
@@ -190,8 +190,10 @@ int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct
 	return 0;
 }
 
-int aws_client_for_slot(struct aws_client **out, struct aws_client *own, struct aws_client *from, size_t workers,
-			struct buf *err)
+/* The client one slot of a wave of `workers` threads sends with, in *out: from itself when
+ * there is one worker, else own, made from's worker (aws_client_init_worker). */
+static int client_for_slot(struct aws_client **out, struct aws_client *own, struct aws_client *from, size_t workers,
+			   struct buf *err)
 {
 	if (workers == 1) {
 		*out = from;
@@ -247,7 +249,7 @@ int aws_client_waves(struct aws_client *c, size_t n_batches, size_t width, aws_w
 	for (size_t k = 0; k < width; k++)
 		buf_init(&w.slots[k].err);
 	for (size_t k = 0; k < width && !rc; k++)
-		rc = aws_client_for_slot(&w.slots[k].c, &w.slots[k].own, c, width, err);
+		rc = client_for_slot(&w.slots[k].c, &w.slots[k].own, c, width, err);
 	for (w.first = 0; w.first < n_batches && !rc; w.first += width) {
 		size_t n = n_batches - w.first < width ? n_batches - w.first : width;
 		workpool_run(n, (int)width, wave_fetch, &w);

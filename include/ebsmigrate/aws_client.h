@@ -85,10 +85,6 @@ void aws_client_set_account(struct aws_client *c, const char *account);
  * token buckets (http_client_share_rates) and from's credentials (resolved and refreshed under
  * from's lock, never concurrently). from must outlive w and must not send while workers run. */
 int aws_client_init_worker(struct aws_client *w, struct aws_client *from, struct buf *err);
-/* The client one slot of a wave of `workers` threads sends with, in *out: from itself when
- * there is one worker, else own, made from's worker (aws_client_init_worker). */
-int aws_client_for_slot(struct aws_client **out, struct aws_client *own, struct aws_client *from, size_t workers,
-			struct buf *err);
 /* Releases worker w after adding its request and throttling counts to into (the client it
  * worked for), so -v totals and tests see every call. */
 void aws_client_release_worker(struct aws_client *w, struct aws_client *into);
@@ -102,7 +98,7 @@ typedef int (*aws_wave_collect_fn)(void *ctx, size_t slot, size_t batch);
  * there are none); the slots a caller gives its fetches state for. */
 size_t aws_wave_width(int concurrency, size_t n_batches);
 /* Sends batches 0..n_batches `width` (aws_wave_width) at a time, slot k of each wave with its own
- * client (aws_client_for_slot of c), then, in batch order, stops at the first batch whose fetch
+ * client (its own worker of c, or c itself for one worker), then, in batch order, stops at the first batch whose fetch
  * failed (its rc returned, its message appended to err) or else calls collect, whose first
  * non-zero return ends the run and is returned. The workers' counts are added to c. */
 int aws_client_waves(struct aws_client *c, size_t n_batches, size_t width, aws_wave_fetch_fn fetch,
