@@ -7,7 +7,8 @@
  *   R1. One modification in flight per volume: while the latest is `modifying` or `optimizing`
  *       no new one may start (the volume is blocked until it completes).
  *   R2. Since 2026-01-15: at most 4 modifications per volume in any rolling 24 h. With starts
- *       s1 < ... < sk inside the window and k >= 4, the next may start at s(k-3) + 24 h.
+ *       s1 < ... < sk up to now and k >= 4, the next may start at s(k-3) + 24 h (a start
+ *       exactly 24 h ago no longer counts: eligible now).
  *   R3. Before 2026-01-15 the rule was one per 6 h: next start >= last start + 6 h.
  *   R4. A no-op modification still counts: a volume whose target equals its configuration is
  *       never planned (action skip).
@@ -139,26 +140,16 @@ int planner_eligible_at(const struct volume *v, time_t now, time_t *at)
 		return 2; /* R1 */
 	time_t next = 0, *starts = NULL;
 	size_t n = planner_modification_starts(v, &starts); /* R6 */
+	size_t past = 0; /* starts at or before now (ascending); a later one is not counted yet */
+	while (past < n && starts[past] <= now)
+		past++;
+	/* next is when the rule allows the next start; the window's edge is this one comparison
+	 * with now: a start exactly 24 h (R2) or 6 h (R3) before now no longer counts. */
 	if (now < RULE_4_PER_DAY_SINCE) {
-		/* R3: the latest start at or before now */
-		time_t last = 0;
-		for (size_t i = 0; i < n; i++)
-			if (starts[i] <= now)
-				last = starts[i];
-		if (last && last + 6 * 3600 > now)
-			next = last + 6 * 3600;
-	} else {
-		/* R2: starts within (now - 24h, now], ascending. */
-		size_t k = 0, first = n;
-		for (size_t i = 0; i < n; i++) {
-			if (starts[i] > now - DAY_S && starts[i] <= now) {
-				if (first == n)
-					first = i;
-				k++;
-			}
-		}
-		if (k >= 4)
-			next = starts[first + k - 4] + DAY_S;
+		if (past >= 1)
+			next = starts[past - 1] + 6 * 3600; /* R3: the latest start + 6 h */
+	} else if (past >= 4) {
+		next = starts[past - 4] + DAY_S; /* R2: the 4th-latest start + 24 h */
 	}
 	free(starts);
 	if (next > now) {

@@ -135,6 +135,110 @@ static void test_order_index_time(void)
 	CHECK_STR(out, "-001-12-31T23:59:59Z");
 }
 
+/* The gp3 throughput rule's edges (match mode): up to 170 GiB gp2 peaks at 128 MiB/s, so 125 MiB/s
+ * matches it whatever the metrics say; from 334 GiB it sustains 250, so 250 whatever they say; in
+ * between 250 only while credits last: 125 and throughput-burst-only, or 250 when metrics show
+ * more than 125. --mode observed never goes above match's 125 at 170 GiB. Both sides of both
+ * edges, with and without metrics; and possibly-oversized from 334 GiB when usage is unknown. */
+static void test_throughput_edges(void)
+{
+	static const struct {
+		const char *id;
+		int64_t size;
+		int busy; /* metrics: p99 180 MiB/s */
+		int64_t match_mibps, observed_mibps;
+		int burst_only, possibly_oversized;
+	} cases[] = {
+		{"vol-t170", 170, 0, 125, 125, 0, 0},  {"vol-t171", 171, 0, 125, 125, 1, 0},
+		{"vol-t333", 333, 0, 125, 125, 1, 0},  {"vol-t334", 334, 0, 250, 250, 0, 1},
+		{"vol-t170b", 170, 1, 125, 125, 0, 0}, {"vol-t171b", 171, 1, 250, 216, 0, 0},
+		{"vol-t333b", 333, 1, 250, 216, 0, 0}, {"vol-t334b", 334, 1, 250, 216, 0, 1},
+	};
+	enum { N = sizeof cases / sizeof cases[0] };
+	struct fleet f;
+	fleet_init(&f);
+	for (size_t i = 0; i < N; i++) {
+		struct volume *v = add(&f, cases[i].id, "ap-northeast-2a", EBS_GP2, cases[i].size);
+		if (cases[i].busy)
+			v->metrics = (struct volume_metrics){1, 1500, 1800, 180, 190, -1, 0, 0, 14 * 86400};
+	}
+	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &opt);
+	for (size_t i = 0; i < N; i++) {
+		const struct plan_item *it = item(&p, cases[i].id);
+		printf("# %s: %lld GiB%s\n", cases[i].id, (long long)cases[i].size, cases[i].busy ? ", 180 MiB/s observed" : "");
+		CHECK(it && it->action == ACTION_MIGRATE);
+		CHECK_I64(it->target.throughput, cases[i].match_mibps);
+		CHECK_I64(has(it, FLAG_THROUGHPUT_BURST_ONLY), cases[i].burst_only);
+		CHECK_I64(has(it, FLAG_POSSIBLY_OVERSIZED), cases[i].possibly_oversized);
+	}
+	plan_release(&p);
+	opt.mode = PLAN_MODE_OBSERVED;
+	planner_build(&p, &f, &book, &opt);
+	for (size_t i = 0; i < N; i++) {
+		const struct plan_item *it = item(&p, cases[i].id);
+		printf("# observed %s\n", cases[i].id);
+		CHECK_I64(it->target.throughput, cases[i].observed_mibps);
+	}
+	plan_release(&p);
+	fleet_release(&f);
+}
+
+/* The modification budget's edges. R2: the 4th-latest start exactly 24 h before now no longer
+ * counts (eligible now), one second later it does (eligible in one second); a start after now
+ * (another clock ahead of ours) is not counted yet. R3 (before 2026-01-15): the latest start
+ * exactly 6 h ago allows the next now. */
+static void test_budget_edges(void)
+{
+	struct fleet f;
+	fleet_init(&f);
+	struct volume *edge = add(&f, "vol-b24h", "ap-northeast-2a", EBS_GP2, 100);
+	mod(edge, "completed", "2026-11-30T12:00:00Z"); /* NOW - 24 h */
+	mod(edge, "completed", "2026-11-30T20:00:00Z");
+	mod(edge, "failed", "2026-12-01T04:00:00Z");
+	mod(edge, "completed", "2026-12-01T11:00:00Z");
+	struct volume *inside = add(&f, "vol-b24h-1s", "ap-northeast-2a", EBS_GP2, 100);
+	mod(inside, "completed", "2026-11-30T12:00:01Z"); /* NOW - 24 h + 1 s */
+	mod(inside, "completed", "2026-11-30T20:00:00Z");
+	mod(inside, "failed", "2026-12-01T04:00:00Z");
+	mod(inside, "completed", "2026-12-01T11:00:00Z");
+	struct volume *ahead = add(&f, "vol-bahead", "ap-northeast-2a", EBS_GP2, 100);
+	mod(ahead, "completed", "2026-11-30T13:00:00Z");
+	mod(ahead, "completed", "2026-11-30T20:00:00Z");
+	mod(ahead, "completed", "2026-12-01T04:00:00Z");
+	mod(ahead, "completed", "2026-12-01T12:00:01Z"); /* after NOW */
+
+	time_t at = 0, want;
+	CHECK_I64(planner_eligible_at(edge, NOW, &at), 0);
+	CHECK_I64(planner_eligible_at(inside, NOW, &at), 1);
+	CHECK_I64(at, NOW + 1);
+	CHECK_I64(planner_eligible_at(ahead, NOW, &at), 0);
+	em_parse_time("2026-12-01T13:00:00Z", &want);
+	CHECK_I64(planner_eligible_at(ahead, NOW + 1, &at), 1); /* now 4 in the window */
+	CHECK_I64(at, want);
+
+	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
+	struct plan p;
+	planner_build(&p, &f, &book, &opt);
+	const struct plan_item *it = item(&p, "vol-b24h");
+	CHECK(it->action == ACTION_MIGRATE && !has(it, FLAG_MODIFICATION_LIMIT));
+	CHECK_I64(it->eligible_at, NOW);
+	it = item(&p, "vol-b24h-1s");
+	CHECK(it->action == ACTION_BLOCKED && has(it, FLAG_MODIFICATION_LIMIT));
+	CHECK_I64(it->eligible_at, NOW + 1);
+	plan_release(&p);
+
+	time_t old_now;
+	em_parse_time("2025-12-01T12:00:00Z", &old_now);
+	struct volume *six = add(&f, "vol-b6h", "ap-northeast-2a", EBS_GP2, 100);
+	mod(six, "completed", "2025-12-01T06:00:00Z"); /* old_now - 6 h */
+	CHECK_I64(planner_eligible_at(six, old_now, &at), 0);
+	CHECK_I64(planner_eligible_at(six, old_now - 1, &at), 1);
+	CHECK_I64(at, old_now);
+	fleet_release(&f);
+}
+
 int main(void)
 {
 	struct buf err = BUF_INIT;
@@ -145,6 +249,8 @@ int main(void)
 	}
 	em_parse_time("2026-12-01T12:00:00Z", &NOW);
 	test_order_index_time();
+	test_throughput_edges();
+	test_budget_edges();
 	struct fleet f;
 	fleet_init(&f);
 	bind(add(&f, "vol-01", "ap-northeast-2a", EBS_GP2, 100), 0, 40, 98);      /* plain */
