@@ -66,6 +66,16 @@ class ListAndCheck(unittest.TestCase):
         self.assertIn("no test unit.test_y in this tree", problems["a.untested"])
         self.assertIn("changes nothing", problems["a.noop"])
 
+    def test_pending_waits_only_while_its_tests_are_missing(self):
+        ms = self.parse("--- a.waits\nwhy: w\nfile: src/x.c\nfrom: a <= 170\nto: a < 170\n"
+                        "tests: unit.test_x case.9999-z\npending: on another branch\n"
+                        "--- a.runs\nwhy: w\nfile: src/x.c\nfrom: a <= 170\nto: a < 170\ntests: case.0001-a\n"
+                        "pending: merged now\n"
+                        "--- a.plain\nwhy: w\nfile: src/x.c\nfrom: a <= 170\nto: a < 170\ntests: unit.test_x\n")
+        run, waiting = rm.split_waiting(ms, rm.tree_tests(self.root))
+        self.assertEqual([m.name for m in run], ["a.runs", "a.plain"])
+        self.assertEqual([m.name for m in waiting], ["a.waits"])
+
     def test_format_errors_name_the_line(self):
         bad = {
             "--- x\nwhy: w\nfile: f\nfrom: a\\q\nto: b\ntests: t\n": "mutants.txt:4: unknown escape '\\q'",
