@@ -62,7 +62,7 @@ int notify_target_load(struct notify_target *t, const char *file, struct buf *er
 		return take_url(t, env, strlen(env), NOTIFY_WEBHOOK_ENV, err);
 	}
 	struct buf text = BUF_INIT, e = BUF_INIT;
-	int rc = em_read_file(file, &text, &e);
+	int rc = em_read_file_max(file, EM_MAX_TOKEN_FILE, &text, &e);
 	if (rc) {
 		rc = em_err(err, rc == EM_ENOTFOUND ? EM_ENOTFOUND : EM_EINPUT, "--notify-webhook-file: %s", e.s);
 		buf_release(&e);

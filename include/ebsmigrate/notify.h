@@ -29,7 +29,8 @@ struct notify_target {
 
 /* The webhook URL from file (its first non-blank line, surrounding whitespace trimmed), or, with
  * file NULL, from the environment variable NOTIFY_WEBHOOK_ENV (unset or empty: no notification,
- * t->url NULL, 0). It must be an https:// URL with a host and no whitespace or control characters.
+ * t->url NULL, 0). It must be an https:// URL with a host and no whitespace or control characters;
+ * the file is read with a cap of EM_MAX_TOKEN_FILE (64 KiB), checked while reading.
  * EM_EINPUT / EM_ENOTFOUND with a message naming the file or the variable, never the URL. */
 int notify_target_load(struct notify_target *t, const char *file, struct buf *err);
 /* The file's part of notify_target_load: the URL from text (len bytes, any content), origin naming
