@@ -10,7 +10,9 @@
  * one typed list (LEDGER_PARAMS), bound by ledger_bind_params; ledger_run / ledger_insert /
  * ledger_query_row / _rows / _list / _columns prepare, bind and run a statement in one call.
  *
- * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
+ * Opening: a path that looks like a URL (s3://..., file:...) is refused before anything is made:
+ * no backend exists for a scheme, and the path would otherwise become local folders ("s3:").
+ * Then the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
  * its -wal and -shm files the database file's mode). The path must then name a regular file
  * (not /dev/null, a FIFO or a directory), checked on a descriptor the ledger keeps until after
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -552,9 +555,28 @@ int ledger_open(struct ledger **out, const char *path, struct buf *err)
 	return ledger_open_ex(out, path, 0, err);
 }
 
+/* The length of the scheme of a path that looks like a URL (2 for s3://bucket/key; 4 for SQLite's
+ * own URI filenames, file:x.db?mode=ro, which this SQLite build would read as a URI while the
+ * checks here see a plain name); 0 for a plain file name. */
+static size_t url_scheme_len(const char *path)
+{
+	size_t n = 0;
+	if ((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z'))
+		n = 1 + strspn(path + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+	if (n && strncmp(path + n, "://", 3) == 0)
+		return n;
+	return n == 4 && strncasecmp(path, "file:", 5) == 0 ? n : 0;
+}
+
 int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err)
 {
 	*out = NULL;
+	size_t scheme = url_scheme_len(path);
+	if (scheme) /* only the scheme is quoted: the rest of a URL may hold a password or a signed token */
+		return em_err(err, EM_EINPUT,
+			      "database '%.*s%s...' is a URL: there is no database backend for '%.*s' URLs; --db takes a "
+			      "local file path (./NAME for a file whose name only looks like a URL)",
+			      (int)scheme, path, strncmp(path + scheme, "://", 3) == 0 ? "://" : ":", (int)scheme, path);
 	int rc = create_file(path, err);
 	if (rc)
 		return rc;

@@ -28,7 +28,8 @@ void ledger_default_path(struct buf *out);
 int ledger_open(struct ledger **out, const char *path, struct buf *err);
 /* ledger_open with flags. LEDGER_OPEN_APPLY_LOCK: take the apply lock (ledger_apply_lock) on
  * the file before SQLite opens it; EM_ECONFLICT when another apply holds it. A path that does
- * not name a regular file (/dev/null, a FIFO, a directory) is EM_EINPUT, before SQLite sees it. */
+ * not name a regular file (/dev/null, a FIFO, a directory) is EM_EINPUT, before SQLite sees it;
+ * so is one that looks like a URL (SCHEME://..., or SQLite's file:...), before anything is created. */
 enum { LEDGER_OPEN_APPLY_LOCK = 1 };
 int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err);
 void ledger_close(struct ledger *l);
