@@ -185,6 +185,10 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 			const char *bad = argv[optind - 1];
 			if (c == ':')
 				log_error("option '%s' needs a value; see 'ebsmigrate help %s'", bad, cmd->name);
+			else if (optopt >= 0x10000 && (size_t)(optopt - 0x10000) < k)
+				/* getopt_long's report of "--flag=value" on a flag without a value: optopt
+				 * is then the option's id, not a character */
+				log_error("option '--%s' takes no value", lo[optopt - 0x10000].name);
 			else if (optopt)
 				log_error("unknown option '-%c'; see 'ebsmigrate help %s'", (char)optopt, cmd->name);
 			else
