@@ -592,12 +592,12 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 	/* stdout's own buffer first, then the spool below it on the descriptor */
 	if (!rc && o->stdout_spool && (fflush(stdout) != 0 || fseek(o->stdout_spool, 0, SEEK_SET) != 0 ||
 				       em_copy_stream(o->stdout_spool, fileno(stdout)) != 0)) {
-		log_error("cannot write to standard output");
+		log_error("cannot write to standard output: %s", strerror(errno)); /* EFBIG past ulimit -f */
 		rc = EXIT_RUNTIME;
 	}
 	const struct buf *so = o->to_stdout;
 	if (!rc && so && so->len && (fwrite(so->s, 1, so->len, stdout) != so->len || fflush(stdout) != 0)) {
-		log_error("cannot write to standard output");
+		log_error("cannot write to standard output: %s", strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	o->committed = !rc;

@@ -4,8 +4,11 @@
  * `ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`. Global options may also follow the
  * command (every command's parser knows them). Setup (database, prices) is done by each
  * command through cmd_prepare(ctx, needs) once its own options are parsed, because --db and
- * --pricing-dir may come after the command name.
+ * --pricing-dir may come after the command name. SIGXFSZ is ignored from the start, so a file
+ * size limit is an ordinary write error (EFBIG), never a silent death.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Past a file size limit (ulimit -f) SIGXFSZ would kill the process silently, mid-write: ignored,
+	 * the write fails with EFBIG instead and the writer's error path reports it and cleans up. */
+	signal(SIGXFSZ, SIG_IGN);
 	struct cmd_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
@@ -158,6 +164,15 @@ int main(int argc, char **argv)
 	}
 	stop_install(); /* SIGTERM/SIGINT: wind down, then 128 + signal (stop.h) */
 	int rc = cmd->fn(&ctx, argc - i, argv + i);
+	/* What a command printed straight to stdout may have failed unseen (EFBIG past ulimit -f,
+	 * ENOSPC): checked once at the end, as coreutils' close_stdout does, so it is never exit 0
+	 * (a command that failed has said why already). */
+	int out_errno = fflush(stdout) != 0 ? errno : ferror(stdout) ? -1 : 0;
+	if (out_errno && rc == EXIT_OK) {
+		log_error("cannot write to standard output%s%s", out_errno > 0 ? ": " : "",
+			  out_errno > 0 ? strerror(out_errno) : "");
+		rc = EXIT_RUNTIME;
+	}
 	if (ctx.have_book)
 		pricebook_release(&ctx.book);
 	if (ctx.db)
