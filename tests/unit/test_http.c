@@ -592,6 +592,99 @@ static void test_refused(void)
 	buf_release(&err);
 }
 
+/* One deadline for the whole request (issue 28 item 10): the waits between attempts count, so a
+ * 503 with Retry-After: 20 gets one retry in 30 s, not four; the last answer is returned as when
+ * the attempts run out. */
+static void test_deadline_waits(void)
+{
+	static const struct lb_response script[] = {
+		{503, "Retry-After: 20\r\n", "busy", 0, 0},
+		{503, "Retry-After: 20\r\n", "still busy", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 3", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 4", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 5", 0, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 5) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct http_request rq;
+	http_request_init(&rq, "POST", s.url);
+	rq.deadline_ms = 30000;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), 0);
+	CHECK_I64(resp.status, 503);
+	CHECK_STR(resp.body.s, "still busy");
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(f.n_sleeps, 1);
+	CHECK_I64(f.sleeps[0], 20000);
+	CHECK_I64(lb_count(&s), 2);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* An attempt is cut to what is left of the deadline: an answer 700 ms away is not waited for
+ * when 300 ms are left, whatever the per-attempt timeout (5 s here). */
+static void test_deadline_cuts_attempt(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, "late", 700, 0},
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 1) == 0);
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 1);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	struct http_request rq;
+	http_request_init(&rq, "GET", s.url);
+	rq.deadline_ms = 300;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), EM_ENET);
+	CHECK_I64(resp.status, 0);
+	CHECK(strstr(err.s, "timed out") != NULL);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
+/* Connection errors: backoffs 91 then 196 ms (the fake jitter) against a 150 ms deadline: two
+ * attempts, then "out of time" instead of the five attempts allowed. */
+static void test_deadline_connection_errors(void)
+{
+	struct http_client c;
+	struct fake f;
+	client(&c, &f, 5);
+	struct http_response resp;
+	http_response_init(&resp);
+	struct buf err = BUF_INIT;
+	char url[128];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/hook/SECRET", lb_dead_port());
+	struct http_request rq;
+	http_request_init(&rq, "POST", url);
+	rq.deadline_ms = 150;
+	rq.secret_url = 1;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), EM_ENET);
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(f.n_sleeps, 1);
+	CHECK(strstr(err.s, "(out of time: 1 s in all, 2 attempts)") != NULL);
+	CHECK(strstr(err.s, "SECRET") == NULL);
+	CHECK(resp.unreachable);
+	http_request_release(&rq);
+	http_response_release(&resp);
+	http_client_release(&c);
+	buf_release(&err);
+}
+
 static void test_body_cap(void)
 {
 	static const struct lb_response script[] = {
@@ -777,6 +870,9 @@ int main(void)
 	test_wire();
 	test_timeout();
 	test_refused();
+	test_deadline_waits();
+	test_deadline_cuts_attempt();
+	test_deadline_connection_errors();
 	test_body_cap();
 	test_rate_limit();
 	test_presend();
