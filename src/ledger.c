@@ -1,7 +1,8 @@
 /*
  * ledger.c - the SQLite database: the only file that speaks SQL.
  *
- * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close, ledger_schema_version,
+ * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close,
+ * ledger_reopen_if_replaced, ledger_schema_version,
  * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
  * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
  * ledger_price_versions / ledger_pricebook_load;
@@ -617,6 +618,31 @@ int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct
 		return rc;
 	}
 	*out = l;
+	return 0;
+}
+
+int ledger_reopen_if_replaced(struct ledger **l, int *reopened, struct buf *err)
+{
+	*reopened = 0;
+	struct stat at_path, open_file;
+	if (stat((*l)->path, &at_path) != 0)
+		return em_err(err, errno == ENOENT ? EM_ENOTFOUND : EM_EIO, "database '%s': %s (removed after it was opened)",
+			      (*l)->path, strerror(errno));
+	if (fstat((*l)->fd, &open_file) != 0)
+		return em_err(err, EM_EIO, "database '%s': %s", (*l)->path, strerror(errno));
+	if (at_path.st_dev == open_file.st_dev && at_path.st_ino == open_file.st_ino)
+		return 0;
+	struct ledger *fresh;
+	int rc = ledger_open_ex(&fresh, (*l)->path, 0, err);
+	if (rc)
+		return rc; /* the open one stays: a later call may find a good file there */
+	/* The -wal name beside the path may now be the new file's: closing the old connection must
+	 * not delete it (SQLite deletes its WAL by name when the last connection closes). */
+	int persist = 1;
+	sqlite3_file_control((*l)->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+	ledger_close(*l);
+	*l = fresh;
+	*reopened = 1;
 	return 0;
 }
 
