@@ -4,7 +4,7 @@
  * the database) runs where the command runs and never concurrently.
  *
  * Entry points: httpd_start, httpd_url, httpd_serve, httpd_stop, httpd_host_name_ok,
- * httpd_library_version.
+ * httpd_host_allowed, httpd_library_version.
  * Invariants: only GET and HEAD reach the handler (others: 405 with Allow), and only with a Host
  * this server answers to (else 403: a DNS-rebinding page's name never reads the figures); a
  * request body is never read; nothing is printed (libmicrohttpd's own error log is off).
@@ -187,20 +187,16 @@ static int ip_literal(const char *host, size_t len, struct sockaddr_storage *out
 	return 1;
 }
 
-/* The local address a connection arrived at, v4-mapped addresses as v4. 0 when unknown. */
-static int local_address(int fd, struct sockaddr_storage *out)
+/* A v4-mapped v6 address (a dual-stack socket's view of a v4 peer) as its v4 address. */
+static void unmap_v4(struct sockaddr_storage *a)
 {
-	socklen_t len = sizeof *out;
-	if (fd < 0 || getsockname(fd, (struct sockaddr *)out, &len) != 0)
-		return 0;
-	if (out->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)out)->sin6_addr)) {
-		struct in_addr v4;
-		memcpy(&v4, ((struct sockaddr_in6 *)out)->sin6_addr.s6_addr + 12, 4);
-		memset(out, 0, sizeof *out);
-		out->ss_family = AF_INET;
-		((struct sockaddr_in *)out)->sin_addr = v4;
-	}
-	return 1;
+	if (a->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&((struct sockaddr_in6 *)a)->sin6_addr))
+		return;
+	struct in_addr v4;
+	memcpy(&v4, ((struct sockaddr_in6 *)a)->sin6_addr.s6_addr + 12, 4);
+	memset(a, 0, sizeof *a);
+	a->ss_family = AF_INET;
+	((struct sockaddr_in *)a)->sin_addr = v4;
 }
 
 static int name_is(const char *host, size_t len, const char *name)
@@ -208,10 +204,8 @@ static int name_is(const char *host, size_t len, const char *name)
 	return name && strlen(name) == len && strncasecmp(host, name, len) == 0;
 }
 
-/* Does the Host header name this server? Its host part (without the port; a trailing dot
- * ignored) must be the address the connection arrived at (an IP literal: a DNS-rebinding page
- * always sends its own name), "localhost", the host --listen named, or an --allow-host name. */
-static int host_allowed(const struct httpd *s, const struct httpd_conn *k, const char *header)
+int httpd_host_allowed(const char *header, const char *listen_host, const struct strlist *allow_hosts,
+		       const struct sockaddr *local)
 {
 	if (!header || !*header)
 		return 0;
@@ -228,13 +222,27 @@ static int host_allowed(const struct httpd *s, const struct httpd_conn *k, const
 		len--;
 	if (!len)
 		return 0;
-	if (name_is(header, len, "localhost") || name_is(header, len, s->listen_host))
+	if (name_is(header, len, "localhost") || name_is(header, len, listen_host))
 		return 1;
-	for (size_t i = 0; i < s->allow_hosts.n; i++)
-		if (name_is(header, len, s->allow_hosts.items[i]))
+	for (size_t i = 0; allow_hosts && i < allow_hosts->n; i++)
+		if (name_is(header, len, allow_hosts->items[i]))
 			return 1;
-	struct sockaddr_storage named, local;
-	return k && ip_literal(header, len, &named) && local_address(k->fd, &local) && same_client(&named, &local);
+	struct sockaddr_storage named, here;
+	if (!local || !ip_literal(header, len, &named))
+		return 0;
+	memset(&here, 0, sizeof here);
+	memcpy(&here, local, local->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	unmap_v4(&here);
+	return same_client(&named, &here);
+}
+
+/* Does the Host header name this server, as the connection k reached it? */
+static int host_allowed(const struct httpd *s, const struct httpd_conn *k, const char *header)
+{
+	struct sockaddr_storage local;
+	socklen_t len = sizeof local;
+	int known = k && k->fd >= 0 && getsockname(k->fd, (struct sockaddr *)&local, &len) == 0;
+	return httpd_host_allowed(header, s->listen_host, &s->allow_hosts, known ? (struct sockaddr *)&local : NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,

@@ -48,6 +48,13 @@ int httpd_start(struct httpd **out, const char *addr_port, const struct strlist 
 /* 1 when name can be a Host header's host: an IP address, or letters, digits, '-', '_' and
  * single dots (no port). */
 int httpd_host_name_ok(const char *name);
+struct sockaddr;
+/* The Host check (header: the Host header's value, any bytes; NULL = none): 1 when its host part
+ * (without the port, a trailing dot ignored, case-insensitive) is "localhost", listen_host, one
+ * of allow_hosts (may be NULL), or an IP literal of the address local (the one the connection
+ * arrived at; NULL = unknown: no IP literal matches; v4-mapped v6 taken as v4). */
+int httpd_host_allowed(const char *header, const char *listen_host, const struct strlist *allow_hosts,
+		       const struct sockaddr *local);
 /* "http://127.0.0.1:40123" (the port bound), for messages. */
 const char *httpd_url(const struct httpd *s);
 /* Serves requests until *stop is set (checked at least every 200 ms, and after each signal),
