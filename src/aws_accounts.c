@@ -95,7 +95,7 @@ int aws_accounts_parse(struct strlist *out, const char *opt, const char *arg, st
 		if (!*path)
 			return em_err(err, EM_EINPUT, "%s: '@' names no file (use @FILE)", opt);
 		struct buf text = BUF_INIT, e = BUF_INIT;
-		int rc = em_read_file(path, &text, &e);
+		int rc = em_read_file_max(path, EM_MAX_LIST_FILE, &text, &e);
 		if (rc)
 			rc = em_err(err, EM_EINPUT, "%s: %s", opt, e.s);
 		else

@@ -90,7 +90,7 @@ static int read_token_file(const char *path, struct buf *out, const char *what, 
 {
 	char *full = expand_home(path);
 	struct buf raw = BUF_INIT, e = BUF_INIT;
-	int rc = em_read_file(full, &raw, &e);
+	int rc = em_read_file_max(full, EM_MAX_TOKEN_FILE, &raw, &e);
 	free(full);
 	if (rc) {
 		em_err(err, rc == EM_ENOTFOUND ? EM_EAUTH : rc, "%s: %s", what, e.s);
@@ -259,7 +259,7 @@ static int ini_load(struct ini *ini, const char *env_name, const char *default_r
 		ini->display = xstrdup(default_rel);
 	}
 	struct buf text = BUF_INIT, e = BUF_INIT;
-	int rc = em_read_file(path, &text, &e);
+	int rc = em_read_file_max(path, EM_MAX_CONFIG_FILE, &text, &e);
 	if (rc == EM_ENOTFOUND) {
 		rc = 0;
 	} else if (rc) {

@@ -495,7 +495,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 		struct buf job_text = BUF_INIT;
 		brc = make_kube_client(&kc, a, &err);
 		if (!brc && a->job_file)
-			brc = em_read_file(a->job_file, &job_text, &err);
+			brc = em_read_file_max(a->job_file, EM_MAX_LIST_FILE, &job_text, &err);
 		const struct embedded_file *tpl = embedded_find(BENCH_KUBE_TEMPLATE);
 		if (!brc && !tpl)
 			brc = em_err(&err, EM_EIO, "the Job template '%s' is not built in", BENCH_KUBE_TEMPLATE);

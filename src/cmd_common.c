@@ -185,6 +185,10 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 			const char *bad = argv[optind - 1];
 			if (c == ':')
 				log_error("option '%s' needs a value; see 'ebsmigrate help %s'", bad, cmd->name);
+			else if (optopt >= 0x10000 && (size_t)(optopt - 0x10000) < k)
+				/* getopt_long's report of "--flag=value" on a flag without a value: optopt
+				 * is then the option's id, not a character */
+				log_error("option '--%s' takes no value", lo[optopt - 0x10000].name);
 			else if (optopt)
 				log_error("unknown option '-%c'; see 'ebsmigrate help %s'", (char)optopt, cmd->name);
 			else
@@ -588,12 +592,12 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 	/* stdout's own buffer first, then the spool below it on the descriptor */
 	if (!rc && o->stdout_spool && (fflush(stdout) != 0 || fseek(o->stdout_spool, 0, SEEK_SET) != 0 ||
 				       em_copy_stream(o->stdout_spool, fileno(stdout)) != 0)) {
-		log_error("cannot write to standard output");
+		log_error("cannot write to standard output: %s", strerror(errno)); /* EFBIG past ulimit -f */
 		rc = EXIT_RUNTIME;
 	}
 	const struct buf *so = o->to_stdout;
 	if (!rc && so && so->len && (fwrite(so->s, 1, so->len, stdout) != so->len || fflush(stdout) != 0)) {
-		log_error("cannot write to standard output");
+		log_error("cannot write to standard output: %s", strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	o->committed = !rc;

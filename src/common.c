@@ -355,24 +355,63 @@ int em_max_input_size(int64_t *out, struct buf *err)
 	return 0;
 }
 
+/* "64 KiB", "4 MiB" for a cap that is a whole number of them, else bytes: for messages. */
+static void add_size(struct buf *b, int64_t n)
+{
+	if (n >= (1 << 20) && n % (1 << 20) == 0)
+		buf_addf(b, "%lld MiB", (long long)(n >> 20));
+	else if (n >= 1024 && n % 1024 == 0)
+		buf_addf(b, "%lld KiB", (long long)(n >> 10));
+	else
+		buf_addf(b, "%lld bytes", (long long)n);
+}
+
+/* EM_ETOOBIG for path: size bytes (-1: a stream that went past cap), over the caller's own cap
+ * (own_cap) or the input size limit. */
+static int too_big(struct buf *err, const char *path, int64_t size, int64_t cap, int own_cap)
+{
+	if (!own_cap && size >= 0)
+		return em_err(err, EM_ETOOBIG,
+			      "'%s' is %lld bytes, over the input size limit of %lld (set EBSMIGRATE_MAX_INPUT_SIZE to raise it)",
+			      path, (long long)size, (long long)cap);
+	if (!own_cap)
+		return em_err(err, EM_ETOOBIG,
+			      "'%s' holds more than the input size limit of %lld bytes (set EBSMIGRATE_MAX_INPUT_SIZE "
+			      "to raise it)",
+			      path, (long long)cap);
+	struct buf limit = BUF_INIT;
+	add_size(&limit, cap);
+	if (size >= 0)
+		em_err(err, EM_ETOOBIG, "'%s' is %lld bytes, over the limit of %s for this input", path, (long long)size,
+		       limit.s);
+	else
+		em_err(err, EM_ETOOBIG, "'%s' holds more than %s, the limit for this input", path, limit.s);
+	buf_release(&limit);
+	return EM_ETOOBIG;
+}
+
 /* Reads the open descriptor fd (named path in messages) into out, refusing directories and
- * anything over the input cap: a regular file is measured before the first byte is read, a
- * pipe is stopped as soon as it passes the cap. fail is the code for open/read failures. */
-static int read_fd(int fd, const char *path, struct buf *out, int fail, struct buf *err)
+ * anything over the cap: a regular file is measured before the first byte is read, a pipe or a
+ * device (/dev/zero) is stopped as soon as it passes the cap, so memory stays within the cap
+ * plus one chunk. input_max is the caller's own cap for a small input (0: none); the input size
+ * limit (EBSMIGRATE_MAX_INPUT_SIZE) applies too when it is lower. fail is the code for
+ * open/read failures. */
+static int read_fd(int fd, const char *path, int64_t input_max, struct buf *out, int fail, struct buf *err)
 {
 	int64_t cap;
 	int rc = em_max_input_size(&cap, err);
 	if (rc)
 		return rc;
+	int own_cap = input_max > 0 && input_max < cap;
+	if (own_cap)
+		cap = input_max;
 	struct stat st;
 	if (fstat(fd, &st) != 0)
 		return em_err(err, fail, "cannot read '%s': %s", path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
 		return em_err(err, fail, "cannot read '%s': %s", path, strerror(EISDIR));
 	if (S_ISREG(st.st_mode) && (int64_t)st.st_size > cap)
-		return em_err(err, EM_ETOOBIG,
-			      "'%s' is %lld bytes, over the input size limit of %lld (set EBSMIGRATE_MAX_INPUT_SIZE to raise it)",
-			      path, (long long)st.st_size, (long long)cap);
+		return too_big(err, path, st.st_size, cap, own_cap);
 	char chunk[65536];
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof chunk);
@@ -383,34 +422,36 @@ static int read_fd(int fd, const char *path, struct buf *out, int fail, struct b
 		if (n == 0)
 			return 0;
 		if ((int64_t)(out->len + (size_t)n) > cap)
-			return em_err(err, EM_ETOOBIG,
-				      "'%s' holds more than the input size limit of %lld bytes (set EBSMIGRATE_MAX_INPUT_SIZE "
-				      "to raise it)",
-				      path, (long long)cap);
+			return too_big(err, path, -1, cap, own_cap);
 		buf_add(out, chunk, (size_t)n);
 	}
 }
 
-static int read_file(const char *path, struct buf *out, int fail, struct buf *err)
+static int read_file(const char *path, int64_t input_max, struct buf *out, int fail, struct buf *err)
 {
 	if (strcmp(path, "-") == 0)
-		return read_fd(0, path, out, fail, err);
+		return read_fd(0, path, input_max, out, fail, err);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return em_err(err, errno == ENOENT ? EM_ENOTFOUND : fail, "cannot read '%s': %s", path, strerror(errno));
-	int rc = read_fd(fd, path, out, fail, err);
+	int rc = read_fd(fd, path, input_max, out, fail, err);
 	close(fd);
 	return rc;
 }
 
 int em_read_file(const char *path, struct buf *out, struct buf *err)
 {
-	return read_file(path, out, EM_EIO, err);
+	return read_file(path, 0, out, EM_EIO, err);
 }
 
 int em_read_input(const char *path, struct buf *out, struct buf *err)
 {
-	return read_file(path, out, EM_EINPUT, err);
+	return read_file(path, 0, out, EM_EINPUT, err);
+}
+
+int em_read_file_max(const char *path, size_t max, struct buf *out, struct buf *err)
+{
+	return read_file(path, max > (size_t)INT64_MAX ? 0 : (int64_t)max, out, EM_EIO, err);
 }
 
 int em_umask(void)

@@ -8,7 +8,9 @@
  * Invariants:
  * - Every attempt has a connect timeout and a total timeout; attempts are bounded by
  *   max_attempts; nothing retries forever and nothing waits longer than retry_after_max_ms
- *   (Retry-After) or backoff_max_ms (backoff) between attempts.
+ *   (Retry-After) or backoff_max_ms (backoff) between attempts. A request with a deadline ends
+ *   by it, whatever the attempts: each attempt's timeouts are cut to what is left, and a retry
+ *   whose wait would reach it is not made (the attempts end there, as if they had run out).
  * - The retry decision per answer: the caller's classifier first, then the built-in rule
  *   (429 throttling, 5xx transient, everything else final). Connection-level failures
  *   (refused, reset, timeout, DNS, empty reply) are retried; configuration failures (bad URL,
@@ -646,7 +648,7 @@ static int stopped(void)
 }
 
 static CURLcode perform(struct http_client *c, const struct http_request *req, const struct http_headers *extra,
-			struct http_response *resp, struct transfer *t)
+			struct http_response *resp, struct transfer *t, long connect_timeout_ms, long timeout_ms)
 {
 	CURL *h = c->curl;
 	curl_easy_reset(h); /* keeps the connection cache, so connections are reused */
@@ -654,9 +656,8 @@ static CURLcode perform(struct http_client *c, const struct http_request *req, c
 	curl_easy_setopt(h, CURLOPT_URL, req->url);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-			 req->connect_timeout_ms > 0 ? req->connect_timeout_ms : c->opt.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : c->opt.timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_USERAGENT, c->opt.user_agent);
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -747,6 +748,68 @@ int http_url_host(struct buf *out, const char *url)
 	return 0;
 }
 
+/* Marks in hide[] the bytes of text that repeat a secret part of the URL: a part (split at / ? & =
+ * # ; : @) of 4 bytes or more where text holds it whole, and any 8 bytes of one in a row (a
+ * server's echo may be cut short). */
+static void mark_secret_parts(const char *text, size_t n, const char *secret, unsigned char *hide)
+{
+	const char *delims = "/?&=#;:@";
+	for (const char *p = secret; *p;) {
+		size_t len = strcspn(p, delims);
+		if (len >= 4) {
+			size_t whole = len < 8 ? len : 8; /* a run this long is hidden */
+			for (size_t i = 0; i < n; i++) {
+				size_t best = 0;
+				for (size_t j = 0; j < len && best < n - i; j++) {
+					size_t m = 0;
+					while (i + m < n && j + m < len && text[i + m] == p[j + m])
+						m++;
+					if (m > best)
+						best = m;
+				}
+				if (best >= whole)
+					memset(hide + i, 1, best);
+			}
+		}
+		p += len;
+		p += strspn(p, delims);
+	}
+}
+
+void http_add_scrubbed(struct buf *out, const char *text, const char *secret_url)
+{
+	size_t n = strlen(text);
+	const char *p = secret_url ? strstr(secret_url, "://") : NULL;
+	if (!p || !n) {
+		buf_add(out, text, n);
+		return;
+	}
+	p += 3;
+	/* userinfo (user:password@) and everything after the host: the secret parts */
+	size_t auth = strcspn(p, "/?#");
+	const char *at = NULL;
+	for (const char *q = p; q < p + auth; q++)
+		if (*q == '@')
+			at = q;
+	unsigned char *hide = xcalloc(n, 1);
+	if (at) {
+		char *user = xstrndup(p, (size_t)(at - p));
+		mark_secret_parts(text, n, user, hide);
+		secbuf_free_str(user);
+	}
+	mark_secret_parts(text, n, p + auth, hide);
+	for (size_t i = 0; i < n;) {
+		if (!hide[i]) {
+			buf_addc(out, text[i++]);
+			continue;
+		}
+		buf_adds(out, "...");
+		while (i < n && hide[i])
+			i++;
+	}
+	free(hide);
+}
+
 /* The request's URL as messages and dumps show it: without query and fragment, and only
  * scheme://host/... when the URL is a secret. */
 static void url_shown(struct buf *out, const struct http_request *req)
@@ -786,6 +849,9 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 	out->attempts = 0;
 	out->throttled = 0;
 	int rc = 0, spent = 0; /* retry tokens this request took from the quota */
+	/* the whole request's end (0: none): each attempt is cut to what is left of it, and no retry
+	 * waits past it */
+	int64_t deadline = req->deadline_ms > 0 ? now_ms(c) + req->deadline_ms : 0;
 	struct http_headers extra = HTTP_HEADERS_INIT;
 	for (int attempt = 1;; attempt++) {
 		if (stopped()) {
@@ -793,6 +859,20 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 			break;
 		}
 		rate_acquire(c, req->rate_key);
+		long connect_timeout = req->connect_timeout_ms > 0 ? req->connect_timeout_ms : c->opt.connect_timeout_ms;
+		long timeout = req->timeout_ms > 0 ? req->timeout_ms : c->opt.timeout_ms;
+		if (deadline) {
+			int64_t left = deadline - now_ms(c);
+			if (left <= 0) {
+				rc = em_err(err, EM_ENET, "%s: no answer within %lld s in all (%d attempt%s)", where.s,
+					    (long long)(req->deadline_ms + 999) / 1000, attempt - 1, attempt > 2 ? "s" : "");
+				break;
+			}
+			if (left < timeout)
+				timeout = (long)left;
+			if (left < connect_timeout)
+				connect_timeout = (long)left;
+		}
 		response_reset(out, c->opt.max_body);
 		out->attempts = attempt;
 		http_headers_release(&extra);
@@ -808,8 +888,11 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 		}
 		debug_dump(req, &extra, attempt);
 		struct transfer t = {out, 0};
-		CURLcode cc = perform(c, req, &extra, out, &t);
-		int64_t delay;
+		CURLcode cc = perform(c, req, &extra, out, &t, connect_timeout, timeout);
+		int64_t delay = 0;
+		/* out of time when the retry would start at or after the deadline: the attempts end here,
+		 * as if they had run out */
+		int out_of_time = 0;
 		if (cc != CURLE_OK && stopped()) {
 			rc = em_err(err, EM_ESTOPPED, "%s: interrupted: stopped by %s", where.s,
 				    stop_signal_name(stop_requested()));
@@ -822,20 +905,27 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 				break;
 			}
 			const char *why = c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc);
-			int no_quota = curl_code_retryable(cc) && attempt < max && !take_retry_tokens(c, 10, &spent);
-			if (!curl_code_retryable(cc) || attempt >= max || no_quota) {
+			if (curl_code_retryable(cc) && attempt < max) {
+				delay = http_backoff_ms(c, attempt);
+				out_of_time = deadline && now_ms(c) + delay >= deadline;
+			}
+			int no_quota = curl_code_retryable(cc) && attempt < max && !out_of_time &&
+				       !take_retry_tokens(c, 10, &spent);
+			if (!curl_code_retryable(cc) || attempt >= max || no_quota || out_of_time) {
 				out->unreachable = cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
 						   cc == CURLE_COULDNT_CONNECT ||
 						   (cc == CURLE_OPERATION_TIMEDOUT && !out->headers.n && !out->body.len);
 				out->status = 0;
-				if (attempt > 1 || no_quota)
+				if (out_of_time)
+					rc = em_err(err, EM_ENET, "%s: %s (out of time: %lld s in all, %d attempt%s)", where.s,
+						    why, (long long)(req->deadline_ms + 999) / 1000, attempt, attempt > 1 ? "s" : "");
+				else if (attempt > 1 || no_quota)
 					rc = em_err(err, EM_ENET, "%s: %s (after %d attempts%s)", where.s, why, attempt,
 						    no_quota ? "; retry quota exhausted" : "");
 				else
 					rc = em_err(err, EM_ENET, "%s: %s", where.s, why);
 				break;
 			}
-			delay = http_backoff_ms(c, attempt);
 			log_debug("%s: %s; retrying in %lld ms", where.s, why, (long long)delay);
 		} else {
 			enum http_verdict v = classify(req, out);
@@ -848,17 +938,21 @@ int http_send(struct http_client *c, const struct http_request *req, struct http
 					give_back_retry_tokens(c, spent);
 				break;
 			}
-			int no_quota = attempt < max && !take_retry_tokens(c, 5, &spent);
-			if (attempt >= max || no_quota) {
+			if (attempt < max) {
+				int64_t ra = retry_after_ms(&out->headers);
+				if (ra > c->opt.retry_after_max_ms)
+					ra = c->opt.retry_after_max_ms;
+				delay = ra >= 0 ? ra : http_backoff_ms(c, attempt);
+				out_of_time = deadline && now_ms(c) + delay >= deadline;
+			}
+			int no_quota = attempt < max && !out_of_time && !take_retry_tokens(c, 5, &spent);
+			if (attempt >= max || no_quota || out_of_time) {
 				if (v == HTTP_THROTTLED)
 					rc = em_err(err, EM_ETHROTTLED, "%s: still throttled (HTTP %ld) after %d attempts%s",
-						    where.s, out->status, attempt, no_quota ? " (retry quota exhausted)" : "");
+						    where.s, out->status, attempt,
+						    no_quota ? " (retry quota exhausted)" : out_of_time ? " (out of time)" : "");
 				break;
 			}
-			int64_t ra = retry_after_ms(&out->headers);
-			if (ra > c->opt.retry_after_max_ms)
-				ra = c->opt.retry_after_max_ms;
-			delay = ra >= 0 ? ra : http_backoff_ms(c, attempt);
 			log_debug("%s: retrying in %lld ms", where.s, (long long)delay);
 		}
 		sleep_for(c, delay);

@@ -104,7 +104,7 @@ static void exec_info_json(struct buf *out, const struct kube_target *t)
 		if (t->ca_pem)
 			buf_adds(&ca, t->ca_pem);
 		else if (t->ca_file)
-			em_read_file(t->ca_file, &ca, &ignore);
+			em_read_file_max(t->ca_file, EM_MAX_LIST_FILE, &ca, &ignore);
 		if (ca.len) {
 			/* []byte fields travel as standard base64 in JSON */
 			char *b64 = xmalloc(4 * ((ca.len + 2) / 3) + 1);
@@ -621,7 +621,7 @@ static int authorize(struct kube_client *c, struct http_headers *h, int force_re
 	*dynamic = 0;
 	if (t->token_file) {
 		struct buf tok = BUF_INIT, e = BUF_INIT;
-		int rc = em_read_file(t->token_file, &tok, &e);
+		int rc = em_read_file_max(t->token_file, EM_MAX_TOKEN_FILE, &tok, &e);
 		while (!rc && tok.len && strchr(" \t\r\n", tok.s[tok.len - 1]))
 			tok.s[--tok.len] = '\0';
 		if (!rc && (tok.len == 0 || strpbrk(tok.s, "\r\n")))

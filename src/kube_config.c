@@ -272,7 +272,7 @@ static int merge_list(struct kube_config *c, size_t fi, const yaml_node_t *root,
 static int load_one(struct kube_config *c, const char *path, struct buf *err)
 {
 	struct buf text = BUF_INIT;
-	int rc = em_read_file(path, &text, err);
+	int rc = em_read_file_max(path, EM_MAX_CONFIG_FILE, &text, err);
 	if (rc) {
 		secbuf_release(&text);
 		return rc;
@@ -813,7 +813,7 @@ int kube_in_cluster_target(struct kube_target *out, const char *sa_dir, struct b
 	buf_reset(&p);
 	buf_addf(&p, "%s/namespace", sa_dir);
 	struct buf ns = BUF_INIT, ignore = BUF_INIT;
-	if (em_read_file(p.s, &ns, &ignore) == 0) {
+	if (em_read_file_max(p.s, EM_MAX_TOKEN_FILE, &ns, &ignore) == 0) {
 		while (ns.len && strchr(" \t\r\n", ns.s[ns.len - 1]))
 			ns.s[--ns.len] = '\0';
 	}

@@ -1,7 +1,8 @@
 /*
  * ledger.c - the SQLite database: the only file that speaks SQL.
  *
- * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close, ledger_schema_version,
+ * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close,
+ * ledger_reopen_if_replaced, ledger_schema_version,
  * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
  * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
  * ledger_price_versions / ledger_pricebook_load;
@@ -10,7 +11,9 @@
  * one typed list (LEDGER_PARAMS), bound by ledger_bind_params; ledger_run / ledger_insert /
  * ledger_query_row / _rows / _list / _columns prepare, bind and run a statement in one call.
  *
- * Opening: the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
+ * Opening: a path that looks like a URL (s3://..., file:...) is refused before anything is made:
+ * no backend exists for a scheme, and the path would otherwise become local folders ("s3:").
+ * Then the parent directories are created 0700 and the file itself with open(O_CREAT|O_EXCL,
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
  * its -wal and -shm files the database file's mode). The path must then name a regular file
  * (not /dev/null, a FIFO or a directory), checked on a descriptor the ledger keeps until after
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -552,9 +556,28 @@ int ledger_open(struct ledger **out, const char *path, struct buf *err)
 	return ledger_open_ex(out, path, 0, err);
 }
 
+/* The length of the scheme of a path that looks like a URL (2 for s3://bucket/key; 4 for SQLite's
+ * own URI filenames, file:x.db?mode=ro, which this SQLite build would read as a URI while the
+ * checks here see a plain name); 0 for a plain file name. */
+static size_t url_scheme_len(const char *path)
+{
+	size_t n = 0;
+	if ((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= 'A' && path[0] <= 'Z'))
+		n = 1 + strspn(path + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-.");
+	if (n && strncmp(path + n, "://", 3) == 0)
+		return n;
+	return n == 4 && strncasecmp(path, "file:", 5) == 0 ? n : 0;
+}
+
 int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err)
 {
 	*out = NULL;
+	size_t scheme = url_scheme_len(path);
+	if (scheme) /* only the scheme is quoted: the rest of a URL may hold a password or a signed token */
+		return em_err(err, EM_EINPUT,
+			      "database '%.*s%s...' is a URL: there is no database backend for '%.*s' URLs; --db takes a "
+			      "local file path (./NAME for a file whose name only looks like a URL)",
+			      (int)scheme, path, strncmp(path + scheme, "://", 3) == 0 ? "://" : ":", (int)scheme, path);
 	int rc = create_file(path, err);
 	if (rc)
 		return rc;
@@ -595,6 +618,31 @@ int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct
 		return rc;
 	}
 	*out = l;
+	return 0;
+}
+
+int ledger_reopen_if_replaced(struct ledger **l, int *reopened, struct buf *err)
+{
+	*reopened = 0;
+	struct stat at_path, open_file;
+	if (stat((*l)->path, &at_path) != 0)
+		return em_err(err, errno == ENOENT ? EM_ENOTFOUND : EM_EIO, "database '%s': %s (removed after it was opened)",
+			      (*l)->path, strerror(errno));
+	if (fstat((*l)->fd, &open_file) != 0)
+		return em_err(err, EM_EIO, "database '%s': %s", (*l)->path, strerror(errno));
+	if (at_path.st_dev == open_file.st_dev && at_path.st_ino == open_file.st_ino)
+		return 0;
+	struct ledger *fresh;
+	int rc = ledger_open_ex(&fresh, (*l)->path, 0, err);
+	if (rc)
+		return rc; /* the open one stays: a later call may find a good file there */
+	/* The -wal name beside the path may now be the new file's: closing the old connection must
+	 * not delete it (SQLite deletes its WAL by name when the last connection closes). */
+	int persist = 1;
+	sqlite3_file_control((*l)->db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+	ledger_close(*l);
+	*l = fresh;
+	*reopened = 1;
 	return 0;
 }
 

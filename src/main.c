@@ -4,8 +4,11 @@
  * `ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`. Global options may also follow the
  * command (every command's parser knows them). Setup (database, prices) is done by each
  * command through cmd_prepare(ctx, needs) once its own options are parsed, because --db and
- * --pricing-dir may come after the command name.
+ * --pricing-dir may come after the command name. SIGXFSZ is ignored from the start, so a file
+ * size limit is an ordinary write error (EFBIG), never a silent death.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +63,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Past a file size limit (ulimit -f) SIGXFSZ would kill the process silently, mid-write: ignored,
+	 * the write fails with EFBIG instead and the writer's error path reports it and cleans up. */
+	signal(SIGXFSZ, SIG_IGN);
 	struct cmd_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
@@ -77,25 +83,42 @@ int main(int argc, char **argv)
 	/* Global options before the command. */
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
+		/* "--db=FILE" as getopt_long takes it after the command; "--quiet=1" is refused below */
+		const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
+		char name[32] = "";
+		if (name_len < sizeof name)
+			memcpy(name, a, name_len), name[name_len] = '\0';
+		const char *value = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+		int takes_value = strcmp(name, "--db") == 0 || strcmp(name, "--now") == 0 ||
+				  strcmp(name, "--pricing-dir") == 0;
+		int is_flag = strcmp(name, "--version") == 0 || strcmp(name, "--help") == 0 ||
+			      strcmp(name, "--verbose") == 0 || strcmp(name, "--quiet") == 0 ||
+			      strcmp(name, "--no-color") == 0;
+		if (eq && is_flag) {
+			log_error("option '%s' takes no value", name);
+			return EXIT_USAGE;
+		}
 		if (strcmp(a, "--version") == 0) {
 			printf("ebsmigrate %s\n", EM_VERSION);
 			return EXIT_OK;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return EXIT_OK;
-		} else if ((strcmp(a, "--db") == 0 || strcmp(a, "--now") == 0 || strcmp(a, "--pricing-dir") == 0) &&
-			   i + 1 < argc) {
-			if (a[2] == 'd')
-				ctx.db_path = argv[++i];
-			else if (a[2] == 'p')
-				ctx.pricing_dir = argv[++i];
+		} else if (takes_value && value) {
+			if (!eq)
+				i++;
+			if (name[2] == 'd')
+				ctx.db_path = value;
+			else if (name[2] == 'p')
+				ctx.pricing_dir = value;
 			else {
 				time_t t;
-				if (em_parse_time(argv[i + 1], &t)) {
-					log_error("--now: '%s' is not an RFC 3339 time", argv[i + 1]);
+				if (em_parse_time(value, &t)) {
+					log_error("--now: '%s' is not an RFC 3339 time", value);
 					return EXIT_USAGE;
 				}
-				ctx.now_arg = argv[++i];
+				ctx.now_arg = value;
 				ctx.now = t;
 				em_set_now(t);
 			}
@@ -141,6 +164,15 @@ int main(int argc, char **argv)
 	}
 	stop_install(); /* SIGTERM/SIGINT: wind down, then 128 + signal (stop.h) */
 	int rc = cmd->fn(&ctx, argc - i, argv + i);
+	/* What a command printed straight to stdout may have failed unseen (EFBIG past ulimit -f,
+	 * ENOSPC): checked once at the end, as coreutils' close_stdout does, so it is never exit 0
+	 * (a command that failed has said why already). */
+	int out_errno = fflush(stdout) != 0 ? errno : ferror(stdout) ? -1 : 0;
+	if (out_errno && rc == EXIT_OK) {
+		log_error("cannot write to standard output%s%s", out_errno > 0 ? ": " : "",
+			  out_errno > 0 ? strerror(out_errno) : "");
+		rc = EXIT_RUNTIME;
+	}
 	if (ctx.have_book)
 		pricebook_release(&ctx.book);
 	if (ctx.db)

@@ -1663,7 +1663,7 @@ static int read_index(const char *dir, struct buf *index, struct buf *err)
 	int rc = 0;
 	if (lstat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
 		rc = EM_ENOTFOUND;
-	else if (em_read_file(path.s, &text, &e))
+	else if (em_read_file_max(path.s, EM_MAX_LIST_FILE, &text, &e))
 		rc = em_err(err, EM_EINPUT, "--manifests: %s", e.s);
 	buf_reset(index);
 	buf_addc(index, '\n');

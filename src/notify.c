@@ -3,20 +3,25 @@
  * the environment, the Slack-compatible summary of a report or a plan, the POST through http.c.
  *
  * Entry points: notify_target_load, notify_target_release, notify_report_payload,
- * notify_plan_payload, notify_post.
+ * notify_plan_payload, notify_post, notify_error_said.
  *
  * Invariants: the URL never reaches a message, a log or a debug dump (requests carry
- * secret_url; errors name the host); its copies are wiped (secbuf). Every payload is written with
+ * secret_url; errors name the host); its copies are wiped (secbuf). Of a failed post's answer
+ * only a known error field is quoted (Slack's code, a JSON "error"/"message"), short printable
+ * ASCII, with every part of the URL's path and query it repeats scrubbed: a server that echoes
+ * the path cannot leak the token. The post ends within NOTIFY_DEADLINE_MS, retries included. Every payload is written with
  * jsonw; text taken from the inputs (group names, warnings) is escaped for mrkdwn (& < > as
  * entities, which Slack requires and which stops <!channel> mentions and <url|text> links).
  * Figures are the report's or the plan's own totals, formatted, never recomputed.
  */
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
 #include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/notify.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
@@ -62,7 +67,7 @@ int notify_target_load(struct notify_target *t, const char *file, struct buf *er
 		return take_url(t, env, strlen(env), NOTIFY_WEBHOOK_ENV, err);
 	}
 	struct buf text = BUF_INIT, e = BUF_INIT;
-	int rc = em_read_file(file, &text, &e);
+	int rc = em_read_file_max(file, EM_MAX_TOKEN_FILE, &text, &e);
 	if (rc) {
 		rc = em_err(err, rc == EM_ENOTFOUND ? EM_ENOTFOUND : EM_EINPUT, "--notify-webhook-file: %s", e.s);
 		buf_release(&e);
@@ -267,12 +272,61 @@ void notify_plan_payload(struct buf *out, const struct plan *p, time_t now)
 
 /* ---------------------------------------------------------------- posting */
 
+/* A known error field's text is quoted when it is this short and printable ASCII only; anything
+ * else is not quoted at all (a control character could hide an echo of the token from the scrub). */
+#define NOTIFY_SAID_MAX 200
+
+static int quotable(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] > 0x7e)
+			return 0;
+	return n > 0 && n <= NOTIFY_SAID_MAX;
+}
+
+static int error_code_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+void notify_error_said(struct buf *out, const char *body, size_t len, const char *url)
+{
+	char *said = NULL;
+	size_t start = 0;
+	while (start < len && body[start] && strchr(" \t\r\n", body[start]))
+		start++;
+	if (start < len && body[start] == '{') {
+		/* JSON: Rocket.Chat's and Slack API's "error", Google Chat's error.message,
+		 * Mattermost's and Discord's "message" */
+		cJSON *j = cJSON_ParseWithLength(body, len);
+		const cJSON *e = jsonx_get(j, "error");
+		const char *field = cJSON_IsString(e) ? e->valuestring : jsonx_str(e, "message");
+		if (!field)
+			field = jsonx_str(j, "message");
+		if (field)
+			said = xstrdup(field);
+		cJSON_Delete(j);
+	} else {
+		/* Slack's plain-text code (invalid_token, no_service, channel_not_found): the first word,
+		 * when it is one */
+		size_t n = 0;
+		while (start + n < len && n <= 64 && error_code_char(body[start + n]))
+			n++;
+		if (n >= 2 && n <= 64 && (start + n == len || strchr(" \t\r\n.:,", body[start + n])))
+			said = xstrndup(body + start, n);
+	}
+	if (said && quotable(said))
+		http_add_scrubbed(out, said, url);
+	free(said);
+}
+
 int notify_post(const struct notify_target *t, const struct buf *payload, struct buf *err)
 {
 	struct http_options o;
 	memset(&o, 0, sizeof o);
 	o.connect_timeout_ms = 10000;
-	o.timeout_ms = 30000;
+	o.timeout_ms = NOTIFY_DEADLINE_MS;
 	o.max_attempts = 3;
 	o.no_env_ca = 1; /* AWS_CA_BUNDLE is for AWS endpoints */
 	o.ca_file = getenv(NOTIFY_CA_BUNDLE_ENV);
@@ -291,6 +345,7 @@ int notify_post(const struct notify_target *t, const struct buf *payload, struct
 	struct http_request req;
 	http_request_init(&req, "POST", t->url);
 	req.secret_url = 1;
+	req.deadline_ms = NOTIFY_DEADLINE_MS; /* 30 s in all, retries and their waits included */
 	http_headers_add(&req.headers, "Content-Type", "application/json; charset=utf-8");
 	buf_add(&req.body, payload->s ? payload->s : "", payload->len);
 	struct http_response resp;
@@ -300,10 +355,7 @@ int notify_post(const struct notify_target *t, const struct buf *payload, struct
 		rc = em_err(err, rc, "webhook at host '%s': %s", t->host, e.s);
 	} else if (resp.status < 200 || resp.status > 299) {
 		struct buf said = BUF_INIT;
-		size_t n = resp.body.len < 200 ? resp.body.len : 200;
-		char *body = xstrndup(resp.body.s ? resp.body.s : "", n);
-		buf_add_visible(&said, body);
-		free(body);
+		notify_error_said(&said, resp.body.s ? resp.body.s : "", resp.body.len, t->url);
 		rc = em_err(err, EM_ENET, "webhook at host '%s' answered HTTP %ld%s%s", t->host, resp.status,
 			    said.len ? ": " : "", said.len ? said.s : "");
 		buf_release(&said);

@@ -203,6 +203,7 @@ static void child_exec(const struct proc_options *o, int in_fd, int out_fd, int 
 		dup2(in_fd, 0);
 	dup2(out_fd, 1);
 	dup2(err_fd, 2);
+	signal(SIGXFSZ, SIG_DFL); /* main.c ignores it for ebsmigrate's own writes only */
 	if (o->default_signals) {
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);

@@ -193,7 +193,7 @@ int template_load(struct buf *text, char **name_out, const char *dir, const char
 		buf_addf(&path, "%s/%s", dir, file);
 	if (dir && access(path.s, F_OK) == 0) {
 		*name_out = buf_detach(&path);
-		return em_read_file(*name_out, text, err);
+		return em_read_file_max(*name_out, EM_MAX_LIST_FILE, text, err);
 	}
 	buf_reset(&path);
 	buf_addf(&path, "templates/%s", file);

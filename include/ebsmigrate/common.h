@@ -105,6 +105,16 @@ int em_read_file(const char *path, struct buf *out, struct buf *err);
 /* em_read_file for a file the user named as input (an export): a file that cannot be opened or
  * read is bad input (EM_EINPUT, exit 2) like a missing one, not a runtime error. */
 int em_read_input(const char *path, struct buf *out, struct buf *err);
+/* em_read_file for a small input with a cap of its own, max bytes (a webhook URL file, an account
+ * list, a token or config file): a regular file over max is refused before it is read, anything
+ * else (/dev/zero, a pipe) as soon as it passes max, so it costs at most max bytes and a moment
+ * instead of the 4 GiB input size limit. EM_ETOOBIG names the path and the cap; other codes as
+ * em_read_file. The input size limit still applies where it is lower. */
+int em_read_file_max(const char *path, size_t max, struct buf *out, struct buf *err);
+/* The caps em_read_file_max's callers use, by kind of input. */
+#define EM_MAX_TOKEN_FILE ((size_t)64 << 10)  /* one URL, token or name: a webhook URL file, token files */
+#define EM_MAX_LIST_FILE ((size_t)4 << 20)    /* an account list, a CA bundle, a template, a job file */
+#define EM_MAX_CONFIG_FILE ((size_t)16 << 20) /* a kubeconfig, the AWS shared config and credentials files */
 /* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
  * units), default 4 GiB. EM_EINPUT for a malformed value. */
 int em_max_input_size(int64_t *out, struct buf *err);

@@ -82,6 +82,9 @@ struct http_request {
 	int max_attempts;           /* 0 = the client's default; 1 = no retries */
 	long timeout_ms;            /* 0 = the client's default (total, per attempt) */
 	long connect_timeout_ms;    /* 0 = the client's default */
+	long deadline_ms;           /* 0 = none; else the whole http_send (every attempt and every wait
+				     * between them) ends within it: attempts are cut to what is left,
+				     * and a retry that could not start before it is not made */
 	int secret_body;            /* never show the body (or the answer's) in debug dumps */
 	int secret_url;             /* the URL's path and query are a secret (a webhook's token):
 				     * messages and debug dumps show scheme://host/... only */
@@ -178,6 +181,11 @@ int64_t http_backoff_ms(struct http_client *c, int retry);
  * attempt's presend headers. Caller frees. */
 char *http_request_dump(const struct http_request *r, const struct http_headers *extra);
 
+/* Appends text (a server's words about a request to secret_url, e.g. a webhook's error field)
+ * with every part of secret_url's user information, path and query it repeats replaced by "...":
+ * a part (between / ? & = # ; : @) of 4 bytes or more where text holds it whole, and any run of 8
+ * bytes of one (an echo cut short). The host is not a secret and stays. */
+void http_add_scrubbed(struct buf *out, const char *text, const char *secret_url);
 /* Appends url without its query and fragment (for messages). */
 void http_url_for_message(struct buf *out, const char *url);
 /* Appends the host of an absolute URL (scheme://[user@]host[:port]/...): no user, no port, an

@@ -28,10 +28,16 @@ void ledger_default_path(struct buf *out);
 int ledger_open(struct ledger **out, const char *path, struct buf *err);
 /* ledger_open with flags. LEDGER_OPEN_APPLY_LOCK: take the apply lock (ledger_apply_lock) on
  * the file before SQLite opens it; EM_ECONFLICT when another apply holds it. A path that does
- * not name a regular file (/dev/null, a FIFO, a directory) is EM_EINPUT, before SQLite sees it. */
+ * not name a regular file (/dev/null, a FIFO, a directory) is EM_EINPUT, before SQLite sees it;
+ * so is one that looks like a URL (SCHEME://..., or SQLite's file:...), before anything is created. */
 enum { LEDGER_OPEN_APPLY_LOCK = 1 };
 int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err);
 void ledger_close(struct ledger *l);
+/* For a long-running reader (metrics --listen): when the path now names another file than the
+ * one open (replaced by a rename, a restore from backup), opens the path anew and closes the old
+ * file, *l then being the new ledger and *reopened 1. EM_ENOTFOUND when nothing is at the path
+ * now, or ledger_open_ex's error for the new file: *l is then unchanged. */
+int ledger_reopen_if_replaced(struct ledger **l, int *reopened, struct buf *err);
 int ledger_schema_version(struct ledger *l);
 
 /* Loads the current price book version. EM_ENOTFOUND when the book is empty. */

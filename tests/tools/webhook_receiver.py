@@ -7,7 +7,11 @@ Makes a self-signed certificate for 127.0.0.1 with openssl in DIR (ca.pem, key.p
 127.0.0.1 with TLS on a free port, writes the port to DIR/port, and records every request as one
 JSON line in DIR/requests.jsonl: method, path, content_type, body (text). The Nth request is
 answered with the Nth STATUS (default 200; the last one repeats), body "ok" for 2xx, else
-"invalid_token". Stops after 60 s or on SIGTERM.
+"invalid_token". A STATUS may name another body: `403:echo` answers "invalid_token for PATH" (a
+server that repeats the URL's path, and so its token), `400:json` Mattermost's JSON error with the
+path in its message. `hang` reads the request, records it and never answers. Requests are served
+on threads of their own, so a hanging one does not hold up the next. Stops after 60 s or on
+SIGTERM.
 """
 import http.server
 import json
@@ -21,7 +25,7 @@ import threading
 
 def main():
     d = sys.argv[1]
-    statuses = [int(s) for s in sys.argv[2:]] or [200]
+    statuses = sys.argv[2:] or ["200"]
     cert, key = os.path.join(d, "ca.pem"), os.path.join(d, "key.pem")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
                     "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
@@ -35,11 +39,21 @@ def main():
             body = self.rfile.read(n).decode("utf-8", "replace")
             with lock:
                 seen.append(1)
-                status = statuses[min(len(seen), len(statuses)) - 1]
+                spec = statuses[min(len(seen), len(statuses)) - 1]
                 with open(os.path.join(d, "requests.jsonl"), "a") as f:
                     f.write(json.dumps({"method": "POST", "path": self.path,
                                         "content_type": self.headers.get("Content-Type"), "body": body}) + "\n")
+            if spec == "hang":
+                stop.wait()
+                return
+            status, _, kind = spec.partition(":")
+            status = int(status)
             reply = b"ok" if 200 <= status < 300 else b"invalid_token"
+            if kind == "echo":
+                reply = ("invalid_token for " + self.path).encode()
+            elif kind == "json":
+                reply = json.dumps({"id": "web.incoming_webhook.invalid.app_error", "message":
+                                    "Invalid webhook " + self.path, "status_code": status}).encode()
             self.send_response(status)
             self.send_header("Content-Type", "text/plain")
             self.send_header("Content-Length", str(len(reply)))
@@ -49,7 +63,9 @@ def main():
         def log_message(self, *a):
             pass
 
-    s = http.server.HTTPServer(("127.0.0.1", 0), H)
+    stop = threading.Event()
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    s.daemon_threads = True
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     s.socket = ctx.wrap_socket(s.socket, server_side=True)

@@ -537,32 +537,68 @@ static void test_wire(void)
 	buf_release(&err);
 }
 
-static void test_timeout(void)
+/* One request to a loopback server playing a script, from a client with the fake clock: set
+ * up the request (rq, its url set by scripted_send), send it, check resp, err, f and served. */
+struct scripted {
+	struct http_request rq;
+	struct http_response resp;
+	struct buf err;
+	struct fake f;
+	size_t served; /* requests the server answered */
+};
+
+static void scripted_init(struct scripted *t, const char *method)
+{
+	memset(t, 0, sizeof *t);
+	http_request_init(&t->rq, method, "");
+	http_response_init(&t->resp);
+}
+
+static int scripted_send(struct scripted *t, const struct lb_response *script, size_t n, int max_attempts)
+{
+	struct lb_server s;
+	CHECK(lb_start(&s, script, n) == 0);
+	struct http_client c;
+	client(&c, &t->f, max_attempts);
+	free(t->rq.url);
+	t->rq.url = xstrdup(s.url);
+	int rc = http_send(&c, &t->rq, &t->resp, &t->err);
+	t->served = lb_count(&s);
+	http_client_release(&c);
+	lb_stop(&s);
+	return rc;
+}
+
+static void scripted_release(struct scripted *t)
+{
+	http_request_release(&t->rq);
+	http_response_release(&t->resp);
+	buf_release(&t->err);
+}
+
+/* An answer 700 ms away, with timeout_ms (per attempt) or deadline_ms (in all) of 300: not waited
+ * for. The deadline cuts the attempt to what is left of it, whatever the per-attempt timeout (the
+ * client's 5 s here). */
+static void check_late_answer_cut(long timeout_ms, long deadline_ms)
 {
 	static const struct lb_response script[] = {
 		{200, NULL, "late", 700, 0},
 	};
-	struct lb_server s;
-	CHECK(lb_start(&s, script, 1) == 0);
-	struct http_client c;
-	struct fake f;
-	client(&c, &f, 1);
-	struct http_response resp;
-	http_response_init(&resp);
-	struct buf err = BUF_INIT;
-	struct http_request rq;
-	http_request_init(&rq, "GET", s.url);
-	rq.timeout_ms = 300;
-	int rc = http_send(&c, &rq, &resp, &err);
-	CHECK_I64(rc, EM_ENET);
-	CHECK_I64(resp.status, 0);
-	CHECK(strstr(err.s, "GET http://127.0.0.1:") == err.s);
-	CHECK(strstr(err.s, "timed out") != NULL);
-	http_request_release(&rq);
-	http_response_release(&resp);
-	http_client_release(&c);
-	lb_stop(&s);
-	buf_release(&err);
+	struct scripted t;
+	scripted_init(&t, "GET");
+	t.rq.timeout_ms = timeout_ms;
+	t.rq.deadline_ms = deadline_ms;
+	CHECK_I64(scripted_send(&t, script, 1, 1), EM_ENET);
+	CHECK_I64(t.resp.status, 0);
+	CHECK(strstr(t.err.s, "GET http://127.0.0.1:") == t.err.s);
+	CHECK(strstr(t.err.s, "timed out") != NULL);
+	scripted_release(&t);
+}
+
+static void test_timeout(void)
+{
+	check_late_answer_cut(300, 0);
+	check_late_answer_cut(0, 300);
 }
 
 static void test_refused(void)
@@ -587,9 +623,49 @@ static void test_refused(void)
 	rc = send_get(&c, "nope://x", &resp, &err);
 	CHECK_I64(rc, EM_ENET);
 	CHECK_I64(resp.attempts, 1);
+	/* with a deadline (issue 28 item 10): backoffs of 91 then 196 ms (the fake jitter) against
+	 * 150 ms in all: two attempts, then "out of time" instead of the three allowed */
+	buf_reset(&err);
+	struct http_request rq;
+	http_request_init(&rq, "POST", url);
+	rq.deadline_ms = 150;
+	rq.secret_url = 1;
+	int sleeps = f.n_sleeps;
+	CHECK_I64(http_send(&c, &rq, &resp, &err), EM_ENET);
+	CHECK_I64(resp.attempts, 2);
+	CHECK_I64(f.n_sleeps - sleeps, 1);
+	CHECK(strstr(err.s, "(out of time: 1 s in all, 2 attempts)") != NULL);
+	CHECK(strstr(err.s, "SECRETTOKEN") == NULL);
+	CHECK(resp.unreachable);
+	http_request_release(&rq);
 	http_response_release(&resp);
 	http_client_release(&c);
 	buf_release(&err);
+}
+
+/* One deadline for the whole request (issue 28 item 10): the waits between attempts count, so a
+ * 503 with Retry-After: 20 gets one retry in 30 s, not four; the last answer is returned as when
+ * the attempts run out. */
+static void test_deadline_waits(void)
+{
+	static const struct lb_response script[] = {
+		{503, "Retry-After: 20\r\n", "busy", 0, 0},
+		{503, "Retry-After: 20\r\n", "still busy", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 3", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 4", 0, 0},
+		{503, "Retry-After: 20\r\n", "busy 5", 0, 0},
+	};
+	struct scripted t;
+	scripted_init(&t, "POST");
+	t.rq.deadline_ms = 30000;
+	CHECK_I64(scripted_send(&t, script, 5, 5), 0);
+	CHECK_I64(t.resp.status, 503);
+	CHECK_STR(t.resp.body.s, "still busy");
+	CHECK_I64(t.resp.attempts, 2);
+	CHECK_I64(t.f.n_sleeps, 1);
+	CHECK_I64(t.f.sleeps[0], 20000);
+	CHECK_I64(t.served, 2);
+	scripted_release(&t);
 }
 
 static void test_body_cap(void)
@@ -777,6 +853,7 @@ int main(void)
 	test_wire();
 	test_timeout();
 	test_refused();
+	test_deadline_waits();
 	test_body_cap();
 	test_rate_limit();
 	test_presend();

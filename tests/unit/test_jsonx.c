@@ -1,7 +1,8 @@
 /*
  * test_jsonx.c - the parse arena (jsonx_parse_in), Kubernetes list pages loaded through it, the
  * join taking the kube_set's strings, and the streamed inventory document; concatenated
- * documents (jsonx_docs), trailing data, typed members, and the input file reader.
+ * documents (jsonx_docs), trailing data, typed members, and the input file readers (the input size
+ * limit, and the caps of small inputs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -239,6 +240,51 @@ static void test_typed_members(void)
 	buf_release(&err);
 }
 
+/* em_read_file_max: a small input's own cap, checked while reading: a regular file by its size
+ * (exactly the cap is read), a device that never ends (/dev/zero) stopped just past the cap
+ * instead of at the 4 GiB input size limit; the input size limit still wins when it is lower. */
+static void test_read_file_max(void)
+{
+	char dir[] = "/tmp/test_jsonx.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	struct buf path = BUF_INIT, out = BUF_INIT, err = BUF_INIT;
+	buf_addf(&path, "%s/hook.url", dir);
+	FILE *f = fopen(path.s, "w");
+	CHECK(f != NULL);
+	if (f) {
+		for (int i = 0; i < 64; i++)
+			fputc(i ? 'x' : 'h', f);
+		fclose(f);
+	}
+	CHECK_I64(em_read_file_max(path.s, 64, &out, &err), 0);
+	CHECK_I64(out.len, 64);
+	buf_reset(&out);
+	CHECK_I64(em_read_file_max(path.s, 63, &out, &err), EM_ETOOBIG);
+	CHECK_I64(out.len, 0);
+	CHECK(strstr(err.s, "/hook.url' is 64 bytes, over the limit of 63 bytes for this input") != NULL);
+	buf_reset(&err);
+	CHECK_I64(em_read_file_max("/dev/zero", EM_MAX_TOKEN_FILE, &out, &err), EM_ETOOBIG);
+	CHECK(out.len <= EM_MAX_TOKEN_FILE);
+	CHECK_STR(err.s, "'/dev/zero' holds more than 64 KiB, the limit for this input");
+	buf_reset(&out);
+	buf_reset(&err);
+	CHECK_I64(em_read_file_max("/dev/zero", EM_MAX_LIST_FILE, &out, &err), EM_ETOOBIG);
+	CHECK_STR(err.s, "'/dev/zero' holds more than 4 MiB, the limit for this input");
+	buf_reset(&out);
+	buf_reset(&err);
+	setenv("EBSMIGRATE_MAX_INPUT_SIZE", "10", 1);
+	CHECK_I64(em_read_file_max(path.s, 64, &out, &err), EM_ETOOBIG);
+	CHECK(strstr(err.s, "is 64 bytes, over the input size limit of 10 (set EBSMIGRATE_MAX_INPUT_SIZE") != NULL);
+	unsetenv("EBSMIGRATE_MAX_INPUT_SIZE");
+	buf_reset(&err);
+	unlink(path.s);
+	CHECK_I64(em_read_file_max(path.s, 64, &out, &err), EM_ENOTFOUND);
+	rmdir(dir);
+	buf_release(&path);
+	buf_release(&out);
+	buf_release(&err);
+}
+
 /* em_read_input: every way a named file cannot be read is bad input naming the file and the
  * reason; the size limit is checked before reading. */
 static void test_read_input(void)
@@ -399,6 +445,7 @@ int main(void)
 	test_docs();
 	test_typed_members();
 	test_read_input();
+	test_read_file_max();
 	test_arena();
 	test_list_and_join();
 	return tap_done();
