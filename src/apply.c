@@ -176,7 +176,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 		      struct buf *err)
 {
 	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", c->vac_version, name);
+	kube_pathf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", c->vac_version, name);
 	long status = 0;
 	struct buf gerr = BUF_INIT;
 	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, &gerr);
@@ -199,7 +199,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 	} else if (rc == EM_ENOTFOUND && !dry_run) {
 		struct buf obj = BUF_INIT, out = BUF_INIT, coll = BUF_INIT;
 		vac_object(&obj, c->vac_version, name, t, want_iops, want_tput);
-		buf_addf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
+		kube_pathf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
 		rc = kube_create(&c->kc, coll.s, obj.s, &out, err);
 		if (rc == EM_ECONFLICT) /* created meanwhile: check it once more */
 			rc = ensure_vac(c, name, t, iops, tput, dry_run, err);
@@ -222,7 +222,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since, time_t *at)
 {
 	struct buf path = BUF_INIT, q = BUF_INIT, body = BUF_INIT, err = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/events", ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/events", ns);
 	buf_adds(&q, "fieldSelector=");
 	struct buf sel = BUF_INIT;
 	buf_addf(&sel, "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=%s,reason=VolumeModificationFailed",
@@ -1114,11 +1114,13 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	struct buf rerr = BUF_INIT;
 	int stopped;
 	rc = read_fresh_or_stop(aws, it->region, it->volume_id, LEFT_PLANNED, &fr, &stopped, &rerr, err);
-	if (rc && !stopped)
-		rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
-	buf_release(&rerr);
-	if (rc)
+	if (rc) { /* fr is released: the volume ends here, whatever record_read_failure returns */
+		if (!stopped)
+			rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
+		buf_release(&rerr);
 		return rc;
+	}
+	buf_release(&rerr);
 	struct decision d;
 	rc = decide(l, aws, hc, &fr, it, now, res, &d, err);
 	fresh_release(&fr);
@@ -1253,7 +1255,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		goto done;
 	assert(intent_recorded(l, row)); /* invariant 1: ledger before send */
 	struct buf path = BUF_INIT, out = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
 	buf_reset(&kerr);
 	krc = kube_patch_merge(&kc->kc, path.s, patch.s, &out, &kerr);
 	const char *detail;
