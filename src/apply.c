@@ -30,7 +30,8 @@
  *   2. Every run first reconciles rows left in submitted/modifying/optimizing with
  *      DescribeVolumesModifications: a submitted row whose modification EC2 knows moves on; one
  *      EC2 never received goes back to planned. So a kill -9 at any point and a rerun send no
- *      duplicate and lose no record.
+ *      duplicate and lose no record; the rerun also records 'interrupted' as the outcome of a run
+ *      that ended without one (under the lock, no earlier run can still be at work).
  *   3. Before every call the volume is re-read: deleted, resized, retyped or modified elsewhere
  *      -> skipped (never forced); a modification in flight or 4 in the rolling 24 h (ledger
  *      starts + EC2's latest + CloudTrail's ModifyVolume events from any principal, each
@@ -340,6 +341,67 @@ static int load_items(int64_t plan_id, const char *json, const struct apply_opti
 	*out = items;
 	*n_out = n;
 	return 0;
+}
+
+int apply_plan_in_progress(struct ledger *l, int64_t plan_id, int64_t *out, struct buf *err)
+{
+	*out = plan_id;
+	if (plan_id > 0)
+		return 0;
+	struct apply_run run;
+	int rc = ledger_apply_run_latest(l, &run, err);
+	if (rc == EM_ENOTFOUND) {
+		buf_reset(err);
+		return 0;
+	}
+	if (!rc)
+		*out = run.plan_id;
+	apply_run_release(&run);
+	return rc;
+}
+
+int apply_plan_unsent(struct ledger *l, int64_t plan_id, const struct apply_row *rows, size_t n,
+		      struct apply_row **out, size_t *n_out, size_t *alloc, struct buf *err)
+{
+	char *json = NULL, origin[48];
+	int64_t id = 0;
+	int rc = ledger_plan_load(l, plan_id, &id, &json, err);
+	struct plan_doc doc;
+	memset(&doc, 0, sizeof doc);
+	snprintf(origin, sizeof origin, "recorded plan %lld", (long long)plan_id);
+	if (!rc)
+		rc = plan_doc_parse(&doc, origin, json, strlen(json), err);
+	free(json);
+	struct strmap seen = STRMAP_INIT; /* volumes with a row, and entries taken (a plan lists each once) */
+	for (size_t i = 0; i < n && !rc; i++)
+		strmap_put(&seen, rows[i].volume_id, 1);
+	for (size_t i = 0; i < doc.n && !rc; i++) {
+		struct plan_entry *e = &doc.v[i];
+		size_t dummy;
+		if (strmap_get(&seen, e->volume_id, &dummy))
+			continue;
+		strmap_put(&seen, e->volume_id, 1);
+		XGROW(*out, *n_out, *alloc);
+		struct apply_row *r = &(*out)[(*n_out)++];
+		memset(r, 0, sizeof *r);
+		r->plan_id = plan_id;
+		r->volume_id = take(&e->volume_id);
+		r->account = take(&e->account);
+		r->region = take(&e->region);
+		r->cluster = take(&e->cluster);
+		r->namespace_ = take(&e->namespace_);
+		r->pvc = take(&e->pvc);
+		r->method = METHOD_AUTO;
+		r->state = APPLY_PLANNED;
+		r->target_type = xstrdup(ebs_type_name(EBS_GP3)); /* plan_doc_parse admits no other */
+		r->target_iops = e->target_iops;
+		r->target_throughput = e->target_throughput;
+		r->current_monthly = e->current_monthly;
+		r->target_monthly = e->target_monthly;
+	}
+	strmap_release(&seen);
+	plan_doc_release(&doc);
+	return rc;
 }
 
 static enum apply_order sort_order;
@@ -1549,7 +1611,10 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	sort_order = o->order;
 	if (n_items > 1)
 		qsort(items, n_items, sizeof *items, item_cmp);
-	if (!o->dry_run)
+	size_t interrupted = 0;
+	if (!o->dry_run) /* under the lock no earlier run is at work: one without an outcome was cut short */
+		rc = ledger_apply_runs_interrupted(l, &interrupted, err);
+	if (!rc && !o->dry_run)
 		rc = ledger_apply_run_begin(l, res->plan_id, "{}", &res->run_id, err);
 
 	/* Invariant 2: reconcile every unfinished row of this plan first. */
