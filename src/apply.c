@@ -360,47 +360,52 @@ int apply_plan_in_progress(struct ledger *l, int64_t plan_id, int64_t *out, stru
 	return rc;
 }
 
+/* A new ledger row for it, planned, with the plan's names, target and figures and method m. */
+static void row_planned(struct apply_row *row, int64_t plan_id, const struct item *it, enum modify_method m)
+{
+	memset(row, 0, sizeof *row);
+	row->plan_id = plan_id;
+	row->volume_id = xstrdup(it->volume_id);
+	row->account = xstrdup(it->account);
+	row->region = xstrdup(it->region);
+	row->cluster = xstrdup(it->cluster);
+	row->namespace_ = xstrdup(it->namespace_);
+	row->pvc = xstrdup(it->pvc);
+	row->method = m;
+	row->state = APPLY_PLANNED;
+	row->target_type = xstrdup(ebs_type_name(it->target_type));
+	row->target_iops = it->target_iops;
+	row->target_throughput = it->target_throughput;
+	row->current_monthly = it->current;
+	row->target_monthly = it->target;
+}
+
 int apply_plan_unsent(struct ledger *l, int64_t plan_id, const struct apply_row *rows, size_t n,
 		      struct apply_row **out, size_t *n_out, size_t *alloc, struct buf *err)
 {
-	char *json = NULL, origin[48];
+	char *json = NULL;
 	int64_t id = 0;
+	struct item *items = NULL;
+	size_t n_items = 0;
+	struct apply_options every; /* no filter: the whole plan */
+	memset(&every, 0, sizeof every);
 	int rc = ledger_plan_load(l, plan_id, &id, &json, err);
-	struct plan_doc doc;
-	memset(&doc, 0, sizeof doc);
-	snprintf(origin, sizeof origin, "recorded plan %lld", (long long)plan_id);
 	if (!rc)
-		rc = plan_doc_parse(&doc, origin, json, strlen(json), err);
+		rc = load_items(plan_id, json, &every, &items, &n_items, err);
 	free(json);
 	struct strmap seen = STRMAP_INIT; /* volumes with a row, and entries taken (a plan lists each once) */
 	for (size_t i = 0; i < n && !rc; i++)
 		strmap_put(&seen, rows[i].volume_id, 1);
-	for (size_t i = 0; i < doc.n && !rc; i++) {
-		struct plan_entry *e = &doc.v[i];
+	for (size_t i = 0; i < n_items && !rc; i++) {
 		size_t dummy;
-		if (strmap_get(&seen, e->volume_id, &dummy))
+		if (strmap_get(&seen, items[i].volume_id, &dummy))
 			continue;
-		strmap_put(&seen, e->volume_id, 1);
+		strmap_put(&seen, items[i].volume_id, 1);
 		XGROW(*out, *n_out, *alloc);
-		struct apply_row *r = &(*out)[(*n_out)++];
-		memset(r, 0, sizeof *r);
-		r->plan_id = plan_id;
-		r->volume_id = take(&e->volume_id);
-		r->account = take(&e->account);
-		r->region = take(&e->region);
-		r->cluster = take(&e->cluster);
-		r->namespace_ = take(&e->namespace_);
-		r->pvc = take(&e->pvc);
-		r->method = METHOD_AUTO;
-		r->state = APPLY_PLANNED;
-		r->target_type = xstrdup(ebs_type_name(EBS_GP3)); /* plan_doc_parse admits no other */
-		r->target_iops = e->target_iops;
-		r->target_throughput = e->target_throughput;
-		r->current_monthly = e->current_monthly;
-		r->target_monthly = e->target_monthly;
+		row_planned(&(*out)[(*n_out)++], plan_id, &items[i], METHOD_AUTO);
 	}
 	strmap_release(&seen);
-	plan_doc_release(&doc);
+	items_free(items, n_items);
 	return rc;
 }
 
@@ -1661,20 +1666,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 				continue;
 			}
 		} else {
-			row.plan_id = res->plan_id;
-			row.volume_id = xstrdup(it->volume_id);
-			row.account = xstrdup(it->account);
-			row.region = xstrdup(it->region);
-			row.cluster = xstrdup(it->cluster);
-			row.namespace_ = xstrdup(it->namespace_);
-			row.pvc = xstrdup(it->pvc);
-			row.method = choose_method(&kcs, it, o);
-			row.state = APPLY_PLANNED;
-			row.target_type = xstrdup(ebs_type_name(it->target_type));
-			row.target_iops = it->target_iops;
-			row.target_throughput = it->target_throughput;
-			row.current_monthly = it->current;
-			row.target_monthly = it->target;
+			row_planned(&row, res->plan_id, it, choose_method(&kcs, it, o));
 		}
 		if (taken >= batch) {
 			res->left++;
