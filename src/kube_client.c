@@ -1155,9 +1155,26 @@ static int eks_cluster_arn_ok(const char *s)
 	return 1;
 }
 
+/* eksctl's context name, IDENTITY@CLUSTER.REGION.eksctl.io: an IAM user or session name (letters,
+ * digits and +=,.@_-), then the cluster (EKS names: letters, digits, '-', '_') and region. */
+static int eksctl_context_ok(const char *s)
+{
+	static const char suffix[] = ".eksctl.io";
+	const char *at = strrchr(s, '@');
+	size_t id_len = at ? (size_t)(at - s) : 0, n = at ? strlen(at + 1) : 0;
+	if (id_len == 0 || id_len > 128 || n <= sizeof suffix - 1 || n > 253 ||
+	    strcmp(at + 1 + n - (sizeof suffix - 1), suffix) != 0)
+		return 0;
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+=,.@_-") < id_len)
+		return 0;
+	const char *host = at + 1;
+	size_t words = strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	return words == n && host[0] != '.' && host[0] != '-' && !strstr(host, "..");
+}
+
 int kube_cluster_name_ok(const char *s)
 {
-	return s && (kube_dns_name_ok(s, strlen(s), 1) || eks_cluster_arn_ok(s));
+	return s && (kube_dns_name_ok(s, strlen(s), 1) || eks_cluster_arn_ok(s) || eksctl_context_ok(s));
 }
 
 int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *err)

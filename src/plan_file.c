@@ -146,8 +146,8 @@ static int names_ok(const struct plan_entry *e, const char *az, const char **mem
 		buf_addf(why, "'%.64s' is not an AWS account id (12 digits) or an export's account label", e->account);
 	} else if (e->cluster && !kube_cluster_name_ok(e->cluster)) {
 		*member = "kubernetes.cluster";
-		buf_addf(why, "'%.64s' is not a kubeconfig context name ebsmigrate reads (a DNS-1123 name, or an EKS "
-			      "cluster ARN)",
+		buf_addf(why, "'%.64s' is not a kubeconfig context name ebsmigrate reads (a DNS-1123 name, an EKS "
+			      "cluster ARN or an eksctl context)",
 			 e->cluster);
 	} else if (e->namespace_ && !kube_dns_name_ok(e->namespace_, strlen(e->namespace_), 0)) {
 		*member = "kubernetes.namespace";

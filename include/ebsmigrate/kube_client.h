@@ -182,8 +182,9 @@ void kube_path_segment(struct buf *out, const char *name);
  * lower-case letters, digits, '-' and '.', starting and ending with a letter or digit. */
 int kube_dns_name_ok(const char *s, size_t n, int dots);
 /* 1 when s may name the cluster (kubeconfig context) of a plan's or ledger's volume: a DNS-1123
- * subdomain (kube_dns_name_ok), or an EKS cluster ARN, the context name `aws eks
- * update-kubeconfig` gives (arn:aws:eks:REGION:ACCOUNT:cluster/NAME). */
+ * subdomain (kube_dns_name_ok), or the context names EKS tools give by default: the cluster ARN
+ * of `aws eks update-kubeconfig` (arn:aws:eks:REGION:ACCOUNT:cluster/NAME) and eksctl's
+ * IDENTITY@CLUSTER.REGION.eksctl.io. */
 int kube_cluster_name_ok(const char *s);
 
 /* GET /version: *version_out (caller frees; may be NULL) = "MAJOR.MINOR" with the minor's digits

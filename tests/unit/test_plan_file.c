@@ -244,6 +244,8 @@ static void test_refuses_bad_names(void)
 		"\"pvc\":\"data-kafka-0\",\"driver\":\"ebs.csi.aws.com\"},",
 		"\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"arn:aws:eks:us-east-1:111122223333:cluster/Prod_1\","
 		"\"namespace\":\"db\",\"pvc\":\"data-kafka-0\"},",
+		"\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"ops+ci@Prod-1.us-east-1.eksctl.io\","
+		"\"namespace\":\"db\",\"pvc\":\"data-kafka-0\"},",
 		"\"region\":\"us-east-1\",\"kubernetes\":null,",
 	};
 	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
@@ -258,10 +260,13 @@ static void test_refuses_bad_names(void)
 		buf_release(&err);
 		free(t);
 	}
-	/* an EKS ARN is checked whole: another service, a bad region or account is no context name */
+	/* an EKS ARN or eksctl name is checked whole: another service, a bad region or account, another
+	 * domain or a path is no context name */
 	static const char *const arns[] = {"arn:aws:iam::111122223333:role/x", "arn:aws:eks:US-1:111122223333:cluster/p",
 					   "arn:aws:eks:us-east-1:1111:cluster/p", "arn:aws:eks:us-east-1:111122223333:cluster/../p",
-					   "arn:aws:eks:us-east-1:111122223333:cluster/"};
+					   "arn:aws:eks:us-east-1:111122223333:cluster/", "admin@prod.example.com",
+					   "a b@prod.us-east-1.eksctl.io", "@prod.us-east-1.eksctl.io", "x@.eksctl.io",
+					   "x@../prod.eksctl.io"};
 	for (size_t i = 0; i < sizeof arns / sizeof *arns; i++) {
 		struct buf to = BUF_INIT;
 		buf_addf(&to, "\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"%s\",\"namespace\":\"db\","
