@@ -4,7 +4,9 @@
  *
  * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock);
  * apply_reconcile, the reconciliation alone, which `status` also runs (without the lock: forward
- * transitions only, each saved over the row as read, see apply.h).
+ * transitions only, each saved over the row as read, see apply.h); apply_plan_in_progress and
+ * apply_plan_unsent, the plan being applied and its volumes without a ledger row yet, which
+ * status and metrics count as planned.
  *
  * State diagram of one volume (ledger row, ledger_apply.h):
  *

@@ -6,7 +6,10 @@
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
  * unverified, never as a pass. The judging is apply_state.c's (apply_verify_row, apply_totals_add):
- * this file reads, calls and prints.
+ * this file reads, calls and prints. The totals also count the volumes of the plan being applied
+ * that have no ledger row yet (apply_plan_unsent: planned, not listed, not read), and the latest
+ * apply run is named as ledger_apply_outcome_shown calls it (running or interrupted when it
+ * recorded no outcome).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,10 @@
  * rule). Every save is one IMMEDIATE transaction holding the row and its event, committed
  * before the function returns, so a kill -9 right after it returns loses nothing.
  *
+ * A run records its outcome when it ends; one that recorded none is "running" only while some
+ * process holds the apply lock, else "interrupted" (ledger_apply_outcome_shown, the one rule for
+ * status, metrics and apply's note), and the next apply records it so.
+ *
  * The apply lock (ledger_apply_lock) is an flock on the database file itself, through the
  * descriptor ledger_open keeps: every name of the file (a symlink, a hard link, a bind mount,
  * another relative path) reaches the same inode and so the same lock, and the kernel drops it

@@ -15,7 +15,9 @@
  *                    the plan being applied without a row yet (apply_plan_unsent: planned), scoped
  *                    like status scopes rows, counted by apply_totals_add as `status --no-verify`
  *                    counts them;
- *   runs, prices     ledger_last_runs, and the current price book's date as pricing_as_of reads it.
+ *   runs, prices     ledger_last_runs (an apply run without an outcome is running or interrupted
+ *                    as ledger_apply_outcome_shown says), and the current price book's date as
+ *                    pricing_as_of reads it.
  *
  * Invariants: money leaves as exact decimals of whole cents (money_add_usd), never through a
  * double; samples are ordered by their label values, so the same database and --now give the same
