@@ -4,7 +4,9 @@
  *
  * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock);
  * apply_reconcile, the reconciliation alone, which `status` also runs (without the lock: forward
- * transitions only, each saved over the row as read, see apply.h).
+ * transitions only, each saved over the row as read, see apply.h); apply_plan_in_progress and
+ * apply_plan_unsent, the plan being applied and its volumes without a ledger row yet, which
+ * status and metrics count as planned.
  *
  * State diagram of one volume (ledger row, ledger_apply.h):
  *
@@ -30,7 +32,8 @@
  *   2. Every run first reconciles rows left in submitted/modifying/optimizing with
  *      DescribeVolumesModifications: a submitted row whose modification EC2 knows moves on; one
  *      EC2 never received goes back to planned. So a kill -9 at any point and a rerun send no
- *      duplicate and lose no record.
+ *      duplicate and lose no record; the rerun also records 'interrupted' as the outcome of a run
+ *      that ended without one (under the lock, no earlier run can still be at work).
  *   3. Before every call the volume is re-read: deleted, resized, retyped or modified elsewhere
  *      -> skipped (never forced); a modification in flight or 4 in the rolling 24 h (ledger
  *      starts + EC2's latest + CloudTrail's ModifyVolume events from any principal, each
@@ -176,7 +179,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 		      struct buf *err)
 {
 	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", c->vac_version, name);
+	kube_pathf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", c->vac_version, name);
 	long status = 0;
 	struct buf gerr = BUF_INIT;
 	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, &gerr);
@@ -199,7 +202,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 	} else if (rc == EM_ENOTFOUND && !dry_run) {
 		struct buf obj = BUF_INIT, out = BUF_INIT, coll = BUF_INIT;
 		vac_object(&obj, c->vac_version, name, t, want_iops, want_tput);
-		buf_addf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
+		kube_pathf(&coll, "/apis/storage.k8s.io/%s/volumeattributesclasses", c->vac_version);
 		rc = kube_create(&c->kc, coll.s, obj.s, &out, err);
 		if (rc == EM_ECONFLICT) /* created meanwhile: check it once more */
 			rc = ensure_vac(c, name, t, iops, tput, dry_run, err);
@@ -222,7 +225,7 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since, time_t *at)
 {
 	struct buf path = BUF_INIT, q = BUF_INIT, body = BUF_INIT, err = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/events", ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/events", ns);
 	buf_adds(&q, "fieldSelector=");
 	struct buf sel = BUF_INIT;
 	buf_addf(&sel, "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=%s,reason=VolumeModificationFailed",
@@ -340,6 +343,72 @@ static int load_items(int64_t plan_id, const char *json, const struct apply_opti
 	*out = items;
 	*n_out = n;
 	return 0;
+}
+
+int apply_plan_in_progress(struct ledger *l, int64_t plan_id, int64_t *out, struct buf *err)
+{
+	*out = plan_id;
+	if (plan_id > 0)
+		return 0;
+	struct apply_run run;
+	int rc = ledger_apply_run_latest(l, &run, err);
+	if (rc == EM_ENOTFOUND) {
+		buf_reset(err);
+		return 0;
+	}
+	if (!rc)
+		*out = run.plan_id;
+	apply_run_release(&run);
+	return rc;
+}
+
+/* A new ledger row for it, planned, with the plan's names, target and figures and method m. */
+static void row_planned(struct apply_row *row, int64_t plan_id, const struct item *it, enum modify_method m)
+{
+	memset(row, 0, sizeof *row);
+	row->plan_id = plan_id;
+	row->volume_id = xstrdup(it->volume_id);
+	row->account = xstrdup(it->account);
+	row->region = xstrdup(it->region);
+	row->cluster = xstrdup(it->cluster);
+	row->namespace_ = xstrdup(it->namespace_);
+	row->pvc = xstrdup(it->pvc);
+	row->method = m;
+	row->state = APPLY_PLANNED;
+	row->target_type = xstrdup(ebs_type_name(it->target_type));
+	row->target_iops = it->target_iops;
+	row->target_throughput = it->target_throughput;
+	row->current_monthly = it->current;
+	row->target_monthly = it->target;
+}
+
+int apply_plan_unsent(struct ledger *l, int64_t plan_id, const struct apply_row *rows, size_t n,
+		      struct apply_row **out, size_t *n_out, size_t *alloc, struct buf *err)
+{
+	char *json = NULL;
+	int64_t id = 0;
+	struct item *items = NULL;
+	size_t n_items = 0;
+	struct apply_options every; /* no filter: the whole plan */
+	memset(&every, 0, sizeof every);
+	int rc = ledger_plan_load(l, plan_id, &id, &json, err);
+	if (!rc)
+		rc = load_items(plan_id, json, &every, &items, &n_items, err);
+	free(json);
+	struct strmap seen = STRMAP_INIT; /* volumes with a row, and entries taken (a plan lists each once) */
+	for (size_t i = 0; i < n && !rc; i++)
+		strmap_put(&seen, rows[i].volume_id, 1);
+	for (size_t i = 0; i < n_items && !rc; i++) {
+		size_t dummy;
+		if (strmap_get(&seen, items[i].volume_id, &dummy))
+			continue;
+		strmap_put(&seen, items[i].volume_id, 1);
+		XGROW(*out, *n_out, *alloc);
+		row_planned(&(*out)[(*n_out)++], plan_id, &items[i], METHOD_AUTO);
+	}
+	strmap_release(&seen);
+	items_free(items, n_items);
+	return rc;
 }
 
 static enum apply_order sort_order;
@@ -1114,11 +1183,13 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	struct buf rerr = BUF_INIT;
 	int stopped;
 	rc = read_fresh_or_stop(aws, it->region, it->volume_id, LEFT_PLANNED, &fr, &stopped, &rerr, err);
-	if (rc && !stopped)
-		rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
-	buf_release(&rerr);
-	if (rc)
+	if (rc) { /* fr is released: the volume ends here, whatever record_read_failure returns */
+		if (!stopped)
+			rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
+		buf_release(&rerr);
 		return rc;
+	}
+	buf_release(&rerr);
 	struct decision d;
 	rc = decide(l, aws, hc, &fr, it, now, res, &d, err);
 	fresh_release(&fr);
@@ -1253,7 +1324,7 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		goto done;
 	assert(intent_recorded(l, row)); /* invariant 1: ledger before send */
 	struct buf path = BUF_INIT, out = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", it->namespace_, it->pvc);
 	buf_reset(&kerr);
 	krc = kube_patch_merge(&kc->kc, path.s, patch.s, &out, &kerr);
 	const char *detail;
@@ -1547,7 +1618,10 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	sort_order = o->order;
 	if (n_items > 1)
 		qsort(items, n_items, sizeof *items, item_cmp);
-	if (!o->dry_run)
+	size_t interrupted = 0;
+	if (!o->dry_run) /* under the lock no earlier run is at work: one without an outcome was cut short */
+		rc = ledger_apply_runs_interrupted(l, &interrupted, err);
+	if (!rc && !o->dry_run)
 		rc = ledger_apply_run_begin(l, res->plan_id, "{}", &res->run_id, err);
 
 	/* Invariant 2: reconcile every unfinished row of this plan first. */
@@ -1594,20 +1668,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 				continue;
 			}
 		} else {
-			row.plan_id = res->plan_id;
-			row.volume_id = xstrdup(it->volume_id);
-			row.account = xstrdup(it->account);
-			row.region = xstrdup(it->region);
-			row.cluster = xstrdup(it->cluster);
-			row.namespace_ = xstrdup(it->namespace_);
-			row.pvc = xstrdup(it->pvc);
-			row.method = choose_method(&kcs, it, o);
-			row.state = APPLY_PLANNED;
-			row.target_type = xstrdup(ebs_type_name(it->target_type));
-			row.target_iops = it->target_iops;
-			row.target_throughput = it->target_throughput;
-			row.current_monthly = it->current;
-			row.target_monthly = it->target;
+			row_planned(&row, res->plan_id, it, choose_method(&kcs, it, o));
 		}
 		if (taken >= batch) {
 			res->left++;

@@ -44,17 +44,6 @@ void trail_events_release(struct trail_events *e)
 	memset(e, 0, sizeof *e);
 }
 
-static int volume_id_valid(const char *s)
-{
-	size_t n = strlen(s);
-	if (n < 12 || n > 64 || strncmp(s, "vol-", 4) != 0)
-		return 0;
-	for (size_t i = 4; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return 0;
-	return 1;
-}
-
 /* EventTime: epoch seconds (JSON 1.1 timestamps) or RFC 3339 (the CLI's output). */
 static int event_time(const cJSON *ev, const char *key, time_t *out, int *present, const char *origin,
 		      const char *path, struct buf *err)
@@ -209,7 +198,7 @@ static int read_event(struct trail_events *out, const cJSON *ev, const char *ori
 		rc = resource_volume(ev, &vid, origin, path, err);
 	if (!rc && !has_time)
 		rc = em_err(err, EM_EINPUT, "%s: %s: a ModifyVolume event without EventTime", origin, path);
-	if (!rc && vid && !volume_id_valid(vid))
+	if (!rc && vid && !volume_id_ok(vid))
 		rc = em_err(err, EM_EINPUT, "%s: %s: '%.64s' is not an EBS volume id", origin, path, vid);
 	if (!rc && !vid && !d.error_code)
 		rc = em_err(err, EM_EINPUT, "%s: %s: a successful ModifyVolume event names no volume", origin, path);

@@ -320,8 +320,7 @@ static void volume_defaults(struct bench_volume *v)
 static int read_class(struct kube_state *k, const char *sc, struct bench_volume *v, int64_t size_gib, struct buf *err)
 {
 	struct buf path = BUF_INIT;
-	buf_adds(&path, "/apis/storage.k8s.io/v1/storageclasses/");
-	buf_add_urlencoded(&path, sc, 1);
+	kube_pathf(&path, "/apis/storage.k8s.io/v1/storageclasses/%s", sc);
 	cJSON *j = NULL;
 	struct buf e = BUF_INIT;
 	int rc = get_json(k, path.s, &j, &e);
@@ -348,8 +347,7 @@ static void read_vac(struct kube_state *k, const char *vac, struct bench_volume 
 		return;
 	}
 	struct buf path = BUF_INIT;
-	buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/", ver);
-	buf_add_urlencoded(&path, vac, 1);
+	kube_pathf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses/%s", ver, vac);
 	cJSON *j = NULL;
 	if (get_json(k, path.s, &j, &e) == 0) {
 		struct bench_volume tmp;
@@ -387,8 +385,7 @@ static int read_bound_volume(struct kube_state *k, const char *claim, struct ben
 			     struct buf *err)
 {
 	struct buf path = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/", k->ns);
-	buf_add_urlencoded(&path, claim, 1);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, claim);
 	cJSON *pvc = NULL;
 	struct buf e = BUF_INIT;
 	int rc = get_json(k, path.s, &pvc, &e);
@@ -415,8 +412,7 @@ static int read_bound_volume(struct kube_state *k, const char *claim, struct ben
 	const char *pv_name = jsonx_path_str(pvc, "spec.volumeName");
 	if (pv_name && !v->volume_id) {
 		struct buf pp = BUF_INIT;
-		buf_adds(&pp, "/api/v1/persistentvolumes/");
-		buf_add_urlencoded(&pp, pv_name, 1);
+		kube_pathf(&pp, "/api/v1/persistentvolumes/%s", pv_name);
 		cJSON *pv = NULL;
 		struct buf e2 = BUF_INIT;
 		if (get_json(k, pp.s, &pv, &e2) == 0)
@@ -491,7 +487,7 @@ static int check_pvc(struct kube_state *k, struct bench_run *run, struct buf *er
 
 	struct in_use u = {k->o->pvc, NULL, NULL};
 	struct buf path = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/pods", k->ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/pods", k->ns);
 	rc = kube_list(k->c, path.s, pods_page, &u, err);
 	buf_release(&path);
 	if (!rc && u.pod)
@@ -548,7 +544,7 @@ static int create_scratch(struct kube_state *k, struct bench_run *run, struct bu
 	buf_addf(&name, "ebsmigrate-bench-%s", k->suffix);
 	quantity_text(&size, k->o->volume_size);
 	scratch_pvc(&body, name.s, k->suffix, k->o->storage_class, size.s);
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims", k->ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims", k->ns);
 	rc = kube_create(k->c, path.s, body.s, &out, err);
 	if (!rc) {
 		k->scratch_pvc = xstrdup(name.s);
@@ -566,7 +562,7 @@ static int create_scratch(struct kube_state *k, struct bench_run *run, struct bu
 static void delete_job(struct kube_state *k, const char *job)
 {
 	struct buf path = BUF_INIT, out = BUF_INIT, e = BUF_INIT;
-	buf_addf(&path, "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background", k->ns, job);
+	kube_pathf(&path, "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background", k->ns, job);
 	int rc = kube_delete(k->c, path.s, &out, &e);
 	if (rc && rc != EM_ENOTFOUND)
 		em_err(&k->cleanup_err, rc, "could not delete job '%s/%s': %s", k->ns, job, e.s);
@@ -574,7 +570,7 @@ static void delete_job(struct kube_state *k, const char *job)
 	buf_reset(&path);
 	buf_reset(&out);
 	buf_reset(&e);
-	buf_addf(&path, "/api/v1/namespaces/%s/pods", k->ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/pods", k->ns);
 	struct buf q = BUF_INIT;
 	buf_adds(&q, "labelSelector=");
 	struct buf sel = BUF_INIT;
@@ -588,7 +584,7 @@ static void delete_job(struct kube_state *k, const char *job)
 			if (!name)
 				continue;
 			struct buf pp = BUF_INIT, po = BUF_INIT, pe = BUF_INIT;
-			buf_addf(&pp, "/api/v1/namespaces/%s/pods/%s", k->ns, name);
+			kube_pathf(&pp, "/api/v1/namespaces/%s/pods/%s", k->ns, name);
 			int prc = kube_delete(k->c, pp.s, &po, &pe);
 			if (prc && prc != EM_ENOTFOUND)
 				em_err(&k->cleanup_err, prc, "could not delete pod '%s/%s': %s", k->ns, name, pe.s);
@@ -604,7 +600,7 @@ static void delete_scratch(struct kube_state *k)
 	if (!k->scratch_pvc)
 		return;
 	struct buf path = BUF_INIT, out = BUF_INIT, e = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, k->scratch_pvc);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, k->scratch_pvc);
 	int rc = kube_delete(k->c, path.s, &out, &e);
 	if (rc && rc != EM_ENOTFOUND)
 		em_err(&k->cleanup_err, rc, "could not delete pvc '%s/%s': %s", k->ns, k->scratch_pvc, e.s);
@@ -626,7 +622,7 @@ static int job_pod(struct kube_state *k, const char *job, struct pod_view *pv, s
 {
 	memset(pv, 0, sizeof *pv);
 	struct buf path = BUF_INIT, q = BUF_INIT, sel = BUF_INIT, out = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/pods", k->ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/pods", k->ns);
 	buf_addf(&sel, "job-name=%s", job);
 	buf_adds(&q, "labelSelector=");
 	buf_add_urlencoded(&q, sel.s, 1);
@@ -670,8 +666,7 @@ static void node_instance_type(struct kube_state *k, const char *node, struct be
 	if (!v->node)
 		v->node = xstrdup(node);
 	struct buf path = BUF_INIT, e = BUF_INIT;
-	buf_adds(&path, "/api/v1/nodes/");
-	buf_add_urlencoded(&path, node, 1);
+	kube_pathf(&path, "/api/v1/nodes/%s", node);
 	cJSON *j = NULL;
 	if (get_json(k, path.s, &j, &e) == 0) { /* RBAC may forbid nodes: not fatal */
 		const cJSON *labels = jsonx_path(j, "metadata.labels");
@@ -755,7 +750,7 @@ static const char *event_time(const cJSON *e)
 static void latest_event(struct kube_state *k, const char *kind, const char *name, struct buf *out)
 {
 	struct buf path = BUF_INIT, q = BUF_INIT, sel = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/events", k->ns);
+	kube_pathf(&path, "/api/v1/namespaces/%s/events", k->ns);
 	buf_addf(&sel, "involvedObject.kind=%s,involvedObject.name=%s", kind, name);
 	buf_adds(&q, "fieldSelector=");
 	buf_add_urlencoded(&q, sel.s, 1);
@@ -812,7 +807,7 @@ static void waiting_for(struct kube_state *k, const struct pod_view *pv, struct 
 	if (!k->claim)
 		return;
 	struct buf path = BUF_INIT, e = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, k->claim);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", k->ns, k->claim);
 	cJSON *pvc = NULL;
 	if (get_json(k, path.s, &pvc, &e) == 0) {
 		const char *phase = jsonx_path_str(pvc, "status.phase");
@@ -843,7 +838,7 @@ static int wait_job(struct kube_state *k, const char *job, int deadline_s, int s
 	struct buf waiting = BUF_INIT, shown = BUF_INIT;
 	int poll_ms = k->o->poll_ms > 0 ? k->o->poll_ms : 1000;
 	struct buf path = BUF_INIT;
-	buf_addf(&path, "/apis/batch/v1/namespaces/%s/jobs/%s", k->ns, job);
+	kube_pathf(&path, "/apis/batch/v1/namespaces/%s/jobs/%s", k->ns, job);
 	int result = EM_EIO;
 	for (;;) {
 		if (k->o->stop && *k->o->stop) {
@@ -948,7 +943,7 @@ static int run_job(const struct bench_store *store, struct bench_run *run, struc
 				   script.s, k->suffix, deadline};
 	int rc = bench_kube_render_job(&json, o->template_text, &j, err);
 	if (!rc) {
-		buf_addf(&path, "/apis/batch/v1/namespaces/%s/jobs", k->ns);
+		kube_pathf(&path, "/apis/batch/v1/namespaces/%s/jobs", k->ns);
 		rc = kube_create(k->c, path.s, json.s, &out, err);
 	}
 	if (!rc) {
@@ -960,7 +955,7 @@ static int run_job(const struct bench_store *store, struct bench_run *run, struc
 		if (w >= 0) {
 			if (pv.name) {
 				struct buf lp = BUF_INIT;
-				buf_addf(&lp, "/api/v1/namespaces/%s/pods/%s/log", k->ns, pv.name);
+				kube_pathf(&lp, "/api/v1/namespaces/%s/pods/%s/log", k->ns, pv.name);
 				struct buf e = BUF_INIT;
 				rc = kube_get(k->c, lp.s, "container=fio", &log, NULL, &e);
 				if (rc && w == 1) {

@@ -108,7 +108,10 @@ const struct cmd_help apply_help = {
 		"previous apply run used another plan. Without --plan, apply takes the latest recorded plan, which "
 		"any `ebsmigrate plan` run replaces: one recorded longer ago than --max-plan-age (default 7d, "
 		"measured at --now) is refused (exit 2) unless --plan names it; re-run plan, name the plan, or "
-		"raise the limit. --reconcile-only is never refused (it sends nothing).\n"
+		"raise the limit. --reconcile-only is never refused (it sends nothing). A recorded plan goes through the "
+		"plan file's checks again before use (exit 2 naming the field). A previous run that ended without "
+		"recording an outcome (killed, crashed) is named in a note as interrupted, recorded so, and its "
+		"volumes reconciled first.\n"
 		"\n"
 		"A plan of several accounts (plan --accounts/--organization): with --role-name (or "
 		"--role-arn-template, --external-id, --role-session-name, --role-duration) each volume is re-read and "
@@ -120,7 +123,8 @@ const struct cmd_help apply_help = {
 		"\n"
 		"--plan FILE: an argument of digits only is a plan id (write ./123 for a file named 123). The "
 		"file is checked first (a bad one is refused with exit 2 and nothing recorded; every target must be "
-		"gp3 within the gp3 limits for the volume's size), then found in the "
+		"gp3 within the gp3 limits for the volume's size, and every volume id, region, availability zone, "
+		"account, cluster, namespace and PVC name what its field holds in AWS or Kubernetes), then found in the "
 		"database by its exact content or recorded as a new plan (also with --dry-run), and that plan id "
 		"is applied.",
 	.options = apply_options,
@@ -350,6 +354,23 @@ static int use_plan(struct cmd_ctx *ctx, struct apply_args *a, int named)
 		em_format_time(ps.created_at, ts);
 		log_notice("using plan %lld (recorded %s, after --now; sha256 %.12s)", (long long)ps.id, ts, ps.sha256);
 	}
+	struct apply_run last;
+	if (ledger_apply_run_latest(ctx->db, &last, &err) == 0 && !last.outcome) {
+		char ts[21];
+		em_format_time(last.started_at, ts);
+		const char *now_is = ledger_apply_outcome_shown(ctx->db, NULL);
+		if (strcmp(now_is, "running") == 0)
+			log_notice("apply run %lld (plan %lld, started %s) is still running", (long long)last.id,
+				   (long long)last.plan_id, ts);
+		else
+			log_notice("the previous apply run %lld (plan %lld, started %s) ended without recording an outcome: "
+				   "interrupted (killed or crashed); %s",
+				   (long long)last.id, (long long)last.plan_id, ts,
+				   a->o.dry_run ? "a run that is not --dry-run records it so and reconciles its volumes first"
+						: "recorded as interrupted; its volumes are reconciled first");
+	}
+	apply_run_release(&last);
+	buf_reset(&err);
 	if (!named && ps.last_applied_plan_id && ps.last_applied_plan_id != ps.id)
 		log_notice("the previous apply run used plan %lld; this run uses the latest, plan %lld (pass --plan %lld "
 			   "to go on with the earlier one)",

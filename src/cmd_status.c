@@ -6,7 +6,10 @@
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
  * unverified, never as a pass. The judging is apply_state.c's (apply_verify_row, apply_totals_add):
- * this file reads, calls and prints.
+ * this file reads, calls and prints. The totals also count the volumes of the plan being applied
+ * that have no ledger row yet (apply_plan_unsent: planned, not listed, not read), and the latest
+ * apply run is named as ledger_apply_outcome_shown calls it (running or interrupted when it
+ * recorded no outcome).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +91,12 @@ const struct cmd_help status_help = {
 		       "completed volume of the annotation route must still carry the target annotations. A "
 		       "cluster that cannot be read is a warning naming the context; its PVCs are reported "
 		       "unverified and EC2 is still checked. --no-kube checks EC2 only (AWS-only fleets, "
-		       "method ec2, need nothing else). Totals: planned, in flight, completed, deferred, failed "
-		       "and the monthly savings realized so far.\n"
+		       "method ec2, need nothing else). Totals: planned, in flight, completed, deferred, failed, "
+		       "\"M of N migrated\" and the monthly savings realized so far; they count every volume of the "
+		       "plan being applied (the latest apply run's, or --plan ID): its volumes to migrate without a "
+		       "ledger row yet are planned (counted, not listed). The latest apply run is named when it "
+		       "recorded no outcome: running while an apply holds the lock, else interrupted (killed or "
+		       "crashed).\n"
 		       "\n"
 		       "--watch refreshes every --interval seconds and ends once nothing is in flight (exit 0, or "
 		       "4 on a mismatch), or after --timeout seconds with modifications still in flight (exit 3), "
@@ -394,12 +401,67 @@ static const struct table_column status_columns[] = {
 	{"NOTE", 0, 0, 12},
 };
 
+/* What the view says beyond the ledger rows: the plan being applied and its volumes without a
+ * row yet (counted as planned, not listed), and the latest apply run. */
+struct view_extra {
+	int64_t plan_id;            /* the plan being applied; 0 = none */
+	const struct apply_row *unsent; /* its volumes to migrate that no ledger row is about (scoped) */
+	size_t n_unsent;
+	const struct apply_run *run; /* the latest apply run, or NULL */
+	const char *run_outcome;    /* ledger_apply_outcome_shown of it */
+};
+
+static void add_run_json(struct jsonw *w, const struct view_extra *x)
+{
+	jsonw_key(w, "last_apply_run");
+	if (!x->run) {
+		jsonw_null(w);
+		return;
+	}
+	char started[21], finished[21] = "";
+	em_format_time(x->run->started_at, started);
+	if (x->run->finished_at)
+		em_format_time(x->run->finished_at, finished);
+	jsonw_object(w);
+	jsonw_key_int(w, "id", (long long)x->run->id);
+	jsonw_key_int(w, "plan_id", (long long)x->run->plan_id);
+	jsonw_key_str(w, "started_at", started);
+	jsonw_key_str(w, "finished_at", finished[0] ? finished : NULL);
+	jsonw_key_str(w, "outcome", x->run_outcome);
+	jsonw_end(w);
+}
+
+/* A latest apply run without a recorded outcome, said in the table's footer: "latest apply run 4
+ * (plan 2): interrupted, started ... (ended without recording an outcome ...)" or "running". A run
+ * that recorded its outcome is in the JSON only (last_apply_run). */
+static void add_run_line(struct buf *out, const struct view_extra *x)
+{
+	if (!x->run || x->run->outcome)
+		return;
+	char started[21];
+	em_format_time(x->run->started_at, started);
+	buf_addf(out, "latest apply run %lld (plan %lld): %s, started %s", (long long)x->run->id,
+		 (long long)x->run->plan_id, x->run_outcome, started);
+	if (strcmp(x->run_outcome, "interrupted") == 0)
+		buf_adds(out, " (ended without recording an outcome: killed or crashed; the next apply reconciles it)");
+	buf_addc(out, '\n');
+}
+
 static int render(struct buf *out, struct apply_row *rows, size_t n, const struct live *lv, const struct pvc_live *pv,
-		  int json, const struct table_options *to, struct tally *t)
+		  int json, const struct table_options *to, const struct view_extra *x, struct tally *t)
 {
 	time_t now = em_now();
 	struct apply_totals tot;
 	memset(&tot, 0, sizeof tot);
+	for (size_t i = 0; i < x->n_unsent; i++) { /* planned, not yet sent: nothing to verify */
+		struct apply_verdict vd;
+		struct pvc_live none;
+		memset(&none, 0, sizeof none);
+		apply_verify_row(&x->unsent[i], NULL, 0, &none, &vd);
+		apply_totals_add(&tot, &x->unsent[i], &vd);
+		apply_verdict_release(&vd);
+	}
+	size_t volumes = n + x->n_unsent;
 	struct jsonw w;
 	jsonw_init(&w, out, JSONW_COMPACT);
 	if (json) {
@@ -495,7 +557,9 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		jsonw_end(&w);
 		jsonw_key(&w, "totals");
 		jsonw_object(&w);
+		jsonw_key_int(&w, "volumes", (long long)volumes);
 		jsonw_key_int(&w, "planned", (long long)tot.planned);
+		jsonw_key_int(&w, "not_sent", (long long)x->n_unsent);
 		jsonw_key_int(&w, "in_flight", (long long)tot.in_flight);
 		jsonw_key_int(&w, "completed", (long long)tot.completed);
 		jsonw_key_int(&w, "deferred", (long long)tot.deferred);
@@ -504,13 +568,19 @@ static int render(struct buf *out, struct apply_row *rows, size_t n, const struc
 		jsonw_key_int(&w, "pvc_unverified", t->pvc_unverified);
 		jsonw_key_money(&w, "realized_monthly_usd", tot.realized);
 		jsonw_end(&w);
+		jsonw_key(&w, "plan_id");
+		jsonw_int_or_null(&w, (long long)x->plan_id, x->plan_id > 0);
+		add_run_json(&w, x);
 		jsonw_end(&w);
 		jsonw_layout(&w, "\n");
 	} else {
-		buf_addf(out, "\n%zu volumes: %zu completed, %zu in flight, %zu deferred, %zu failed, %zu planned; realized ", n,
-			 tot.completed, tot.in_flight, tot.deferred, tot.failed, tot.planned);
+		/* as `kubectl rollout status` says it: how many of how many are done */
+		buf_addf(out, "\n%zu volumes: %zu completed, %zu in flight, %zu deferred, %zu failed, %zu planned; %zu of %zu "
+			      "migrated; realized ",
+			 volumes, tot.completed, tot.in_flight, tot.deferred, tot.failed, tot.planned, tot.completed, volumes);
 		money_add_usd_pretty(out, tot.realized);
 		buf_adds(out, "/month\n");
+		add_run_line(out, x);
 		if (t->mismatch)
 			buf_addf(out, "%d completed volume(s) do not match their target in EC2 or in their PVC\n", t->mismatch);
 		if (t->pvc_unverified)
@@ -608,7 +678,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 	struct strmap unread_accounts = STRMAP_INIT; /* accounts already warned about */
 	int read_kube = !a.no_verify && !a.no_kube;
 	struct kube_side ks = {{NULL, 0, a.kubeconfig}, STRMAP_INIT};
-	int noticed = 0, noticed_scope = 0;
+	int noticed = 0, noticed_scope = 0, warned_plan = 0;
 	int redraw = a.watch && !a.result.json && !a.result.file && isatty(1); /* one view in place, not appended ones */
 	int64_t interval = a.interval ? a.interval : 15;
 	int64_t started = monotonic_s();
@@ -621,14 +691,37 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 			rc = EXIT_RUNTIME;
 			break;
 		}
+		/* The plan being applied: its volumes to migrate that no row is about yet are counted
+		 * as planned (after the rows, id 0), scoped with them. */
+		struct view_extra x = {0, NULL, 0, NULL, NULL};
+		size_t n_all = n, alloc = n;
+		buf_reset(&err);
+		if (apply_plan_in_progress(ctx->db, a.plan_id, &x.plan_id, &err) ||
+		    (x.plan_id && apply_plan_unsent(ctx->db, x.plan_id, rows, n, &rows, &n_all, &alloc, &err))) {
+			if (!warned_plan++)
+				log_warning("the volumes of the plan being applied that no ledger row is about yet are not "
+					    "counted: %s",
+					    err.s);
+		}
 		struct scope_stats sst;
 		buf_reset(&err);
-		if (keep_in_scope(&a.scope, &ks.conns, rows, &n, &sst, &err)) {
+		if (keep_in_scope(&a.scope, &ks.conns, rows, &n_all, &sst, &err)) {
 			log_error("%s", err.s);
 			scope_stats_release(&sst);
-			apply_rows_free(rows, n);
+			apply_rows_free(rows, n_all);
 			rc = EXIT_RUNTIME;
 			break;
+		}
+		for (n = 0; n < n_all && rows[n].id; n++) /* the ledger's rows stay first */
+			;
+		x.unsent = rows + n;
+		x.n_unsent = n_all - n;
+		struct apply_run run;
+		buf_reset(&err);
+		int have_run = ledger_apply_run_latest(ctx->db, &run, &err) == 0;
+		if (have_run) {
+			x.run = &run;
+			x.run_outcome = ledger_apply_outcome_shown(ctx->db, run.outcome);
 		}
 		if (!noticed_scope++)
 			cmd_scope_notices(&a.scope, &sst, "ledger volumes");
@@ -669,7 +762,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		struct table_options to;
 		cmd_table_options(&to, a.result.file, a.result.format == STATUS_WIDE, a.result.no_headers);
-		int in_flight = render(&out, rows, n, &lv, pv, a.result.json, &to, &t);
+		int in_flight = render(&out, rows, n, &lv, pv, a.result.json, &to, &x, &t);
 		rc = a.result.format == STATUS_YAML ? cmd_json_to_yaml(&out) : 0;
 		if (!rc)
 			rc = cmd_write_output(a.result.file, &out);
@@ -677,7 +770,9 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 		pvc_lives_free(pv, n);
 		fleet_release(&lv.f);
 		free(lv.row_ok);
-		apply_rows_free(rows, n);
+		apply_rows_free(rows, n_all);
+		if (have_run)
+			apply_run_release(&run);
 		if (!rc && t.mismatch)
 			rc = EXIT_VERIFY;
 		if (!a.watch || !in_flight || rc)

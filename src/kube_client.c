@@ -3,7 +3,8 @@
  *
  * Entry points: kube_client_init / kube_client_release, kube_get, kube_list, kube_patch_merge,
  * kube_create, kube_delete, kube_server_version, kube_vac_api_version;
- * kube_exec_run, kube_eks_args_parse, kube_credential_release.
+ * kube_exec_run, kube_eks_args_parse, kube_credential_release; kube_pathf / kube_path_segment
+ * (every API path built from a name), kube_dns_name_ok, kube_cluster_name_ok.
  *
  * Request path: authorize (token file / token / cached exec or EKS credential, refreshed when
  * expired) -> make sure the HTTP client carries the current TLS identity -> http_send (retries
@@ -18,6 +19,9 @@
  * - Secrets (tokens, keys, exec env values, plugin stdout) are wiped before their memory is
  *   freed; messages carry the context, user, method and path, never a query or a credential.
  * - Exec plugins never get a shell or a terminal; they are killed at the timeout.
+ * - No name changes the shape of a path: callers build paths with kube_pathf (each name one
+ *   percent-encoded segment), and a path with an empty, "." or ".." segment, or a fragment, is
+ *   refused before it is sent (curl would drop or climb such segments).
  *
  * The cluster inventory read over this transport (lists of kinds, kubelet stats, merging) is
  * kube_inventory.c.
@@ -25,6 +29,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <openssl/evp.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -850,9 +855,64 @@ static int status_error(struct kube_client *c, const char *method, const char *p
 	return code;
 }
 
+void kube_path_segment(struct buf *out, const char *name)
+{
+	if (name && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)) {
+		/* the unreserved '.' is otherwise kept; as a whole segment it would be a dot segment */
+		for (; *name; name++)
+			buf_adds(out, "%2E");
+		return;
+	}
+	buf_add_urlencoded(out, name ? name : "", 1);
+}
+
+void kube_pathf(struct buf *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	for (const char *p = fmt; *p; p++) {
+		if (*p != '%') {
+			buf_addc(out, *p);
+			continue;
+		}
+		p++;
+		if (*p == 's')
+			kube_path_segment(out, va_arg(ap, const char *));
+		else if (*p == '%')
+			buf_addc(out, '%');
+		else
+			abort(); /* a programming error: only %s and %% (see kube_client.h) */
+	}
+	va_end(ap);
+}
+
+/* Whether path (up to its query) has a segment curl or the server would collapse or climb (empty,
+ * "." or ".."), or a fragment: what only a name that bypassed kube_pathf can make. */
+static int path_shape_ok(const char *path)
+{
+	size_t n = strcspn(path, "?");
+	if (memchr(path, '#', n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (path[i] != '/')
+			continue;
+		size_t len = strcspn(path + i + 1, "/?");
+		if (i + 1 + len > n)
+			len = n - i - 1;
+		const char *seg = path + i + 1;
+		if ((len == 0 && i + 1 < n) || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
 static int send_req(struct kube_client *c, const char *method, const char *path, const char *query, const char *ctype,
 		    const char *body, struct http_response *resp, struct buf *err)
 {
+	if (!path_shape_ok(path))
+		return em_err(err, EM_EINPUT, "context '%s': %s %.*s: refused: the path has an empty, '.' or '..' segment "
+					      "or a fragment (a name that is not a Kubernetes object name)",
+			      c->target.context, method, (int)strcspn(path, "?"), path);
 	for (int attempt = 0;; attempt++) {
 		struct buf url = BUF_INIT;
 		buf_adds(&url, c->target.server);
@@ -1065,6 +1125,58 @@ int kube_dns_name_ok(const char *s, size_t n, int dots)
 	return 1;
 }
 
+/* An EKS cluster's ARN, as `aws eks update-kubeconfig` names its context:
+ * arn:PARTITION:eks:REGION:ACCOUNT:cluster/NAME (NAME: a letter or digit, then up to 99 letters,
+ * digits, '-' or '_'). */
+static int eks_cluster_arn_ok(const char *s)
+{
+	static const char *const prefixes[] = {"arn:aws:eks:", "arn:aws-cn:eks:", "arn:aws-us-gov:eks:"};
+	const char *p = NULL;
+	for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes && !p; i++)
+		if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
+			p = s + strlen(prefixes[i]);
+	const char *colon = p ? strchr(p, ':') : NULL;
+	if (!colon || colon - p > VOLUME_NAME_MAX)
+		return 0;
+	char region[VOLUME_NAME_MAX + 1];
+	memcpy(region, p, (size_t)(colon - p));
+	region[colon - p] = '\0';
+	p = colon + 1;
+	if (!volume_region_ok(region) || strspn(p, "0123456789") != 12 || strncmp(p + 12, ":cluster/", 9) != 0)
+		return 0;
+	const char *name = p + 21;
+	size_t n = strlen(name);
+	if (n < 1 || n > 100 || name[0] == '-' || name[0] == '_')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '-' || name[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* eksctl's context name, IDENTITY@CLUSTER.REGION.eksctl.io: an IAM user or session name (letters,
+ * digits and +=,.@_-), then the cluster (EKS names: letters, digits, '-', '_') and region. */
+static int eksctl_context_ok(const char *s)
+{
+	static const char suffix[] = ".eksctl.io";
+	const char *at = strrchr(s, '@');
+	size_t id_len = at ? (size_t)(at - s) : 0, n = at ? strlen(at + 1) : 0;
+	if (id_len == 0 || id_len > 128 || n <= sizeof suffix - 1 || n > 253 ||
+	    strcmp(at + 1 + n - (sizeof suffix - 1), suffix) != 0)
+		return 0;
+	if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+=,.@_-") < id_len)
+		return 0;
+	const char *host = at + 1;
+	size_t words = strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+	return words == n && host[0] != '.' && host[0] != '-' && !strstr(host, "..");
+}
+
+int kube_cluster_name_ok(const char *s)
+{
+	return s && (kube_dns_name_ok(s, strlen(s), 1) || eks_cluster_arn_ok(s) || eksctl_context_ok(s));
+}
+
 int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *err)
 {
 	static const char *const versions[] = {"v1", "v1beta1", "v1alpha1", NULL};
@@ -1092,7 +1204,7 @@ int kube_vac_api_version(struct kube_client *c, const char **out, struct buf *er
 		if (!listed)
 			continue;
 		struct buf path = BUF_INIT, list = BUF_INIT;
-		buf_addf(&path, "/apis/storage.k8s.io/%s", versions[i]);
+		kube_pathf(&path, "/apis/storage.k8s.io/%s", versions[i]);
 		buf_reset(&e);
 		rc = kube_get(c, path.s, NULL, &list, NULL, &e);
 		if (rc == EM_ENOTFOUND)

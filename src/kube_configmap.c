@@ -78,7 +78,7 @@ int kube_configmap_get(struct kube_client *c, const struct kube_configmap_ref *r
 	*value_out = NULL;
 	*exists_out = 0;
 	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/configmaps/%s", ref->ns, ref->name);
+	kube_pathf(&path, "/api/v1/namespaces/%s/configmaps/%s", ref->ns, ref->name);
 	long status = 0;
 	struct buf e = BUF_INIT;
 	int rc = kube_get(c, path.s, NULL, &body, &status, &e);

@@ -344,7 +344,7 @@ static void read_list(struct kube_client *c, struct list_job *j)
 		const char *ver = NULL;
 		j->rc = kube_vac_api_version(c, &ver, &j->err);
 		if (!j->rc && ver)
-			buf_addf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
+			kube_pathf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
 	}
 	if (!j->rc && path.len) {
 		buf_addf(&j->origin, "context '%s' list %s", c->target.context, path.s);
@@ -401,9 +401,7 @@ struct node_fanout {
 static void read_node(struct kube_client *c, const char *cluster, const char *node, struct node_job *j)
 {
 	struct buf path = BUF_INIT, body = BUF_INIT, e = BUF_INIT;
-	buf_adds(&path, "/api/v1/nodes/");
-	buf_add_urlencoded(&path, node, 1);
-	buf_adds(&path, "/proxy/stats/summary");
+	kube_pathf(&path, "/api/v1/nodes/%s/proxy/stats/summary", node);
 	long st = 0;
 	int rc = kube_get(c, path.s, NULL, &body, &st, &e);
 	if (rc == EM_EAUTH && st == 403) {

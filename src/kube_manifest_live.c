@@ -48,9 +48,9 @@ static int list_namespaced(struct kube_manifest *m, size_t src, struct kube_clie
 	}
 	for (size_t i = 0; i < n_ns && !rc; i++) {
 		buf_reset(&path);
-		buf_addf(&path, "%s/namespaces/", prefix);
-		buf_add_urlencoded(&path, namespaces[i], 1);
-		buf_addf(&path, "/%s", resource);
+		buf_adds(&path, prefix); /* a literal of this file */
+		kube_pathf(&path, "/namespaces/%s/", namespaces[i]);
+		buf_adds(&path, resource);
 		rc = list_into(m, src, c, path.s, err);
 	}
 	buf_release(&path);
@@ -68,9 +68,10 @@ int kube_manifest_read_cluster(struct kube_manifest *m, struct kube_client *c, c
 		const char *ver = NULL;
 		rc = kube_vac_api_version(c, &ver, err);
 		if (!rc && ver) {
-			char path[96];
-			snprintf(path, sizeof path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
-			rc = list_into(m, src, c, path, err);
+			struct buf path = BUF_INIT;
+			kube_pathf(&path, "/apis/storage.k8s.io/%s/volumeattributesclasses", ver);
+			rc = list_into(m, src, c, path.s, err);
+			buf_release(&path);
 		}
 	}
 	if (!rc && (what & KM_READ_STATEFULSETS))

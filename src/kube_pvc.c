@@ -14,6 +14,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/kube_pvc.h"
 
@@ -70,7 +71,7 @@ int kube_pvc_read(struct kube_conn *c, const char *ns, const char *name, struct 
 {
 	memset(out, 0, sizeof *out);
 	struct buf path = BUF_INIT, body = BUF_INIT;
-	buf_addf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
+	kube_pathf(&path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name);
 	long status = 0;
 	int rc = kube_get(&c->kc, path.s, NULL, &body, &status, err);
 	if (!rc) {

@@ -3,6 +3,10 @@
  * rule). Every save is one IMMEDIATE transaction holding the row and its event, committed
  * before the function returns, so a kill -9 right after it returns loses nothing.
  *
+ * A run records its outcome when it ends; one that recorded none is "running" only while some
+ * process holds the apply lock, else "interrupted" (ledger_apply_outcome_shown, the one rule for
+ * status, metrics and apply's note), and the next apply records it so.
+ *
  * The apply lock (ledger_apply_lock) is an flock on the database file itself, through the
  * descriptor ledger_open keeps: every name of the file (a symlink, a hard link, a bind mount,
  * another relative path) reaches the same inode and so the same lock, and the kernel drops it
@@ -181,6 +185,53 @@ int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, 
 	return ledger_run(l, "UPDATE apply_runs SET finished_at = ?, outcome = ? WHERE id = ?",
 			  LEDGER_PARAMS(LP_TIME(em_now()), LP_TEXT(outcome), LP_INT64(run_id)), "cannot finish the apply run",
 			  err);
+}
+
+void apply_run_release(struct apply_run *r)
+{
+	free(r->outcome);
+	memset(r, 0, sizeof *r);
+}
+
+static const struct ledger_column RUN_COLUMNS[] = {
+	LEDGER_COLUMN(INT64, struct apply_run, id),
+	LEDGER_COLUMN(INT64, struct apply_run, plan_id),
+	LEDGER_COLUMN(TIME, struct apply_run, started_at),
+	LEDGER_COLUMN(TIME, struct apply_run, finished_at),
+	LEDGER_COLUMN(TEXT, struct apply_run, outcome),
+};
+
+int ledger_apply_run_latest(struct ledger *l, struct apply_run *out, struct buf *err)
+{
+	memset(out, 0, sizeof *out);
+	int rc = ledger_query_columns(l, "SELECT id, plan_id, started_at, finished_at, outcome FROM apply_runs ORDER BY id "
+					 "DESC LIMIT 1",
+				      NULL, out, RUN_COLUMNS, LEDGER_N_COLUMNS(RUN_COLUMNS), "cannot read apply runs", err);
+	if (rc)
+		apply_run_release(out);
+	return rc;
+}
+
+const char *ledger_apply_outcome_shown(struct ledger *l, const char *recorded)
+{
+	if (recorded)
+		return recorded;
+	if (l->apply_locked) /* this process is the apply at work: the run without one is an earlier one */
+		return "interrupted";
+	/* /proc/locks, not a try-lock: taking the lock even for an instant could refuse an apply
+	 * starting at that moment */
+	struct stat st;
+	return fstat(l->fd, &st) == 0 && flock_holder(st.st_dev, st.st_ino) > 0 ? "running" : "interrupted";
+}
+
+int ledger_apply_runs_interrupted(struct ledger *l, size_t *n, struct buf *err)
+{
+	*n = 0;
+	int rc = ledger_run(l, "UPDATE apply_runs SET outcome = 'interrupted' WHERE outcome IS NULL", NULL,
+			    "cannot record an interrupted apply run", err);
+	if (!rc)
+		*n = (size_t)sqlite3_changes(l->db);
+	return rc;
 }
 
 static const char *const COLS =

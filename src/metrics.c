@@ -11,9 +11,13 @@
  *                    cluster,namespace,account,region, the ledger's volume states and the recorded
  *                    baselines, exactly as `report` does: so every money figure is the report's, to
  *                    the cent, and the savings states add up to baseline - target;
- *   modifications    the latest ledger row of every volume (ledger_apply_list), scoped like status
- *                    scopes rows, counted by apply_totals_add as `status --no-verify` counts them;
- *   runs, prices     ledger_last_runs, and the current price book's date as pricing_as_of reads it.
+ *   modifications    the latest ledger row of every volume (ledger_apply_list), and the volumes of
+ *                    the plan being applied without a row yet (apply_plan_unsent: planned), scoped
+ *                    like status scopes rows, counted by apply_totals_add as `status --no-verify`
+ *                    counts them;
+ *   runs, prices     ledger_last_runs (an apply run without an outcome is running or interrupted
+ *                    as ledger_apply_outcome_shown says), and the current price book's date as
+ *                    pricing_as_of reads it.
  *
  * Invariants: money leaves as exact decimals of whole cents (money_add_usd), never through a
  * double; samples are ordered by their label values, so the same database and --now give the same
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebsmigrate/apply.h"
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/common.h"
@@ -363,7 +368,8 @@ static int collect_ledger(struct metrics_doc *d, struct ledger *l, const struct 
 {
 	size_t f_mod = metrics_family_add(d, "ebsmigrate_modifications", NULL,
 					  "Volumes by the state of their latest apply ledger row: planned, in_flight "
-					  "(submitted, modifying, optimizing), completed, deferred, failed",
+					  "(submitted, modifying, optimizing), completed, deferred, failed; planned also "
+					  "counts the volumes of the plan being applied that have no ledger row yet",
 					  group_state_labels, N_GROUP + 1);
 	size_t f_old = metrics_family_add(d, "ebsmigrate_oldest_deferral_timestamp_seconds", "seconds",
 					  "When the longest-waiting deferred volume was deferred (its ledger row's last "
@@ -374,8 +380,15 @@ static int collect_ledger(struct metrics_doc *d, struct ledger *l, const struct 
 					   "is deferred",
 					   NULL, 0);
 	struct apply_row *rows = NULL;
-	size_t n = 0;
+	size_t n = 0, alloc = 0;
+	int64_t applying = 0;
 	int rc = ledger_apply_list(l, 0, &rows, &n, err);
+	alloc = n;
+	/* the plan being applied: its volumes to migrate without a ledger row yet are planned too */
+	if (!rc)
+		rc = apply_plan_in_progress(l, 0, &applying, err);
+	if (!rc && applying)
+		rc = apply_plan_unsent(l, applying, rows, n, &rows, &n, &alloc, err);
 	if (rc) {
 		apply_rows_free(rows, n);
 		return rc;
@@ -486,7 +499,7 @@ static int collect_runs(struct metrics_doc *d, struct ledger *l, time_t now, str
 	}
 	if (runs.apply_started) {
 		static const char *const outcomes[] = {"ok", "partial", "failed", "interrupted", "running"};
-		const char *now_is = runs.apply_outcome ? runs.apply_outcome : "running";
+		const char *now_is = ledger_apply_outcome_shown(l, runs.apply_outcome);
 		for (size_t k = 0; k < 5; k++) {
 			const char *v[] = {"apply", outcomes[k]};
 			metrics_sample_add(d, f_st, v, strcmp(now_is, outcomes[k]) == 0 ? "1" : "0");

@@ -8,7 +8,10 @@
  *
  * Invariants: a document that fails any check is refused whole, before anything touches the
  * database; every migrate/blocked volume has a gp3 target within the gp3 limits for its size
- * (so apply never sends another type, and never a ratio EC2 would refuse); nothing but
+ * (so apply never sends another type, and never a ratio EC2 would refuse), and every name apply
+ * puts into a request, a ledger row or a Kubernetes API path is checked against its grammar:
+ * volume id, region, availability zone (inside the region), account, cluster (a DNS-1123 name
+ * or an EKS cluster ARN), namespace and PVC (DNS-1123, kube_dns_name_ok); nothing but
  * whitespace may follow the document; the bytes recorded are the bytes read (no
  * re-serialisation), so `plan --out` then `apply --plan` on the same database finds the plan it
  * came from.
@@ -23,9 +26,9 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/plan_file.h"
-#include "ebsmigrate/planner.h"
 #include "ebsmigrate/planner.h"
 
 void plan_file_release(struct plan_file *pf)
@@ -114,6 +117,55 @@ static int opt_str(const cJSON *o, const char *key, char **out)
 	return 0;
 }
 
+/* An account apply may route a volume by: a 12-digit id, or the label an export was given
+ * (`--from-aws-json LABEL=FILE`: letters, digits, '.', '_' and '-', starting with a letter or a
+ * digit), which acts with the base credentials. */
+static int account_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 12 && strspn(s, "0123456789") == 12)
+		return 1;
+	if (n == 0 || n > 64 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= '0' && s[0] <= '9')))
+		return 0;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+/* The names of a volume to migrate that apply puts into requests, ledger rows and Kubernetes API
+ * paths (region, zone, account, cluster, namespace, PVC), each checked against its grammar. On
+ * a violation: *member names the field and why says what is wrong. */
+static int names_ok(const struct plan_entry *e, const char *az, const char **member, struct buf *why)
+{
+	if (!volume_region_ok(e->region)) {
+		*member = "region";
+		buf_addf(why, "'%.64s' is not an AWS region name (lower-case, like us-east-1)", e->region);
+	} else if (az && !volume_az_in_region(az, e->region)) {
+		*member = "availability_zone";
+		buf_addf(why, "'%.64s' is not an availability zone of region '%s'", az, e->region);
+	} else if (e->account && !account_ok(e->account)) {
+		*member = "account";
+		buf_addf(why, "'%.64s' is not an AWS account id (12 digits) or an export's account label", e->account);
+	} else if (e->cluster && !kube_cluster_name_ok(e->cluster)) {
+		*member = "kubernetes.cluster";
+		buf_addf(why, "'%.64s' is not a kubeconfig context name ebsmigrate reads (a DNS-1123 name, an EKS "
+			      "cluster ARN or an eksctl context)",
+			 e->cluster);
+	} else if (e->namespace_ && !kube_dns_name_ok(e->namespace_, strlen(e->namespace_), 0)) {
+		*member = "kubernetes.namespace";
+		buf_addf(why, "'%.64s' is not a Kubernetes namespace name (DNS-1123 label: lower-case letters, digits "
+			      "and '-', at most 63)",
+			 e->namespace_);
+	} else if (e->pvc && !kube_dns_name_ok(e->pvc, strlen(e->pvc), 1)) {
+		*member = "kubernetes.pvc";
+		buf_addf(why, "'%.64s' is not a Kubernetes object name (DNS-1123 subdomain: lower-case letters, digits, "
+			      "'-' and '.', at most 253)",
+			 e->pvc);
+	} else if (e->pvc && (!e->namespace_ || !e->cluster)) {
+		*member = e->namespace_ ? "kubernetes.cluster" : "kubernetes.namespace";
+		buf_adds(why, "missing (a PVC to patch needs its cluster and namespace)");
+	}
+	return why->len == 0;
+}
+
 /* Checks volumes[i]; a migrate or blocked volume is appended to d. */
 static int check_volume(struct plan_doc *d, const cJSON *v, size_t i, const char *origin, struct buf *err)
 {
@@ -132,20 +184,29 @@ static int check_volume(struct plan_doc *d, const cJSON *v, size_t i, const char
 	const char *vid = jsonx_str(v, "volume_id");
 	if (!vid)
 		FAIL("volume_id", "missing or not a string");
-	buf_addf(&field, " (volume '%s')", vid);
 	const char *action = jsonx_str(v, "action");
+	enum plan_action act = ACTION_SKIP;
+	int acts = action && !plan_action_parse(action, &act) && (act == ACTION_MIGRATE || act == ACTION_BLOCKED);
+	if (acts && !volume_id_ok(vid)) {
+		rc = em_err(err, EM_EINPUT, "%s: %s.volume_id: '%.64s' is not an EBS volume id (vol- and hex digits)", origin,
+			    field.s, vid);
+		goto out;
+	}
+	buf_addf(&field, " (volume '%s')", vid);
 	if (!action)
 		FAIL("action", "missing or not a string");
-	enum plan_action act;
 	if (plan_action_parse(action, &act)) {
 		rc = em_err(err, EM_EINPUT, "%s: %s.action: '%s' is not one of migrate, blocked, review, skip", origin,
 			    field.s, action);
 		goto out;
 	}
-	if (act != ACTION_MIGRATE && act != ACTION_BLOCKED)
+	if (!acts)
 		goto out;
 	if (!jsonx_str(v, "region"))
 		FAIL("region", "missing or not a string (a volume to migrate needs its region)");
+	const cJSON *azj = jsonx_get(v, "availability_zone");
+	if (azj && !cJSON_IsNull(azj) && !cJSON_IsString(azj))
+		FAIL("availability_zone", "not a string");
 	const cJSON *size = jsonx_get(v, "size_gib");
 	if (!is_integer(size, -9000000000000000LL))
 		FAIL("size_gib", "missing or not a whole number (a volume to migrate needs its size)");
@@ -213,6 +274,15 @@ static int check_volume(struct plan_doc *d, const cJSON *v, size_t i, const char
 	}
 	e.volume_id = xstrdup(vid);
 	e.region = xstrdup(jsonx_str(v, "region"));
+	const char *bad_member = NULL;
+	struct buf bad_why = BUF_INIT;
+	if (!names_ok(&e, cJSON_IsString(azj) ? azj->valuestring : NULL, &bad_member, &bad_why)) {
+		rc = em_err(err, EM_EINPUT, "%s: %s.%s: %s", origin, field.s, bad_member, bad_why.s);
+		buf_release(&bad_why);
+		entry_release(&e);
+		goto out;
+	}
+	buf_release(&bad_why);
 	e.type = ebs_type_parse(jsonx_str(v, "type"));
 	const cJSON *n = jsonx_get(v, "iops");
 	e.iops = cJSON_IsNumber(n) ? (int64_t)n->valuedouble : 0;

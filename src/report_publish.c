@@ -91,7 +91,7 @@ int report_publish_configmap(struct kube_client *c, const struct kube_configmap_
 	jsonw_object(&w);
 	configmap_fields(&w, key.s, &text, when, data->len, truncated);
 	jsonw_end(&w);
-	buf_addf(&path, "/api/v1/namespaces/%s/configmaps/%s", ref->ns, ref->name);
+	kube_pathf(&path, "/api/v1/namespaces/%s/configmaps/%s", ref->ns, ref->name);
 	struct buf perr = BUF_INIT;
 	rc = kube_patch_merge(c, path.s, body.s, &answer, &perr);
 	if (rc == EM_ENOTFOUND) {
@@ -108,7 +108,7 @@ int report_publish_configmap(struct kube_client *c, const struct kube_configmap_
 		configmap_fields(&w, key.s, &text, when, data->len, truncated);
 		jsonw_end(&w);
 		buf_reset(&path);
-		buf_addf(&path, "/api/v1/namespaces/%s/configmaps", ref->ns);
+		kube_pathf(&path, "/api/v1/namespaces/%s/configmaps", ref->ns);
 		rc = kube_create(c, path.s, body.s, &answer, err);
 	} else if (rc) {
 		em_err(err, rc, "%s", perr.s);

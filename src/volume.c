@@ -2,7 +2,8 @@
  * volume.c - the fleet container: volumes, cluster objects, notices, and an id index.
  *
  * Entry points: fleet_init/fleet_release, fleet_add_volume, fleet_find (and the pair
- * fleet_find_slot/fleet_add_found: one hash per insert), volume_split_az.
+ * fleet_find_slot/fleet_add_found: one hash per insert), volume_split_az, and the name rules of
+ * what a volume record trusts (volume_id_ok, volume_region_ok, volume_az_in_region).
  * Invariants: every volume_id in the fleet is unique (fleet_add_volume is only called after
  * fleet_find missed); the index maps ids to positions, so it survives the vols array moving.
  * A volume's strings are its own heap copies, or lie in its v->strings block (one allocation
@@ -484,6 +485,34 @@ void volume_add_trail_start(struct volume *v, time_t t)
 	v->n_trail_starts++;
 }
 
+/* The length of the region name az starts with: words of lower-case letters joined by '-' (two
+ * to four: us-east-1, us-gov-west-1, us-isob-east-1), a '-' and a number; 0 when there is none. */
+static size_t region_prefix_len(const char *az, size_t n)
+{
+	size_t i = 0, dashes = 0;
+	/* walk words: letters '-' ... until a word of digits */
+	for (;;) {
+		size_t start = i;
+		while (i < n && islower((unsigned char)az[i]))
+			i++;
+		if (i == start)
+			return 0;
+		if (i >= n || az[i] != '-')
+			return 0;
+		i++;
+		dashes++;
+		if (i < n && isdigit((unsigned char)az[i]))
+			break;
+		if (dashes > 3)
+			return 0;
+	}
+	if (dashes < 2)
+		return 0;
+	while (i < n && isdigit((unsigned char)az[i]))
+		i++;
+	return i;
+}
+
 int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len)
 {
 	/* A region is LETTERS-LETTERS-DIGITS (us-east-1, ap-northeast-2, us-gov-west-1 has an
@@ -492,30 +521,9 @@ int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len)
 	size_t n = az ? strlen(az) : 0;
 	if (n < 4)
 		return EM_EINPUT;
-	size_t i = 0, dashes = 0;
-	/* walk words: letters '-' ... until a word of digits */
-	for (;;) {
-		size_t start = i;
-		while (i < n && islower((unsigned char)az[i]))
-			i++;
-		if (i == start)
-			return EM_EINPUT;
-		if (i >= n || az[i] != '-')
-			return EM_EINPUT;
-		i++;
-		dashes++;
-		if (i < n && isdigit((unsigned char)az[i]))
-			break;
-		if (dashes > 3)
-			return EM_EINPUT;
-	}
-	if (dashes < 2)
-		return EM_EINPUT;
-	while (i < n && isdigit((unsigned char)az[i]))
-		i++;
-	size_t region = i;
-	if (i == n)
-		return EM_EINPUT; /* a region, not an AZ */
+	size_t i = region_prefix_len(az, n), region = i;
+	if (i == 0 || i == n)
+		return EM_EINPUT; /* no region, or a region and not an AZ */
 	if (islower((unsigned char)az[i]) && i + 1 == n) {
 		*region_len = region;
 		*location_len = region;
@@ -523,6 +531,12 @@ int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len)
 	}
 	if (az[i] != '-')
 		return EM_EINPUT;
+	/* the group's words: lower-case letters and digits between single dashes */
+	for (size_t k = i + 1; k <= n; k++)
+		if (k == n ? az[k - 1] == '-'
+			   : !(islower((unsigned char)az[k]) || isdigit((unsigned char)az[k]) ||
+			       (az[k] == '-' && az[k - 1] != '-')))
+			return EM_EINPUT;
 	/* Local Zone "us-west-2-lax-1a" -> group "us-west-2-lax-1"; Wavelength
 	 * "us-east-1-wl1-bos-wlz-1" has no trailing letter and is its own group. */
 	size_t loc_len = n;
@@ -531,6 +545,30 @@ int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len)
 	*region_len = region;
 	*location_len = loc_len;
 	return 0;
+}
+
+int volume_region_ok(const char *region)
+{
+	size_t n = region ? strlen(region) : 0;
+	return n > 0 && n <= VOLUME_NAME_MAX && region_prefix_len(region, n) == n;
+}
+
+int volume_az_in_region(const char *az, const char *region)
+{
+	size_t region_len, location_len;
+	return az && strlen(az) <= VOLUME_NAME_MAX && volume_az_prefixes(az, &region_len, &location_len) == 0 &&
+	       volume_region_ok(region) && strlen(region) == region_len && strncmp(az, region, region_len) == 0;
+}
+
+int volume_id_ok(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n < 12 || n > 64 || strncmp(id, "vol-", 4) != 0)
+		return 0;
+	for (size_t i = 4; i < n; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			return 0;
+	return 1;
 }
 
 int volume_split_az(const char *az, char **region_out, char **location_out)

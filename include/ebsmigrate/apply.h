@@ -103,4 +103,17 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 int apply_reconcile(struct ledger *l, struct aws_client *aws, struct apply_row *rows, size_t n,
 		    const struct apply_options *o, struct apply_result *res, struct buf *err);
 
+/* The plan being applied (issue 28 item 3): plan_id, else the plan of the latest apply run; 0
+ * when none (no apply run yet). */
+int apply_plan_in_progress(struct ledger *l, int64_t plan_id, int64_t *out, struct buf *err);
+
+/* The volumes of recorded plan plan_id that apply acts on (migrate and blocked: the plan's volumes
+ * to migrate) about which none of rows is: planned, not yet sent, as status and metrics count
+ * them. Each is appended to *out (n_out counts, alloc its capacity; the caller frees with
+ * apply_rows_free) as a row in state planned with id 0 (no ledger row) and method auto (none
+ * chosen yet), carrying the plan's names, target and monthly figures. The plan is read by
+ * plan_doc_parse: a plan that fails its checks is EM_EINPUT, nothing appended. */
+int apply_plan_unsent(struct ledger *l, int64_t plan_id, const struct apply_row *rows, size_t n,
+		      struct apply_row **out, size_t *n_out, size_t *alloc, struct buf *err);
+
 #endif

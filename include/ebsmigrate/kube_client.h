@@ -141,7 +141,9 @@ int kube_client_init_worker(struct kube_client *w, struct kube_client *parent, s
 void kube_client_release_worker(struct kube_client *parent, struct kube_client *w);
 
 /* Paths below are API paths as they go on the wire ("/api/v1/nodes/NAME/proxy/stats/summary"),
- * already percent-encoded, and may carry their own "?query".
+ * already percent-encoded, and may carry their own "?query". Build every path that holds a name
+ * with kube_pathf. A path with an empty, "." or ".." segment, or a '#', is refused (EM_EINPUT)
+ * before anything is sent: no name can make a request reach another resource.
  *
  * GET path (query, when not NULL/empty, is appended). The
  * answer's body is appended to body (also on error) and its status stored in *status (0 when
@@ -166,10 +168,24 @@ int kube_create(struct kube_client *c, const char *collection_path, const char *
 /* DELETE path (e.g. ".../jobs/x?propagationPolicy=Background"); the answer goes to out. */
 int kube_delete(struct kube_client *c, const char *path, struct buf *out, struct buf *err);
 
+/* Appends to out the API path fmt describes, each %s being one path segment made from a name
+ * (namespace, object name, node, version): percent-encoded (RFC 3986 unreserved characters
+ * kept; '/', '?', '#', '%' and every other byte encoded) and a whole "." or ".." segment written
+ * %2E, so no name can add, drop or climb a segment or start a query. fmt holds only %s and %%
+ * conversions: kube_pathf(&p, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", ns, name). */
+void kube_pathf(struct buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One segment as kube_pathf writes each %s (NULL as an empty segment, which requests refuse). */
+void kube_path_segment(struct buf *out, const char *name);
+
 /* 1 when s[0..n) is a Kubernetes object name as the API server checks it: a DNS-1123 label
  * (dots 0: namespaces, at most 63) or subdomain (dots 1: most object names, at most 253) of
  * lower-case letters, digits, '-' and '.', starting and ending with a letter or digit. */
 int kube_dns_name_ok(const char *s, size_t n, int dots);
+/* 1 when s may name the cluster (kubeconfig context) of a plan's or ledger's volume: a DNS-1123
+ * subdomain (kube_dns_name_ok), or the context names EKS tools give by default: the cluster ARN
+ * of `aws eks update-kubeconfig` (arn:aws:eks:REGION:ACCOUNT:cluster/NAME) and eksctl's
+ * IDENTITY@CLUSTER.REGION.eksctl.io. */
+int kube_cluster_name_ok(const char *s);
 
 /* GET /version: *version_out (caller frees; may be NULL) = "MAJOR.MINOR" with the minor's digits
  * only (EKS says "33+"); raw_out (may be NULL) receives the JSON. Also kept in c->server_version. */

@@ -65,6 +65,24 @@ int ledger_apply_run_begin(struct ledger *l, int64_t plan_id, const char *option
 			   struct buf *err);
 int ledger_apply_run_end(struct ledger *l, int64_t run_id, const char *outcome, struct buf *err);
 
+/* One apply run (apply_runs). */
+struct apply_run {
+	int64_t id, plan_id;
+	time_t started_at, finished_at; /* finished_at 0 when none was recorded */
+	char *outcome;                  /* ok | partial | failed | interrupted; NULL when none was recorded */
+};
+void apply_run_release(struct apply_run *r);
+/* The latest apply run; EM_ENOTFOUND when none was recorded. */
+int ledger_apply_run_latest(struct ledger *l, struct apply_run *out, struct buf *err);
+/* What a run's outcome is called (status, metrics, apply's start-up note): the recorded one;
+ * for a run that recorded none, "running" while another process holds the database's apply
+ * lock (an apply at work), else "interrupted": it ended without recording one (killed, crashed,
+ * the machine went down). A static string. */
+const char *ledger_apply_outcome_shown(struct ledger *l, const char *recorded);
+/* Records 'interrupted' as the outcome of every run that has none: called by apply holding the
+ * lock, before its own run begins, when no earlier run can still be at work. *n: how many. */
+int ledger_apply_runs_interrupted(struct ledger *l, size_t *n, struct buf *err);
+
 /* Inserts the row (id 0) or updates it (by id), plus an apply_events row from its previous
  * state, in one committed transaction. Sets r->id on insert and r->updated_at. */
 int ledger_apply_save(struct ledger *l, struct apply_row *r, const char *detail, struct buf *err);

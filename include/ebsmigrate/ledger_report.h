@@ -70,7 +70,8 @@ struct ledger_last_runs {
 	time_t inventory_finished;      /* inventory_runs.finished_at of the latest run */
 	time_t plan_recorded;           /* plans.created_at of the latest plan */
 	time_t apply_started, apply_finished; /* the latest apply run; finished 0 while running */
-	char *apply_outcome;            /* ok | partial | failed | interrupted; NULL while running */
+	char *apply_outcome;            /* ok | partial | failed | interrupted; NULL while running, or when
+					 * the run ended without one (ledger_apply_outcome_shown tells) */
 };
 int ledger_last_runs(struct ledger *l, struct ledger_last_runs *out, struct buf *err);
 void ledger_last_runs_release(struct ledger_last_runs *r);

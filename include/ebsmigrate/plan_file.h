@@ -9,7 +9,9 @@
  *
  * plan_doc_parse is the one reader of plan documents: `apply --plan FILE` and apply of a
  * recorded plan (apply.c) both go through it, so a target that is not a valid gp3
- * configuration for its volume's size (plan_target_check) never reaches apply, whatever path
+ * configuration for its volume's size (plan_target_check), or a name that is not what its field
+ * holds in AWS or Kubernetes (volume id, region, zone inside the region, account, cluster,
+ * namespace, PVC: volume.h's and kube_client.h's rules), never reaches apply, whatever path
  * named the plan. A document followed by anything but whitespace (a second document, as
  * `cat a.json b.json` makes) is refused, never truncated.
  *

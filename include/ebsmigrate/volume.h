@@ -267,4 +267,14 @@ int volume_split_az(const char *az, char **region_out, char **location_out);
 /* The same split as lengths of az's prefixes (region, location), without copies. */
 int volume_az_prefixes(const char *az, size_t *region_len, size_t *location_len);
 
+/* Longest region or zone name the checks below admit (AWS's are under 32 bytes). */
+#define VOLUME_NAME_MAX 64
+/* 1 when region is an AWS region name: lower-case words joined by '-' and a number ("us-east-1",
+ * "us-gov-west-1"); not a zone, not upper case, no spaces or other bytes. */
+int volume_region_ok(const char *region);
+/* 1 when az is an availability zone (or Local Zone / Wavelength zone) of that region. */
+int volume_az_in_region(const char *az, const char *region);
+/* 1 when id is an EBS volume id: "vol-" and 8 to 60 lower-case hex digits. */
+int volume_id_ok(const char *id);
+
 #endif

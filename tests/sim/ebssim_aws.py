@@ -206,6 +206,8 @@ class ServiceApp:
                     raise self.server_error(proto)
                 if kind == "slow":
                     time.sleep(float(fault.get("delay_s") or 2))
+                if kind == "hold":
+                    self.sim.hold(self.service, action, entry["params"], fault)
                 if kind == "skew":
                     skew = float(fault.get("skew_s") or 600)
             if action in self.unsigned_actions and not req.headers.get("authorization"):
@@ -228,7 +230,8 @@ class ServiceApp:
                 if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
                     raise self.denied(principal, perm, region, params, proto)
                 self.check_rate(action, principal, region, proto)
-            vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1")) \
+            vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1") or
+                   (params.get("Filter.1.Value.1") if params.get("Filter.1.Name") == "volume-id" else None)) \
                 if isinstance(params, dict) else None
             refusal = self.sim.error_fault(self.service, action, vid)
             if refusal:

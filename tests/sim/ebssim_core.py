@@ -595,6 +595,10 @@ class Sim:
         self.requests = []
         self._seq = 0
         self.faults = []
+        # requests a `hold` fault keeps waiting (ctl held lists them, ctl release lets them go)
+        self.held = []
+        self.hold_cv = threading.Condition()
+        self.release_gen = 0
         self.imds_tokens = {}     # token -> wall expiry
         self.container_token = None
         self._load_principals(scenario.get("principals") or [])
@@ -1028,10 +1032,10 @@ class Sim:
                 return
             f = {"service": "*", "action": "*", "kind": None, "rate": None, "count": None,
                  "delay_s": 2.0, "skew_s": 600.0, "volume_id": None, "code": None,
-                 "message": None, "status": 400}
+                 "message": None, "status": 400, "hold_s": 120.0}
             f.update(spec)
             if f["kind"] not in ("throttle", "5xx", "slow", "drop", "truncate",
-                                 "expire-continue", "skew", "error"):
+                                 "expire-continue", "skew", "error", "hold"):
                 raise ValueError("unknown fault kind %r" % f["kind"])
             if f["kind"] == "error" and not f["code"]:
                 raise ValueError("an error fault needs a code (e.g. InvalidParameterCombination)")
@@ -1042,6 +1046,28 @@ class Sim:
         """The fault to apply to this request, or None (a `skew` fault shifts the wall
         clock the signature check uses for that request by skew_s)."""
         return self._fire(service, action, lambda f: f["kind"] != "error")
+
+    def hold(self, service, action, params, fault):
+        """A `hold` fault: keeps the calling request (on its connection's own thread) waiting
+        before anything is judged or changed, until `ctl release` or hold_s wall seconds, so a
+        test can look at what the client recorded while its call is in flight."""
+        with self.hold_cv:
+            item = {"service": service, "action": action, "params": params,
+                    "since": fmt_time(self.now())}
+            self.held.append(item)
+            gen = self.release_gen
+            deadline = time.monotonic() + float(fault.get("hold_s") or 120)
+            while self.release_gen == gen and time.monotonic() < deadline:
+                self.hold_cv.wait(deadline - time.monotonic())
+            self.held.remove(item)
+
+    def release_held(self):
+        """Lets every request a `hold` fault keeps waiting go on; returns how many."""
+        with self.hold_cv:
+            n = len(self.held)
+            self.release_gen += 1
+            self.hold_cv.notify_all()
+            return n
 
     def error_fault(self, service, action, volume_id):
         """An ApiError an `error` fault makes this request fail with, or None.  Asked once the
@@ -1367,6 +1393,11 @@ class ControlApp:
                 except ApiError as err:
                     return ok({"error": "%s: %s" % (err.code, err.message)}, 404)
             return ok({"ok": True, "deleted": vid})
+        if path == "/held":
+            with self.sim.hold_cv:
+                return ok([dict(h) for h in self.sim.held])
+        if path == "/release" and req.method == "POST":
+            return ok({"released": self.sim.release_held()})
         if path == "/fault" and req.method == "POST":
             try:
                 self.sim.add_fault(body)
@@ -1659,6 +1690,10 @@ def ctl(args):
         status, text = call("POST", "/fault", spec)
     elif op == "reset-requests":
         status, text = call("POST", "/reset-requests", {})
+    elif op == "held":
+        status, text = call("GET", "/held")
+    elif op == "release":
+        status, text = call("POST", "/release", {})
     elif op in ("trail", "modify-volume"):
         try:
             spec = json.loads(args.arg or "{}")
@@ -1677,7 +1712,7 @@ def ctl(args):
     if status >= 300:
         sys.stderr.write(text)
         return 1
-    if op in ("state", "requests"):
+    if op in ("state", "requests", "held"):
         sys.stdout.write(json.dumps(json.loads(text), indent=2) + "\n")
     else:
         sys.stdout.write(text)

@@ -87,6 +87,12 @@ class SimProcess:
     def reset_requests(self):
         return self.ctl("POST", "/reset-requests", {})
 
+    def held(self):
+        return self.ctl("GET", "/held")
+
+    def release(self):
+        return self.ctl("POST", "/release", {})
+
     # ---- clients
 
     def client(self, service, region="us-east-1", keys=ADMIN, token=None, retries=1):

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -143,6 +144,25 @@ class Faults(unittest.TestCase):
         with self.assertRaises((botocore.exceptions.BotoCoreError, botocore.parsers.ResponseParserError)):
             self.ec2.describe_volumes()
         self.assertEqual(len(self.ec2.describe_volumes()["Volumes"]), 10)
+
+    def test_hold_until_released(self):
+        # the held request waits, before anything is judged, until `ctl release`; it then goes on
+        self.sim.fault({"service": "ec2", "action": "DescribeVolumes", "kind": "hold", "count": 1})
+        done = []
+        t = threading.Thread(target=lambda: done.append(len(self.ec2.describe_volumes()["Volumes"])))
+        t.start()
+        deadline = time.time() + 30
+        while not self.sim.held() and time.time() < deadline:
+            time.sleep(0.05)
+        held = self.sim.held()
+        self.assertEqual([(h["service"], h["action"]) for h in held], [("ec2", "DescribeVolumes")])
+        self.assertEqual(done, [])
+        self.assertEqual([e for e in self.sim.requests("ec2") if e["action"] == "DescribeVolumes"], [])
+        self.assertEqual(self.sim.release(), {"released": 1})
+        t.join(30)
+        self.assertEqual(done, [10])
+        self.assertEqual(self.sim.held(), [])
+        self.assertEqual(len(self.ec2.describe_volumes()["Volumes"]), 10)  # count 1: not held again
 
     def test_skew(self):
         self.sim.fault({"service": "ec2", "kind": "skew", "skew_s": 900, "count": 1})

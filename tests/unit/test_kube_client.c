@@ -1122,6 +1122,64 @@ static void test_simulator(void)
 	sim_stop();
 }
 
+/* Issue 28 item 2: a name is one path segment whatever it holds (kube_pathf), and a path whose
+ * shape a name could have changed (an empty, "." or ".." segment, a fragment) is never sent. */
+static void test_path_segments(void)
+{
+	static const char *const cases[][2] = {
+		{"db", "/api/v1/namespaces/db/persistentvolumeclaims/data-0"},
+		{"../../../apis/rbac.authorization.k8s.io/v1/clusterroles/admin#",
+		 "/api/v1/namespaces/..%2F..%2F..%2Fapis%2Frbac.authorization.k8s.io%2Fv1%2Fclusterroles%2Fadmin%23/"
+		 "persistentvolumeclaims/data-0"},
+		{"..", "/api/v1/namespaces/%2E%2E/persistentvolumeclaims/data-0"},
+		{".", "/api/v1/namespaces/%2E/persistentvolumeclaims/data-0"},
+		{"...", "/api/v1/namespaces/.../persistentvolumeclaims/data-0"},
+		{"a?watch=1&x=%", "/api/v1/namespaces/a%3Fwatch%3D1%26x%3D%25/persistentvolumeclaims/data-0"},
+		{"sp ace\n", "/api/v1/namespaces/sp%20ace%0A/persistentvolumeclaims/data-0"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct buf p = BUF_INIT;
+		kube_pathf(&p, "/api/v1/namespaces/%s/persistentvolumeclaims/%s", cases[i][0], "data-0");
+		CHECK_STR(p.s, cases[i][1]);
+		buf_release(&p);
+	}
+	struct buf p = BUF_INIT;
+	kube_pathf(&p, "/apis/batch/v1/namespaces/%s/jobs/%s?propagationPolicy=Background%%", "ns", "j/1");
+	CHECK_STR(p.s, "/apis/batch/v1/namespaces/ns/jobs/j%2F1?propagationPolicy=Background%");
+	buf_release(&p);
+
+	/* default options: nothing here waits or retries */
+	static const struct lb_response answer[] = {{200, NULL, "{}", 0, 0}};
+	struct lb_server s;
+	struct kube_target t;
+	struct kube_client c;
+	struct buf err = BUF_INIT, body = BUF_INIT;
+	CHECK(lb_start(&s, answer, 1) == 0);
+	make_target(&t, s.url, "s3cr3t");
+	CHECK_I64(kube_client_init(&c, &t, NULL, &err), 0);
+	kube_target_release(&t);
+	static const char *const refused[] = {"/api/v1/namespaces//persistentvolumeclaims/x",
+					      "/api/v1/namespaces/../../apis/rbac.authorization.k8s.io/v1/clusterroles/admin",
+					      "/api/v1/namespaces/./pods", "/api/v1/namespaces/db/pods/x#frag", "/api/v1/nodes/.."};
+	for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+		buf_reset(&err);
+		CHECK_I64(kube_get(&c, refused[i], NULL, &body, NULL, &err), EM_EINPUT);
+		CHECK(strstr(err.s, "refused: the path has an empty, '.' or '..' segment or a fragment") != NULL);
+	}
+	struct pages pg = {{0}, 0, 0};
+	buf_reset(&err);
+	CHECK_I64(kube_list(&c, "/api/v1/namespaces//pods", record_page, &pg, &err), EM_EINPUT);
+	CHECK_I64(lb_count(&s), 0); /* nothing reached the server */
+	buf_reset(&err);
+	CHECK_I64(kube_get(&c, "/api/v1/namespaces/db/pods/...?x=/../", NULL, &body, NULL, &err), 0);
+	CHECK_I64(lb_count(&s), 1);
+	CHECK_STR(lb_req(&s, 0)->target, "/api/v1/namespaces/db/pods/...?x=/../");
+	kube_client_release(&c);
+	lb_stop(&s);
+	buf_release(&err);
+	buf_release(&body);
+}
+
 /* Credentials are never sent over http:// unless allowed (issue 12 item 9); an anonymous target is fine. */
 static void test_plain_http_refused(void)
 {
@@ -1159,6 +1217,7 @@ int main(void)
 	kube_client_allow_insecure_http(1);
 	test_list_pages();
 	test_list_expires_forever();
+	test_path_segments();
 	test_status_errors();
 	test_version_and_discovery();
 	test_token_file();

@@ -11,7 +11,7 @@
 
 static const char GOOD[] =
 	"{\"schema\":\"ebsmigrate.plan/v1\",\"generated_at\":\"2026-12-01T13:00:00+01:00\",\"mode\":\"match\","
-	"\"volumes\":[{\"volume_id\":\"vol-1\",\"action\":\"migrate\",\"region\":\"us-east-1\",\"size_gib\":20,"
+	"\"volumes\":[{\"volume_id\":\"vol-0a1b2c3d\",\"action\":\"migrate\",\"region\":\"us-east-1\",\"size_gib\":20,"
 	"\"type\":\"gp2\",\"iops\":100,\"throughput_mibps\":null,\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}},"
 	"{\"volume_id\":\"vol-2\",\"action\":\"skip\",\"target\":null}],"
 	"\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}}\n";
@@ -102,16 +102,16 @@ static void test_refusals(void)
 	refused_variant("\"mode\":\"match\"", "\"mode\":\"fast\"", "plan file 'p.json': mode: missing or not one of");
 	refused_variant("\"mode\":\"match\",", "\"mode\":\"match\",\"volumes\":7,", /* the first one counts */
 			"plan file 'p.json': volumes: missing or not an array");
-	refused_variant("{\"volume_id\":\"vol-1\",", "{", "plan file 'p.json': volumes[0].volume_id: missing or not a string");
+	refused_variant("{\"volume_id\":\"vol-0a1b2c3d\",", "{", "plan file 'p.json': volumes[0].volume_id: missing or not a string");
 	refused_variant("\"action\":\"skip\"", "\"action\":\"maybe\"",
 			"plan file 'p.json': volumes[1] (volume 'vol-2').action: 'maybe' is not one of migrate, blocked, review, skip");
-	refused_variant("\"region\":\"us-east-1\",", "", "plan file 'p.json': volumes[0] (volume 'vol-1').region: missing");
+	refused_variant("\"region\":\"us-east-1\",", "", "plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').region: missing");
 	refused_variant("\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}", "\"target\":null",
-			"plan file 'p.json': volumes[0] (volume 'vol-1').target: missing or not an object");
+			"plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').target: missing or not an object");
 	refused_variant("\"iops\":3000", "\"iops\":3000.5",
-			"plan file 'p.json': volumes[0] (volume 'vol-1').target.iops: missing or not a whole number");
+			"plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').target.iops: missing or not a whole number");
 	refused_variant("\"throughput_mibps\":125", "\"throughput_mibps\":\"125\"",
-			"plan file 'p.json': volumes[0] (volume 'vol-1').target.throughput_mibps: missing or not a whole number");
+			"plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').target.throughput_mibps: missing or not a whole number");
 	refused_variant(",\"totals\":{\"volumes\":2,\"savings_monthly_usd\":2.08}", "", "plan file 'p.json': totals: missing");
 	refused_variant("\"volumes\":2,", "\"volumes\":-2,",
 			"plan file 'p.json': totals.volumes: missing or not a whole number");
@@ -120,7 +120,7 @@ static void test_refusals(void)
 	refused_variant("\"action\":\"migrate\",\"region\":\"us-east-1\",\"size_gib\":20,\"type\":\"gp2\",\"iops\":100,"
 			"\"throughput_mibps\":null,\"target\":{\"type\":\"gp3\",\"iops\":3000,\"throughput_mibps\":125}",
 			"\"action\":\"blocked\",\"region\":\"us-east-1\",\"size_gib\":20",
-			"volumes[0] (volume 'vol-1').target: missing");
+			"volumes[0] (volume 'vol-0a1b2c3d').target: missing");
 	char *review = variant("\"action\":\"migrate\",\"region\":\"us-east-1\"", "\"action\":\"review\"");
 	struct plan_file pf;
 	struct buf err = BUF_INIT;
@@ -134,28 +134,28 @@ static void test_refusals(void)
 
 
 /* Issue 12 item 3: a plan document cannot make apply send anything but a valid gp3 target for
- * the volume's size (vol-1 is 20 GiB: at most 10,000 IOPS). */
+ * the volume's size (vol-0a1b2c3d is 20 GiB: at most 10,000 IOPS). */
 static void test_refuses_bad_targets(void)
 {
 	refused_variant("\"type\":\"gp3\"", "\"type\":\"io2\"",
-			"plan file 'p.json': volumes[0] (volume 'vol-1').target.type: 'io2' is not gp3");
-	refused_variant("\"type\":\"gp3\"", "\"type\":\"sc1\"", "volumes[0] (volume 'vol-1').target.type: 'sc1' is not gp3");
-	refused_variant("\"type\":\"gp3\"", "\"type\":\"gp2\"", "volumes[0] (volume 'vol-1').target.type: 'gp2' is not gp3");
+			"plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').target.type: 'io2' is not gp3");
+	refused_variant("\"type\":\"gp3\"", "\"type\":\"sc1\"", "volumes[0] (volume 'vol-0a1b2c3d').target.type: 'sc1' is not gp3");
+	refused_variant("\"type\":\"gp3\"", "\"type\":\"gp2\"", "volumes[0] (volume 'vol-0a1b2c3d').target.type: 'gp2' is not gp3");
 	refused_variant("\"iops\":3000", "\"iops\":2999",
-			"plan file 'p.json': volumes[0] (volume 'vol-1').target.iops: iops 2999 outside the gp3 range");
-	refused_variant("\"iops\":3000", "\"iops\":90000", "volumes[0] (volume 'vol-1').target.iops: iops 90000 outside");
+			"plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').target.iops: iops 2999 outside the gp3 range");
+	refused_variant("\"iops\":3000", "\"iops\":90000", "volumes[0] (volume 'vol-0a1b2c3d').target.iops: iops 90000 outside");
 	refused_variant("\"iops\":3000", "\"iops\":10001",
-			"volumes[0] (volume 'vol-1').target.iops: iops 10001 above 500 per GiB for 20 GiB");
+			"volumes[0] (volume 'vol-0a1b2c3d').target.iops: iops 10001 above 500 per GiB for 20 GiB");
 	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":124}",
-			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 124 MiB/s outside");
+			"volumes[0] (volume 'vol-0a1b2c3d').target.throughput_mibps: throughput 124 MiB/s outside");
 	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":751}",
-			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 751 MiB/s above");
+			"volumes[0] (volume 'vol-0a1b2c3d').target.throughput_mibps: throughput 751 MiB/s above");
 	refused_variant("\"throughput_mibps\":125}", "\"throughput_mibps\":2001}",
-			"volumes[0] (volume 'vol-1').target.throughput_mibps: throughput 2001 MiB/s outside");
-	refused_variant("\"size_gib\":20,", "", "volumes[0] (volume 'vol-1').size_gib: missing or not a whole number");
-	refused_variant("\"size_gib\":20,", "\"size_gib\":0,", "volumes[0] (volume 'vol-1').size_gib: 0 is outside 1..65536");
-	refused_variant("\"size_gib\":20,", "\"size_gib\":1e300,", "volumes[0] (volume 'vol-1').size_gib: missing or not a whole number");
-	refused_variant("\"iops\":100,", "\"iops\":1e300,", "volumes[0] (volume 'vol-1').iops: not a whole number");
+			"volumes[0] (volume 'vol-0a1b2c3d').target.throughput_mibps: throughput 2001 MiB/s outside");
+	refused_variant("\"size_gib\":20,", "", "volumes[0] (volume 'vol-0a1b2c3d').size_gib: missing or not a whole number");
+	refused_variant("\"size_gib\":20,", "\"size_gib\":0,", "volumes[0] (volume 'vol-0a1b2c3d').size_gib: 0 is outside 1..65536");
+	refused_variant("\"size_gib\":20,", "\"size_gib\":1e300,", "volumes[0] (volume 'vol-0a1b2c3d').size_gib: missing or not a whole number");
+	refused_variant("\"iops\":100,", "\"iops\":1e300,", "volumes[0] (volume 'vol-0a1b2c3d').iops: not a whole number");
 	/* 3,000 IOPS and 750 MiB/s are allowed on a 1 GiB volume (the baseline is not bound by size) */
 	char *ok = variant("\"size_gib\":20,", "\"size_gib\":1,");
 	struct plan_file pf;
@@ -180,6 +180,111 @@ static void test_refuses_bad_targets(void)
 	free(review);
 	free(rev_io2);
 	buf_release(&err);
+}
+
+/* Issue 28 items 1 and 2: every name apply puts into a request, a ledger row or a Kubernetes API
+ * path is checked against its grammar, so a tampered plan is refused naming the field instead of
+ * crashing apply or reaching another resource. */
+static void test_refuses_bad_names(void)
+{
+	const char *at = "\"region\":\"us-east-1\",";
+	static const char *const regions[] = {"EU-WEST-1", "", "../../x", "us-east-1 ", "us-east-1?Action=DeleteVolume",
+					      "us-east", "us-east-1a", "us-west-2-lax-1", "1-east-1"};
+	for (size_t i = 0; i < sizeof regions / sizeof *regions; i++) {
+		struct buf to = BUF_INIT, want = BUF_INIT;
+		buf_addf(&to, "\"region\":\"%s\",", regions[i]);
+		buf_addf(&want, "plan file 'p.json': volumes[0] (volume 'vol-0a1b2c3d').region: '%s' is not an AWS region name",
+			 regions[i]);
+		refused_variant(at, to.s, want.s);
+		buf_release(&to);
+		buf_release(&want);
+	}
+	refused_variant("\"region\":\"us-east-1\",", "\"region\":7,", "volumes[0] (volume 'vol-0a1b2c3d').region: missing");
+	refused_variant("{\"volume_id\":\"vol-0a1b2c3d\",", "{\"volume_id\":\"vol-1/../x\",",
+			"plan file 'p.json': volumes[0].volume_id: 'vol-1/../x' is not an EBS volume id");
+	refused_variant("{\"volume_id\":\"vol-0a1b2c3d\",", "{\"volume_id\":\"VOL-0A1B2C3D\",",
+			"volumes[0].volume_id: 'VOL-0A1B2C3D' is not an EBS volume id");
+	/* the zone must be a zone of the volume's region; null is fine (exports may lack it) */
+	refused_variant(at, "\"region\":\"us-east-1\",\"availability_zone\":\"us-west-2a\",",
+			"volumes[0] (volume 'vol-0a1b2c3d').availability_zone: 'us-west-2a' is not an availability zone of "
+			"region 'us-east-1'");
+	refused_variant(at, "\"region\":\"us-east-1\",\"availability_zone\":\"us-east-1\",",
+			"availability_zone: 'us-east-1' is not an availability zone");
+	refused_variant(at, "\"region\":\"us-east-1\",\"availability_zone\":\"us-east-1-../a\",",
+			"availability_zone: 'us-east-1-../a' is not an availability zone");
+	refused_variant(at, "\"region\":\"us-east-1\",\"availability_zone\":1,", "availability_zone: not a string");
+	refused_variant(at, "\"region\":\"us-east-1\",\"account\":\"1234/../5\",",
+			"volumes[0] (volume 'vol-0a1b2c3d').account: '1234/../5' is not an AWS account id (12 digits)");
+	static const char *const kube_bad[][2] = {
+		{"{\"cluster\":\"PROD\",\"namespace\":\"db\",\"pvc\":\"data-0\"}", "kubernetes.cluster: 'PROD' is not a"},
+		{"{\"cluster\":\"prod#x\",\"namespace\":\"db\",\"pvc\":\"data-0\"}", "kubernetes.cluster: 'prod#x'"},
+		{"{\"cluster\":\"prod\",\"namespace\":\"../../../apis/rbac.authorization.k8s.io/v1/clusterroles/admin#\","
+		 "\"pvc\":\"data-0\"}",
+		 "kubernetes.namespace: '../../../apis/rbac.authorization.k8s.io/v1/clusterroles/admin#' is not a Kubernetes "
+		 "namespace name"},
+		{"{\"cluster\":\"prod\",\"namespace\":\"a.b\",\"pvc\":\"data-0\"}", "kubernetes.namespace: 'a.b'"},
+		{"{\"cluster\":\"prod\",\"namespace\":\"db\",\"pvc\":\"..\"}", "kubernetes.pvc: '..' is not a Kubernetes object name"},
+		{"{\"cluster\":\"prod\",\"namespace\":\"db\",\"pvc\":\"data 0\"}", "kubernetes.pvc: 'data 0'"},
+		{"{\"cluster\":\"prod\",\"pvc\":\"data-0\"}", "kubernetes.namespace: missing (a PVC to patch needs"},
+		{"{\"namespace\":\"db\",\"pvc\":\"data-0\"}", "kubernetes.cluster: missing"},
+	};
+	for (size_t i = 0; i < sizeof kube_bad / sizeof *kube_bad; i++) {
+		struct buf to = BUF_INIT;
+		buf_addf(&to, "\"region\":\"us-east-1\",\"kubernetes\":%s,", kube_bad[i][0]);
+		refused_variant(at, to.s, kube_bad[i][1]);
+		buf_release(&to);
+	}
+	/* what real plans hold is accepted: zones, Local Zones, labels, ids, EKS context ARNs */
+	static const char *const good[] = {
+		"\"region\":\"us-east-1\",\"availability_zone\":\"us-east-1a\",\"account\":\"111122223333\",",
+		"\"region\":\"us-west-2\",\"availability_zone\":\"us-west-2-lax-1a\",\"account\":\"prod\",",
+		"\"region\":\"us-east-1\",\"availability_zone\":\"us-east-1-wl1-bos-wlz-1\",",
+		"\"region\":\"us-gov-west-1\",\"availability_zone\":null,",
+		"\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"prod.example.com\",\"namespace\":\"db\","
+		"\"pvc\":\"data-kafka-0\",\"driver\":\"ebs.csi.aws.com\"},",
+		"\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"arn:aws:eks:us-east-1:111122223333:cluster/Prod_1\","
+		"\"namespace\":\"db\",\"pvc\":\"data-kafka-0\"},",
+		"\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"ops+ci@Prod-1.us-east-1.eksctl.io\","
+		"\"namespace\":\"db\",\"pvc\":\"data-kafka-0\"},",
+		"\"region\":\"us-east-1\",\"kubernetes\":null,",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+		char *t = variant(at, good[i]);
+		struct plan_file pf;
+		struct buf err = BUF_INIT;
+		int rc = plan_file_parse(&pf, "p.json", t, strlen(t), &err);
+		if (rc)
+			printf("# refused: %s\n", err.s);
+		CHECK(rc == 0);
+		plan_file_release(&pf);
+		buf_release(&err);
+		free(t);
+	}
+	/* an EKS ARN or eksctl name is checked whole: another service, a bad region or account, another
+	 * domain or a path is no context name */
+	static const char *const arns[] = {"arn:aws:iam::111122223333:role/x", "arn:aws:eks:US-1:111122223333:cluster/p",
+					   "arn:aws:eks:us-east-1:1111:cluster/p", "arn:aws:eks:us-east-1:111122223333:cluster/../p",
+					   "arn:aws:eks:us-east-1:111122223333:cluster/", "admin@prod.example.com",
+					   "a b@prod.us-east-1.eksctl.io", "@prod.us-east-1.eksctl.io", "x@.eksctl.io",
+					   "x@../prod.eksctl.io"};
+	for (size_t i = 0; i < sizeof arns / sizeof *arns; i++) {
+		struct buf to = BUF_INIT;
+		buf_addf(&to, "\"region\":\"us-east-1\",\"kubernetes\":{\"cluster\":\"%s\",\"namespace\":\"db\","
+			      "\"pvc\":\"d\"},",
+			 arns[i]);
+		refused_variant(at, to.s, "kubernetes.cluster: '");
+		buf_release(&to);
+	}
+	/* review and skip volumes are not acted on: their names are not apply's to check */
+	refused_variant("\"action\":\"migrate\",\"region\":\"us-east-1\"", "\"action\":\"migrate\",\"region\":\"x\"",
+			"region: 'x' is not");
+	char *skip = variant("\"action\":\"migrate\",\"region\":\"us-east-1\"", "\"action\":\"skip\",\"region\":\"x\"");
+	struct plan_file pf;
+	struct buf err = BUF_INIT;
+	CHECK(plan_file_parse(&pf, "p.json", skip, strlen(skip), &err) == 0);
+	plan_file_release(&pf);
+	buf_release(&err);
+	free(skip);
 }
 
 /* Issue 12 item 6: a second document (or anything else) after the plan is refused, never
@@ -217,7 +322,7 @@ static void test_doc_entries(void)
 	CHECK_STR(err.s, "");
 	CHECK_I64(d.n, 1);
 	if (d.n == 1) {
-		CHECK_STR(d.v[0].volume_id, "vol-1");
+		CHECK_STR(d.v[0].volume_id, "vol-0a1b2c3d");
 		CHECK_STR(d.v[0].region, "us-east-1");
 		CHECK(d.v[0].account == NULL && d.v[0].cluster == NULL && d.v[0].pvc == NULL);
 		CHECK_I64(d.v[0].type, EBS_GP2);
@@ -232,7 +337,7 @@ static void test_doc_entries(void)
 	plan_doc_release(&d);
 	char *bad = variant("\"type\":\"gp3\"", "\"type\":\"io2\"");
 	CHECK_I64(plan_doc_parse(&d, "recorded plan 7", bad, strlen(bad), &err), EM_EINPUT);
-	CHECK(strstr(err.s, "recorded plan 7: volumes[0] (volume 'vol-1').target.type: 'io2' is not gp3") != NULL);
+	CHECK(strstr(err.s, "recorded plan 7: volumes[0] (volume 'vol-0a1b2c3d').target.type: 'io2' is not gp3") != NULL);
 	CHECK(d.n == 0 && d.v == NULL && d.mode == NULL);
 	free(bad);
 	buf_release(&err);
@@ -276,6 +381,7 @@ int main(void)
 	test_accepts_example_plan();
 	test_refusals();
 	test_refuses_bad_targets();
+	test_refuses_bad_names();
 	test_refuses_trailing_data();
 	test_doc_entries();
 	test_record_once();
