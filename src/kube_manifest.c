@@ -29,6 +29,7 @@
 #include "ebsmigrate/kube_manifest.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/yamlx.h"
 
 #define MERGE_DEPTH 8
 #define ANN_DEFAULT "storageclass.kubernetes.io/is-default-class"
@@ -878,14 +879,20 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 	int rc = 0;
 	for (;;) {
 		yaml_document_t doc;
-		if (!yaml_parser_load(&p, &doc)) {
+		if (yamlx_load(&p, &doc)) {
 			struct kube_mark at = {p.problem_mark.line + r->line0 + 1,
 					       p.problem_mark.column + (p.problem_mark.line == 0 ? r->col0 : 0) + 1};
 			struct buf msg = BUF_INIT;
-			buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, json ? "JSON" : "YAML");
+			const char *lang = json ? "JSON" : "YAML";
+			if (yamlx_too_deep(&p))
+				buf_addf(&msg, "%s: %s %s", r->m->sources[r->src].label, lang, p.problem);
+			else
+				buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, lang);
 			if (!r->live)
 				buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
-			buf_addf(&msg, ": %s", p.error == YAML_MEMORY_ERROR ? "out of memory" : p.problem ? p.problem : "parse error");
+			if (!yamlx_too_deep(&p))
+				buf_addf(&msg, ": %s",
+					 p.error == YAML_MEMORY_ERROR ? "out of memory" : p.problem ? p.problem : "parse error");
 			if (p.context && !r->live)
 				buf_addf(&msg, " (%s that starts at line %zu)", p.context,
 					 p.context_mark.line + r->line0 + 1);

@@ -24,7 +24,9 @@
  * Errors: EM_EINPUT with one message naming the source, the document, the line and the field,
  * e.g. "chart.yaml: document 3, line 14: StatefulSet 'db/pg': spec.volumeClaimTemplates[0].spec:
  * expected a mapping, got a list"; invalid YAML says "not valid YAML at line L, column C: WHY"
- * (with a hint when the text holds `{{`: an unrendered Helm template). Files that cannot be read
+ * (with a hint when the text holds `{{`: an unrendered Helm template); mappings and lists nested
+ * more than 1,000 levels deep are refused while the text is read (yamlx_load): "YAML nested more
+ * than 1000 levels deep at line L, column C". Files that cannot be read
  * are EM_EINPUT too (em_read_input), over the input size limit EM_ETOOBIG.
  *
  * Ownership: a struct kube_manifest owns its sources, objects and every string in them;
