@@ -9,7 +9,9 @@
  * Invariants: libyaml values never leave this file; every walk follows fixed paths (no
  * recursion over arbitrary structure, Lists one level deep, merge keys at most
  * MERGE_DEPTH deep), so an alias cycle (`&a [*a]`) cannot loop and the cost is linear in the
- * input; a text either adds all its objects or none (an error truncates back); positions are
+ * input; a text either adds all its objects or none (an error truncates back); a directory walk
+ * reads regular files only and never through a symlink that leads out of the directory named
+ * (what it skips becomes a note); positions are
  * 1-based (libyaml's are 0-based) and shifted by where a JSON value starts when several values
  * are read one by one.
  */
@@ -89,6 +91,7 @@ void kube_manifest_release(struct kube_manifest *m)
 	for (size_t i = 0; i < m->n_sources; i++)
 		free(m->sources[i].name), free(m->sources[i].label);
 	free(m->sources);
+	strv_free(m->notes, m->n_notes);
 	memset(m, 0, sizeof *m);
 }
 
@@ -1010,20 +1013,26 @@ static int has_manifest_extension(const char *name)
 	return 0;
 }
 
+/* text (read from a file or standard input) as the source name. */
+static int read_source(struct kube_manifest *m, const struct buf *text, const char *name, enum km_source_kind kind,
+		       size_t *files, struct buf *err)
+{
+	size_t src = kube_manifest_add_source(m, name, kind);
+	int rc = kube_manifest_read_text(m, src, text->s, text->len, err);
+	if (rc < 0)
+		return rc;
+	if (files)
+		(*files)++;
+	return 0;
+}
+
 static int read_file(struct kube_manifest *m, const char *path, const char *name, enum km_source_kind kind,
 		     size_t *files, struct buf *err)
 {
 	struct buf text = BUF_INIT;
 	int rc = em_read_input(path, &text, err);
-	if (!rc) {
-		size_t src = kube_manifest_add_source(m, name, kind);
-		rc = kube_manifest_read_text(m, src, text.s, text.len, err);
-		if (rc >= 0) {
-			rc = 0;
-			if (files)
-				(*files)++;
-		}
-	}
+	if (!rc)
+		rc = read_source(m, &text, name, kind, files, err);
 	buf_release(&text);
 	return rc;
 }
@@ -1033,14 +1042,108 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A -f DIR walk: only regular files are read, and symlinks do not lead out of top. */
+struct dir_walk {
+	struct kube_manifest *m;
+	const char *top;      /* the directory as given */
+	char *top_real;       /* and resolved */
+	size_t found;         /* manifests read */
+	size_t skipped;       /* manifests skipped with a note */
+	size_t *files;
+	struct buf *err;
+};
+
+static void add_note(struct kube_manifest *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_note(struct kube_manifest *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	XGROW(m->notes, m->n_notes, m->alloc_notes);
+	m->notes[m->n_notes++] = xstrvfmt(fmt, ap);
+	va_end(ap);
+}
+
+static const char *file_type_name(mode_t mode)
+{
+	return S_ISFIFO(mode)	 ? "a FIFO"
+	       : S_ISCHR(mode)	 ? "a character device"
+	       : S_ISBLK(mode)	 ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				 : "not a file";
+}
+
+/* Is real (a resolved path) top_real itself or under it? */
+static int path_within(const char *top_real, const char *real)
+{
+	size_t n = strlen(top_real);
+	if (n == 1 && top_real[0] == '/')
+		return 1;
+	return strncmp(real, top_real, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+static int read_dir(struct dir_walk *w, const char *dir, int depth);
+
+/* One entry of a directory; its name was read at path. */
+static int walk_entry(struct dir_walk *w, const char *path, const char *name, int depth)
+{
+	struct stat lst, st;
+	if (lstat(path, &lst) != 0)
+		return 0; /* gone since readdir */
+	if (S_ISDIR(lst.st_mode))
+		return read_dir(w, path, depth + 1);
+	int manifest = has_manifest_extension(name);
+	const char *open_path = path;
+	char *real = NULL;
+	if (S_ISLNK(lst.st_mode)) {
+		real = realpath(path, NULL);
+		if (!real || stat(real, &st) != 0) {
+			if (manifest) {
+				add_note(w->m, "skipped '%s': a symlink that leads nowhere (%s)", path, strerror(errno));
+				w->skipped++;
+			}
+			free(real);
+			return 0;
+		}
+		if (!path_within(w->top_real, real)) {
+			/* a link out of the tree: never read, whatever it is (a directory is not followed anyway) */
+			if (manifest || S_ISDIR(st.st_mode)) {
+				add_note(w->m, "skipped '%s': a symlink to '%s', outside '%s'", path, real, w->top);
+				w->skipped += manifest;
+			}
+			free(real);
+			return 0;
+		}
+		open_path = real; /* read what was checked, not the link again */
+	} else {
+		st = lst;
+	}
+	int rc = 0;
+	if (manifest && !S_ISDIR(st.st_mode)) {
+		if (!S_ISREG(st.st_mode)) {
+			add_note(w->m, "skipped '%s': not a regular file (%s)", path, file_type_name(st.st_mode));
+			w->skipped++;
+		} else {
+			struct buf text = BUF_INIT;
+			w->found++;
+			rc = em_read_regular_input(open_path, &text, w->err);
+			if (!rc)
+				rc = read_source(w->m, &text, path, KM_SOURCE_FILE, w->files, w->err);
+			buf_release(&text);
+		}
+	}
+	free(real); /* a symlinked directory inside the tree is not followed: its files are read where they are */
+	return rc;
+}
+
 /* dir's manifests and subdirectories, in name order; depth bounds a deep tree. */
-static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, size_t *files, int depth, struct buf *err)
+static int read_dir(struct dir_walk *w, const char *dir, int depth)
 {
 	if (depth > 64)
-		return em_err(err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
+		return em_err(w->err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
 	DIR *d = opendir(dir);
 	if (!d)
-		return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
+		return em_err(w->err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
 	struct strlist names = STRLIST_INIT_DUP;
 	struct dirent *e;
 	while ((e = readdir(d)))
@@ -1056,19 +1159,7 @@ static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, siz
 		if (path.len && path.s[path.len - 1] != '/')
 			buf_addc(&path, '/');
 		buf_adds(&path, names.items[i]);
-		struct stat lst, st;
-		if (lstat(path.s, &lst) != 0)
-			continue; /* gone since readdir */
-		if (S_ISDIR(lst.st_mode)) {
-			rc = read_dir(m, path.s, found, files, depth + 1, err);
-			continue;
-		}
-		if (!has_manifest_extension(names.items[i]))
-			continue;
-		if (S_ISLNK(lst.st_mode) && (stat(path.s, &st) != 0 || S_ISDIR(st.st_mode)))
-			continue; /* a symlinked directory (or a dangling link) is not followed */
-		(*found)++;
-		rc = read_file(m, path.s, path.s, KM_SOURCE_FILE, files, err);
+		rc = walk_entry(w, path.s, names.items[i], depth);
 	}
 	buf_release(&path);
 	strlist_release(&names);
@@ -1088,10 +1179,16 @@ int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *f
 	}
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		size_t found = 0;
-		int rc = read_dir(m, path, &found, files, 0, err);
-		if (!rc && found == 0)
+		struct dir_walk w = {m, path, realpath(path, NULL), 0, 0, files, err};
+		if (!w.top_real)
+			return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", path, strerror(errno));
+		int rc = read_dir(&w, path, 0);
+		if (!rc && w.found == 0 && w.skipped)
+			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file that can be read (%zu skipped)",
+				    path, w.skipped);
+		else if (!rc && w.found == 0)
 			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file", path);
+		free(w.top_real);
 		return rc;
 	}
 	return read_file(m, path, path, KM_SOURCE_FILE, files, err);

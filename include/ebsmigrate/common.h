@@ -105,6 +105,11 @@ int em_read_file(const char *path, struct buf *out, struct buf *err);
 /* em_read_file for a file the user named as input (an export): a file that cannot be opened or
  * read is bad input (EM_EINPUT, exit 2) like a missing one, not a runtime error. */
 int em_read_input(const char *path, struct buf *out, struct buf *err);
+/* em_read_input for a file a directory walk found (no one named it): opened without following a
+ * final symlink and without blocking, and read only when the open file is a regular one, so a
+ * FIFO or device swapped in after the walk looked cannot hang or flood the read: anything else
+ * is EM_EINPUT "cannot read 'PATH': not a regular file". */
+int em_read_regular_input(const char *path, struct buf *out, struct buf *err);
 /* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
  * units), default 4 GiB. EM_EINPUT for a malformed value. */
 int em_max_input_size(int64_t *out, struct buf *err);

@@ -119,9 +119,12 @@ struct kube_manifest {
 	size_t documents;     /* every document read */
 	size_t other_objects; /* Kubernetes objects of other kinds, or workloads without claims */
 	size_t not_objects;   /* documents (or List items) that are not Kubernetes objects */
+	char **notes;         /* what a directory walk skipped, one complete message each (for the
+			       * caller's warnings): a symlink out of the directory, a FIFO, a device */
+	size_t n_notes, alloc_notes;
 };
 
-#define KUBE_MANIFEST_INIT {NULL, 0, 0, NULL, 0, 0, 0, 0, 0}
+#define KUBE_MANIFEST_INIT {NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0}
 
 void kube_manifest_init(struct kube_manifest *m);
 void kube_manifest_release(struct kube_manifest *m);
@@ -139,8 +142,13 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 /* Reads what -f names: "-" is standard input (source "stdin"; no document at all is EM_EINPUT:
  * an empty pipe is what a failed renderer leaves), a directory its .yaml, .yml and
  * .json files (names starting with '.' and symlinked directories skipped; in name order, so the
- * result does not depend on the file system), anything else one file whatever its name. Adds
- * the files read to *files (may be NULL). A directory without such a file is EM_EINPUT. */
+ * result does not depend on the file system), anything else one file whatever its name (a pipe
+ * too: `-f <(helm template ...)`). In a directory only regular files are read, each opened
+ * without blocking: a FIFO, a device or a socket with a manifest's name is skipped with a note,
+ * and so is a symlink (to a file or a directory) that leads out of the directory -f named
+ * (linters' rule: a committed `x.yaml -> /etc/shadow` is not read); a symlink to a file inside
+ * it is read. Adds the files read to *files (may be NULL). A directory without a manifest it
+ * can read is EM_EINPUT. */
 int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *files, struct buf *err);
 
 /* A JSON path one key further: base + ".key", or base + "['key']" for a key that is not an
