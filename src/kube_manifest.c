@@ -6,10 +6,11 @@
  * kube_manifest_truncate, km_object_display_name; kube_manifest_read_cluster is in
  * kube_manifest_live.c and feeds its list pages to kube_manifest_read_text.
  *
- * Invariants: libyaml values never leave this file; every walk follows fixed paths (no
- * recursion over arbitrary structure, Lists one level deep, merge keys at most
- * MERGE_DEPTH deep), so an alias cycle (`&a [*a]`) cannot loop and the cost is linear in the
- * input; a text either adds all its objects or none (an error truncates back); a directory walk
+ * Invariants: libyaml values never leave this file; documents are loaded through yamlx_load (at
+ * most YAMLX_MAX_DEPTH deep) and their !!binary scalars decoded before anything is read; every
+ * walk follows fixed paths (no recursion over arbitrary structure but Lists, merge keys at most
+ * MERGE_DEPTH deep) and each object node is read at most once (reader.read), so an alias cycle
+ * (`&a [*a]`) cannot loop and an aliased object costs nothing more; a text either adds all its objects or none (an error truncates back); a directory walk
  * reads regular files only and never through a symlink that leads out of the directory named
  * (what it skips becomes a note); positions are
  * 1-based (libyaml's are 0-based) and shifted by where a JSON value starts when several values
@@ -28,6 +29,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/kube_manifest.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
@@ -146,6 +148,7 @@ struct reader {
 	const char *helm_source;
 	size_t helm_line;       /* its 1-based line */
 	int templated;          /* the text holds "{{": an error says it may be an unrendered template */
+	unsigned char *read;    /* per node of the document: read as an object already */
 	struct buf *err;
 };
 
@@ -170,14 +173,7 @@ static struct kube_mark mark_of(const struct reader *r, const yaml_node_t *n)
 	return k;
 }
 
-static const char *type_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_MAPPING_NODE: return "a mapping";
-	case YAML_SEQUENCE_NODE: return "a list";
-	default: return "a string";
-	}
-}
+static const char *type_name(const yaml_node_t *n);
 
 static int is_identifier(const char *s)
 {
@@ -273,6 +269,65 @@ static const char *scalar(const yaml_node_t *n)
 	return (const char *)n->data.scalar.value;
 }
 
+static int one_of(const char *v, const char *const *words)
+{
+	for (; *words; words++)
+		if (strcmp(v, *words) == 0)
+			return 1;
+	return 0;
+}
+
+/* A plain scalar that YAML resolves to a number: decimal, 0x/0o/0b integers, decimal fractions
+ * with an exponent, infinities and NaN (go-yaml's forms; '_' separators allowed). */
+static int plain_is_number(const char *v)
+{
+	static const char *const special[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
+					      "-.INF", ".nan", ".NaN", ".NAN", NULL};
+	if (one_of(v, special))
+		return 1;
+	const char *p = v + (*v == '-' || *v == '+');
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o' || p[1] == 'b') && p[2]) {
+		const char *digits = p[1] == 'x' ? "0123456789abcdefABCDEF_" : p[1] == 'o' ? "01234567_" : "01_";
+		return strspn(p + 2, digits) == strlen(p + 2);
+	}
+	size_t whole = strspn(p, "0123456789_"), frac = 0;
+	p += whole;
+	if (*p == '.')
+		frac = strspn(++p, "0123456789_"), p += frac;
+	if (whole + frac == 0)
+		return 0;
+	if (*p == 'e' || *p == 'E') {
+		p += 1 + (p[1] == '-' || p[1] == '+');
+		size_t exp = strspn(p, "0123456789");
+		if (!exp)
+			return 0;
+		p += exp;
+	}
+	return *p == '\0';
+}
+
+/* What a value is, in the words of a JSON document (a Kubernetes object is one): a scalar
+ * reads as YAML resolves it, so `5` is a number and `"5"` a string. */
+static const char *type_name(const yaml_node_t *n)
+{
+	static const char *const bools[] = {"true", "True", "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES",
+					    "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N", NULL};
+	if (n->type == YAML_MAPPING_NODE)
+		return "a mapping";
+	if (n->type == YAML_SEQUENCE_NODE)
+		return "a list";
+	const char *tag = (const char *)n->tag;
+	if (is_null(n))
+		return "null";
+	if (tag && (strcmp(tag, YAML_INT_TAG) == 0 || strcmp(tag, YAML_FLOAT_TAG) == 0))
+		return "a number";
+	if (tag && strcmp(tag, YAML_BOOL_TAG) == 0)
+		return "a boolean";
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && strcmp(tag, YAML_STR_TAG) != 0))
+		return "a string";
+	return one_of(scalar(n), bools) ? "a boolean" : plain_is_number(scalar(n)) ? "a number" : "a string";
+}
+
 static int is_merge_key(const yaml_node_t *k)
 {
 	return k && k->type == YAML_SCALAR_NODE && k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
@@ -309,9 +364,16 @@ static int check_duplicates(struct ctx *c, const yaml_node_t *map, const char *f
 	return rc;
 }
 
-/* The value of key in map, NULL when absent or null. Keys written in map win over the ones a
- * merge key (`<<: *base`, or a list of them) brings in. */
-static yaml_node_t *map_get_depth(const struct reader *r, const yaml_node_t *map, const char *key, int depth)
+/* Is k the key key? Its whole text: a key decoded from !!binary may hold a NUL byte. */
+static int key_is(const yaml_node_t *k, const char *key)
+{
+	size_t n = strlen(key);
+	return k->data.scalar.length == n && memcmp(scalar(k), key, n) == 0;
+}
+
+/* The value of key in map (a null too), NULL when absent. Keys written in map win over the
+ * ones a merge key (`<<: *base`, or a list of them) brings in. */
+static yaml_node_t *map_value_depth(const struct reader *r, const yaml_node_t *map, const char *key, int depth)
 {
 	if (!map || map->type != YAML_MAPPING_NODE || depth > MERGE_DEPTH)
 		return NULL;
@@ -324,36 +386,85 @@ static yaml_node_t *map_get_depth(const struct reader *r, const yaml_node_t *map
 			merged = node_at(r, p->value);
 			continue;
 		}
-		if (strcmp(scalar(k), key) == 0) {
-			yaml_node_t *v = node_at(r, p->value);
-			return v && !is_null(v) ? v : NULL;
-		}
+		if (key_is(k, key))
+			return node_at(r, p->value);
 	}
 	if (!merged)
 		return NULL;
 	if (merged->type == YAML_MAPPING_NODE)
-		return map_get_depth(r, merged, key, depth + 1);
+		return map_value_depth(r, merged, key, depth + 1);
 	if (merged->type == YAML_SEQUENCE_NODE)
 		for (yaml_node_item_t *it = merged->data.sequence.items.start; it < merged->data.sequence.items.top; it++) {
-			yaml_node_t *v = map_get_depth(r, node_at(r, *it), key, depth + 1);
+			yaml_node_t *v = map_value_depth(r, node_at(r, *it), key, depth + 1);
 			if (v)
 				return v;
 		}
 	return NULL;
 }
 
+/* The value of key in map, NULL when absent or null. */
 static yaml_node_t *map_get(const struct reader *r, const yaml_node_t *map, const char *key)
 {
-	return map_get_depth(r, map, key, 0);
+	yaml_node_t *v = map_value_depth(r, map, key, 0);
+	return v && !is_null(v) ? v : NULL;
+}
+
+/* "!!int" for YAML's own tags, the tag itself for any other. */
+static void add_tag(struct buf *b, const char *tag)
+{
+	static const char yaml_prefix[] = "tag:yaml.org,2002:";
+	if (strncmp(tag, yaml_prefix, sizeof yaml_prefix - 1) == 0)
+		buf_addf(b, "!!%s", tag + sizeof yaml_prefix - 1);
+	else
+		buf_adds(b, tag);
+}
+
+/* A value the gate reads must read as Kubernetes reads it: the loader gives an untagged value
+ * its kind's own tag (!!str, !!map, !!seq) and !!binary was decoded into !!str when the
+ * document was loaded; any other tag (!!int, !!null, !custom, ...) Kubernetes resolves its own
+ * way (a number where a string belongs, or the text the gate would not have seen), so it is
+ * refused rather than guessed. A scalar holding a NUL byte (decoded, or JSON's \u0000) is
+ * refused too: the gate's strings end at the first. */
+static int check_readable(struct ctx *c, const yaml_node_t *n, const char *path)
+{
+	const char *own = n->type == YAML_SCALAR_NODE ? YAML_STR_TAG : n->type == YAML_SEQUENCE_NODE ? YAML_SEQ_TAG : YAML_MAP_TAG;
+	const char *tag = (const char *)n->tag;
+	if (tag && strcmp(tag, own) != 0) {
+		struct buf t = BUF_INIT;
+		add_tag(&t, tag);
+		int rc = fail(c, n, path,
+			      "YAML tag '%s' refused: the gate reads untagged values and !!binary (decoded, as Kubernetes "
+			      "does) only",
+			      t.s);
+		buf_release(&t);
+		return rc;
+	}
+	if (n->type == YAML_SCALAR_NODE && memchr(scalar(n), '\0', n->data.scalar.length))
+		return fail(c, n, path, "a value that holds a NUL byte");
+	return 0;
+}
+
+/* The value of key in parent that the gate reads: NULL when absent or null; EM_EINPUT when its
+ * tag is not one Kubernetes reads as the gate does. */
+static int get_field(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
+{
+	yaml_node_t *v = map_value_depth(c->r, parent, key, 0);
+	*out = NULL;
+	if (!v)
+		return 0;
+	int rc = check_readable(c, v, path);
+	if (!rc && !is_null(v))
+		*out = v;
+	return rc;
 }
 
 /* A mapping field: *out NULL when absent or null; EM_EINPUT when something else. Checked for
  * duplicate keys. path is the field's JSON path (for messages). */
 static int get_map(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
 {
-	*out = map_get(c->r, parent, key);
-	if (!*out)
-		return 0;
+	int rc = get_field(c, parent, key, path, out);
+	if (rc || !*out)
+		return rc;
 	if ((*out)->type != YAML_MAPPING_NODE)
 		return fail(c, *out, path, "expected a mapping, got %s", type_name(*out));
 	return check_duplicates(c, *out, path);
@@ -361,20 +472,21 @@ static int get_map(struct ctx *c, const yaml_node_t *parent, const char *key, co
 
 static int get_seq(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
 {
-	*out = map_get(c->r, parent, key);
-	if (*out && (*out)->type != YAML_SEQUENCE_NODE)
+	int rc = get_field(c, parent, key, path, out);
+	if (!rc && *out && (*out)->type != YAML_SEQUENCE_NODE)
 		return fail(c, *out, path, "expected a list, got %s", type_name(*out));
-	return 0;
+	return rc;
 }
 
 /* A string field into out (value NULL when absent; position of the value, or of parent). */
 static int get_str(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, struct km_str *out)
 {
-	yaml_node_t *v = map_get(c->r, parent, key);
+	yaml_node_t *v;
+	int rc = get_field(c, parent, key, path, &v);
 	out->value = NULL;
 	out->at = mark_of(c->r, v ? v : parent);
-	if (!v)
-		return 0;
+	if (rc || !v)
+		return rc;
 	if (v->type != YAML_SCALAR_NODE)
 		return fail(c, v, path, "expected a string, got %s", type_name(v));
 	out->value = xstrndup(scalar(v), v->data.scalar.length);
@@ -395,13 +507,18 @@ static int entries_in(struct ctx *c, const yaml_node_t *map, const char *path, e
 			continue;
 		if (k->type != YAML_SCALAR_NODE)
 			return fail(c, k, path, "a key that is %s, not a string", type_name(k));
+		int rc = check_readable(c, k, path);
+		if (rc)
+			return rc;
 		size_t dummy;
 		if (strmap_get(seen, scalar(k), &dummy))
 			continue;
 		strmap_put(seen, scalar(k), 0);
 		char *kp = km_path_key(path, scalar(k));
-		int rc = v->type != YAML_SCALAR_NODE ? fail(c, v, kp, "expected a string, got %s", type_name(v))
-						     : fn(c, st, scalar(k), v, is_null(v) ? "" : scalar(v), kp);
+		rc = check_readable(c, v, kp);
+		if (!rc)
+			rc = v->type != YAML_SCALAR_NODE ? fail(c, v, kp, "expected a string, got %s", type_name(v))
+							 : fn(c, st, scalar(k), v, is_null(v) ? "" : scalar(v), kp);
 		free(kp);
 		if (rc)
 			return rc;
@@ -664,13 +781,15 @@ static int group_matches(const char *api_version, const char *groups)
 static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
 		       const char *def_api);
 
-/* A List's items. The API server's lists (StorageClassList, ...) leave kind and apiVersion out
- * of their items: an item without them is of the list's kind without "List". */
+/* A List's items: kubectl reads any object with `items` as a List and flattens Lists inside
+ * Lists (cli-runtime's FlattenListVisitor), so items are objects at any depth. The API server's
+ * lists (StorageClassList, ...) leave kind and apiVersion out of their items: an item without
+ * both is of the list's kind without "List" (kubectl's rule; a plain `List` gives none). */
 static int read_list_items(struct ctx *c, const yaml_node_t *node, const char *item_path, int depth, const char *list_kind,
 			   const char *list_api)
 {
 	size_t kl = strlen(list_kind);
-	char *item_kind = strcmp(list_kind, "List") != 0 ? xstrndup(list_kind, kl - 4) : NULL;
+	char *item_kind = xstrndup(list_kind, kl >= 4 && strcmp(list_kind + kl - 4, "List") == 0 ? kl - 4 : kl);
 	struct reader *r = c->r;
 	char *p_items = km_path_key(item_path, "items");
 	yaml_node_t *items = NULL;
@@ -682,14 +801,44 @@ static int read_list_items(struct ctx *c, const yaml_node_t *node, const char *i
 		yaml_node_t *item = node_at(r, *it);
 		char *p_item = path_index(p_items, i);
 		if (!item || item->type != YAML_MAPPING_NODE)
-			rc = fail(&list_ctx, item, p_item, "expected an object, got %s", item ? type_name(item) : "nothing");
+			rc = fail(&list_ctx, item, p_item, "must be an object, got %s", item ? type_name(item) : "nothing");
 		else
-			rc = read_object(r, item, p_item, depth + 1, item_kind, item_kind ? list_api : NULL);
+			rc = read_object(r, item, p_item, depth + 1, *item_kind ? item_kind : NULL, list_api);
 		free(p_item);
 	}
 	free(p_items);
 	free(item_kind);
 	return rc;
+}
+
+/* apiVersion as Kubernetes parses it: VERSION (the core group) or GROUP/VERSION, GROUP a DNS
+ * subdomain and VERSION a DNS label (v1, v1beta1). */
+static int api_version_ok(const char *av)
+{
+	static const char lower_alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	const char *slash = strchr(av, '/');
+	const char *version = slash ? slash + 1 : av;
+	size_t vn = strlen(version);
+	if (!vn || vn > 63 || strspn(version, "abcdefghijklmnopqrstuvwxyz0123456789-") != vn || version[0] == '-' ||
+	    version[vn - 1] == '-')
+		return 0;
+	if (!slash)
+		return 1;
+	size_t gn = (size_t)(slash - av);
+	return gn && gn <= 253 && strspn(av, "abcdefghijklmnopqrstuvwxyz0123456789-.") == gn &&
+	       strchr(lower_alnum, av[0]) && strchr(lower_alnum, av[gn - 1]);
+}
+
+/* A group of Kubernetes itself (core, apps, batch, storage.k8s.io, ...), where a kind the gate
+ * reads can only be the one it knows; other groups are custom resources (batch.volcano.sh Job). */
+static int builtin_group(const char *api_version)
+{
+	const char *slash = strchr(api_version, '/');
+	if (!slash)
+		return 1;
+	size_t n = (size_t)(slash - api_version);
+	static const char k8s[] = ".k8s.io";
+	return !memchr(api_version, '.', n) || (n > sizeof k8s - 1 && memcmp(slash - (sizeof k8s - 1), k8s, sizeof k8s - 1) == 0);
 }
 
 static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *node, struct km_claim *own_claim)
@@ -715,28 +864,54 @@ static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *
 	return rc;
 }
 
+/* "apiVersion: 'v1' is not an API version StorageClass is served in (storage.k8s.io/VERSION)" */
+static int wrong_api_version(struct ctx *c, const yaml_node_t *node, const char *api_version, const struct kind_entry *ke)
+{
+	struct buf where = BUF_INIT;
+	struct strlist groups = STRLIST_INIT_DUP;
+	strlist_split(&groups, ke->groups, ',');
+	for (size_t i = 0; i < groups.n; i++)
+		buf_addf(&where, "%s%s%s", i ? " or " : "", groups.items[i], *groups.items[i] ? "/VERSION" : "v1");
+	int rc = fail(c, node, "apiVersion", "'%s' is not an API version %s is served in (%s)", api_version, ke->kind,
+		      where.s);
+	strlist_release(&groups);
+	buf_release(&where);
+	return rc;
+}
+
 static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
 		       const char *def_api)
 {
 	struct ctx c = {r, NULL, NULL, item_path};
+	size_t index = (size_t)(node - r->doc->nodes.start);
+	if (r->read[index])
+		return 0; /* an alias of an object already read (judged once: an alias bomb costs nothing) */
+	r->read[index] = 1;
 	int rc = check_duplicates(&c, node, "");
 	struct km_str kind = {NULL, {0, 0}}, api = {NULL, {0, 0}};
 	if (!rc)
 		rc = get_str(&c, node, "kind", "kind", &kind);
 	if (!rc)
 		rc = get_str(&c, node, "apiVersion", "apiVersion", &api);
-	if (!rc && !kind.value && def_kind)
+	if (!rc && (!kind.value || !*kind.value) && !api.value && def_kind) {
+		free(kind.value);
 		kind.value = xstrdup(def_kind);
-	if (!rc && !api.value && def_api)
-		api.value = xstrdup(def_api);
-	if (rc || !kind.value || !api.value || !*kind.value) {
+		api.value = def_api ? xstrdup(def_api) : NULL;
+	}
+	c.kind = kind.value && *kind.value ? kind.value : NULL;
+	if (!rc && depth > 0 && !c.kind) /* kubectl: "Object 'Kind' is missing" */
+		rc = fail(&c, node, "", "an object without kind");
+	else if (!rc && c.kind && !api.value && (depth > 0 || map_get(r, node, "metadata")))
+		/* a document with kind and metadata is an object missing its apiVersion (kubectl refuses
+		 * it), not a values file that happens to have a `kind:` key */
+		rc = fail(&c, node, "apiVersion", "missing (a Kubernetes object needs both kind and apiVersion)");
+	if (rc || !c.kind || !api.value) {
 		if (!rc)
 			r->m->not_objects++;
 		free(kind.value), free(api.value);
 		return rc;
 	}
-	size_t kl = strlen(kind.value);
-	if (depth == 0 && kl >= 4 && strcmp(kind.value + kl - 4, "List") == 0 && map_get(r, node, "items")) {
+	if (map_get(r, node, "items")) {
 		rc = read_list_items(&c, node, item_path, depth, kind.value, api.value);
 		free(kind.value), free(api.value);
 		return rc;
@@ -746,9 +921,15 @@ static int read_object(struct reader *r, const yaml_node_t *node, const char *it
 		if (strcmp(kind.value, kinds[i].kind) == 0 && group_matches(api.value, kinds[i].groups))
 			ke = &kinds[i];
 	if (!ke) {
-		r->m->other_objects++;
+		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !rc; i++)
+			if (strcmp(kind.value, kinds[i].kind) == 0 && (!api_version_ok(api.value) || builtin_group(api.value)))
+				/* a kind the gate reads, in no group kubectl could apply it to: refused rather than
+				 * passed as some other object (a mangled apiVersion was how a gp2 class got by) */
+				rc = wrong_api_version(&c, map_get(r, node, "apiVersion"), api.value, &kinds[i]);
+		if (!rc)
+			r->m->other_objects++;
 		free(kind.value), free(api.value);
-		return 0;
+		return rc;
 	}
 	struct km_object o;
 	memset(&o, 0, sizeof o);
@@ -871,6 +1052,35 @@ static int looks_like_template(const char *text, size_t len)
 	return 0;
 }
 
+/* Kubernetes' YAML decoder reads a !!binary scalar as the string its base64 decodes to (FACTS
+ * 10), wherever it is (a key too): so does the gate, before any field is read. Decoded in place
+ * (the text is never shorter than what it decodes to) and tagged !!str; a value that is not
+ * base64 fails the document, as it fails kubectl's. */
+static int decode_binary(struct reader *r)
+{
+	static const char binary_tag[] = "tag:yaml.org,2002:binary", str_tag[] = YAML_STR_TAG;
+	struct ctx c = {r, NULL, NULL, ""};
+	struct buf out = BUF_INIT;
+	int rc = 0;
+	for (yaml_node_t *n = r->doc->nodes.start; n < r->doc->nodes.top && !rc; n++) {
+		if (n->type != YAML_SCALAR_NODE || !n->tag || strcmp((const char *)n->tag, binary_tag) != 0)
+			continue;
+		buf_reset(&out);
+		if (kube_base64_decode(&out, scalar(n), n->data.scalar.length) != 0) {
+			rc = fail(&c, n, NULL, "a !!binary value that is not valid base64");
+			break;
+		}
+		memcpy(n->data.scalar.value, out.s ? out.s : "", out.len);
+		n->data.scalar.value[out.len] = '\0';
+		n->data.scalar.length = out.len;
+		_Static_assert(sizeof str_tag <= sizeof binary_tag, "the tag is rewritten in place");
+		memcpy(n->tag, str_tag, sizeof str_tag);
+		n->data.scalar.style = YAML_DOUBLE_QUOTED_SCALAR_STYLE; /* a string, even "" or "true" */
+	}
+	buf_release(&out);
+	return rc;
+}
+
 /* Parses one YAML stream (or one JSON value) of text, starting at (line0, col0) of its source. */
 static int parse_stream(struct reader *r, const char *text, size_t len, int json)
 {
@@ -918,11 +1128,15 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 		char *owned = NULL;
 		r->helm_source = json ? NULL : helm_source_of(r, root, &owned);
 		r->doc = &doc;
-		if (root->type == YAML_MAPPING_NODE)
+		r->read = xcalloc((size_t)(doc.nodes.top - doc.nodes.start), 1);
+		rc = decode_binary(r);
+		if (!rc && root->type == YAML_MAPPING_NODE)
 			rc = read_object(r, root, "", 0, NULL, NULL);
-		else if (!is_null(root))
+		else if (!rc && !is_null(root))
 			r->m->not_objects++;
 		r->prev_end_line = doc.end_mark.line;
+		free(r->read);
+		r->read = NULL;
 		r->doc = NULL;
 		free(owned);
 		r->helm_source = NULL;

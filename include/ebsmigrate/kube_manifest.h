@@ -17,9 +17,17 @@
  * (`storageClassName:` means no value, `storageClassName: ""` means "no class"); a key that
  * appears twice in a mapping that is read is bad input (kubectl: "key already set in map");
  * YAML merge keys (`<<: *anchor`) are followed; anchors and aliases are shared nodes, never
- * expanded, and Lists nest one level at most (so an alias cycle cannot loop). Scalars are taken
- * as their text (`is-default-class: true` reads as "true"); a mapping or list where a string
- * belongs, or a list where an object belongs, is bad input.
+ * expanded. Any object with `items` is a List and Lists inside Lists are flattened (kubectl's
+ * rules); an item without kind and apiVersion takes the list's kind without "List", a List item
+ * that is not an object or has no kind is bad input, and each object node is read once (so an
+ * alias cycle cannot loop, nor an alias bomb multiply the work). Scalars are read as Kubernetes'
+ * YAML decoder reads them: `!!binary` is base64-decoded everywhere, and any other tag on a value
+ * the gate reads (!!int, !!null, !custom) is bad input; untagged scalars are taken as their text
+ * (`is-default-class: true` reads as "true"); a mapping or list where a string belongs, or
+ * anything but a mapping where an object belongs, is bad input. A document is never passed over
+ * silently when it has a kind: one the gate reads whose apiVersion names no group it is served
+ * in, or one with kind and metadata but no apiVersion, is bad input; a document without both
+ * kind and apiVersion (a values.yaml, a Chart.yaml) is counted as not an object.
  *
  * Errors: EM_EINPUT with one message naming the source, the document, the line and the field,
  * e.g. "chart.yaml: document 3, line 14: StatefulSet 'db/pg': spec.volumeClaimTemplates[0].spec:
