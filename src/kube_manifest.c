@@ -1081,6 +1081,56 @@ static int decode_binary(struct reader *r)
 	return rc;
 }
 
+/* Does line (0-based) of text start with whitespace that holds a tab? YAML forbids tabs in
+ * indentation, and libyaml's words for it ("found character that cannot start any token")
+ * do not say so. */
+static int tab_indented(const char *text, size_t len, size_t line)
+{
+	size_t i = 0;
+	for (size_t l = 0; l < line && i < len; i++)
+		if (text[i] == '\n')
+			l++;
+	for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+		if (text[i] == '\t')
+			return 1;
+	return 0;
+}
+
+/* The message for a document yamlx_load refused: "SOURCE: not valid YAML at line L, column C:
+ * WHY (CONTEXT that starts at line N)", with the cause first where libyaml's words hide it (a
+ * tab in the indentation), or "SOURCE: YAML nested more than 1000 levels deep at ...". */
+static int load_error(struct reader *r, const yaml_parser_t *p, const char *text, size_t len, int json)
+{
+	struct kube_mark at = {p->problem_mark.line + r->line0 + 1,
+			       p->problem_mark.column + (p->problem_mark.line == 0 ? r->col0 : 0) + 1};
+	const char *lang = json ? "JSON" : "YAML";
+	int deep = yamlx_too_deep(p), tab = !deep && !json && tab_indented(text, len, p->problem_mark.line);
+	struct buf msg = BUF_INIT;
+	if (deep)
+		buf_addf(&msg, "%s: %s %s", r->m->sources[r->src].label, lang, p->problem);
+	else
+		buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, lang);
+	if (!r->live)
+		buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
+	if (!deep) {
+		const char *why = p->error == YAML_MEMORY_ERROR ? "out of memory" : p->problem ? p->problem : "parse error";
+		if (tab)
+			buf_addf(&msg, ": a tab indents the line, and YAML indents with spaces only (libyaml: %s", why);
+		else
+			buf_addf(&msg, ": %s", why);
+		if (p->context && !r->live)
+			buf_addf(&msg, "%s%s that starts at line %zu%s", tab ? ", " : " (", p->context,
+				 p->context_mark.line + r->line0 + 1, tab ? "" : ")");
+		if (tab)
+			buf_addc(&msg, ')');
+	}
+	if (r->templated)
+		buf_adds(&msg, TEMPLATE_HINT);
+	int rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
+	buf_release(&msg);
+	return rc;
+}
+
 /* Parses one YAML stream (or one JSON value) of text, starting at (line0, col0) of its source. */
 static int parse_stream(struct reader *r, const char *text, size_t len, int json)
 {
@@ -1093,26 +1143,7 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 	for (;;) {
 		yaml_document_t doc;
 		if (yamlx_load(&p, &doc)) {
-			struct kube_mark at = {p.problem_mark.line + r->line0 + 1,
-					       p.problem_mark.column + (p.problem_mark.line == 0 ? r->col0 : 0) + 1};
-			struct buf msg = BUF_INIT;
-			const char *lang = json ? "JSON" : "YAML";
-			if (yamlx_too_deep(&p))
-				buf_addf(&msg, "%s: %s %s", r->m->sources[r->src].label, lang, p.problem);
-			else
-				buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, lang);
-			if (!r->live)
-				buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
-			if (!yamlx_too_deep(&p))
-				buf_addf(&msg, ": %s",
-					 p.error == YAML_MEMORY_ERROR ? "out of memory" : p.problem ? p.problem : "parse error");
-			if (p.context && !r->live)
-				buf_addf(&msg, " (%s that starts at line %zu)", p.context,
-					 p.context_mark.line + r->line0 + 1);
-			if (r->templated)
-				buf_adds(&msg, TEMPLATE_HINT);
-			rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
-			buf_release(&msg);
+			rc = load_error(r, &p, text, len, json);
 			break;
 		}
 		yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -1148,6 +1179,26 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 	return rc;
 }
 
+/* The line (1-based) where the text's first content starts with "{{" (blank lines and YAML
+ * comments before it skipped), or 0: a Go template file, which no YAML or JSON reading helps. */
+static size_t starts_as_template(const char *t, size_t len)
+{
+	size_t i = len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, line = 1;
+	while (i < len) {
+		if (t[i] == '\n')
+			line++;
+		if (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+			i++;
+		} else if (t[i] == '#') {
+			const char *nl = memchr(t + i, '\n', len - i);
+			i = nl ? (size_t)(nl - t) : len;
+		} else {
+			return i + 1 < len && t[i] == '{' && t[i + 1] == '{' ? line : 0;
+		}
+	}
+	return 0;
+}
+
 static int first_byte_is_json(const char *t, size_t len)
 {
 	size_t i = len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
@@ -1167,6 +1218,12 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 	r.templated = looks_like_template(text, len);
 	size_t before = m->n, docs_before = m->documents, src_docs = m->sources[src].documents;
 	size_t other = m->other_objects, not_obj = m->not_objects;
+	size_t template_line = starts_as_template(text, len);
+	if (template_line)
+		return em_err(err, EM_EINPUT,
+			      "%s: not YAML or JSON: it looks like an unrendered Go template ('{{' at line %zu); check what "
+			      "the chart renders: helm template CHART | ebsmigrate check -f -",
+			      m->sources[src].label, template_line);
 	int rc = 0;
 	int json = first_byte_is_json(text, len);
 	if (json) {
@@ -1182,6 +1239,8 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 			cJSON *doc = NULL;
 			rc = jsonx_docs_next(&d, &doc, err);
 			cJSON_Delete(doc);
+			if (rc < 0 && r.templated)
+				buf_adds(err, TEMPLATE_HINT);
 			if (rc <= 0)
 				break;
 			for (; at < start; at++) {

@@ -32,7 +32,9 @@
  * Errors: EM_EINPUT with one message naming the source, the document, the line and the field,
  * e.g. "chart.yaml: document 3, line 14: StatefulSet 'db/pg': spec.volumeClaimTemplates[0].spec:
  * expected a mapping, got a list"; invalid YAML says "not valid YAML at line L, column C: WHY"
- * (with a hint when the text holds `{{`: an unrendered Helm template); mappings and lists nested
+ * (with a hint when the text holds `{{`: an unrendered Helm template; with the cause first when a
+ * tab indents the line); a text whose first content is `{{` is "not YAML or JSON: it looks like
+ * an unrendered Go template" (not parsed at all); mappings and lists nested
  * more than 1,000 levels deep are refused while the text is read (yamlx_load): "YAML nested more
  * than 1000 levels deep at line L, column C". Files that cannot be read
  * are EM_EINPUT too (em_read_input), over the input size limit EM_ETOOBIG.
