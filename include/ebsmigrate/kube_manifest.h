@@ -16,8 +16,9 @@
  * Reading rules (kubectl's where it has one): a plain empty scalar, `~` and `null` are absent
  * (`storageClassName:` means no value, `storageClassName: ""` means "no class"); a key that
  * appears twice in a mapping that is read is bad input (kubectl: "key already set in map");
- * YAML merge keys (`<<: *anchor`) are followed; anchors and aliases are shared nodes, never
- * expanded. Any object with `items` is a List and Lists inside Lists are flattened (kubectl's
+ * YAML merge keys (`<<: *anchor`) are followed, up to a budget of entries a few times the
+ * document's nodes (past it the document is bad input: an alias bomb); anchors and aliases are
+ * shared nodes, never expanded. Any object with `items` is a List and Lists inside Lists are flattened (kubectl's
  * rules); an item without kind and apiVersion takes the list's kind without "List", a List item
  * that is not an object or has no kind is bad input, and each object node is read once (so an
  * alias cycle cannot loop, nor an alias bomb multiply the work). Scalars are read as Kubernetes'
