@@ -10,9 +10,10 @@
  * most YAMLX_MAX_DEPTH deep) and their !!binary scalars decoded before anything is read; every
  * walk follows fixed paths (no recursion over arbitrary structure but Lists, merge keys at most
  * MERGE_DEPTH deep) and each object node is read at most once (reader.read), so an alias cycle
- * (`&a [*a]`) cannot loop and an aliased object costs nothing more; a text either adds all its objects or none (an error truncates back); a directory walk
- * reads regular files only and never through a symlink that leads out of the directory named
- * (what it skips becomes a note); positions are
+ * (`&a [*a]`) cannot loop and an aliased object costs nothing more, and the entries merge keys
+ * bring in are bounded per document (merge_budget_left); a text either adds all its objects or
+ * none (an error truncates back); a directory walk reads regular files only and never through a
+ * symlink that leads out of the directory named (what it skips becomes a note); positions are
  * 1-based (libyaml's are 0-based) and shifted by where a JSON value starts when several values
  * are read one by one.
  */
@@ -1191,9 +1192,9 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 			struct ctx c = {r, NULL, NULL, ""};
 			if (!(rc = read_object(r, root, "", 0, NULL, NULL)))
 				rc = merge_budget_left(&c, root);
-		}
-		else if (!rc && !is_null(root))
+		} else if (!rc && !is_null(root)) {
 			r->m->not_objects++;
+		}
 		r->prev_end_line = doc.end_mark.line;
 		free(r->read);
 		r->read = NULL;
