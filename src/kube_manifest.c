@@ -793,7 +793,7 @@ static int read_object(struct reader *r, const yaml_node_t *node, const char *it
 
 /* Merge keys share a mapping among objects, and each object that merges it reads it again: fine
  * for a few defaults, an alias bomb when thousands of objects merge a large one (a 370 KB file
- * took 105 s and 2.8 GB). The entries looked at through merges may be a few times the
+ * took 35 s and 2.8 GB). The entries looked at through merges may be a few times the
  * document's nodes; past that the document is refused. */
 static int merge_budget_left(struct ctx *c, const yaml_node_t *at)
 {
