@@ -32,6 +32,7 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/template.h"
+#include "ebsmigrate/yamlx.h"
 
 #define WORKDIR_PREFIX BENCH_KUBE_MOUNT "/.ebsmigrate-bench-"
 #define HEREDOC "EBSMIGRATE_FIO_JOB"
@@ -102,7 +103,7 @@ static int yaml_to_json(struct buf *out, const char *yaml, size_t len, const cha
 	if (!yaml_parser_initialize(&parser))
 		return em_err(err, EM_EIO, "cannot initialise the YAML parser");
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-	if (!yaml_parser_load(&parser, &doc)) {
+	if (yamlx_load(&parser, &doc)) {
 		int rc = em_err(err, EM_EINPUT, "%s: not valid YAML at line %zu: %s", origin, parser.problem_mark.line + 1,
 				parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);

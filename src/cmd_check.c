@@ -45,8 +45,9 @@ static const struct cmd_format check_formats[] = {
 
 static const struct cmd_option check_options[] = {
 	{"filename", 'f', ARG_REQUIRED, "FILE|DIR|-",
-	 "manifests to check (repeatable): a file, a directory (its .yaml, .yml and .json files, recursively) or - "
-	 "for standard input (helm template ... | ebsmigrate check -f -)",
+	 "manifests to check (repeatable): a file, a directory (its .yaml, .yml and .json files, recursively: "
+	 "regular files only, symlinks that lead out of it skipped with a warning) or - for standard input "
+	 "(helm template ... | ebsmigrate check -f -)",
 	 OPT_FILENAME},
 	{"live", 0, ARG_NONE, NULL,
 	 "check the cluster's StorageClasses, VolumeAttributesClasses, StatefulSets and PersistentVolumeClaims",
@@ -217,13 +218,17 @@ static int check_usage_errors(struct check_args *a)
 	return 0;
 }
 
-/* Reads each path into m; every unreadable or malformed input is said (one line each). */
+/* Reads each path into m; every unreadable or malformed input is said (one line each), after
+ * what its directory walk skipped. */
 static int read_inputs(struct kube_manifest *m, const struct strlist *paths, const char *what, size_t *files)
 {
 	int rc = 0;
 	for (size_t i = 0; i < paths->n; i++) {
 		struct buf err = BUF_INIT;
+		size_t notes = m->n_notes;
 		int r = kube_manifest_read_path(m, paths->items[i], files, &err);
+		for (; notes < m->n_notes; notes++)
+			log_warning("%s%s%s", what ? what : "", what ? ": " : "", m->notes[notes]);
 		if (r < 0) {
 			if (what)
 				log_error("%s: %s", what, err.s);

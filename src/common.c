@@ -454,6 +454,19 @@ int em_read_file_max(const char *path, size_t max, struct buf *out, struct buf *
 	return read_file(path, max > (size_t)INT64_MAX ? 0 : (int64_t)max, out, EM_EIO, err);
 }
 
+int em_read_regular_input(const char *path, struct buf *out, struct buf *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return em_err(err, EM_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+	struct stat st;
+	int rc = fstat(fd, &st) != 0   ? em_err(err, EM_EINPUT, "cannot read '%s': %s", path, strerror(errno))
+		 : !S_ISREG(st.st_mode) ? em_err(err, EM_EINPUT, "cannot read '%s': not a regular file", path)
+					: read_fd(fd, path, out, EM_EINPUT, err);
+	close(fd);
+	return rc;
+}
+
 int em_umask(void)
 {
 	/* umask(2) cannot be read without setting it: read it once (before any thread starts, as the

@@ -8,6 +8,8 @@
  * kube_base64_decode.
  *
  * Invariants:
+ * - Each file is loaded through yamlx_load: nesting deeper than YAMLX_MAX_DEPTH is refused
+ *   while the file is read.
  * - A loaded config keeps each file's YAML document; entries point at nodes inside them, so a
  *   context resolves from exactly the entries the merge rule chose. Nothing is copied out of
  *   the YAML until kube_config_resolve.
@@ -28,6 +30,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/secbuf.h"
+#include "ebsmigrate/yamlx.h"
 
 struct kube_config_file {
 	char *path;        /* as listed (made absolute) */
@@ -291,10 +294,14 @@ static int load_one(struct kube_config *c, const char *path, struct buf *err)
 		return em_err(err, EM_EINPUT, "kubeconfig '%s': cannot initialise the YAML parser", f->path);
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text.s, text.len);
-	if (!yaml_parser_load(&parser, &f->doc)) {
-		rc = em_err(err, EM_EINPUT, "kubeconfig '%s': not valid YAML at line %zu, column %zu: %s", f->path,
-			    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-			    parser.problem ? parser.problem : "parse error");
+	if (yamlx_load(&parser, &f->doc)) {
+		if (yamlx_too_deep(&parser))
+			rc = em_err(err, EM_EINPUT, "kubeconfig '%s': YAML %s at line %zu, column %zu", f->path,
+				    parser.problem, parser.problem_mark.line + 1, parser.problem_mark.column + 1);
+		else
+			rc = em_err(err, EM_EINPUT, "kubeconfig '%s': not valid YAML at line %zu, column %zu: %s", f->path,
+				    parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+				    parser.problem ? parser.problem : "parse error");
 		yaml_parser_delete(&parser);
 		secbuf_release(&text);
 		return rc;

@@ -6,10 +6,14 @@
  * kube_manifest_truncate, km_object_display_name; kube_manifest_read_cluster is in
  * kube_manifest_live.c and feeds its list pages to kube_manifest_read_text.
  *
- * Invariants: libyaml values never leave this file; every walk follows fixed paths (no
- * recursion over arbitrary structure, Lists one level deep, merge keys at most
- * MERGE_DEPTH deep), so an alias cycle (`&a [*a]`) cannot loop and the cost is linear in the
- * input; a text either adds all its objects or none (an error truncates back); positions are
+ * Invariants: libyaml values never leave this file; documents are loaded through yamlx_load (at
+ * most YAMLX_MAX_DEPTH deep) and their !!binary scalars decoded before anything is read; every
+ * walk follows fixed paths (no recursion over arbitrary structure but Lists, merge keys at most
+ * MERGE_DEPTH deep) and each object node is read at most once (reader.read), so an alias cycle
+ * (`&a [*a]`) cannot loop and an aliased object costs nothing more, and the entries merge keys
+ * bring in are bounded per document (merge_budget_left); a text either adds all its objects or
+ * none (an error truncates back); a directory walk reads regular files only and never through a
+ * symlink that leads out of the directory named (what it skips becomes a note); positions are
  * 1-based (libyaml's are 0-based) and shifted by where a JSON value starts when several values
  * are read one by one.
  */
@@ -26,9 +30,11 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/kube_manifest.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
+#include "ebsmigrate/yamlx.h"
 
 #define MERGE_DEPTH 8
 #define ANN_DEFAULT "storageclass.kubernetes.io/is-default-class"
@@ -88,6 +94,7 @@ void kube_manifest_release(struct kube_manifest *m)
 	for (size_t i = 0; i < m->n_sources; i++)
 		free(m->sources[i].name), free(m->sources[i].label);
 	free(m->sources);
+	strv_free(m->notes, m->n_notes);
 	memset(m, 0, sizeof *m);
 }
 
@@ -142,6 +149,9 @@ struct reader {
 	const char *helm_source;
 	size_t helm_line;       /* its 1-based line */
 	int templated;          /* the text holds "{{": an error says it may be an unrendered template */
+	unsigned char *read;    /* per node of the document: read as an object already */
+	size_t merged;          /* entries of merged mappings (<<: *anchor) looked at in this document */
+	size_t merge_budget;    /* how many it may be: a few times its nodes (merge_budget_left) */
 	struct buf *err;
 };
 
@@ -166,14 +176,7 @@ static struct kube_mark mark_of(const struct reader *r, const yaml_node_t *n)
 	return k;
 }
 
-static const char *type_name(const yaml_node_t *n)
-{
-	switch (n->type) {
-	case YAML_MAPPING_NODE: return "a mapping";
-	case YAML_SEQUENCE_NODE: return "a list";
-	default: return "a string";
-	}
-}
+static const char *type_name(const yaml_node_t *n);
 
 static int is_identifier(const char *s)
 {
@@ -269,6 +272,65 @@ static const char *scalar(const yaml_node_t *n)
 	return (const char *)n->data.scalar.value;
 }
 
+static int one_of(const char *v, const char *const *words)
+{
+	for (; *words; words++)
+		if (strcmp(v, *words) == 0)
+			return 1;
+	return 0;
+}
+
+/* A plain scalar that YAML resolves to a number: decimal, 0x/0o/0b integers, decimal fractions
+ * with an exponent, infinities and NaN (go-yaml's forms; '_' separators allowed). */
+static int plain_is_number(const char *v)
+{
+	static const char *const special[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf",
+					      "-.INF", ".nan", ".NaN", ".NAN", NULL};
+	if (one_of(v, special))
+		return 1;
+	const char *p = v + (*v == '-' || *v == '+');
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'o' || p[1] == 'b') && p[2]) {
+		const char *digits = p[1] == 'x' ? "0123456789abcdefABCDEF_" : p[1] == 'o' ? "01234567_" : "01_";
+		return strspn(p + 2, digits) == strlen(p + 2);
+	}
+	size_t whole = strspn(p, "0123456789_"), frac = 0;
+	p += whole;
+	if (*p == '.')
+		frac = strspn(++p, "0123456789_"), p += frac;
+	if (whole + frac == 0)
+		return 0;
+	if (*p == 'e' || *p == 'E') {
+		p += 1 + (p[1] == '-' || p[1] == '+');
+		size_t exp = strspn(p, "0123456789");
+		if (!exp)
+			return 0;
+		p += exp;
+	}
+	return *p == '\0';
+}
+
+/* What a value is, in the words of a JSON document (a Kubernetes object is one): a scalar
+ * reads as YAML resolves it, so `5` is a number and `"5"` a string. */
+static const char *type_name(const yaml_node_t *n)
+{
+	static const char *const bools[] = {"true", "True", "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES",
+					    "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N", NULL};
+	if (n->type == YAML_MAPPING_NODE)
+		return "a mapping";
+	if (n->type == YAML_SEQUENCE_NODE)
+		return "a list";
+	const char *tag = (const char *)n->tag;
+	if (is_null(n))
+		return "null";
+	if (tag && (strcmp(tag, YAML_INT_TAG) == 0 || strcmp(tag, YAML_FLOAT_TAG) == 0))
+		return "a number";
+	if (tag && strcmp(tag, YAML_BOOL_TAG) == 0)
+		return "a boolean";
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || (tag && strcmp(tag, YAML_STR_TAG) != 0))
+		return "a string";
+	return one_of(scalar(n), bools) ? "a boolean" : plain_is_number(scalar(n)) ? "a number" : "a string";
+}
+
 static int is_merge_key(const yaml_node_t *k)
 {
 	return k && k->type == YAML_SCALAR_NODE && k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
@@ -305,12 +367,21 @@ static int check_duplicates(struct ctx *c, const yaml_node_t *map, const char *f
 	return rc;
 }
 
-/* The value of key in map, NULL when absent or null. Keys written in map win over the ones a
- * merge key (`<<: *base`, or a list of them) brings in. */
-static yaml_node_t *map_get_depth(const struct reader *r, const yaml_node_t *map, const char *key, int depth)
+/* Is k the key key? Its whole text: a key decoded from !!binary may hold a NUL byte. */
+static int key_is(const yaml_node_t *k, const char *key)
+{
+	size_t n = strlen(key);
+	return k->data.scalar.length == n && memcmp(scalar(k), key, n) == 0;
+}
+
+/* The value of key in map (a null too), NULL when absent. Keys written in map win over the
+ * ones a merge key (`<<: *base`, or a list of them) brings in. */
+static yaml_node_t *map_value_depth(struct reader *r, const yaml_node_t *map, const char *key, int depth)
 {
 	if (!map || map->type != YAML_MAPPING_NODE || depth > MERGE_DEPTH)
 		return NULL;
+	if (depth)
+		r->merged += (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
 	yaml_node_t *merged = NULL;
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node_at(r, p->key);
@@ -320,36 +391,85 @@ static yaml_node_t *map_get_depth(const struct reader *r, const yaml_node_t *map
 			merged = node_at(r, p->value);
 			continue;
 		}
-		if (strcmp(scalar(k), key) == 0) {
-			yaml_node_t *v = node_at(r, p->value);
-			return v && !is_null(v) ? v : NULL;
-		}
+		if (key_is(k, key))
+			return node_at(r, p->value);
 	}
 	if (!merged)
 		return NULL;
 	if (merged->type == YAML_MAPPING_NODE)
-		return map_get_depth(r, merged, key, depth + 1);
+		return map_value_depth(r, merged, key, depth + 1);
 	if (merged->type == YAML_SEQUENCE_NODE)
 		for (yaml_node_item_t *it = merged->data.sequence.items.start; it < merged->data.sequence.items.top; it++) {
-			yaml_node_t *v = map_get_depth(r, node_at(r, *it), key, depth + 1);
+			yaml_node_t *v = map_value_depth(r, node_at(r, *it), key, depth + 1);
 			if (v)
 				return v;
 		}
 	return NULL;
 }
 
-static yaml_node_t *map_get(const struct reader *r, const yaml_node_t *map, const char *key)
+/* The value of key in map, NULL when absent or null. */
+static yaml_node_t *map_get(struct reader *r, const yaml_node_t *map, const char *key)
 {
-	return map_get_depth(r, map, key, 0);
+	yaml_node_t *v = map_value_depth(r, map, key, 0);
+	return v && !is_null(v) ? v : NULL;
+}
+
+/* "!!int" for YAML's own tags, the tag itself for any other. */
+static void add_tag(struct buf *b, const char *tag)
+{
+	static const char yaml_prefix[] = "tag:yaml.org,2002:";
+	if (strncmp(tag, yaml_prefix, sizeof yaml_prefix - 1) == 0)
+		buf_addf(b, "!!%s", tag + sizeof yaml_prefix - 1);
+	else
+		buf_adds(b, tag);
+}
+
+/* A value the gate reads must read as Kubernetes reads it: the loader gives an untagged value
+ * its kind's own tag (!!str, !!map, !!seq) and !!binary was decoded into !!str when the
+ * document was loaded; any other tag (!!int, !!null, !custom, ...) Kubernetes resolves its own
+ * way (a number where a string belongs, or the text the gate would not have seen), so it is
+ * refused rather than guessed. A scalar holding a NUL byte (decoded, or JSON's \u0000) is
+ * refused too: the gate's strings end at the first. */
+static int check_readable(struct ctx *c, const yaml_node_t *n, const char *path)
+{
+	const char *own = n->type == YAML_SCALAR_NODE ? YAML_STR_TAG : n->type == YAML_SEQUENCE_NODE ? YAML_SEQ_TAG : YAML_MAP_TAG;
+	const char *tag = (const char *)n->tag;
+	if (tag && strcmp(tag, own) != 0) {
+		struct buf t = BUF_INIT;
+		add_tag(&t, tag);
+		int rc = fail(c, n, path,
+			      "YAML tag '%s' refused: the gate reads untagged values and !!binary (decoded, as Kubernetes "
+			      "does) only",
+			      t.s);
+		buf_release(&t);
+		return rc;
+	}
+	if (n->type == YAML_SCALAR_NODE && memchr(scalar(n), '\0', n->data.scalar.length))
+		return fail(c, n, path, "a value that holds a NUL byte");
+	return 0;
+}
+
+/* The value of key in parent that the gate reads: NULL when absent or null; EM_EINPUT when its
+ * tag is not one Kubernetes reads as the gate does. */
+static int get_field(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
+{
+	yaml_node_t *v = map_value_depth(c->r, parent, key, 0);
+	*out = NULL;
+	if (!v)
+		return 0;
+	int rc = check_readable(c, v, path);
+	if (!rc && !is_null(v))
+		*out = v;
+	return rc;
 }
 
 /* A mapping field: *out NULL when absent or null; EM_EINPUT when something else. Checked for
  * duplicate keys. path is the field's JSON path (for messages). */
 static int get_map(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
 {
-	*out = map_get(c->r, parent, key);
-	if (!*out)
-		return 0;
+	int rc = get_field(c, parent, key, path, out);
+	if (rc || !*out)
+		return rc;
 	if ((*out)->type != YAML_MAPPING_NODE)
 		return fail(c, *out, path, "expected a mapping, got %s", type_name(*out));
 	return check_duplicates(c, *out, path);
@@ -357,20 +477,21 @@ static int get_map(struct ctx *c, const yaml_node_t *parent, const char *key, co
 
 static int get_seq(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, yaml_node_t **out)
 {
-	*out = map_get(c->r, parent, key);
-	if (*out && (*out)->type != YAML_SEQUENCE_NODE)
+	int rc = get_field(c, parent, key, path, out);
+	if (!rc && *out && (*out)->type != YAML_SEQUENCE_NODE)
 		return fail(c, *out, path, "expected a list, got %s", type_name(*out));
-	return 0;
+	return rc;
 }
 
 /* A string field into out (value NULL when absent; position of the value, or of parent). */
 static int get_str(struct ctx *c, const yaml_node_t *parent, const char *key, const char *path, struct km_str *out)
 {
-	yaml_node_t *v = map_get(c->r, parent, key);
+	yaml_node_t *v;
+	int rc = get_field(c, parent, key, path, &v);
 	out->value = NULL;
 	out->at = mark_of(c->r, v ? v : parent);
-	if (!v)
-		return 0;
+	if (rc || !v)
+		return rc;
 	if (v->type != YAML_SCALAR_NODE)
 		return fail(c, v, path, "expected a string, got %s", type_name(v));
 	out->value = xstrndup(scalar(v), v->data.scalar.length);
@@ -384,6 +505,8 @@ static int entries_in(struct ctx *c, const yaml_node_t *map, const char *path, e
 		      struct strmap *seen, int depth)
 {
 	struct reader *r = c->r;
+	if (depth)
+		r->merged += (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
 	/* the keys written here first, then those merge keys bring in that are not written here */
 	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = node_at(r, p->key), *v = node_at(r, p->value);
@@ -391,13 +514,18 @@ static int entries_in(struct ctx *c, const yaml_node_t *map, const char *path, e
 			continue;
 		if (k->type != YAML_SCALAR_NODE)
 			return fail(c, k, path, "a key that is %s, not a string", type_name(k));
+		int rc = check_readable(c, k, path);
+		if (rc)
+			return rc;
 		size_t dummy;
 		if (strmap_get(seen, scalar(k), &dummy))
 			continue;
 		strmap_put(seen, scalar(k), 0);
 		char *kp = km_path_key(path, scalar(k));
-		int rc = v->type != YAML_SCALAR_NODE ? fail(c, v, kp, "expected a string, got %s", type_name(v))
-						     : fn(c, st, scalar(k), v, is_null(v) ? "" : scalar(v), kp);
+		rc = check_readable(c, v, kp);
+		if (!rc)
+			rc = v->type != YAML_SCALAR_NODE ? fail(c, v, kp, "expected a string, got %s", type_name(v))
+							 : fn(c, st, scalar(k), v, is_null(v) ? "" : scalar(v), kp);
 		free(kp);
 		if (rc)
 			return rc;
@@ -447,7 +575,10 @@ static void set_str(struct reader *r, struct km_str *s, const yaml_node_t *n, co
 static void add_param(struct reader *r, struct km_param **v, size_t *n, const char *key, const char *value,
 		      const yaml_node_t *at)
 {
-	*v = xrealloc(*v, (*n + 1) * sizeof **v);
+	/* the capacity is the next power of two (at least 4): growing one by one copied a large
+	 * parameters mapping over and over */
+	if (*n == 0 || (*n >= 4 && (*n & (*n - 1)) == 0))
+		*v = xrealloc(*v, (*n ? 2 * *n : 4) * sizeof **v);
 	(*v)[*n].key = xstrdup(key);
 	(*v)[*n].value = xstrdup(value);
 	(*v)[*n].at = mark_of(r, at);
@@ -660,13 +791,29 @@ static int group_matches(const char *api_version, const char *groups)
 static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
 		       const char *def_api);
 
-/* A List's items. The API server's lists (StorageClassList, ...) leave kind and apiVersion out
- * of their items: an item without them is of the list's kind without "List". */
+/* Merge keys share a mapping among objects, and each object that merges it reads it again: fine
+ * for a few defaults, an alias bomb when thousands of objects merge a large one (a 370 KB file
+ * took 35 s and 2.8 GB). The entries looked at through merges may be a few times the
+ * document's nodes; past that the document is refused. */
+static int merge_budget_left(struct ctx *c, const yaml_node_t *at)
+{
+	if (c->r->merged <= c->r->merge_budget)
+		return 0;
+	return fail(c, at, NULL,
+		    "merge keys (<<: *anchor) bring in more than %zu entries, several times what the document holds: "
+		    "an alias bomb? Write the merged values out",
+		    c->r->merge_budget);
+}
+
+/* A List's items: kubectl reads any object with `items` as a List and flattens Lists inside
+ * Lists (cli-runtime's FlattenListVisitor), so items are objects at any depth. The API server's
+ * lists (StorageClassList, ...) leave kind and apiVersion out of their items: an item without
+ * both is of the list's kind without "List" (kubectl's rule; a plain `List` gives none). */
 static int read_list_items(struct ctx *c, const yaml_node_t *node, const char *item_path, int depth, const char *list_kind,
 			   const char *list_api)
 {
 	size_t kl = strlen(list_kind);
-	char *item_kind = strcmp(list_kind, "List") != 0 ? xstrndup(list_kind, kl - 4) : NULL;
+	char *item_kind = xstrndup(list_kind, kl >= 4 && strcmp(list_kind + kl - 4, "List") == 0 ? kl - 4 : kl);
 	struct reader *r = c->r;
 	char *p_items = km_path_key(item_path, "items");
 	yaml_node_t *items = NULL;
@@ -678,14 +825,44 @@ static int read_list_items(struct ctx *c, const yaml_node_t *node, const char *i
 		yaml_node_t *item = node_at(r, *it);
 		char *p_item = path_index(p_items, i);
 		if (!item || item->type != YAML_MAPPING_NODE)
-			rc = fail(&list_ctx, item, p_item, "expected an object, got %s", item ? type_name(item) : "nothing");
-		else
-			rc = read_object(r, item, p_item, depth + 1, item_kind, item_kind ? list_api : NULL);
+			rc = fail(&list_ctx, item, p_item, "must be an object, got %s", item ? type_name(item) : "nothing");
+		else if (!(rc = read_object(r, item, p_item, depth + 1, *item_kind ? item_kind : NULL, list_api)))
+			rc = merge_budget_left(&list_ctx, item);
 		free(p_item);
 	}
 	free(p_items);
 	free(item_kind);
 	return rc;
+}
+
+/* apiVersion as Kubernetes parses it: VERSION (the core group) or GROUP/VERSION, GROUP a DNS
+ * subdomain and VERSION a DNS label (v1, v1beta1). */
+static int api_version_ok(const char *av)
+{
+	static const char lower_alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	const char *slash = strchr(av, '/');
+	const char *version = slash ? slash + 1 : av;
+	size_t vn = strlen(version);
+	if (!vn || vn > 63 || strspn(version, "abcdefghijklmnopqrstuvwxyz0123456789-") != vn || version[0] == '-' ||
+	    version[vn - 1] == '-')
+		return 0;
+	if (!slash)
+		return 1;
+	size_t gn = (size_t)(slash - av);
+	return gn && gn <= 253 && strspn(av, "abcdefghijklmnopqrstuvwxyz0123456789-.") == gn &&
+	       strchr(lower_alnum, av[0]) && strchr(lower_alnum, av[gn - 1]);
+}
+
+/* A group of Kubernetes itself (core, apps, batch, storage.k8s.io, ...), where a kind the gate
+ * reads can only be the one it knows; other groups are custom resources (batch.volcano.sh Job). */
+static int builtin_group(const char *api_version)
+{
+	const char *slash = strchr(api_version, '/');
+	if (!slash)
+		return 1;
+	size_t n = (size_t)(slash - api_version);
+	static const char k8s[] = ".k8s.io";
+	return !memchr(api_version, '.', n) || (n > sizeof k8s - 1 && memcmp(slash - (sizeof k8s - 1), k8s, sizeof k8s - 1) == 0);
 }
 
 static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *node, struct km_claim *own_claim)
@@ -711,28 +888,54 @@ static int read_metadata(struct ctx *c, struct km_object *o, const yaml_node_t *
 	return rc;
 }
 
+/* "apiVersion: 'v1' is not an API version StorageClass is served in (storage.k8s.io/VERSION)" */
+static int wrong_api_version(struct ctx *c, const yaml_node_t *node, const char *api_version, const struct kind_entry *ke)
+{
+	struct buf where = BUF_INIT;
+	struct strlist groups = STRLIST_INIT_DUP;
+	strlist_split(&groups, ke->groups, ',');
+	for (size_t i = 0; i < groups.n; i++)
+		buf_addf(&where, "%s%s%s", i ? " or " : "", groups.items[i], *groups.items[i] ? "/VERSION" : "v1");
+	int rc = fail(c, node, "apiVersion", "'%s' is not an API version %s is served in (%s)", api_version, ke->kind,
+		      where.s);
+	strlist_release(&groups);
+	buf_release(&where);
+	return rc;
+}
+
 static int read_object(struct reader *r, const yaml_node_t *node, const char *item_path, int depth, const char *def_kind,
 		       const char *def_api)
 {
 	struct ctx c = {r, NULL, NULL, item_path};
+	size_t index = (size_t)(node - r->doc->nodes.start);
+	if (r->read[index])
+		return 0; /* an alias of an object already read (judged once: an alias bomb costs nothing) */
+	r->read[index] = 1;
 	int rc = check_duplicates(&c, node, "");
 	struct km_str kind = {NULL, {0, 0}}, api = {NULL, {0, 0}};
 	if (!rc)
 		rc = get_str(&c, node, "kind", "kind", &kind);
 	if (!rc)
 		rc = get_str(&c, node, "apiVersion", "apiVersion", &api);
-	if (!rc && !kind.value && def_kind)
+	if (!rc && (!kind.value || !*kind.value) && !api.value && def_kind) {
+		free(kind.value);
 		kind.value = xstrdup(def_kind);
-	if (!rc && !api.value && def_api)
-		api.value = xstrdup(def_api);
-	if (rc || !kind.value || !api.value || !*kind.value) {
+		api.value = def_api ? xstrdup(def_api) : NULL;
+	}
+	c.kind = kind.value && *kind.value ? kind.value : NULL;
+	if (!rc && depth > 0 && !c.kind) /* kubectl: "Object 'Kind' is missing" */
+		rc = fail(&c, node, "", "an object without kind");
+	else if (!rc && c.kind && !api.value && (depth > 0 || map_get(r, node, "metadata")))
+		/* a document with kind and metadata is an object missing its apiVersion (kubectl refuses
+		 * it), not a values file that happens to have a `kind:` key */
+		rc = fail(&c, node, "apiVersion", "missing (a Kubernetes object needs both kind and apiVersion)");
+	if (rc || !c.kind || !api.value) {
 		if (!rc)
 			r->m->not_objects++;
 		free(kind.value), free(api.value);
 		return rc;
 	}
-	size_t kl = strlen(kind.value);
-	if (depth == 0 && kl >= 4 && strcmp(kind.value + kl - 4, "List") == 0 && map_get(r, node, "items")) {
+	if (map_get(r, node, "items")) {
 		rc = read_list_items(&c, node, item_path, depth, kind.value, api.value);
 		free(kind.value), free(api.value);
 		return rc;
@@ -742,9 +945,15 @@ static int read_object(struct reader *r, const yaml_node_t *node, const char *it
 		if (strcmp(kind.value, kinds[i].kind) == 0 && group_matches(api.value, kinds[i].groups))
 			ke = &kinds[i];
 	if (!ke) {
-		r->m->other_objects++;
+		for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !rc; i++)
+			if (strcmp(kind.value, kinds[i].kind) == 0 && (!api_version_ok(api.value) || builtin_group(api.value)))
+				/* a kind the gate reads, in no group kubectl could apply it to: refused rather than
+				 * passed as some other object (a mangled apiVersion was how a gp2 class got by) */
+				rc = wrong_api_version(&c, map_get(r, node, "apiVersion"), api.value, &kinds[i]);
+		if (!rc)
+			r->m->other_objects++;
 		free(kind.value), free(api.value);
-		return 0;
+		return rc;
 	}
 	struct km_object o;
 	memset(&o, 0, sizeof o);
@@ -867,6 +1076,85 @@ static int looks_like_template(const char *text, size_t len)
 	return 0;
 }
 
+/* Kubernetes' YAML decoder reads a !!binary scalar as the string its base64 decodes to (FACTS
+ * 10), wherever it is (a key too): so does the gate, before any field is read. Decoded in place
+ * (the text is never shorter than what it decodes to) and tagged !!str; a value that is not
+ * base64 fails the document, as it fails kubectl's. */
+static int decode_binary(struct reader *r)
+{
+	static const char binary_tag[] = "tag:yaml.org,2002:binary", str_tag[] = YAML_STR_TAG;
+	struct ctx c = {r, NULL, NULL, ""};
+	struct buf out = BUF_INIT;
+	int rc = 0;
+	for (yaml_node_t *n = r->doc->nodes.start; n < r->doc->nodes.top && !rc; n++) {
+		if (n->type != YAML_SCALAR_NODE || !n->tag || strcmp((const char *)n->tag, binary_tag) != 0)
+			continue;
+		buf_reset(&out);
+		if (kube_base64_decode(&out, scalar(n), n->data.scalar.length) != 0) {
+			rc = fail(&c, n, NULL, "a !!binary value that is not valid base64");
+			break;
+		}
+		memcpy(n->data.scalar.value, out.s ? out.s : "", out.len);
+		n->data.scalar.value[out.len] = '\0';
+		n->data.scalar.length = out.len;
+		_Static_assert(sizeof str_tag <= sizeof binary_tag, "the tag is rewritten in place");
+		memcpy(n->tag, str_tag, sizeof str_tag);
+		n->data.scalar.style = YAML_DOUBLE_QUOTED_SCALAR_STYLE; /* a string, even "" or "true" */
+	}
+	buf_release(&out);
+	return rc;
+}
+
+/* Does line (0-based) of text start with whitespace that holds a tab? YAML forbids tabs in
+ * indentation, and libyaml's words for it ("found character that cannot start any token")
+ * do not say so. */
+static int tab_indented(const char *text, size_t len, size_t line)
+{
+	size_t i = 0;
+	for (size_t l = 0; l < line && i < len; i++)
+		if (text[i] == '\n')
+			l++;
+	for (; i < len && (text[i] == ' ' || text[i] == '\t'); i++)
+		if (text[i] == '\t')
+			return 1;
+	return 0;
+}
+
+/* The message for a document yamlx_load refused: "SOURCE: not valid YAML at line L, column C:
+ * WHY (CONTEXT that starts at line N)", with the cause first where libyaml's words hide it (a
+ * tab in the indentation), or "SOURCE: YAML nested more than 1000 levels deep at ...". */
+static int load_error(struct reader *r, const yaml_parser_t *p, const char *text, size_t len, int json)
+{
+	struct kube_mark at = {p->problem_mark.line + r->line0 + 1,
+			       p->problem_mark.column + (p->problem_mark.line == 0 ? r->col0 : 0) + 1};
+	const char *lang = json ? "JSON" : "YAML";
+	int deep = yamlx_too_deep(p), tab = !deep && !json && tab_indented(text, len, p->problem_mark.line);
+	struct buf msg = BUF_INIT;
+	if (deep)
+		buf_addf(&msg, "%s: %s %s", r->m->sources[r->src].label, lang, p->problem);
+	else
+		buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, lang);
+	if (!r->live)
+		buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
+	if (!deep) {
+		const char *why = p->error == YAML_MEMORY_ERROR ? "out of memory" : p->problem ? p->problem : "parse error";
+		if (tab)
+			buf_addf(&msg, ": a tab indents the line, and YAML indents with spaces only (libyaml: %s", why);
+		else
+			buf_addf(&msg, ": %s", why);
+		if (p->context && !r->live)
+			buf_addf(&msg, "%s%s that starts at line %zu%s", tab ? ", " : " (", p->context,
+				 p->context_mark.line + r->line0 + 1, tab ? "" : ")");
+		if (tab)
+			buf_addc(&msg, ')');
+	}
+	if (r->templated)
+		buf_adds(&msg, TEMPLATE_HINT);
+	int rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
+	buf_release(&msg);
+	return rc;
+}
+
 /* Parses one YAML stream (or one JSON value) of text, starting at (line0, col0) of its source. */
 static int parse_stream(struct reader *r, const char *text, size_t len, int json)
 {
@@ -878,21 +1166,8 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 	int rc = 0;
 	for (;;) {
 		yaml_document_t doc;
-		if (!yaml_parser_load(&p, &doc)) {
-			struct kube_mark at = {p.problem_mark.line + r->line0 + 1,
-					       p.problem_mark.column + (p.problem_mark.line == 0 ? r->col0 : 0) + 1};
-			struct buf msg = BUF_INIT;
-			buf_addf(&msg, "%s: not valid %s", r->m->sources[r->src].label, json ? "JSON" : "YAML");
-			if (!r->live)
-				buf_addf(&msg, " at line %zu, column %zu", at.line, at.column);
-			buf_addf(&msg, ": %s", p.error == YAML_MEMORY_ERROR ? "out of memory" : p.problem ? p.problem : "parse error");
-			if (p.context && !r->live)
-				buf_addf(&msg, " (%s that starts at line %zu)", p.context,
-					 p.context_mark.line + r->line0 + 1);
-			if (r->templated)
-				buf_adds(&msg, TEMPLATE_HINT);
-			rc = em_err(r->err, EM_EINPUT, "%s", msg.s);
-			buf_release(&msg);
+		if (yamlx_load(&p, &doc)) {
+			rc = load_error(r, &p, text, len, json);
 			break;
 		}
 		yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -908,11 +1183,21 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 		char *owned = NULL;
 		r->helm_source = json ? NULL : helm_source_of(r, root, &owned);
 		r->doc = &doc;
-		if (root->type == YAML_MAPPING_NODE)
-			rc = read_object(r, root, "", 0, NULL, NULL);
-		else if (!is_null(root))
+		size_t nodes = (size_t)(doc.nodes.top - doc.nodes.start);
+		r->read = xcalloc(nodes, 1);
+		r->merged = 0;
+		r->merge_budget = 4 * nodes + 16384;
+		rc = decode_binary(r);
+		if (!rc && root->type == YAML_MAPPING_NODE) {
+			struct ctx c = {r, NULL, NULL, ""};
+			if (!(rc = read_object(r, root, "", 0, NULL, NULL)))
+				rc = merge_budget_left(&c, root);
+		} else if (!rc && !is_null(root)) {
 			r->m->not_objects++;
+		}
 		r->prev_end_line = doc.end_mark.line;
+		free(r->read);
+		r->read = NULL;
 		r->doc = NULL;
 		free(owned);
 		r->helm_source = NULL;
@@ -922,6 +1207,26 @@ static int parse_stream(struct reader *r, const char *text, size_t len, int json
 	}
 	yaml_parser_delete(&p);
 	return rc;
+}
+
+/* The line (1-based) where the text's first content starts with "{{" (blank lines and YAML
+ * comments before it skipped), or 0: a Go template file, which no YAML or JSON reading helps. */
+static size_t starts_as_template(const char *t, size_t len)
+{
+	size_t i = len >= 3 && memcmp(t, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, line = 1;
+	while (i < len) {
+		if (t[i] == '\n')
+			line++;
+		if (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+			i++;
+		} else if (t[i] == '#') {
+			const char *nl = memchr(t + i, '\n', len - i);
+			i = nl ? (size_t)(nl - t) : len;
+		} else {
+			return i + 1 < len && t[i] == '{' && t[i + 1] == '{' ? line : 0;
+		}
+	}
+	return 0;
 }
 
 static int first_byte_is_json(const char *t, size_t len)
@@ -943,6 +1248,12 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 	r.templated = looks_like_template(text, len);
 	size_t before = m->n, docs_before = m->documents, src_docs = m->sources[src].documents;
 	size_t other = m->other_objects, not_obj = m->not_objects;
+	size_t template_line = starts_as_template(text, len);
+	if (template_line)
+		return em_err(err, EM_EINPUT,
+			      "%s: not YAML or JSON: it looks like an unrendered Go template ('{{' at line %zu); check what "
+			      "the chart renders: helm template CHART | ebsmigrate check -f -",
+			      m->sources[src].label, template_line);
 	int rc = 0;
 	int json = first_byte_is_json(text, len);
 	if (json) {
@@ -958,6 +1269,8 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 			cJSON *doc = NULL;
 			rc = jsonx_docs_next(&d, &doc, err);
 			cJSON_Delete(doc);
+			if (rc < 0 && r.templated)
+				buf_adds(err, TEMPLATE_HINT);
 			if (rc <= 0)
 				break;
 			for (; at < start; at++) {
@@ -1003,20 +1316,26 @@ static int has_manifest_extension(const char *name)
 	return 0;
 }
 
+/* text (read from a file or standard input) as the source name. */
+static int read_source(struct kube_manifest *m, const struct buf *text, const char *name, enum km_source_kind kind,
+		       size_t *files, struct buf *err)
+{
+	size_t src = kube_manifest_add_source(m, name, kind);
+	int rc = kube_manifest_read_text(m, src, text->s, text->len, err);
+	if (rc < 0)
+		return rc;
+	if (files)
+		(*files)++;
+	return 0;
+}
+
 static int read_file(struct kube_manifest *m, const char *path, const char *name, enum km_source_kind kind,
 		     size_t *files, struct buf *err)
 {
 	struct buf text = BUF_INIT;
 	int rc = em_read_input(path, &text, err);
-	if (!rc) {
-		size_t src = kube_manifest_add_source(m, name, kind);
-		rc = kube_manifest_read_text(m, src, text.s, text.len, err);
-		if (rc >= 0) {
-			rc = 0;
-			if (files)
-				(*files)++;
-		}
-	}
+	if (!rc)
+		rc = read_source(m, &text, name, kind, files, err);
 	buf_release(&text);
 	return rc;
 }
@@ -1026,14 +1345,108 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A -f DIR walk: only regular files are read, and symlinks do not lead out of top. */
+struct dir_walk {
+	struct kube_manifest *m;
+	const char *top;      /* the directory as given */
+	char *top_real;       /* and resolved */
+	size_t found;         /* manifests read */
+	size_t skipped;       /* manifests skipped with a note */
+	size_t *files;
+	struct buf *err;
+};
+
+static void add_note(struct kube_manifest *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void add_note(struct kube_manifest *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	XGROW(m->notes, m->n_notes, m->alloc_notes);
+	m->notes[m->n_notes++] = xstrvfmt(fmt, ap);
+	va_end(ap);
+}
+
+static const char *file_type_name(mode_t mode)
+{
+	return S_ISFIFO(mode)	 ? "a FIFO"
+	       : S_ISCHR(mode)	 ? "a character device"
+	       : S_ISBLK(mode)	 ? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				 : "not a file";
+}
+
+/* Is real (a resolved path) top_real itself or under it? */
+static int path_within(const char *top_real, const char *real)
+{
+	size_t n = strlen(top_real);
+	if (n == 1 && top_real[0] == '/')
+		return 1;
+	return strncmp(real, top_real, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+static int read_dir(struct dir_walk *w, const char *dir, int depth);
+
+/* One entry of a directory; its name was read at path. */
+static int walk_entry(struct dir_walk *w, const char *path, const char *name, int depth)
+{
+	struct stat lst, st;
+	if (lstat(path, &lst) != 0)
+		return 0; /* gone since readdir */
+	if (S_ISDIR(lst.st_mode))
+		return read_dir(w, path, depth + 1);
+	int manifest = has_manifest_extension(name);
+	const char *open_path = path;
+	char *real = NULL;
+	if (S_ISLNK(lst.st_mode)) {
+		real = realpath(path, NULL);
+		if (!real || stat(real, &st) != 0) {
+			if (manifest) {
+				add_note(w->m, "skipped '%s': a symlink that leads nowhere (%s)", path, strerror(errno));
+				w->skipped++;
+			}
+			free(real);
+			return 0;
+		}
+		if (!path_within(w->top_real, real)) {
+			/* a link out of the tree: never read, whatever it is (a directory is not followed anyway) */
+			if (manifest || S_ISDIR(st.st_mode)) {
+				add_note(w->m, "skipped '%s': a symlink to '%s', outside '%s'", path, real, w->top);
+				w->skipped += manifest;
+			}
+			free(real);
+			return 0;
+		}
+		open_path = real; /* read what was checked, not the link again */
+	} else {
+		st = lst;
+	}
+	int rc = 0;
+	if (manifest && !S_ISDIR(st.st_mode)) {
+		if (!S_ISREG(st.st_mode)) {
+			add_note(w->m, "skipped '%s': not a regular file (%s)", path, file_type_name(st.st_mode));
+			w->skipped++;
+		} else {
+			struct buf text = BUF_INIT;
+			w->found++;
+			rc = em_read_regular_input(open_path, &text, w->err);
+			if (!rc)
+				rc = read_source(w->m, &text, path, KM_SOURCE_FILE, w->files, w->err);
+			buf_release(&text);
+		}
+	}
+	free(real); /* a symlinked directory inside the tree is not followed: its files are read where they are */
+	return rc;
+}
+
 /* dir's manifests and subdirectories, in name order; depth bounds a deep tree. */
-static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, size_t *files, int depth, struct buf *err)
+static int read_dir(struct dir_walk *w, const char *dir, int depth)
 {
 	if (depth > 64)
-		return em_err(err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
+		return em_err(w->err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
 	DIR *d = opendir(dir);
 	if (!d)
-		return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
+		return em_err(w->err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
 	struct strlist names = STRLIST_INIT_DUP;
 	struct dirent *e;
 	while ((e = readdir(d)))
@@ -1049,19 +1462,7 @@ static int read_dir(struct kube_manifest *m, const char *dir, size_t *found, siz
 		if (path.len && path.s[path.len - 1] != '/')
 			buf_addc(&path, '/');
 		buf_adds(&path, names.items[i]);
-		struct stat lst, st;
-		if (lstat(path.s, &lst) != 0)
-			continue; /* gone since readdir */
-		if (S_ISDIR(lst.st_mode)) {
-			rc = read_dir(m, path.s, found, files, depth + 1, err);
-			continue;
-		}
-		if (!has_manifest_extension(names.items[i]))
-			continue;
-		if (S_ISLNK(lst.st_mode) && (stat(path.s, &st) != 0 || S_ISDIR(st.st_mode)))
-			continue; /* a symlinked directory (or a dangling link) is not followed */
-		(*found)++;
-		rc = read_file(m, path.s, path.s, KM_SOURCE_FILE, files, err);
+		rc = walk_entry(w, path.s, names.items[i], depth);
 	}
 	buf_release(&path);
 	strlist_release(&names);
@@ -1081,10 +1482,16 @@ int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *f
 	}
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		size_t found = 0;
-		int rc = read_dir(m, path, &found, files, 0, err);
-		if (!rc && found == 0)
+		struct dir_walk w = {m, path, realpath(path, NULL), 0, 0, files, err};
+		if (!w.top_real)
+			return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", path, strerror(errno));
+		int rc = read_dir(&w, path, 0);
+		if (!rc && w.found == 0 && w.skipped)
+			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file that can be read (%zu skipped)",
+				    path, w.skipped);
+		else if (!rc && w.found == 0)
 			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file", path);
+		free(w.top_real);
 		return rc;
 	}
 	return read_file(m, path, path, KM_SOURCE_FILE, files, err);

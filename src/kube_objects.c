@@ -510,6 +510,8 @@ static int load_summary(struct kube_set *ks, const char *cluster, const cJSON *r
 static int load_item(struct kube_set *ks, struct fleet *f, const char *cluster, const cJSON *o, const char *implied,
 		     const char *origin, const char *path, struct buf *err)
 {
+	if (!cJSON_IsObject(o))
+		return em_err(err, EM_EINPUT, "%s: %s: must be an object, got %s", origin, path, jsonx_type_name(o));
 	const char *kind;
 	int rc = jsonx_want_str(o, "kind", &kind, origin, path, err);
 	if (rc)

@@ -115,6 +115,11 @@ int em_read_file_max(const char *path, size_t max, struct buf *out, struct buf *
 #define EM_MAX_TOKEN_FILE ((size_t)64 << 10)  /* one URL, token or name: a webhook URL file, token files */
 #define EM_MAX_LIST_FILE ((size_t)4 << 20)    /* an account list, a CA bundle, a template, a job file */
 #define EM_MAX_CONFIG_FILE ((size_t)16 << 20) /* a kubeconfig, the AWS shared config and credentials files */
+/* em_read_input for a file a directory walk found (no one named it): opened without following a
+ * final symlink and without blocking, and read only when the open file is a regular one, so a
+ * FIFO or device swapped in after the walk looked cannot hang or flood the read: anything else
+ * is EM_EINPUT "cannot read 'PATH': not a regular file". */
+int em_read_regular_input(const char *path, struct buf *out, struct buf *err);
 /* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
  * units), default 4 GiB. EM_EINPUT for a malformed value. */
 int em_max_input_size(int64_t *out, struct buf *err);

@@ -16,15 +16,28 @@
  * Reading rules (kubectl's where it has one): a plain empty scalar, `~` and `null` are absent
  * (`storageClassName:` means no value, `storageClassName: ""` means "no class"); a key that
  * appears twice in a mapping that is read is bad input (kubectl: "key already set in map");
- * YAML merge keys (`<<: *anchor`) are followed; anchors and aliases are shared nodes, never
- * expanded, and Lists nest one level at most (so an alias cycle cannot loop). Scalars are taken
- * as their text (`is-default-class: true` reads as "true"); a mapping or list where a string
- * belongs, or a list where an object belongs, is bad input.
+ * YAML merge keys (`<<: *anchor`) are followed, up to a budget of entries a few times the
+ * document's nodes (past it the document is bad input: an alias bomb); anchors and aliases are
+ * shared nodes, never expanded. Any object with `items` is a List and Lists inside Lists are flattened (kubectl's
+ * rules); an item without kind and apiVersion takes the list's kind without "List", a List item
+ * that is not an object or has no kind is bad input, and each object node is read once (so an
+ * alias cycle cannot loop, nor an alias bomb multiply the work). Scalars are read as Kubernetes'
+ * YAML decoder reads them: `!!binary` is base64-decoded everywhere, and any other tag on a value
+ * the gate reads (!!int, !!null, !custom) is bad input; untagged scalars are taken as their text
+ * (`is-default-class: true` reads as "true"); a mapping or list where a string belongs, or
+ * anything but a mapping where an object belongs, is bad input. A document is never passed over
+ * silently when it has a kind: one the gate reads whose apiVersion names no group it is served
+ * in, or one with kind and metadata but no apiVersion, is bad input; a document without both
+ * kind and apiVersion (a values.yaml, a Chart.yaml) is counted as not an object.
  *
  * Errors: EM_EINPUT with one message naming the source, the document, the line and the field,
  * e.g. "chart.yaml: document 3, line 14: StatefulSet 'db/pg': spec.volumeClaimTemplates[0].spec:
  * expected a mapping, got a list"; invalid YAML says "not valid YAML at line L, column C: WHY"
- * (with a hint when the text holds `{{`: an unrendered Helm template). Files that cannot be read
+ * (with a hint when the text holds `{{`: an unrendered Helm template; with the cause first when a
+ * tab indents the line); a text whose first content is `{{` is "not YAML or JSON: it looks like
+ * an unrendered Go template" (not parsed at all); mappings and lists nested
+ * more than 1,000 levels deep are refused while the text is read (yamlx_load): "YAML nested more
+ * than 1000 levels deep at line L, column C". Files that cannot be read
  * are EM_EINPUT too (em_read_input), over the input size limit EM_ETOOBIG.
  *
  * Ownership: a struct kube_manifest owns its sources, objects and every string in them;
@@ -117,9 +130,12 @@ struct kube_manifest {
 	size_t documents;     /* every document read */
 	size_t other_objects; /* Kubernetes objects of other kinds, or workloads without claims */
 	size_t not_objects;   /* documents (or List items) that are not Kubernetes objects */
+	char **notes;         /* what a directory walk skipped, one complete message each (for the
+			       * caller's warnings): a symlink out of the directory, a FIFO, a device */
+	size_t n_notes, alloc_notes;
 };
 
-#define KUBE_MANIFEST_INIT {NULL, 0, 0, NULL, 0, 0, 0, 0, 0}
+#define KUBE_MANIFEST_INIT {NULL, 0, 0, NULL, 0, 0, 0, 0, 0, NULL, 0, 0}
 
 void kube_manifest_init(struct kube_manifest *m);
 void kube_manifest_release(struct kube_manifest *m);
@@ -137,8 +153,13 @@ int kube_manifest_read_text(struct kube_manifest *m, size_t src, const char *tex
 /* Reads what -f names: "-" is standard input (source "stdin"; no document at all is EM_EINPUT:
  * an empty pipe is what a failed renderer leaves), a directory its .yaml, .yml and
  * .json files (names starting with '.' and symlinked directories skipped; in name order, so the
- * result does not depend on the file system), anything else one file whatever its name. Adds
- * the files read to *files (may be NULL). A directory without such a file is EM_EINPUT. */
+ * result does not depend on the file system), anything else one file whatever its name (a pipe
+ * too: `-f <(helm template ...)`). In a directory only regular files are read, each opened
+ * without blocking: a FIFO, a device or a socket with a manifest's name is skipped with a note,
+ * and so is a symlink (to a file or a directory) that leads out of the directory -f named
+ * (linters' rule: a committed `x.yaml -> /etc/shadow` is not read); a symlink to a file inside
+ * it is read. Adds the files read to *files (may be NULL). A directory without a manifest it
+ * can read is EM_EINPUT. */
 int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *files, struct buf *err);
 
 /* A JSON path one key further: base + ".key", or base + "['key']" for a key that is not an
