@@ -462,7 +462,7 @@ int em_read_regular_input(const char *path, struct buf *out, struct buf *err)
 	struct stat st;
 	int rc = fstat(fd, &st) != 0   ? em_err(err, EM_EINPUT, "cannot read '%s': %s", path, strerror(errno))
 		 : !S_ISREG(st.st_mode) ? em_err(err, EM_EINPUT, "cannot read '%s': not a regular file", path)
-					: read_fd(fd, path, out, EM_EINPUT, err);
+					: read_fd(fd, path, 0, out, EM_EINPUT, err);
 	close(fd);
 	return rc;
 }
