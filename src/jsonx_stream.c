@@ -8,7 +8,8 @@
  * Entry points: jsonx_stream_open (a file, "-" for standard input), jsonx_stream_init_text (a
  * text in memory), jsonx_stream_next, jsonx_stream_root, jsonx_stream_close.
  *
- * Invariants: every byte is read and checked as jsonx_docs_next would: a document that is not an
+ * Invariants: every byte is read and checked as jsonx_docs_next would (strings as RFC 8259 has
+ * them: a raw control byte inside one is an error at its opening quote): a document that is not an
  * object is parsed whole; an object's members outside the streamed arrays are parsed whole and
  * collected in the document's root (a streamed array appears there empty); what follows a
  * document is whitespace and then the end or the next document. Syntax errors give the line and
@@ -233,8 +234,9 @@ static inline int document_read(struct jsonx_stream *s, struct jsonx_event *ev)
 	return JSONX_DOCUMENT;
 }
 
-/* "not valid JSON" at s->pos + i, counted in the whole file. Past the end it is the last byte,
- * where cJSON puts an error at the end of its input. */
+/* "not valid JSON" at s->pos + i, counted in the whole file (with what is wrong when a string
+ * there holds a raw control byte, as jsonx_syntax_error says it). Past the end it is the last
+ * byte, where cJSON puts an error at the end of its input. */
 static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
 {
 	int ignored;
@@ -252,7 +254,12 @@ static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
 		p = nl + 1;
 	}
 	col += (size_t)(end - p);
-	return em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", s->origin, line, col);
+	struct buf why = BUF_INIT;
+	jsonx_add_string_problem(&why, s->text + off, s->len - off);
+	int rc = em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu%s", s->origin, line, col,
+			why.len ? why.s : "");
+	buf_release(&why);
+	return rc;
 }
 
 /* The end (offset from s->pos) of the value that starts at s->pos: past its closing bracket or

@@ -1,8 +1,9 @@
 /* fuzz_jsonx_stream.c - the streaming reader every --from-aws-json / --from-kube-json file goes
  * through (jsonx_stream). Differential: the input is read from memory and from a file with a
  * read size of a few bytes (every refill and window move exercised); both must give the same
- * events and the same error. When cJSON parses the input as one object, the stream must succeed
- * and its elements put back into their arrays must print the same. A difference traps. */
+ * events and the same error. When cJSON parses the input as one object (strings held to RFC 8259,
+ * as every jsonx parse is), the stream must succeed and its elements put back into their arrays
+ * must print the same. A difference traps. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,9 +117,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd >= 0)
 		close(fd);
 
-	/* one object, nothing but whitespace after it: the stream must agree with cJSON */
+	/* one object, nothing but whitespace after it: the stream must agree with the whole-value
+	 * parse (cJSON, with RFC 8259's strings) */
 	const char *end = NULL;
-	cJSON *whole = cJSON_ParseWithLengthOpts((const char *)data, size, &end, 0);
+	cJSON *whole = jsonx_parse_value_in(NULL, (const char *)data, size, &end);
 	if (whole && cJSON_IsObject(whole) && jsonx_skip_ws((const char *)data, size, (size_t)(end - (const char *)data)) == size &&
 	    !fuzz_contains(data, size, "\xef\xbb\xbf") && !has_duplicate_streamed_key(whole)) {
 		/* compared as printed: keeps order and duplicate keys, which cJSON_Compare does not */
