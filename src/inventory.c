@@ -1,7 +1,7 @@
 /*
  * inventory.c - builds the fleet from its sources and joins the Kubernetes view onto EBS.
  *
- * Entry points: inventory_load_exports (offline: AWS CLI and kubectl JSON files),
+ * Entry points: inventory_load_exports (offline: AWS CLI and kubectl exports, JSON or YAML),
  * inventory_load_live (the AWS and Kubernetes APIs), inventory_join (shared by both).
  *
  * Join rules:
@@ -48,6 +48,7 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/workpool.h"
+#include "ebsmigrate/yamlin.h"
 
 static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
 {
@@ -344,14 +345,34 @@ void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 
 static char *default_cluster_name(const char *path)
 {
+	static const char *const exts[] = {".json", ".yaml", ".yml", NULL};
 	if (strcmp(path, "-") == 0)
 		return xstrdup("default");
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t n = strlen(base);
-	if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-		n -= 5;
+	for (int i = 0; exts[i]; i++) {
+		size_t k = strlen(exts[i]);
+		if (n > k && strcmp(base + n - k, exts[i]) == 0) {
+			n -= k;
+			break;
+		}
+	}
 	return xstrndup(base, n);
+}
+
+/* An export's whole text, as JSON: a YAML export (kubectl -o yaml, aws --output yaml) converted
+ * by yamlin, which the file path does while streaming (jsonx_stream_open). */
+static int read_export_text(const char *path, struct buf *text, struct buf *err)
+{
+	int rc = em_read_input(path, text, err);
+	if (rc || yamlin_is_json(text->s, text->len))
+		return rc;
+	struct buf json = BUF_INIT;
+	rc = yamlin_to_json(text->s, text->len, path, &json, err);
+	buf_release(text);
+	*text = json;
+	return rc;
 }
 
 /* The CloudWatch and CloudTrail documents of one export (each reader skips the other kinds). */
@@ -385,7 +406,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		int is_stdin = strcmp(src->aws[i].path, "-") == 0, r;
 		if (is_stdin) {
 			buf_reset(&text);
-			rc = em_read_input(src->aws[i].path, &text, err);
+			rc = read_export_text(src->aws[i].path, &text, err);
 			if (rc)
 				break;
 			r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
@@ -410,7 +431,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		const char *path = src->aws[metric_files[k]].path;
 		if (!metric_text[k].len) {
 			buf_reset(&text);
-			rc = em_read_input(path, &text, err);
+			rc = read_export_text(path, &text, err);
 			if (rc)
 				break;
 			metric_text[k] = text;

@@ -91,13 +91,18 @@ cJSON *jsonx_parse_plain_in(struct jsonx_arena *a, const char *text, size_t len,
  * or a negative EM_E* code with the message (syntax errors name the file, line and column as
  * jsonx_docs_next does; an empty input is "empty file"). ev.doc counts documents from 1.
  * Memory: a window of about 1 MiB plus the largest element. jsonx_stream_open applies the
- * input size limit and the messages of em_read_input; close it even when open failed. */
+ * input size limit and the messages of em_read_input; close it even when open failed.
+ * jsonx_stream_open also reads YAML: a file that does not start with '{' or '[' (after white
+ * space and a byte order mark) is converted by yamlin as it is read (`kubectl get -o yaml`,
+ * `aws --output yaml`), so the events are those of the JSON it stands for; its refusals
+ * (YAML syntax, nesting, neither JSON nor YAML) come from yamlin with their own positions. */
 enum { JSONX_ELEMENT = 1, JSONX_DOCUMENT = 2 };
 struct jsonx_event {
 	const char *key;
 	size_t index, doc;
 	const cJSON *value;
 };
+struct yamlin;
 struct jsonx_stream {
 	int fd;                    /* -1: text is the whole input */
 	char *own;                 /* the window, for a file */
@@ -112,6 +117,8 @@ struct jsonx_stream {
 	struct jsonx_arena *arena;
 	cJSON *root, *element;
 	size_t chunk;              /* read size; 0: 1 MiB (tests set a few bytes) */
+	struct yamlin *yaml;       /* a YAML file: the window fills with its JSON (yamlin.h) */
+	struct buf yaml_json;
 };
 int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_arena *arena, const char *const *keys,
 		      struct buf *err);

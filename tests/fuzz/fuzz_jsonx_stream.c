@@ -13,6 +13,7 @@
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/yamlin.h"
 #include "fuzz.h"
 
 static const char *const keys[] = {"Volumes", "items", "a", NULL};
@@ -90,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	transcript(&s, &mem_log, &rebuilt);
 	jsonx_stream_close(&s);
 
-	int fd = memfd_create("fuzz", 0);
+	/* a file that does not start like JSON is read as YAML (fuzz_yaml_export's business) */
+	int fd = yamlin_is_json((const char *)data, size) ? memfd_create("fuzz", 0) : -1;
 	if (fd >= 0 && write(fd, data, size) == (ssize_t)size) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
