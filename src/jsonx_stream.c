@@ -33,6 +33,8 @@
 
 /* Read size: large enough that read(2) calls are few, small against the RSS targets. */
 #define STREAM_CHUNK (1u << 20)
+/* What open reads to tell JSON from YAML (more only while it sees white space). */
+#define FORMAT_PEEK (64u << 10)
 
 enum { ST_BETWEEN, ST_MEMBER, ST_AFTER_MEMBER, ST_ELEMENT, ST_AFTER_ELEMENT, ST_DONE };
 
@@ -70,17 +72,18 @@ static int is_json_ws(int c);
 static int open_format(struct jsonx_stream *s, struct buf *err)
 {
 	int rc = 0, c;
-	size_t i = 0;
+	size_t i = 0, chunk = s->chunk;
+	s->chunk = FORMAT_PEEK; /* the first bytes tell: no 1 MiB window before the reading starts */
 	if (byte_at(s, 0, &rc, err) == 0xef && byte_at(s, 1, &rc, err) == 0xbb && byte_at(s, 2, &rc, err) == 0xbf)
 		i = 3;
-	while (is_json_ws(c = byte_at(s, i, &rc, err)))
-		if (++i >= STREAM_CHUNK)
-			return 0;
-	if (c >= 0)
+	while (is_json_ws(c = byte_at(s, i, &rc, err)) && ++i < STREAM_CHUNK)
+		;
+	if (c >= 0 && i < STREAM_CHUNK)
 		c = byte_at(s, i + 1, &rc, err);
+	s->chunk = chunk;
 	if (c < -1)
 		return rc;
-	if (yamlin_is_json(s->text, s->len))
+	if (i >= STREAM_CHUNK || yamlin_is_json(s->text, s->len))
 		return 0;
 	s->yaml = yamlin_open(s->text, s->len, s->fd, s->total, s->max_size, s->origin);
 	s->len = s->pos = 0;

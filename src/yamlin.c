@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -236,6 +237,17 @@ static const char *template_hint(const struct yamlin *y)
 	return "";
 }
 
+/* Text from the file as a message quotes it: at most max bytes, made visible (buf_add_visible),
+ * in b (reset); returns b's text. */
+static const char *shown(struct buf *b, const char *s, size_t max)
+{
+	buf_reset(b);
+	char *cut = xstrndup(s, max);
+	buf_add_visible(b, cut);
+	free(cut);
+	return b->s ? b->s : "";
+}
+
 /* A refusal at mark: "ORIGIN: line L, column C: WHAT". Sticky: later calls return the code. */
 static int fail_at(struct yamlin *y, yaml_mark_t mark, struct buf *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -372,6 +384,24 @@ static void json_number(struct buf *out, const char *s)
 	buf_adds(out, s); /* the exponent, or nothing */
 }
 
+static int refuse_tag(struct yamlin *y, yaml_mark_t mark, const char *tag, struct buf *err)
+{
+	struct buf b = BUF_INIT;
+	fail_at(y, mark, err, "the tag '%s' is not supported in an export", shown(&b, tag, 64));
+	buf_release(&b);
+	return y->rc;
+}
+
+/* A refusal quoting the scalar: "BEFORE'VALUE'AFTER". */
+static int refuse_value(struct yamlin *y, const yaml_event_t *ev, const char *before, const char *after,
+			struct buf *err)
+{
+	struct buf b = BUF_INIT;
+	fail_at(y, ev->start_mark, err, "%s'%s'%s", before, shown(&b, (const char *)ev->data.scalar.value, 64), after);
+	buf_release(&b);
+	return y->rc;
+}
+
 /* A scalar as a JSON value: its tag, or for a plain one without a tag its core-schema type. */
 static int add_scalar(struct yamlin *y, const yaml_event_t *ev, struct buf *err)
 {
@@ -391,12 +421,15 @@ static int add_scalar(struct yamlin *y, const yaml_event_t *ev, struct buf *err)
 		       (strncmp(tag, CORE_TAG, pre) != 0 || strcmp(tag + pre, core[c].name) != 0))
 			c++;
 		if (c == sizeof core / sizeof core[0])
-			return fail_at(y, ev->start_mark, err, "the tag '%s' is not supported in an export", tag);
+			return refuse_tag(y, ev->start_mark, tag, err);
 		kind = resolve_plain(s, n);
 		int fits = kind == core[c].kind || (core[c].kind == SK_INT && (kind == SK_OCT || kind == SK_HEX)) ||
 			   (core[c].kind == SK_FLOAT && (kind == SK_INT || kind == SK_INF_NAN));
-		if (!fits)
-			return fail_at(y, ev->start_mark, err, "'%.40s' is not a valid !!%s", s, core[c].name);
+		if (!fits) {
+			char after[40];
+			snprintf(after, sizeof after, " is not a valid !!%s", core[c].name);
+			return refuse_value(y, ev, "", after, err);
+		}
 	}
 	struct buf num = BUF_INIT;
 	switch (kind) {
@@ -409,12 +442,12 @@ static int add_scalar(struct yamlin *y, const yaml_event_t *ev, struct buf *err)
 		errno = 0;
 		unsigned long long v = strtoull(s + 2, NULL, kind == SK_OCT ? 8 : 16);
 		if (errno == ERANGE)
-			return fail_at(y, ev->start_mark, err, "the integer '%.40s' is out of range", s);
+			return refuse_value(y, ev, "the integer ", " is out of range", err);
 		buf_addf(&num, "%llu", v);
 		break;
 	}
 	case SK_INF_NAN:
-		return fail_at(y, ev->start_mark, err, "'%s' (a YAML float) has no JSON equivalent", s);
+		return refuse_value(y, ev, "", " (a YAML float) has no JSON equivalent", err);
 	default:
 		/* a YAML "\0" escape ends the string here, as cJSON ends it at a JSON "\u0000" */
 		jsonw_str(&y->w, s);
@@ -457,10 +490,10 @@ static int add_key(struct yamlin *y, const yaml_event_t *ev, struct buf *err)
 	if (y->w.depth == 1) {
 		size_t ignored;
 		if (strmap_get(&y->top_keys, s, &ignored))
-			return fail_at(y, ev->start_mark, err,
-				       "the key '%.64s' appears twice in one YAML document (two exports concatenated? "
-				       "separate them with a '---' line)",
-				       s);
+			return refuse_value(y, ev, "the key ",
+					    " appears twice in one YAML document (two exports concatenated? separate them "
+					    "with a '---' line)",
+					    err);
 		strmap_put(&y->top_keys, s, 0);
 	}
 	jsonw_key_any(&y->w, s);
@@ -473,7 +506,7 @@ static int open_level(struct yamlin *y, const yaml_event_t *ev, int object, stru
 		return fail_at(y, ev->start_mark, err, "nesting deeper than %d levels", YAMLIN_MAX_DEPTH);
 	const char *tag = (const char *)(object ? ev->data.mapping_start.tag : ev->data.sequence_start.tag);
 	if (tag && strcmp(tag, "!") != 0 && strcmp(tag, object ? CORE_TAG "map" : CORE_TAG "seq") != 0)
-		return fail_at(y, ev->start_mark, err, "the tag '%s' is not supported in an export", tag);
+		return refuse_tag(y, ev->start_mark, tag, err);
 	if (wants_key(y))
 		return fail_at(y, ev->start_mark, err, "a %s as a mapping key cannot be read as JSON",
 			       object ? "mapping" : "sequence");
@@ -507,12 +540,11 @@ static int refuse_scalar_document(struct yamlin *y, const yaml_event_t *ev, stru
 		return y->rc;
 	size_t n = ev->data.scalar.length;
 	const char *s = (const char *)ev->data.scalar.value, *nl = memchr(s, '\n', n);
-	struct buf shown = BUF_INIT;
-	char *line = xstrndup(s, nl ? (size_t)(nl - s) : n < 60 ? n : 60);
-	buf_add_visible(&shown, line);
-	free(line);
-	fail_at(y, ev->start_mark, err, "neither JSON nor YAML: plain text ('%s'), not an export", shown.s);
-	buf_release(&shown);
+	if (nl)
+		n = (size_t)(nl - s);
+	struct buf b = BUF_INIT; /* its first line, enough to recognise it */
+	fail_at(y, ev->start_mark, err, "neither JSON nor YAML: plain text ('%s'), not an export", shown(&b, s, n < 60 ? n : 60));
+	buf_release(&b);
 	return y->rc;
 }
 
@@ -525,9 +557,13 @@ static int on_event(struct yamlin *y, const yaml_event_t *ev, struct buf *out, s
 			return y->rc = em_err(err, EM_EINPUT, "%s: holds no document (only comments or '---'), expected JSON or YAML",
 					      y->origin);
 		return 0;
-	case YAML_ALIAS_EVENT:
-		return fail_at(y, ev->start_mark, err, "aliases (*%s) are not supported in an export",
-			       (const char *)ev->data.alias.anchor);
+	case YAML_ALIAS_EVENT: {
+		struct buf b = BUF_INIT;
+		fail_at(y, ev->start_mark, err, "aliases (*%s) are not supported in an export",
+			shown(&b, (const char *)ev->data.alias.anchor, 64));
+		buf_release(&b);
+		return y->rc;
+	}
 	case YAML_MAPPING_START_EVENT: return open_level(y, ev, 1, out, err);
 	case YAML_SEQUENCE_START_EVENT: return open_level(y, ev, 0, out, err);
 	case YAML_MAPPING_END_EVENT:

@@ -2,7 +2,8 @@
  * as --from-aws-json / --from-kube-json read them: converted to JSON by yamlin, whole
  * (yamlin_to_json, standard input's path) and streamed from a file a few bytes at a time
  * (jsonx_stream_open, every refill exercised), then loaded by both export readers
- * (aws_ec2_load_file, kube_objects_load_file). Checked: the JSON written is always valid (every
+ * (aws_ec2_load_export, kube_objects_load: what aws_ec2_load_file and kube_objects_load_file
+ * read from the stream). Checked: the JSON written is always valid (every
  * document parses, so never nested deeper than cJSON's limit); the streamed events equal those
  * of the whole conversion, and a refusal is the same refusal either way (the stream may hand
  * over elements before it). A difference traps. */
@@ -54,20 +55,21 @@ static void check_valid(const struct buf *json)
 	buf_release(&err);
 }
 
-static void load_both(const char *path)
+/* Both export readers on the JSON the YAML stands for (what they read from the file, streamed). */
+static void load_both(const struct buf *json)
 {
 	struct fleet f;
 	fleet_init(&f);
 	struct ec2_mod_list mods;
 	memset(&mods, 0, sizeof mods);
 	struct buf err = BUF_INIT;
-	if (aws_ec2_load_file(&f, &mods, path, "acct", &err) > 0)
+	if (aws_ec2_load_export(&f, &mods, json->s, json->len, "fuzz.yaml", "acct", &err) > 0)
 		aws_ec2_attach_mods(&f, &mods);
 	ec2_mod_list_release(&mods);
 	buf_reset(&err);
 	struct kube_set ks;
 	kube_set_init(&ks);
-	kube_objects_load_file(&ks, &f, "fuzz", path, &err);
+	kube_objects_load(&ks, &f, "fuzz", json->s, json->len, "fuzz.yaml", &err);
 	kube_set_release(&ks);
 	fleet_release(&f);
 	buf_release(&err);
@@ -113,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "whole:\n%s\nstreamed:\n%s\n", whole.s, streamed.s);
 		__builtin_trap();
 	}
-	load_both(path);
+	if (!rc)
+		load_both(&json);
 
 	buf_release(&json);
 	buf_release(&err);
