@@ -242,7 +242,7 @@ static const char *template_hint(const struct yamlin *y)
 static const char *shown(struct buf *b, const char *s, size_t max)
 {
 	buf_reset(b);
-	char *cut = xstrndup(s, max);
+	char *cut = xstrndup(s, strnlen(s, max)); /* xstrndup copies n bytes: never past the end */
 	buf_add_visible(b, cut);
 	free(cut);
 	return b->s ? b->s : "";
