@@ -87,6 +87,7 @@ static int open_format(struct jsonx_stream *s, struct buf *err)
 		return 0;
 	s->yaml = yamlin_open(s->text, s->len, s->fd, s->total, s->max_size, s->origin);
 	s->len = s->pos = 0;
+	s->eof = 0; /* the peek may have met the file's end: the converter's end comes after its JSON */
 	return 0;
 }
 

@@ -191,6 +191,8 @@ static void test_streamed(void)
 		"- Volumes: [1, 2, 3]\n- Volumes: []\n  NextToken: x\n",
 		"items:\n- a: 1\n- b: *nope\n",
 		"# leading comment\n\n  a: 1\n  b: 2\n",
+		"x", /* the peek meets the file's end at its first byte (fuzz_yaml_export) */
+		"\x0b",
 	};
 	for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
 		struct buf json = BUF_INIT, err = BUF_INIT, whole = BUF_INIT;
