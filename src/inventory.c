@@ -212,6 +212,8 @@ static void add_warning(struct fleet *f, struct inventory_live_result *r, const 
 static void warn_skipped_pvs(struct fleet *f, struct inventory_live_result *r, struct kube_set *ks)
 {
 	size_t n = 0;
+	if (!ks->n_skipped_pvs)
+		return; /* (qsort must not be given the NULL of an empty list) */
 	qsort(ks->skipped_pvs, ks->n_skipped_pvs, sizeof *ks->skipped_pvs, by_text);
 	for (size_t i = 0; i < ks->n_skipped_pvs; i++)
 		if (!n || strcmp(ks->skipped_pvs[i], ks->skipped_pvs[n - 1]) != 0)
@@ -219,8 +221,6 @@ static void warn_skipped_pvs(struct fleet *f, struct inventory_live_result *r, s
 		else
 			free(ks->skipped_pvs[i]);
 	ks->n_skipped_pvs = n;
-	if (!n)
-		return;
 	struct buf b = BUF_INIT;
 	buf_addf(&b, "skipped %zu PersistentVolume(s) that are not EBS volumes ebsmigrate can migrate: ", n);
 	for (size_t i = 0; i < n && i < SKIPPED_PVS_NAMED; i++)
