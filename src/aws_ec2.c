@@ -709,50 +709,68 @@ static int load_instance_types_doc(struct fleet *f, const cJSON *its, const char
 	return 0;
 }
 
+/* Every shape of document --from-aws-json accepts, by its top-level array, with the command that
+ * prints it: load_doc detects by it and its refusal lists every row, so the two cannot drift
+ * apart. The saved accounts' document (no array) is the message's last item. */
+static const struct {
+	const char *key;
+	int kind;
+	const char *producer;
+} export_shapes[] = {
+	{"Volumes", EC2_EXPORT_VOLUMES, "aws ec2 describe-volumes"},
+	{"VolumesModifications", EC2_EXPORT_MODIFICATIONS, "aws ec2 describe-volumes-modifications"},
+	{"InstanceTypes", EC2_EXPORT_INSTANCE_TYPES, "aws ec2 describe-instance-types"},
+	{"Reservations", EC2_EXPORT_INSTANCES, "aws ec2 describe-instances"},
+	{"MetricDataResults", EC2_EXPORT_METRICS, "aws cloudwatch get-metric-data"},
+	{"Events", EC2_EXPORT_CLOUDTRAIL, "aws cloudtrail lookup-events"},
+};
+#define N_EXPORT_SHAPES (sizeof export_shapes / sizeof export_shapes[0])
+
+/* "expected {"Volumes": [...]} (aws ec2 describe-volumes), ... or {"schema": ...} (...)" */
+static void expected_shapes(struct buf *b)
+{
+	buf_adds(b, "expected ");
+	for (size_t i = 0; i < N_EXPORT_SHAPES; i++)
+		buf_addf(b, "{\"%s\": [...]} (%s), ", export_shapes[i].key, export_shapes[i].producer);
+	buf_adds(b, "or {\"schema\": \"" SAVED_ACCOUNTS_SCHEMA "\", ...} (inventory --save's accounts.json)");
+}
+
 /* One document of an export; returns its kind bit or a negative EM_E* code. doc prefixes JSON
  * paths in messages ("document 2: " in a stream of several, else ""). */
 static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *root, const char *origin,
 		    const char *doc, const char *account, struct account_clash *clash, struct buf *err)
 {
-	const cJSON *vols = jsonx_get(root, "Volumes");
-	const cJSON *ms = jsonx_get(root, "VolumesModifications");
-	const cJSON *its = jsonx_get(root, "InstanceTypes");
-	const cJSON *res = jsonx_get(root, "Reservations");
-	int rc;
-	if (cJSON_IsArray(res)) {
-		load_instances_doc(f, res);
-		return EC2_EXPORT_INSTANCES;
+	size_t shape = N_EXPORT_SHAPES;
+	const cJSON *array = NULL;
+	for (size_t i = 0; i < N_EXPORT_SHAPES && shape == N_EXPORT_SHAPES; i++)
+		if (cJSON_IsArray(array = jsonx_get(root, export_shapes[i].key)))
+			shape = i;
+	int rc = 0, kind = shape < N_EXPORT_SHAPES ? export_shapes[shape].kind : 0;
+	switch (kind) {
+	case EC2_EXPORT_INSTANCES: load_instances_doc(f, array); break;
+	case EC2_EXPORT_INSTANCE_TYPES: rc = load_instance_types_doc(f, array, origin, doc, err); break;
+	case EC2_EXPORT_VOLUMES: rc = load_volumes_doc(f, array, origin, doc, account, clash, err); break;
+	case EC2_EXPORT_MODIFICATIONS: rc = load_mods_doc(mods, array, origin, doc, err); break;
+	default: break; /* metrics and CloudTrail: read once every volume is known (load_deferred) */
 	}
-	if (cJSON_IsArray(its)) {
-		rc = load_instance_types_doc(f, its, origin, doc, err);
-		return rc ? rc : EC2_EXPORT_INSTANCE_TYPES;
-	}
-	if (cJSON_IsArray(vols)) {
-		rc = load_volumes_doc(f, vols, origin, doc, account, clash, err);
-		return rc ? rc : EC2_EXPORT_VOLUMES;
-	}
-	if (cJSON_IsArray(ms)) {
-		rc = load_mods_doc(mods, ms, origin, doc, err);
-		return rc ? rc : EC2_EXPORT_MODIFICATIONS;
-	}
-	if (cJSON_IsArray(jsonx_get(root, "MetricDataResults")))
-		return EC2_EXPORT_METRICS; /* read by aws_cloudwatch_load_export once every volume is known */
-	if (cJSON_IsArray(jsonx_get(root, "Events")))
-		return EC2_EXPORT_CLOUDTRAIL; /* read by aws_cloudtrail_parse once every volume is known */
+	if (kind)
+		return rc ? rc : kind;
 	if (saved_accounts_is(root))
 		return EC2_EXPORT_ACCOUNTS; /* a multi-account save's coverage: read by saved_accounts_load */
-	const char *key = vols ? "Volumes" : ms ? "VolumesModifications" : its ? "InstanceTypes" : res ? "Reservations" : NULL;
-	if (key)
-		return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc, key,
-			      jsonx_type_name(jsonx_get(root, key)));
+	for (size_t i = 0; i < N_EXPORT_SHAPES; i++) {
+		const cJSON *v = jsonx_get(root, export_shapes[i].key);
+		if (v && export_shapes[i].kind <= EC2_EXPORT_INSTANCES) /* the four read here: a wrong type */
+			return em_err(err, EM_EINPUT, "%s: %s%s: must be an array, got %s", origin, doc,
+				      export_shapes[i].key, jsonx_type_name(v));
+	}
 	/* A kubectl export given to --from-aws-json: say which option takes it. */
-	const char *kind = jsonx_str(root, "kind");
+	const char *kind_name = jsonx_str(root, "kind");
 	struct buf seen = BUF_INIT;
 	if (cJSON_IsArray(jsonx_get(root, "items"))) {
 		buf_adds(&seen, "a List with \"items\"");
-	} else if (kind && *kind) {
+	} else if (kind_name && *kind_name) {
 		buf_adds(&seen, "an object with \"kind\" ");
-		buf_add_visible(&seen, kind);
+		buf_add_visible(&seen, kind_name);
 	} else if (jsonx_get(root, "node") && cJSON_IsArray(jsonx_get(root, "pods"))) {
 		buf_adds(&seen, "a kubelet stats/summary");
 	} else if (cJSON_IsObject(jsonx_get(root, "serverVersion"))) {
@@ -765,12 +783,10 @@ static int load_doc(struct fleet *f, struct ec2_mod_list *mods, const cJSON *roo
 		buf_release(&seen);
 		return rc;
 	}
-	return em_err(err, EM_EINPUT,
-		      "%s: %snot an AWS CLI export: expected {\"Volumes\": [...]} (aws ec2 describe-volumes), "
-		      "{\"VolumesModifications\": [...]} (aws ec2 describe-volumes-modifications), "
-		      "{\"InstanceTypes\": [...]} (aws ec2 describe-instance-types) or "
-		      "{\"Events\": [...]} (aws cloudtrail lookup-events)",
-		      origin, doc);
+	expected_shapes(&seen);
+	rc = em_err(err, EM_EINPUT, "%s: %snot an AWS CLI export: %s", origin, doc, seen.s);
+	buf_release(&seen);
+	return rc;
 }
 
 /* The arrays read element by element (the keys load_doc looks for). */

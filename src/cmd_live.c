@@ -326,9 +326,25 @@ void cmd_live_options_release(struct inventory_live_options *o)
 	o->accounts = NULL;
 }
 
-/* The *.json files of dir (regular files, symlinks followed; no hidden ones), sorted by name so
- * that the order, and so the plan, does not depend on the file system. 0, or -1 with errno. */
-static int list_json(const char *dir, struct strlist *names)
+/* The export file names a directory's listing takes (the exports are JSON or YAML). */
+static const char *const export_exts[] = {".json", ".yaml", ".yml", NULL};
+
+/* The length of name without its export extension, or 0 when it has none. */
+static size_t export_stem(const char *name)
+{
+	size_t n = strlen(name);
+	for (int i = 0; export_exts[i]; i++) {
+		size_t k = strlen(export_exts[i]);
+		if (n > k && strcmp(name + n - k, export_exts[i]) == 0)
+			return n - k;
+	}
+	return 0;
+}
+
+/* The *.json, *.yaml and *.yml files of dir (regular files, symlinks followed; no hidden ones),
+ * sorted by name so that the order, and so the plan, does not depend on the file system. 0, or
+ * -1 with errno. */
+static int list_exports(const char *dir, struct strlist *names)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -336,8 +352,7 @@ static int list_json(const char *dir, struct strlist *names)
 	struct dirent *e;
 	struct buf path = BUF_INIT;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".json") != 0)
+		if (e->d_name[0] == '.' || !export_stem(e->d_name))
 			continue;
 		buf_reset(&path);
 		buf_addf(&path, "%s/%s", dir, e->d_name);
@@ -384,17 +399,19 @@ static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc,
 }
 
 /* The cluster of a file `inventory --save` wrote: CLUSTER.json, CLUSTER.stats-summary.json,
- * CLUSTER.version.json. */
+ * CLUSTER.version.json (or the same names in .yaml/.yml, the exports converted). */
 static char *saved_cluster_name(const char *file)
 {
-	static const char *const suffixes[] = {".stats-summary.json", ".version.json", ".json", NULL};
-	size_t n = strlen(file);
+	static const char *const suffixes[] = {".stats-summary", ".version", NULL};
+	size_t n = export_stem(file);
+	if (!n)
+		return xstrdup(file);
 	for (int i = 0; suffixes[i]; i++) {
 		size_t k = strlen(suffixes[i]);
-		if (n > k && strcmp(file + n - k, suffixes[i]) == 0)
+		if (n > k && strncmp(file + n - k, suffixes[i], k) == 0)
 			return xstrndup(file, n - k);
 	}
-	return xstrdup(file);
+	return xstrndup(file, n);
 }
 
 static int is_dir(const char *path)
@@ -403,18 +420,18 @@ static int is_dir(const char *path)
 	return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* dir's *.json files into names and, when accounts is not NULL, its account subdirectories
+/* dir's export files into names and, when accounts is not NULL, its account subdirectories
  * into accounts; EXIT_USAGE, said, when it cannot be read or holds neither. */
 static int read_dir(const char *opt, const char *dir, struct strlist *names, struct strlist *accounts)
 {
-	if (list_json(dir, names)) {
+	if (list_exports(dir, names)) {
 		log_error("%s: cannot read directory '%s': %s", opt, dir, strerror(errno));
 		return EXIT_USAGE;
 	}
 	if (accounts)
 		list_account_dirs(dir, accounts);
 	if (!names->n && !(accounts && accounts->n)) {
-		log_error("%s: directory '%s' holds no *.json exports", opt, dir);
+		log_error("%s: directory '%s' holds no *.json exports (nor *.yaml, *.yml)", opt, dir);
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -428,7 +445,7 @@ static char *join_path(const char *dir, const char *name)
 	return buf_detach(&p);
 }
 
-/* The *.json exports of each account subdirectory of dir (inventory --save with several
+/* The exports of each account subdirectory of dir (inventory --save with several
  * accounts), labelled with the account id: every volume read from them is that account's. */
 static int add_account_dirs(struct inventory_source **arr, size_t *n, size_t *alloc, const char *opt, const char *dir,
 			    const struct strlist *accounts)
@@ -437,7 +454,7 @@ static int add_account_dirs(struct inventory_source **arr, size_t *n, size_t *al
 	for (size_t a = 0; !rc && a < accounts->n; a++) {
 		char *sub = join_path(dir, accounts->items[a]);
 		struct strlist names = STRLIST_INIT_DUP;
-		if (list_json(sub, &names)) {
+		if (list_exports(sub, &names)) {
 			log_error("%s: cannot read directory '%s': %s", opt, sub, strerror(errno));
 			rc = EXIT_USAGE;
 		}
@@ -467,7 +484,7 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 		free(label);
 		return 0;
 	}
-	/* A directory: every *.json export in it, in name order, under the same label. Kubernetes
+	/* A directory: every export in it (*.json, *.yaml, *.yml), in name order, under the same label. Kubernetes
 	 * exports without a label are named after their file, as inventory --save names them. */
 	struct strlist names = STRLIST_INIT_DUP, accounts = STRLIST_INIT_DUP;
 	/* without a label, an AWS directory's account subdirectories are read too, each under its id */
@@ -494,14 +511,16 @@ int cmd_add_source(struct inventory_source **arr, size_t *n, size_t *alloc, cons
 int cmd_add_saved(struct inventory_source **aws, size_t *n_aws, size_t *alloc_aws, struct inventory_source **kube,
 		  size_t *n_kube, size_t *alloc_kube, const char *dir)
 {
-	/* The AWS files inventory --save writes; every other *.json there is a cluster's. */
+	/* The AWS files inventory --save writes; every other export there is a cluster's. */
 	static const char *const aws_prefixes[] = {"volumes-", "modifications-", "metrics-", "cloudtrail-",
 						   "instances-", NULL};
 	struct strlist names = STRLIST_INIT_DUP, accounts = STRLIST_INIT_DUP;
 	int rc = read_dir("--from-saved", dir, &names, &accounts);
 	for (size_t i = 0; !rc && i < names.n; i++) {
 		const char *name = names.items[i];
-		int is_aws = strcmp(name, "instance-types.json") == 0 || strcmp(name, "accounts.json") == 0;
+		size_t stem = export_stem(name);
+		int is_aws = (stem == strlen("instance-types") && strncmp(name, "instance-types", stem) == 0) ||
+			     (stem == strlen("accounts") && strncmp(name, "accounts", stem) == 0);
 		for (int k = 0; !is_aws && aws_prefixes[k]; k++)
 			is_aws = strncmp(name, aws_prefixes[k], strlen(aws_prefixes[k])) == 0;
 		char *file = join_path(dir, name);

@@ -33,8 +33,9 @@ static const struct cmd_format plan_formats[] = {
 static const struct cmd_option plan_options[] = {
 	CMD_FLEET_FROM_AWS_OPTION,
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
-	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (also VACs, pods, nodes, "
-	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json in it, in name order; repeatable",
+	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' or -o yaml (also VACs, pods, nodes, "
+	 "stats/summary, 'kubectl version -o json'); a DIR: every *.json, *.yaml, *.yml in it, in name order; "
+	 "repeatable",
 	 OPT_FLEET_FROM_KUBE},
 	{"from-saved", 0, ARG_REQUIRED, "DIR",
 	 "replay what 'inventory --save DIR' wrote: its AWS files as --from-aws-json, CLUSTER*.json as "

@@ -38,7 +38,7 @@ static const struct cmd_format report_formats[] = {
 static const struct cmd_option report_options[] = {
 	CMD_FLEET_FROM_AWS_OPTION,
 	{"from-kube-json", 0, ARG_REQUIRED, "[CLUSTER=]FILE|DIR",
-	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' (as for plan); a DIR as for "
+	 "output of 'kubectl get pv,pvc,storageclass,statefulset -A -o json' or -o yaml (as for plan); a DIR as for "
 	 "--from-aws-json; repeatable", OPT_FLEET_FROM_KUBE},
 	{"from-saved", 0, ARG_REQUIRED, "DIR", "replay what 'inventory --save DIR' wrote (as for plan); repeatable",
 	 OPT_FLEET_FROM_SAVED},

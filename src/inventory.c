@@ -1,7 +1,7 @@
 /*
  * inventory.c - builds the fleet from its sources and joins the Kubernetes view onto EBS.
  *
- * Entry points: inventory_load_exports (offline: AWS CLI and kubectl JSON files),
+ * Entry points: inventory_load_exports (offline: AWS CLI and kubectl exports, JSON or YAML),
  * inventory_load_live (the AWS and Kubernetes APIs), inventory_join (shared by both).
  *
  * Join rules:
@@ -12,6 +12,8 @@
  *   5. A volume bound in two clusters keeps the first binding; a notice names both.
  *   6. A PV whose volume is absent from the EC2 data becomes a `missing` volume, so the plan
  *      shows it (flagged volume-not-found) instead of silently dropping it.
+ *   7. A PV of an EBS driver whose handle is no EBS volume id (node-local `local-ebs://...`) is
+ *      not in the join: one warning counts and names such PVs (warn_skipped_pvs).
  *
  * Live reads never go quiet about missing data (issue 12):
  *   - AWS is left out only when the credentials chain finds no source at all, and then as a
@@ -46,6 +48,7 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/workpool.h"
+#include "ebsmigrate/yamlin.h"
 
 static const struct storage_class *find_sc(const struct fleet *f, const char *cluster, const char *name)
 {
@@ -192,7 +195,47 @@ static const char *usage_claim(const struct kube_set *ks, size_t i, const char *
 	return ks->usage[i].pvc;
 }
 
-static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing)
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* How many skipped PVs the warning names; the rest are counted. */
+#define SKIPPED_PVS_NAMED 10
+
+static void add_warning(struct fleet *f, struct inventory_live_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The one warning for the PVs kube_objects skipped as no EBS volume ebsmigrate can migrate: how
+ * many, and which (sorted, each once: a PV exported twice is one PV). A warning of the live
+ * result when r is given; a notice (which plan shows as a warning) for exports. */
+static void warn_skipped_pvs(struct fleet *f, struct inventory_live_result *r, struct kube_set *ks)
+{
+	size_t n = 0;
+	if (!ks->n_skipped_pvs)
+		return; /* (qsort must not be given the NULL of an empty list) */
+	qsort(ks->skipped_pvs, ks->n_skipped_pvs, sizeof *ks->skipped_pvs, by_text);
+	for (size_t i = 0; i < ks->n_skipped_pvs; i++)
+		if (!n || strcmp(ks->skipped_pvs[i], ks->skipped_pvs[n - 1]) != 0)
+			ks->skipped_pvs[n++] = ks->skipped_pvs[i];
+		else
+			free(ks->skipped_pvs[i]);
+	ks->n_skipped_pvs = n;
+	struct buf b = BUF_INIT;
+	buf_addf(&b, "skipped %zu PersistentVolume(s) that are not EBS volumes ebsmigrate can migrate: ", n);
+	for (size_t i = 0; i < n && i < SKIPPED_PVS_NAMED; i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", ks->skipped_pvs[i]);
+	if (n > SKIPPED_PVS_NAMED)
+		buf_addf(&b, " and %zu more", n - SKIPPED_PVS_NAMED);
+	if (r)
+		add_warning(f, r, "%s", b.s);
+	else
+		fleet_add_notice(f, "%s", b.s);
+	buf_release(&b);
+}
+
+static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing,
+		 struct inventory_live_result *r)
 {
 	struct strmap nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct claim_index usage, uses;
@@ -286,6 +329,7 @@ static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int re
 				 n_missing);
 	if (ks->ignored_pvs)
 		fleet_add_notice(f, "%zu PersistentVolume(s) of other drivers ignored", ks->ignored_pvs);
+	warn_skipped_pvs(f, r, ks);
 	free(pvc_taker);
 	buf_release(&k);
 	claim_index_release(&usage);
@@ -296,19 +340,39 @@ static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int re
 
 void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 {
-	join(f, ks, have_ec2_data, 1);
+	join(f, ks, have_ec2_data, 1, NULL);
 }
 
 static char *default_cluster_name(const char *path)
 {
+	static const char *const exts[] = {".json", ".yaml", ".yml", NULL};
 	if (strcmp(path, "-") == 0)
 		return xstrdup("default");
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	size_t n = strlen(base);
-	if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-		n -= 5;
+	for (int i = 0; exts[i]; i++) {
+		size_t k = strlen(exts[i]);
+		if (n > k && strcmp(base + n - k, exts[i]) == 0) {
+			n -= k;
+			break;
+		}
+	}
 	return xstrndup(base, n);
+}
+
+/* An export's whole text, as JSON: a YAML export (kubectl -o yaml, aws --output yaml) converted
+ * by yamlin, which the file path does while streaming (jsonx_stream_open). */
+static int read_export_text(const char *path, struct buf *text, struct buf *err)
+{
+	int rc = em_read_input(path, text, err);
+	if (rc || yamlin_is_json(text->s, text->len))
+		return rc;
+	struct buf json = BUF_INIT;
+	rc = yamlin_to_json(text->s, text->len, path, &json, err);
+	buf_release(text);
+	*text = json;
+	return rc;
 }
 
 /* The CloudWatch and CloudTrail documents of one export (each reader skips the other kinds). */
@@ -342,7 +406,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		int is_stdin = strcmp(src->aws[i].path, "-") == 0, r;
 		if (is_stdin) {
 			buf_reset(&text);
-			rc = em_read_input(src->aws[i].path, &text, err);
+			rc = read_export_text(src->aws[i].path, &text, err);
 			if (rc)
 				break;
 			r = aws_ec2_load_export(f, &mods, text.s, text.len, src->aws[i].path, src->aws[i].label, err);
@@ -367,7 +431,7 @@ int inventory_load_exports(struct fleet *f, const struct inventory_exports *src,
 		const char *path = src->aws[metric_files[k]].path;
 		if (!metric_text[k].len) {
 			buf_reset(&text);
-			rc = em_read_input(path, &text, err);
+			rc = read_export_text(path, &text, err);
 			if (rc)
 				break;
 			metric_text[k] = text;
@@ -1720,7 +1784,7 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 	if (!rc && r->aws_read)
 		report_missing(f, r, &ks);
 	if (!rc && (ks.n_pvs || ks.n_pvcs))
-		join(f, &ks, r->aws_read, !r->aws_read);
+		join(f, &ks, r->aws_read, !r->aws_read, r);
 	kube_set_release(&ks);
 	/* What the join left of the Kubernetes objects (~85 MB of small blocks at 100,000
 	 * volumes) was freed just now: its pages go back before the caller builds the document

@@ -27,6 +27,9 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
 
+/* The arena cJSON allocates in while jsonx_parse_in runs on this thread (see "the parse arena"). */
+static _Thread_local struct jsonx_arena *parsing_arena;
+
 void jsonx_line_col(const char *text, size_t off, size_t *line, size_t *col)
 {
 	*line = 1;
@@ -48,13 +51,83 @@ size_t jsonx_skip_ws(const char *text, size_t len, size_t off)
 	return off;
 }
 
+/* The opening quote of the first string holding a raw control byte, scanning from outside any
+ * string: only quotes and, inside strings, backslashes and control bytes matter. */
+static const unsigned char *find_raw_control(const unsigned char *p, const unsigned char *end, unsigned char *byte)
+{
+	while (p < end && (p = memchr(p, '"', (size_t)(end - p))) != NULL) {
+		const unsigned char *open = p++;
+		for (; p < end && *p != '"'; p++) {
+			if (*p == '\\') {
+				if (++p >= end)
+					return NULL;
+			} else if (*p < 0x20) {
+				if (byte)
+					*byte = *p;
+				return open;
+			}
+		}
+		p++; /* past the closing quote (or the end) */
+	}
+	return NULL;
+}
+
+size_t jsonx_find_raw_control(const char *text, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	const unsigned char *open = find_raw_control(p, p + len, NULL);
+	return open ? (size_t)(open - p) : len;
+}
+
+void jsonx_add_string_problem(struct buf *b, const char *text, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	unsigned char c = 0;
+	if (!len || *p != '"' || find_raw_control(p, p + len, &c) != p)
+		return;
+	if (c == '\n' || c == '\r')
+		buf_adds(b, ": the string starting here holds a raw line break (is its closing quote missing?)");
+	else if (c == '\t')
+		buf_adds(b, ": the string starting here holds a raw tab, which JSON writes as \\t");
+	else
+		buf_addf(b, ": the string starting here holds the raw control byte 0x%02x, which JSON writes as \\u%04x", c, c);
+}
+
+/* cJSON_ParseWithLengthOpts, holding strings to RFC 8259: a raw control byte inside one (cJSON
+ * takes it) fails at the string's opening quote, as the error cJSON would have given had it
+ * come first. (Deleting a refused tree is a no-op while an arena's window is open: it goes at
+ * the arena's next reset.) */
+static cJSON *parse_checked(const char *text, size_t len, const char **end)
+{
+	cJSON *j = cJSON_ParseWithLengthOpts(text, len, end, 0);
+	size_t stop = *end && *end >= text ? (size_t)(*end - text) : 0;
+	size_t bad = jsonx_find_raw_control(text, stop < len ? stop : len);
+	if (bad >= stop)
+		return j;
+	cJSON_Delete(j);
+	*end = text + bad;
+	return NULL;
+}
+
+int jsonx_syntax_error(const char *text, size_t len, size_t off, const char *origin, struct buf *err)
+{
+	size_t line, col;
+	jsonx_line_col(text, off, &line, &col);
+	struct buf why = BUF_INIT;
+	jsonx_add_string_problem(&why, text + off, len - off);
+	int rc = em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu%s", origin, line, col,
+			why.len ? why.s : "");
+	buf_release(&why);
+	return rc;
+}
+
 /* Parses the one JSON value that starts at text[*off] and moves *off past it (and past the
  * whitespace after it). The message on failure counts lines from the start of text, so a
  * second document's errors point into the file, not into the document. */
 static cJSON *parse_one(const char *text, size_t len, size_t *off, const char *origin, struct buf *err)
 {
 	const char *end = NULL;
-	cJSON *j = cJSON_ParseWithLengthOpts(text + *off, len - *off, &end, 0);
+	cJSON *j = parse_checked(text + *off, len - *off, &end);
 	size_t stop = end && end >= text + *off ? (size_t)(end - text) : *off;
 	if (stop > len)
 		stop = len;
@@ -62,9 +135,7 @@ static cJSON *parse_one(const char *text, size_t len, size_t *off, const char *o
 		*off = jsonx_skip_ws(text, len, stop);
 		return j;
 	}
-	size_t line, col;
-	jsonx_line_col(text, stop, &line, &col);
-	em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", origin, line, col);
+	jsonx_syntax_error(text, len, stop, origin, err);
 	return NULL;
 }
 
@@ -131,8 +202,6 @@ struct jsonx_arena_chunk {
 
 /* A 500-object Kubernetes list page builds a tree of a few MiB. */
 #define ARENA_CHUNK (1u << 20)
-
-static _Thread_local struct jsonx_arena *parsing_arena;
 
 static void *arena_alloc(struct jsonx_arena *a, size_t n)
 {
@@ -243,10 +312,10 @@ cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len,
 {
 	*end = NULL;
 	if (!a)
-		return cJSON_ParseWithLengthOpts(text, len, end, 0);
+		return parse_checked(text, len, end);
 	jsonx_threads_init();
 	parsing_arena = a;
-	cJSON *j = cJSON_ParseWithLengthOpts(text, len, end, 0);
+	cJSON *j = parse_checked(text, len, end);
 	parsing_arena = NULL;
 	return j;
 }

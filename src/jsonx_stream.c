@@ -5,10 +5,12 @@
  * by cJSON; the trees are the same), so memory holds a window of the file and one element, not
  * the file and its whole tree.
  *
- * Entry points: jsonx_stream_open (a file, "-" for standard input), jsonx_stream_init_text (a
- * text in memory), jsonx_stream_next, jsonx_stream_root, jsonx_stream_close.
+ * Entry points: jsonx_stream_open (a file, "-" for standard input; a YAML file is read through
+ * yamlin as the JSON it stands for), jsonx_stream_init_text (a JSON text in memory),
+ * jsonx_stream_next, jsonx_stream_root, jsonx_stream_close.
  *
- * Invariants: every byte is read and checked as jsonx_docs_next would: a document that is not an
+ * Invariants: every byte is read and checked as jsonx_docs_next would (strings as RFC 8259 has
+ * them: a raw control byte inside one is an error at its opening quote): a document that is not an
  * object is parsed whole; an object's members outside the streamed arrays are parsed whole and
  * collected in the document's root (a streamed array appears there empty); what follows a
  * document is whitespace and then the end or the next document. Syntax errors give the line and
@@ -27,9 +29,12 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/yamlin.h"
 
 /* Read size: large enough that read(2) calls are few, small against the RSS targets. */
 #define STREAM_CHUNK (1u << 20)
+/* What open reads to tell JSON from YAML (more only while it sees white space). */
+#define FORMAT_PEEK (64u << 10)
 
 enum { ST_BETWEEN, ST_MEMBER, ST_AFTER_MEMBER, ST_ELEMENT, ST_AFTER_ELEMENT, ST_DONE };
 
@@ -54,6 +59,38 @@ void jsonx_stream_init_text(struct jsonx_stream *s, const char *text, size_t len
 	stream_reset_state(s);
 }
 
+static int fill(struct jsonx_stream *s, struct buf *err);
+static int byte_at(struct jsonx_stream *s, size_t i, int *rc, struct buf *err);
+static int is_json_ws(int c);
+
+/* JSON or YAML, by the first byte after white space and a byte order mark (yamlin_is_json, which
+ * also wants the byte after it: "{{" is a template). A YAML file's bytes read so far go to the
+ * converter, and from then on the window fills with the JSON it writes. Nothing is consumed
+ * while looking (YAML's first line keeps its indentation, messages their line numbers), so
+ * after a window of white space the file is taken for JSON, whose reader skips the rest
+ * without holding it. */
+static int open_format(struct jsonx_stream *s, struct buf *err)
+{
+	int rc = 0, c;
+	size_t i = 0, chunk = s->chunk;
+	s->chunk = FORMAT_PEEK; /* the first bytes tell: no 1 MiB window before the reading starts */
+	if (byte_at(s, 0, &rc, err) == 0xef && byte_at(s, 1, &rc, err) == 0xbb && byte_at(s, 2, &rc, err) == 0xbf)
+		i = 3;
+	while (is_json_ws(c = byte_at(s, i, &rc, err)) && ++i < STREAM_CHUNK)
+		;
+	if (c >= 0 && i < STREAM_CHUNK)
+		c = byte_at(s, i + 1, &rc, err);
+	s->chunk = chunk;
+	if (c < -1)
+		return rc;
+	if (i >= STREAM_CHUNK || yamlin_is_json(s->text, s->len))
+		return 0;
+	s->yaml = yamlin_open(s->text, s->len, s->fd, s->total, s->max_size, s->origin);
+	s->len = s->pos = 0;
+	s->eof = 0; /* the peek may have met the file's end: the converter's end comes after its JSON */
+	return 0;
+}
+
 int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_arena *arena, const char *const *keys,
 		      struct buf *err)
 {
@@ -76,7 +113,7 @@ int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_are
 		return em_err(err, EM_ETOOBIG,
 			      "'%s' is %lld bytes, over the input size limit of %lld (set EBSMIGRATE_MAX_INPUT_SIZE to raise it)",
 			      path, (long long)st.st_size, (long long)s->max_size);
-	return 0;
+	return open_format(s, err);
 }
 
 void jsonx_stream_close(struct jsonx_stream *s)
@@ -90,6 +127,9 @@ void jsonx_stream_close(struct jsonx_stream *s)
 	s->element = NULL;
 	cJSON_Delete(s->root);
 	s->root = NULL;
+	yamlin_free(s->yaml);
+	s->yaml = NULL;
+	buf_release(&s->yaml_json);
 }
 
 const cJSON *jsonx_stream_root(const struct jsonx_stream *s)
@@ -132,6 +172,26 @@ static void count_lines(struct jsonx_stream *s, size_t n)
 	s->col = n - last;
 }
 
+/* fill for a YAML file: at least chunk bytes of the JSON yamlin writes (one event's text may be
+ * more), after text[len]. */
+static int fill_from_yaml(struct jsonx_stream *s, size_t chunk, struct buf *err)
+{
+	buf_reset(&s->yaml_json);
+	int r = yamlin_read(s->yaml, &s->yaml_json, chunk, err);
+	if (r <= 0) {
+		s->eof = r == 0;
+		return r;
+	}
+	if (s->cap - s->len < s->yaml_json.len) {
+		s->cap = s->len + (s->yaml_json.len > chunk ? s->yaml_json.len : chunk);
+		s->own = xrealloc(s->own, s->cap);
+	}
+	memcpy(s->own + s->len, s->yaml_json.s, s->yaml_json.len);
+	s->len += s->yaml_json.len;
+	s->text = s->own;
+	return 1;
+}
+
 /* Reads more input after text[len]: 1 when bytes were added, 0 at the end, or an error. Bytes
  * before s->pos are dropped first (their lines counted). */
 static int fill(struct jsonx_stream *s, struct buf *err)
@@ -146,6 +206,8 @@ static int fill(struct jsonx_stream *s, struct buf *err)
 		s->pos = 1;
 	}
 	size_t chunk = s->chunk ? s->chunk : STREAM_CHUNK;
+	if (s->yaml)
+		return fill_from_yaml(s, chunk, err);
 	if (s->cap - s->len < chunk) {
 		s->cap = s->len + chunk;
 		s->own = xrealloc(s->own, s->cap);
@@ -233,8 +295,9 @@ static inline int document_read(struct jsonx_stream *s, struct jsonx_event *ev)
 	return JSONX_DOCUMENT;
 }
 
-/* "not valid JSON" at s->pos + i, counted in the whole file. Past the end it is the last byte,
- * where cJSON puts an error at the end of its input. */
+/* "not valid JSON" at s->pos + i, counted in the whole file (with what is wrong when a string
+ * there holds a raw control byte, as jsonx_syntax_error says it). Past the end it is the last
+ * byte, where cJSON puts an error at the end of its input. */
 static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
 {
 	int ignored;
@@ -252,7 +315,12 @@ static int syntax_error(struct jsonx_stream *s, size_t i, struct buf *err)
 		p = nl + 1;
 	}
 	col += (size_t)(end - p);
-	return em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu", s->origin, line, col);
+	struct buf why = BUF_INIT;
+	jsonx_add_string_problem(&why, s->text + off, s->len - off);
+	int rc = em_err(err, EM_EINPUT, "%s: not valid JSON at line %zu, column %zu%s", s->origin, line, col,
+			why.len ? why.s : "");
+	buf_release(&why);
+	return rc;
 }
 
 /* The end (offset from s->pos) of the value that starts at s->pos: past its closing bracket or
@@ -339,10 +407,11 @@ static cJSON *parse_span(struct jsonx_stream *s, size_t n, struct jsonx_arena *a
 		if (j && !arena)
 			cJSON_Delete(j);
 		/* cJSON stopped at the end of the window (where it puts errors past its input): read
-		 * on and parse again, so the error is where a whole-file parse puts it */
-		struct buf fill_err = BUF_INIT;
-		int more = !j && at + 2 >= avail && fill(s, &fill_err) > 0;
-		buf_release(&fill_err);
+		 * on and parse again, so the error is where a whole-file parse puts it. What stops the
+		 * reading (a read error, the size limit, a YAML file's refusal) is the error then. */
+		int more = !j && at + 2 >= avail ? fill(s, err) : 0;
+		if (more < 0)
+			return NULL;
 		if (!more) {
 			syntax_error(s, at, err);
 			return NULL;

@@ -161,6 +161,11 @@ void kube_set_move(struct kube_set *dst, struct kube_set *src)
 		dst->usage[dst->n_usage++] = src->usage[i];
 	}
 	dst->ignored_pvs += src->ignored_pvs;
+	for (size_t i = 0; i < src->n_skipped_pvs; i++) {
+		XGROW(dst->skipped_pvs, dst->n_skipped_pvs, dst->alloc_skipped_pvs);
+		dst->skipped_pvs[dst->n_skipped_pvs++] = src->skipped_pvs[i];
+	}
+	src->n_skipped_pvs = 0;
 	kube_set_move_shared(dst, src); /* the moved objects' (shared) strings */
 	src->n_pvs = src->n_pvcs = src->n_uses = src->n_nodes = src->n_usage = 0;
 	kube_set_release(src);

@@ -5,7 +5,9 @@
  * kube_objects_write_export, kube_objects_write_summary, kube_objects_write_version.
  *
  * Invariants: only EBS-backed PVs are kept (CSI driver ebs.csi.aws.com, or in-tree
- * awsElasticBlockStore); other PVs are counted and ignored. A PV/PVC seen twice for one cluster
+ * awsElasticBlockStore, with a handle naming an EBS volume); other drivers' PVs are counted and
+ * ignored, EBS drivers' PVs with another handle (node-local `local-ebs://dev/xvdbz`) listed in
+ * skipped_pvs: one odd PV never stops the fleet. A PV/PVC seen twice for one cluster
  * keeps the first copy. The document shape is detected: a List ("items"), a single object with
  * "kind", a kubelet stats/summary ("node" + "pods"), or `kubectl version -o json`. A text may
  * hold several documents (kubectl prints one per `get`); each is read. A List's items is an
@@ -23,6 +25,7 @@
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_objects.h"
+#include "ebsmigrate/strlist.h"
 
 #define GROW(arr, n, alloc) XGROW(arr, n, alloc)
 
@@ -87,6 +90,7 @@ void kube_set_release(struct kube_set *ks)
 	for (size_t i = 0; i < ks->n_usage; i++)
 		free(ks->usage[i].pvc);
 	free(ks->usage);
+	strv_free(ks->skipped_pvs, ks->n_skipped_pvs);
 	strmap_release(&ks->pv_by_name);
 	strmap_release(&ks->pvc_by_key);
 	strmap_release(&ks->sts_seen);
@@ -222,6 +226,23 @@ static int want_strs(const cJSON *o, size_t n, const char *const paths[], const 
 	return 0;
 }
 
+/* A PV of an EBS driver whose handle names no EBS volume: described for the join's warning (the
+ * names and the handle come from the file: made visible), never an error for the whole fleet. */
+static int skip_pv(struct kube_set *ks, const char *cluster, const char *name, const char *field, const char *handle)
+{
+	struct buf d = BUF_INIT;
+	buf_adds(&d, "'");
+	buf_add_visible(&d, name);
+	buf_adds(&d, "' in cluster '");
+	buf_add_visible(&d, cluster);
+	buf_addf(&d, "' (%s '", field);
+	buf_add_visible(&d, handle);
+	buf_adds(&d, "')");
+	XGROW(ks->skipped_pvs, ks->n_skipped_pvs, ks->alloc_skipped_pvs);
+	ks->skipped_pvs[ks->n_skipped_pvs++] = buf_detach(&d);
+	return 0;
+}
+
 static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, const char *origin,
 		   const char *path, struct buf *err)
 {
@@ -250,10 +271,9 @@ static int load_pv(struct kube_set *ks, const char *cluster, const cJSON *o, con
 		return 0;
 	}
 	char *vid = kube_ebs_volume_id(field);
-	if (!vid)
-		return em_err(err, EM_EINPUT, "%s: %s (PersistentVolume '%s'): %s '%s' is not an EBS volume id",
-			      origin, path, name, in_tree ? "spec.awsElasticBlockStore.volumeID" : "spec.csi.volumeHandle",
-			      field);
+	if (!vid) /* not an EBS volume (the CSI driver's node-local local-ebs://dev/xvdbz): not one to migrate */
+		return skip_pv(ks, cluster, name, in_tree ? "spec.awsElasticBlockStore.volumeID" : "spec.csi.volumeHandle",
+			       field);
 	char *k = key2(cluster, name);
 	size_t dummy;
 	if (strmap_get(&ks->pv_by_name, k, &dummy)) {

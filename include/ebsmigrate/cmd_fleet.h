@@ -22,8 +22,8 @@ enum { OPT_FLEET_BASE = 700, OPT_FLEET_FROM_AWS, OPT_FLEET_FROM_KUBE, OPT_FLEET_
 /* The --from-aws-json row, the same for plan and report (their other rows differ in their help). */
 #define CMD_FLEET_FROM_AWS_OPTION                                                                                  \
 	{"from-aws-json", 0, ARG_REQUIRED, "[ACCOUNT=]FILE|DIR",                                                   \
-	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json); a DIR: "       \
-	 "every *.json in it, in name order (and, without ACCOUNT=, those of its 12-digit account "                 \
+	 "output of 'aws ec2 describe-volumes' or 'describe-volumes-modifications' (--output json or yaml); a "     \
+	 "DIR: every *.json, *.yaml, *.yml in it, in name order (and, without ACCOUNT=, those of its 12-digit account "\
 	 "subdirectories, labelled with their id); repeatable",                                                    \
 	 OPT_FLEET_FROM_AWS}
 

@@ -35,7 +35,9 @@ enum jsonw_style {
 	JSONW_PRETTY_INLINE,
 };
 
-#define JSONW_MAX_DEPTH 32
+/* As deep as the JSON readers go (cJSON's nesting limit): yamlin writes a YAML export's JSON,
+ * nested as deep as the export. */
+#define JSONW_MAX_DEPTH 1000
 
 struct jsonw {
 	struct buf *b;

@@ -11,10 +11,22 @@
 
 #include "ebsmigrate/buf.h"
 
-/* Parses text holding exactly one JSON document; on failure returns NULL and appends
- * "FILE: not valid JSON at line L, column C" (or "empty file", or "unexpected data after the
- * JSON document at ..." when something other than whitespace follows it). */
+/* Parses text holding exactly one JSON document (RFC 8259's strings: see jsonx_find_raw_control);
+ * on failure returns NULL and appends "FILE: not valid JSON at line L, column C" (or "empty
+ * file", or "unexpected data after the JSON document at ..." when something other than
+ * whitespace follows it). */
 cJSON *jsonx_parse(const char *text, size_t len, const char *origin, struct buf *err);
+/* RFC 8259 forbids raw control bytes (below 0x20) inside strings; cJSON takes them, so every
+ * parse here checks: a string holding one fails at its opening quote (an unclosed quote shows up
+ * so, on the line where it was left open). jsonx_find_raw_control gives the offset of that quote
+ * in text[0, len) (len when no string holds one); text starts outside any string.
+ * jsonx_add_string_problem appends ": the string starting here holds a raw line break ..." when
+ * text starts with such a string, else nothing. jsonx_syntax_error is the one syntax message:
+ * "ORIGIN: not valid JSON at line L, column C" for text[off], with that problem when it is one;
+ * returns EM_EINPUT. */
+size_t jsonx_find_raw_control(const char *text, size_t len);
+void jsonx_add_string_problem(struct buf *b, const char *text, size_t len);
+int jsonx_syntax_error(const char *text, size_t len, size_t off, const char *origin, struct buf *err);
 /* Line and column (1-based) of offset off in text, for messages that point into a file. */
 void jsonx_line_col(const char *text, size_t off, size_t *line, size_t *col);
 /* The offset of the first byte at or after off that is not JSON whitespace (len if none); text
@@ -58,8 +70,9 @@ void jsonx_arena_release(struct jsonx_arena *a);
 /* jsonx_parse with every allocation of the tree in a (cJSON's allocation hooks point at the
  * arena only for the duration of this call). */
 cJSON *jsonx_parse_in(struct jsonx_arena *a, const char *text, size_t len, const char *origin, struct buf *err);
-/* One value at text (len bytes, cJSON's own rules, nothing skipped after it), into the arena
- * (NULL: malloc). *end is where cJSON stopped: past the value, or at the error. */
+/* One value at text (len bytes, cJSON's own rules but RFC 8259's strings, nothing skipped after
+ * it), into the arena (NULL: malloc). *end is where it stopped: past the value, or at the error
+ * (a string holding a raw control byte: its opening quote). */
 cJSON *jsonx_parse_value_in(struct jsonx_arena *a, const char *text, size_t len, const char **end);
 /* As jsonx_parse_value_in into the arena a (not NULL) for an object or array in a plain subset
  * of JSON (strings without escapes or control bytes, integers of 1-15 digits, literals), without
@@ -78,13 +91,18 @@ cJSON *jsonx_parse_plain_in(struct jsonx_arena *a, const char *text, size_t len,
  * or a negative EM_E* code with the message (syntax errors name the file, line and column as
  * jsonx_docs_next does; an empty input is "empty file"). ev.doc counts documents from 1.
  * Memory: a window of about 1 MiB plus the largest element. jsonx_stream_open applies the
- * input size limit and the messages of em_read_input; close it even when open failed. */
+ * input size limit and the messages of em_read_input; close it even when open failed.
+ * jsonx_stream_open also reads YAML: a file that does not start with '{' or '[' (after white
+ * space and a byte order mark) is converted by yamlin as it is read (`kubectl get -o yaml`,
+ * `aws --output yaml`), so the events are those of the JSON it stands for; its refusals
+ * (YAML syntax, nesting, neither JSON nor YAML) come from yamlin with their own positions. */
 enum { JSONX_ELEMENT = 1, JSONX_DOCUMENT = 2 };
 struct jsonx_event {
 	const char *key;
 	size_t index, doc;
 	const cJSON *value;
 };
+struct yamlin;
 struct jsonx_stream {
 	int fd;                    /* -1: text is the whole input */
 	char *own;                 /* the window, for a file */
@@ -99,6 +117,8 @@ struct jsonx_stream {
 	struct jsonx_arena *arena;
 	cJSON *root, *element;
 	size_t chunk;              /* read size; 0: 1 MiB (tests set a few bytes) */
+	struct yamlin *yaml;       /* a YAML file: the window fills with its JSON (yamlin.h) */
+	struct buf yaml_json;
 };
 int jsonx_stream_open(struct jsonx_stream *s, const char *path, struct jsonx_arena *arena, const char *const *keys,
 		      struct buf *err);

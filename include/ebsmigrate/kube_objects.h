@@ -76,6 +76,11 @@ struct kube_set {
 	struct strmap pvc_by_key;   /* "cluster\tns\tname" -> pvcs index */
 	struct strmap sts_seen;     /* "cluster\tns\tname" of StatefulSets already in the fleet */
 	size_t ignored_pvs;         /* PVs of other drivers */
+	/* PVs of the EBS drivers whose handle is no EBS volume id (the CSI driver's node-local
+	 * `local-ebs://dev/xvdbz`): skipped, each described for the join's one warning as
+	 * "'NAME' in cluster 'CLUSTER' (FIELD 'HANDLE')" (strv_free) */
+	char **skipped_pvs;
+	size_t n_skipped_pvs, alloc_skipped_pvs;
 	struct jsonx_arena *parse_arena; /* each document's tree while it is read (jsonx.h); kept
 					  * between the pages of a list, NULL until the first load */
 	/* The fields marked (shared) above point into these strings, one copy of each value the
@@ -95,9 +100,10 @@ void kube_set_release(struct kube_set *ks);
 void kube_set_move_shared(struct kube_set *dst, struct kube_set *src);
 
 /* Loads one document into ks and f for the named cluster. Items of kinds ebsmigrate does not
- * use are skipped. Returns the number of items used, or EM_EINPUT with a message naming
+ * use are skipped, and so are PVs that are no EBS volume ebsmigrate can migrate (listed in
+ * ks->skipped_pvs). Returns the number of items used, or EM_EINPUT with a message naming
  * origin and the JSON path (e.g. "items[4] (PersistentVolume 'pvc-1a2b'): spec.csi.volumeHandle
- * 'disk-1' is not an EBS volume id"). */
+ * is missing"). */
 int kube_objects_load(struct kube_set *ks, struct fleet *f, const char *cluster, const char *text,
 		      size_t len, const char *origin, struct buf *err);
 /* The same from a file (path "-": standard input), a List's items read one at a time

@@ -1,8 +1,9 @@
 /*
  * test_jsonx.c - the parse arena (jsonx_parse_in), Kubernetes list pages loaded through it, the
  * join taking the kube_set's strings, and the streamed inventory document; concatenated
- * documents (jsonx_docs), trailing data, typed members, and the input file readers (the input size
- * limit, and the caps of small inputs).
+ * documents (jsonx_docs), trailing data, typed members, the input file readers (the input size
+ * limit, and the caps of small inputs), and strings holding raw control bytes (refused by every
+ * reader at the string's opening quote).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -438,8 +439,95 @@ static void test_stream_lines(void)
 	buf_release(&err_stream);
 }
 
+/* RFC 8259: no raw control byte inside a string (cJSON takes them). Each reader refuses one at
+ * the string's opening quote, saying what it holds; an unclosed quote (the AWS CLI docs'
+ * describe-volumes example with `"VolumeType": "gp2,`) is reported on its own line, not at the
+ * next key where cJSON stops. An escaped control character, and control bytes between tokens
+ * (cJSON skips them as whitespace, so the stream does), stay accepted. */
+static void stream_error(const char *text, const char *origin, size_t chunk, struct buf *err)
+{
+	static const char *const keys[] = {"Volumes", "items", NULL};
+	struct jsonx_arena a = JSONX_ARENA_INIT;
+	struct jsonx_stream s;
+	struct jsonx_event ev;
+	int rc;
+	if (!chunk) {
+		jsonx_stream_init_text(&s, text, strlen(text), origin, &a, keys);
+		while ((rc = jsonx_stream_next(&s, &ev, err)) > 0)
+			;
+	} else {
+		char path[] = "/tmp/test_jsonx_ctlXXXXXX";
+		int fd = mkstemp(path);
+		CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+		close(fd);
+		rc = jsonx_stream_open(&s, path, &a, keys, err);
+		s.chunk = chunk;
+		s.origin = origin;
+		while (!rc && (rc = jsonx_stream_next(&s, &ev, err)) > 0)
+			;
+		unlink(path);
+	}
+	CHECK_I64(rc, EM_EINPUT);
+	jsonx_stream_close(&s);
+	jsonx_arena_release(&a);
+}
+
+static void test_raw_control(void)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{"{\n  \"Volumes\": [\n    {\n      \"VolumeType\": \"gp2,\n      \"VolumeId\": \"vol-0a\",\n"
+		 "      \"Size\": 8\n    }\n  ]\n}\n",
+		 "c.json: not valid JSON at line 4, column 21: the string starting here holds a raw line break (is "
+		 "its closing quote missing?)"},
+		{"{\"Volumes\": [{\"Tags\": [{\"Key\": \"Name\", \"Value\": \"a\nb\"}]}]}",
+		 "c.json: not valid JSON at line 1, column 49: the string starting here holds a raw line break (is "
+		 "its closing quote missing?)"},
+		{"{\"kind\": \"List\", \"items\": [{\"a\": \"x\ty\"}]}",
+		 "c.json: not valid JSON at line 1, column 34: the string starting here holds a raw tab, which JSON "
+		 "writes as \\t"},
+		{"{\"na\x01me\": 1}",
+		 "c.json: not valid JSON at line 1, column 2: the string starting here holds the raw control byte "
+		 "0x01, which JSON writes as \\u0001"},
+		{"[\"\x1f\"]", "c.json: not valid JSON at line 1, column 2: the string starting here holds the raw "
+				 "control byte 0x1f, which JSON writes as \\u001f"},
+		/* an error cJSON finds before the bad string is still reported where it is */
+		{"{\"a\": nope, \"b\": \"x\ny\"}", "c.json: not valid JSON at line 1, column 7"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct buf err = BUF_INIT;
+		const char *t = cases[i].text;
+		CHECK(jsonx_parse(t, strlen(t), "c.json", &err) == NULL);
+		CHECK_STR(err.s, cases[i].want);
+		buf_reset(&err);
+		struct jsonx_arena a = JSONX_ARENA_INIT;
+		CHECK(jsonx_parse_in(&a, t, strlen(t), "c.json", &err) == NULL);
+		CHECK_STR(err.s, cases[i].want);
+		jsonx_arena_release(&a);
+		for (size_t chunk = 0; chunk < 40; chunk = chunk * 2 + 3) { /* memory, then files read in small pieces */
+			buf_reset(&err);
+			stream_error(t, "c.json", chunk, &err);
+			CHECK_STR(err.s, cases[i].want);
+		}
+		buf_release(&err);
+	}
+	CHECK_I64(jsonx_find_raw_control("{\"a\": \"\\\"\n\"}", 12), 6); /* after an escaped quote */
+	CHECK_I64(jsonx_find_raw_control("{\"a\": \"ok\"}\n", 12), 12);
+	const char *fine[] = {"{\"a\": \"x\\ny\\t\\u0001\"}", "{\x01\"a\"\x1f:\t1}", "[\"\\\\\", \"\x7f\"]"};
+	for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+		struct buf err = BUF_INIT;
+		cJSON *j = jsonx_parse(fine[i], strlen(fine[i]), "ok.json", &err);
+		CHECK(j != NULL);
+		CHECK_I64(err.len, 0);
+		cJSON_Delete(j);
+		buf_release(&err);
+	}
+}
+
 int main(void)
 {
+	test_raw_control();
 	test_plain();
 	test_stream_lines();
 	test_docs();
