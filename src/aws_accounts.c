@@ -7,8 +7,8 @@
  * aws_org_list_accounts, aws_org_parse_describe_account, aws_org_describe_account,
  * org_account_list_release, aws_account_clients_init/get/release.
  * Invariants: an id that reaches a list is 12 digits; a ListAccounts answer is parsed whole
- * before anything is appended (a bad page adds nothing); a NextToken that repeats the one it
- * was asked with stops the loop (no endless paging).
+ * before anything is appended (a bad page adds nothing); its pages go through the page guard
+ * (paging.h: a NextToken received before, or more than 1,000 pages, stops the loop).
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/paging.h"
 
 #define ORG_TARGET "AWSOrganizationsV20161128.ListAccounts"
 #define ORG_MAX_PAGES 1000
@@ -287,13 +288,11 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 	struct http_response resp;
 	http_response_init(&resp);
 	struct buf body = BUF_INIT;
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", ORG_MAX_PAGES, "organizations ListAccounts");
 	char *next = NULL;
 	int rc = 0;
 	for (int page = 1;; page++) {
-		if (page > ORG_MAX_PAGES) {
-			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: more than %d pages", ORG_MAX_PAGES);
-			break;
-		}
 		buf_reset(&body);
 		struct jsonw w;
 		jsonw_init(&w, &body, JSONW_COMPACT);
@@ -308,29 +307,21 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 			      NULL, err);
 		if (rc)
 			break;
-		char *following = NULL;
-		struct buf e = BUF_INIT;
-		rc = aws_org_parse_list_accounts(resp.body.s, resp.body.len, out, &following, &e);
-		if (rc) {
-			em_err(err, rc, "%s (page %d)", e.s, page);
-			buf_release(&e);
-			break;
-		}
-		buf_release(&e);
-		if (following && next && strcmp(following, next) == 0) {
-			free(following);
-			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: NextToken repeats the token it was asked with");
-			break;
-		}
 		free(next);
-		next = following;
-		if (!next)
+		next = NULL;
+		struct buf e = BUF_INIT;
+		rc = aws_org_parse_list_accounts(resp.body.s, resp.body.len, out, &next, &e);
+		if (rc)
+			em_err(err, rc, "%s (page %d)", e.s, page);
+		buf_release(&e);
+		if (rc || (rc = page_guard_next(&guard, next, err)) <= 0)
 			break;
 	}
 	free(next);
+	page_guard_release(&guard);
 	buf_release(&body);
 	http_response_release(&resp);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- one client per account ---- */

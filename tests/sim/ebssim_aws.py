@@ -167,6 +167,18 @@ def _match_any(values, candidates):
 # =========================================================================== base app
 
 
+REPEATED_TOKEN = "ebssim-repeated-token"
+
+
+def _with_next_token(body, token):
+    """An answer body (EC2's XML fragment, or a JSON protocol's dict) with its next-page token
+    set to token: the `repeat-token` fault, a server that keeps handing out the same token."""
+    if isinstance(body, dict):
+        return dict(body, NextToken=token)
+    body = re.sub(r"    <nextToken>[^<]*</nextToken>\n", "", body)
+    return body + "    <nextToken>%s</nextToken>\n" % token
+
+
 class ServiceApp:
     """Shared request flow for the SigV4-signed services."""
 
@@ -234,7 +246,12 @@ class ServiceApp:
             if refusal:
                 raise refusal
             self.sim.update()
+            repeat = fault is not None and fault["kind"] == "repeat-token" and isinstance(params, dict)
+            if repeat:  # the first page again, whatever token came, and a token that never changes
+                params = {k: v for k, v in params.items() if k != "NextToken"}
             body = self.run(action, params, principal, region, req, proto)
+            if repeat:
+                body = _with_next_token(body, REPEATED_TOKEN)
             resp = self.render_ok(action, body, request_id, proto)
         except ApiError as err:
             resp = self.render_error(err, request_id, proto)
