@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
@@ -309,9 +310,13 @@ static int check_org_options(const struct policy_args *a)
 {
 	if (a->org_options && !(a->caps & CAP_ORG))
 		return cmd_usage_if(1, "--role-name, --external-id, --trusted-principal and --member-for go with --for org");
-	if (a->role_name && (!*a->role_name || strspn(a->role_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-								    "0123456789_+=,.@-/") != strlen(a->role_name)))
-		return cmd_usage_if(1, "--role-name: not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')");
+	struct buf err = BUF_INIT;
+	int bad_role = a->role_name && aws_role_name_check("--role-name", a->role_name, &err);
+	if (bad_role)
+		log_error("%s", err.s);
+	buf_release(&err);
+	if (bad_role)
+		return EXIT_USAGE;
 	if (a->external_id && (strlen(a->external_id) < 2 || strlen(a->external_id) > 1224 ||
 			       strspn(a->external_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+=,.@:/-") !=
 				       strlen(a->external_id)))
