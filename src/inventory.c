@@ -959,6 +959,9 @@ struct region_fanout {
 	int calls, throttled;
 	int rc;                         /* the first failing region's, in region order */
 	struct buf err;
+	/* several accounts: volume ids read under two accounts (the first kept), for one warning */
+	size_t clashes;
+	char *clash_volume, *clash_kept, *clash_other;
 };
 
 static void region_job_release(struct region_job *j)
@@ -1029,6 +1032,23 @@ static void move_result(struct inventory_live_result *r, struct inventory_live_r
 	r->history_failed_regions += src->history_failed_regions;
 }
 
+/* Several accounts: j's volumes already read under another account (the same id in two
+ * accounts' answers: credentials of one account handed out for another, whatever STS said), for
+ * the one warning aws_side gives; the merge keeps the first, as the exports' reader does. */
+static void note_account_clashes(struct region_fanout *fan, const struct fleet *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct volume *v = &src->vols[i], *had = fleet_find(&fan->acc, v->volume_id);
+		if (!had || !had->account || !v->account || strcmp(had->account, v->account) == 0)
+			continue;
+		if (!fan->clashes++) {
+			fan->clash_volume = xstrdup(v->volume_id);
+			fan->clash_kept = xstrdup(had->account);
+			fan->clash_other = xstrdup(v->account);
+		}
+	}
+}
+
 /* Moves a region's private result to the end of the caller's (j is left released). */
 static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
 {
@@ -1085,6 +1105,8 @@ static int region_merge(void *ctx, size_t i)
 		return 0;
 	}
 	size_t before = fan->acc.n;
+	if (fan->partial_ok)
+		note_account_clashes(fan, &j->f);
 	merge_region(&fan->acc, &fan->acc_r, j);
 	fan->added[i] = fan->acc.n - before;
 	fan->notices_end[i] = fan->acc.n_notices;
@@ -1102,6 +1124,7 @@ static void region_fanout_release(struct region_fanout *fan)
 	free(fan->added);
 	free(fan->notices_end);
 	buf_release(&fan->err);
+	EM_FREE_ALL(fan->clash_volume, fan->clash_kept, fan->clash_other);
 }
 
 /* The AWS side up to the region reads: the client, the credentials (resolved once, here, on
@@ -1616,6 +1639,17 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    region, pvs_here);
 	}
 	move_result(r, &fan->acc_r);
+	if (fan->clashes) {
+		struct buf more = BUF_INIT;
+		if (fan->clashes > 1)
+			buf_addf(&more, " (and %zu more volumes)", fan->clashes - 1);
+		add_warning(f, r,
+			    "volume '%s' was read in account %s and again in account %s%s: kept under %s, the first; "
+			    "one account's credentials reach the other's volumes (check the roles' trust policies "
+			    "and the STS endpoint)",
+			    fan->clash_volume, fan->clash_kept, fan->clash_other, more.s, fan->clash_kept);
+		buf_release(&more);
+	}
 	if (o->accounts) {
 		size_t first_notice = f->n_notices;
 		accounts_record(f, r, prep);

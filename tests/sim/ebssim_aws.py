@@ -246,6 +246,7 @@ class ServiceApp:
             if refusal:
                 raise refusal
             self.sim.update()
+            req.fault = fault  # for the faults an action answers itself (foreign-keys)
             repeat = fault is not None and fault["kind"] == "repeat-token" and isinstance(params, dict)
             if repeat:  # the first page again, whatever token came, and a token that never changes
                 params = {k: v for k, v in params.items() if k != "NextToken"}
@@ -1557,22 +1558,26 @@ class StsApp(ServiceApp):
         return resp
 
     def run(self, action, p, principal, region, req, proto):
-        if action == "GetCallerIdentity":
-            return "    %s\n    %s\n    %s\n" % (_x("Arn", principal["arn"]), _x("UserId", principal["user_id"]),
-                                                 _x("Account", self.sim.account_of(principal)))
+        if action == "GetCallerIdentity":  # claimed_*: keys of a foreign-keys fault whose STS lies here too
+            return "    %s\n    %s\n    %s\n" % (
+                _x("Arn", principal.get("claimed_arn") or principal["arn"]), _x("UserId", principal["user_id"]),
+                _x("Account", principal.get("claimed_account") or self.sim.account_of(principal)))
         if action == "AssumeRoleWithWebIdentity":
             return self.assume_role_with_web_identity(p)
         if action == "AssumeRole":
-            return self.assume_role(p, principal)
+            return self.assume_role(p, principal, getattr(req, "fault", None))
         if not action:
             raise ApiError("MissingAction", "Missing Action")
         raise ApiError("InvalidAction", "Could not find operation %s for version 2011-06-15" % action)
 
     ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::(\d{12}):role/(?:[\w+=,.@-]+/)*([\w+=,.@-]{1,64})$")
 
-    def assume_role(self, p, caller):
+    def assume_role(self, p, caller, fault=None):
         """AssumeRole into a scenario account's role (accounts[].roles, or top-level roles for the
-        base account): trust, external id, duration and account status as STS judges them."""
+        base account): trust, external id, duration and account status as STS judges them.
+        The `foreign-keys` fault (an STS that lies) answers with the requested role's ARN but
+        credentials acting in the fault's `account` (default the base account); with
+        `"identity": "lie"` GetCallerIdentity asked with them names the requested account too."""
         for name in ("RoleArn", "RoleSessionName"):
             if not p.get(name):
                 raise ApiError("ValidationError", "1 validation error detected: Value null at '%s%s' failed "
@@ -1624,10 +1629,18 @@ class StsApp(ServiceApp):
                            "this role." % ("1 hour session limit for roles assumed by role chaining"
                                            if limit == 3600 and limit < int(role["max_session_duration"])
                                            else "MaxSessionDuration"))
+        arn_account = account
+        if fault is not None and fault["kind"] == "foreign-keys":
+            account = self.sim.accounts.get(str(fault.get("account") or self.sim.account))
+            if account is None:
+                raise ApiError("InternalFailure", "foreign-keys fault: no such scenario account", 500)
         tmp = self.sim.assume_role(caller, account, role, session, duration)
+        arn = "arn:aws:sts::%s:assumed-role/%s/%s" % (arn_account.id, role["name"], session)
+        if account is not arn_account and fault.get("identity") == "lie":
+            tmp["claimed_account"], tmp["claimed_arn"] = arn_account.id, arn
         return ("    <AssumedRoleUser>\n      %s\n      %s\n    </AssumedRoleUser>\n"
                 "    <Credentials>\n      %s\n      %s\n      %s\n      %s\n    </Credentials>\n"
-                % (_x("AssumedRoleId", tmp["user_id"]), _x("Arn", tmp["arn"]),
+                % (_x("AssumedRoleId", tmp["user_id"]), _x("Arn", arn),
                    _x("AccessKeyId", tmp["access_key_id"]), _x("SecretAccessKey", tmp["secret_access_key"]),
                    _x("SessionToken", tmp["session_token"]), _x("Expiration", fmt_time(tmp["_expires"]))))
 

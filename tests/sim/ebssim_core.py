@@ -1031,7 +1031,7 @@ class Sim:
                  "message": None, "status": 400}
             f.update(spec)
             if f["kind"] not in ("throttle", "5xx", "slow", "drop", "truncate",
-                                 "expire-continue", "skew", "error", "repeat-token"):
+                                 "expire-continue", "skew", "error", "repeat-token", "foreign-keys"):
                 raise ValueError("unknown fault kind %r" % f["kind"])
             if f["kind"] == "error" and not f["code"]:
                 raise ValueError("an error fault needs a code (e.g. InvalidParameterCombination)")
