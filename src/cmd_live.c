@@ -24,8 +24,9 @@
 
 const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
-	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions); with "
-	 "plan/report exports: only volumes in this region", OPT_LIVE_REGION},
+	 "AWS region to read and show (repeatable; default: the configured region plus the clusters' PV regions; "
+	 "PVs in other regions are counted in a note); with plan/report exports: only volumes in this region",
+	 OPT_LIVE_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME",
 	 "AWS profile from ~/.aws/config and ~/.aws/credentials; repeatable: each profile is one account, all read "
 	 "in one run (docs/accounts.md)",
