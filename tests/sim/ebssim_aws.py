@@ -237,7 +237,8 @@ class ServiceApp:
                                                       principal["access_key_id"]), proto)
                 self.check_region(region, proto)
                 perm = "%s:%s" % (self.iam_prefix, action)
-                if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
+                if not self.always_allowed(action) and not self.sim.allowed(
+                        principal, perm, self.condition_context(region, params)):
                     raise self.denied(principal, perm, region, params, proto)
                 self.check_rate(action, principal, region, proto)
             vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1")) \
@@ -262,6 +263,16 @@ class ServiceApp:
         if fault and fault["kind"] in ("drop", "truncate"):
             resp.fault = fault["kind"]
         return resp
+
+    def condition_context(self, region, params):
+        """The IAM condition keys of this request (sim.allowed): aws:RequestedRegion, and for an
+        EC2 call on one volume that volume's tags as ec2:ResourceTag/KEY."""
+        ctx = {"aws:RequestedRegion": region}
+        vid = params.get("VolumeId") if self.service == "ec2" and isinstance(params, dict) else None
+        vol = self.sim.volumes.get(vid) if vid else None
+        for k, v in ((vol or {}).get("tags") or {}).items():
+            ctx["ec2:ResourceTag/%s" % k] = v
+        return ctx
 
     def check_region(self, region, proto):
         pass
