@@ -1413,15 +1413,10 @@ class ControlApp:
                 except ApiError as err:
                     return ok({"error": "%s: %s" % (err.code, err.message)}, 404)
             return ok({"ok": True, "deleted": vid})
-        if path == "/policy" and req.method == "POST":
+        setters = {"/fault": self.sim.add_fault, "/policy": self.sim.set_policy}
+        if path in setters and req.method == "POST":
             try:
-                self.sim.set_policy(body)
-            except ValueError as err:
-                return ok({"error": str(err)}, 400)
-            return ok({"ok": True})
-        if path == "/fault" and req.method == "POST":
-            try:
-                self.sim.add_fault(body)
+                setters[path](body)
             except ValueError as err:
                 return ok({"error": str(err)}, 400)
             return ok({"ok": True})
