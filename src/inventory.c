@@ -903,8 +903,8 @@ static unsigned char *leave_out_of_scope(const struct inventory_live_options *o,
 
 /* Says which PVs name volumes no region read holds, by why: a region read that lacks them (a
  * deleted volume: a result), a region read but not in every account (the volume may be in an
- * account not read), a region not read (--region left it out), or no region at all (nothing
- * tells where to look). Only the first is a plain notice. */
+ * account not read), a region not read, or no region at all (nothing tells where to look).
+ * Only the first is a plain notice. PVs outside --region (skip) are leave_out_of_scope's. */
 static void report_missing(struct fleet *f, struct inventory_live_result *r, const struct kube_set *ks,
 			   const unsigned char *skip)
 {
