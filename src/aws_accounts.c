@@ -2,13 +2,13 @@
  * aws_accounts.c - account lists, role ARN templates, STS session names and Organizations
  * ListAccounts (aws_accounts.h).
  *
- * Entry points: aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
+ * Entry points: aws_account_id_valid, aws_accounts_parse, aws_role_name_check, aws_role_arn_template_check,
  * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts,
  * aws_org_list_accounts, aws_org_parse_describe_account, aws_org_describe_account,
  * org_account_list_release, aws_account_clients_init/get/release.
  * Invariants: an id that reaches a list is 12 digits; a ListAccounts answer is parsed whole
- * before anything is appended (a bad page adds nothing); a NextToken that repeats the one it
- * was asked with stops the loop (no endless paging).
+ * before anything is appended (a bad page adds nothing); its pages go through the page guard
+ * (paging.h: a NextToken received before, or more than 1,000 pages, stops the loop).
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/paging.h"
 
 #define ORG_TARGET "AWSOrganizationsV20161128.ListAccounts"
 #define ORG_MAX_PAGES 1000
@@ -112,31 +113,121 @@ int aws_accounts_parse(struct strlist *out, const char *opt, const char *arg, st
 	return rc;
 }
 
+/* A byte IAM allows in a role name (and, here, in each segment of its path). */
+static int role_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (c && strchr("_+=,.@-", c));
+}
+
+/* Why name[0..n) is not an IAM role name with an optional path (PATH/.../NAME), "" when a byte
+ * is outside the characters, NULL when it is one. IAM's paths allow more (any printable ASCII),
+ * but a role ebsmigrate is told to assume has a name of IAM's characters in segments of them:
+ * no '.' or '..' segment and no empty one, so no name can turn into another path. */
+static const char *role_name_problem(const char *name, size_t n)
+{
+	if (!n)
+		return "it is empty";
+	if (n > 512)
+		return "longer than 512 characters";
+	const char *seg = name, *end = name + n;
+	for (;;) {
+		const char *slash = memchr(seg, '/', (size_t)(end - seg));
+		size_t len = (size_t)((slash ? slash : end) - seg);
+		for (size_t i = 0; i < len; i++)
+			if (!role_char(seg[i]))
+				return "";
+		if (!len)
+			return "a path segment is empty (a leading, trailing or doubled '/')";
+		if (strspn(seg, ".") >= len && len <= 2)
+			return "a path segment is '.' or '..'";
+		if (!slash)
+			return len > 64 ? "the name after the last '/' is longer than 64 characters" : NULL;
+		seg = slash + 1;
+	}
+}
+
+/* "OPT: 'VALUE' is not an IAM role name (...)[: why]", VALUE as visible text. */
+static int role_name_error(struct buf *err, const char *opt, const char *value, const char *why)
+{
+	struct buf v = BUF_INIT;
+	buf_add_visible(&v, value);
+	int rc = em_err(err, EM_EINPUT, "%s: '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')%s%s",
+			opt, v.s, *why ? ": " : "", why);
+	buf_release(&v);
+	return rc;
+}
+
+int aws_role_name_check(const char *opt, const char *name, struct buf *err)
+{
+	const char *why = role_name_problem(name, strlen(name));
+	return why ? role_name_error(err, opt, name, why) : 0;
+}
+
+/* A partition as ARNs name it: lower-case words joined by '-' (aws, aws-cn, aws-us-gov). */
+static int partition_ok(const char *p, size_t n)
+{
+	if (!n || p[0] == '-' || p[n - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '-'))
+			return 0;
+	return 1;
+}
+
 int aws_role_arn_template_check(const char *tmpl, struct buf *err)
 {
-	int have_account = 0;
-	for (const char *p = tmpl; *p; p++) {
+	struct buf v = BUF_INIT;
+	buf_add_visible(&v, tmpl);
+	int accounts = 0, rc = 0;
+	for (const char *p = tmpl; *p && !rc; p++) {
 		if (*p != '$')
 			continue;
 		if (strncmp(p, "${account}", 10) == 0) {
-			have_account = 1;
+			accounts++;
 			p += 9;
 		} else if (strncmp(p, "${partition}", 12) == 0) {
 			p += 11;
 		} else {
-			return em_err(err, EM_EINPUT,
-				      "--role-arn-template: '%s': only ${partition} and ${account} may follow '$'", tmpl);
+			rc = em_err(err, EM_EINPUT, "--role-arn-template: '%s': only ${partition} and ${account} may follow '$'",
+				    v.s);
 		}
 	}
-	if (strncmp(tmpl, "arn:", 4) != 0 || !strstr(tmpl, ":role/"))
-		return em_err(err, EM_EINPUT,
-			      "--role-arn-template: '%s' is not an IAM role ARN (arn:${partition}:iam::${account}:role/NAME)",
-			      tmpl);
-	if (!have_account)
-		return em_err(err, EM_EINPUT, "--role-arn-template: '%s' has no ${account}: every account would assume the "
-					      "same role",
-			      tmpl);
-	return 0;
+	/* arn:PARTITION:iam::${account}:role/PATH/NAME, field by field */
+	const char *f[6] = {tmpl};
+	size_t n_fields = 1;
+	for (const char *p = tmpl; *p && n_fields < 7; p++)
+		if (*p == ':' && n_fields++ < 6)
+			f[n_fields - 1] = p + 1;
+	if (!rc && (n_fields != 6 || strncmp(tmpl, "arn:", 4) != 0 || strncmp(f[2], "iam::", 5) != 0 ||
+		    strncmp(f[5], "role/", 5) != 0))
+		rc = em_err(err, EM_EINPUT,
+			    "--role-arn-template: '%s' is not an IAM role ARN (arn:${partition}:iam::${account}:role/NAME)", v.s);
+	if (!rc && !accounts)
+		rc = em_err(err, EM_EINPUT,
+			    "--role-arn-template: '%s' has no ${account}: every account would assume the same role", v.s);
+	if (!rc && (accounts > 1 || (size_t)(f[5] - f[4]) != 11 || strncmp(f[4], "${account}:", 11) != 0))
+		rc = em_err(err, EM_EINPUT,
+			    "--role-arn-template: '%s': ${account} must be the ARN's account field, once "
+			    "(arn:${partition}:iam::${account}:role/NAME)",
+			    v.s);
+	size_t plen = f[1] && f[2] ? (size_t)(f[2] - f[1] - 1) : 0;
+	if (!rc && !(plen == 12 && strncmp(f[1], "${partition}", 12) == 0) && !partition_ok(f[1], plen))
+		rc = em_err(err, EM_EINPUT,
+			    "--role-arn-template: '%s': the partition must be ${partition} or a partition's name (aws, "
+			    "aws-cn, aws-us-gov)",
+			    v.s);
+	const char *why = rc ? NULL : role_name_problem(f[5] + 5, strlen(f[5] + 5));
+	if (why) {
+		struct buf role = BUF_INIT;
+		buf_add_visible(&role, f[5] + 5);
+		rc = em_err(err, EM_EINPUT,
+			    "--role-arn-template: '%s': role '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path "
+			    "with '/')%s%s",
+			    v.s, role.s, *why ? ": " : "", why);
+		buf_release(&role);
+	}
+	buf_release(&v);
+	return rc;
 }
 
 void aws_role_arn_expand(struct buf *out, const char *tmpl, const char *partition, const char *account)
@@ -287,13 +378,11 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 	struct http_response resp;
 	http_response_init(&resp);
 	struct buf body = BUF_INIT;
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", ORG_MAX_PAGES, "organizations ListAccounts");
 	char *next = NULL;
 	int rc = 0;
 	for (int page = 1;; page++) {
-		if (page > ORG_MAX_PAGES) {
-			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: more than %d pages", ORG_MAX_PAGES);
-			break;
-		}
 		buf_reset(&body);
 		struct jsonw w;
 		jsonw_init(&w, &body, JSONW_COMPACT);
@@ -308,29 +397,21 @@ int aws_org_list_accounts(struct aws_client *c, struct org_account_list *out, st
 			      NULL, err);
 		if (rc)
 			break;
-		char *following = NULL;
-		struct buf e = BUF_INIT;
-		rc = aws_org_parse_list_accounts(resp.body.s, resp.body.len, out, &following, &e);
-		if (rc) {
-			em_err(err, rc, "%s (page %d)", e.s, page);
-			buf_release(&e);
-			break;
-		}
-		buf_release(&e);
-		if (following && next && strcmp(following, next) == 0) {
-			free(following);
-			rc = em_err(err, EM_ESERVER, "organizations ListAccounts: NextToken repeats the token it was asked with");
-			break;
-		}
 		free(next);
-		next = following;
-		if (!next)
+		next = NULL;
+		struct buf e = BUF_INIT;
+		rc = aws_org_parse_list_accounts(resp.body.s, resp.body.len, out, &next, &e);
+		if (rc)
+			em_err(err, rc, "%s (page %d)", e.s, page);
+		buf_release(&e);
+		if (rc || (rc = page_guard_next(&guard, next, err)) <= 0)
 			break;
 	}
 	free(next);
+	page_guard_release(&guard);
 	buf_release(&body);
 	http_response_release(&resp);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* ---- one client per account ---- */

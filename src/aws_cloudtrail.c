@@ -14,8 +14,8 @@
  *   - The live read never exceeds CLOUDTRAIL_RATE_PER_S calls per second per region: the AWS
  *     client's rate limiter for "cloudtrail:REGION" is set to it with a burst of one, and its
  *     retry policy absorbs ThrottlingException (the user sees one only if every retry failed).
- *   - Pagination ends on an answer without NextToken; a server repeating the token it was given
- *     is an error rather than a loop.
+ *   - Pagination ends on an answer without NextToken; its pages go through the page guard
+ *     (paging.h): a token received before, or more than MAX_PAGES pages, is an error, not a loop.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/paging.h"
 
 #define TARGET "com.amazonaws.cloudtrail.v20131101.CloudTrail_20131101.LookupEvents"
 #define MAX_TIME 253402300799.0 /* 9999-12-31T23:59:59Z */
@@ -365,11 +366,9 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 		jsonw_key(&sw, "Events");
 		jsonw_array(&sw);
 	}
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", MAX_PAGES, "cloudtrail LookupEvents in %s", region);
 	for (int page = 1;; page++) {
-		if (page > MAX_PAGES) {
-			rc = em_err(err, EM_ESERVER, "cloudtrail LookupEvents in %s: more than %d pages", region, MAX_PAGES);
-			break;
-		}
 		buf_reset(&body);
 		lookup_body(&body, start, end, next);
 		rc = aws_json(c, AWS_SERVICE_CLOUDTRAIL, region, TARGET, "application/x-amz-json-1.1", body.s, &resp, NULL,
@@ -386,16 +385,13 @@ int aws_cloudtrail_lookup_modify_volume(struct aws_client *c, const char *region
 		}
 		if (save)
 			save_events(&sw, resp.body.s, resp.body.len);
-		if (following && next && strcmp(following, next) == 0) {
-			free(following);
-			rc = em_err(err, EM_ESERVER, "%s: NextToken repeats the token it was asked with", origin.s);
-			break;
-		}
 		free(next);
 		next = following;
-		if (!next)
+		if ((rc = page_guard_next(&guard, next, err)) <= 0)
 			break;
 	}
+	rc = rc < 0 ? rc : 0;
+	page_guard_release(&guard);
 	if (save) {
 		jsonw_layout(&sw, "\n");
 		jsonw_end(&sw);

@@ -32,6 +32,7 @@
 #include "ebsmigrate/ebs.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/paging.h"
 #include "ebsmigrate/workpool.h"
 
 #define MAX_QUERIES 500
@@ -1045,7 +1046,9 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 	http_response_init(&resp);
 	struct buf origin = BUF_INIT, body = BUF_INIT;
 	buf_addf(&origin, "cloudwatch GetMetricData answer (region %s)", region);
-	do {
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", 0, "cloudwatch GetMetricData in %s", region);
+	for (;;) {
 		buf_reset(&body);
 		struct jsonw w;
 		jsonw_init(&w, &body, JSONW_COMPACT);
@@ -1074,7 +1077,11 @@ static int fetch_batch(struct aws_client *c, const char *region, struct fleet *f
 			break;
 		/* The server is untrusted input too: the same value checks as an export. */
 		rc = aws_cloudwatch_read_answer(b, resp.body.s, resp.body.len, origin.s, &next, err);
-	} while (!rc && next);
+		if (rc || (rc = page_guard_next(&guard, next, err)) <= 0)
+			break;
+	}
+	rc = rc < 0 ? rc : 0;
+	page_guard_release(&guard);
 	http_response_release(&resp);
 	buf_release(&origin);
 	buf_release(&body);

@@ -882,8 +882,32 @@ static int run_link(struct aws_credentials_provider *p, int link, const struct s
 	return 0;
 }
 
-/* Assumed-role mode: AssumeRole signed with the source's credentials (a copy, wiped here). The
- * external id is never quoted in a message. */
+/* The account the assumed credentials act in, asked of STS with them (GetCallerIdentity): the
+ * ARN AssumeRole answers is the role asked for, said by the same server that handed out the
+ * keys, so it proves nothing. Once per AssumeRole: the result stays with the cached credentials
+ * until they are refreshed. A mismatch, or no account in the answer, releases them. */
+static int confirm_account(struct aws_credentials_provider *p, struct aws_credentials *out, struct buf *err)
+{
+	struct aws_caller_identity id;
+	memset(&id, 0, sizeof id);
+	struct buf e = BUF_INIT;
+	int rc = aws_sts_get_caller_identity(&id, p->http, p->region, out, &e);
+	if (rc)
+		em_err(err, rc, "role '%s': confirming its account: %s", p->role_arn, e.s);
+	else if (!id.account || strcmp(id.account, p->expect_account) != 0)
+		rc = em_err(err, EM_EAUTH,
+			    "role '%s' gave credentials of account %s (sts GetCallerIdentity), not %s: not used",
+			    p->role_arn, id.account && *id.account ? id.account : "(unknown)", p->expect_account);
+	if (rc)
+		aws_credentials_release(out);
+	aws_caller_identity_release(&id);
+	buf_release(&e);
+	return rc;
+}
+
+/* Assumed-role mode: AssumeRole signed with the source's credentials (a copy, wiped here), then
+ * the account they act in confirmed with STS (confirm_account). The external id is never quoted
+ * in a message. */
 static int resolve_assumed(struct aws_credentials_provider *p, struct aws_credentials *out, struct buf *err)
 {
 	struct aws_credentials base = {0};
@@ -903,6 +927,8 @@ static int resolve_assumed(struct aws_credentials_provider *p, struct aws_creden
 			rc = em_err(err, EM_EAUTH, "role '%s' gave credentials of account %s, not %s: not used", p->role_arn,
 				    out->account_id ? out->account_id : "(unknown)", p->expect_account);
 			aws_credentials_release(out);
+		} else if (!rc && p->expect_account) {
+			rc = confirm_account(p, out, err);
 		}
 	}
 	if (!rc) {

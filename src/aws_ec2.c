@@ -28,6 +28,7 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"
+#include "ebsmigrate/paging.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/saved_accounts.h"
 
@@ -963,6 +964,16 @@ static void XMLCALL sax_text(void *ud, const XML_Char *s, int len)
 	buf_add(&x->text, s, (size_t)len);
 }
 
+/* A paged answer's nextToken (DescribeResponse/nextToken, depth 2) into x->next_token; NULL
+ * when it is empty. Every other element is left to the caller's handler. */
+static void take_next_token(struct ec2_sax *x, const XML_Char *name)
+{
+	if (x->depth == 2 && strcmp(name, "nextToken") == 0) {
+		free(x->next_token);
+		x->next_token = x->text.len ? dup_text(x) : NULL;
+	}
+}
+
 static void vol_rec_reset(struct ec2_sax *x)
 {
 	for (size_t i = 0; i < x->n_atts; i++) {
@@ -1036,9 +1047,8 @@ static void XMLCALL vol_end(void *ud, const XML_Char *name)
 		}
 		x->n_items++;
 		vol_rec_reset(x);
-	} else if (x->depth == 2 && strcmp(name, "nextToken") == 0) {
-		free(x->next_token);
-		x->next_token = x->text.len ? dup_text(x) : NULL;
+	} else {
+		take_next_token(x, name);
 	}
 	x->depth--;
 	buf_reset(&x->text);
@@ -1108,13 +1118,16 @@ static void sax_init_region(struct ec2_sax *x, const char *region, struct buf *e
 }
 
 /* Asks action (filter, may be NULL, after MaxResults) page after page, each answer parsed into
- * x with s and e, until one has no nextToken; progress (may be NULL) hears after each page. */
+ * x with s and e, until one has no nextToken (a token received before, or too many pages, is
+ * the page guard's error); progress (may be NULL) hears after each page. */
 static int query_pages(struct aws_client *c, const char *region, const char *action, const char *max_results,
 		       const char *filter, struct ec2_sax *x, XML_StartElementHandler s, XML_EndElementHandler e,
 		       void (*progress)(void *ctx, const char *region, size_t n), void *pctx)
 {
 	struct http_response resp;
 	http_response_init(&resp);
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", 0, "ec2 %s in %s", action, region);
 	int rc = 0;
 	for (;;) {
 		struct buf form = BUF_INIT;
@@ -1136,11 +1149,13 @@ static int query_pages(struct aws_client *c, const char *region, const char *act
 			break;
 		if (progress)
 			progress(pctx, region, x->n_items);
-		if (!x->next_token)
+		rc = page_guard_next(&guard, x->next_token, x->err);
+		if (rc <= 0)
 			break;
 	}
+	page_guard_release(&guard);
 	http_response_release(&resp);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 static int describe_volumes(struct aws_client *c, const char *region, struct fleet *f, const char *account,
@@ -1194,9 +1209,8 @@ static void XMLCALL mod_end(void *ud, const XML_Char *name)
 			x->mod_volume = NULL;
 			volume_mod_release(&x->mod);
 		}
-	} else if (x->depth == 2 && strcmp(name, "nextToken") == 0) {
-		free(x->next_token);
-		x->next_token = x->text.len ? dup_text(x) : NULL;
+	} else {
+		take_next_token(x, name);
 	}
 	x->depth--;
 	buf_reset(&x->text);
@@ -1329,7 +1343,19 @@ static void XMLCALL inst_end(void *ud, const XML_Char *name)
 		free(x->inst_id);
 		free(x->inst_type);
 		x->inst_id = x->inst_type = NULL;
+	} else {
+		take_next_token(x, name);
 	}
+	x->depth--;
+	buf_reset(&x->text);
+}
+
+/* Only the nextToken of a paged answer: for a fetch on a pool thread, which must know whether to
+ * ask again before the answer's records are parsed (in batch order, on the calling thread). */
+static void XMLCALL token_end(void *ud, const XML_Char *name)
+{
+	struct ec2_sax *x = ud;
+	take_next_token(x, name);
 	x->depth--;
 	buf_reset(&x->text);
 }
@@ -1352,10 +1378,12 @@ static void apply_instance_types(struct fleet *f, const char *region, const stru
 	}
 }
 
-/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k's answer to batch
+/* One DescribeInstances batch of a wave (aws_ec2_instance_types): slot k's answer pages to batch
  * first_batch + k, parsed by collect_instances in batch order. */
 struct instances_slot {
 	struct http_response resp;
+	struct buf *pages;       /* the batch's answer bodies, in order (a server may page even by id) */
+	size_t n_pages, alloc_pages;
 	char *code;
 	int gone; /* an instance of the batch no longer exists: no types from it */
 };
@@ -1368,25 +1396,64 @@ struct instances_job {
 	struct ec2_sax *x;
 };
 
+static void instances_slot_reset(struct instances_slot *sl)
+{
+	for (size_t i = 0; i < sl->n_pages; i++)
+		buf_release(&sl->pages[i]);
+	sl->n_pages = 0;
+	free(sl->code);
+	sl->code = NULL;
+	sl->gone = 0;
+}
+
 static int describe_instances_batch(void *ctx, size_t k, size_t batch, struct aws_client *c, struct buf *err)
 {
 	struct instances_job *j = ctx;
 	struct instances_slot *sl = &j->slots[k];
+	instances_slot_reset(sl);
 	size_t start = batch * 100;
-	struct buf form = BUF_INIT;
+	struct buf ids = BUF_INIT;
 	for (size_t i = start; i < j->n_ids && i < start + 100; i++) {
 		char key[32];
 		snprintf(key, sizeof key, "InstanceId.%zu", i - start + 1);
-		aws_form_add(&form, key, j->ids[i]);
+		aws_form_add(&ids, key, j->ids[i]);
 	}
-	free(sl->code);
-	sl->code = NULL;
-	int rc = aws_query(c, AWS_SERVICE_EC2, j->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
-			   &sl->code, err);
-	buf_release(&form);
+	/* AWS answers a call by id in one page, but a nextToken is followed as on every paged read:
+	 * through the page guard, never in a loop */
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", 0, "ec2 DescribeInstances in %s", j->region);
+	char *token = NULL;
+	int rc;
+	for (;;) {
+		struct buf form = BUF_INIT;
+		buf_add(&form, ids.s, ids.len);
+		if (token)
+			aws_form_add(&form, "NextToken", token);
+		rc = aws_query(c, AWS_SERVICE_EC2, j->region, "DescribeInstances", EC2_VERSION, form.s, &sl->resp,
+			       &sl->code, err);
+		buf_release(&form);
+		if (rc)
+			break;
+		XGROW(sl->pages, sl->n_pages, sl->alloc_pages);
+		struct buf *page = &sl->pages[sl->n_pages++];
+		*page = sl->resp.body; /* the body changes hands: the next answer gets a buffer of its own */
+		buf_init(&sl->resp.body);
+		struct ec2_sax x;
+		sax_init(&x, j->x->origin, err);
+		rc = parse_page(&x, page, sax_start, token_end, "DescribeInstances");
+		free(token);
+		token = x.next_token;
+		x.next_token = NULL;
+		sax_release(&x);
+		if (rc || (rc = page_guard_next(&guard, token, err)) <= 0)
+			break;
+	}
+	free(token);
+	page_guard_release(&guard);
+	buf_release(&ids);
 	/* A terminated instance makes the whole call fail: not fatal for an inventory. */
 	sl->gone = rc == EM_ENOTFOUND || (sl->code && strcmp(sl->code, "InvalidInstanceID.NotFound") == 0);
-	return sl->gone ? 0 : rc;
+	return sl->gone ? 0 : rc < 0 ? rc : 0;
 }
 
 static int collect_instances(void *ctx, size_t k, size_t batch)
@@ -1395,7 +1462,10 @@ static int collect_instances(void *ctx, size_t k, size_t batch)
 	(void)batch;
 	if (j->slots[k].gone)
 		return 0;
-	return parse_page(j->x, &j->slots[k].resp.body, sax_start, inst_end, "DescribeInstances");
+	int rc = 0;
+	for (size_t i = 0; i < j->slots[k].n_pages && !rc; i++)
+		rc = parse_page(j->x, &j->slots[k].pages[i], sax_start, inst_end, "DescribeInstances");
+	return rc;
 }
 
 int aws_ec2_instance_types(struct aws_client *c, const char *region, struct fleet *f, int concurrency,
@@ -1432,7 +1502,8 @@ int aws_ec2_instance_types(struct aws_client *c, const char *region, struct flee
 	int rc = aws_client_waves(c, n_batches, width, describe_instances_batch, collect_instances, &j, err);
 	for (size_t k = 0; k < width; k++) {
 		http_response_release(&j.slots[k].resp);
-		free(j.slots[k].code);
+		instances_slot_reset(&j.slots[k]);
+		free(j.slots[k].pages);
 	}
 	free(j.slots);
 	if (!rc)

@@ -15,8 +15,8 @@
  *
  * Invariants: the fetched book lives only in memory until it is complete; any failure releases
  * it, so a partial refresh can never be stored (the caller stores a book in one ledger
- * transaction). A NextToken that repeats, or more than MAX_PAGES pages, is an error rather than
- * a loop. Export is the inverse of the parser: exporting a book and reading the files back
+ * transaction). Pages go through the page guard (paging.h): a NextToken received before, or
+ * more than MAX_PAGES pages, is an error rather than a loop. Export is the inverse of the parser: exporting a book and reading the files back
  * gives the same book; for the bundled book the files equal make_bundle.py's byte for byte
  * apart from its two non-EBS placeholder products (the price book does not hold them).
  */
@@ -30,6 +30,7 @@
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
+#include "ebsmigrate/paging.h"
 
 #define MAX_PAGES 10000
 
@@ -80,20 +81,20 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 	int rc = 0, page = 0;
 	struct http_response resp;
 	http_response_init(&resp);
+	struct buf query = BUF_INIT; /* names the call in messages */
+	describe_query(&query, region, family);
+	struct page_guard guard;
+	page_guard_init(&guard, "NextToken", MAX_PAGES, "pricing GetProducts (%s)", query.s);
 	do {
 		struct buf body = BUF_INIT, origin = BUF_INIT;
 		products_body(&body, region, family, token);
 		page++;
-		buf_adds(&origin, "pricing GetProducts (");
-		describe_query(&origin, region, family);
-		buf_addf(&origin, ") page %d", page);
+		buf_addf(&origin, "pricing GetProducts (%s) page %d", query.s, page);
 		rc = aws_json(c, AWS_SERVICE_PRICING, NULL, "AWSPriceListService.GetProducts", "application/x-amz-json-1.1",
 			      body.s, &resp, NULL, err);
 		if (rc) {
-			struct buf q = BUF_INIT; /* the call is already named: add the query and page */
-			describe_query(&q, region, family);
-			em_errprefix(err, "%s, page %d", q.s, page);
-			buf_release(&q);
+			/* the call is already named: add the query and page */
+			em_errprefix(err, "%s, page %d", query.s, page);
 		} else {
 			char *next = NULL;
 			rc = pricebook_add_getproducts(book, resp.body.s, resp.body.len, origin.s, &next, err);
@@ -101,11 +102,8 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 				r->pages++;
 				if (o->progress)
 					o->progress(o->progress_ctx, "pricing GetProducts pages", (size_t)r->pages);
-				if (next && token && strcmp(next, token) == 0)
-					rc = em_err(err, EM_ESERVER, "%s: the Pricing API returned the same NextToken again",
-						    origin.s);
-				else if (next && page >= MAX_PAGES)
-					rc = em_err(err, EM_ESERVER, "%s: more than %d pages; stopping", origin.s, MAX_PAGES);
+				rc = page_guard_next(&guard, next, err);
+				rc = rc < 0 ? rc : 0;
 			}
 			free(token);
 			token = next;
@@ -114,6 +112,8 @@ static int fetch_query(struct aws_client *c, struct pricebook *book, const char 
 		buf_release(&origin);
 	} while (!rc && token);
 	free(token);
+	page_guard_release(&guard);
+	buf_release(&query);
 	http_response_release(&resp);
 	return rc;
 }

@@ -102,6 +102,8 @@ int cmd_fleet_load(struct cmd_fleet *f, struct fleet *fleet, const struct cmd_ct
 		cmd_progress_end();
 		if (!lrc && warn_ctx)
 			say_live_warnings(warn_ctx, fleet, &res);
+		if (!lrc && res.outside_regions_note)
+			log_notice("%s", res.outside_regions_note);
 		inventory_live_result_release(&res);
 	} else {
 		struct inventory_exports src = {f->aws, f->n_aws, f->kube, f->n_kube};

@@ -192,6 +192,8 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	cmd_print_warnings(ctx, warnings, n_warnings, "-o json's .notices");
 	free(warnings);
+	if (res.outside_regions_note)
+		log_notice("%s", res.outside_regions_note);
 	cmd_scope_notices(&a.scope, &sst, "volumes");
 	scope_stats_release(&sst);
 	struct inventory_meta meta = {em_now(), res.account, (const char *const *)res.regions, res.n_regions};

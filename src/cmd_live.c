@@ -24,8 +24,9 @@
 
 const struct cmd_option live_options[] = {
 	{"region", 0, ARG_REQUIRED, "REGION",
-	 "AWS region to read (repeatable; default: the configured region plus the clusters' PV regions); with "
-	 "plan/report exports: only volumes in this region", OPT_LIVE_REGION},
+	 "AWS region to read and show (repeatable; default: the configured region plus the clusters' PV regions; "
+	 "PVs in other regions are counted in a note); with plan/report exports: only volumes in this region",
+	 OPT_LIVE_REGION},
 	{"profile", 0, ARG_REQUIRED, "NAME",
 	 "AWS profile from ~/.aws/config and ~/.aws/credentials; repeatable: each profile is one account, all read "
 	 "in one run (docs/accounts.md)",
@@ -113,18 +114,6 @@ static int account_option(struct inventory_live_options *o, int id, const char *
 	return 0;
 }
 
-/* An IAM role name (with an optional path): 1-64 characters of [A-Za-z0-9_+=,.@-] and '/'. */
-static int role_name_valid(const char *s)
-{
-	size_t n = strlen(s);
-	if (!n || n > 512 || s[0] == '/' || s[n - 1] == '/')
-		return 0;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_+=,.@-/", *p)))
-			return 0;
-	return 1;
-}
-
 /* STS's ExternalId: 2-1224 characters of [A-Za-z0-9_+=,.@:/-]. */
 static int external_id_valid(const char *s)
 {
@@ -153,11 +142,9 @@ static int check_roles(struct cmd_live_accounts *x)
 	struct inventory_accounts *a = &x->a;
 	if (x->role_name && x->role_arn_template)
 		return cmd_usage_if(1, "--role-name and --role-arn-template both say which role to assume: give one");
-	if (x->role_name && !role_name_valid(x->role_name))
-		return cmd_usage_if(1, "--role-name: '%s' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')",
-				    x->role_name);
 	struct buf err = BUF_INIT;
-	if (x->role_arn_template && aws_role_arn_template_check(x->role_arn_template, &err)) {
+	if ((x->role_name && aws_role_name_check("--role-name", x->role_name, &err)) ||
+	    (x->role_arn_template && aws_role_arn_template_check(x->role_arn_template, &err))) {
 		log_error("%s", err.s);
 		buf_release(&err);
 		return EXIT_USAGE;

@@ -19,9 +19,12 @@
  *   - AWS is left out only when the credentials chain finds no source at all, and then as a
  *     warning; a configured source that fails is an error; a run reading nothing is an error.
  *   - A PV without zone topology is looked up by volume id in its cluster's node regions
- *     before it is called volume-not-found; PVs still unfound for want of a region, PVs in
- *     regions --region left out, and a region answering with no volumes while PVs point into
- *     it are warnings (inventory_live_result.warning_notices), with the fix.
+ *     before it is called volume-not-found; PVs still unfound for want of a region, and a
+ *     region answering with no volumes while PVs point into it are warnings
+ *     (inventory_live_result.warning_notices), with the fix.
+ *   - --region is the scope, as for `aws --region`: only those regions are read (no look-up
+ *     elsewhere), and PVs whose volumes lie in other regions are left out of the fleet, counted
+ *     in one note per run (leave_out_of_scope), never shown as volume-not-found.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -234,8 +237,10 @@ static void warn_skipped_pvs(struct fleet *f, struct inventory_live_result *r, s
 	buf_release(&b);
 }
 
+/* r: the live result whose warnings get the skipped-PV warning (NULL: a notice, for exports);
+ * skip (may be NULL): PVs left out (outside --region), by index. */
 static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int report_missing,
-		 struct inventory_live_result *r)
+		 struct inventory_live_result *r, const unsigned char *skip)
 {
 	struct strmap nodes = STRMAP_INIT, sts = STRMAP_INIT;
 	struct claim_index usage, uses;
@@ -251,6 +256,8 @@ static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int re
 	struct kube_binding **pvc_taker = ks->n_pvcs ? xcalloc(ks->n_pvcs, sizeof *pvc_taker) : NULL;
 	for (size_t i = 0; i < ks->n_pvs; i++) {
 		struct kube_pv *pv = &ks->pvs[i];
+		if (skip && skip[i])
+			continue;
 		struct volume *v = fleet_find(f, pv->volume_id);
 		if (!v) {
 			v = missing_volume(f, pv);
@@ -340,7 +347,7 @@ static void join(struct fleet *f, struct kube_set *ks, int have_ec2_data, int re
 
 void inventory_join(struct fleet *f, struct kube_set *ks, int have_ec2_data)
 {
-	join(f, ks, have_ec2_data, 1, NULL);
+	join(f, ks, have_ec2_data, 1, NULL, NULL);
 }
 
 static char *default_cluster_name(const char *path)
@@ -539,6 +546,7 @@ void inventory_live_result_release(struct inventory_live_result *r)
 	free(r->account);
 	free(r->warning_notices);
 	free(r->history_error);
+	free(r->outside_regions_note);
 	memset(r, 0, sizeof *r);
 }
 
@@ -882,11 +890,87 @@ static size_t accounts_unread_in(const struct fleet *f, const char *region, char
 	return n;
 }
 
+/* The region a PV's volume lies in, as far as Kubernetes tells: its zone's, or for a PV without
+ * zone topology, the region of its cluster's first node when none of the cluster's nodes is in
+ * one of regions (the PV cannot be in the scope then); NULL when neither tells. Caller frees. */
+static char *pv_region_by_cluster(const struct kube_pv *pv, const struct kube_set *ks, const char *const *regions,
+				  size_t n_regions)
+{
+	char *region = pv_region(pv);
+	if (region)
+		return region;
+	const char *first = NULL;
+	for (size_t k = 0; k < ks->n_nodes; k++) {
+		const struct kube_node *node = &ks->nodes[k];
+		if (!node->region || strcmp(node->cluster, pv->cluster) != 0)
+			continue;
+		for (size_t g = 0; g < n_regions; g++)
+			if (strcmp(node->region, regions[g]) == 0)
+				return NULL;
+		first = first ? first : node->region;
+	}
+	return xstrdup(first);
+}
+
+/* --region given: marks the PVs whose volumes lie outside those regions (no region read holds
+ * them and Kubernetes places them elsewhere, pv_region_by_cluster) so that the join leaves them
+ * out, as `aws --region` shows nothing of another region, and counts them per region in one
+ * note with the fix: "141 PVs are in ap-northeast-2, outside --region; add --region
+ * ap-northeast-2 to plan them". Returns the marks (pvs index; NULL when none), caller frees. */
+static unsigned char *leave_out_of_scope(const struct inventory_live_options *o, struct inventory_live_result *r,
+					 struct fleet *f, const struct kube_set *ks)
+{
+	unsigned char *out = NULL;
+	char **regions = NULL;
+	size_t n_regions = 0, *counts = NULL;
+	for (size_t i = 0; i < ks->n_pvs; i++) {
+		const struct kube_pv *pv = &ks->pvs[i];
+		if (fleet_find(f, pv->volume_id))
+			continue;
+		char *region = pv_region_by_cluster(pv, ks, o->regions, o->n_regions);
+		if (region && !names_have((char *const *)o->regions, o->n_regions, region)) {
+			if (!out)
+				out = xcalloc(ks->n_pvs, 1);
+			out[i] = 1;
+			size_t g = 0;
+			while (g < n_regions && strcmp(regions[g], region) != 0)
+				g++;
+			if (g == n_regions) {
+				names_add(&regions, &n_regions, region);
+				counts = xrealloc(counts, n_regions * sizeof *counts);
+				counts[g] = 0;
+			}
+			counts[g]++;
+		}
+		free(region);
+	}
+	if (n_regions) {
+		struct buf note = BUF_INIT, fix = BUF_INIT;
+		size_t total = 0;
+		for (size_t g = 0; g < n_regions; g++) {
+			total += counts[g];
+			if (!g)
+				buf_addf(&note, "%zu %s in %s", counts[g], counts[g] == 1 ? "PV is" : "PVs are", regions[g]);
+			else
+				buf_addf(&note, "%s%zu in %s", g + 1 == n_regions ? " and " : ", ", counts[g], regions[g]);
+			buf_addf(&fix, "%s--region %s", g ? " " : "", regions[g]);
+		}
+		buf_addf(&note, ", outside --region; add %s to plan %s", fix.s, total == 1 ? "it" : "them");
+		free(r->outside_regions_note);
+		r->outside_regions_note = buf_detach(&note);
+		buf_release(&fix);
+	}
+	names_free(regions, n_regions);
+	free(counts);
+	return out;
+}
+
 /* Says which PVs name volumes no region read holds, by why: a region read that lacks them (a
  * deleted volume: a result), a region read but not in every account (the volume may be in an
- * account not read), a region not read (--region left it out), or no region at all (nothing
- * tells where to look). Only the first is a plain notice. */
-static void report_missing(struct fleet *f, struct inventory_live_result *r, const struct kube_set *ks)
+ * account not read), a region not read, or no region at all (nothing tells where to look).
+ * Only the first is a plain notice. PVs outside --region (skip) are leave_out_of_scope's. */
+static void report_missing(struct fleet *f, struct inventory_live_result *r, const struct kube_set *ks,
+			   const unsigned char *skip)
 {
 	size_t absent = 0, unread = 0, unplaced = 0, unread_acct = 0;
 	const struct kube_pv *example = NULL, *acct_example = NULL;
@@ -894,7 +978,7 @@ static void report_missing(struct fleet *f, struct inventory_live_result *r, con
 	size_t n_unread_regions = 0, n_unread_accts = 0;
 	for (size_t i = 0; i < ks->n_pvs; i++) {
 		const struct kube_pv *pv = &ks->pvs[i];
-		if (fleet_find(f, pv->volume_id))
+		if ((skip && skip[i]) || fleet_find(f, pv->volume_id))
 			continue;
 		char *region = pv_region(pv);
 		if (region && has_region(r, region) && accounts_unread_in(f, region, &unread_accts, &n_unread_accts)) {
@@ -1023,6 +1107,9 @@ struct region_fanout {
 	int calls, throttled;
 	int rc;                         /* the first failing region's, in region order */
 	struct buf err;
+	/* several accounts: volume ids read under two accounts (the first kept), for one warning */
+	size_t clashes;
+	char *clash_volume, *clash_kept, *clash_other;
 };
 
 static void region_job_release(struct region_job *j)
@@ -1093,6 +1180,23 @@ static void move_result(struct inventory_live_result *r, struct inventory_live_r
 	r->history_failed_regions += src->history_failed_regions;
 }
 
+/* Several accounts: j's volumes already read under another account (the same id in two
+ * accounts' answers: credentials of one account handed out for another, whatever STS said), for
+ * the one warning aws_side gives; the merge keeps the first, as the exports' reader does. */
+static void note_account_clashes(struct region_fanout *fan, const struct fleet *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct volume *v = &src->vols[i], *had = fleet_find(&fan->acc, v->volume_id);
+		if (!had || !had->account || !v->account || strcmp(had->account, v->account) == 0)
+			continue;
+		if (!fan->clashes++) {
+			fan->clash_volume = xstrdup(v->volume_id);
+			fan->clash_kept = xstrdup(had->account);
+			fan->clash_other = xstrdup(v->account);
+		}
+	}
+}
+
 /* Moves a region's private result to the end of the caller's (j is left released). */
 static void merge_region(struct fleet *f, struct inventory_live_result *r, struct region_job *j)
 {
@@ -1149,6 +1253,8 @@ static int region_merge(void *ctx, size_t i)
 		return 0;
 	}
 	size_t before = fan->acc.n;
+	if (fan->partial_ok)
+		note_account_clashes(fan, &j->f);
 	merge_region(&fan->acc, &fan->acc_r, j);
 	fan->added[i] = fan->acc.n - before;
 	fan->notices_end[i] = fan->acc.n_notices;
@@ -1166,6 +1272,7 @@ static void region_fanout_release(struct region_fanout *fan)
 	free(fan->added);
 	free(fan->notices_end);
 	buf_release(&fan->err);
+	EM_FREE_ALL(fan->clash_volume, fan->clash_kept, fan->clash_other);
 }
 
 /* The AWS side up to the region reads: the client, the credentials (resolved once, here, on
@@ -1680,6 +1787,17 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 				    region, pvs_here);
 	}
 	move_result(r, &fan->acc_r);
+	if (fan->clashes) {
+		struct buf more = BUF_INIT;
+		if (fan->clashes > 1)
+			buf_addf(&more, " (and %zu more volumes)", fan->clashes - 1);
+		add_warning(f, r,
+			    "volume '%s' was read in account %s and again in account %s%s: kept under %s, the first; "
+			    "one account's credentials reach the other's volumes (check the roles' trust policies "
+			    "and the STS endpoint)",
+			    fan->clash_volume, fan->clash_kept, fan->clash_other, more.s, fan->clash_kept);
+		buf_release(&more);
+	}
 	if (o->accounts) {
 		size_t first_notice = f->n_notices;
 		accounts_record(f, r, prep);
@@ -1694,7 +1812,7 @@ static int aws_side(struct fleet *f, const struct inventory_live_options *o, con
 	region_fanout_release(fan);
 	accounts_release(prep);
 	free(prep->jobs);
-	if (!rc)
+	if (!rc && !o->n_regions) /* with --region, nothing outside it is read (leave_out_of_scope) */
 		rc = look_up_unplaced(&c, o, r, f, ks, err);
 	if (!rc && r->history_error) /* one warning for the run, not one per volume or region */
 		add_warning(f, r,
@@ -1781,10 +1899,12 @@ int inventory_load_live(struct fleet *f, const struct inventory_live_options *o,
 	}
 	if (!o->no_aws)
 		rc = aws_side(f, o, &ks, r, prefetch ? &prep : NULL, err);
+	unsigned char *outside = !rc && o->n_regions ? leave_out_of_scope(o, r, f, &ks) : NULL;
 	if (!rc && r->aws_read)
-		report_missing(f, r, &ks);
+		report_missing(f, r, &ks, outside);
 	if (!rc && (ks.n_pvs || ks.n_pvcs))
-		join(f, &ks, r->aws_read, !r->aws_read, r);
+		join(f, &ks, r->aws_read, !r->aws_read, r, outside);
+	free(outside);
 	kube_set_release(&ks);
 	/* What the join left of the Kubernetes objects (~85 MB of small blocks at 100,000
 	 * volumes) was freed just now: its pages go back before the caller builds the document

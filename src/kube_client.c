@@ -50,6 +50,7 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_objects.h"
+#include "ebsmigrate/paging.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/volume.h"
 
@@ -996,6 +997,8 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 	struct buf cont = BUF_INIT, query = BUF_INIT;
 	unsigned page = 0;
 	int restarts = 0, rc = 0;
+	struct page_guard guard;
+	page_guard_init(&guard, "continue token", 0, "context '%s': list %s", c->target.context, path);
 	/* One response reused for every page: http_send resets it, and its buffer (megabytes for a
 	 * page of 500 objects) is allocated once instead of per page. */
 	struct http_response resp;
@@ -1021,6 +1024,7 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 			c->list_restarts++;
 			buf_reset(&cont);
 			page = 0;
+			page_guard_restart(&guard); /* the new list may hand out the same tokens */
 			continue;
 		}
 		if (resp.status < 200 || resp.status > 299) {
@@ -1043,20 +1047,17 @@ int kube_list(struct kube_client *c, const char *path, kube_page_fn fn, void *ct
 			free(next_copy);
 			break;
 		}
-		rc = 0;
 		page++;
-		if (!next_copy)
-			break;
-		if (cont.len && strcmp(cont.s, next_copy) == 0) {
+		if ((rc = page_guard_next(&guard, next_copy, err)) <= 0) {
 			free(next_copy);
-			rc = em_err(err, EM_ESERVER, "context '%s': list %s: the server repeated its continue token",
-				    c->target.context, path);
 			break;
 		}
+		rc = 0;
 		buf_reset(&cont);
 		buf_adds(&cont, next_copy);
 		free(next_copy);
 	}
+	page_guard_release(&guard);
 	http_response_release(&resp);
 	buf_release(&cont);
 	buf_release(&query);

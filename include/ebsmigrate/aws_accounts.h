@@ -4,8 +4,8 @@
  * and the organization's accounts (Organizations ListAccounts, paginated). docs/accounts.md is
  * the user-facing description.
  *
- * Pure parts (no network): aws_account_id_valid, aws_accounts_parse, aws_role_arn_template_check,
- * aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts and
+ * Pure parts (no network): aws_account_id_valid, aws_accounts_parse, aws_role_name_check,
+ * aws_role_arn_template_check, aws_role_arn_expand, aws_session_name_sanitize, aws_org_parse_list_accounts and
  * aws_org_parse_describe_account (server input: fuzzed by tests/fuzz/fuzz_org_accounts.c).
  *
  * Ownership: struct org_account_list owns its accounts' strings; release with
@@ -35,8 +35,14 @@ int aws_account_id_valid(const char *s);
  * list or file, an unreadable file. */
 int aws_accounts_parse(struct strlist *out, const char *opt, const char *arg, struct buf *err);
 
-/* A role ARN template: placeholders ${partition} and ${account} (required), nothing else
- * after '$'; the text must start "arn:" and name an IAM role (":role/"). EM_EINPUT, said. */
+/* An IAM role name with an optional path, as --role-name gives it (PATH/NAME): segments of
+ * [A-Za-z0-9_+=,.@-] joined by '/', none empty, '.' or '..'; the name at most 64 characters, the
+ * whole at most 512. EM_EINPUT naming opt and the value (shown as visible text), with why. */
+int aws_role_name_check(const char *opt, const char *name, struct buf *err);
+/* A role ARN template: arn:PARTITION:iam::${account}:role/NAME, PARTITION being ${partition} or
+ * a partition's name, ${account} exactly once and as the account field, NAME as
+ * aws_role_name_check takes it; nothing else after '$'. So no template can send STS another
+ * parameter, a second account or another path (issue 28 item 15). EM_EINPUT, said. */
 int aws_role_arn_template_check(const char *tmpl, struct buf *err);
 /* The template expanded for one account (appended to out); the template must have passed
  * aws_role_arn_template_check. */

@@ -57,7 +57,9 @@ struct aws_credentials_options {
 	const char *role_arn;
 	const char *external_id;
 	int duration_s;
-	const char *expect_account; /* the assumed credentials must be this account's (else EM_EAUTH) */
+	const char *expect_account; /* the assumed credentials must be this account's, by the role
+				     * ARN STS answers and by sts GetCallerIdentity asked with them
+				     * once per AssumeRole (else EM_EAUTH, nothing cached) */
 };
 
 /* Fields are private to aws_credentials.c. */

@@ -94,6 +94,10 @@ struct inventory_live_result {
 	size_t *warning_notices;             /* indices of the fleet's notices that are warnings: data
 					      * the run was asked for and did not get */
 	size_t n_warning_notices;
+	char *outside_regions_note;          /* --region given: the PVs left out because their volumes
+					      * are in other regions, counted per region with the fix
+					      * ("4 PVs are in ap-northeast-2, outside --region; add
+					      * --region ap-northeast-2 to plan them"); NULL: none */
 };
 
 /* Reads the fleet from the live APIs. With o->accounts, every account x region is read at once
@@ -106,7 +110,11 @@ struct inventory_live_result {
  * credential source and its code; so is a run that would read nothing (no credentials and no
  * Kubernetes: "nothing to inventory"). PVs without zone topology that no region read holds
  * are looked up by id in their clusters' node regions; those still missing, PVs in regions not
- * read, and a region answering with no volumes while PVs point into it are warning notices. */
+ * read, and a region answering with no volumes while PVs point into it are warning notices.
+ * With o->regions (--region) the regions are the scope: nothing outside them is read (no
+ * look-up either), and the PVs whose volumes lie outside them (by their zone, or for a PV
+ * without one, by its cluster's nodes when none is in the scope) are left out of the fleet and
+ * counted in r->outside_regions_note. */
 int inventory_load_live(struct fleet *f, const struct inventory_live_options *o, struct inventory_live_result *r,
 			struct buf *err);
 /* 1 when the fleet's notice number `notice` is one of r's warnings. */

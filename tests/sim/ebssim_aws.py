@@ -167,6 +167,18 @@ def _match_any(values, candidates):
 # =========================================================================== base app
 
 
+REPEATED_TOKEN = "ebssim-repeated-token"
+
+
+def _with_next_token(body, token):
+    """An answer body (EC2's XML fragment, or a JSON protocol's dict) with its next-page token
+    set to token: the `repeat-token` fault, a server that keeps handing out the same token."""
+    if isinstance(body, dict):
+        return dict(body, NextToken=token)
+    body = re.sub(r"    <nextToken>[^<]*</nextToken>\n", "", body)
+    return body + "    <nextToken>%s</nextToken>\n" % token
+
+
 class ServiceApp:
     """Shared request flow for the SigV4-signed services."""
 
@@ -227,7 +239,8 @@ class ServiceApp:
                                                       principal["access_key_id"]), proto)
                 self.check_region(region, proto)
                 perm = "%s:%s" % (self.iam_prefix, action)
-                if not self.always_allowed(action) and not self.sim.allowed(principal, perm):
+                if not self.always_allowed(action) and not self.sim.allowed(
+                        principal, perm, self.condition_context(region, params)):
                     raise self.denied(principal, perm, region, params, proto)
                 self.check_rate(action, principal, region, proto)
             vid = (params.get("VolumeId") or params.get("VolumeId.1") or params.get("ResourceId.1") or
@@ -237,7 +250,13 @@ class ServiceApp:
             if refusal:
                 raise refusal
             self.sim.update()
+            req.fault = fault  # for the faults an action answers itself (foreign-keys)
+            repeat = fault is not None and fault["kind"] == "repeat-token" and isinstance(params, dict)
+            if repeat:  # the first page again, whatever token came, and a token that never changes
+                params = {k: v for k, v in params.items() if k != "NextToken"}
             body = self.run(action, params, principal, region, req, proto)
+            if repeat:
+                body = _with_next_token(body, REPEATED_TOKEN)
             resp = self.render_ok(action, body, request_id, proto)
         except ApiError as err:
             resp = self.render_error(err, request_id, proto)
@@ -247,6 +266,16 @@ class ServiceApp:
         if fault and fault["kind"] in ("drop", "truncate"):
             resp.fault = fault["kind"]
         return resp
+
+    def condition_context(self, region, params):
+        """The IAM condition keys of this request (sim.allowed): aws:RequestedRegion, and for an
+        EC2 call on one volume that volume's tags as ec2:ResourceTag/KEY."""
+        ctx = {"aws:RequestedRegion": region}
+        vid = params.get("VolumeId") if self.service == "ec2" and isinstance(params, dict) else None
+        vol = self.sim.volumes.get(vid) if vid else None
+        for k, v in ((vol or {}).get("tags") or {}).items():
+            ctx["ec2:ResourceTag/%s" % k] = v
+        return ctx
 
     def check_region(self, region, proto):
         pass
@@ -1543,22 +1572,26 @@ class StsApp(ServiceApp):
         return resp
 
     def run(self, action, p, principal, region, req, proto):
-        if action == "GetCallerIdentity":
-            return "    %s\n    %s\n    %s\n" % (_x("Arn", principal["arn"]), _x("UserId", principal["user_id"]),
-                                                 _x("Account", self.sim.account_of(principal)))
+        if action == "GetCallerIdentity":  # claimed_*: keys of a foreign-keys fault whose STS lies here too
+            return "    %s\n    %s\n    %s\n" % (
+                _x("Arn", principal.get("claimed_arn") or principal["arn"]), _x("UserId", principal["user_id"]),
+                _x("Account", principal.get("claimed_account") or self.sim.account_of(principal)))
         if action == "AssumeRoleWithWebIdentity":
             return self.assume_role_with_web_identity(p)
         if action == "AssumeRole":
-            return self.assume_role(p, principal)
+            return self.assume_role(p, principal, getattr(req, "fault", None))
         if not action:
             raise ApiError("MissingAction", "Missing Action")
         raise ApiError("InvalidAction", "Could not find operation %s for version 2011-06-15" % action)
 
     ROLE_ARN_RE = re.compile(r"^arn:aws[a-z-]*:iam::(\d{12}):role/(?:[\w+=,.@-]+/)*([\w+=,.@-]{1,64})$")
 
-    def assume_role(self, p, caller):
+    def assume_role(self, p, caller, fault=None):
         """AssumeRole into a scenario account's role (accounts[].roles, or top-level roles for the
-        base account): trust, external id, duration and account status as STS judges them."""
+        base account): trust, external id, duration and account status as STS judges them.
+        The `foreign-keys` fault (an STS that lies) answers with the requested role's ARN but
+        credentials acting in the fault's `account` (default the base account); with
+        `"identity": "lie"` GetCallerIdentity asked with them names the requested account too."""
         for name in ("RoleArn", "RoleSessionName"):
             if not p.get(name):
                 raise ApiError("ValidationError", "1 validation error detected: Value null at '%s%s' failed "
@@ -1610,10 +1643,18 @@ class StsApp(ServiceApp):
                            "this role." % ("1 hour session limit for roles assumed by role chaining"
                                            if limit == 3600 and limit < int(role["max_session_duration"])
                                            else "MaxSessionDuration"))
+        arn_account = account
+        if fault is not None and fault["kind"] == "foreign-keys":
+            account = self.sim.accounts.get(str(fault.get("account") or self.sim.account))
+            if account is None:
+                raise ApiError("InternalFailure", "foreign-keys fault: no such scenario account", 500)
         tmp = self.sim.assume_role(caller, account, role, session, duration)
+        arn = "arn:aws:sts::%s:assumed-role/%s/%s" % (arn_account.id, role["name"], session)
+        if account is not arn_account and fault.get("identity") == "lie":
+            tmp["claimed_account"], tmp["claimed_arn"] = arn_account.id, arn
         return ("    <AssumedRoleUser>\n      %s\n      %s\n    </AssumedRoleUser>\n"
                 "    <Credentials>\n      %s\n      %s\n      %s\n      %s\n    </Credentials>\n"
-                % (_x("AssumedRoleId", tmp["user_id"]), _x("Arn", tmp["arn"]),
+                % (_x("AssumedRoleId", tmp["user_id"]), _x("Arn", arn),
                    _x("AccessKeyId", tmp["access_key_id"]), _x("SecretAccessKey", tmp["secret_access_key"]),
                    _x("SessionToken", tmp["session_token"]), _x("Expiration", fmt_time(tmp["_expires"]))))
 

@@ -533,6 +533,22 @@ ACCOUNT_ID_RE = re.compile(r"^\d{12}$")
 ACCOUNT_STATUSES = ("ACTIVE", "SUSPENDED", "PENDING_CLOSURE")
 
 
+def _condition_holds(op, terms, context):
+    """One IAM condition operator block ({"aws:RequestedRegion": [...], ...}): every key holds."""
+    if op not in ("StringEquals", "StringLike") or not isinstance(terms, dict):
+        return False
+    for key, want in terms.items():
+        got = context.get(key)
+        if got is None:
+            return False
+        wants = [want] if isinstance(want, str) else list(want)
+        if op == "StringEquals" and got not in wants:
+            return False
+        if op == "StringLike" and not any(fnmatch.fnmatchcase(got, w) for w in wants):
+            return False
+    return True
+
+
 class Account:
     """One account: the base one (the scenario's top-level keys) or a member of "accounts".
 
@@ -1035,7 +1051,7 @@ class Sim:
                  "message": None, "status": 400, "hold_s": 120.0}
             f.update(spec)
             if f["kind"] not in ("throttle", "5xx", "slow", "drop", "truncate",
-                                 "expire-continue", "skew", "error", "hold"):
+                                 "expire-continue", "skew", "error", "hold", "repeat-token", "foreign-keys"):
                 raise ValueError("unknown fault kind %r" % f["kind"])
             if f["kind"] == "error" and not f["code"]:
                 raise ValueError("an error fault needs a code (e.g. InvalidParameterCombination)")
@@ -1308,9 +1324,39 @@ class Sim:
 
     # ---- permissions
 
-    def allowed(self, principal, action):
-        return any(fnmatch.fnmatchcase(action.lower(), pat.lower())
-                   for pat in principal.get("allow", []))
+    def allowed(self, principal, action, context=None):
+        """Whether principal may call action ("ec2:ModifyVolume"): by its `allow` patterns, or,
+        when it has a `policy` (an IAM policy document: scenario or `ctl policy`), by that
+        policy's Allow statements, each with its Action patterns and its Condition evaluated on
+        context (condition key -> value; a key the request does not have fails the condition).
+        Condition operators: StringEquals, StringLike (values a string or a list: any of them);
+        any other operator fails closed. Resources are not evaluated ("*")."""
+        policy = principal.get("policy")
+        if policy is None:
+            return any(fnmatch.fnmatchcase(action.lower(), pat.lower())
+                       for pat in principal.get("allow", []))
+        context = context or {}
+        for st in policy.get("Statement") or ():
+            actions = st.get("Action") or []
+            actions = [actions] if isinstance(actions, str) else actions
+            if st.get("Effect") != "Allow" or not any(
+                    fnmatch.fnmatchcase(action.lower(), a.lower()) for a in actions):
+                continue
+            if all(_condition_holds(op, terms, context) for op, terms in (st.get("Condition") or {}).items()):
+                return True
+        return False
+
+    def set_policy(self, spec):
+        """`ctl policy {"principal": NAME, "policy": DOC}`: NAME's permissions become DOC's (null:
+        back to its `allow` list)."""
+        with self.lock:
+            p = self.principals_by_name.get(spec.get("principal"))
+            if p is None:
+                raise ValueError("no principal %r" % spec.get("principal"))
+            doc = spec.get("policy")
+            if doc is not None and not isinstance(doc.get("Statement") if isinstance(doc, dict) else None, list):
+                raise ValueError("policy: an IAM policy document with a Statement list")
+            p["policy"] = doc
 
     # ---- state dump
 
@@ -1398,9 +1444,10 @@ class ControlApp:
                 return ok([dict(h) for h in self.sim.held])
         if path == "/release" and req.method == "POST":
             return ok({"released": self.sim.release_held()})
-        if path == "/fault" and req.method == "POST":
+        setters = {"/fault": self.sim.add_fault, "/policy": self.sim.set_policy}
+        if path in setters and req.method == "POST":
             try:
-                self.sim.add_fault(body)
+                setters[path](body)
             except ValueError as err:
                 return ok({"error": str(err)}, 400)
             return ok({"ok": True})
@@ -1694,7 +1741,7 @@ def ctl(args):
         status, text = call("GET", "/held")
     elif op == "release":
         status, text = call("POST", "/release", {})
-    elif op in ("trail", "modify-volume"):
+    elif op in ("trail", "modify-volume", "policy"):
         try:
             spec = json.loads(args.arg or "{}")
         except ValueError:

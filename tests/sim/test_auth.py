@@ -127,6 +127,34 @@ class SignedProtocols(unittest.TestCase):
         ro = self.sim.client("sts", keys=READONLY)
         self.assertTrue(ro.get_caller_identity()["Arn"].endswith(":user/readonly"))
 
+    def test_policy_conditions(self):
+        """`ctl policy`: a principal's IAM policy with aws:RequestedRegion and ec2:ResourceTag
+        conditions, as `ebsmigrate iam-policy --region --require-tag` writes them."""
+        policy = {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": ["ec2:Describe*"], "Resource": "*",
+             "Condition": {"StringEquals": {"aws:RequestedRegion": ["us-east-1"]}}},
+            {"Effect": "Allow", "Action": ["ec2:ModifyVolume"], "Resource": "*",
+             "Condition": {"StringEquals": {"aws:RequestedRegion": ["us-east-1"], "ec2:ResourceTag/ebssim-test": "db"}}}]}
+        self.sim.ctl("POST", "/policy", {"principal": "readonly", "policy": policy})
+        try:
+            east = self.sim.client("ec2", keys=READONLY)
+            self.assertGreater(len(east.describe_volumes()["Volumes"]), 0)
+            seoul = self.sim.client("ec2", keys=READONLY, region="ap-northeast-2")
+            self.assertEqual(self.err(seoul, "describe_volumes")[:2], ("UnauthorizedOperation", 403))
+            # untagged: refused before EC2 judges the request; tagged: allowed (DryRun says so)
+            self.assertEqual(self.err(east, "modify_volume", VolumeId="vol-0aa00000000000001", VolumeType="gp3",
+                                      DryRun=True)[:2], ("UnauthorizedOperation", 403))
+            self.sim.client("ec2").create_tags(Resources=["vol-0aa00000000000001"], Tags=[{"Key": "ebssim-test", "Value": "db"}])
+            self.assertEqual(self.err(east, "modify_volume", VolumeId="vol-0aa00000000000001", VolumeType="gp3",
+                                      DryRun=True)[:2], ("DryRunOperation", 412))
+            # a pricing call: no statement allows it
+            self.assertEqual(self.err(self.sim.client("pricing", keys=READONLY), "get_products",
+                                      ServiceCode="AmazonEC2")[0], "AccessDeniedException")
+        finally:
+            self.sim.ctl("POST", "/policy", {"principal": "readonly", "policy": None})
+        self.assertGreater(len(self.sim.client("pricing", keys=READONLY).get_products(
+            ServiceCode="AmazonEC2", MaxResults=1)["PriceList"]), 0)
+
     def test_caller_identity_signed_and_presigned(self):
         ident = self.sim.client("sts").get_caller_identity()
         self.assertEqual((ident["Account"], ident["Arn"]), ("111122223333", "arn:aws:iam::111122223333:user/admin"))

@@ -164,6 +164,27 @@ class Faults(unittest.TestCase):
         self.assertEqual(self.sim.held(), [])
         self.assertEqual(len(self.ec2.describe_volumes()["Volumes"]), 10)  # count 1: not held again
 
+    def test_repeat_token_is_a_pagination_error_for_botocore(self):
+        """`repeat-token`: every page answers with the same token, which botocore's paginator (the
+        reference client) refuses with PaginationError, as ebsmigrate must."""
+        self.sim.fault({"service": "ec2", "action": "DescribeVolumes", "kind": "repeat-token"})
+        pages = self.ec2.get_paginator("describe_volumes").paginate(PaginationConfig={"PageSize": 5})
+        with self.assertRaises(botocore.exceptions.PaginationError):
+            for _ in pages:
+                pass
+        sent = [e["params"].get("NextToken") for e in self.sim.requests("ec2")]
+        self.assertEqual(sent, [None, "ebssim-repeated-token"])
+        self.sim.fault({"service": "ec2", "action": "DescribeInstances", "kind": "repeat-token"})
+        first = self.ec2.describe_instances()
+        self.assertEqual(first["NextToken"], "ebssim-repeated-token")
+        self.sim.fault({"service": "monitoring", "kind": "repeat-token"})
+        cw = self.sim.client("cloudwatch")
+        out = cw.get_metric_data(MetricDataQueries=[{"Id": "a", "MetricStat": {
+            "Metric": {"Namespace": "AWS/EBS", "MetricName": "VolumeReadOps",
+                       "Dimensions": [{"Name": "VolumeId", "Value": "vol-0aa00000000000001"}]},
+            "Period": 300, "Stat": "Sum"}}], StartTime=0, EndTime=600)
+        self.assertEqual(out["NextToken"], "ebssim-repeated-token")
+
     def test_skew(self):
         self.sim.fault({"service": "ec2", "kind": "skew", "skew_s": 900, "count": 1})
         self.assertEqual(self.code(self.ec2.describe_volumes)[0], "RequestExpired")

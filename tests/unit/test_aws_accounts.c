@@ -111,6 +111,69 @@ static void test_template(void)
 	CHECK(strstr(err.s, "is not an IAM role ARN") != NULL);
 	buf_reset(&err);
 	CHECK_I64(aws_role_arn_template_check("${account}", &err), EM_EINPUT);
+	buf_reset(&err);
+	/* issue 28 item 15: nothing but one role of one account reaches STS */
+	CHECK_I64(aws_role_arn_template_check("arn:aws-us-gov:iam::${account}:role/team/ebsmigrate", &err), 0);
+	static const struct {
+		const char *tmpl, *msg;
+	} bad[] = {
+		{"arn:aws:iam::${account}${account}:role/r",
+		 "--role-arn-template: 'arn:aws:iam::${account}${account}:role/r': ${account} must be the ARN's account field, "
+		 "once (arn:${partition}:iam::${account}:role/NAME)"},
+		{"arn:aws:iam::${account}:role/${account}-reader",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/${account}-reader': ${account} must be the ARN's account "
+		 "field, once (arn:${partition}:iam::${account}:role/NAME)"},
+		{"arn:aws:iam::111122223333:role/${account}",
+		 "--role-arn-template: 'arn:aws:iam::111122223333:role/${account}': ${account} must be the ARN's account "
+		 "field, once (arn:${partition}:iam::${account}:role/NAME)"},
+		{"arn:aws:iam::${account}:role/r\n",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/r\\x0a': role 'r\\x0a' is not an IAM role name "
+		 "([A-Za-z0-9_+=,.@-], a path with '/')"},
+		{"arn:aws:iam::${account}:role/r&Action=CreateUser",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/r&Action=CreateUser': role 'r&Action=CreateUser' is not "
+		 "an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')"},
+		{"arn:aws:iam::${account}:role/../../x",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/../../x': role '../../x' is not an IAM role name "
+		 "([A-Za-z0-9_+=,.@-], a path with '/'): a path segment is '.' or '..'"},
+		{"arn:aws:iam::${account}:role/a//b",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/a//b': role 'a//b' is not an IAM role name "
+		 "([A-Za-z0-9_+=,.@-], a path with '/'): a path segment is empty (a leading, trailing or doubled '/')"},
+		{"arn:aws:iam::${account}:role/",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/': role '' is not an IAM role name ([A-Za-z0-9_+=,.@-], a "
+		 "path with '/'): it is empty"},
+		{"arn:AWS?x=1:iam::${account}:role/r",
+		 "--role-arn-template: 'arn:AWS?x=1:iam::${account}:role/r': the partition must be ${partition} or a "
+		 "partition's name (aws, aws-cn, aws-us-gov)"},
+		{"arn:aws:iam:us-east-1:${account}:role/r",
+		 "--role-arn-template: 'arn:aws:iam:us-east-1:${account}:role/r' is not an IAM role ARN "
+		 "(arn:${partition}:iam::${account}:role/NAME)"},
+		{"arn:aws:iam::${account}:role/r:x",
+		 "--role-arn-template: 'arn:aws:iam::${account}:role/r:x' is not an IAM role ARN "
+		 "(arn:${partition}:iam::${account}:role/NAME)"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		buf_reset(&err);
+		CHECK_I64(aws_role_arn_template_check(bad[i].tmpl, &err), EM_EINPUT);
+		CHECK_STR(err.s, bad[i].msg); /* a newline is shown as \x0a */
+	}
+	/* --role-name's grammar is the role part's */
+	buf_reset(&err);
+	CHECK_I64(aws_role_name_check("--role-name", "team/ebsmigrate", &err), 0);
+	CHECK_I64(aws_role_name_check("--role-name", "...", &err), 0); /* IAM's characters: a name of dots */
+	CHECK_I64(aws_role_name_check("--role-name", "../../x", &err), EM_EINPUT);
+	CHECK_STR(err.s, "--role-name: '../../x' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/'): a path "
+			 "segment is '.' or '..'");
+	buf_reset(&err);
+	CHECK_I64(aws_role_name_check("--role-name", "/x", &err), EM_EINPUT);
+	buf_reset(&err);
+	CHECK_I64(aws_role_name_check("--role-name", "a b", &err), EM_EINPUT);
+	CHECK_STR(err.s, "--role-name: 'a b' is not an IAM role name ([A-Za-z0-9_+=,.@-], a path with '/')");
+	buf_reset(&err);
+	char long_name[70];
+	memset(long_name, 'r', 65);
+	long_name[65] = '\0';
+	CHECK_I64(aws_role_name_check("--role-name", long_name, &err), EM_EINPUT);
+	CHECK(strstr(err.s, "the name after the last '/' is longer than 64 characters") != NULL);
 	aws_role_arn_expand(&out, "arn:${partition}:iam::${account}:role/ebsmigrate", "aws-cn", "222233334444");
 	CHECK_STR(out.s, "arn:aws-cn:iam::222233334444:role/ebsmigrate");
 	buf_reset(&out);

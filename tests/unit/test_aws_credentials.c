@@ -372,6 +372,69 @@ static void test_assume_role_chain(void)
 	buf_release(&err);
 }
 
+/* The source of an assumed-role provider: fixed base keys. */
+static int base_source(void *ctx, struct aws_credentials *out, struct buf *err)
+{
+	(void)ctx;
+	(void)err;
+	out->access_key_id = xstrdup("AKIDBASE");
+	out->secret_access_key = xstrdup("BASESECRET");
+	return 0;
+}
+
+static const char identity_222[] =
+	"<GetCallerIdentityResponse><GetCallerIdentityResult><Arn>arn:aws:sts::222233334444:assumed-role/mid/s</Arn>"
+	"<UserId>AROA:s</UserId><Account>222233334444</Account></GetCallerIdentityResult></GetCallerIdentityResponse>";
+static const char identity_666[] =
+	"<GetCallerIdentityResponse><GetCallerIdentityResult><Arn>arn:aws:sts::666677778888:assumed-role/x/s</Arn>"
+	"<UserId>AROA:s</UserId><Account>666677778888</Account></GetCallerIdentityResult></GetCallerIdentityResponse>";
+
+/* Issue 28 item 14: one account of --accounts (expect_account) is confirmed with STS
+ * GetCallerIdentity asked with the assumed keys, once: an STS that names the role asked for
+ * but hands out another account's keys is refused, and nothing is cached. */
+static void test_assumed_account_confirmed(void)
+{
+	static const struct lb_response script[] = {
+		{200, NULL, assume_a, 0, 0}, {200, NULL, identity_666, 0, 0}, /* lying STS: refused */
+		{200, NULL, assume_a, 0, 0}, {200, NULL, identity_222, 0, 0}, /* honest: used, cached */
+	};
+	struct lb_server s;
+	CHECK(lb_start(&s, script, 4) == 0);
+	reset();
+	setenv("AWS_ENDPOINT_URL_STS", s.url, 1);
+	struct aws_credentials_options o = {0};
+	o.http = &http;
+	o.clock = clock_fn;
+	o.session_name = "ebsmigrate-test";
+	o.source = base_source;
+	o.role_arn = "arn:aws:iam::222233334444:role/mid";
+	o.expect_account = "222233334444";
+	struct aws_credentials_provider p;
+	aws_credentials_provider_init(&p, &o);
+	const struct aws_credentials *c = NULL;
+	struct buf err = BUF_INIT;
+	char v[4096];
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), EM_EAUTH);
+	CHECK_STR(err.s, "role 'arn:aws:iam::222233334444:role/mid' gave credentials of account 666677778888 (sts "
+			 "GetCallerIdentity), not 222233334444: not used");
+	CHECK_I64(lb_count(&s), 2);
+	CHECK_STR(form_field(lb_req(&s, 1), "Action", v, sizeof v), "GetCallerIdentity");
+	/* asked with the assumed keys, not the base ones */
+	CHECK(lb_header(lb_req(&s, 1), "Authorization", v, sizeof v) && strstr(v, "Credential=ASIAMID/"));
+	CHECK_STR(lb_header(lb_req(&s, 1), "X-Amz-Security-Token", v, sizeof v), "MIDTOKEN");
+	CHECK(strstr(err.s, "MIDSECRET") == NULL && strstr(err.s, "MIDTOKEN") == NULL);
+	buf_reset(&err);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), 0); /* nothing was kept: assumed again */
+	CHECK_STR(c->access_key_id, "ASIAMID");
+	CHECK_STR(c->account_id, "222233334444");
+	CHECK_I64(lb_count(&s), 4);
+	CHECK_I64(aws_credentials_provider_get(&p, &c, &err), 0); /* cached with the check: no call */
+	CHECK_I64(lb_count(&s), 4);
+	aws_credentials_provider_release(&p);
+	lb_stop(&s);
+	buf_release(&err);
+}
+
 static void test_web_identity(void)
 {
 	static const struct lb_response script[] = {
@@ -859,6 +922,7 @@ int main(void)
 	test_shared_files();
 	test_unsupported_profiles();
 	test_assume_role_chain();
+	test_assumed_account_confirmed();
 	test_web_identity();
 	test_container();
 	test_imds();
