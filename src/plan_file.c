@@ -348,9 +348,13 @@ int plan_doc_parse(struct plan_doc *out, const char *origin, const char *text, s
 	if (memchr(text, '\0', len))
 		return em_err(err, EM_EINPUT, "%s: not a plan document (it contains NUL bytes)", origin);
 	const char *end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-	if (!root) /* jsonx_parse words the error (where, or empty) */
+	/* RFC 8259's strings (no raw control byte: a tampered name must not pass as a string) */
+	cJSON *root = jsonx_parse_value_in(NULL, text, len, &end);
+	if (!root) { /* jsonx_parse words the error (where, or empty) */
+		if (jsonx_skip_ws(text, len, 0) < len && end && end >= text && end <= text + len)
+			return jsonx_syntax_error(text, len, (size_t)(end - text), origin, err);
 		return (root = jsonx_parse(text, len, origin, err)) ? (cJSON_Delete(root), EM_EINPUT) : EM_EINPUT;
+	}
 	size_t off = jsonx_skip_ws(text, len, end && end >= text && end <= text + len ? (size_t)(end - text) : len);
 	if (off < len) {
 		size_t line, col;

@@ -300,6 +300,12 @@ static void test_refuses_trailing_data(void)
 	junk[strlen(junk) - 1] = 'x';
 	refused(junk, strlen(junk), "plan file 'p.json': trailing data after the plan document at line 1");
 	free(junk);
+	/* a raw control byte inside a string is not JSON (RFC 8259), whatever cJSON takes: refused at
+	 * the string's opening quote, so a tampered name can never pass as a string */
+	refused_variant("\"region\":\"us-east-1\",", "\"region\":\"us-east-1\n\",",
+			"plan file 'p.json': not valid JSON at line 1");
+	refused_variant("\"region\":\"us-east-1\",", "\"region\":\"us-\x01" "east-1\",",
+			"holds the raw control byte 0x01");
 	/* whitespace after the document is fine */
 	struct buf ws = BUF_INIT;
 	buf_adds(&ws, GOOD);
