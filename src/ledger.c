@@ -2,11 +2,12 @@
  * ledger.c - the SQLite database: the only file that speaks SQL.
  *
  * Entry points: ledger_default_path, ledger_open / ledger_open_ex / ledger_close,
- * ledger_reopen_if_replaced, ledger_schema_version,
- * ledger_pricebook_store / ledger_pricebook_current / ledger_pricebook_for_planning,
- * ledger_plan_record / ledger_plan_find / ledger_plan_find_or_record; price book history:
- * ledger_price_versions / ledger_pricebook_load;
- * realized savings: ledger_completed_volumes.
+ * ledger_reopen_if_replaced, ledger_schema_version, the apply lock (ledger_apply_lock /
+ * ledger_apply_unlock), ledger_pricebook_store / ledger_pricebook_current /
+ * ledger_pricebook_for_planning; price book history: ledger_price_versions /
+ * ledger_pricebook_load; realized savings: ledger_completed_volumes. Recorded plans and
+ * inventory runs are ledger_store.c's, the apply ledger ledger_apply.c's: they call this file,
+ * never the other way.
  * For the module's files (ledger_internal.h): the statement helpers. A statement's parameters are
  * one typed list (LEDGER_PARAMS), bound by ledger_bind_params; ledger_run / ledger_insert /
  * ledger_query_row / _rows / _list / _columns prepare, bind and run a statement in one call.
@@ -17,7 +18,7 @@
  * 0600) plus fchmod before SQLite sees it, so the mode does not depend on the umask (SQLite gives
  * its -wal and -shm files the database file's mode). The path must then name a regular file
  * (not /dev/null, a FIFO or a directory), checked on a descriptor the ledger keeps until after
- * SQLite closes (it also carries the apply lock, ledger_apply.c). Then: busy timeout 5 s, the
+ * SQLite closes (it also carries the apply lock, below). Then: busy timeout 5 s, the
  * schema version read and a newer one refused before anything is written (the WAL switch
  * rewrites the header), foreign keys on, WAL journal, and the schema migrations.
  *
@@ -39,13 +40,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
-#include "ebsmigrate/ledger_apply.h"
 
 #ifndef EM_VERSION
 #define EM_VERSION "unknown"
@@ -662,6 +664,69 @@ int ledger_schema_version(struct ledger *l)
 	return l->schema_version;
 }
 
+/* ---- the apply lock ----
+ *
+ * One apply per database: an flock on the database file itself, through the descriptor
+ * ledger_open keeps: every name of the file (a symlink, a hard link, a bind mount, another
+ * relative path) reaches the same inode and so the same lock, and the kernel drops it when the
+ * holder dies, kill -9 included. SQLite's own locks are POSIX record locks, which are independent
+ * of flock on local file systems (WAL mode, which ebsmigrate uses, does not work on network file
+ * systems anyway). */
+
+/* The pid holding an flock on the file (dev, ino) according to /proc/locks (Linux), or 0. */
+static long flock_holder(dev_t dev, ino_t ino)
+{
+	FILE *f = fopen("/proc/locks", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	long holder = 0;
+	while (!holder && fgets(line, sizeof line, f)) {
+		/* "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; "1: -> FLOCK ..." lines are waiters */
+		char kind[16], mode[16], rw[16];
+		long pid;
+		unsigned maj, min;
+		unsigned long long inode;
+		if (sscanf(line, "%*[^:]: %15s %15s %15s %ld %x:%x:%llu", kind, mode, rw, &pid, &maj, &min, &inode) == 7 &&
+		    strcmp(kind, "FLOCK") == 0 && maj == major(dev) && min == minor(dev) && inode == (unsigned long long)ino)
+			holder = pid;
+	}
+	fclose(f);
+	return holder;
+}
+
+long ledger_apply_lock_holder(struct ledger *l)
+{
+	struct stat st;
+	return fstat(l->fd, &st) == 0 ? flock_holder(st.st_dev, st.st_ino) : 0;
+}
+
+int ledger_apply_lock(struct ledger *l, struct buf *err)
+{
+	if (l->apply_locked)
+		return 0;
+	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) {
+		l->apply_locked = 1;
+		return 0;
+	}
+	if (errno != EWOULDBLOCK)
+		return em_err(err, EM_EIO, "database '%s': cannot take the apply lock: %s", l->path, strerror(errno));
+	long pid = ledger_apply_lock_holder(l);
+	int rc = em_err(err, EM_ECONFLICT, "another 'ebsmigrate apply' is running on database '%s'", l->path);
+	if (pid > 0)
+		buf_addf(err, " (pid %ld)", pid);
+	buf_adds(err, ", possibly through another name of the same file (a symlink or hard link); wait for it to finish");
+	return rc;
+}
+
+void ledger_apply_unlock(struct ledger *l)
+{
+	if (l && l->apply_locked) {
+		flock(l->fd, LOCK_UN); /* the descriptor stays open until ledger_close (struct ledger) */
+		l->apply_locked = 0;
+	}
+}
+
 static void now_rfc3339(char out[static 21])
 {
 	em_format_time(em_now(), out);
@@ -862,140 +927,6 @@ int ledger_pricebook_for_planning(struct ledger *l, struct pricebook *out, struc
 	pricebook_release(&bundled);
 	buf_release(&bundle_err);
 	return rc;
-}
-
-/* Inserts a plans row with the document already compressed (zdata, zlen), its size and hash. */
-static int insert_plan(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
-		       int64_t volumes, int64_t savings_monthly_micro, const char *zdata, size_t zlen, size_t size,
-		       const char *sha, int64_t *id_out, struct buf *err)
-{
-	char now[21];
-	now_rfc3339(now);
-	return ledger_insert(l,
-			     "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
-			     "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
-			     LEDGER_PARAMS(LP_TEXT(generated_at), LP_TEXT(mode), LP_ID(price_version), LP_INT64(volumes),
-					   LP_INT64(savings_monthly_micro), LP_TEXT(now), LP_TEXT(sha), LP_BLOB(zdata, zlen),
-					   LP_INT64(size)),
-			     id_out, "cannot record the plan", err);
-}
-
-int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
-		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
-		       struct buf *err)
-{
-	char sha[65];
-	size_t len = strlen(plan_json);
-	em_sha256_hex(plan_json, len, sha);
-	/* Stored compressed (migration 0006): JSON plans shrink 20 to 40 times. */
-	struct buf z = BUF_INIT;
-	int rc = ledger_deflate(plan_json, len, &z, err);
-	if (!rc)
-		rc = insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, z.s, z.len, len, sha,
-				 id_out, err);
-	buf_release(&z);
-	return rc;
-}
-
-int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
-			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
-			   struct buf *err)
-{
-	const char *zdata, *sha;
-	size_t zlen, size;
-	ledger_doc_stored(doc, &zdata, &zlen, &size, &sha);
-	return insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, zdata, zlen, size, sha,
-			   id_out, err);
-}
-
-struct plan_match {
-	const char *doc;
-	int64_t id;
-};
-
-/* 1 (which stops the search) when the row's document is the one sought. */
-static int match_plan(sqlite3_stmt *st, void *ctx, struct buf *err)
-{
-	(void)err;
-	struct plan_match *m = ctx;
-	int64_t id = sqlite3_column_int64(st, 0);
-	char *doc = NULL;
-	struct buf ignored = BUF_INIT; /* a damaged row is simply not this document */
-	int same = ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, m->doc) == 0;
-	free(doc);
-	buf_release(&ignored);
-	if (same)
-		m->id = id;
-	return same;
-}
-
-int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)
-{
-	char sha[65];
-	em_sha256_hex(plan_json, strlen(plan_json), sha);
-	/* The hash narrows the search; the documents themselves decide (rows recorded before
-	 * migration 0005 have no hash; since 0006 documents are compressed, so compared here). */
-	struct plan_match match = {plan_json, 0};
-	int rc = ledger_query_rows(l,
-				   "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
-				   "OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
-				   "ORDER BY id DESC",
-				   LEDGER_PARAMS(LP_TEXT(sha), LP_DOC(plan_json), LP_INT64(strlen(plan_json))), match_plan,
-				   &match, "cannot read plans", err);
-	if (rc == 1) {
-		*id_out = match.id;
-		return 0;
-	}
-	if (!rc)
-		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
-	return rc;
-}
-
-int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const char *mode,
-			       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
-			       const char *plan_json, int64_t *id_out, int *recorded, struct buf *err)
-{
-	*recorded = 0;
-	/* One write transaction: two runs importing the same file at once record it once. */
-	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start recording the plan", err);
-	if (rc)
-		return rc;
-	struct buf find_err = BUF_INIT;
-	rc = ledger_plan_find(l, plan_json, id_out, &find_err);
-	if (rc == EM_ENOTFOUND) {
-		rc = ledger_plan_record(l, generated_at, mode, price_version, volumes, savings_monthly_micro,
-					plan_json, id_out, err);
-		*recorded = rc == 0;
-	} else if (rc) {
-		em_err(err, rc, "%s", find_err.s);
-	}
-	buf_release(&find_err);
-	rc = ledger_end_tx(l, rc, "cannot finish recording the plan", err);
-	if (rc)
-		*recorded = 0;
-	return rc;
-}
-
-int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
-			    struct buf *err)
-{
-	const char *zdata = NULL, *sha;
-	size_t zlen = 0, size = 0;
-	if (run->doc)
-		ledger_doc_stored(run->doc, &zdata, &zlen, &size, &sha);
-	/* The document compressed (migration 0007), the text column left empty; else its text. */
-	const struct ledger_param *document = run->doc ? LEDGER_PARAMS(LP_TEXT(""), LP_BLOB(zdata, zlen), LP_INT64(size))
-						       : LEDGER_PARAMS(LP_DOC(run->inventory_json));
-	return ledger_insert(l,
-			     "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
-			     "kube_volumes, aws_calls, notices, inventory_json, inventory_zlib, inventory_size) "
-			     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			     LEDGER_PARAMS(LP_TEXT(run->started_at), LP_TEXT(run->finished_at), LP_TEXT(run->source),
-					   LP_TEXT(run->regions ? run->regions : ""),
-					   LP_TEXT(run->clusters ? run->clusters : ""), LP_INT64(run->volumes),
-					   LP_INT64(run->kube_volumes), LP_INT64(run->aws_calls),
-					   LP_TEXT(run->notices_json ? run->notices_json : "[]"), LP_LIST(document)),
-			     id_out, "cannot record the inventory run", err);
 }
 
 /* ---- price book history ---- */

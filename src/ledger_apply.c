@@ -7,12 +7,7 @@
  * process holds the apply lock, else "interrupted" (ledger_apply_outcome_shown, the one rule for
  * status, metrics and apply's note), and the next apply records it so.
  *
- * The apply lock (ledger_apply_lock) is an flock on the database file itself, through the
- * descriptor ledger_open keeps: every name of the file (a symlink, a hard link, a bind mount,
- * another relative path) reaches the same inode and so the same lock, and the kernel drops it
- * when the holder dies, kill -9 included. SQLite's own locks are POSIX record locks, which are
- * independent of flock on local file systems (WAL mode, which ebsmigrate uses, does not work
- * on network file systems anyway).
+ * The apply lock itself (ledger_apply_lock) is ledger.c's, taken on the file ledger_open opens.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,55 +38,6 @@ static void release_row(void *row)
 void apply_rows_free(struct apply_row *rows, size_t n)
 {
 	EM_RELEASE_ARRAY(rows, n, release_row);
-}
-
-/* The pid holding an flock on the file (dev, ino) according to /proc/locks (Linux), or 0. */
-static long flock_holder(dev_t dev, ino_t ino)
-{
-	FILE *f = fopen("/proc/locks", "re");
-	if (!f)
-		return 0;
-	char line[256];
-	long holder = 0;
-	while (!holder && fgets(line, sizeof line, f)) {
-		/* "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; "1: -> FLOCK ..." lines are waiters */
-		char kind[16], mode[16], rw[16];
-		long pid;
-		unsigned maj, min;
-		unsigned long long inode;
-		if (sscanf(line, "%*[^:]: %15s %15s %15s %ld %x:%x:%llu", kind, mode, rw, &pid, &maj, &min, &inode) == 7 &&
-		    strcmp(kind, "FLOCK") == 0 && maj == major(dev) && min == minor(dev) && inode == (unsigned long long)ino)
-			holder = pid;
-	}
-	fclose(f);
-	return holder;
-}
-
-int ledger_apply_lock(struct ledger *l, struct buf *err)
-{
-	if (l->apply_locked)
-		return 0;
-	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0) {
-		l->apply_locked = 1;
-		return 0;
-	}
-	if (errno != EWOULDBLOCK)
-		return em_err(err, EM_EIO, "database '%s': cannot take the apply lock: %s", l->path, strerror(errno));
-	struct stat st;
-	long pid = fstat(l->fd, &st) == 0 ? flock_holder(st.st_dev, st.st_ino) : 0;
-	int rc = em_err(err, EM_ECONFLICT, "another 'ebsmigrate apply' is running on database '%s'", l->path);
-	if (pid > 0)
-		buf_addf(err, " (pid %ld)", pid);
-	buf_adds(err, ", possibly through another name of the same file (a symlink or hard link); wait for it to finish");
-	return rc;
-}
-
-void ledger_apply_unlock(struct ledger *l)
-{
-	if (l && l->apply_locked) {
-		flock(l->fd, LOCK_UN); /* the descriptor stays open until ledger_close (struct ledger) */
-		l->apply_locked = 0;
-	}
 }
 
 /* The parameters of a query whose only one, present when id > 0, is that id: the plan's rows, or
@@ -220,8 +166,7 @@ const char *ledger_apply_outcome_shown(struct ledger *l, const char *recorded)
 		return "interrupted";
 	/* /proc/locks, not a try-lock: taking the lock even for an instant could refuse an apply
 	 * starting at that moment */
-	struct stat st;
-	return fstat(l->fd, &st) == 0 && flock_holder(st.st_dev, st.st_ino) > 0 ? "running" : "interrupted";
+	return ledger_apply_lock_holder(l) > 0 ? "running" : "interrupted";
 }
 
 int ledger_apply_runs_interrupted(struct ledger *l, size_t *n, struct buf *err)

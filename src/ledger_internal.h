@@ -1,8 +1,12 @@
 /*
- * ledger_internal.h - shared by the ledger module's files (ledger.c: open, migrations, price
- * book, plans, inventory runs; ledger_apply.c: the apply ledger; ledger_report.c: the finance
- * report's reads). Not a public header: nothing outside ledger*.c includes it, so SQL stays
- * inside the ledger module.
+ * ledger_internal.h - shared by the ledger module's files (ledger.c: open, migrations, the apply
+ * lock, price book, the statement helpers; ledger_store.c: recorded plans and inventory runs, their
+ * compressed documents, prune; ledger_apply.c: the apply ledger; ledger_report.c: the finance
+ * report's reads; ledger_bench.c: bench results). Not a public header: nothing outside ledger*.c
+ * includes it (but the unit test of the query loop), so SQL stays inside the ledger module.
+ *
+ * Calls go one way: every other ledger file calls ledger.c (ledger_apply.c and ledger_report.c
+ * also ledger_store.c, for plans rows); ledger.c calls none of them.
  */
 #ifndef EBSMIGRATE_LEDGER_INTERNAL_H
 #define EBSMIGRATE_LEDGER_INTERNAL_H
@@ -173,13 +177,12 @@ int ledger_step_done(struct ledger *l, sqlite3_stmt *st, const char *what, struc
 /* Binds a string or NULL (copied: the caller's string may not outlive the step). */
 void ledger_bind_text(sqlite3_stmt *st, int i, const char *s);
 char *ledger_column_dup(sqlite3_stmt *st, int i);
-/* ledger_store.c: out = doc compressed as one zlib stream (plans.plan_zlib). */
-int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err);
-/* The document of a plans row read by st: columns col, col + 1, col + 2 are plan_json,
- * plan_zlib, plan_size. *out is the caller's. An error (a damaged compressed copy) names plan id. */
-/* A finished ledger_doc's zlib stream, document size and SHA-256 (hex). */
-struct ledger_doc;
-void ledger_doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha);
+/* ledger_store.c: the document of a plans row read by st: columns col, col + 1, col + 2 are
+ * plan_json, plan_zlib, plan_size. *out is the caller's. An error (a damaged compressed copy)
+ * names plan id. */
 int ledger_plan_document(sqlite3_stmt *st, int col, int64_t id, char **out, struct buf *err);
+/* ledger.c: the pid holding the apply lock (an flock on the database file) according to
+ * /proc/locks, or 0 when none does (or it cannot be told). */
+long ledger_apply_lock_holder(struct ledger *l);
 
 #endif

@@ -1,9 +1,11 @@
 /*
- * ledger_store.c - how recorded documents are kept small: plan documents stored as zlib streams
- * (migration 0006), and `db prune`, which deletes old plans and inventory runs.
+ * ledger_store.c - the recorded documents: plans (found by SHA-256) and inventory runs, kept small
+ * (plan documents stored as zlib streams, migration 0006; inventory documents, 0007), written as
+ * they are produced (struct ledger_doc), and `db prune`, which deletes old plans and inventory runs.
  *
- * Entry points: ledger_deflate / ledger_plan_document (used by ledger.c and ledger_apply.c for
- * every plans row written or read), ledger_prune.
+ * Entry points: ledger_plan_record / ledger_plan_record_doc / ledger_plan_find /
+ * ledger_plan_find_or_record, ledger_inventory_record, ledger_doc_begin / _add / _finish / _free,
+ * ledger_plan_document (for ledger_apply.c and ledger_report.c, which read plans rows), ledger_prune.
  *
  * Invariants: a plans row's document is plan_json when that is not empty (rows from before
  * migration 0006, or edited by hand), else plan_zlib inflated, which must come out exactly
@@ -22,7 +24,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ledger_internal.h"
 
-int ledger_deflate(const char *doc, size_t len, struct buf *out, struct buf *err)
+static int deflate_document(const char *doc, size_t len, struct buf *out, struct buf *err)
 {
 	z_stream z;
 	memset(&z, 0, sizeof z);
@@ -133,7 +135,7 @@ void ledger_doc_free(struct ledger_doc *d)
 	free(d);
 }
 
-void ledger_doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha)
+static void doc_stored(const struct ledger_doc *d, const char **zdata, size_t *zlen, size_t *size, const char **sha)
 {
 	*zdata = d->zdata.s;
 	*zlen = d->zdata.len;
@@ -213,6 +215,142 @@ int ledger_plan_document(sqlite3_stmt *st, int col, int64_t id, char **out, stru
 		      "recorded plan %lld: the stored document is damaged (plan_zlib does not inflate to plan_size "
 		      "bytes)",
 		      (long long)id);
+}
+
+/* ---- recording plans and inventory runs ---- */
+
+/* Inserts a plans row with the document already compressed (zdata, zlen), its size and hash. */
+static int insert_plan(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *zdata, size_t zlen, size_t size,
+		       const char *sha, int64_t *id_out, struct buf *err)
+{
+	char now[21];
+	em_format_time(em_now(), now);
+	return ledger_insert(l,
+			     "INSERT INTO plans (generated_at, mode, price_version, volumes, savings_monthly_micro, "
+			     "plan_json, created_at, plan_sha256, plan_zlib, plan_size) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_TEXT(generated_at), LP_TEXT(mode), LP_ID(price_version), LP_INT64(volumes),
+					   LP_INT64(savings_monthly_micro), LP_TEXT(now), LP_TEXT(sha), LP_BLOB(zdata, zlen),
+					   LP_INT64(size)),
+			     id_out, "cannot record the plan", err);
+}
+
+int ledger_plan_record(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+		       int64_t volumes, int64_t savings_monthly_micro, const char *plan_json, int64_t *id_out,
+		       struct buf *err)
+{
+	char sha[65];
+	size_t len = strlen(plan_json);
+	em_sha256_hex(plan_json, len, sha);
+	/* Stored compressed (migration 0006): JSON plans shrink 20 to 40 times. */
+	struct buf z = BUF_INIT;
+	int rc = deflate_document(plan_json, len, &z, err);
+	if (!rc)
+		rc = insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, z.s, z.len, len, sha,
+				 id_out, err);
+	buf_release(&z);
+	return rc;
+}
+
+int ledger_plan_record_doc(struct ledger *l, const char *generated_at, const char *mode, int64_t price_version,
+			   int64_t volumes, int64_t savings_monthly_micro, const struct ledger_doc *doc, int64_t *id_out,
+			   struct buf *err)
+{
+	const char *zdata, *sha;
+	size_t zlen, size;
+	doc_stored(doc, &zdata, &zlen, &size, &sha);
+	return insert_plan(l, generated_at, mode, price_version, volumes, savings_monthly_micro, zdata, zlen, size, sha,
+			   id_out, err);
+}
+
+struct plan_match {
+	const char *doc;
+	int64_t id;
+};
+
+/* 1 (which stops the search) when the row's document is the one sought. */
+static int match_plan(sqlite3_stmt *st, void *ctx, struct buf *err)
+{
+	(void)err;
+	struct plan_match *m = ctx;
+	int64_t id = sqlite3_column_int64(st, 0);
+	char *doc = NULL;
+	struct buf ignored = BUF_INIT; /* a damaged row is simply not this document */
+	int same = ledger_plan_document(st, 1, id, &doc, &ignored) == 0 && strcmp(doc, m->doc) == 0;
+	free(doc);
+	buf_release(&ignored);
+	if (same)
+		m->id = id;
+	return same;
+}
+
+int ledger_plan_find(struct ledger *l, const char *plan_json, int64_t *id_out, struct buf *err)
+{
+	char sha[65];
+	em_sha256_hex(plan_json, strlen(plan_json), sha);
+	/* The hash narrows the search; the documents themselves decide (rows recorded before
+	 * migration 0005 have no hash; since 0006 documents are compressed, so compared here). */
+	struct plan_match match = {plan_json, 0};
+	int rc = ledger_query_rows(l,
+				   "SELECT id, plan_json, plan_zlib, plan_size FROM plans WHERE plan_sha256 = ?1 "
+				   "OR (plan_sha256 IS NULL AND (plan_json = ?2 OR (plan_json = '' AND plan_size = ?3))) "
+				   "ORDER BY id DESC",
+				   LEDGER_PARAMS(LP_TEXT(sha), LP_DOC(plan_json), LP_INT64(strlen(plan_json))), match_plan,
+				   &match, "cannot read plans", err);
+	if (rc == 1) {
+		*id_out = match.id;
+		return 0;
+	}
+	if (!rc)
+		rc = em_err(err, EM_ENOTFOUND, "no plan in database '%s' has this document", l->path);
+	return rc;
+}
+
+int ledger_plan_find_or_record(struct ledger *l, const char *generated_at, const char *mode,
+			       int64_t price_version, int64_t volumes, int64_t savings_monthly_micro,
+			       const char *plan_json, int64_t *id_out, int *recorded, struct buf *err)
+{
+	*recorded = 0;
+	/* One write transaction: two runs importing the same file at once record it once. */
+	int rc = ledger_exec(l, "BEGIN IMMEDIATE", "cannot start recording the plan", err);
+	if (rc)
+		return rc;
+	struct buf find_err = BUF_INIT;
+	rc = ledger_plan_find(l, plan_json, id_out, &find_err);
+	if (rc == EM_ENOTFOUND) {
+		rc = ledger_plan_record(l, generated_at, mode, price_version, volumes, savings_monthly_micro,
+					plan_json, id_out, err);
+		*recorded = rc == 0;
+	} else if (rc) {
+		em_err(err, rc, "%s", find_err.s);
+	}
+	buf_release(&find_err);
+	rc = ledger_end_tx(l, rc, "cannot finish recording the plan", err);
+	if (rc)
+		*recorded = 0;
+	return rc;
+}
+
+int ledger_inventory_record(struct ledger *l, const struct ledger_inventory_run *run, int64_t *id_out,
+			    struct buf *err)
+{
+	const char *zdata = NULL, *sha;
+	size_t zlen = 0, size = 0;
+	if (run->doc)
+		doc_stored(run->doc, &zdata, &zlen, &size, &sha);
+	/* The document compressed (migration 0007), the text column left empty; else its text. */
+	const struct ledger_param *document = run->doc ? LEDGER_PARAMS(LP_TEXT(""), LP_BLOB(zdata, zlen), LP_INT64(size))
+						       : LEDGER_PARAMS(LP_DOC(run->inventory_json));
+	return ledger_insert(l,
+			     "INSERT INTO inventory_runs (started_at, finished_at, source, regions, clusters, volumes, "
+			     "kube_volumes, aws_calls, notices, inventory_json, inventory_zlib, inventory_size) "
+			     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			     LEDGER_PARAMS(LP_TEXT(run->started_at), LP_TEXT(run->finished_at), LP_TEXT(run->source),
+					   LP_TEXT(run->regions ? run->regions : ""),
+					   LP_TEXT(run->clusters ? run->clusters : ""), LP_INT64(run->volumes),
+					   LP_INT64(run->kube_volumes), LP_INT64(run->aws_calls),
+					   LP_TEXT(run->notices_json ? run->notices_json : "[]"), LP_LIST(document)),
+			     id_out, "cannot record the inventory run", err);
 }
 
 /* ---- db prune ---- */

@@ -33,6 +33,13 @@ int ledger_open(struct ledger **out, const char *path, struct buf *err);
 enum { LEDGER_OPEN_APPLY_LOCK = 1 };
 int ledger_open_ex(struct ledger **out, const char *path, unsigned flags, struct buf *err);
 void ledger_close(struct ledger *l);
+/* One apply per database: takes the apply lock on the database file itself (flock on the
+ * inode), so no other name of the file (symlink, hard link, bind mount) escapes it and a killed
+ * holder releases it. EM_ECONFLICT with "another 'ebsmigrate apply' is running on database
+ * 'PATH' (pid N)..." when another process holds it. Released by ledger_apply_unlock or
+ * ledger_close. */
+int ledger_apply_lock(struct ledger *l, struct buf *err);
+void ledger_apply_unlock(struct ledger *l);
 /* For a long-running reader (metrics --listen): when the path now names another file than the
  * one open (replaced by a rename, a restore from backup), opens the path anew and closes the old
  * file, *l then being the new ledger and *reopened 1. EM_ENOTFOUND when nothing is at the path

@@ -17,9 +17,8 @@
 
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/ledger.h" /* the apply lock: ledger_apply_lock */
 #include "ebsmigrate/money.h"
-
-struct ledger;
 
 struct apply_row {
 	int64_t id, plan_id, run_id;
@@ -36,14 +35,6 @@ struct apply_row {
 
 void apply_row_release(struct apply_row *r);
 void apply_rows_free(struct apply_row *rows, size_t n);
-
-/* One apply per database: takes the apply lock on the database file itself (flock on the
- * inode), so no other name of the file (symlink, hard link, bind mount) escapes it and a killed
- * holder releases it. EM_ECONFLICT with "another 'ebsmigrate apply' is running on database
- * 'PATH' (pid N)..." when another process holds it. Released by ledger_apply_unlock or
- * ledger_close. */
-int ledger_apply_lock(struct ledger *l, struct buf *err);
-void ledger_apply_unlock(struct ledger *l);
 
 /* The plan document recorded with that id (0 = the latest). EM_ENOTFOUND when none. */
 int ledger_plan_load(struct ledger *l, int64_t id, int64_t *id_out, char **json_out, struct buf *err);
