@@ -5,7 +5,7 @@
  * PVCs. --watch ends when nothing is in flight or at --timeout (exit 3). Completed volumes are verified (EC2 type, IOPS and
  * throughput equal the target; the PVC's current class equals the class apply set); a mismatch
  * exits 4. A check that could not be made (EC2 or a cluster unreachable) is reported as
- * unverified, never as a pass. The judging is apply_state.c's (apply_verify_row, apply_totals_add):
+ * unverified, never as a pass. The judging is status_verify.c's (apply_verify_row, apply_totals_add):
  * this file reads, calls and prints. The totals also count the volumes of the plan being applied
  * that have no ledger row yet (apply_plan_unsent: planned, not listed, not read), and the latest
  * apply run is named as ledger_apply_outcome_shown calls it (running or interrupted when it
@@ -31,6 +31,7 @@
 #include "ebsmigrate/ledger_apply.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/status_verify.h"
 #include "ebsmigrate/strmap.h"
 #include "ebsmigrate/table.h"
 
@@ -247,7 +248,7 @@ static int read_live(struct aws_account_clients *set, struct apply_row *rows, si
 
 /* ---- the PVCs of the VolumeAttributesClass route ---- */
 
-/* What status learns about one row's PVC: struct pvc_live (apply_state.h), judged there. */
+/* What status learns about one row's PVC: struct pvc_live (status_verify.h), judged there. */
 
 /* The Kubernetes side of one status run (kept across --watch refreshes). */
 struct kube_side {

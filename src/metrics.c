@@ -37,6 +37,7 @@
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/report.h"
 #include "ebsmigrate/scope.h"
+#include "ebsmigrate/status_verify.h"
 #include "ebsmigrate/strlist.h"
 #include "ebsmigrate/strmap.h"
 
