@@ -51,7 +51,8 @@ static int link(void *db, struct bench_run *run, int *linked, struct buf *err)
 	if (!*linked)
 		return rc;
 	run->apply_volume_id = m.apply_volume_id;
-	int done = m.state && (strcmp(m.state, "completed") == 0 || strcmp(m.state, "optimizing") == 0);
+	/* optimizing: the volume already has its target configuration (FACTS.md §3) */
+	int done = m.state == APPLY_COMPLETED || m.state == APPLY_OPTIMIZING;
 	if (!run->phase)
 		run->phase = xstrdup(done ? "after" : "before");
 	if (strcmp(run->phase, "after") == 0) {

@@ -45,6 +45,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
@@ -188,7 +189,12 @@ void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_colum
 		case LEDGER_TEXT: *(char **)field = ledger_column_dup(st, col); break;
 		case LEDGER_TIME: *(time_t *)field = ledger_column_time(st, col); break;
 		case LEDGER_REAL: *(double *)field = ledger_column_real(st, col); break;
-		case LEDGER_SKIP: break;
+		case LEDGER_APPLY_STATE:
+			apply_state_parse((const char *)sqlite3_column_text(st, col), (enum apply_state *)field);
+			break;
+		case LEDGER_MODIFY_METHOD:
+			modify_method_parse((const char *)sqlite3_column_text(st, col), (enum modify_method *)field);
+			break;
 		}
 	}
 }

@@ -194,8 +194,8 @@ static const struct ledger_column ROW_COLUMNS[] = { /* in COLS order */
 	LEDGER_COLUMN(TEXT, struct apply_row, cluster),
 	LEDGER_COLUMN(TEXT, struct apply_row, namespace_),
 	LEDGER_COLUMN(TEXT, struct apply_row, pvc),
-	LEDGER_COLUMN_SKIP, /* method: an enum, below */
-	LEDGER_COLUMN_SKIP, /* state: an enum, below */
+	LEDGER_COLUMN(MODIFY_METHOD, struct apply_row, method),
+	LEDGER_COLUMN(APPLY_STATE, struct apply_row, state),
 	LEDGER_COLUMN(TEXT, struct apply_row, target_type),
 	LEDGER_COLUMN(INT64, struct apply_row, target_iops),
 	LEDGER_COLUMN(INT64, struct apply_row, target_throughput),
@@ -216,10 +216,6 @@ static int read_row(sqlite3_stmt *st, void *row, struct buf *err)
 	(void)err;
 	memset(row, 0, sizeof(struct apply_row));
 	ledger_read_columns(st, row, ROW_COLUMNS, sizeof ROW_COLUMNS / sizeof *ROW_COLUMNS);
-	struct apply_row *r = row;
-	/* the table's CHECK constraints admit only these enums' names */
-	modify_method_parse((const char *)sqlite3_column_text(st, 9), &r->method);
-	apply_state_parse((const char *)sqlite3_column_text(st, 10), &r->state);
 	return 0;
 }
 

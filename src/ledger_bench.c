@@ -368,7 +368,6 @@ int ledger_bench_outputs(struct ledger *l, int64_t run_id, struct buf *out, size
 
 void ledger_bench_migration_release(struct ledger_bench_migration *m)
 {
-	free(m->state);
 	free(m->target_type);
 	free(m->namespace_);
 	free(m->pvc);
@@ -377,7 +376,7 @@ void ledger_bench_migration_release(struct ledger_bench_migration *m)
 
 static const struct ledger_column MIGRATION_COLUMNS[] = {
 	LEDGER_COLUMN(INT64, struct ledger_bench_migration, apply_volume_id),
-	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, state),
+	LEDGER_COLUMN(APPLY_STATE, struct ledger_bench_migration, state),
 	LEDGER_COLUMN(TEXT, struct ledger_bench_migration, target_type),
 	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_iops),
 	LEDGER_COLUMN(INT64, struct ledger_bench_migration, target_throughput),

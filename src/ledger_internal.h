@@ -111,15 +111,24 @@ int ledger_query_rows(struct ledger *l, const char *sql, const struct ledger_par
  * release when the list is, or else by freeing its TEXT columns (cols), or not at all. */
 /* The typed column reader: column i of a row goes to the field at cols[i].offset of a struct, as
  * its kind says (TEXT: a copy or NULL; TIME: an RFC 3339 text parsed, 0 when NULL or bad). */
-/* LEDGER_SKIP: a column the caller reads itself after ledger_read_columns (e.g. a name kept as an enum) */
 /* LEDGER_REAL: a double, NAN when the column is NULL. */
-enum ledger_column_kind { LEDGER_INT64, LEDGER_INT, LEDGER_TEXT, LEDGER_TIME, LEDGER_REAL, LEDGER_SKIP };
+/* LEDGER_APPLY_STATE, LEDGER_MODIFY_METHOD: a name read into enum apply_state / enum modify_method
+ * (apply_state.h): the tables' CHECK constraints admit only those names, so states and methods
+ * leave the ledger typed, never as strings. */
+enum ledger_column_kind {
+	LEDGER_INT64,
+	LEDGER_INT,
+	LEDGER_TEXT,
+	LEDGER_TIME,
+	LEDGER_REAL,
+	LEDGER_APPLY_STATE,
+	LEDGER_MODIFY_METHOD,
+};
 struct ledger_column {
 	enum ledger_column_kind kind;
 	size_t offset;
 };
 #define LEDGER_COLUMN(kind, type, field) {LEDGER_##kind, offsetof(type, field)}
-#define LEDGER_COLUMN_SKIP {LEDGER_SKIP, 0}
 void ledger_read_columns(sqlite3_stmt *st, void *item, const struct ledger_column *cols, size_t n);
 /* How many rows a column table (an array) has. */
 #define LEDGER_N_COLUMNS(cols) (sizeof(cols) / sizeof *(cols))

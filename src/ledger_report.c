@@ -25,7 +25,6 @@ static void release_volume_state(void *item)
 {
 	struct ledger_volume_state *s = item;
 	free(s->volume_id);
-	free(s->state);
 }
 
 void ledger_volume_states_free(struct ledger_volume_state *s, size_t n)
@@ -38,11 +37,10 @@ static int read_volume_state(sqlite3_stmt *st, void *list, struct buf *err)
 	(void)err;
 	struct ledger_volume_state *r = ledger_list_add(list);
 	r->volume_id = ledger_column_dup(st, 0);
-	r->state = ledger_column_dup(st, 1);
+	/* the table's CHECK constraint admits only apply_state's names */
+	apply_state_parse((const char *)sqlite3_column_text(st, 1), &r->state);
 	r->eligible_at = ledger_column_time(st, 2);
-	enum apply_state state;
-	int completed = apply_state_parse(r->state, &state) == 0 && state == APPLY_COMPLETED;
-	r->completed_at = completed ? ledger_column_time(st, 3) : 0;
+	r->completed_at = r->state == APPLY_COMPLETED ? ledger_column_time(st, 3) : 0;
 	r->current_monthly = sqlite3_column_int64(st, 4);
 	return 0;
 }

@@ -199,16 +199,16 @@ struct volume_facts {
 	int completed_before;                    /* completed before --since */
 };
 
-/* The ledger row's state, typed (apply_state.h): 0 when there is no row or no known state. */
-static int state_of(const struct report_volume_state *s, enum apply_state *out)
-{
-	return s && apply_state_parse(s->state, out) == 0;
-}
-
+/* Whether the volume has a ledger row (s) in state want. */
 static int state_is(const struct report_volume_state *s, enum apply_state want)
 {
-	enum apply_state st;
-	return state_of(s, &st) && st == want;
+	return s && s->state == want;
+}
+
+/* Whether the volume has a ledger row with a modification sent and not settled. */
+static int state_in_flight(const struct report_volume_state *s)
+{
+	return s && apply_state_open(s->state);
 }
 
 /* Where one volume's planned savings go. */
@@ -217,8 +217,7 @@ static enum bucket bucket_of(const struct plan_item *it, const struct volume_fac
 	const struct report_volume_state *s = x->state;
 	if (x->completed)
 		return B_REALIZED;
-	enum apply_state st;
-	if (state_of(s, &st) && apply_state_open(st))
+	if (state_in_flight(s))
 		return B_IN_FLIGHT;
 	if (state_is(s, APPLY_FAILED) || (state_is(s, APPLY_DEFERRED) && s->eligible_at > now))
 		return B_BLOCKED;
@@ -396,9 +395,7 @@ void report_build(struct report *out, const struct plan *p, const struct report_
 			x->baseline = &o->baselines[at];
 		int done = state_is(x->state, APPLY_COMPLETED);
 		time_t done_at = done ? x->state->completed_at : 0;
-		enum apply_state st;
-		if (!done && !(state_of(x->state, &st) && apply_state_open(st)) &&
-		    strmap_get(&observed, it->v->volume_id, &at)) {
+		if (!done && !state_in_flight(x->state) && strmap_get(&observed, it->v->volume_id, &at)) {
 			done = 1;
 			done_at = o->observed[at].completed_at;
 		}

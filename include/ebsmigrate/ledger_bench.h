@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 
 struct ledger;
@@ -52,7 +53,7 @@ int ledger_bench_outputs(struct ledger *l, int64_t run_id, struct buf *out, size
 /* What the apply ledger knows about a volume's migration: its latest apply_volumes row. */
 struct ledger_bench_migration {
 	int64_t apply_volume_id;
-	char *state;             /* planned .. completed | failed | deferred */
+	enum apply_state state;
 	char *target_type;
 	int64_t target_iops, target_throughput;
 	char *namespace_, *pvc;

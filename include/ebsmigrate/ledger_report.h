@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/money.h"
 
@@ -21,7 +22,7 @@ struct ledger;
  * updated_at, then id), or its latest 'planned' row when it has no other. */
 struct ledger_volume_state {
 	char *volume_id;
-	char *state;           /* planned, submitted, modifying, optimizing, completed, failed, deferred */
+	enum apply_state state;
 	time_t eligible_at;    /* deferred rows: when apply may send it; 0 = unset */
 	time_t completed_at;   /* completed rows: completed_at, else updated_at; 0 = unset */
 	micro_t current_monthly; /* the earliest row's cost before, as planned when applied */

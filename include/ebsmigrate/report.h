@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/money.h"
@@ -52,7 +53,7 @@ int report_period_parse(const char *s, enum report_period *out);
  * 'planned'; see ledger_report.h). */
 struct report_volume_state {
 	const char *volume_id;
-	const char *state;         /* apply_volumes.state */
+	enum apply_state state;    /* apply_volumes.state */
 	time_t eligible_at;        /* deferred: when apply may send it; 0 = unset */
 	time_t completed_at;       /* completed: when; 0 = unknown */
 	int has_ledger_cost;

@@ -276,9 +276,9 @@ static void test_realized(void)
 	em_parse_time("2026-10-01T00:00:00Z", &t_c);
 	em_parse_time("2026-11-21T00:00:00Z", &t_zz);
 	struct report_volume_state st[3] = {
-		{"vol-a", "completed", 0, t_a, 1, 11400000},  /* db: realized 2.28 (the inputs still say gp2) */
-		{"vol-c", "completed", 0, t_c, 1, 20000000},  /* web: before --since */
-		{"vol-zz", "completed", 0, t_zz, 1, 1000000}, /* not in the inputs */
+		{"vol-a", APPLY_COMPLETED, 0, t_a, 1, 11400000},  /* db: realized 2.28 (the inputs still say gp2) */
+		{"vol-c", APPLY_COMPLETED, 0, t_c, 1, 20000000},  /* web: before --since */
+		{"vol-zz", APPLY_COMPLETED, 0, t_zz, 1, 1000000}, /* not in the inputs */
 	};
 	time_t since;
 	em_parse_time("2026-11-01", &since);
@@ -348,11 +348,11 @@ static void test_split_identity(void)
 	em_parse_time("2026-11-20T10:00:00Z", &done_at);
 	em_parse_time("2026-12-30T00:00:00Z", &later);
 	struct report_volume_state st[5] = {
-		{"vol-1", "completed", 0, done_at, 1, 3333333},
-		{"vol-2", "optimizing", 0, 0, 1, 6666667},
-		{"vol-3", "deferred", later, 0, 1, 1005000}, /* deferred until later: blocked */
-		{"vol-4", "failed", 0, 0, 1, 995000},
-		{"vol-5", "completed", 0, done_at + 86400, 1, 12345678},
+		{"vol-1", APPLY_COMPLETED, 0, done_at, 1, 3333333},
+		{"vol-2", APPLY_OPTIMIZING, 0, 0, 1, 6666667},
+		{"vol-3", APPLY_DEFERRED, later, 0, 1, 1005000}, /* deferred until later: blocked */
+		{"vol-4", APPLY_FAILED, 0, 0, 1, 995000},
+		{"vol-5", APPLY_COMPLETED, 0, done_at + 86400, 1, 12345678},
 	};
 	/* baselines from the first plan: half a cent, a third of a cent, a volume grown since (vol-6) */
 	struct report_baseline bl[4] = {
@@ -628,13 +628,13 @@ static void test_ledger(void)
 	CHECK_I64(n, 3);
 	if (n == 3) {
 		CHECK_STR(vs[0].volume_id, "vol-a");
-		CHECK_STR(vs[0].state, "completed");
+		CHECK_I64(vs[0].state, APPLY_COMPLETED);
 		CHECK_STR(vs[1].volume_id, "vol-b");
-		CHECK_STR(vs[1].state, "completed"); /* a later 'planned' row does not hide it */
+		CHECK_I64(vs[1].state, APPLY_COMPLETED); /* a later 'planned' row does not hide it */
 		em_parse_time("2026-11-05T00:00:00Z", &want);
 		CHECK_I64(vs[1].completed_at, want);
 		CHECK_I64(vs[1].current_monthly, 10000000); /* the first row's cost before */
-		CHECK_STR(vs[2].state, "failed");
+		CHECK_I64(vs[2].state, APPLY_FAILED);
 		CHECK_I64(vs[2].completed_at, 0);
 	}
 	ledger_volume_states_free(vs, n);
