@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "ebsmigrate/aws_ec2.h"
+/* twice on purpose: the include guard covers the whole header (it once ended before the live
+ * API's declarations, so a second inclusion redefined enum ec2_page_kind) */
+#include "ebsmigrate/aws_ec2.h" // NOLINT(readability-duplicate-include)
 #include "ebsmigrate/common.h"
 #include "tap.h"
 
