@@ -3,10 +3,10 @@
  * record.
  *
  * Entry points: apply_run (the caller holds the database's apply lock, ledger_apply_lock);
- * apply_reconcile, the reconciliation alone, which `status` also runs (without the lock: forward
- * transitions only, each saved over the row as read, see apply.h); apply_plan_in_progress and
- * apply_plan_unsent, the plan being applied and its volumes without a ledger row yet, which
- * status and metrics count as planned.
+ * apply_plan_in_progress and apply_plan_unsent, the plan being applied and its volumes without a
+ * ledger row yet, which status and metrics count as planned. The reconciliation of unfinished
+ * rows (invariant 2, and apply_reconcile, which `status` also runs) is apply_reconcile.c's; what
+ * the two files share (outcomes, progress lines, the fresh EC2 read) is apply_internal.h.
  *
  * State diagram of one volume (ledger row, ledger_apply.h):
  *
@@ -61,7 +61,6 @@
  *      already covers for kill -9.
  */
 #include <assert.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +83,7 @@
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/stop.h"
 #include "ebsmigrate/strmap.h"
-
-#define CLOCK_SKEW_S 300
+#include "apply_internal.h"
 
 const char *apply_outcome_name(enum apply_outcome_kind k)
 {
@@ -218,39 +216,6 @@ static int ensure_vac(struct kube_conn *c, const char *name, enum ebs_type t, in
 	buf_release(&path);
 	buf_release(&body);
 	return rc;
-}
-
-/* The sidecar reports failures only as Warning events on the PVC (reason
- * VolumeModificationFailed). The latest one at or after since, or NULL; *at: its time. */
-static char *annotation_failure(struct kube_conn *c, const char *ns, const char *name, time_t since, time_t *at)
-{
-	struct buf path = BUF_INIT, q = BUF_INIT, body = BUF_INIT, err = BUF_INIT;
-	kube_pathf(&path, "/api/v1/namespaces/%s/events", ns);
-	buf_adds(&q, "fieldSelector=");
-	struct buf sel = BUF_INIT;
-	buf_addf(&sel, "involvedObject.kind=PersistentVolumeClaim,involvedObject.name=%s,reason=VolumeModificationFailed",
-		 name);
-	buf_add_urlencoded(&q, sel.s, 1);
-	char *msg = NULL;
-	time_t best = 0;
-	if (kube_get(&c->kc, path.s, q.s, &body, NULL, &err) == 0) {
-		cJSON *j = cJSON_ParseWithLength(body.s, body.len);
-		const cJSON *ev;
-		cJSON_ArrayForEach(ev, jsonx_get(j, "items"))
-		{
-			const char *ts = jsonx_str(ev, "lastTimestamp"), *m = jsonx_str(ev, "message");
-			time_t t = 0;
-			if (!ts || !m || em_parse_time(ts, &t) || t + CLOCK_SKEW_S < since || (msg && t < best))
-				continue;
-			free(msg);
-			msg = xstrdup(m);
-			best = t;
-		}
-		cJSON_Delete(j);
-	}
-	buf_release(&path), buf_release(&q), buf_release(&sel), buf_release(&body), buf_release(&err);
-	*at = best;
-	return msg;
 }
 
 /* ---- the plan's items ---- */
@@ -433,107 +398,6 @@ static int item_cmp(const void *a, const void *b)
 	return strcmp(x->volume_id, y->volume_id);
 }
 
-static void count_outcome(struct apply_result *r, enum apply_outcome_kind k, int delta)
-{
-	size_t *c = NULL;
-	switch (k) {
-	case OUT_SUBMITTED: c = &r->submitted; break;
-	case OUT_WOULD_SUBMIT: c = &r->would_submit; break;
-	case OUT_DEFERRED: c = &r->deferred; break;
-	case OUT_SKIPPED: c = &r->skipped; break;
-	case OUT_FAILED: c = &r->failed; break;
-	case OUT_UNKNOWN: c = &r->unknown; break;
-	case OUT_COMPLETED: c = &r->completed; break;
-	case OUT_RECONCILED: break;
-	}
-	if (c)
-		*c = (size_t)((ptrdiff_t)*c + delta);
-}
-
-static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
-		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void outcome(struct apply_result *r, const char *vid, enum apply_outcome_kind k, time_t eligible,
-		    const char *fmt, ...)
-{
-	XGROW(r->v, r->n, r->alloc);
-	struct apply_outcome *o = &r->v[r->n++];
-	o->volume_id = xstrdup(vid);
-	o->kind = k;
-	o->eligible_at = eligible;
-	va_list ap;
-	va_start(ap, fmt);
-	o->detail = xstrvfmt(fmt, ap);
-	va_end(ap);
-	count_outcome(r, k, 1);
-}
-
-/* A volume this run reported submitted turned out refused for now (the CSI driver's ModifyVolume
- * met VolumeModificationRateExceeded while apply waited for it): that outcome becomes the
- * deferral, so the volume is reported once, as deferred, never as submitted. Otherwise (found by
- * a later run or by status) the deferral is a new outcome. */
-static void outcome_deferred(struct apply_result *r, const char *vid, time_t eligible, const char *detail)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		struct apply_outcome *o = &r->v[i];
-		if (o->kind == OUT_SUBMITTED && strcmp(o->volume_id, vid) == 0) {
-			count_outcome(r, o->kind, -1);
-			o->kind = OUT_DEFERRED;
-			o->eligible_at = eligible;
-			free(o->detail);
-			o->detail = xstrdup(detail);
-			count_outcome(r, o->kind, 1);
-			return;
-		}
-	}
-	outcome(r, vid, OUT_DEFERRED, eligible, "%s", detail);
-}
-
-static void say(const struct apply_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(const struct apply_options *o, const char *fmt, ...)
-{
-	if (!o->say)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	char *line = xstrvfmt(fmt, ap);
-	va_end(ap);
-	o->say(o->say_ctx, line);
-	free(line);
-}
-
-/* Fresh EC2 state of one volume: its record (NULL when deleted) and latest modification. */
-struct fresh {
-	struct fleet f;
-	struct ec2_mod_list mods;
-};
-
-/* *action (may be NULL) names the EC2 call that failed. */
-static int read_fresh(struct aws_client *aws, const char *region, const char *vid, struct fresh *fr,
-		      const char **action, struct buf *err)
-{
-	fleet_init(&fr->f);
-	memset(&fr->mods, 0, sizeof fr->mods);
-	const char *ids[1] = {vid};
-	const char *unused;
-	if (!action)
-		action = &unused;
-	*action = "DescribeVolumes";
-	int rc = aws_ec2_describe_volumes_by_id(aws, region, ids, 1, &fr->f, err);
-	if (!rc) {
-		*action = "DescribeVolumesModifications";
-		rc = aws_ec2_describe_modifications_by_id(aws, region, ids, 1, &fr->mods, err);
-	}
-	if (!rc)
-		aws_ec2_attach_mods(&fr->f, &fr->mods);
-	return rc;
-}
-
-static void fresh_release(struct fresh *fr)
-{
-	fleet_release(&fr->f);
-	ec2_mod_list_release(&fr->mods);
-}
-
 /* CloudTrail's ModifyVolume events of the last 24 h, read once per region and run (its rate
  * limit is 2 calls/s: one query per region, not one per volume). */
 struct history_region {
@@ -597,95 +461,7 @@ static void add_history(struct history_cache *hc, struct aws_client *aws, struct
 	v->history = h->ok ? HISTORY_CLOUDTRAIL : HISTORY_UNAVAILABLE;
 }
 
-/* The client acting in account (invariant 7): o->aws_for's, else the one client. */
-static int client_of(struct aws_client **out, struct aws_client *aws, const struct apply_options *o,
-		     const char *volume_id, const char *account, struct buf *err)
-{
-	*out = aws;
-	if (!o->aws_for)
-		return 0;
-	struct buf e = BUF_INIT;
-	*out = o->aws_for(o->aws_for_ctx, account, &e);
-	int rc = *out ? 0 : em_err(err, EM_EAUTH, "volume %s (account %s): %s; stopped here, the volume stays planned",
-				   volume_id, account ? account : "unknown", e.s ? e.s : "no credentials");
-	buf_release(&e);
-	return rc;
-}
-
-static void set_str(char **dst, const char *s)
-{
-	free(*dst);
-	*dst = xstrdup(s);
-}
-
-/* ---- refusals about the principal (invariant 5) ---- */
-
-static int has_kms(const char *code)
-{
-	for (const char *p = code; p && p[0] && p[1] && p[2]; p++)
-		if ((p[0] == 'K' || p[0] == 'k') && (p[1] == 'M' || p[1] == 'm') && (p[2] == 'S' || p[2] == 's'))
-			return 1;
-	return 0;
-}
-
-/* Whether an error is about the principal or the account rather than the volume: credentials
- * or authorization refused (IAM, a service control policy), a KMS key the principal cannot
- * use, throttling that outlasted the retries (or hit a call that is never retried). Every other
- * volume would meet it too, so the run stops at the first one. */
-static int principal_refusal(int rc, const char *code, const char *msg)
-{
-	return rc == EM_EAUTH || rc == EM_ETHROTTLED || has_kms(code) || (!code && msg && strstr(msg, ": KMS"));
-}
-
-/* The EC2 actions apply calls and the `ebsmigrate iam-policy --for apply` statement that grants
- * each (cmd_policy.c; case 0843 checks they agree). */
-static const char *iam_statement(const char *action)
-{
-	return strcmp(action, "ModifyVolume") == 0 ? "EbsmigrateModifyVolumes" : "EbsmigrateReadVolumes";
-}
-
-#define LEFT_PLANNED "this volume and the ones not tried stay planned"
-#define LEFT_AS_WAS "nothing was changed: the ledger is brought up to date on the next run"
-
-/* Appends to err: "apply stopped at volume 'V': WHY; what to do; LEFT" (why: the service's
- * message, code: AWS's error code when known, left: what became of the rows) and returns rc. */
-static int stop_for_ec2(struct buf *err, int rc, const char *vid, const char *action, const char *code, const char *why,
-			const char *left)
-{
-	em_err(err, rc, "apply stopped at volume '%s': %s; ", vid, why);
-	if (has_kms(code) || (!code && strstr(why, ": KMS")))
-		buf_adds(err, "the volume's KMS key cannot be used by this principal (see the key's policy and the principal's "
-			      "kms: permissions); fix that and run apply again");
-	else if (rc == EM_ETHROTTLED)
-		buf_adds(err, "EC2 is throttling this account's requests (other tools may share its request rate): run apply "
-			      "again later");
-	else if (strstr(why, "UnauthorizedOperation") || strstr(why, "AccessDenied"))
-		buf_addf(err, "the principal lacks ec2:%s%s: grant it (statement '%s' of 'ebsmigrate iam-policy --for apply') "
-			      "and run apply again",
-			 action, strstr(why, "explicit deny") ? " (an explicit deny, such as a service control policy, wins over any grant)" : "",
-			 iam_statement(action));
-	else
-		buf_adds(err, "the AWS credentials were refused: check them (profile, keys, session) and run apply again");
-	buf_addf(err, "; %s", left);
-	return rc;
-}
-
-/* read_fresh for the volume a row is about, fr released on failure. A refusal about the principal
- * (principal_refusal) becomes the run's stop (stop_for_ec2 into err, left saying where the rows
- * stay) and sets *stopped; any other failure leaves its message in rerr for the caller to
- * record as its step requires. */
-static int read_fresh_or_stop(struct aws_client *aws, const char *region, const char *vid, const char *left,
-			      struct fresh *fr, int *stopped, struct buf *rerr, struct buf *err)
-{
-	const char *action = NULL;
-	int rc = read_fresh(aws, region, vid, fr, &action, rerr);
-	*stopped = rc && principal_refusal(rc, NULL, rerr->s);
-	if (*stopped)
-		rc = stop_for_ec2(err, rc, vid, action, NULL, rerr->s, left);
-	if (rc)
-		fresh_release(fr);
-	return rc;
-}
+/* ---- refusals about the principal (invariant 5; EC2's: apply_support.c) ---- */
 
 /* Kubernetes: 401 or 403 (EM_EAUTH) for VERB on RESOURCE. */
 static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, const char *verb, const char *resource,
@@ -700,229 +476,6 @@ static int stop_for_kube(struct buf *err, const char *vid, const char *cluster, 
 		buf_addf(err, "the Kubernetes credentials of cluster '%s' were refused: check them and run apply again", cluster);
 	buf_adds(err, "; " LEFT_PLANNED);
 	return EM_EAUTH;
-}
-
-/* apply (holding the lock) saves unconditionally; status saves only over the row it read. */
-static int save_observed(struct ledger *l, struct apply_row *row, enum apply_state was, time_t was_submitted,
-			 const struct apply_options *o, const char *detail, struct buf *err)
-{
-	if (!o->observe_only)
-		return ledger_apply_save(l, row, detail, err);
-	return ledger_apply_save_if(l, row, was, was_submitted, detail, err);
-}
-
-/* A Kubernetes-route row deferred because EC2 refused the driver's (or sidecar's) ModifyVolume
- * for now: the PVC still asks for the target and the driver retries on its own, so every run (and
- * status) follows it like a row in flight, and it moves on when a retry is accepted. */
-static int awaits_driver(const struct apply_row *r)
-{
-	return r->state == APPLY_DEFERRED && r->submitted_at && r->method != METHOD_EC2;
-}
-
-/* When a volume whose ModifyVolume met VolumeModificationRateExceeded at refused_at may go again
- * (0 when that time has already passed: the driver's next retry may be accepted). History: the
- * ledger's starts of this volume (not the refused submission itself) and EC2's latest
- * modification's start (latest_start, 0 = none). */
-static time_t refused_until_from(struct ledger *l, const struct apply_row *row, time_t latest_start,
-				 const struct rate_refusal *rr, time_t refused_at, enum rate_refusal_basis *basis)
-{
-	time_t *starts = NULL, now = em_now();
-	size_t n = 0, kept = 0;
-	struct buf lerr = BUF_INIT;
-	if (ledger_apply_starts(l, row->volume_id, &starts, &n, &lerr))
-		n = 0; /* history unreadable: the message, or the refusal + 24 h */
-	buf_release(&lerr);
-	for (size_t i = 0; i < n; i++)
-		if (starts[i] != row->submitted_at)
-			starts[kept++] = starts[i];
-	if (latest_start) {
-		starts = xrealloc(starts, (kept + 1) * sizeof *starts);
-		starts[kept++] = latest_start;
-	}
-	time_t until = rate_refusal_until(rr, refused_at ? refused_at : now, starts, kept, basis);
-	free(starts);
-	return until > now ? until : 0;
-}
-
-/* Invariant 2: bring one unfinished row up to date from EC2. *progress (may be NULL): EC2's
- * percentage of the row's modification, -1 when none is known to be running. */
-static int reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *row,
-			 struct apply_result *res, const struct apply_options *o, int64_t *progress, struct buf *err)
-{
-	if (progress)
-		*progress = -1;
-	struct fresh fr;
-	struct buf rerr = BUF_INIT;
-	int rc = client_of(&aws, aws, o, row->volume_id, row->account, o->observe_only ? &rerr : err);
-	if (rc && o->observe_only) { /* status: the row stays as recorded, never judged with another account's view */
-		if (!res->accounts_warning)
-			res->accounts_warning = buf_detach(&rerr);
-		buf_release(&rerr);
-		return 0;
-	}
-	if (rc) {
-		buf_release(&rerr);
-		return rc;
-	}
-	int stopped;
-	rc = read_fresh_or_stop(aws, row->region, row->volume_id, LEFT_AS_WAS, &fr, &stopped, &rerr, err);
-	if (rc && !stopped)
-		em_err(err, rc, "%s", rerr.s);
-	buf_release(&rerr);
-	if (rc)
-		return rc;
-	struct volume *v = fleet_find(&fr.f, row->volume_id);
-	const struct volume_mod *m = v ? volume_latest_mod(v) : NULL;
-	enum apply_state was = row->state;
-	time_t was_submitted = row->submitted_at;
-	int matches_target = m && m->target_type == ebs_type_parse(row->target_type) && m->target_iops == row->target_iops &&
-			     (!row->target_throughput || m->target_throughput == row->target_throughput);
-	int sent = matches_target && row->submitted_at && m->start_time >= row->submitted_at - CLOCK_SKEW_S;
-	if (row->state != APPLY_SUBMITTED && row->state != APPLY_DEFERRED)
-		sent = matches_target; /* already known to have started */
-	int pvc_gone = 0, infeasible = 0, patched = 0;
-	char *driver_error = NULL;
-	time_t driver_error_at = 0;
-	int ann = row->method == METHOD_ANNOTATION;
-	if (!o->no_kube && modify_method_kube(row->method) && row->cluster && row->namespace_ &&
-	    row->pvc) {
-		/* The patch was received when the PVC names the class (or carries the annotations);
-		 * EC2 tells how far it got. */
-		struct kube_conn *kc = kube_conn_for(kcs, row->cluster);
-		struct pvc_state ps;
-		struct buf kerr = BUF_INIT;
-		int krc = kc->ok ? kube_pvc_read(kc, row->namespace_, row->pvc, &ps, &kerr) : EM_ENET;
-		if (krc == EM_ENOTFOUND) {
-			pvc_gone = 1;
-		} else if (krc == 0) {
-			patched = ann ? kube_pvc_annotations_match(&ps, row->target_type, row->target_iops, row->target_throughput)
-				      : ps.spec_class && row->target_class && strcmp(ps.spec_class, row->target_class) == 0;
-			if (!patched && row->state == APPLY_SUBMITTED)
-				sent = 0;
-			else if (patched && !ann && ps.modify_status && strcmp(ps.modify_status, "Infeasible") == 0)
-				infeasible = 1;
-			else if (patched && !ann && ps.error)
-				driver_error = xstrdup(ps.error), driver_error_at = ps.error_time;
-			else if (patched && ann && !sent &&
-				 (driver_error = annotation_failure(kc, row->namespace_, row->pvc, row->submitted_at,
-								    &driver_error_at)) &&
-				 strstr(driver_error, "InvalidArgument"))
-				infeasible = 1; /* the sidecar refuses these parameters: retrying cannot help */
-			pvc_state_release(&ps);
-		}
-		buf_release(&kerr);
-	}
-	/* EC2 refused the driver's ModifyVolume for now (4 per 24 h): deferred until it may go, not
-	 * in flight. The driver keeps retrying by itself; nothing is sent from here. */
-	struct rate_refusal rr;
-	enum rate_refusal_basis basis = RATE_UNTIL_DEFAULT;
-	time_t refused_until = 0, was_eligible = row->eligible_at;
-	if (driver_error && !sent && !infeasible && v && rate_refusal_parse(driver_error, &rr))
-		refused_until = refused_until_from(l, row, m ? m->start_time : 0, &rr, driver_error_at, &basis);
-	struct buf refusal = BUF_INIT;
-	if (refused_until) {
-		char ts[21];
-		em_format_time(refused_until, ts);
-		buf_addf(&refusal, "until %s (%s): EC2 refused the %s's ModifyVolume: %s", ts, rate_refusal_basis_name(basis),
-			 ann ? "volume-modifier sidecar" : "CSI driver", driver_error);
-	}
-	if (pvc_gone && !sent) {
-		row->state = APPLY_FAILED;
-		set_str(&row->error_code, "PVCNotFound");
-		set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
-	} else if (infeasible) {
-		row->state = APPLY_FAILED;
-		set_str(&row->error_code, "Infeasible");
-		set_str(&row->error_message, driver_error ? driver_error
-							  : "the CSI driver marked the modification Infeasible (see the PVC's events)");
-	} else if (!v) {
-		row->state = APPLY_FAILED;
-		set_str(&row->error_code, "InvalidVolume.NotFound");
-		set_str(&row->error_message, "the volume no longer exists");
-	} else if (sent) {
-		if (progress)
-			*progress = m->progress;
-		apply_state_parse(m->state, &row->state); /* EC2's modifying, optimizing, completed, failed */
-		if (!row->started_at)
-			row->started_at = m->start_time;
-		if (strcmp(m->state, "completed") == 0)
-			row->completed_at = m->end_time ? m->end_time : em_now();
-		if (strcmp(m->state, "failed") == 0) {
-			set_str(&row->error_code, "ModificationFailed");
-			set_str(&row->error_message, m->status_message ? m->status_message : "the modification failed");
-		}
-	} else if (v->type == ebs_type_parse(row->target_type) && v->iops == row->target_iops &&
-		   v->throughput == row->target_throughput) {
-		row->state = APPLY_COMPLETED;
-		row->completed_at = em_now();
-	} else if (row->state == APPLY_SUBMITTED && !patched && !o->observe_only) {
-		/* EC2 never received it (a crash between the ledger write and the call): resend is safe.
-		 * Not for status (observe_only): without the apply lock, the call may be on its way. */
-		row->state = APPLY_PLANNED;
-		row->submitted_at = 0;
-	} else if (refused_until) {
-		row->state = APPLY_DEFERRED;
-		row->eligible_at = refused_until;
-		set_str(&row->error_code, "VolumeModificationRateExceeded");
-		set_str(&row->error_message, driver_error);
-		if (was == APPLY_DEFERRED && was_eligible != refused_until && !o->dry_run)
-			rc = save_observed(l, row, was, was_submitted, o, refusal.s, err);
-		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
-			rc = 0;
-			buf_reset(err);
-		}
-	} else if (driver_error) {
-		/* The PVC names the class but the driver's ModifyVolume keeps failing: surface it. */
-		int changed = !row->error_message || strcmp(row->error_message, driver_error) != 0;
-		set_str(&row->error_code, "ModifyVolumeError");
-		set_str(&row->error_message, driver_error);
-		if (changed && !o->dry_run)
-			rc = save_observed(l, row, was, was_submitted, o, "CSI driver reports an error", err);
-		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
-			rc = 0;
-			buf_reset(err);
-		}
-	}
-	free(driver_error);
-	if (was == APPLY_DEFERRED && row->state != APPLY_DEFERRED && row->state != APPLY_FAILED) {
-		/* the driver's retry was accepted (or the volume reached the target): the refusal is over */
-		row->eligible_at = 0;
-		set_str(&row->error_code, NULL);
-		set_str(&row->error_message, NULL);
-	}
-	if (o->observe_only && apply_state_rank(row->state) < apply_state_rank(was) && !refused_until) {
-		/* e.g. a newer modification to the same target, made elsewhere, still modifying: status
-		 * never moves a row back */
-		row->state = was;
-	}
-	if (was != row->state) {
-		if (!o->dry_run)
-			rc = save_observed(l, row, was, was_submitted, o,
-					   refused_until    ? refusal.s
-					   : o->observe_only ? "observed by status (DescribeVolumesModifications, PVC)"
-							     : "reconciled from DescribeVolumesModifications",
-					   err);
-		if (rc == EM_ECONFLICT && o->observe_only) { /* a concurrent apply moved the row: its write stands */
-			rc = 0;
-			buf_reset(err);
-			buf_release(&refusal);
-			fresh_release(&fr);
-			return 0;
-		}
-		say(o, "%s: %s -> %s (reconciled)", row->volume_id, apply_state_name(was), apply_state_name(row->state));
-		/* A failure found here is this run's finding: counted, so the exit code says so. */
-		if (refused_until)
-			outcome_deferred(res, row->volume_id, refused_until, refusal.s);
-		else if (row->state == APPLY_FAILED)
-			outcome(res, row->volume_id, OUT_FAILED, 0, "%s -> failed: %s: %s", apply_state_name(was),
-				row->error_code ? row->error_code : "failed", row->error_message ? row->error_message : "");
-		else
-			outcome(res, row->volume_id, row->state == APPLY_COMPLETED ? OUT_COMPLETED : OUT_RECONCILED,
-				0, "%s -> %s", apply_state_name(was), apply_state_name(row->state));
-	}
-	buf_release(&refusal);
-	fresh_release(&fr);
-	return rc;
 }
 
 static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const struct item *it, struct apply_row *row,
@@ -947,12 +500,12 @@ static int record_read_failure(struct ledger *l, const struct item *it, struct a
 			       const struct apply_options *o, struct apply_result *res, int rc, const char *why,
 			       struct buf *err)
 {
-	outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", why);
+	apply_outcome(res, it->volume_id, OUT_FAILED, 0, "cannot read the volume: %s", why);
 	if (row->id || !o->dry_run) {
 		if (!row->id)
 			row->state = APPLY_PLANNED;
-		set_str(&row->error_code, "ReadFailed");
-		set_str(&row->error_message, why);
+		apply_set_str(&row->error_code, "ReadFailed");
+		apply_set_str(&row->error_message, why);
 		rc = o->dry_run ? 0 : ledger_apply_save(l, row, "fresh state unavailable", err);
 	}
 	return rc == EM_EIO ? rc : 0;
@@ -1054,15 +607,15 @@ static int record_decision(struct ledger *l, const struct item *it, struct apply
 	int rc = 0;
 	if (!o->dry_run) {
 		row->state = d->state;
-		set_str(&row->error_code, d->code);
-		set_str(&row->error_message, d->code ? d->why.s : NULL);
+		apply_set_str(&row->error_code, d->code);
+		apply_set_str(&row->error_message, d->code ? d->why.s : NULL);
 		row->eligible_at = d->eligible;
 		if (d->kind == OUT_COMPLETED)
 			row->completed_at = now;
 		rc = ledger_apply_save(l, row, d->why.s, err);
 	}
-	say(o, "%s: %s: %s", it->volume_id, apply_outcome_name(d->kind), d->why.s);
-	outcome(res, it->volume_id, d->kind, d->eligible, "%s", d->why.s);
+	apply_say(o, "%s: %s: %s", it->volume_id, apply_outcome_name(d->kind), d->why.s);
+	apply_outcome(res, it->volume_id, d->kind, d->eligible, "%s", d->why.s);
 	return rc;
 }
 
@@ -1071,8 +624,8 @@ static int record_intent(struct ledger *l, struct apply_row *row, time_t now, co
 {
 	row->state = APPLY_SUBMITTED;
 	row->submitted_at = now;
-	set_str(&row->error_code, NULL);
-	set_str(&row->error_message, NULL);
+	apply_set_str(&row->error_code, NULL);
+	apply_set_str(&row->error_message, NULL);
 	return ledger_apply_save(l, row, detail, err);
 }
 
@@ -1111,29 +664,30 @@ static int send_modify(struct ledger *l, struct aws_client *aws, const struct it
 			apply_state_parse(m.state, &row->state);
 		row->started_at = m.start_time ? m.start_time : now;
 		detail = "ModifyVolume accepted";
-		say(o, "%s: modification started (%s)", it->volume_id, apply_state_name(row->state));
-		outcome(res, it->volume_id, OUT_SUBMITTED, 0, "%s %lld IOPS %lld MiB/s: %s", ebs_type_name(it->target_type),
-			(long long)it->target_iops, (long long)it->target_throughput, apply_state_name(row->state));
+		apply_say(o, "%s: modification started (%s)", it->volume_id, apply_state_name(row->state));
+		apply_outcome(res, it->volume_id, OUT_SUBMITTED, 0, "%s %lld IOPS %lld MiB/s: %s",
+			      ebs_type_name(it->target_type), (long long)it->target_iops,
+			      (long long)it->target_throughput, apply_state_name(row->state));
 	} else if (mrc == EM_ENET ||
 		   (aws_code && (strcmp(aws_code, "InternalError") == 0 || strcmp(aws_code, "InternalFailure") == 0 ||
 				 strcmp(aws_code, "ServiceUnavailable") == 0 || strcmp(aws_code, "Unavailable") == 0))) {
 		/* No answer, or a server error: it may have been applied. Stay submitted; the next
 		 * run reconciles from DescribeVolumesModifications instead of resending blindly. */
-		set_str(&row->error_code, "NoAnswer");
-		set_str(&row->error_message, merr.s);
+		apply_set_str(&row->error_code, "NoAnswer");
+		apply_set_str(&row->error_message, merr.s);
 		detail = "no answer to ModifyVolume: left submitted for reconciliation";
-		say(o, "%s: no answer (%s); will reconcile on the next run", it->volume_id, merr.s);
-		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", merr.s);
-	} else if (principal_refusal(mrc, aws_code, merr.s)) {
+		apply_say(o, "%s: no answer (%s); will reconcile on the next run", it->volume_id, merr.s);
+		apply_outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", merr.s);
+	} else if (apply_principal_refusal(mrc, aws_code, merr.s)) {
 		/* Not applied (a refusal, or throttling), and not this volume's fault: it stays planned
 		 * for the next run, and this run stops (every other volume would meet it too). */
 		row->state = APPLY_PLANNED;
 		row->submitted_at = 0;
-		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
-		set_str(&row->error_message, merr.s);
+		apply_set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
+		apply_set_str(&row->error_message, merr.s);
 		detail = mrc == EM_ETHROTTLED ? "throttled: not applied, left planned; apply stopped"
 					      : "refused for the principal: left planned; apply stopped";
-		stop = stop_for_ec2(err, mrc, it->volume_id, "ModifyVolume", aws_code, merr.s, LEFT_PLANNED);
+		stop = apply_stop_for_ec2(err, mrc, it->volume_id, "ModifyVolume", aws_code, merr.s, LEFT_PLANNED);
 	} else if (aws_code && (strcmp(aws_code, "VolumeModificationRateExceeded") == 0 ||
 				strcmp(aws_code, "IncorrectModificationState") == 0)) {
 		int rate = strcmp(aws_code, "VolumeModificationRateExceeded") == 0;
@@ -1142,24 +696,24 @@ static int send_modify(struct ledger *l, struct aws_client *aws, const struct it
 		if (rate) { /* AWS's time when its message has one, else from the history known */
 			struct rate_refusal rr;
 			rate_refusal_parse(merr.s, &rr);
-			row->eligible_at = refused_until_from(l, row, latest_start, &rr, now, NULL);
+			row->eligible_at = apply_refused_until(l, row, latest_start, &rr, now, NULL);
 			if (!row->eligible_at) /* a time already past: count from the history instead */
 				row->eligible_at = rate_refusal_until(NULL, now, &latest_start, latest_start ? 1 : 0, NULL);
 		}
 		row->submitted_at = 0;
-		set_str(&row->error_code, aws_code);
-		set_str(&row->error_message, merr.s);
+		apply_set_str(&row->error_code, aws_code);
+		apply_set_str(&row->error_message, merr.s);
 		detail = "EC2 refused for now: deferred";
-		say(o, "%s: deferred: %s", it->volume_id, merr.s);
-		outcome(res, it->volume_id, OUT_DEFERRED, row->eligible_at, "%s", merr.s);
+		apply_say(o, "%s: deferred: %s", it->volume_id, merr.s);
+		apply_outcome(res, it->volume_id, OUT_DEFERRED, row->eligible_at, "%s", merr.s);
 	} else {
 		row->state = APPLY_FAILED;
 		row->submitted_at = 0;
-		set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
-		set_str(&row->error_message, merr.s);
+		apply_set_str(&row->error_code, aws_code ? aws_code : em_strerror(mrc));
+		apply_set_str(&row->error_message, merr.s);
 		detail = "ModifyVolume refused";
-		say(o, "%s: failed: %s", it->volume_id, merr.s);
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", merr.s);
+		apply_say(o, "%s: failed: %s", it->volume_id, merr.s);
+		apply_outcome(res, it->volume_id, OUT_FAILED, 0, "%s", merr.s);
 	}
 	int rc = ledger_apply_save(l, row, detail, err);
 	free(aws_code);
@@ -1170,19 +724,19 @@ static int send_modify(struct ledger *l, struct aws_client *aws, const struct it
 
 /* *sent is set when a modification was requested (ModifyVolume, the PVC patch) or, in a dry
  * run, would be: what --batch counts, whatever the answer. A refusal about the principal
- * (principal_refusal) returns its error: the run stops there. */
+ * (apply_principal_refusal) returns its error: the run stops there. */
 static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct history_cache *hc,
 		      const struct item *it, struct apply_row *row, const struct apply_options *o, struct apply_result *res,
 		      int *sent, struct buf *err)
 {
 	time_t now = em_now();
-	int rc = client_of(&aws, aws, o, it->volume_id, it->account, err);
+	int rc = apply_client_of(&aws, aws, o, it->volume_id, it->account, err);
 	if (rc)
 		return rc;
 	struct fresh fr;
 	struct buf rerr = BUF_INIT;
 	int stopped;
-	rc = read_fresh_or_stop(aws, it->region, it->volume_id, LEFT_PLANNED, &fr, &stopped, &rerr, err);
+	rc = apply_read_fresh_or_stop(aws, it->region, it->volume_id, LEFT_PLANNED, &fr, &stopped, &rerr, err);
 	if (rc) { /* fr is released: the volume ends here, whatever record_read_failure returns */
 		if (!stopped)
 			rc = record_read_failure(l, it, row, o, res, rc, rerr.s, err);
@@ -1192,7 +746,7 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 	buf_release(&rerr);
 	struct decision d;
 	rc = decide(l, aws, hc, &fr, it, now, res, &d, err);
-	fresh_release(&fr);
+	apply_fresh_release(&fr);
 	if (!rc && d.kind != OUT_SUBMITTED)
 		rc = record_decision(l, it, row, o, res, &d, now, err);
 	int go = !rc && d.kind == OUT_SUBMITTED;
@@ -1206,10 +760,12 @@ static int submit_one(struct ledger *l, struct aws_client *aws, struct kube_conn
 				   sent, err);
 	*sent = 1;
 	if (o->dry_run) {
-		say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld", it->region,
-		    it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops, (long long)it->target_throughput);
-		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "ModifyVolume %s %lld/%lld", ebs_type_name(it->target_type),
-			(long long)it->target_iops, (long long)it->target_throughput);
+		apply_say(o, "would call ec2 ModifyVolume in %s: VolumeId=%s VolumeType=%s Iops=%lld Throughput=%lld",
+			  it->region, it->volume_id, ebs_type_name(it->target_type), (long long)it->target_iops,
+			  (long long)it->target_throughput);
+		apply_outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "ModifyVolume %s %lld/%lld",
+			      ebs_type_name(it->target_type), (long long)it->target_iops,
+			      (long long)it->target_throughput);
 		return 0;
 	}
 	if ((rc = record_intent(l, row, now, "ModifyVolume about to be sent", err)))
@@ -1222,13 +778,13 @@ static int record_failure(struct ledger *l, const struct item *it, struct apply_
 			  const struct apply_options *o, struct apply_result *res, const char *code, const char *why,
 			  const char *detail, struct buf *err)
 {
-	say(o, "%s: failed: %s", it->volume_id, why);
-	outcome(res, it->volume_id, OUT_FAILED, 0, "%s", why);
+	apply_say(o, "%s: failed: %s", it->volume_id, why);
+	apply_outcome(res, it->volume_id, OUT_FAILED, 0, "%s", why);
 	if (o->dry_run)
 		return 0;
 	row->state = APPLY_FAILED;
-	set_str(&row->error_code, code);
-	set_str(&row->error_message, why);
+	apply_set_str(&row->error_code, code);
+	apply_set_str(&row->error_message, why);
 	return ledger_apply_save(l, row, detail, err);
 }
 
@@ -1277,12 +833,13 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 	struct buf kerr = BUF_INIT;
 	int rc = 0, krc = kube_pvc_read(kc, it->namespace_, it->pvc, &ps, &kerr);
 	if (krc == EM_ENOTFOUND) {
-		say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
-		outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan", it->namespace_, it->pvc);
+		apply_say(o, "%s: skipped: PVC %s/%s no longer exists", it->volume_id, it->namespace_, it->pvc);
+		apply_outcome(res, it->volume_id, OUT_SKIPPED, 0, "PVC %s/%s was deleted since the plan",
+			      it->namespace_, it->pvc);
 		if (!o->dry_run) {
 			row->state = APPLY_FAILED;
-			set_str(&row->error_code, "PVCNotFound");
-			set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
+			apply_set_str(&row->error_code, "PVCNotFound");
+			apply_set_str(&row->error_message, "the PersistentVolumeClaim was deleted");
 			rc = ledger_apply_save(l, row, "PVC deleted", err);
 		}
 		goto done;
@@ -1310,16 +867,19 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 	*sent = 1;
 	if (o->dry_run) {
 		if (!ann)
-			say(o, "would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) "
-			       "in cluster %s",
-			    cls, kc->vac_version, ebs_type_name(it->target_type), (long long)it->target_iops,
-			    (long long)it->target_throughput, it->cluster);
-		say(o, "would PATCH /api/v1/namespaces/%s/persistentvolumeclaims/%s (merge) %s in cluster %s", it->namespace_,
-		    it->pvc, patch.s, it->cluster);
-		outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc, what);
+			apply_say(
+				o,
+				"would ensure VolumeAttributesClass %s (storage.k8s.io/%s: type=%s iops=%lld throughput=%lld) "
+				"in cluster %s",
+				cls, kc->vac_version, ebs_type_name(it->target_type), (long long)it->target_iops,
+				(long long)it->target_throughput, it->cluster);
+		apply_say(o, "would PATCH /api/v1/namespaces/%s/persistentvolumeclaims/%s (merge) %s in cluster %s",
+			  it->namespace_, it->pvc, patch.s, it->cluster);
+		apply_outcome(res, it->volume_id, OUT_WOULD_SUBMIT, 0, "PVC %s/%s -> %s", it->namespace_, it->pvc,
+			      what);
 		goto done;
 	}
-	set_str(&row->target_class, cls);
+	apply_set_str(&row->target_class, cls);
 	if ((rc = record_intent(l, row, em_now(), "PVC patch about to be sent", err)))
 		goto done;
 	assert(intent_recorded(l, row)); /* invariant 1: ledger before send */
@@ -1334,51 +894,54 @@ static int submit_kube(struct ledger *l, struct kube_conn *kc, int ann, const st
 		const char *cur = jsonx_path_str(j, "status.currentVolumeAttributesClassName");
 		if (ann) {
 			/* The sidecar acts on the change asynchronously: reconciled by the next run or --wait. */
-			outcome(res, it->volume_id, OUT_SUBMITTED, 0,
+			apply_outcome(
+				res, it->volume_id, OUT_SUBMITTED, 0,
 				"PVC %s/%s annotated %s %lld IOPS %lld MiB/s: waiting for the volume-modifier sidecar",
 				it->namespace_, it->pvc, ebs_type_name(it->target_type), (long long)it->target_iops,
 				(long long)it->target_throughput);
 		} else if (st && strcmp(st, "Infeasible") == 0) {
 			row->state = APPLY_FAILED;
-			set_str(&row->error_code, "Infeasible");
-			set_str(&row->error_message, "the CSI driver marked the modification Infeasible");
-			outcome(res, it->volume_id, OUT_FAILED, 0, "Infeasible: the CSI driver refused class %s", cls);
+			apply_set_str(&row->error_code, "Infeasible");
+			apply_set_str(&row->error_message, "the CSI driver marked the modification Infeasible");
+			apply_outcome(res, it->volume_id, OUT_FAILED, 0, "Infeasible: the CSI driver refused class %s",
+				      cls);
 		} else if ((st && strcmp(st, "InProgress") == 0) || (cur && strcmp(cur, cls) == 0)) {
 			row->state = cur && strcmp(cur, cls) == 0 ? APPLY_OPTIMIZING : APPLY_MODIFYING;
 			row->started_at = em_now();
-			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: %s", it->namespace_, it->pvc, cls,
-				apply_state_name(row->state));
+			apply_outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: %s", it->namespace_,
+				      it->pvc, cls, apply_state_name(row->state));
 		} else {
 			/* Patched; the driver has not reported yet: reconciled by the next run or --wait. */
-			outcome(res, it->volume_id, OUT_SUBMITTED, 0, "PVC %s/%s -> %s: patched, waiting for the CSI driver",
-				it->namespace_, it->pvc, cls);
+			apply_outcome(res, it->volume_id, OUT_SUBMITTED, 0,
+				      "PVC %s/%s -> %s: patched, waiting for the CSI driver", it->namespace_, it->pvc,
+				      cls);
 		}
 		cJSON_Delete(j);
 		detail = "PVC patched";
-		say(o, "%s: PVC %s/%s now %s %s (%s)", it->volume_id, it->namespace_, it->pvc, ann ? "carries" : "names", what,
-		    apply_state_name(row->state));
+		apply_say(o, "%s: PVC %s/%s now %s %s (%s)", it->volume_id, it->namespace_, it->pvc,
+			  ann ? "carries" : "names", what, apply_state_name(row->state));
 	} else if (krc == EM_ENET || krc == EM_ESERVER) {
 		/* No answer or a server error: the patch may have been applied; the next run reads the
 		 * PVC and either moves on or sends it again. */
-		set_str(&row->error_code, "NoAnswer");
-		set_str(&row->error_message, kerr.s);
+		apply_set_str(&row->error_code, "NoAnswer");
+		apply_set_str(&row->error_message, kerr.s);
 		detail = "no answer to the PVC patch: left submitted for reconciliation";
-		outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", kerr.s);
+		apply_outcome(res, it->volume_id, OUT_UNKNOWN, 0, "%s", kerr.s);
 	} else if (krc == EM_EAUTH) {
 		/* Refused for the user, not the PVC: not applied, left planned; the run stops. */
 		row->state = APPLY_PLANNED;
 		row->submitted_at = 0;
-		set_str(&row->error_code, "Forbidden");
-		set_str(&row->error_message, kerr.s);
+		apply_set_str(&row->error_code, "Forbidden");
+		apply_set_str(&row->error_message, kerr.s);
 		detail = "PVC patch refused for the Kubernetes user: left planned; apply stopped";
 		stop = stop_for_kube(err, it->volume_id, it->cluster, "patch", "persistentvolumeclaims", kerr.s);
 	} else {
 		row->state = APPLY_FAILED;
 		row->submitted_at = 0;
-		set_str(&row->error_code, krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
-		set_str(&row->error_message, kerr.s);
+		apply_set_str(&row->error_code, krc == EM_ENOTFOUND ? "PVCNotFound" : "KubernetesError");
+		apply_set_str(&row->error_message, kerr.s);
 		detail = "PVC patch refused";
-		outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
+		apply_outcome(res, it->volume_id, OUT_FAILED, 0, "%s", kerr.s);
 	}
 	rc = ledger_apply_save(l, row, detail, err);
 	if (!rc)
@@ -1391,54 +954,6 @@ done:
 	buf_release(&kerr);
 	free(cls);
 	return rc;
-}
-
-static int wait_for(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, const struct apply_options *o,
-		    struct apply_result *res, struct buf *err)
-{
-	/* Wall-clock time, not em_now(): a fixed --now must not make the timeout unreachable. */
-	time_t deadline = time(NULL) + (o->wait_timeout_s > 0 ? o->wait_timeout_s : 6 * 3600);
-	int64_t poll = o->poll_s > 0 ? o->poll_s : 15;
-	for (;;) {
-		struct apply_row *rows = NULL;
-		size_t n = 0, open_rows = 0;
-		struct buf line = BUF_INIT;
-		int rc = ledger_apply_list(l, res->plan_id, &rows, &n, err);
-		for (size_t i = 0; i < n && !rc; i++) {
-			if (!apply_state_open(rows[i].state))
-				continue;
-			int64_t pct = -1;
-			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, &pct, err);
-			if (!apply_state_open(rows[i].state))
-				continue;
-			/* progress: "vol-… modifying 45 %" for the first few, then a count */
-			if (++open_rows <= 5)
-				buf_addf(&line, "%s%s %s", open_rows > 1 ? ", " : ": ", rows[i].volume_id,
-					 apply_state_name(rows[i].state));
-			if (open_rows <= 5 && pct >= 0)
-				buf_addf(&line, " %lld %%", (long long)pct);
-		}
-		apply_rows_free(rows, n);
-		if (open_rows > 5)
-			buf_addf(&line, ", and %zu more", open_rows - 5);
-		if (rc || !open_rows || em_now() >= deadline)
-			progress_report(o->progress, o->progress_ctx, PROGRESS_DONE, "apply --wait", "modifications",
-					n - open_rows, n);
-		if (rc || !open_rows || stop_requested()) { /* a stop: what is in flight is reconciled next run */
-			buf_release(&line);
-			return rc;
-		}
-		if (time(NULL) >= deadline) {
-			buf_release(&line);
-			res->wait_timed_out = 1;
-			return em_err(err, EM_ELIMIT, "--wait: %zu modification(s) still in flight after the timeout", open_rows);
-		}
-		say(o, "waiting: %zu modification(s) in flight%s", open_rows, line.s);
-		progress_report(o->progress, o->progress_ctx, PROGRESS_STEP, "apply --wait", "modifications",
-				n - open_rows, n);
-		buf_release(&line);
-		sleep((unsigned)poll);
-	}
 }
 
 /* Modifications in flight per account-region and per cluster: invariant 4's counters. Keys are
@@ -1503,8 +1018,8 @@ static enum modify_method choose_method(struct kube_conns *kcs, const struct ite
 		return METHOD_EC2;
 	if (!it->cluster || !it->pvc || it->in_tree) {
 		if (o->method != METHOD_AUTO)
-			say(o, "%s: no Kubernetes route (%s); using EC2", it->volume_id,
-			    it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
+			apply_say(o, "%s: no Kubernetes route (%s); using EC2", it->volume_id,
+				  it->in_tree ? "in-tree PV" : "not a Kubernetes volume");
 		return METHOD_EC2;
 	}
 	struct kube_conn *kc = kube_conn_for(kcs, it->cluster);
@@ -1516,11 +1031,11 @@ static enum modify_method choose_method(struct kube_conns *kcs, const struct ite
 	if (o->method == METHOD_AUTO && !kc->error && !alpha)
 		return METHOD_VAC;
 	if (o->method == METHOD_VAC) {
-		say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
+		apply_say(o, "%s: no VAC route in cluster %s (%s); using EC2", it->volume_id, it->cluster, kc->error);
 		return METHOD_EC2;
 	}
 	if (!kc->ok) {
-		say(o, "%s: cluster %s unreachable (%s); using EC2", it->volume_id, it->cluster, kc->error);
+		apply_say(o, "%s: cluster %s unreachable (%s); using EC2", it->volume_id, it->cluster, kc->error);
 		return METHOD_EC2;
 	}
 	int sc = kube_conn_sidecar(kc);
@@ -1530,14 +1045,17 @@ static enum modify_method choose_method(struct kube_conns *kcs, const struct ite
 		return METHOD_VAC; /* v1alpha1 without the sidecar: the only Kubernetes route */
 	if (o->method == METHOD_ANNOTATION && sc < 0) {
 		/* Asked for explicitly and the controller cannot be inspected: trust the operator. */
-		say(o, "%s: cannot tell whether the volume-modifier sidecar runs in cluster %s (%s); annotating as asked",
-		    it->volume_id, it->cluster, kc->sidecar_note);
+		apply_say(
+			o,
+			"%s: cannot tell whether the volume-modifier sidecar runs in cluster %s (%s); annotating as asked",
+			it->volume_id, it->cluster, kc->sidecar_note);
 		return METHOD_ANNOTATION;
 	}
 	if (o->method == METHOD_ANNOTATION)
-		say(o, "%s: no volume-modifier sidecar in cluster %s (no such container in the aws-ebs-csi-driver "
-		       "Deployments); using EC2",
-		    it->volume_id, it->cluster);
+		apply_say(o,
+			  "%s: no volume-modifier sidecar in cluster %s (no such container in the aws-ebs-csi-driver "
+			  "Deployments); using EC2",
+			  it->volume_id, it->cluster);
 	return METHOD_EC2;
 }
 
@@ -1576,25 +1094,6 @@ static int select_by_labels(struct kube_conns *kcs, const char *selector, struct
 	return rc;
 }
 
-static int reconcile_rows(struct ledger *l, struct aws_client *aws, struct kube_conns *kcs, struct apply_row *rows,
-			  size_t n, struct apply_result *res, const struct apply_options *o, struct buf *err)
-{
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++)
-		if (apply_state_open(rows[i].state) || awaits_driver(&rows[i]))
-			rc = reconcile_row(l, aws, kcs, &rows[i], res, o, NULL, err);
-	return rc;
-}
-
-int apply_reconcile(struct ledger *l, struct aws_client *aws, struct apply_row *rows, size_t n,
-		    const struct apply_options *o, struct apply_result *res, struct buf *err)
-{
-	struct kube_conns kcs = {NULL, 0, o->kubeconfig};
-	int rc = reconcile_rows(l, aws, &kcs, rows, n, res, o, err);
-	kube_conns_release(&kcs);
-	return rc;
-}
-
 int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_options *o, struct apply_result *res,
 	      struct buf *err)
 {
@@ -1630,7 +1129,7 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 	if (!rc)
 		rc = ledger_apply_list(l, res->plan_id, &rows, &n_rows, err);
 	if (!rc)
-		rc = reconcile_rows(l, aws, &kcs, rows, n_rows, res, o, err);
+		rc = apply_reconcile_rows(l, aws, &kcs, rows, n_rows, res, o, err);
 
 	/* In flight per region and per cluster after reconciliation (invariant 4). */
 	struct flight flight = {STRMAP_INIT};
@@ -1647,8 +1146,8 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		next = n_items; /* --batch 0: nothing is selected, nothing is sent */
 	for (; next < n_items && !rc; next++) {
 		if (stop_requested()) { /* invariant 7: between volumes, never between record and send */
-			say(o, "stopped by %s: the volumes not yet tried stay as they are for the next run",
-			    stop_signal_name(stop_requested()));
+			apply_say(o, "stopped by %s: the volumes not yet tried stay as they are for the next run",
+				  stop_signal_name(stop_requested()));
 			break;
 		}
 		struct item *it = &items[next];
@@ -1677,8 +1176,9 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 		}
 		if (flight_count(&flight, it->account, it->region, it->cluster) >= max_in_flight) {
 			res->left++;
-			say(o, "%s: left for a later run (%zu modifications already in flight in %s%s%s)", it->volume_id,
-			    max_in_flight, it->region, it->cluster ? " or cluster " : "", it->cluster ? it->cluster : "");
+			apply_say(o, "%s: left for a later run (%zu modifications already in flight in %s%s%s)",
+				  it->volume_id, max_in_flight, it->region, it->cluster ? " or cluster " : "",
+				  it->cluster ? it->cluster : "");
 			apply_row_release(&row);
 			continue;
 		}
@@ -1708,18 +1208,18 @@ int apply_run(struct ledger *l, struct aws_client *aws, const struct apply_optio
 			if (pend[i].state != APPLY_SUBMITTED || pend[i].method == METHOD_EC2 ||
 			    pend[i].run_id != res->run_id)
 				continue;
-			rc = reconcile_row(l, aws, &kcs, &pend[i], res, o, NULL, err);
+			rc = apply_reconcile_row(l, aws, &kcs, &pend[i], res, o, NULL, err);
 			waiting += pend[i].state == APPLY_SUBMITTED;
 		}
 		apply_rows_free(pend, n_pend);
 		if (!waiting)
 			break;
 		if (settle == 0)
-			say(o, "waiting for Kubernetes to start %zu modification(s)", waiting);
+			apply_say(o, "waiting for Kubernetes to start %zu modification(s)", waiting);
 		sleep(1);
 	}
 	if (!rc && o->wait && !o->dry_run && (res->submitted || res->unknown || o->reconcile_only))
-		rc = wait_for(l, aws, &kcs, o, res, err);
+		rc = apply_wait_for(l, aws, &kcs, o, res, err);
 	kube_conns_release(&kcs);
 	if (!o->dry_run && res->run_id) {
 		struct buf e2 = BUF_INIT;

@@ -4,7 +4,7 @@
  * name rule. It sits beside the ledger (L1), which includes it to store and read these names:
  * it calls only the foundation and volume.c's EBS type names.
  *
- * Entry points: apply_state_name/parse/open/rank, modify_method_name/parse/kube, apply_vac_name.
+ * Entry points: apply_state_name/parse/open/rank/may_follow, modify_method_name/parse/kube, apply_vac_name.
  *
  * Invariants: each name table has exactly one entry per enumerator (checked at compile time).
  */
@@ -50,6 +50,17 @@ int apply_state_open(enum apply_state s)
 int apply_state_rank(enum apply_state s)
 {
 	return s == APPLY_COMPLETED || s == APPLY_FAILED ? 10 : (int)s;
+}
+
+int apply_state_may_follow(enum apply_state from, enum apply_state to)
+{
+	if (from == to)
+		return 1;
+	if (from == APPLY_COMPLETED || from == APPLY_FAILED)
+		return 0;
+	if (to == APPLY_PLANNED)
+		return from == APPLY_SUBMITTED;
+	return 1;
 }
 
 const char *modify_method_name(enum modify_method m)

@@ -39,6 +39,11 @@ int apply_state_open(enum apply_state s);
 /* How far along a state is: status (observe_only) only moves rows forward. completed and failed
  * are final (the same rank). */
 int apply_state_rank(enum apply_state s);
+/* Whether a row in state from may move to state to (apply's reconciliation asserts it for every
+ * row it reconciles): completed and failed are final, and only a submitted row (one EC2 never
+ * received) goes back to planned. Every other move the diagram in apply.c draws is allowed,
+ * including staying in the same state. */
+int apply_state_may_follow(enum apply_state from, enum apply_state to);
 
 /* How a volume is modified. METHOD_AUTO is a choice only (apply's --method auto, the default;
  * plan --manifests reads it as vac): a ledger row always holds one of the three others. */

@@ -35,6 +35,18 @@ static void test_state_names(void)
 	CHECK(apply_state_rank(APPLY_MODIFYING) < apply_state_rank(APPLY_OPTIMIZING));
 	CHECK(apply_state_rank(APPLY_OPTIMIZING) < apply_state_rank(APPLY_COMPLETED));
 	CHECK_I64(apply_state_rank(APPLY_COMPLETED), apply_state_rank(APPLY_FAILED));
+	/* the ledger's write path asserts these: settled rows stay, only unsent ones go back to planned */
+	CHECK(apply_state_may_follow(APPLY_PLANNED, APPLY_SUBMITTED));
+	CHECK(apply_state_may_follow(APPLY_SUBMITTED, APPLY_PLANNED));
+	CHECK(apply_state_may_follow(APPLY_SUBMITTED, APPLY_DEFERRED));
+	CHECK(apply_state_may_follow(APPLY_DEFERRED, APPLY_MODIFYING));
+	CHECK(apply_state_may_follow(APPLY_MODIFYING, APPLY_COMPLETED));
+	CHECK(apply_state_may_follow(APPLY_COMPLETED, APPLY_COMPLETED));
+	CHECK(!apply_state_may_follow(APPLY_COMPLETED, APPLY_MODIFYING));
+	CHECK(!apply_state_may_follow(APPLY_FAILED, APPLY_PLANNED));
+	CHECK(!apply_state_may_follow(APPLY_FAILED, APPLY_COMPLETED));
+	CHECK(!apply_state_may_follow(APPLY_MODIFYING, APPLY_PLANNED));
+	CHECK(!apply_state_may_follow(APPLY_DEFERRED, APPLY_PLANNED));
 }
 
 static void test_method_names(void)
