@@ -109,7 +109,7 @@ struct bench_store {
 	int (*link)(void *ctx, struct bench_run *run, int *linked, struct buf *err);
 };
 
-/* The store that records into the ledger's bench tables (bench_ledger.c); db may be NULL
+/* The store that records into the ledger's bench tables (bench_store_ledger.c); db may be NULL
  * (nothing stored, no link). The link fills, from the volume's latest apply ledger row,
  * apply_volume_id, the phase when unset ("after" once the modification is optimizing or
  * completed, else "before") and, for "after", the target type, IOPS and throughput when unset. */

@@ -1,5 +1,5 @@
 /*
- * bench_ledger.c - the bench store that records runs in the ledger (bench_ledger_store, the
+ * bench_store_ledger.c - the bench store that records runs in the ledger (bench_ledger_store, the
  * command's choice: cmd_bench.c): struct bench_store's hooks over ledger_bench.h. The runners
  * (bench.c, bench_kube.c) call the hooks as results arrive and know no database; this file is
  * where a run becomes bench_runs / bench_outputs / bench_jobs rows, in the order bench.h states.
