@@ -3,7 +3,7 @@
  * modify_method (the strings the ledger stores and the outputs show), the VolumeAttributesClass
  * name rule, and the verification of a ledger row against EC2 and its PVC that status shows.
  *
- * Entry points: apply_state_name/parse/open/rank, modify_method_name/parse/kube, apply_vac_name,
+ * Entry points: apply_state_name/parse/from_ec2/open/rank, modify_method_name/parse/kube, apply_vac_name,
  * apply_row_kube, apply_row_patched, apply_verify_row, apply_totals_add.
  *
  * Invariants: each name table has exactly one entry per enumerator (checked at compile time);
@@ -45,6 +45,20 @@ int apply_state_parse(const char *s, enum apply_state *out)
 {
 	int i = name_index(state_names, APPLY_STATE_COUNT, s);
 	return i < 0 ? EM_EINPUT : (*out = (enum apply_state)i, 0);
+}
+
+int apply_state_from_ec2(enum volume_mod_state s, enum apply_state *out)
+{
+	switch (s) {
+	case MOD_MODIFYING: *out = APPLY_MODIFYING; return 0;
+	case MOD_OPTIMIZING: *out = APPLY_OPTIMIZING; return 0;
+	case MOD_COMPLETED: *out = APPLY_COMPLETED; return 0;
+	case MOD_FAILED: *out = APPLY_FAILED; return 0;
+	case MOD_STATE_NONE:
+	case MOD_STATE_OTHER:
+		break;
+	}
+	return EM_EINPUT;
 }
 
 int apply_state_open(enum apply_state s)

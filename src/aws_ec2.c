@@ -545,7 +545,7 @@ static int load_mod(struct ec2_mod_list *l, const cJSON *o, const char *origin, 
 	buf_release(&sub);
 	if (rc)
 		return rc;
-	m.state = xstrdup(state);
+	volume_mod_set_state(&m, state);
 	m.status_message = xstrdup(message);
 	m.target_type = ebs_type_parse(target_type);
 	m.original_type = ebs_type_parse(original_type);
@@ -1179,7 +1179,7 @@ static void mod_field(struct ec2_sax *x, const char *f)
 	int64_t v = 0;
 	int is_int = em_parse_i64(x->text.s, &v) == 0;
 	if (strcmp(f, "volumeId") == 0) x->mod_volume = replace_text(x, x->mod_volume);
-	else if (strcmp(f, "modificationState") == 0) m->state = replace_text(x, m->state);
+	else if (strcmp(f, "modificationState") == 0) volume_mod_set_state(m, x->text.s);
 	else if (strcmp(f, "statusMessage") == 0) m->status_message = replace_text(x, m->status_message);
 	else if (strcmp(f, "startTime") == 0) em_parse_time(x->text.s, &m->start_time);
 	else if (strcmp(f, "endTime") == 0) em_parse_time(x->text.s, &m->end_time);
@@ -1200,7 +1200,7 @@ static void XMLCALL mod_end(void *ud, const XML_Char *name)
 	if (x->depth == 4 && strcmp(x->names[1], "volumeModificationSet") == 0 && is_item(x, 2)) {
 		mod_field(x, x->names[3]);
 	} else if (x->depth == 3 && strcmp(x->names[1], "volumeModificationSet") == 0 && strcmp(name, "item") == 0) {
-		if (x->mod_volume && x->mod.state && x->mod.start_time) {
+		if (x->mod_volume && x->mod.state != MOD_STATE_NONE && x->mod.start_time) {
 			mod_list_push(x->mods, x->mod_volume, &x->mod, x->origin);
 			x->mod_volume = NULL;
 			memset(&x->mod, 0, sizeof x->mod);
@@ -1840,7 +1840,7 @@ static void export_volume_mods(struct jsonw *w, const struct volume *v)
 		char ts[21];
 		export_element(w);
 		json_kv(w, "VolumeId", v->volume_id);
-		json_kv(w, "ModificationState", m->state);
+		json_kv(w, "ModificationState", volume_mod_state_name(m));
 		if (m->status_message)
 			json_kv(w, "StatusMessage", m->status_message);
 		mod_side(w, "Target", m->target_size, m->target_iops, m->target_type, m->target_throughput);
