@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_client.h"
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"

@@ -10,7 +10,7 @@
  * their expirationTimestamp (or, without one, until the server answers 401, which refreshes them
  * once and retries the request). An exec plugin that is `aws [..] eks get-token --cluster-name N`
  * or `aws-iam-authenticator token -i N` is not run: the token is made here from the AWS
- * credentials chain (aws_credentials.h; the plugin's env keys/profile/region are honoured) and
+ * credentials chain (aws_credential_chain.h; the plugin's env keys/profile/region are honoured) and
  * cached 14 minutes; the binary runs only when the chain has no credentials.
  *
  * Plugins run without a shell (posix_spawn), stdin /dev/null, env = ours + exec.env +
