@@ -49,8 +49,6 @@ int aws_ec2_load_stream(struct fleet *f, struct ec2_mod_list *mods, struct jsonx
  * are reported as notices (they are ignored: they cannot be planned). */
 void aws_ec2_attach_mods(struct fleet *f, const struct ec2_mod_list *mods);
 
-#endif
-
 /* ---- live EC2 Query API (2016-11-15) ---- */
 struct aws_client;
 
@@ -109,3 +107,5 @@ void aws_ec2_write_volumes_export(struct buf *out, const struct fleet *f, const 
 				  const struct buf_spill *spill);
 void aws_ec2_write_modifications_export(struct buf *out, const struct fleet *f, const char *region,
 					const struct buf_spill *spill);
+
+#endif
