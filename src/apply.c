@@ -554,7 +554,7 @@ static int decide(struct ledger *l, struct aws_client *aws, struct history_cache
 	for (size_t i = 0; i < n_starts; i++) {
 		struct volume_mod m;
 		memset(&m, 0, sizeof m);
-		m.state = "completed";
+		m.state = MOD_COMPLETED;
 		m.start_time = starts[i];
 		int dup = 0;
 		for (size_t k = 0; k < v->n_mods; k++)
@@ -566,15 +566,16 @@ static int decide(struct ledger *l, struct aws_client *aws, struct history_cache
 	free(starts);
 	add_history(hc, aws, &fr->f, v, now, res);
 	time_t at = 0;
-	int r = planner_eligible_at(v, now, &at);
+	enum eligibility r = planner_eligible_at(v, now, &at);
 	struct buf verr = BUF_INIT;
 	const char *field = NULL;
-	if (r == 2) {
+	if (r == ELIGIBLE_AFTER_FLIGHT) {
 		d->kind = OUT_DEFERRED;
-		buf_addf(&d->why, "a modification is %s; the next may start after it completes", volume_latest_mod(v)->state);
+		buf_addf(&d->why, "a modification is %s; the next may start after it completes",
+			 volume_mod_state_name(volume_latest_mod(v)));
 		d->state = APPLY_DEFERRED;
 		d->code = "ModificationInFlight";
-	} else if (r == 1) {
+	} else if (r == ELIGIBLE_AFTER_LIMIT) {
 		d->kind = OUT_DEFERRED;
 		d->eligible = at;
 		char ts[21];
@@ -594,8 +595,7 @@ static int decide(struct ledger *l, struct aws_client *aws, struct history_cache
 	buf_release(&verr);
 	const struct volume_mod *latest = volume_latest_mod(v);
 	d->latest_start = latest ? latest->start_time : 0;
-	d->latest_in_flight = latest && latest->state &&
-			      (strcmp(latest->state, "modifying") == 0 || strcmp(latest->state, "optimizing") == 0);
+	d->latest_in_flight = latest && volume_mod_in_flight(latest->state);
 	return 0;
 }
 
@@ -660,8 +660,7 @@ static int send_modify(struct ledger *l, struct aws_client *aws, const struct it
 	const char *detail;
 	if (!mrc) {
 		row->state = APPLY_MODIFYING;
-		if (m.state)
-			apply_state_parse(m.state, &row->state);
+		apply_state_from_ec2(m.state, &row->state);
 		row->started_at = m.start_time ? m.start_time : now;
 		detail = "ModifyVolume accepted";
 		apply_say(o, "%s: modification started (%s)", it->volume_id, apply_state_name(row->state));

@@ -207,12 +207,12 @@ int apply_reconcile_row(struct ledger *l, struct aws_client *aws, struct kube_co
 	} else if (sent) {
 		if (progress)
 			*progress = m->progress;
-		apply_state_parse(m->state, &row->state); /* EC2's modifying, optimizing, completed, failed */
+		apply_state_from_ec2(m->state, &row->state);
 		if (!row->started_at)
 			row->started_at = m->start_time;
-		if (strcmp(m->state, "completed") == 0)
+		if (m->state == MOD_COMPLETED)
 			row->completed_at = m->end_time ? m->end_time : em_now();
-		if (strcmp(m->state, "failed") == 0) {
+		if (m->state == MOD_FAILED) {
 			apply_set_str(&row->error_code, "ModificationFailed");
 			apply_set_str(&row->error_message,
 				      m->status_message ? m->status_message : "the modification failed");

@@ -4,7 +4,7 @@
  * name rule. It sits beside the ledger (L1), which includes it to store and read these names:
  * it calls only the foundation and volume.c's EBS type names.
  *
- * Entry points: apply_state_name/parse/open/rank/may_follow, modify_method_name/parse/kube, apply_vac_name.
+ * Entry points: apply_state_name/parse/from_ec2/open/rank/may_follow, modify_method_name/parse/kube, apply_vac_name.
  *
  * Invariants: each name table has exactly one entry per enumerator (checked at compile time).
  */
@@ -40,6 +40,20 @@ int apply_state_parse(const char *s, enum apply_state *out)
 {
 	int i = name_index(state_names, APPLY_STATE_COUNT, s);
 	return i < 0 ? EM_EINPUT : (*out = (enum apply_state)i, 0);
+}
+
+int apply_state_from_ec2(enum volume_mod_state s, enum apply_state *out)
+{
+	switch (s) {
+	case MOD_MODIFYING: *out = APPLY_MODIFYING; return 0;
+	case MOD_OPTIMIZING: *out = APPLY_OPTIMIZING; return 0;
+	case MOD_COMPLETED: *out = APPLY_COMPLETED; return 0;
+	case MOD_FAILED: *out = APPLY_FAILED; return 0;
+	case MOD_STATE_NONE:
+	case MOD_STATE_OTHER:
+		break;
+	}
+	return EM_EINPUT;
 }
 
 int apply_state_open(enum apply_state s)

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_client.h"
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/cmd_fleet.h"

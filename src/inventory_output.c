@@ -177,7 +177,7 @@ static void write_volume(struct jsonw *w, const void *element)
 	const struct volume_mod *lm = volume_latest_mod(v);
 	if (lm) {
 		jsonw_object(w);
-		jsonw_key_str(w, "state", lm->state);
+		jsonw_key_str(w, "state", volume_mod_state_name(lm));
 		jsonw_key(w, "start_time");
 		json_time_always(w, lm->start_time);
 		jsonw_key(w, "end_time");

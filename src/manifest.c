@@ -643,10 +643,11 @@ static void describe_eligibility(struct buf *b, const struct plan_item *it)
 		return;
 	}
 	const struct volume_mod *m = volume_latest_mod(it->v);
+	const char *state = m ? volume_mod_state_name(m) : NULL;
 	buf_adds(b, "# eligible after the modification in flight completes");
-	if (m && m->state) {
+	if (state) {
 		buf_adds(b, " (");
-		add_comment_text(b, m->state);
+		add_comment_text(b, state);
 		if (m->start_time) {
 			char ts[21];
 			em_format_time(m->start_time, ts);

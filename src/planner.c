@@ -91,11 +91,6 @@ int plan_mode_parse(const char *s, enum plan_mode *out)
 	return EM_EINPUT;
 }
 
-static int in_flight(const char *state)
-{
-	return state && (strcmp(state, "modifying") == 0 || strcmp(state, "optimizing") == 0);
-}
-
 static int time_cmp(const void *a, const void *b)
 {
 	time_t x = *(const time_t *)a, y = *(const time_t *)b;
@@ -133,11 +128,11 @@ size_t planner_modification_starts(const struct volume *v, time_t **out)
 	return n;
 }
 
-int planner_eligible_at(const struct volume *v, time_t now, time_t *at)
+enum eligibility planner_eligible_at(const struct volume *v, time_t now, time_t *at)
 {
 	const struct volume_mod *latest = volume_latest_mod(v);
-	if (latest && in_flight(latest->state))
-		return 2; /* R1 */
+	if (latest && volume_mod_in_flight(latest->state))
+		return ELIGIBLE_AFTER_FLIGHT; /* R1 */
 	time_t next = 0, *starts = NULL;
 	size_t n = planner_modification_starts(v, &starts); /* R6 */
 	size_t past = 0; /* starts at or before now (ascending); a later one is not counted yet */
@@ -154,9 +149,9 @@ int planner_eligible_at(const struct volume *v, time_t now, time_t *at)
 	free(starts);
 	if (next > now) {
 		*at = next;
-		return 1;
+		return ELIGIBLE_AFTER_LIMIT;
 	}
-	return 0;
+	return ELIGIBLE_NOW;
 }
 
 static void add_note(struct plan_item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,22 +387,23 @@ static void plan_volume(const struct volume *v, const struct pricebook *book, co
 
 	time_t at = 0;
 	switch (planner_eligible_at(v, opt->now, &at)) {
-	case 2:
+	case ELIGIBLE_AFTER_FLIGHT:
 		it->flags |= FLAG_MODIFICATION_IN_FLIGHT;
 		if (it->action == ACTION_MIGRATE)
 			it->action = ACTION_BLOCKED;
 		add_note(it, "a modification is %s; the next may start after it completes",
-			 volume_latest_mod(v)->state);
+			 volume_mod_state_name(volume_latest_mod(v)));
 		break;
-	case 1:
+	case ELIGIBLE_AFTER_LIMIT:
 		it->flags |= FLAG_MODIFICATION_LIMIT;
 		if (it->action == ACTION_MIGRATE)
 			it->action = ACTION_BLOCKED;
 		it->eligible_at = at;
 		break;
-	default:
+	case ELIGIBLE_NOW:
 		if (it->action == ACTION_MIGRATE)
 			it->eligible_at = opt->now;
+		break;
 	}
 	note_history(it, v, opt->now);
 }

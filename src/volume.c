@@ -3,7 +3,10 @@
  *
  * Entry points: fleet_init/fleet_release, fleet_add_volume, fleet_find (and the pair
  * fleet_find_slot/fleet_add_found: one hash per insert), volume_split_az, and the name rules of
- * what a volume record trusts (volume_id_ok, volume_region_ok, volume_az_in_region).
+ * what a volume record trusts (volume_id_ok, volume_region_ok, volume_az_in_region); a volume's
+ * modifications (volume_add_mod) and EC2's modification state, read once into its enum
+ * (volume_mod_set_state; volume_mod_state_name is the one name table, an unknown state kept as
+ * EC2 wrote it).
  * Invariants: every volume_id in the fleet is unique (fleet_add_volume is only called after
  * fleet_find missed); the index maps ids to positions, so it survives the vols array moving.
  * A volume's strings are its own heap copies, or lie in its v->strings block (one allocation
@@ -270,9 +273,38 @@ static void free_owned(const struct volume *v, void *p)
 
 void volume_mod_release(struct volume_mod *m)
 {
-	free(m->state);
+	free(m->state_text);
 	free(m->status_message);
 	memset(m, 0, sizeof *m);
+}
+
+/* EC2's names, in the order of enum volume_mod_state from MOD_MODIFYING on. */
+static const char *const mod_state_names[] = {"modifying", "optimizing", "completed", "failed"};
+_Static_assert(sizeof mod_state_names / sizeof mod_state_names[0] == MOD_FAILED - MOD_MODIFYING + 1,
+	       "one name per known volume_mod_state");
+
+void volume_mod_set_state(struct volume_mod *m, const char *s)
+{
+	free(m->state_text);
+	m->state_text = NULL;
+	m->state = s ? MOD_STATE_OTHER : MOD_STATE_NONE;
+	for (size_t i = 0; s && i < sizeof mod_state_names / sizeof mod_state_names[0]; i++)
+		if (strcmp(s, mod_state_names[i]) == 0)
+			m->state = (enum volume_mod_state)(MOD_MODIFYING + i);
+	if (m->state == MOD_STATE_OTHER)
+		m->state_text = xstrdup(s);
+}
+
+const char *volume_mod_state_name(const struct volume_mod *m)
+{
+	if (m->state >= MOD_MODIFYING && m->state <= MOD_FAILED)
+		return mod_state_names[m->state - MOD_MODIFYING];
+	return m->state == MOD_STATE_OTHER ? m->state_text : NULL;
+}
+
+int volume_mod_in_flight(enum volume_mod_state s)
+{
+	return s == MOD_MODIFYING || s == MOD_OPTIMIZING;
 }
 
 static void mod_release(void *p)
@@ -438,13 +470,11 @@ const struct volume_mod *volume_latest_mod(const struct volume *v)
 	return v->n_mods ? &v->mods[v->n_mods - 1] : NULL;
 }
 
-static int mod_rank(const char *state)
+/* How far along a record is: the known states in EC2's order (failed last, as a record that
+ * ended); a missing or unknown state is behind every known one. */
+static int mod_rank(enum volume_mod_state state)
 {
-	static const char *const order[] = {"modifying", "optimizing", "completed", "failed", NULL};
-	for (int i = 0; state && order[i]; i++)
-		if (strcmp(state, order[i]) == 0)
-			return i;
-	return -1;
+	return state >= MOD_MODIFYING && state <= MOD_FAILED ? (int)(state - MOD_MODIFYING) : -1;
 }
 
 void volume_add_mod(struct volume *v, const struct volume_mod *m)
@@ -455,7 +485,7 @@ void volume_add_mod(struct volume *v, const struct volume_mod *m)
 		if (mod_rank(m->state) > mod_rank(v->mods[i].state)) {
 			volume_mod_release(&v->mods[i]);
 			v->mods[i] = *m;
-			v->mods[i].state = xstrdup(m->state);
+			v->mods[i].state_text = xstrdup(m->state_text);
 			v->mods[i].status_message = xstrdup(m->status_message);
 		}
 		return;
@@ -467,7 +497,7 @@ void volume_add_mod(struct volume *v, const struct volume_mod *m)
 		at--;
 	}
 	v->mods[at] = *m;
-	v->mods[at].state = xstrdup(m->state);
+	v->mods[at].state_text = xstrdup(m->state_text);
 	v->mods[at].status_message = xstrdup(m->status_message);
 	v->n_mods++;
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/volume.h"
 
 /* A ledger row's state (ledger_apply.h draws the transitions). */
 enum apply_state {
@@ -34,6 +35,9 @@ enum apply_state {
 const char *apply_state_name(enum apply_state s);
 /* 0, or EM_EINPUT (out untouched) when s is no state name (NULL included). */
 int apply_state_parse(const char *s, enum apply_state *out);
+/* The row state EC2's modification state stands for (modifying, optimizing, completed, failed:
+ * the same names); 0, or EM_EINPUT (out untouched) for a missing or unknown state. */
+int apply_state_from_ec2(enum volume_mod_state s, enum apply_state *out);
 /* submitted, modifying or optimizing: a modification sent (or about to be) and not settled yet. */
 int apply_state_open(enum apply_state s);
 /* How far along a state is: status (observe_only) only moves rows forward. completed and failed

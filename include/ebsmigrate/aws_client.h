@@ -20,7 +20,7 @@
 
 #include <pthread.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/buf.h"

@@ -1,6 +1,6 @@
 /*
  * aws_creds.h - the AWS credentials value: one key pair with its session token, expiry, account
- * and where it came from. The value type both the chain (aws_credentials.h) and STS
+ * and where it came from. The value type both the chain (aws_credential_chain.h) and STS
  * (aws_sts.h) use, kept apart from either so neither depends on the other through it: the
  * chain calls STS, STS only produces and consumes these values.
  *

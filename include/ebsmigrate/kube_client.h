@@ -1,16 +1,16 @@
 /*
  * kube_client.h - a Kubernetes API client for one context: credentials (static token, token
  * file, client certificate, exec plugins, native EKS tokens), GET/list/patch/create/delete with
- * Status errors, server version, VolumeAttributesClass discovery (kube_client.c), and the
- * inventory read that feeds kube_objects_load (kube_inventory.c). docs/kubernetes.md is the
- * user-facing description.
+ * Status errors, server version, VolumeAttributesClass discovery (kube_client.c; exec plugins and
+ * EKS tokens in kube_exec.c), and the inventory read that feeds kube_objects_load
+ * (kube_inventory.c). docs/kubernetes.md is the user-facing description.
  *
  * Credentials, in order: tokenFile (re-read for every request), token, exec plugin, client
  * certificate (TLS, alongside any of the others). Exec credentials are cached in the client until
  * their expirationTimestamp (or, without one, until the server answers 401, which refreshes them
  * once and retries the request). An exec plugin that is `aws [..] eks get-token --cluster-name N`
  * or `aws-iam-authenticator token -i N` is not run: the token is made here from the AWS
- * credentials chain (aws_credentials.h; the plugin's env keys/profile/region are honoured) and
+ * credentials chain (aws_credential_chain.h; the plugin's env keys/profile/region are honoured) and
  * cached 14 minutes; the binary runs only when the chain has no credentials.
  *
  * Plugins run without a shell (posix_spawn), stdin /dev/null, env = ours + exec.env +
@@ -98,7 +98,7 @@ struct kube_client_options {
 	void *inject_ctx;
 };
 
-/* Fields are private to kube_client.c except the counters. */
+/* Fields are private to kube_client.c and kube_exec.c except the counters. */
 struct kube_client {
 	struct kube_target target;
 	struct kube_client_options opt;

@@ -104,11 +104,17 @@ void planner_build(struct plan *out, const struct fleet *f, const struct pricebo
 const struct instance_limit *planner_instance_limit(const struct fleet *f, const struct volume *v);
 void plan_release(struct plan *p);
 
-/* Modification rules (exposed for apply and tests): the earliest time >= now at which a new
- * modification may start given the volume's known modifications. Returns 0 when it may start
- * now, 1 with *at set when it must wait for a time, 2 when a modification is in flight (must
- * complete first; *at unknown). */
-int planner_eligible_at(const struct volume *v, time_t now, time_t *at);
+/* When a new modification of a volume may start (planner_eligible_at). */
+enum eligibility {
+	ELIGIBLE_NOW = 0,       /* it may start now */
+	ELIGIBLE_AFTER_LIMIT,   /* R2/R3: the modification budget is spent until *at */
+	ELIGIBLE_AFTER_FLIGHT,  /* R1: the latest modification is in flight and must complete first;
+				 * no time is known (*at untouched) */
+};
+
+/* Modification rules (exposed for apply and tests): whether, and from when, a new modification
+ * may start at now given the volume's known modifications. */
+enum eligibility planner_eligible_at(const struct volume *v, time_t now, time_t *at);
 /* Every modification known for v, counted once: the starts of mods[] (EC2's latest and the
  * ledger's) and of trail_starts[] (CloudTrail), a CloudTrail start within HISTORY_MATCH_S of a
  * known one being that same modification. Sorted ascending; *out is the caller's (free it);

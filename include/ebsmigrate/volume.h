@@ -46,9 +46,22 @@ struct attachment {
 	char *instance_type; /* from DescribeInstances or the node, NULL when unknown */
 };
 
+/* EC2's modification state (DescribeVolumesModifications' ModificationState), parsed once by
+ * the reader that meets it (volume_mod_set_state); names exist only at the edges (exports, JSON,
+ * notes), through volume_mod_state_name. */
+enum volume_mod_state {
+	MOD_STATE_NONE = 0, /* not given: a zeroed record, or an answer without the field */
+	MOD_STATE_OTHER,    /* a state this version does not know: state_text keeps EC2's word */
+	MOD_MODIFYING,
+	MOD_OPTIMIZING,
+	MOD_COMPLETED,
+	MOD_FAILED,
+};
+
 /* One modification (the latest EC2 shows, or one from the ledger). */
 struct volume_mod {
-	char *state;          /* modifying | optimizing | completed | failed */
+	enum volume_mod_state state;
+	char *state_text;     /* MOD_STATE_OTHER: the state as EC2 wrote it; NULL otherwise */
 	char *status_message;
 	time_t start_time;    /* 0 = unknown */
 	time_t end_time;      /* 0 = not ended / unknown */
@@ -256,6 +269,13 @@ const struct volume_mod *volume_latest_mod(const struct volume *v);
  * with the same start time as a known one replaces it when it is further along. */
 void volume_add_mod(struct volume *v, const struct volume_mod *m);
 void volume_mod_release(struct volume_mod *m);
+/* Sets m's state from EC2's word s: one of the four names, MOD_STATE_OTHER keeping a copy of any
+ * other text (an empty one included), MOD_STATE_NONE for NULL. */
+void volume_mod_set_state(struct volume_mod *m, const char *s);
+/* The state as EC2 wrote it ("modifying", ..., or the unknown text kept); NULL for MOD_STATE_NONE. */
+const char *volume_mod_state_name(const struct volume_mod *m);
+/* modifying or optimizing: the modification is in flight and no other may start (rule R1). */
+int volume_mod_in_flight(enum volume_mod_state s);
 /* Adds a CloudTrail start time keeping trail_starts ordered; an equal time is not added twice. */
 void volume_add_trail_start(struct volume *v, time_t t);
 

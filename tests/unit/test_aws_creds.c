@@ -1,5 +1,5 @@
 /* test_aws_creds.c - the credentials value type, and the layering it exists for: STS uses the
- * value type only, never the chain (aws_credentials.h), while the chain calls STS. */
+ * value type only, never the chain (aws_credential_chain.h), while the chain calls STS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +50,9 @@ static void test_value(void)
 static void test_layering(void)
 {
 	/* The chain includes STS; STS must not include the chain, only the value type. */
-	CHECK(file_has("src/aws_credentials.c", "\"ebsmigrate/aws_sts.h\""));
-	CHECK(!file_has("src/aws_sts.c", "\"ebsmigrate/aws_credentials.h\""));
-	CHECK(!file_has("include/ebsmigrate/aws_sts.h", "\"ebsmigrate/aws_credentials.h\""));
+	CHECK(file_has("src/aws_credential_chain.c", "\"ebsmigrate/aws_sts.h\""));
+	CHECK(!file_has("src/aws_sts.c", "\"ebsmigrate/aws_credential_chain.h\""));
+	CHECK(!file_has("include/ebsmigrate/aws_sts.h", "\"ebsmigrate/aws_credential_chain.h\""));
 	CHECK(file_has("src/aws_sts.c", "\"ebsmigrate/aws_creds.h\""));
 	CHECK(!file_has("include/ebsmigrate/aws_creds.h", "\"ebsmigrate/aws_sts.h\""));
 	CHECK(!file_has("src/aws_creds.c", "\"ebsmigrate/aws_sts.h\""));

@@ -99,9 +99,57 @@ static void test_declined_elements(void)
 	buf_release(&json);
 }
 
+/* A modification state the reader does not know is kept as EC2 wrote it: an `inventory --save`
+ * export writes it back unchanged (and reads back the same), and it does not count as in flight. */
+static void test_unknown_modification_state_round_trip(void)
+{
+	static const char vols[] = "{\"Volumes\":[{\"VolumeId\":\"vol-1\",\"AvailabilityZone\":\"us-east-1a\","
+				   "\"Size\":100,\"VolumeType\":\"gp2\"}]}";
+	static const char mods[] =
+		"{\"VolumesModifications\":["
+		"{\"VolumeId\":\"vol-1\",\"ModificationState\":\"completed\",\"StartTime\":\"2026-01-01T00:00:00Z\"},"
+		"{\"VolumeId\":\"vol-1\",\"ModificationState\":\"paused\",\"StartTime\":\"2026-01-02T00:00:00Z\"},"
+		"{\"VolumeId\":\"vol-1\",\"ModificationState\":\"\",\"StartTime\":\"2026-01-03T00:00:00Z\"}]}";
+	struct buf err = BUF_INIT, first = BUF_INIT, again = BUF_INIT;
+	for (int round = 0; round < 2; round++) {
+		struct fleet f;
+		fleet_init(&f);
+		struct ec2_mod_list ml;
+		memset(&ml, 0, sizeof ml);
+		const char *m = round ? first.s : mods;
+		CHECK(aws_ec2_load_export(&f, &ml, vols, strlen(vols), "vols.json", NULL, &err) > 0);
+		CHECK(aws_ec2_load_export(&f, &ml, m, strlen(m), "mods.json", NULL, &err) > 0);
+		CHECK_STR(err.s, "");
+		aws_ec2_attach_mods(&f, &ml);
+		CHECK_I64(f.n, 1);
+		if (f.n == 1 && f.vols[0].n_mods == 3) {
+			const struct volume *v = &f.vols[0];
+			CHECK_I64(v->mods[0].state, MOD_COMPLETED);
+			CHECK_I64(v->mods[1].state, MOD_STATE_OTHER);
+			CHECK_STR(volume_mod_state_name(&v->mods[1]), "paused");
+			CHECK_I64(v->mods[2].state, MOD_STATE_OTHER);
+			CHECK_STR(volume_mod_state_name(volume_latest_mod(v)), "");
+			CHECK_I64(volume_mod_in_flight(volume_latest_mod(v)->state), 0);
+		} else {
+			CHECK_I64(f.n == 1 ? f.vols[0].n_mods : 0, 3);
+		}
+		aws_ec2_write_modifications_export(round ? &again : &first, &f, "us-east-1", NULL);
+		ec2_mod_list_release(&ml);
+		fleet_release(&f);
+	}
+	CHECK(strstr(first.s, "\"ModificationState\":\"paused\"") != NULL);
+	CHECK(strstr(first.s, "\"ModificationState\":\"\"") != NULL);
+	CHECK(strstr(first.s, "\"ModificationState\":\"completed\"") != NULL);
+	CHECK_STR(again.s, first.s);
+	buf_release(&err);
+	buf_release(&first);
+	buf_release(&again);
+}
+
 int main(void)
 {
 	test_one_pass_semantics();
 	test_declined_elements();
+	test_unknown_modification_state_round_trip();
 	return tap_done();
 }

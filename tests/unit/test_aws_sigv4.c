@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/common.h"
 #include "tap.h"

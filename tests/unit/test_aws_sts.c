@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/aws_sts.h"

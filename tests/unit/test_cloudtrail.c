@@ -119,11 +119,11 @@ static void test_parse(void)
 	buf_release(&err);
 }
 
-static void mod(struct volume *v, const char *state, time_t start)
+static void mod(struct volume *v, enum volume_mod_state state, time_t start)
 {
 	struct volume_mod m;
 	memset(&m, 0, sizeof m);
-	m.state = (char *)state;
+	m.state = state;
 	m.start_time = start;
 	volume_add_mod(v, &m);
 }
@@ -152,9 +152,9 @@ static void test_budget(void)
 	/* vol-A: four console resizes 03:00, 09:00, 15:00, 21:00 on 2026-10-31 (CloudTrail), a refused
 	 * fifth try at 23:00; EC2's latest is the 21:00 one (startTime 0.4 s later than eventTime). */
 	struct volume *a = gp2(&f, "vol-0000000000000000a");
-	mod(a, "completed", at("2026-10-31T21:00:00Z"));
+	mod(a, MOD_COMPLETED, at("2026-10-31T21:00:00Z"));
 	time_t t;
-	CHECK_I64(planner_eligible_at(a, now, &t), 0); /* EC2 alone: eligible now (the bug) */
+	CHECK_I64(planner_eligible_at(a, now, &t), ELIGIBLE_NOW); /* EC2 alone: eligible now (the bug) */
 	buf_adds(&page, "{\"Events\":[");
 	event(&page, "vol-0000000000000000a", "1793487600", "Client.VolumeModificationRateExceeded"); /* 23:00 */
 	event(&page, "vol-0000000000000000a", "1793480400", NULL); /* 21:00 */
@@ -174,8 +174,8 @@ static void test_budget(void)
 	event(&page, "vol-0000000000000000f", "1793470000", NULL);
 	buf_adds(&page, "]}");
 	struct volume *b = gp2(&f, "vol-0000000000000000b");
-	mod(b, "completed", at("2026-10-31T12:00:30Z")); /* the ledger's record */
-	mod(b, "completed", at("2026-10-31T20:00:00Z")); /* EC2's latest */
+	mod(b, MOD_COMPLETED, at("2026-10-31T12:00:30Z")); /* the ledger's record */
+	mod(b, MOD_COMPLETED, at("2026-10-31T20:00:00Z")); /* EC2's latest */
 	struct volume *c = gp2(&f, "vol-0000000000000000c");
 	a = fleet_find(&f, "vol-0000000000000000a");
 	CHECK_I64(parse_text(page.s, &ev, NULL, &err), 0);
@@ -192,28 +192,28 @@ static void test_budget(void)
 	CHECK_I64(starts[0], at("2026-10-31T03:00:00Z"));
 	CHECK_I64(starts[3], at("2026-10-31T21:00:00Z"));
 	free(starts);
-	CHECK_I64(planner_eligible_at(a, now, &t), 1);
+	CHECK_I64(planner_eligible_at(a, now, &t), ELIGIBLE_AFTER_LIMIT);
 	CHECK_I64(t, at("2026-11-01T03:00:00Z")); /* the oldest of the four + 24 h */
 	/* at 03:00 the 03:00 one leaves the window */
-	CHECK_I64(planner_eligible_at(a, at("2026-11-01T03:00:00Z"), &t), 0);
+	CHECK_I64(planner_eligible_at(a, at("2026-11-01T03:00:00Z"), &t), ELIGIBLE_NOW);
 
 	CHECK_I64(planner_modification_starts(b, &starts), 2); /* 12:00:30 ledger = 12:00 CloudTrail */
 	free(starts);
-	CHECK_I64(planner_eligible_at(b, now, &t), 0);
+	CHECK_I64(planner_eligible_at(b, now, &t), ELIGIBLE_NOW);
 
 	CHECK_I64(planner_modification_starts(c, &starts), 4);
 	free(starts);
-	CHECK_I64(planner_eligible_at(c, now, &t), 0); /* 3 inside (now - 24 h, now] */
+	CHECK_I64(planner_eligible_at(c, now, &t), ELIGIBLE_NOW); /* 3 inside (now - 24 h, now] */
 	/* a fourth inside the window: the next start is the oldest inside + 24 h */
 	volume_add_trail_start(c, at("2026-10-31T23:00:00Z"));
 	volume_add_trail_start(c, at("2026-10-31T23:00:00Z")); /* listed twice: once */
 	CHECK_I64(c->n_trail_starts, 5);
-	CHECK_I64(planner_eligible_at(c, now, &t), 1);
+	CHECK_I64(planner_eligible_at(c, now, &t), ELIGIBLE_AFTER_LIMIT);
 	CHECK_I64(t, (time_t)1793430000 + 86400);
 
 	/* an in-flight modification still wins (R1) */
-	mod(b, "optimizing", at("2026-11-01T00:05:00Z"));
-	CHECK_I64(planner_eligible_at(b, now, &t), 2);
+	mod(b, MOD_OPTIMIZING, at("2026-11-01T00:05:00Z"));
+	CHECK_I64(planner_eligible_at(b, now, &t), ELIGIBLE_AFTER_FLIGHT);
 
 	trail_events_release(&ev);
 	fleet_release(&f);
@@ -237,10 +237,10 @@ static void test_plan_history(void)
 	gp2(&f, "vol-0000000000000000d")->history = HISTORY_UNAVAILABLE;
 	struct volume *e = gp2(&f, "vol-0000000000000000e");
 	e->history = HISTORY_CLOUDTRAIL;
-	mod(e, "completed", at("2026-11-01T00:02:00Z")); /* 8 min ago: inside CloudTrail's delay */
+	mod(e, MOD_COMPLETED, at("2026-11-01T00:02:00Z")); /* 8 min ago: inside CloudTrail's delay */
 	struct volume *g = gp2(&f, "vol-00000000000000001");
 	g->history = HISTORY_CLOUDTRAIL;
-	mod(g, "completed", at("2026-10-31T23:50:00Z")); /* 20 min ago */
+	mod(g, MOD_COMPLETED, at("2026-10-31T23:50:00Z")); /* 20 min ago */
 	struct volume *s = gp2(&f, "vol-00000000000000002");
 	s->type = EBS_GP3; /* skipped: its history concerns nobody */
 	s->iops = 3000;

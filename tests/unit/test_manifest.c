@@ -218,11 +218,11 @@ static void bind(struct volume *v, const char *cluster, const char *pvc, int in_
 	v->kube->vac = xstrdup(vac);
 }
 
-static void mod(struct volume *v, const char *state, const char *start)
+static void mod(struct volume *v, enum volume_mod_state state, const char *start)
 {
 	struct volume_mod m;
 	memset(&m, 0, sizeof m);
-	m.state = (char *)state;
+	m.state = state;
 	em_parse_time(start, &m.start_time);
 	volume_add_mod(v, &m);
 }
@@ -316,13 +316,13 @@ static void make_fleet(struct fleet *f)
 	bind(add(f, "vol-p5", 100), "prod", "c5", 0, NULL);
 	struct volume *b1 = add(f, "vol-p6", 100);
 	bind(b1, "prod", "c6", 0, NULL);
-	mod(b1, "completed", "2026-11-30T14:00:00Z");
-	mod(b1, "completed", "2026-11-30T18:00:00Z");
-	mod(b1, "completed", "2026-11-30T22:00:00Z");
-	mod(b1, "completed", "2026-12-01T02:00:00Z");
+	mod(b1, MOD_COMPLETED, "2026-11-30T14:00:00Z");
+	mod(b1, MOD_COMPLETED, "2026-11-30T18:00:00Z");
+	mod(b1, MOD_COMPLETED, "2026-11-30T22:00:00Z");
+	mod(b1, MOD_COMPLETED, "2026-12-01T02:00:00Z");
 	struct volume *b2 = add(f, "vol-p7", 100);
 	bind(b2, "prod", "c7", 0, NULL);
-	mod(b2, "optimizing", "2026-12-01T10:00:00Z");
+	mod(b2, MOD_OPTIMIZING, "2026-12-01T10:00:00Z");
 	bind(add(f, "vol-p8", 100), "prod", "c8", 1, NULL);
 	struct volume *unbound = add(f, "vol-p9", 100);
 	bind(unbound, "prod", "c9", 0, NULL);

@@ -40,11 +40,11 @@ static void bind(struct volume *v, int in_tree, int64_t used_gib, int64_t cap_gi
 	}
 }
 
-static void mod(struct volume *v, const char *state, const char *start)
+static void mod(struct volume *v, enum volume_mod_state state, const char *start)
 {
 	struct volume_mod m;
 	memset(&m, 0, sizeof m);
-	m.state = (char *)state;
+	m.state = state;
 	em_parse_time(start, &m.start_time);
 	volume_add_mod(v, &m);
 }
@@ -194,28 +194,28 @@ static void test_budget_edges(void)
 	struct fleet f;
 	fleet_init(&f);
 	struct volume *edge = add(&f, "vol-b24h", "ap-northeast-2a", EBS_GP2, 100);
-	mod(edge, "completed", "2026-11-30T12:00:00Z"); /* NOW - 24 h */
-	mod(edge, "completed", "2026-11-30T20:00:00Z");
-	mod(edge, "failed", "2026-12-01T04:00:00Z");
-	mod(edge, "completed", "2026-12-01T11:00:00Z");
+	mod(edge, MOD_COMPLETED, "2026-11-30T12:00:00Z"); /* NOW - 24 h */
+	mod(edge, MOD_COMPLETED, "2026-11-30T20:00:00Z");
+	mod(edge, MOD_FAILED, "2026-12-01T04:00:00Z");
+	mod(edge, MOD_COMPLETED, "2026-12-01T11:00:00Z");
 	struct volume *inside = add(&f, "vol-b24h-1s", "ap-northeast-2a", EBS_GP2, 100);
-	mod(inside, "completed", "2026-11-30T12:00:01Z"); /* NOW - 24 h + 1 s */
-	mod(inside, "completed", "2026-11-30T20:00:00Z");
-	mod(inside, "failed", "2026-12-01T04:00:00Z");
-	mod(inside, "completed", "2026-12-01T11:00:00Z");
+	mod(inside, MOD_COMPLETED, "2026-11-30T12:00:01Z"); /* NOW - 24 h + 1 s */
+	mod(inside, MOD_COMPLETED, "2026-11-30T20:00:00Z");
+	mod(inside, MOD_FAILED, "2026-12-01T04:00:00Z");
+	mod(inside, MOD_COMPLETED, "2026-12-01T11:00:00Z");
 	struct volume *ahead = add(&f, "vol-bahead", "ap-northeast-2a", EBS_GP2, 100);
-	mod(ahead, "completed", "2026-11-30T13:00:00Z");
-	mod(ahead, "completed", "2026-11-30T20:00:00Z");
-	mod(ahead, "completed", "2026-12-01T04:00:00Z");
-	mod(ahead, "completed", "2026-12-01T12:00:01Z"); /* after NOW */
+	mod(ahead, MOD_COMPLETED, "2026-11-30T13:00:00Z");
+	mod(ahead, MOD_COMPLETED, "2026-11-30T20:00:00Z");
+	mod(ahead, MOD_COMPLETED, "2026-12-01T04:00:00Z");
+	mod(ahead, MOD_COMPLETED, "2026-12-01T12:00:01Z"); /* after NOW */
 
 	time_t at = 0, want;
-	CHECK_I64(planner_eligible_at(edge, NOW, &at), 0);
-	CHECK_I64(planner_eligible_at(inside, NOW, &at), 1);
+	CHECK_I64(planner_eligible_at(edge, NOW, &at), ELIGIBLE_NOW);
+	CHECK_I64(planner_eligible_at(inside, NOW, &at), ELIGIBLE_AFTER_LIMIT);
 	CHECK_I64(at, NOW + 1);
-	CHECK_I64(planner_eligible_at(ahead, NOW, &at), 0);
+	CHECK_I64(planner_eligible_at(ahead, NOW, &at), ELIGIBLE_NOW);
 	em_parse_time("2026-12-01T13:00:00Z", &want);
-	CHECK_I64(planner_eligible_at(ahead, NOW + 1, &at), 1); /* now 4 in the window */
+	CHECK_I64(planner_eligible_at(ahead, NOW + 1, &at), ELIGIBLE_AFTER_LIMIT); /* now 4 in the window */
 	CHECK_I64(at, want);
 
 	struct plan_options opt = {PLAN_MODE_MATCH, NOW};
@@ -232,9 +232,9 @@ static void test_budget_edges(void)
 	time_t old_now;
 	em_parse_time("2025-12-01T12:00:00Z", &old_now);
 	struct volume *six = add(&f, "vol-b6h", "ap-northeast-2a", EBS_GP2, 100);
-	mod(six, "completed", "2025-12-01T06:00:00Z"); /* old_now - 6 h */
-	CHECK_I64(planner_eligible_at(six, old_now, &at), 0);
-	CHECK_I64(planner_eligible_at(six, old_now - 1, &at), 1);
+	mod(six, MOD_COMPLETED, "2025-12-01T06:00:00Z"); /* old_now - 6 h */
+	CHECK_I64(planner_eligible_at(six, old_now, &at), ELIGIBLE_NOW);
+	CHECK_I64(planner_eligible_at(six, old_now - 1, &at), ELIGIBLE_AFTER_LIMIT);
 	CHECK_I64(at, old_now);
 	fleet_release(&f);
 }
@@ -266,17 +266,17 @@ int main(void)
 	add(&f, "vol-07", "ap-northeast-2a", EBS_GP3, 100)->throughput = 125;    /* skip */
 	add(&f, "vol-08", "us-west-2-lax-1a", EBS_GP2, 100);                     /* unpriced */
 	struct volume *v09 = add(&f, "vol-09", "ap-northeast-2a", EBS_GP2, 300);  /* 4 in 24h */
-	mod(v09, "completed", "2026-11-30T14:00:00Z");
-	mod(v09, "completed", "2026-11-30T18:00:00Z");
-	mod(v09, "failed", "2026-11-30T22:00:00Z");
-	mod(v09, "completed", "2026-12-01T02:00:00Z");
+	mod(v09, MOD_COMPLETED, "2026-11-30T14:00:00Z");
+	mod(v09, MOD_COMPLETED, "2026-11-30T18:00:00Z");
+	mod(v09, MOD_FAILED, "2026-11-30T22:00:00Z");
+	mod(v09, MOD_COMPLETED, "2026-12-01T02:00:00Z");
 	struct volume *v10 = add(&f, "vol-10", "ap-northeast-2a", EBS_GP2, 80);   /* in flight */
-	mod(v10, "optimizing", "2026-12-01T10:00:00Z");
+	mod(v10, MOD_OPTIMIZING, "2026-12-01T10:00:00Z");
 	struct volume *v11 = add(&f, "vol-11", "ap-northeast-2a", EBS_GP2, 80);   /* 3 in 24h: ok */
-	mod(v11, "completed", "2026-11-30T11:00:00Z"); /* outside the window */
-	mod(v11, "completed", "2026-11-30T18:00:00Z");
-	mod(v11, "completed", "2026-11-30T22:00:00Z");
-	mod(v11, "completed", "2026-12-01T02:00:00Z");
+	mod(v11, MOD_COMPLETED, "2026-11-30T11:00:00Z"); /* outside the window */
+	mod(v11, MOD_COMPLETED, "2026-11-30T18:00:00Z");
+	mod(v11, MOD_COMPLETED, "2026-11-30T22:00:00Z");
+	mod(v11, MOD_COMPLETED, "2026-12-01T02:00:00Z");
 	struct volume *v12 = add(&f, "vol-12", "ap-northeast-2a", EBS_GP2, 100);
 	v12->missing = 1;
 	add(&f, "vol-13", "ap-northeast-2a", EBS_GP2, 250)->metrics = (struct volume_metrics){
@@ -395,12 +395,12 @@ int main(void)
 	time_t old_now;
 	em_parse_time("2025-12-01T12:00:00Z", &old_now);
 	struct volume *v16 = add(&f, "vol-16", "ap-northeast-2a", EBS_GP2, 100);
-	mod(v16, "completed", "2025-12-01T08:00:00Z");
+	mod(v16, MOD_COMPLETED, "2025-12-01T08:00:00Z");
 	time_t at;
-	CHECK_I64(planner_eligible_at(v16, old_now, &at), 1);
+	CHECK_I64(planner_eligible_at(v16, old_now, &at), ELIGIBLE_AFTER_LIMIT);
 	em_parse_time("2025-12-01T14:00:00Z", &want);
 	CHECK_I64(at, want);
-	CHECK_I64(planner_eligible_at(v16, NOW, &at), 0);
+	CHECK_I64(planner_eligible_at(v16, NOW, &at), ELIGIBLE_NOW);
 
 	fleet_release(&f);
 	pricebook_release(&book);

@@ -90,7 +90,7 @@ static void test_verify(void)
 	/* in flight: EC2's progress, nothing verified */
 	struct volume_mod m;
 	memset(&m, 0, sizeof m);
-	m.state = "modifying";
+	m.state = MOD_MODIFYING;
 	m.progress = 45;
 	m.start_time = 1764590400;
 	volume_add_mod(&v, &m);

@@ -1,5 +1,5 @@
 /*
- * aws_credentials.h - AWS credentials, the chain that finds them (in the AWS CLI's order), and
+ * aws_credential_chain.h - AWS credentials, the chain that finds them (in the AWS CLI's order), and
  * region resolution. docs/aws.md is the user-facing description.
  *
  * Chain, first match wins (botocore's order; an explicit --profile skips the environment keys
@@ -30,8 +30,8 @@
  * EM_ENOTFOUND: a named profile that does not exist; EM_EUNSUPPORTED: SSO, credential_process
  * or MFA profiles; EM_ENET / EM_ESERVER: a credential service failed.
  */
-#ifndef EBSMIGRATE_AWS_CREDENTIALS_H
-#define EBSMIGRATE_AWS_CREDENTIALS_H
+#ifndef EBSMIGRATE_AWS_CREDENTIAL_CHAIN_H
+#define EBSMIGRATE_AWS_CREDENTIAL_CHAIN_H
 
 #include <time.h>
 
@@ -62,7 +62,7 @@ struct aws_credentials_options {
 				     * once per AssumeRole (else EM_EAUTH, nothing cached) */
 };
 
-/* Fields are private to aws_credentials.c. */
+/* Fields are private to aws_credential_chain.c. */
 struct aws_credentials_provider {
 	char *profile;
 	int profile_explicit;       /* from --profile: environment keys are skipped */

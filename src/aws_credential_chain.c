@@ -1,9 +1,9 @@
 /*
- * aws_credentials.c - the AWS credentials chain, the shared config files, region resolution.
+ * aws_credential_chain.c - the AWS credentials chain, the shared config files, region resolution.
  *
  * Entry points: aws_credentials_provider_init / _get / _expire / _release, aws_region_resolve,
  * (the credentials value is in aws_creds.c). The chain's order and error vocabulary are in
- * aws_credentials.h; docs/aws.md tells users.
+ * aws_credential_chain.h; docs/aws.md tells users.
  *
  * Links (each returns 1 = found, 0 = does not apply here, < 0 = applies but failed; a failure
  * stops the chain, as in the AWS CLI, so a broken profile is reported instead of silently
@@ -32,7 +32,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_creds.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"

@@ -1,4 +1,4 @@
-/* test_aws_credentials.c - every link of the credentials chain with temp files, environment
+/* test_aws_credential_chain.c - every link of the credentials chain with temp files, environment
  * variables and loopback servers standing in for STS, the container endpoint and IMDS; the
  * exact requests those servers received; caching, refresh and region resolution. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ebsmigrate/aws_credentials.h"
+#include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_sigv4.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/http.h"
