@@ -1,4 +1,4 @@
-"""Self-tests of the simulator's process and machinery: start-up time, files, loopback-only
+"""Self-tests of the simulator's process and machinery: start-up cost, files, loopback-only
 listening, SIGTERM, clock scaling, `ebssim ctl`, faults, the generator, Pricing GetProducts.
 Run: /usr/bin/python3 -m unittest tests/sim/test_core.py"""
 
@@ -40,11 +40,19 @@ def listening_addresses(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds a process has used, with those of the children it waited for."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
 class Process(unittest.TestCase):
     def test_startup_files_loopback_and_sigterm(self):
         sim = SimProcess("basic")
         try:
-            self.assertLess(sim.startup_s, 1.5)  # < 1 s on an idle machine; slack for a loaded CI
+            # start-up is cheap: the CPU time it took to get ready (the simulator's own and that of
+            # the openssl runs it waited for), not the wall time, which a busy machine stretches
+            self.assertLess(cpu_seconds(sim.proc.pid), 1.0)
             for name in ("env", "kubeconfig", "ca.crt", "ctl.url", "pid", "ready"):
                 self.assertTrue(os.path.exists(os.path.join(sim.state_dir, name)), name)
             for key in ("AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_CLOUDWATCH", "AWS_ENDPOINT_URL_MONITORING",
