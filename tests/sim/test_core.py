@@ -14,7 +14,7 @@ import unittest
 import botocore.exceptions
 import botocore.parsers
 
-from simtest import EBSSIM, SimProcess
+from simtest import EBSSIM, SimProcess, SimTestCase
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -100,15 +100,12 @@ class Process(unittest.TestCase):
             sim.stop()
 
 
-class Faults(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic", ["--seed", "7"])
-        cls.ec2 = cls.sim.client("ec2")
+class Faults(SimTestCase):
+    sim_args = ("--seed", "7")
 
     @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+    def set_up_sim(cls):
+        cls.ec2 = cls.sim.client("ec2")
 
     def setUp(self):
         self.sim.fault({"clear": True})
