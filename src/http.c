@@ -257,6 +257,16 @@ int http_client_init(struct http_client *c, const struct http_options *opt, stru
 	default_ms(&o.backoff_base_ms, 500);
 	default_ms(&o.backoff_max_ms, 20000);
 	default_ms(&o.retry_after_max_ms, 60000);
+	/* Tests only (docs/TESTING.md, "Test-only settings"): fault cases cap the wait between
+	 * attempts so they do not sleep through real backoffs; the attempts and their order stay. */
+	const char *test_wait = getenv("EM_TEST_RETRY_WAIT_MAX_MS");
+	if (test_wait && *test_wait) {
+		int64_t most = strtoll(test_wait, NULL, 10);
+		if (most >= 0 && most < o.backoff_max_ms)
+			o.backoff_max_ms = most;
+		if (most >= 0 && most < o.retry_after_max_ms)
+			o.retry_after_max_ms = most;
+	}
 	c->quota = o.retry_quota;
 	if (o.max_body == 0)
 		o.max_body = (size_t)64 << 20;

@@ -7,6 +7,7 @@ Environment: UPDATE_GOLDEN=1 rewrites `stdout-file` goldens from the actual outp
 """
 import argparse
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -106,7 +107,7 @@ def run_bash(script, env, cwd, timeout, stdout_path=None, stderr_path=None, erre
     try:
         prologue = "set -eo pipefail\n" if errexit else "set -o pipefail\n"
         if os.environ.get("EM_CASE_TRACE"):  # which line of a section failed: set -x to its stderr
-            prologue += "set -x\n"
+            prologue += "PS4='+ ${EPOCHREALTIME} '; set -x\n"  # with wall times: where a case waits
         p = subprocess.run(["bash", "-c", prologue + script], env=env, cwd=cwd, stdout=out,
                            stderr=err, timeout=timeout, stdin=subprocess.DEVNULL)
         return p
@@ -117,7 +118,15 @@ def run_bash(script, env, cwd, timeout, stdout_path=None, stderr_path=None, erre
             err.close()
 
 
+def cost(started):
+    """Wall and CPU seconds of the case so far (the simulator and every command included): where
+    the suite's time goes (docs/TESTING.md, "How long the tests take")."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return f"{time.monotonic() - started:.1f} s wall, {ru.ru_utime + ru.ru_stime:.1f} s CPU"
+
+
 def main():
+    started = time.monotonic()
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--source", required=True)
@@ -213,7 +222,7 @@ def main():
             print("--- stdout (first 4000 bytes)\n" + out[:4000])
             print("--- stderr (first 4000 bytes)\n" + err[:4000])
         else:
-            print(f"PASS {name}")
+            print(f"PASS {name} ({cost(started)})")
     finally:
         if sim:
             sim.stop()

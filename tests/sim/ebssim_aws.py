@@ -1406,9 +1406,40 @@ class PriceBook:
 
 
 class Json11App(ServiceApp):
-    """A JSON 1.1 protocol service (Pricing, CloudTrail, Organizations): the answer is the action's
-    JSON; an error is {"__type", MESSAGE_KEY} with x-amzn-RequestId (CloudTrail says "message")."""
+    """A JSON 1.1 protocol service (Pricing, CloudTrail, Organizations): the action is X-Amz-Target
+    after TARGET, its parameters the JSON body; the answer is the action's JSON; an error is
+    {"__type", MESSAGE_KEY} with x-amzn-RequestId (CloudTrail says "message"). Throttling, server
+    errors and refusals answer as Pricing and CloudTrail do (Organizations words its own)."""
     error_message_key = "Message"
+    TARGET = ""              # the X-Amz-Target prefix of the service's actions
+    require_object = False   # a body that is JSON but not an object is refused (Organizations)
+
+    def parse(self, req):
+        target = req.headers.get("x-amz-target", "")
+        if not target.startswith(self.TARGET):
+            raise ApiError("UnknownOperationException", "Unknown operation %s" % target)
+        try:
+            params = json.loads(req.body or b"{}")
+        except ValueError:
+            raise ApiError("SerializationException", "Malformed JSON body")
+        if self.require_object and not isinstance(params, dict):
+            raise ApiError("SerializationException", "Start of structure or map found where not expected.")
+        return target[len(self.TARGET):], params, "json"
+
+    def auth_error(self, af, proto):
+        return _auth_error_json(af)
+
+    server_error_code = "InternalErrorException"  # CloudTrail's: InternalServerError
+
+    def throttle_error(self, proto):
+        return ApiError("ThrottlingException", "Rate exceeded", 400)
+
+    def server_error(self, proto):
+        return ApiError(self.server_error_code, "An internal error occurred", 500, sender=False)
+
+    def denied(self, principal, perm, region, params, proto):
+        return ApiError("AccessDeniedException", "User: %s is not authorized to perform: %s because no "
+                        "identity-based policy allows the %s action" % (principal["arn"], perm, perm), 400)
 
     def render_ok(self, action, body, request_id, proto):
         return Response(200, {"Content-Type": "application/x-amz-json-1.1",
@@ -1427,32 +1458,9 @@ class PricingApp(Json11App):
     iam_prefix = "pricing"
     TARGET = "AWSPriceListService."
 
-    def parse(self, req):
-        target = req.headers.get("x-amz-target", "")
-        if not target.startswith(self.TARGET):
-            raise ApiError("UnknownOperationException", "Unknown operation %s" % target)
-        try:
-            params = json.loads(req.body or b"{}")
-        except ValueError:
-            raise ApiError("SerializationException", "Malformed JSON body")
-        return target[len(self.TARGET):], params, "json"
-
     def check_region(self, region, proto):
         if region not in PRICING_REGIONS:
             raise ApiError("InvalidSignatureException", "Credential should be scoped to a valid region. ", 403)
-
-    def auth_error(self, af, proto):
-        return _auth_error_json(af)
-
-    def throttle_error(self, proto):
-        return ApiError("ThrottlingException", "Rate exceeded", 400)
-
-    def server_error(self, proto):
-        return ApiError("InternalErrorException", "An internal error occurred", 500, sender=False)
-
-    def denied(self, principal, perm, region, params, proto):
-        return ApiError("AccessDeniedException", "User: %s is not authorized to perform: %s because no "
-                        "identity-based policy allows the %s action" % (principal["arn"], perm, perm), 400)
 
     def run(self, action, p, principal, region, req, proto):
         book = self.apis.pricing.items()

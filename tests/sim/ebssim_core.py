@@ -13,7 +13,7 @@ What lives here (the AWS APIs are in ebssim_aws.py, Kubernetes in the ebssim_kub
     and `sim.instances_by_region`, a member's volumes and instances carry `_account`;  This object is the in-process interface the kube module uses
     (see CONTRACT.md, "Shared in-process interface");
   - `HTTPServer`s: one per AWS service, one per cluster, one plain-HTTP control endpoint;
-  - `serve()` / `ctl()`: the `ebssim serve` and `ebssim ctl` commands.
+  - `serve()`: the `ebssim serve` command (`ebssim ctl` is ebssim_ctl.py, kept light).
 
 Invariants:
   - every mutation of simulated state happens under `sim.lock` (an RLock);
@@ -46,7 +46,6 @@ import sys
 import threading
 import time
 import urllib.parse
-import urllib.request
 
 import ebssim_envfile
 
@@ -1699,68 +1698,3 @@ class _NoKubeApp:
                         json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                     "message": "ebssim: Kubernetes module not available",
                                     "code": 503}))
-
-
-# --------------------------------------------------------------------------- ctl
-
-
-def ctl(args):
-    with open(os.path.join(args.state_dir, "ctl.url")) as f:
-        base = f.read().strip()
-
-    def call(method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-
-    op = args.op
-    if op == "advance":
-        status, text = call("POST", "/advance", {"seconds": float(args.arg)})
-    elif op == "state":
-        status, text = call("GET", "/state")
-    elif op == "requests":
-        path = "/requests"
-        if args.service:
-            path += "?service=" + urllib.parse.quote(args.service)
-        status, text = call("GET", path)
-    elif op == "fault":
-        try:
-            spec = json.loads(args.arg)
-        except (TypeError, ValueError):
-            sys.stderr.write("ebssim ctl fault: SPEC must be JSON\n")
-            return 2
-        status, text = call("POST", "/fault", spec)
-    elif op == "reset-requests":
-        status, text = call("POST", "/reset-requests", {})
-    elif op == "held":
-        status, text = call("GET", "/held")
-    elif op == "release":
-        status, text = call("POST", "/release", {})
-    elif op in ("trail", "modify-volume", "policy"):
-        try:
-            spec = json.loads(args.arg or "{}")
-        except ValueError:
-            sys.stderr.write("ebssim ctl %s: SPEC must be JSON\n" % op)
-            return 2
-        status, text = call("POST", "/" + op, spec)
-    elif op == "delete-volume":
-        if not args.arg:
-            sys.stderr.write("ebssim ctl delete-volume: VOLUME_ID is required\n")
-            return 2
-        status, text = call("POST", "/delete-volume", {"volume_id": args.arg})
-    else:
-        sys.stderr.write("ebssim ctl: unknown operation %r\n" % op)
-        return 2
-    if status >= 300:
-        sys.stderr.write(text)
-        return 1
-    if op in ("state", "requests", "held"):
-        sys.stdout.write(json.dumps(json.loads(text), indent=2) + "\n")
-    else:
-        sys.stdout.write(text)
-    return 0

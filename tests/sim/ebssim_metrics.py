@@ -160,6 +160,21 @@ class Slot:
                  "refill", "tput_demand", "tput_cap", "config_type", "bursting", "factor")
 
 
+def _demand_slot(t, f, cfg, burst, tput_cap, w):
+    """A slot at t of a workload w at demand factor f under configuration cfg, not solved yet."""
+    s = Slot()
+    s.t = t
+    s.length = SLOT_S
+    s.factor = f
+    s.config_type = cfg["type"]
+    s.bursting = burst
+    s.tput_cap = tput_cap
+    s.tput_demand = w.total_mibps * f
+    s.units = w.units_per_op
+    s.demand_ops = w.total_iops * f
+    return s
+
+
 def _solve(slot, demand_units, cap, base, burst, bucket_start, length):
     """Fill r1/te/r2/b0/b1 for constant demand over `length` seconds."""
     slot.b0 = bucket_start
@@ -316,24 +331,9 @@ class MetricsModel:
         if first >= last:
             return []
         ever_bursts = any(caps(c)[2] for _, c in timeline)
-        b0 = BUCKET * float(vol.get("burst_balance", 100.0)) / 100.0
         if ever_bursts:
-            # Start from the latest cached day checkpoint at or before `first`.
-            cps = self._checkpoints.setdefault(vid, {})
-            idx0 = int(round(origin / SLOT_S))
-            target = int(round(first / SLOT_S))
-            best = None
-            for i in cps:
-                if i <= target and (best is None or i > best):
-                    best = i
-            if best is None:
-                pos, bucket = idx0, b0
-            else:
-                pos, bucket = best, cps[best]
-            peak_units = w.total_iops * w.peak_factor() * w.units_per_op
-            base_min = min(caps(c)[0] for _, c in timeline)
-            if bucket >= BUCKET and peak_units <= base_min:
-                pos = target  # never drains: stays full
+            pos, target, bucket, cps = self._resume_point(vid, vol, w, origin, first,
+                                                          min(caps(c)[0] for _, c in timeline))
             now_idx = int(self.sim.now() // SLOT_S)
             while pos < target:
                 t = pos * SLOT_S
@@ -353,17 +353,7 @@ class MetricsModel:
         while t < last:
             cfg = self._config_at(timeline, t)
             cap, tput_cap, burst = caps(cfg, bucket > 0)
-            f = w.factor(t)
-            s = Slot()
-            s.t = t
-            s.length = SLOT_S
-            s.factor = f
-            s.config_type = cfg["type"]
-            s.bursting = burst
-            s.tput_cap = tput_cap
-            s.tput_demand = w.total_mibps * f
-            s.units = w.units_per_op
-            s.demand_ops = w.total_iops * f
+            s = _demand_slot(t, w.factor(t), cfg, burst, tput_cap, w)
             units = self._demand_units(w, t, tput_cap)
             _solve(s, units, cap, cap, burst, bucket if burst else BUCKET, SLOT_S)
             bucket = s.b1 if burst else BUCKET
@@ -372,6 +362,25 @@ class MetricsModel:
             if ever_bursts and int(round(t / SLOT_S)) % DAY_SLOTS == 0 and t <= self.sim.now():
                 self._checkpoints[vid][int(round(t / SLOT_S))] = bucket
         return out
+
+    def _resume_point(self, vid, vol, w, origin, first, base_min):
+        """Where the bucket's history resumes for slots from `first`: (pos, target, bucket,
+        checkpoints) - the latest cached day checkpoint at or before `first`, else the volume's
+        origin with its starting balance; at `first` at once when the bucket is full and the
+        workload's peak never exceeds the smallest baseline (it never drains)."""
+        cps = self._checkpoints.setdefault(vid, {})
+        target = int(round(first / SLOT_S))
+        best = None
+        for i in cps:
+            if i <= target and (best is None or i > best):
+                best = i
+        if best is None:
+            pos, bucket = int(round(origin / SLOT_S)), BUCKET * float(vol.get("burst_balance", 100.0)) / 100.0
+        else:
+            pos, bucket = best, cps[best]
+        if bucket >= BUCKET and w.total_iops * w.peak_factor() * w.units_per_op <= base_min:
+            pos = target
+        return pos, target, bucket, cps
 
     @staticmethod
     def _demand_units(w, t, tput_cap):
@@ -410,16 +419,7 @@ class MetricsModel:
         def solve(ci, f, bucket):
             cfg = cfgs[ci]
             cap, tput_cap, burst = caps(cfg, bucket > 0)
-            s = Slot()
-            s.t = 0.0
-            s.length = SLOT_S
-            s.factor = f
-            s.config_type = cfg["type"]
-            s.bursting = burst
-            s.tput_cap = tput_cap
-            s.tput_demand = w.total_mibps * f
-            s.units = w.units_per_op
-            s.demand_ops = w.total_iops * f
+            s = _demand_slot(0.0, f, cfg, burst, tput_cap, w)
             units = self._demand_units_f(w, f, tput_cap)
             _solve(s, units, cap, cap, burst, bucket if burst else BUCKET, SLOT_S)
             templates.append(s)
@@ -462,24 +462,9 @@ class MetricsModel:
                         checkpoints[idx] = bucket
             return bucket
 
-        b0 = BUCKET * float(vol.get("burst_balance", 100.0)) / 100.0
         if ever_bursts:
-            # as slots(): from the latest day checkpoint at or before `first`
-            cps = self._checkpoints.setdefault(vid, {})
-            idx0 = int(round(origin / SLOT_S))
-            target = int(round(first / SLOT_S))
-            best = None
-            for i in cps:
-                if i <= target and (best is None or i > best):
-                    best = i
-            if best is None:
-                pos, bucket = idx0, b0
-            else:
-                pos, bucket = best, cps[best]
-            peak_units = w.total_iops * w.peak_factor() * w.units_per_op
-            base_min = min(caps(c)[0] for c in cfgs)
-            if bucket >= BUCKET and peak_units <= base_min:
-                pos = target  # never drains: stays full
+            pos, target, bucket, cps = self._resume_point(vid, vol, w, origin, first,
+                                                          min(caps(c)[0] for c in cfgs))
             if pos < target:
                 bucket = run(pos * SLOT_S, target - pos, bucket, None, cps)
         else:

@@ -20,7 +20,6 @@ Behaviour (scenario keys "organization" and "accounts", see CONTRACT.md):
 Invariant: answers are built from sim.accounts (read-only after loading); no state changes here.
 """
 
-import json
 import re
 
 import ebssim_aws
@@ -33,21 +32,8 @@ ACTIONS = ("ListAccounts", "DescribeAccount")
 class OrganizationsApp(ebssim_aws.Json11App):
     service = "organizations"
     iam_prefix = "organizations"
-
-    def parse(self, req):
-        target = req.headers.get("x-amz-target", "")
-        if not target.startswith(TARGET):
-            raise ApiError("UnknownOperationException", "Unknown operation %s" % target)
-        try:
-            params = json.loads(req.body or b"{}")
-        except ValueError:
-            raise ApiError("SerializationException", "Malformed JSON body")
-        if not isinstance(params, dict):
-            raise ApiError("SerializationException", "Start of structure or map found where not expected.")
-        return target[len(TARGET):], params, "json"
-
-    def auth_error(self, af, proto):
-        return ebssim_aws._auth_error_json(af)
+    TARGET = TARGET
+    require_object = True
 
     def throttle_error(self, proto):
         return ApiError("TooManyRequestsException", "AWS Organizations can't complete your request "

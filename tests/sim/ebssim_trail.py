@@ -318,30 +318,8 @@ class CloudTrailApp(ebssim_aws.Json11App):
 
     service = "cloudtrail"
     iam_prefix = "cloudtrail"
-
-    def parse(self, req):
-        target = req.headers.get("x-amz-target", "")
-        if not target.startswith(TARGET):
-            raise ApiError("UnknownOperationException", "Unknown operation %s" % target)
-        try:
-            params = json.loads(req.body or b"{}")
-        except ValueError:
-            raise ApiError("SerializationException", "Malformed JSON body")
-        return target[len(TARGET):], params, "json"
-
-    def auth_error(self, af, proto):
-        return ebssim_aws._auth_error_json(af)
-
-    def throttle_error(self, proto):
-        return ApiError("ThrottlingException", "Rate exceeded", 400)
-
-    def server_error(self, proto):
-        return ApiError("InternalServerError", "An internal error occurred", 500, sender=False)
-
-    def denied(self, principal, perm, region, params, proto):
-        return ApiError("AccessDeniedException", "User: %s is not authorized to perform: %s because "
-                        "no identity-based policy allows the %s action" % (principal["arn"], perm, perm),
-                        400)
+    TARGET = TARGET
+    server_error_code = "InternalServerError"
 
     def run(self, action, p, principal, region, req, proto):
         trail = self.sim.trail

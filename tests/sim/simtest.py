@@ -1,6 +1,7 @@
 """Helpers for the simulator's self-tests (tests/sim/test_*.py): start `ebssim serve` on a
 fresh state dir, read its env file, make botocore clients and signed raw requests, talk
-to the control endpoint, stop it with SIGTERM.  Not a test module itself."""
+to the control endpoint, stop it with SIGTERM; SimTestCase, a test class with a simulator of its
+own.  Not a test module itself."""
 
 import json
 import os
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,6 +119,27 @@ class SimProcess:
         creds = botocore.credentials.Credentials(*keys)
         botocore.auth.SigV4Auth(creds, signing_name or service, region).add_auth(req)
         return raw(req.method, url, dict(req.headers.items()), req.body, self.ca)
+
+
+class SimTestCase(unittest.TestCase):
+    """A test class with a simulator of its own, started once for the class on `scenario` with
+    `sim_args` and stopped after its last test; `set_up_sim` adds what the class needs next
+    (clients, a clock advance)."""
+    scenario = "basic"
+    sim_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.sim = SimProcess(cls.scenario, cls.sim_args)
+        cls.set_up_sim()
+
+    @classmethod
+    def set_up_sim(cls):
+        pass
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.sim.stop()
 
 
 def raw(method, url, headers, body, ca=None):

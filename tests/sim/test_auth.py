@@ -16,7 +16,7 @@ import botocore.exceptions
 import botocore.session
 
 import ebssim_core
-from simtest import ADMIN, READONLY, SimProcess, raw
+from simtest import ADMIN, READONLY, SimTestCase, raw
 
 EXPIRED = ("ASIASIMEXPIRED00001", "ebssim/expired/secret/key/000000000000001")
 WRONG = (ADMIN[0], "not-the-secret")
@@ -39,14 +39,7 @@ def skewed_request(sim, endpoint_var, service, body, headers, offset_s, keys=ADM
     return raw("POST", url, h, body, sim.ca)
 
 
-class SignedProtocols(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+class SignedProtocols(SimTestCase):
 
     def err(self, client, op, **kw):
         with self.assertRaises(botocore.exceptions.ClientError) as c:

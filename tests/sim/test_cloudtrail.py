@@ -12,7 +12,7 @@ import botocore.config
 import botocore.exceptions
 import botocore.session
 
-from simtest import ADMIN, SimProcess
+from simtest import ADMIN, SimTestCase
 
 START = 1793491200  # 2026-11-01T00:00:00Z, the scenarios' start
 VOL9 = "vol-0aa00000000000009"   # 4 completed modifications in the 24 h before the start
@@ -42,15 +42,12 @@ def events_for(client, volume_id, **kw):
     return out
 
 
-class LookupEvents(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic", ["--trail-delay", "600"])
-        cls.ct = trail_client(cls.sim)
+class LookupEvents(SimTestCase):
+    sim_args = ("--trail-delay", "600")
 
     @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+    def set_up_sim(cls):
+        cls.ct = trail_client(cls.sim)
 
     def setUp(self):
         time.sleep(1.1)  # a fresh rate-limit bucket for each test

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 
 import ebssim_metrics as M
-from simtest import SimProcess
+from simtest import SimTestCase
 
 START = 1793491200  # 2026-11-01T00:00:00Z, the scenarios' start
 CLIFF = "vol-0cc00000000000001"
@@ -22,17 +22,13 @@ def stat(qid, metric, vid, period=60, stat="Sum"):
                                       "Period": period, "Stat": stat}}
 
 
-class Cliff(unittest.TestCase):
+class Cliff(SimTestCase):
     """A 100 GiB gp2 at 3,000 IOPS demand from a full bucket: 3,000 IOPS until 2,000 s, then 300."""
+    scenario = "cliff"
 
     @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("cliff")
+    def set_up_sim(cls):
         cls.sim.advance(2700)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
 
     def json_call(self, body):
         status, headers, out = self.sim.signed("monitoring", "AWS_ENDPOINT_URL_CLOUDWATCH", json.dumps(body), JSON_H)
@@ -177,14 +173,7 @@ class CreditModel(unittest.TestCase):
         self.assertEqual(M.caps({"type": "gp3", "size": 100, "iops": 6000, "throughput": 500})[:2], (6000.0, 500.0))
 
 
-class BasicFleetSeries(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+class BasicFleetSeries(SimTestCase):
 
     def test_types_and_attachment(self):
         cw = self.sim.client("cloudwatch")

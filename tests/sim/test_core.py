@@ -1,4 +1,4 @@
-"""Self-tests of the simulator's process and machinery: start-up time, files, loopback-only
+"""Self-tests of the simulator's process and machinery: start-up cost, files, loopback-only
 listening, SIGTERM, clock scaling, `ebssim ctl`, faults, the generator, Pricing GetProducts.
 Run: /usr/bin/python3 -m unittest tests/sim/test_core.py"""
 
@@ -14,7 +14,7 @@ import unittest
 import botocore.exceptions
 import botocore.parsers
 
-from simtest import EBSSIM, SimProcess
+from simtest import EBSSIM, SimProcess, SimTestCase
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -40,11 +40,19 @@ def listening_addresses(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds a process has used, with those of the children it waited for."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
 class Process(unittest.TestCase):
     def test_startup_files_loopback_and_sigterm(self):
         sim = SimProcess("basic")
         try:
-            self.assertLess(sim.startup_s, 1.5)  # < 1 s on an idle machine; slack for a loaded CI
+            # start-up is cheap: the CPU time it took to get ready (the simulator's own and that of
+            # the openssl runs it waited for), not the wall time, which a busy machine stretches
+            self.assertLess(cpu_seconds(sim.proc.pid), 1.0)
             for name in ("env", "kubeconfig", "ca.crt", "ctl.url", "pid", "ready"):
                 self.assertTrue(os.path.exists(os.path.join(sim.state_dir, name)), name)
             for key in ("AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_CLOUDWATCH", "AWS_ENDPOINT_URL_MONITORING",
@@ -92,15 +100,12 @@ class Process(unittest.TestCase):
             sim.stop()
 
 
-class Faults(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic", ["--seed", "7"])
-        cls.ec2 = cls.sim.client("ec2")
+class Faults(SimTestCase):
+    sim_args = ("--seed", "7")
 
     @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+    def set_up_sim(cls):
+        cls.ec2 = cls.sim.client("ec2")
 
     def setUp(self):
         self.sim.fault({"clear": True})

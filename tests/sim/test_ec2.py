@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import botocore.exceptions
 
-from simtest import EBSSIM, READONLY, SimProcess
+from simtest import EBSSIM, READONLY, SimProcess, SimTestCase
 
 NS = "{http://ec2.amazonaws.com/doc/2016-11-15/}"
 V = "vol-0aa0000000000000"
@@ -22,15 +22,10 @@ def code_of(ctx):
     return ctx.exception.response["Error"]["Code"], ctx.exception.response["Error"]["Message"]
 
 
-class BasicEc2(unittest.TestCase):
+class BasicEc2(SimTestCase):
     @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic")
+    def set_up_sim(cls):
         cls.ec2 = cls.sim.client("ec2")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
 
     def test_describe_per_region_from_credential_scope(self):
         ids = [v["VolumeId"] for v in self.ec2.describe_volumes()["Volumes"]]
@@ -249,18 +244,13 @@ class BasicEc2(unittest.TestCase):
         self.assertEqual(code_of(c)[0], "DryRunOperation")
 
 
-class DeleteVolumeAndRefusals(unittest.TestCase):
+class DeleteVolumeAndRefusals(SimTestCase):
     """DeleteVolume (wire and `ctl delete-volume`) and `error` faults; a sim of its own, since
     it deletes volumes."""
 
     @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic")
+    def set_up_sim(cls):
         cls.ec2 = cls.sim.client("ec2")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
 
     def test_delete_volume(self):
         status, _, body = self.sim.signed("ec2", "AWS_ENDPOINT_URL_EC2",

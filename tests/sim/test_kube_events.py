@@ -12,7 +12,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import SimProcess  # noqa: E402
+from simtest import SimTestCase  # noqa: E402
 
 KUBECTL = shutil.which("kubectl")
 
@@ -32,15 +32,12 @@ def pod(name, claim_name):
 
 
 @unittest.skipUnless(KUBECTL, "kubectl not installed")
-class TestPendingEvents(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("bench-pending")
-        cls.env = dict(os.environ, KUBECONFIG=cls.sim.env["KUBECONFIG"], HOME=cls.sim.dir)
+class TestPendingEvents(SimTestCase):
+    scenario = "bench-pending"
 
     @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+    def set_up_sim(cls):
+        cls.env = dict(os.environ, KUBECONFIG=cls.sim.env["KUBECONFIG"], HOME=cls.sim.dir)
 
     def kubectl(self, *args, stdin=None):
         p = subprocess.run([KUBECTL, "--context", "prod"] + list(args), input=stdin, env=self.env,

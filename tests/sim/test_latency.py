@@ -6,21 +6,15 @@ import threading
 import time
 import unittest
 
-from simtest import SimProcess, raw
+from simtest import SimTestCase, raw
 
 LATENCY_S = 1.0
 FORM = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
 DESCRIBE = "Action=DescribeVolumes&Version=2016-11-15&MaxResults=5"
 
 
-class LatencyTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("basic", ["--latency-ms", str(int(LATENCY_S * 1000))])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+class LatencyTest(SimTestCase):
+    sim_args = ("--latency-ms", str(int(LATENCY_S * 1000)))
 
     def timed(self, fn):
         t0 = time.monotonic()

@@ -15,7 +15,7 @@ import unittest
 
 import botocore.exceptions
 
-from simtest import ADMIN, READONLY, SimProcess
+from simtest import ADMIN, READONLY, SimProcess, SimTestCase
 
 ORGREADER = ("AKIASIMORGREADER001", "ebssim/orgreader/secret/key/000000000001")
 MGMT = "111122223333"
@@ -32,16 +32,13 @@ def epoch(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-class Org(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.sim = SimProcess("org")
-        cls.sts = cls.sim.client("sts")
-        cls.org = cls.sim.client("organizations")
+class Org(SimTestCase):
+    scenario = "org"
 
     @classmethod
-    def tearDownClass(cls):
-        cls.sim.stop()
+    def set_up_sim(cls):
+        cls.sts = cls.sim.client("sts")
+        cls.org = cls.sim.client("organizations")
 
     def err(self, fn, **kw):
         with self.assertRaises(botocore.exceptions.ClientError) as c:

@@ -25,36 +25,52 @@ import subprocess
 import sys
 
 
-def dpkg_owner(path):
-    """The package that owns path; /lib and /usr/lib are the same directory (usrmerge)."""
-    cands = [path]
-    if path.startswith("/usr/lib/"):
-        cands.append(path[4:])
-    elif path.startswith("/lib"):
-        cands.append("/usr" + path)
-    for c in cands:
-        p = subprocess.run(["dpkg", "-S", c], capture_output=True, text=True)
-        if p.returncode == 0:
-            return p.stdout.split(":")[0].strip()
-    return None
+def dpkg_owners(paths):
+    """{path: the package that owns it} for the paths some package owns; /lib and /usr/lib are the
+    same directory (usrmerge), so both spellings are asked, the one given first. One dpkg call:
+    dpkg reads every package's file list once per call, seconds on a loaded machine."""
+    cands = {}
+    for path in paths:
+        cands[path] = [path]
+        if path.startswith("/usr/lib/"):
+            cands[path].append(path[4:])
+        elif path.startswith("/lib"):
+            cands[path].append("/usr" + path)
+    asked = sorted({c for cs in cands.values() for c in cs})
+    asked_set, found = set(asked), {}
+    if asked:  # exit 1 when some path has no owner; the owned ones are printed all the same
+        out = subprocess.run(["dpkg", "-S"] + asked, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            owner, sep, path = line.rpartition(": ")
+            if sep and path in asked_set and not line.startswith("diversion "):
+                found.setdefault(path, owner.split(":")[0].strip())
+    owners = {}
+    for path, cs in cands.items():
+        for c in cs:
+            if c in found:
+                owners[path] = found[c]
+                break
+    return owners
 
 
 def depends_closure(pkgs):
-    """pkgs plus everything they Depend/Pre-Depend on, transitively (installed packages only)."""
-    seen, todo = set(), list(pkgs)
+    """pkgs plus everything they Depend/Pre-Depend on, transitively (installed packages only).
+    One dpkg-query per level of the graph rather than one per package."""
+    seen, todo = set(), set(pkgs)
     while todo:
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        q = subprocess.run(["dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}", p], capture_output=True, text=True)
-        if q.returncode != 0:
-            continue
-        for alt in q.stdout.split(","):
-            for choice in alt.split("|"):
-                name = choice.strip().split(" ")[0].split(":")[0]
-                if name:
-                    todo.append(name)
+        batch = sorted(todo - seen)
+        todo = set()
+        if not batch:
+            break
+        seen.update(batch)
+        q = subprocess.run(["dpkg-query", "-W", "-f=${Depends}, ${Pre-Depends}\n"] + batch,
+                           capture_output=True, text=True)  # exit 1 when one is not installed
+        for line in q.stdout.splitlines():
+            for alt in line.split(","):
+                for choice in alt.split("|"):
+                    name = choice.strip().split(" ")[0].split(":")[0]
+                    if name:
+                        todo.add(name)
     return seen
 
 
@@ -125,9 +141,10 @@ def main():
         problems.append("ldd found no libraries in %s" % binary)
     installed = depends_closure(runtime_pkgs)
     base = depends_closure(essential())
+    owner_of = dpkg_owners(libs)
     owners = {}
     for lib in libs:
-        pkg = dpkg_owner(lib)
+        pkg = owner_of.get(lib)
         if pkg is None:
             problems.append("%s: no Debian package owns it" % lib)
             continue

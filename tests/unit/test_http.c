@@ -159,8 +159,9 @@ static void test_backoff_bounds(void)
 	buf_release(&err);
 }
 
-/* 429 with Retry-After: 3 then 200: the wait is exactly the server's. */
-static void test_retry_after(void)
+/* 429 with Retry-After: 3 then 200, with the wait between attempts capped at `cap` ms by
+ * EM_TEST_RETRY_WAIT_MAX_MS (tests only; NULL: unset), which caps backoff too, never the attempts. */
+static void retry_after_3s(const char *cap, int64_t want_wait)
 {
 	static const struct lb_response script[] = {
 		{429, "Retry-After: 3\r\n", "slow down", 0, 0},
@@ -168,9 +169,17 @@ static void test_retry_after(void)
 	};
 	struct lb_server s;
 	CHECK(lb_start(&s, script, 2) == 0);
+	if (cap)
+		setenv("EM_TEST_RETRY_WAIT_MAX_MS", cap, 1);
 	struct http_client c;
 	struct fake f;
 	client(&c, &f, 5);
+	unsetenv("EM_TEST_RETRY_WAIT_MAX_MS");
+	if (cap) {
+		f.rnd = UINT64_MAX;
+		for (int i = 1; i <= 6; i++)
+			CHECK(http_backoff_ms(&c, i) <= want_wait);
+	}
 	struct http_response resp;
 	http_response_init(&resp);
 	struct buf err = BUF_INIT;
@@ -180,11 +189,22 @@ static void test_retry_after(void)
 	CHECK_I64(resp.attempts, 2);
 	CHECK_I64(resp.throttled, 1);
 	CHECK_I64(f.n_sleeps, 1);
-	CHECK_I64(f.sleeps[0], 3000);
+	CHECK_I64(f.sleeps[0], want_wait);
 	http_response_release(&resp);
 	http_client_release(&c);
 	lb_stop(&s);
 	buf_release(&err);
+}
+
+/* Unset, the wait is exactly the server's. */
+static void test_retry_after(void)
+{
+	retry_after_3s(NULL, 3000);
+}
+
+static void test_retry_wait_cap_for_tests(void)
+{
+	retry_after_3s("10", 10);
 }
 
 /* Throttled on every attempt: EM_ETHROTTLED, the last answer kept for the caller. */
@@ -841,6 +861,7 @@ int main(void)
 {
 	test_headers();
 	test_backoff_bounds();
+	test_retry_wait_cap_for_tests();
 	test_retry_5xx();
 	test_retry_after();
 	test_throttled_exhausted();
