@@ -34,7 +34,7 @@ ARCH = """# Architecture
 ```layers
 L2 high.c            # the upper layer
 L1 a.c b.c c.c d.c   # a circle (a, b) and an accepted one (c, d)
-   gone.c
+   gone.c sub/deep.c tabled.c
 L0 low.c low2.c proc.c util.h fmt.c
 ```
 
@@ -56,6 +56,11 @@ FILES = {
     "include/ebsmigrate/low.h": "int low_fn(const char *s);\n",
     "include/ebsmigrate/stray.h": "/* belongs to no module of the map */\n",
     "src/util.h": "#define UTIL 1\n",
+    "src/sub/deep.c": '#include "deep.h"\n#include "../util.h"\n#include "ebsmigrate/high.h"\nint deep_fn(void) { return 0; }\n',
+    "src/sub/deep.h": "int deep_fn(void);\n",
+    "src/sub/tabled.c": "int tabled_fn(void) { return 0; }\n",  # a bare name found at any depth
+    "src/sub/stray.c": "int stray_fn(void) { return 0; }\n",
+    "src/sub/notes.txt": "not C, still a file of src/ the table must place\n",
     "src/high.c": """#include <string.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -104,6 +109,9 @@ EXPECTED = {
     ("docs/ARCHITECTURE.md", "stale"),  # gone.c, circle x/y, upward low -> a, allow sleep nowhere.c
     ("include/ebsmigrate/stray.h", "unlisted"),
     ("src/orphan.c", "unlisted"),
+    ("src/sub/stray.c", "unlisted"),
+    ("src/sub/notes.txt", "unlisted"),
+    ("src/sub/deep.c", "layer"),  # a module in a subdirectory including an upper header
     ("src/low.c", "layer"),  # includes high.h
     ("src/low2.c", "layer"),  # calls high_fn (from the object files only)
     ("src/a.c", "circle"),
@@ -184,6 +192,7 @@ def main():
             ("include edge", "'low' (L0) includes 'high' (L2)"),
             ("call edge", "'low2' (L0) calls high_fn() of 'high' (L2)"),
             ("circle", "loop: a, b"),
+            ("subdirectory module", "'sub/deep' (L1) includes 'high' (L2)"),
             ("state name", "against the state name \"completed\""),
             ("banned", "sprintf() is banned"),
             ("proc", "fork() outside proc.c"),
@@ -195,6 +204,8 @@ def main():
             ("accepted circle", "c, d"), ("comment", "strcpy"), ("string", "gmtime"), ("proc.c", "src/proc.c"),
             ("allowed banned call", "strcat"), ("accepted upward edge", "'b' (L1) calls"),
             ("other literal", "\"other\""), ("unchanged lines", "src/high.c:1: format"),
+            ("a bare name at depth", "tabled"), ("a private header of its module", "deep.h"),
+            ("an include of ../util.h", "'util'"),
         ]:
             check(needle not in text, "not reported: %s" % what)
         check(len([ln for ln in lines if ": stale: " in ln]) == 4, "four stale lines")
