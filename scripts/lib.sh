@@ -9,11 +9,13 @@ BUILD=${EM_BUILD_DIR:-$ROOT/build}
 # tools the tests use (Debian AWS CLI v2, botocore for the simulator, fio, jq, sqlite3, openssl;
 # zsh, fish, groff and man-db check the generated completions and man pages; python3-sarif-python-om
 # is the SARIF object model check --sarif reports are validated against; python3-prometheus-client
-# and prometheus (promtool) parse `metrics` output; libmicrohttpd serves `metrics --listen`).
+# and prometheus (promtool) parse `metrics` output; libmicrohttpd serves `metrics --listen`;
+# clang-format (with git's git-clang-format) is scripts/checksrc's format check of changed lines).
 EM_BUILD_PACKAGES=(gcc make cmake pkg-config libcurl4-openssl-dev libssl-dev libcjson-dev
 	libyaml-dev libsqlite3-dev libexpat1-dev zlib1g-dev libmicrohttpd-dev)
 EM_TEST_PACKAGES=(python3 python3-botocore awscli fio jq sqlite3 openssl ca-certificates chromium
-	zsh fish groff-base man-db python3-yaml python3-sarif-python-om python3-prometheus-client prometheus curl)
+	zsh fish groff-base man-db python3-yaml python3-sarif-python-om python3-prometheus-client prometheus curl
+	clang-format)
 
 em_missing_packages() {
 	local missing=() p

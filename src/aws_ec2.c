@@ -33,7 +33,6 @@
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/paging.h"
 #include "ebsmigrate/strmap.h"
-#include "ebsmigrate/saved_accounts.h"
 #include "aws_ec2_internal.h"
 
 void ec2_mod_list_release(struct ec2_mod_list *l)

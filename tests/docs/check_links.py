@@ -10,6 +10,7 @@ Checks (each problem is one line on stdout; exit 1 if any):
     packaging/..., scripts/...) that `ebsmigrate help` or `ebsmigrate help COMMAND` mentions
     exists, and so does every such path written in the docs' text outside code blocks.
 Prints a count of what was checked, so a run that checks nothing is visible.
+The link check (link_problems) is also scripts/checksrc's doc-link rule, over every Markdown file.
 """
 import glob
 import os
@@ -60,6 +61,27 @@ def anchors(path, cache={}):
     return cache[path]
 
 
+def doc_links(text):
+    """(line, target) of every relative link of a Markdown text (code blocks left out)."""
+    return [(lineno, target) for lineno, line in enumerate(strip_code(text).split("\n"), 1)
+            for target in LINK_RE.findall(line) if not re.match(r"^[a-z][a-z0-9+.-]*:", target)]  # not https:
+
+
+def link_problems(doc, src):
+    """(line, message) for each relative link of the Markdown file `doc` to a file that does not
+    exist, or to a heading its Markdown file does not have. scripts/checksrc runs this over every
+    Markdown file of the repository; main() over the docs, with the help pages' paths."""
+    out = []
+    for lineno, target in doc_links(open(doc, encoding="utf-8").read()):
+        file_part, _, anchor = target.partition("#")
+        dest = os.path.normpath(os.path.join(os.path.dirname(doc), file_part)) if file_part else doc
+        if not os.path.exists(dest):
+            out.append((lineno, "link '%s': no such file" % target))
+        elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
+            out.append((lineno, "link '%s': no heading '#%s' in %s" % (target, anchor, os.path.relpath(dest, src))))
+    return out
+
+
 def main():
     src, em = sys.argv[1], sys.argv[2]
     problems, n_links, n_paths = [], 0, 0
@@ -85,19 +107,10 @@ def main():
     for doc in docs:
         rel = os.path.relpath(doc, src)
         text = strip_code(open(doc, encoding="utf-8").read())
+        n_links += len(doc_links(text))
+        problems.extend("%s:%d: %s" % (rel, lineno, msg) for lineno, msg in link_problems(doc, src))
         for lineno, line in enumerate(text.split("\n"), 1):
             where = "%s:%d" % (rel, lineno)
-            for target in LINK_RE.findall(line):
-                if re.match(r"^[a-z][a-z0-9+.-]*:", target):
-                    continue  # https:, mailto:
-                n_links += 1
-                file_part, _, anchor = target.partition("#")
-                dest = os.path.normpath(os.path.join(os.path.dirname(doc), file_part)) if file_part else doc
-                if not os.path.exists(dest):
-                    problems.append("%s: link '%s': no such file" % (where, target))
-                elif anchor and dest.endswith(".md") and anchor not in anchors(dest):
-                    problems.append("%s: link '%s': no heading '#%s' in %s" % (where, target, anchor,
-                                                                                 os.path.relpath(dest, src)))
             for p in PATH_RE.findall(re.sub(r"\]\([^)]*\)", "]", line)):
                 check_path(where, p)
 
