@@ -5,7 +5,6 @@
  * written in pieces), visible result lines.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,6 +19,7 @@
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/cmd_doc.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
@@ -387,52 +387,18 @@ void cmd_spool_sink_flush(void *sink, const char *s, size_t n)
 		ledger_doc_add(k->doc, s, n);
 }
 
-/* Adds a staged file (tmp, taken over) to be committed to path. */
-static void outputs_remember(struct cmd_outputs *o, const char *path, struct buf *tmp)
-{
-	XGROW(o->files, o->n, o->alloc);
-	o->files[o->n].path = xstrdup(path);
-	o->files[o->n].tmp = buf_detach(tmp);
-	o->files[o->n].committed = 0;
-	o->n++;
-}
-
-/* Stages path with data, or (spool not NULL) empty and then filled from the spool and synced,
- * and remembers it for the commit. Logs the error; returns EXIT_*. */
-static int stage_output(struct cmd_outputs *o, const char *path, const char *data, size_t len, FILE *spool)
-{
-	struct buf err = BUF_INIT, tmp = BUF_INIT;
-	int rc = em_stage_file(path, data, len, 0666, &tmp, &err) ? EXIT_RUNTIME : EXIT_OK;
-	if (!rc && spool) {
-		int fd = open(tmp.s, O_WRONLY | O_APPEND | O_CLOEXEC);
-		int bad = fd < 0 || fseek(spool, 0, SEEK_SET) != 0 || em_copy_stream(spool, fd) != 0 || fsync(fd) != 0;
-		int e = errno;
-		if (fd >= 0 && close(fd) != 0 && !bad) {
-			bad = 1;
-			e = errno;
-		}
-		if (bad) {
-			em_err(&err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
-			unlink(tmp.s);
-			rc = EXIT_RUNTIME;
-		}
-	}
-	if (rc)
-		log_error("%s", err.s);
-	else
-		outputs_remember(o, path, &tmp);
-	buf_release(&err);
-	buf_release(&tmp);
-	return rc;
-}
-
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
 {
 	if (!path || strcmp(path, "-") == 0) {
 		o->to_stdout = data;
 		return EXIT_OK;
 	}
-	return stage_output(o, path, data->s, data->len, NULL);
+	struct buf err = BUF_INIT;
+	int rc = fs_staging_add_file(&o->staging, path, data->s, data->len, 0666, &err);
+	if (rc)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return rc ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
@@ -441,152 +407,40 @@ int cmd_outputs_add_spool(struct cmd_outputs *o, const char *path, FILE *spool)
 		o->stdout_spool = spool;
 		return EXIT_OK;
 	}
-	return stage_output(o, path, "", 0, spool);
-}
-
-const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) { /* found now, not after the whole run */
-		log_error("'%s' exists and is not a directory", dir);
-		return NULL;
-	}
-	struct buf tmp = BUF_INIT, err = BUF_INIT;
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	buf_add(&tmp, dir, n);
-	char *slash = strrchr(tmp.s, '/');
-	if (slash && slash != tmp.s) {
-		*slash = '\0';
-		int rc = em_mkdirs(tmp.s, 0777, &err);
-		*slash = '/';
-		if (rc) {
-			log_error("%s", err.s);
-			buf_release(&tmp);
-			buf_release(&err);
-			return NULL;
-		}
-	}
-	buf_adds(&tmp, ".tmp-XXXXXX");
-	if (!mkdtemp(tmp.s) || chmod(tmp.s, (mode_t)(0777 & ~em_umask())) != 0) {
-		log_error("cannot create a directory next to '%s': %s", dir, strerror(errno));
-		buf_release(&tmp);
-		buf_release(&err);
-		return NULL;
-	}
-	buf_release(&err);
-	XGROW(o->dirs, o->n_dirs, o->alloc_dirs);
-	o->dirs[o->n_dirs].path = xstrndup(dir, n);
-	o->dirs[o->n_dirs].tmp = buf_detach(&tmp);
-	o->dirs[o->n_dirs].committed = 0;
-	return o->dirs[o->n_dirs++].tmp;
-}
-
-char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged)
-{
-	for (size_t i = 0; i < o->n_dirs; i++) {
-		size_t l = strlen(o->dirs[i].tmp);
-		if (strncmp(staged, o->dirs[i].tmp, l) == 0 && staged[l] == '/') {
-			struct buf b = BUF_INIT;
-			buf_addf(&b, "%s%s", o->dirs[i].path, staged + l);
-			return buf_detach(&b);
-		}
-	}
-	return xstrdup(staged);
-}
-
-/* Moves every file of the directory from into the directory to (created if needed; same-named
- * files replaced, others left alone), and the files of its subdirectories (inventory --save's
- * per-account ones, depth one level) into to's subdirectories of the same names; then removes
- * from. 0, or EM_EIO said in err. */
-static int move_dir_files(const char *from, const char *to, int depth, struct buf *err)
-{
-	int rc = em_mkdirs(to, 0777, err);
-	DIR *dh = rc ? NULL : opendir(from);
-	if (!rc && !dh)
-		rc = em_err(err, EM_EIO, "cannot read '%s': %s", from, strerror(errno));
-	struct buf f = BUF_INIT, t = BUF_INIT;
-	struct dirent *e;
-	while (!rc && (e = readdir(dh)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		buf_reset(&f);
-		buf_reset(&t);
-		buf_addf(&f, "%s/%s", from, e->d_name);
-		buf_addf(&t, "%s/%s", to, e->d_name);
-		struct stat st;
-		if (depth > 0 && lstat(f.s, &st) == 0 && S_ISDIR(st.st_mode))
-			rc = move_dir_files(f.s, t.s, depth - 1, err);
-		else if (rename(f.s, t.s) != 0)
-			rc = em_err(err, EM_EIO, "cannot write '%s': %s", t.s, strerror(errno));
-	}
-	if (dh)
-		closedir(dh);
-	if (!rc)
-		rmdir(from);
-	buf_release(&f);
-	buf_release(&t);
-	return rc;
-}
-
-/* Moves every file of a staging directory into dir, then removes the (empty) staging directory. */
-static int commit_dir(struct cmd_output_file *d)
-{
 	struct buf err = BUF_INIT;
-	int rc = move_dir_files(d->tmp, d->path, 1, &err);
-	if (!rc)
-		d->committed = 1; /* tmp stays known, for cmd_outputs_final_path */
-	else
+	int rc = fs_staging_add_copy(&o->staging, path, spool, 0666, &err);
+	if (rc)
 		log_error("%s", err.s);
 	buf_release(&err);
 	return rc ? EXIT_RUNTIME : EXIT_OK;
 }
 
-/* Removes a staging directory that was not committed (its files, and those of its
- * subdirectories, one level). */
-static void discard_dir(const char *tmp, int depth)
+const char *cmd_outputs_add_dir(struct cmd_outputs *o, const char *dir)
 {
-	DIR *dh = opendir(tmp);
-	struct dirent *e;
-	while (dh && (e = readdir(dh)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		struct buf p = BUF_INIT;
-		buf_addf(&p, "%s/%s", tmp, e->d_name);
-		struct stat st;
-		if (depth > 0 && lstat(p.s, &st) == 0 && S_ISDIR(st.st_mode))
-			discard_dir(p.s, depth - 1);
-		else
-			unlink(p.s);
-		buf_release(&p);
-	}
-	if (dh)
-		closedir(dh);
-	rmdir(tmp);
+	struct buf err = BUF_INIT;
+	const char *tmp = fs_staging_add_dir(&o->staging, dir, FS_DIR_MERGE, NULL, &err);
+	if (!tmp)
+		log_error("%s", err.s);
+	buf_release(&err);
+	return tmp;
+}
+
+char *cmd_outputs_final_path(const struct cmd_outputs *o, const char *staged)
+{
+	return fs_staging_final_path(&o->staging, staged);
 }
 
 int cmd_outputs_commit(struct cmd_outputs *o)
 {
-	int rc = EXIT_OK;
 	if (stop_requested()) { /* stopping: release removes what was staged */
 		log_error("stopped by %s: no output written", stop_signal_name(stop_requested()));
 		return EXIT_RUNTIME;
 	}
-	for (size_t i = 0; i < o->n_dirs && !rc; i++)
-		rc = commit_dir(&o->dirs[i]);
 	struct buf err = BUF_INIT;
-	for (size_t i = 0; i < o->n; i++) {
-		/* a rename in the file's own directory: after staging succeeded, this does not fail in
-		 * practice; if it does, the outputs not yet renamed are removed by release */
-		if (!rc && em_commit_file(o->files[i].tmp, o->files[i].path, &err)) {
-			log_error("%s", err.s);
-			rc = EXIT_RUNTIME;
-		}
-		if (!rc) {
-			free(o->files[i].tmp);
-			o->files[i].tmp = NULL;
-		}
+	int rc = EXIT_OK;
+	if (fs_staging_commit(&o->staging, &err)) {
+		log_error("%s", err.s);
+		rc = EXIT_RUNTIME;
 	}
 	buf_release(&err);
 	/* stdout's own buffer first, then the spool below it on the descriptor */
@@ -600,26 +454,12 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 		log_error("cannot write to standard output: %s", strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
-	o->committed = !rc;
 	return rc;
 }
 
 void cmd_outputs_release(struct cmd_outputs *o)
 {
-	for (size_t i = 0; i < o->n; i++) {
-		if (o->files[i].tmp)
-			unlink(o->files[i].tmp);
-		free(o->files[i].tmp);
-		free(o->files[i].path);
-	}
-	free(o->files);
-	for (size_t i = 0; i < o->n_dirs; i++) {
-		if (!o->dirs[i].committed)
-			discard_dir(o->dirs[i].tmp, 1);
-		free(o->dirs[i].tmp);
-		free(o->dirs[i].path);
-	}
-	free(o->dirs);
+	fs_staging_release(&o->staging);
 	memset(o, 0, sizeof *o);
 }
 

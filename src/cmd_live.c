@@ -17,6 +17,7 @@
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strlist.h"
@@ -333,24 +334,21 @@ static size_t export_stem(const char *name)
  * -1 with errno. */
 static int list_exports(const char *dir, struct strlist *names)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	struct strlist all = STRLIST_INIT_DUP;
+	if (fs_list_dir(dir, FS_NO_HIDDEN, &all) != 0)
 		return -1;
-	struct dirent *e;
 	struct buf path = BUF_INIT;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || !export_stem(e->d_name))
+	for (size_t i = 0; i < all.n; i++) {
+		if (!export_stem(all.items[i]))
 			continue;
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, e->d_name);
+		buf_addf(&path, "%s/%s", dir, all.items[i]);
 		struct stat st;
-		if (stat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		strlist_append(names, e->d_name);
+		if (stat(path.s, &st) == 0 && S_ISREG(st.st_mode))
+			strlist_append(names, all.items[i]);
 	}
 	buf_release(&path);
-	closedir(d);
-	strlist_sort(names);
+	strlist_release(&all);
 	return 0;
 }
 
@@ -358,23 +356,20 @@ static int list_exports(const char *dir, struct strlist *names)
  * writes each account's exports in one), sorted. */
 static void list_account_dirs(const char *dir, struct strlist *ids)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
+	struct strlist all = STRLIST_INIT_DUP;
+	fs_list_dir(dir, FS_NO_HIDDEN, &all);
 	struct buf path = BUF_INIT;
-	while ((e = readdir(d))) {
-		if (!aws_account_id_valid(e->d_name))
+	for (size_t i = 0; i < all.n; i++) {
+		if (!aws_account_id_valid(all.items[i]))
 			continue;
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, e->d_name);
+		buf_addf(&path, "%s/%s", dir, all.items[i]);
 		struct stat st;
 		if (stat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
-			strlist_append(ids, e->d_name);
+			strlist_append(ids, all.items[i]);
 	}
 	buf_release(&path);
-	closedir(d);
-	strlist_sort(ids);
+	strlist_release(&all);
 }
 
 static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)

@@ -239,7 +239,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	planner_build(&plan, &fleet, &ctx->book, &po);
 	/* Every output (manifests, --output-file, --out) is staged first and committed only after the last one
 	 * and the database record succeeded: a failure leaves none of them behind. */
-	struct manifest_staged staged = {0};
 	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
 	struct buf man_note = BUF_INIT;
 	if (a.man.dir) {
@@ -247,7 +246,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		int mrc = manifest_build(&ms, &plan, &fleet, &a.man, &err);
 		cmd_print_warnings(ctx, ms.warnings, ms.n_warnings, "the manifests' README.md");
 		if (!mrc)
-			mrc = manifest_stage_dir(&staged, &ms, a.man.dir, a.man.force, &err);
+			mrc = manifest_stage(&outputs.staging, &ms, a.man.dir, a.man.force, &err);
 		if (mrc) {
 			log_error("%s", err.s);
 			rc = em_exit_code_for(mrc);
@@ -259,6 +258,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		manifest_set_release(&ms);
 		if (mrc) {
+			cmd_outputs_release(&outputs);
 			buf_release(&err);
 			buf_release(&man_note);
 			plan_release(&plan);
@@ -354,13 +354,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			recorded = id;
 		}
 	}
-	if (!rc && staged.tmp) {
-		buf_reset(&err);
-		if (manifest_commit_dir(&staged, &err)) {
-			log_error("%s", err.s);
-			rc = EXIT_RUNTIME;
-		}
-	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outputs);
 	if (!rc && man_note.len)
@@ -378,7 +371,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			    "(exit 3)", covered, in_scope, partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
-	manifest_staged_release(&staged);
 	cmd_outputs_release(&outputs);
 	if (sink.spool)
 		fclose(sink.spool);

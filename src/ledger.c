@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/ledger_apply.h"

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/pricebook.h"
 
 struct ledger;
@@ -170,23 +171,17 @@ struct table_options;
 void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers);
 
 /* A command's outputs, committed together: each file is staged (a temporary next to it, mode
- * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then
- * writes what goes to stdout; cmd_outputs_release unlinks whatever was not committed. So a
- * command that fails after staging (a second output, the database record) leaves nothing behind. */
-struct cmd_output_file {
-	char *path, *tmp;
-	int committed;
-};
+ * 0666 & ~umask) by cmd_outputs_add, directories by cmd_outputs_add_dir or a module writing into
+ * `staging` (plan --manifests: manifest_stage); cmd_outputs_commit moves them all into place
+ * (fs_staging_commit) and then writes what goes to stdout; cmd_outputs_release removes whatever
+ * was not committed. So a command that fails after staging (a second output, the database
+ * record) leaves nothing behind. */
 struct cmd_outputs {
-	struct cmd_output_file *files;
-	size_t n, alloc;
-	struct cmd_output_file *dirs; /* path = the directory, tmp = its staging sibling */
-	size_t n_dirs, alloc_dirs;
+	struct fs_staging staging;
 	const struct buf *to_stdout; /* borrowed until commit */
-	int committed;
 	FILE *stdout_spool; /* cmd_outputs_add_spool: borrowed until commit */
 };
-#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL}
+#define CMD_OUTPUTS_INIT {FS_STAGING_INIT, NULL, NULL}
 /* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
  * stdout output per command). Logs the error; returns EXIT_*. */
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
