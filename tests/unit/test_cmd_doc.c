@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "ebsmigrate/buf.h"
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "tap.h"
 
 static int fake_cmd(struct cmd_ctx *ctx, int argc, char **argv)

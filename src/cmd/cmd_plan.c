@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_pricing.h"
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_fleet.h"
+#include "cmd.h"
+#include "cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"

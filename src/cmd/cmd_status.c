@@ -23,7 +23,7 @@
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/jsonw.h"

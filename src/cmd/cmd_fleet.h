@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ebsmigrate/aws_pricing.h"
-#include "ebsmigrate/cmd_fleet.h"
+#include "cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 

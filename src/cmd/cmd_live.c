@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_accounts.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/fs.h"
 #include "ebsmigrate/inventory.h"

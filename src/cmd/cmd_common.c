@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/fs.h"
 #include "ebsmigrate/kube_client.h"
@@ -323,12 +323,6 @@ static void print_options(const struct cmd_option *o)
 			printf("  %s\n  %-28s %s\n", b.s, "", o[i].help);
 		buf_release(&b);
 	}
-}
-
-void cmd_print_commands(FILE *f)
-{
-	for (const struct cmd *c = commands; c->name; c++)
-		fprintf(f, "  %-10s %s\n", c->name, c->summary);
 }
 
 void cmd_print_help(const struct cmd *cmd)

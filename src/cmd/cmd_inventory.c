@@ -10,7 +10,7 @@
 #ifdef __GLIBC__
 #endif
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/inventory_output.h"

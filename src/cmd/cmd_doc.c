@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 
 static int is_value_char(int c)

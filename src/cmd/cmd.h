@@ -2,15 +2,19 @@
  * cmd.h - the command table's contract.
  *
  * Adding a command (checklist):
- *   1. src/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
+ *   1. src/cmd/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
  *      options table (struct cmd_option[], ending in CMD_OPTIONS_END) and its struct cmd_help
  *      (usage lines in CMD_USAGE, description; with -o, its formats in CMD_OUTPUT_FORMATS, the
  *      settings then parsed by cmd_start) — glue only: parse options (cmd_start*), call
  *      cmd_prepare(ctx, needs), call modules, print results. No domain logic.
- *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in main.c.
+ *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in
+ *      cmd_table.c.
  *   3. docs/NAME.md (every flag, output field and exit code) and a line in docs/README.md.
  *   4. Tests: tests/cases/NNNN-name.case files for each behaviour, bad input included.
  *
+ * The command layer lives in src/cmd/ (main.c, cmd_table.c, cmd_*.c) and its headers (this one,
+ * cmd_doc.h, cmd_fleet.h) are private to it: modules in src/ never include them, and CMake
+ * builds it as its own library (ebsmigrate_cli) on top of ebsmigrate_core.
  * Commands print (stdout: the result; stderr: diagnostics); modules below never do.
  * Exit codes: common.h EXIT_*; a command returns one.
  */
@@ -111,8 +115,6 @@ const char *cmd_did_you_mean(const char *word, const char *const *candidates, si
 /* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
-/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
-void cmd_print_commands(FILE *f);
 /* Prints help for one command to stdout. */
 void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
@@ -209,9 +211,15 @@ struct cmd_spool_sink {
 	struct ledger_doc *doc;
 };
 void cmd_spool_sink_flush(void *sink, const char *s, size_t n);
-/* The command table (main.c). */
+/* The command table (cmd_table.c), ended by a zero row, and the command named name (NULL when
+ * none is). */
 extern const struct cmd commands[];
 const struct cmd *cmd_find(const char *name);
+/* The command whose name is closest to word (cmd_did_you_mean), or NULL: the "did you mean"
+ * hint for an unknown command. */
+const char *cmd_closest_command(const char *word);
+/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
+void cmd_print_commands(FILE *f);
 
 /* The live-inventory options shared by plan and inventory (ids >= OPT_LIVE_BASE). */
 enum { OPT_LIVE_BASE = 500, OPT_LIVE_REGION, OPT_LIVE_PROFILE, OPT_LIVE_KUBECONFIG, OPT_LIVE_CONTEXT, OPT_LIVE_ALL_CONTEXTS, OPT_LIVE_NO_KUBE,
