@@ -100,6 +100,7 @@ enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_C
        OPT_ALLOW_INSECURE_HTTP };
 
 struct cmd_output_options;
+/* Options: cmd_options.c (with cmd_start* and the other openings below). */
 /* Parses argv (argv[0] = command name) with the command's options plus the global ones.
  * The rows of the output options (ids OPT_RESULT_BASE..OPT_RESULT_END) set result (which must
  * then not be NULL); for each other command option it calls back: return 0 to continue or an
@@ -112,10 +113,11 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
  * or NULL when none is close enough to be what was meant (distance at most 1 for words of up
  * to 4 characters, 2 up to 8, else 3). For "did you mean" hints. */
 const char *cmd_did_you_mean(const char *word, const char *const *candidates, size_t n);
-/* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
+/* Does the setup the command needs (database, prices; cmd_common.c, as cmd_print_visible and
+ * cmd_print_warnings). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
-/* Prints help for one command to stdout. */
+/* Prints help for one command to stdout (cmd_help_page.c). */
 void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
  * for result lines that quote ids, names or server messages outside a table writer. */
@@ -124,7 +126,8 @@ void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(prin
  * form one group, and a group of more than 3 prints its first one and a count ("and 767 more
  * like it; all: WHERE_ALL or -v") unless ctx->verbose. Order: first appearance. */
 void cmd_print_warnings(const struct cmd_ctx *ctx, char *const *warnings, size_t n, const char *where_all);
-/* Writes data to --output-file FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
+/* Writes data to --output-file FILE atomically, or to stdout when path is NULL. Returns EXIT_*.
+ * (Outputs: cmd_outputs.c, with cmd_outputs_*, cmd_spool_*, cmd_json_to_yaml, cmd_table_options.) */
 int cmd_write_output(const char *path, const struct buf *data);
 /* -o/--output FORMAT (--format is its alias): the formats a command offers, in the order its
  * help lists them, terminated by a NULL name; hidden ones (aliases such as md) are accepted but

@@ -11,7 +11,7 @@
 #include "ebsmigrate/buf.h"
 #include "cmd.h"
 
-/* The global options every command's parser knows (cmd_common.c), zero-row terminated. */
+/* The global options every command's parser knows (cmd_options.c), zero-row terminated. */
 const struct cmd_option *cmd_global_options(void);
 
 /* A word the tables name: an option value or a positional argument. */
