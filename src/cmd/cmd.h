@@ -185,8 +185,9 @@ struct cmd_outputs {
 	struct fs_staging staging;
 	const struct buf *to_stdout; /* borrowed until commit */
 	FILE *stdout_spool; /* cmd_outputs_add_spool: borrowed until commit */
+	FILE *yaml_spool;   /* cmd_outputs_add_document's conversion: owned, closed by release */
 };
-#define CMD_OUTPUTS_INIT {FS_STAGING_INIT, NULL, NULL}
+#define CMD_OUTPUTS_INIT {FS_STAGING_INIT, NULL, NULL, NULL}
 /* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
  * stdout output per command). Logs the error; returns EXIT_*. */
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
@@ -214,6 +215,22 @@ struct cmd_spool_sink {
 	struct ledger_doc *doc;
 };
 void cmd_spool_sink_flush(void *sink, const char *s, size_t n);
+/* cmd_spool_open in $TMPDIR (else /tmp): $TMPDIR/ebsmigrate-NAME-XXXXXX. */
+FILE *cmd_spool_open_tmp(const char *name);
+
+/* The one way a command's JSON document (plan's, inventory's, report's) goes out. */
+/* Writes the document in pieces into spool (write(arg, spill), e.g. plan_write_json_spilled)
+ * and, when record, into the database's compressed copy: *doc (ledger_doc_begin; the caller
+ * finishes and frees it), else *doc NULL. Returns 0, or -1 with errno set when the spool could
+ * not be written (then *doc NULL). */
+int cmd_spool_document(FILE *spool, int record, void (*write)(const void *arg, const struct buf_spill *spill),
+		       const void *arg, struct ledger_doc **doc);
+/* The document to stdout or --output-file path (NULL or "-": stdout) as -o json or, when yaml,
+ * -o yaml asks: from spool when not NULL (written by cmd_spool_document, read from its start;
+ * YAML converted by streaming into a second spool that o owns), else from json in memory (YAML
+ * converted into yaml_out, the caller's, kept until commit). Logs the error; returns EXIT_*. */
+int cmd_outputs_add_document(struct cmd_outputs *o, const char *path, int yaml, FILE *spool, const struct buf *json,
+			     struct buf *yaml_out);
 /* The command table (cmd_table.c), ended by a zero row, and the command named name (NULL when
  * none is). */
 extern const struct cmd commands[];

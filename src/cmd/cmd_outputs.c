@@ -6,7 +6,10 @@
  *
  * Entry points: cmd_outputs_add, cmd_outputs_add_spool, cmd_outputs_add_dir,
  * cmd_outputs_final_path, cmd_outputs_commit, cmd_outputs_release, cmd_write_output,
- * cmd_spool_open, cmd_spool_sink_flush, cmd_json_to_yaml, cmd_table_options.
+ * cmd_spool_open(_tmp), cmd_spool_sink_flush, cmd_json_to_yaml, cmd_table_options; and the one
+ * document emitter plan, inventory and report share: cmd_spool_document (the JSON written in
+ * pieces to a spool and the database's copy), cmd_outputs_add_document (-o json or -o yaml to
+ * stdout or --output-file, from the spool or from memory).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -44,6 +47,59 @@ void cmd_spool_sink_flush(void *sink, const char *s, size_t n)
 	fwrite(s, 1, n, k->spool); /* errors: ferror, checked once at the end */
 	if (k->doc)
 		ledger_doc_add(k->doc, s, n);
+}
+
+FILE *cmd_spool_open_tmp(const char *name)
+{
+	const char *dir = getenv("TMPDIR");
+	struct buf prefix = BUF_INIT;
+	buf_addf(&prefix, "%s/ebsmigrate-%s", dir && *dir ? dir : "/tmp", name);
+	FILE *fp = cmd_spool_open(prefix.s);
+	buf_release(&prefix);
+	return fp;
+}
+
+int cmd_spool_document(FILE *spool, int record, void (*write)(const void *arg, const struct buf_spill *spill),
+		       const void *arg, struct ledger_doc **doc)
+{
+	struct cmd_spool_sink sink = {spool, record ? ledger_doc_begin() : NULL};
+	struct buf_spill spill = {cmd_spool_sink_flush, &sink};
+	write(arg, &spill);
+	*doc = NULL;
+	if (fflush(spool) != 0 || ferror(spool)) {
+		int saved = errno;
+		ledger_doc_free(sink.doc);
+		errno = saved;
+		return -1;
+	}
+	*doc = sink.doc;
+	return 0;
+}
+
+int cmd_outputs_add_document(struct cmd_outputs *o, const char *path, int yaml, FILE *spool, const struct buf *json,
+			     struct buf *yaml_out)
+{
+	if (!yaml)
+		return spool ? cmd_outputs_add_spool(o, path, spool) : cmd_outputs_add(o, path, json);
+	struct buf err = BUF_INIT;
+	int rc = EXIT_OK;
+	if (!spool) {
+		if (yamlout_from_json(yaml_out, json->s, json->len, &err)) {
+			log_error("%s", err.s);
+			rc = EXIT_RUNTIME;
+		}
+	} else if (!(o->yaml_spool = cmd_spool_open_tmp("yaml"))) {
+		log_error("cannot create a temporary file for the YAML document: %s", strerror(errno));
+		rc = EXIT_RUNTIME;
+	} else if (fseek(spool, 0, SEEK_SET) != 0 || yamlout_from_json_file(o->yaml_spool, spool, &err) != 0 ||
+		   fflush(o->yaml_spool) != 0) {
+		log_error("%s", err.len ? err.s : "cannot write the YAML document to a temporary file");
+		rc = EXIT_RUNTIME;
+	}
+	buf_release(&err);
+	if (!rc)
+		rc = spool ? cmd_outputs_add_spool(o, path, o->yaml_spool) : cmd_outputs_add(o, path, yaml_out);
+	return rc;
 }
 
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data)
@@ -119,6 +175,8 @@ int cmd_outputs_commit(struct cmd_outputs *o)
 void cmd_outputs_release(struct cmd_outputs *o)
 {
 	fs_staging_release(&o->staging);
+	if (o->yaml_spool)
+		fclose(o->yaml_spool);
 	memset(o, 0, sizeof *o);
 }
 
