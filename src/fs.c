@@ -366,19 +366,24 @@ int fs_remove_tree(const char *dir)
 
 /* ------------------------------------------------------------------ outputs committed together */
 
+/* Records a file staged at tmp (taken) for path; passes rc through. */
+static int staged_file(struct fs_staging *s, const char *path, struct buf *tmp, int rc)
+{
+	if (!rc) {
+		XGROW(s->files, s->n_files, s->alloc_files);
+		s->files[s->n_files].path = xstrdup(path);
+		s->files[s->n_files].tmp = buf_detach(tmp);
+		s->n_files++;
+	}
+	buf_release(tmp);
+	return rc;
+}
+
 int fs_staging_add_file(struct fs_staging *s, const char *path, const char *data, size_t len, int mode,
 			struct buf *err)
 {
 	struct buf tmp = BUF_INIT;
-	int rc = em_stage_file(path, data, len, mode, &tmp, err);
-	if (!rc) {
-		XGROW(s->files, s->n_files, s->alloc_files);
-		s->files[s->n_files].path = xstrdup(path);
-		s->files[s->n_files].tmp = buf_detach(&tmp);
-		s->n_files++;
-	}
-	buf_release(&tmp);
-	return rc;
+	return staged_file(s, path, &tmp, em_stage_file(path, data, len, mode, &tmp, err));
 }
 
 int fs_staging_add_copy(struct fs_staging *s, const char *path, FILE *src, int mode, struct buf *err)
@@ -393,15 +398,7 @@ int fs_staging_add_copy(struct fs_staging *s, const char *path, FILE *src, int m
 		return em_err(err, EM_EIO, "cannot write '%s': %s", path, strerror(e));
 	}
 	struct buf tmp = BUF_INIT;
-	rc = em_stage_close(&st, &tmp, err);
-	if (!rc) {
-		XGROW(s->files, s->n_files, s->alloc_files);
-		s->files[s->n_files].path = xstrdup(path);
-		s->files[s->n_files].tmp = buf_detach(&tmp);
-		s->n_files++;
-	}
-	buf_release(&tmp);
-	return rc;
+	return staged_file(s, path, &tmp, em_stage_close(&st, &tmp, err));
 }
 
 const char *fs_staging_add_dir(struct fs_staging *s, const char *dir, enum fs_dir_commit how,

@@ -332,44 +332,43 @@ static size_t export_stem(const char *name)
 /* The *.json, *.yaml and *.yml files of dir (regular files, symlinks followed; no hidden ones),
  * sorted by name so that the order, and so the plan, does not depend on the file system. 0, or
  * -1 with errno. */
-static int list_exports(const char *dir, struct strlist *names)
+/* The entries of dir (sorted, hidden ones left out) that keep accepts and whose type (links
+ * followed) is type: S_IFREG or S_IFDIR. -1 when dir cannot be listed. */
+static int list_entries(const char *dir, int (*keep)(const char *name), mode_t type, struct strlist *out)
 {
 	struct strlist all = STRLIST_INIT_DUP;
 	if (fs_list_dir(dir, FS_NO_HIDDEN, &all) != 0)
 		return -1;
 	struct buf path = BUF_INIT;
 	for (size_t i = 0; i < all.n; i++) {
-		if (!export_stem(all.items[i]))
+		if (!keep(all.items[i]))
 			continue;
 		buf_reset(&path);
 		buf_addf(&path, "%s/%s", dir, all.items[i]);
 		struct stat st;
-		if (stat(path.s, &st) == 0 && S_ISREG(st.st_mode))
-			strlist_append(names, all.items[i]);
+		if (stat(path.s, &st) == 0 && (st.st_mode & S_IFMT) == type)
+			strlist_append(out, all.items[i]);
 	}
 	buf_release(&path);
 	strlist_release(&all);
 	return 0;
 }
 
+static int is_export(const char *name)
+{
+	return export_stem(name) != 0;
+}
+
+static int list_exports(const char *dir, struct strlist *names)
+{
+	return list_entries(dir, is_export, S_IFREG, names);
+}
+
 /* The subdirectories of dir named by an AWS account id (inventory --save with several accounts
  * writes each account's exports in one), sorted. */
 static void list_account_dirs(const char *dir, struct strlist *ids)
 {
-	struct strlist all = STRLIST_INIT_DUP;
-	fs_list_dir(dir, FS_NO_HIDDEN, &all);
-	struct buf path = BUF_INIT;
-	for (size_t i = 0; i < all.n; i++) {
-		if (!aws_account_id_valid(all.items[i]))
-			continue;
-		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, all.items[i]);
-		struct stat st;
-		if (stat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
-			strlist_append(ids, all.items[i]);
-	}
-	buf_release(&path);
-	strlist_release(&all);
+	list_entries(dir, aws_account_id_valid, S_IFDIR, ids);
 }
 
 static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)
