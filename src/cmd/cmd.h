@@ -37,6 +37,8 @@ enum cmd_needs {
 	NEEDS_APPLY_LOCK = 1 << 2, /* with NEEDS_DB: hold the database's apply lock from before it is opened */
 };
 
+struct scope;
+
 /* The command context: the only mutable state shared across the program, built by main.c. */
 struct cmd_ctx {
 	const char *argv0;
@@ -51,6 +53,10 @@ struct cmd_ctx {
 	struct ledger *db;
 	struct pricebook book;
 	int have_book;
+	/* Where cmd_parse puts the scoping options (CMD_SCOPE_OPTIONS, ids OPT_SCOPE_*), as it puts
+	 * the output options in its result: set by a command that takes them, before cmd_start.
+	 * NULL: they go to the command's on_option (metrics, whose -l means something else). */
+	struct scope *scope;
 };
 
 /* One option of a command, declared as data: parsed with getopt_long, printed by help. */
@@ -339,7 +345,8 @@ void cmd_notify_send(const struct notify_target *t, const struct buf *payload);
 	 ID}
 
 /* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
- * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
+ * checked before OPT_LIVE_BASE): rows to put at the end of a command's table; cmd_parse applies
+ * them to ctx->scope, so a command declares them and parses none. --region and
  * --context come from live_options where a command has them; status lists its own. Meaning:
  * scope.h. */
 enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_SCOPE_SELECTOR, OPT_SCOPE_ACCOUNT,

@@ -12,12 +12,10 @@
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-/* A live, scope or OPT_FLEET_* option (ids above OPT_LIVE_BASE; the output options' are taken
- * by cmd_parse before). */
+/* A live or OPT_FLEET_* option (ids above OPT_LIVE_BASE; the output and scoping options are
+ * taken by cmd_parse before). */
 static int fleet_option(struct cmd_fleet *f, int id, const char *arg)
 {
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&f->scope, id, arg);
 	switch (id) {
 	case OPT_FLEET_FROM_AWS: return cmd_add_source(&f->aws, &f->n_aws, &f->alloc_aws, arg, 0);
 	case OPT_FLEET_FROM_KUBE: return cmd_add_source(&f->kube, &f->n_kube, &f->alloc_kube, arg, 1);
@@ -72,6 +70,7 @@ int cmd_fleet_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv
 {
 	memset(f, 0, sizeof *f);
 	f->max_age = PRICING_DEFAULT_MAX_AGE_S;
+	ctx->scope = &f->scope;
 	struct fleet_parse p = {f, on_option, st};
 	return cmd_start_options_only(ctx, name, argc, argv, fleet_or_own_option, &p, result, hint, exit_code) ||
 	       (*exit_code = fleet_check(f));

@@ -97,8 +97,6 @@ struct inv_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
 		return cmd_live_option(&a->live, id, arg);
 	switch (id) {
@@ -151,6 +149,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct inv_args a = {0};
 	int rc;
+	ctx->scope = &a.scope;
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||

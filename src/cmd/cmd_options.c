@@ -2,7 +2,8 @@
  * cmd_options.c - a command's options, parsed from its declared table: its own options, its
  * shared group (live_options) and the global options every command takes, with getopt_long;
  * the output options (-o/--output, --format, --output-file, --no-headers) parsed for every
- * command from the formats its cmd_help declares; "did you mean" hints for a mistyped name.
+ * command from the formats its cmd_help declares, the scoping options (-n, -A, -l, --account,
+ * --volume, --region) into the command's struct scope (ctx->scope); "did you mean" hints for a mistyped name.
  *
  * Entry points: cmd_parse, and the openings commands use (cmd_start, cmd_start_options_only,
  * cmd_start_subcommand, cmd_extra_args, cmd_usage_if, cmd_choice, cmd_output_format),
@@ -206,6 +207,8 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
 		} else if (o->id > OPT_RESULT_BASE && o->id < OPT_RESULT_END) {
 			rc = result && cmd->help->output ? output_option(result, cmd->help->output, o->id, optarg)
 							 : EXIT_USAGE;
+		} else if (o->id > OPT_SCOPE_BASE && o->id < OPT_SCOPE_END && ctx->scope) {
+			rc = cmd_scope_option(ctx->scope, o->id, optarg);
 		} else {
 			rc = on_option ? on_option(st, o->id, optarg) : EXIT_USAGE;
 		}

@@ -1,6 +1,7 @@
 /*
  * cmd_scope.c - the scoping options' parsing and notices for plan, report, status and inventory
- * (the rows are CMD_SCOPE_OPTIONS in cmd.h; the meaning is scope.c's).
+ * (the rows are CMD_SCOPE_OPTIONS in cmd.h, applied by cmd_parse to ctx->scope through
+ * cmd_scope_option; the meaning is scope.c's).
  */
 #include <stdlib.h>
 #include <string.h>
