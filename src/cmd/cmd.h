@@ -384,14 +384,6 @@ int cmd_scope_option(struct scope *s, int id, const char *arg);
  * when nothing is left ("no volumes match -n x -l 'y' (of N read)"). what: "volumes", "rows". */
 void cmd_scope_notices(const struct scope *s, const struct scope_stats *st, const char *what);
 
-/* A live option of plan or report: --region and --context are also kept in s (with exports they
- * filter by the volume's region and cluster); any other live option sets *live_given. */
-int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *s, int *live_given, int id,
-			     const char *arg);
-/* Live reading: --region and --context chose what was read (a PV in a region not read stays,
- * flagged volume-not-found), so they filter nothing more. */
-void cmd_scope_read_live(struct scope *s);
-
 /* The start of a command's run: cmd_parse with the table of the command NAME (result: its
  * output options, or NULL where it has none). Returns 1 when the command ends here with
  * *exit_code (EXIT_OK after --help, EXIT_USAGE said), else 0 (and *exit_code 0) with the other
