@@ -29,6 +29,7 @@
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/table.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/paging.h"
 

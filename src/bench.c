@@ -28,7 +28,6 @@
  * 10 %) and --latency-floor-ms (default 0.2 ms). qd1 is latency-bound: judged on p99 only.
  */
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -48,6 +47,7 @@
 
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/proc.h"
 #include "ebsmigrate/strlist.h"
@@ -275,30 +275,6 @@ char *bench_find_program(const char *name)
 	return proc_find_program(name);
 }
 
-/* rm -rf dir, not following symbolic links (only what fio made lives there). */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		struct buf path = BUF_INIT;
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			buf_reset(&path);
-			buf_addf(&path, "%s/%s", dir, e->d_name);
-			struct stat st;
-			if (lstat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
-				remove_tree(path.s);
-			else
-				unlink(path.s);
-		}
-		closedir(d);
-		buf_release(&path);
-	}
-	rmdir(dir);
-}
-
 /* Runs argv (argv[0] is the program's path) in cwd with stdout and stderr captured (stdout to
  * sink when there is one), in its own process group, stopped through *stop. A program that cannot
  * start in cwd is reported as it always was: as having exited 126 (cwd) or 127 (exec) with the
@@ -382,25 +358,24 @@ static const char *base_name(const char *p)
  * the files (a later fio run in the same directory must not find them). */
 static int collect_logs(struct fio_series *series, const char *dir, const char *prefix, struct buf *err)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	struct strlist names = STRLIST_INIT_DUP;
+	if (fs_list_dir(dir, 0, &names) != 0)
 		return 0;
-	struct dirent *e;
 	struct buf name = BUF_INIT, path = BUF_INIT, text = BUF_INIT;
 	int rc = 0;
-	while (!rc && (e = readdir(d)) != NULL) {
+	for (size_t i = 0; !rc && i < names.n; i++) {
 		buf_reset(&name);
-		if (bench_log_prefix(&name, e->d_name) || strcmp(name.s, prefix) != 0)
+		if (bench_log_prefix(&name, names.items[i]) || strcmp(name.s, prefix) != 0)
 			continue;
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, e->d_name);
+		buf_addf(&path, "%s/%s", dir, names.items[i]);
 		buf_reset(&text);
 		rc = em_read_file(path.s, &text, err);
 		if (!rc)
 			rc = fio_parse_iops_log(series, text.s, text.len, 1000, path.s, err);
 		remove(path.s);
 	}
-	closedir(d);
+	strlist_release(&names);
 	buf_release(&name);
 	buf_release(&path);
 	buf_release(&text);
@@ -768,7 +743,7 @@ int bench_run_local(const struct bench_store *store, struct bench_run *run, cons
 		if (!rc && o->stop && *o->stop)
 			rc = EM_ECONFLICT;
 	}
-	remove_tree(workdir.s);
+	fs_remove_tree(workdir.s); /* only what fio made lives there */
 
 	free(run->status);
 	if (rc == EM_ECONFLICT) {

@@ -654,7 +654,7 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 			for (size_t col = 0; col < t.cols; col++) {
 				const char *s = t.cells[r * t.cols + col];
 				buf_adds(out, " ");
-				buf_add_escaping(out, s, '|', '\\');
+				buf_add_markdown_cell(out, s);
 				buf_adds(out, " |");
 			}
 			buf_addc(out, '\n');

@@ -230,6 +230,24 @@ void buf_add_visible(struct buf *b, const char *str)
 	add_escaped(b, str, visible_rule);
 }
 
+static const char *markdown_cell_rule(const unsigned char *s, size_t *n, char spare[static 8])
+{
+	switch (*s) {
+	case '|': return "\\|"; /* the cell separator */
+	case '\\': return "\\\\";
+	case '*': return "\\*";
+	case '_': return "\\_";
+	case '`': return "\\`";
+	}
+	/* what buf_add_visible shows as \xHH, with its backslash escaped so it reads as written */
+	return visible_rule(s, n, spare) ? hex_escape(spare, "\\\\x", *s) : NULL;
+}
+
+void buf_add_markdown_cell(struct buf *b, const char *str)
+{
+	add_escaped(b, str, markdown_cell_rule);
+}
+
 static const char *xml_rule(const unsigned char *s, size_t *n, char spare[static 8])
 {
 	(void)spare;

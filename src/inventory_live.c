@@ -36,6 +36,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/aws_sts.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/jsonx.h"

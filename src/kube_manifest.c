@@ -18,7 +18,6 @@
  * are read one by one.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +28,7 @@
 #include <yaml.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/kube_config.h"
 #include "ebsmigrate/kube_manifest.h"
@@ -1340,11 +1340,6 @@ static int read_file(struct kube_manifest *m, const char *path, const char *name
 	return rc;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A -f DIR walk: only regular files are read, and symlinks do not lead out of top. */
 struct dir_walk {
 	struct kube_manifest *m;
@@ -1354,6 +1349,7 @@ struct dir_walk {
 	size_t skipped;       /* manifests skipped with a note */
 	size_t *files;
 	struct buf *err;
+	int rc;               /* the error that stopped the walk at an entry */
 };
 
 static void add_note(struct kube_manifest *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1385,20 +1381,26 @@ static int path_within(const char *top_real, const char *real)
 	return strncmp(real, top_real, n) == 0 && (real[n] == '/' || real[n] == '\0');
 }
 
-static int read_dir(struct dir_walk *w, const char *dir, int depth);
+static int read_dir(struct dir_walk *w, const char *rel, const char *dir, int depth);
 
-/* One entry of a directory; its name was read at path. */
-static int walk_entry(struct dir_walk *w, const char *path, const char *name, int depth)
+/* One entry of the walk: rel under top, found at path (lst: its lstat). */
+static int walk_entry(struct dir_walk *w, const char *rel, const char *path, const struct stat *lst)
 {
-	struct stat lst, st;
-	if (lstat(path, &lst) != 0)
-		return 0; /* gone since readdir */
-	if (S_ISDIR(lst.st_mode))
-		return read_dir(w, path, depth + 1);
+	if (!lst)
+		return 0; /* gone since the directory was listed */
+	const char *name = strrchr(rel, '/');
+	name = name ? name + 1 : rel;
+	if (S_ISDIR(lst->st_mode)) {
+		int depth = 1;
+		for (const char *p = rel; *p; p++)
+			depth += *p == '/';
+		return read_dir(w, rel, path, depth);
+	}
 	int manifest = has_manifest_extension(name);
 	const char *open_path = path;
 	char *real = NULL;
-	if (S_ISLNK(lst.st_mode)) {
+	struct stat st;
+	if (S_ISLNK(lst->st_mode)) {
 		real = realpath(path, NULL);
 		if (!real || stat(real, &st) != 0) {
 			if (manifest) {
@@ -1419,7 +1421,7 @@ static int walk_entry(struct dir_walk *w, const char *path, const char *name, in
 		}
 		open_path = real; /* read what was checked, not the link again */
 	} else {
-		st = lst;
+		st = *lst;
 	}
 	int rc = 0;
 	if (manifest && !S_ISDIR(st.st_mode)) {
@@ -1439,34 +1441,25 @@ static int walk_entry(struct dir_walk *w, const char *path, const char *name, in
 	return rc;
 }
 
-/* dir's manifests and subdirectories, in name order; depth bounds a deep tree. */
-static int read_dir(struct dir_walk *w, const char *dir, int depth)
+static int walk_visit(void *ctx, const char *rel, const char *path, const struct stat *lst)
+{
+	struct dir_walk *w = ctx;
+	int rc = walk_entry(w, rel, path, lst);
+	if (rc)
+		w->rc = rc;
+	return rc != 0;
+}
+
+/* The directory top/rel (at dir): its manifests and subdirectories, in name order (fs_walk,
+ * hidden names left out); depth bounds a deep tree. */
+static int read_dir(struct dir_walk *w, const char *rel, const char *dir, int depth)
 {
 	if (depth > 64)
 		return em_err(w->err, EM_EINPUT, "directory '%s': nested more than 64 levels deep", dir);
-	DIR *d = opendir(dir);
-	if (!d)
+	int stopped = fs_walk(w->top, rel, FS_NO_HIDDEN, walk_visit, w);
+	if (stopped < 0)
 		return em_err(w->err, EM_EINPUT, "cannot read directory '%s': %s", dir, strerror(errno));
-	struct strlist names = STRLIST_INIT_DUP;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			strlist_append(&names, e->d_name);
-	closedir(d);
-	qsort(names.items, names.n, sizeof *names.items, name_cmp);
-	int rc = 0;
-	struct buf path = BUF_INIT;
-	for (size_t i = 0; i < names.n && !rc; i++) {
-		buf_reset(&path);
-		buf_adds(&path, dir);
-		if (path.len && path.s[path.len - 1] != '/')
-			buf_addc(&path, '/');
-		buf_adds(&path, names.items[i]);
-		rc = walk_entry(w, path.s, names.items[i], depth);
-	}
-	buf_release(&path);
-	strlist_release(&names);
-	return rc;
+	return stopped ? w->rc : 0;
 }
 
 int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *files, struct buf *err)
@@ -1482,10 +1475,10 @@ int kube_manifest_read_path(struct kube_manifest *m, const char *path, size_t *f
 	}
 	struct stat st;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		struct dir_walk w = {m, path, realpath(path, NULL), 0, 0, files, err};
+		struct dir_walk w = {m, path, realpath(path, NULL), 0, 0, files, err, 0};
 		if (!w.top_real)
 			return em_err(err, EM_EINPUT, "cannot read directory '%s': %s", path, strerror(errno));
-		int rc = read_dir(&w, path, 0);
+		int rc = read_dir(&w, "", path, 0);
 		if (!rc && w.found == 0 && w.skipped)
 			rc = em_err(err, EM_EINPUT, "directory '%s' holds no .yaml, .yml or .json file that can be read (%zu skipped)",
 				    path, w.skipped);

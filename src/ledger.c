@@ -47,6 +47,7 @@
 
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/ledger.h"
 

@@ -1,8 +1,8 @@
 /*
  * manifest.c - `plan --manifests DIR`: the plan as files an operator reviews and applies.
  *
- * Entry points: manifest_build (render in memory), manifest_check_dir, manifest_write_dir
- * (atomic), manifest_write (both); manifest_vac_api (exposed for tests). Rendering and quoting:
+ * Entry points: manifest_build (render in memory), manifest_check_dir, manifest_stage (into a
+ * command's outputs, fs.h), manifest_write_dir (atomic), manifest_write (both); manifest_vac_api (exposed for tests). Rendering and quoting:
  * template.c; the class name rule: apply_vac_name (apply_state.c).
  *
  * Layout (docs/manifests.md):
@@ -29,20 +29,18 @@
  *     MANIFEST_MARKER file is an index of every file written; --force replaces only a directory
  *     whose every file that index lists, and removes only those files from the old one.
  */
-#define _XOPEN_SOURCE 700
 #include <ctype.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/manifest.h"
 #include "ebsmigrate/template.h"
@@ -1631,29 +1629,6 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 
 /* ------------------------------------------------------------------ writing */
 
-static char *strip_slashes(const char *dir)
-{
-	size_t n = strlen(dir);
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return xstrndup(dir, n);
-}
-
-/* 1 empty, 0 not empty, <0 cannot read. */
-static int dir_is_empty(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -1;
-	struct dirent *e;
-	int empty = 1;
-	while (empty && (e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			empty = 0;
-	closedir(d);
-	return empty;
-}
-
 /* The paths DIR/MANIFEST_MARKER lists (comment lines skipped), as one '\n'-framed string
  * "\nA\nB\n" so that membership is a strstr of "\nPATH\n". EM_ENOTFOUND without the file. */
 static int read_index(const char *dir, struct buf *index, struct buf *err)
@@ -1698,39 +1673,6 @@ static int listed_file(const struct buf *index, const char *rel, const struct st
 	return S_ISREG(st->st_mode) && (strcmp(rel, MANIFEST_MARKER) == 0 || index_lists(index, rel));
 }
 
-/* Calls visit(ctx, rel, full, st) for each entry of root/rel but . and .. (rel: the entry's path
- * relative to root; st: NULL when lstat failed) until one returns non-zero, and returns that;
- * -1 when the directory cannot be opened. */
-typedef int (*dir_visit_fn)(void *ctx, const char *rel, const char *full, const struct stat *st);
-static int visit_dir(const char *root, const char *rel, dir_visit_fn visit, void *ctx)
-{
-	struct buf path = BUF_INIT;
-	buf_adds(&path, root);
-	if (*rel)
-		buf_addf(&path, "/%s", rel);
-	DIR *d = opendir(path.s);
-	buf_release(&path);
-	if (!d)
-		return -1;
-	int rc = 0;
-	struct dirent *e;
-	while (!rc && (e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		struct buf sub = BUF_INIT, full = BUF_INIT;
-		if (*rel)
-			buf_addf(&sub, "%s/", rel);
-		buf_adds(&sub, e->d_name);
-		buf_addf(&full, "%s/%s", root, sub.s);
-		struct stat st;
-		rc = visit(ctx, sub.s, full.s, lstat(full.s, &st) == 0 ? &st : NULL);
-		buf_release(&sub);
-		buf_release(&full);
-	}
-	closedir(d);
-	return rc;
-}
-
 struct foreign_walk {
 	const char *dir;
 	const struct buf *index;
@@ -1743,6 +1685,7 @@ static int find_foreign(const char *dir, const char *rel, const struct buf *inde
 static int foreign_entry(void *ctx, const char *rel, const char *full, const struct stat *st)
 {
 	struct foreign_walk *w = ctx;
+	(void)full;
 	if (!st)
 		return -1;
 	if (S_ISDIR(st->st_mode)) {
@@ -1758,13 +1701,13 @@ static int foreign_entry(void *ctx, const char *rel, const char *full, const str
 	return 1;
 }
 
-/* Finds the first entry under dir (relative path rel) that the index does not account for: a
- * non-regular file, a file not listed, or a directory holding no listed file. 1 = found (in
- * *bad), 0 = everything is ours, <0 = cannot read. */
+/* Finds the first entry (in name order) under dir (relative path rel) that the index does not
+ * account for: a non-regular file, a file not listed, or a directory holding no listed file.
+ * 1 = found (in *bad), 0 = everything is ours, <0 = cannot read. */
 static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad)
 {
 	struct foreign_walk w = {dir, index, bad, 0};
-	int found = visit_dir(dir, rel, foreign_entry, &w);
+	int found = fs_walk(dir, rel, 0, foreign_entry, &w);
 	if (!found && *rel && !w.any_ours) {
 		buf_reset(bad);
 		buf_addf(bad, "%s/", rel); /* an empty directory we did not write */
@@ -1785,7 +1728,7 @@ int manifest_check_dir(const char *dir, int force, struct buf *err)
 	}
 	if (!S_ISDIR(st.st_mode))
 		return em_err(err, EM_EINPUT, "--manifests: '%s' exists and is not a directory", dir);
-	int empty = dir_is_empty(dir);
+	int empty = fs_dir_is_empty(dir);
 	if (empty < 0)
 		return em_err(err, EM_EINPUT, "--manifests: cannot read directory '%s': %s", dir, strerror(errno));
 	if (empty)
@@ -1813,19 +1756,6 @@ int manifest_check_dir(const char *dir, int force, struct buf *err)
 	return rc;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Only for directories this process created (DIR.tmp-XXXXXX). */
-static void remove_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 struct remove_walk {
 	const char *root;
 	const struct buf *index;
@@ -1848,7 +1778,7 @@ static int remove_entry(void *ctx, const char *rel, const char *full, const stru
 static void remove_listed_in(const char *root, const char *rel, const struct buf *index)
 {
 	struct remove_walk w = {root, index};
-	visit_dir(root, rel, remove_entry, &w);
+	fs_walk(root, rel, 0, remove_entry, &w);
 	struct buf path = BUF_INIT;
 	buf_adds(&path, root);
 	if (*rel)
@@ -1866,36 +1796,19 @@ static void remove_listed(const char *old)
 	buf_release(&index);
 }
 
-int manifest_stage_dir(struct manifest_staged *out, const struct manifest_set *s, const char *dir_arg, int force,
-		       struct buf *err)
+int manifest_stage(struct fs_staging *st, const struct manifest_set *s, const char *dir, int force,
+		   struct buf *err)
 {
-	memset(out, 0, sizeof *out);
-	int rc = manifest_check_dir(dir_arg, force, err);
+	int rc = manifest_check_dir(dir, force, err);
 	if (rc)
 		return rc;
-	char *dir = strip_slashes(dir_arg);
-	struct buf tmp = BUF_INIT, path = BUF_INIT;
-	/* the parent must exist for the temporary sibling */
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		char *parent = xstrndup(dir, (size_t)(slash - dir));
-		rc = em_mkdirs(parent, 0777, err);
-		free(parent);
-		if (rc)
-			goto out;
-	}
-	buf_addf(&tmp, "%s.tmp-XXXXXX", dir);
-	if (!mkdtemp(tmp.s)) {
-		rc = em_err(err, EM_EIO, "cannot create a directory next to '%s': %s", dir, strerror(errno));
-		goto out;
-	}
-	if (chmod(tmp.s, (mode_t)(0777 & ~em_umask())) != 0) {
-		rc = em_err(err, EM_EIO, "cannot set the mode of '%s': %s", tmp.s, strerror(errno));
-		goto fail;
-	}
+	const char *tmp = fs_staging_add_dir(st, dir, FS_DIR_REPLACE, remove_listed, err);
+	if (!tmp)
+		return EM_EIO;
+	struct buf path = BUF_INIT;
 	for (size_t i = 0; i < s->n && !rc; i++) {
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", tmp.s, s->files[i].path);
+		buf_addf(&path, "%s/%s", tmp, s->files[i].path);
 		char *last = strrchr(path.s, '/');
 		*last = '\0';
 		rc = em_mkdirs(path.s, 0777, err);
@@ -1904,66 +1817,17 @@ int manifest_stage_dir(struct manifest_staged *out, const struct manifest_set *s
 			rc = em_write_file_atomic(path.s, s->files[i].data, s->files[i].len,
 						  (s->files[i].mode & 0111) ? 0777 : 0666, err);
 	}
-	if (rc)
-		goto fail;
-	out->dir = dir;
-	out->tmp = buf_detach(&tmp);
-	dir = NULL;
-	goto out;
-fail:
-	remove_tree(tmp.s);
-out:
-	free(dir);
-	buf_release(&tmp);
 	buf_release(&path);
 	return rc;
 }
 
-int manifest_commit_dir(struct manifest_staged *st, struct buf *err)
-{
-	int rc = 0;
-	struct buf old = BUF_INIT;
-	struct stat sb;
-	if (lstat(st->dir, &sb) == 0 && dir_is_empty(st->dir) == 0) {
-		/* --force on a directory of ours (checked when staging): swap, then clear the old one */
-		buf_addf(&old, "%s.old-XXXXXX", st->dir);
-		if (!mkdtemp(old.s) || rename(st->dir, old.s) != 0) {
-			rc = em_err(err, EM_EIO, "cannot move '%s' aside: %s", st->dir, strerror(errno));
-			rmdir(old.s);
-			goto out;
-		}
-	}
-	if (rename(st->tmp, st->dir) != 0) {
-		rc = em_err(err, EM_EIO, "cannot rename '%s' to '%s': %s", st->tmp, st->dir, strerror(errno));
-		if (old.len && rename(old.s, st->dir) != 0)
-			em_errprefix(err, "the previous directory is at '%s'", old.s);
-		goto out;
-	}
-	free(st->tmp);
-	st->tmp = NULL;
-	if (old.len)
-		remove_listed(old.s); /* old stays only if something unlisted appeared in it meanwhile */
-out:
-	buf_release(&old);
-	return rc;
-}
-
-void manifest_staged_release(struct manifest_staged *st)
-{
-	if (st->tmp)
-		remove_tree(st->tmp);
-	free(st->tmp);
-	free(st->dir);
-	memset(st, 0, sizeof *st);
-}
-
 int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err)
 {
-	struct manifest_staged st;
-	int rc = manifest_stage_dir(&st, s, dir, force, err);
+	struct fs_staging st = FS_STAGING_INIT;
+	int rc = manifest_stage(&st, s, dir, force, err);
 	if (!rc)
-		rc = manifest_commit_dir(&st, err);
-	manifest_staged_release(&st);
+		rc = fs_staging_commit(&st, err);
+	fs_staging_release(&st);
 	return rc;
 }
 

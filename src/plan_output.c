@@ -351,18 +351,6 @@ void plan_write_table(struct buf *out, const struct plan *p, int color, const st
 	}
 }
 
-static void md_cell(struct buf *b, const char *s)
-{
-	struct buf vis = BUF_INIT;
-	buf_add_visible(&vis, s);
-	for (size_t i = 0; i < vis.len; i++) {
-		if (vis.s[i] == '|')
-			buf_addc(b, '\\');
-		buf_addc(b, vis.s[i]);
-	}
-	buf_release(&vis);
-}
-
 static void write_markdown(struct buf *b, const struct plan *p)
 {
 	char ts[21];
@@ -404,7 +392,7 @@ static void write_markdown(struct buf *b, const struct plan *p)
 		buf_addc(b, '|');
 		for (int c = 0; c < NCOLS; c++) {
 			buf_addc(b, ' ');
-			md_cell(b, r.c[c]);
+			buf_add_markdown_cell(b, r.c[c]);
 			buf_adds(b, " |");
 		}
 		buf_addc(b, '\n');

@@ -21,7 +21,6 @@
  * an error naming both sources, never a silent overwrite; effective_date is the newest
  * OnDemand effectiveDate among the EBS prices read. cJSON values never leave this file.
  */
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/jsonx.h"
 #include "ebsmigrate/pricebook.h"
 #include "ebsmigrate/strlist.h"
@@ -446,41 +446,28 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int pricebook_load_dir(struct pricebook *pb, const char *dir, struct buf *err)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	struct strlist names = STRLIST_INIT_DUP;
+	if (fs_list_dir(dir, FS_NO_HIDDEN, &names) != 0)
 		return em_err(err, EM_ENOTFOUND, "cannot open price directory '%s'", dir);
-	char **names = NULL;
-	size_t n = 0, alloc = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".json"))
-			continue;
-		XGROW(names, n, alloc);
-		names[n++] = xstrdup(de->d_name);
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof *names, cmp_names);
-	int rc = n ? 0 : em_err(err, EM_ENOTFOUND, "no *.json price files in '%s'", dir);
 	struct buf path = BUF_INIT, body = BUF_INIT;
-	for (size_t i = 0; i < n && !rc; i++) {
+	size_t found = 0;
+	int rc = 0;
+	for (size_t i = 0; i < names.n && !rc; i++) {
+		if (!has_suffix(names.items[i], ".json"))
+			continue;
+		found++;
 		buf_reset(&path);
 		buf_reset(&body);
-		buf_addf(&path, "%s/%s", dir, names[i]);
+		buf_addf(&path, "%s/%s", dir, names.items[i]);
 		rc = em_read_file(path.s, &body, err);
 		if (!rc)
 			rc = pricebook_add_getproducts(pb, body.s, body.len, path.s, NULL, err);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	if (!rc && !found)
+		rc = em_err(err, EM_ENOTFOUND, "no *.json price files in '%s'", dir);
+	strlist_release(&names);
 	buf_release(&path);
 	buf_release(&body);
 	if (!rc && !pb->source)

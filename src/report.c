@@ -982,15 +982,6 @@ static void savings_sentence(struct buf *b, const struct report_figures *t)
 			   t->planned, t->planned * 12, t->realized, t->in_flight, t->remaining, t->blocked);
 }
 
-static void md_cell(struct buf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '|' || *s == '\\' || *s == '*' || *s == '_' || *s == '`')
-			buf_addc(b, '\\');
-		buf_addc(b, *s == '\n' ? ' ' : *s);
-	}
-}
-
 static void write_markdown(struct buf *b, const struct report *r)
 {
 	buf_adds(b, "# ebsmigrate report\n\n");
@@ -1009,7 +1000,7 @@ static void write_markdown(struct buf *b, const struct report *r)
 			const char *s = tt.rows[row][c];
 			if (total && *s)
 				buf_adds(b, "**");
-			md_cell(b, s);
+			buf_add_markdown_cell(b, s);
 			if (total && *s)
 				buf_adds(b, "**");
 			buf_adds(b, " |");

@@ -61,6 +61,12 @@ void buf_add_json_str(struct buf *b, const char *s);
  * from a server or a file (volume ids, names, tags) cannot move the cursor, recolour or retitle
  * the terminal. The one escaping for tables and diagnostics; NULL appends nothing. */
 void buf_add_visible(struct buf *b, const char *s);
+/* Appends s as the text of one GitHub-flavoured Markdown table cell (plan's and report's -o
+ * markdown): '|', '\\', '*', '_' and '`' backslash-escaped, so a value can neither end its cell
+ * nor turn into emphasis or code; what buf_add_visible makes visible (control characters,
+ * newlines included, so a row never breaks; invalid UTF-8) as \\xHH, reading \xHH. NULL appends
+ * nothing. */
+void buf_add_markdown_cell(struct buf *b, const char *s);
 /* Appends s for XML text or a quoted attribute value: & < > " ' as entities, and what XML 1.0
  * cannot hold at all (control characters other than tab, newline and carriage return; bytes
  * that are not UTF-8; surrogates, U+FFFE, U+FFFF) as U+FFFD, so the document always parses. */

@@ -123,46 +123,9 @@ int em_read_regular_input(const char *path, struct buf *out, struct buf *err);
 /* The input size limit: EBSMIGRATE_MAX_INPUT_SIZE (bytes, or with a K/M/G/T suffix: binary
  * units), default 4 GiB. EM_EINPUT for a malformed value. */
 int em_max_input_size(int64_t *out, struct buf *err);
-/* Writes data to path atomically: temp file in the same directory, fsync, rename. mode is the
- * mode asked of open(2) (0666 for data, 0777 for scripts): the file gets mode & ~umask. On
- * failure nothing is left behind. */
-int em_write_file_atomic(const char *path, const char *data, size_t len, int mode, struct buf *err);
-/* The two halves of em_write_file_atomic, for outputs committed together: em_stage_file writes
- * PATH.tmp.XXXXXX (fsynced, mode & ~umask) and puts its name in tmp_out; em_commit_file renames
- * it over path (and unlinks it if that fails). A staged file not committed is the caller's to
- * unlink. A path that exists and is not a regular file or directory (/dev/null, /dev/stdout, a
- * FIFO) is never replaced: the data is staged in $TMPDIR (or /tmp) and copied into it at commit. */
-int em_stage_file(const char *path, const char *data, size_t len, int mode, struct buf *tmp_out, struct buf *err);
-int em_commit_file(const char *tmp, const char *path, struct buf *err);
-/* em_stage_file in pieces, for a file too large to hold whole (an --save export): em_stage_open
- * creates the temp file, em_stage_write appends (the first error is kept, later writes do
- * nothing), em_stage_close fchmods, fsyncs and closes it and names it in tmp_out for
- * em_commit_file, or unlinks it and says why. em_stage_flush is em_stage_write as a buf_spill
- * flush (ctx: the struct em_staged). em_stage_abandon unlinks a file not closed. path is
- * borrowed until em_stage_close. */
-struct em_staged {
-	int fd;
-	int mode;
-	int error;        /* errno of the first failed write, or 0 */
-	const char *path; /* the target, for messages */
-	struct buf tmp;   /* the temp file's name */
-};
-int em_stage_open(struct em_staged *st, const char *path, int mode, struct buf *err);
-void em_stage_write(struct em_staged *st, const char *data, size_t len);
-void em_stage_flush(void *ctx, const char *s, size_t n);
-int em_stage_close(struct em_staged *st, struct buf *tmp_out, struct buf *err);
-void em_stage_abandon(struct em_staged *st);
-/* Copies the rest of src (from its current position) to the descriptor fd, by sendfile when the
- * kernel can: 0, or -1 with errno set. */
-int em_copy_stream(FILE *src, int fd);
-/* The process umask (read without changing it). */
-int em_umask(void);
 /* Lower-case hex of n bytes into out (2n characters and a NUL). */
 void em_hex(const unsigned char *in, size_t n, char *out);
 /* Lower-case hex SHA-256 of data (64 characters and a NUL). */
 void em_sha256_hex(const void *data, size_t len, char out[static 65]);
-
-/* mkdir -p with mode. */
-int em_mkdirs(const char *path, int mode, struct buf *err);
 
 #endif

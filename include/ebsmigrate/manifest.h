@@ -23,6 +23,8 @@
 #include "ebsmigrate/template.h"
 #include "ebsmigrate/volume.h"
 
+struct fs_staging;
+
 #define MANIFEST_DEFAULT_BATCH 10
 #define MANIFEST_MAX_BATCH 1000
 #define MANIFEST_MARKER ".ebsmigrate-manifests" /* marks a DIR that --force may replace */
@@ -78,17 +80,12 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 int manifest_check_dir(const char *dir, int force, struct buf *err);
 
 /* Writing in two steps, so that a command can commit the directory together with its other
- * outputs: manifest_stage_dir writes s into DIR.tmp-XXXXXX (after manifest_check_dir);
- * manifest_commit_dir swaps it into place and removes, from the previous DIR, only the files its
- * index listed (the directory itself goes only when nothing else is left in it);
- * manifest_staged_release removes a staged directory that was not committed. */
-struct manifest_staged {
-	char *dir, *tmp; /* tmp NULL once committed */
-};
-int manifest_stage_dir(struct manifest_staged *out, const struct manifest_set *s, const char *dir, int force,
-		       struct buf *err);
-int manifest_commit_dir(struct manifest_staged *st, struct buf *err);
-void manifest_staged_release(struct manifest_staged *st);
+ * outputs: manifest_stage (after manifest_check_dir) writes s into a staging directory of st
+ * (fs.h: DIR.tmp-XXXXXX, FS_DIR_REPLACE); st's commit swaps it into place and removes, from the
+ * previous DIR, only the files its index listed (the directory itself goes only when nothing
+ * else is left in it); st's release removes it when not committed. */
+int manifest_stage(struct fs_staging *st, const struct manifest_set *s, const char *dir, int force,
+		   struct buf *err);
 /* Stage and commit at once; on failure nothing is left behind and an existing dir is untouched.
  * 0, EM_EINPUT or EM_EIO. */
 int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err);

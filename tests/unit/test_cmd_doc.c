@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "ebsmigrate/buf.h"
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "tap.h"
 
 static int fake_cmd(struct cmd_ctx *ctx, int argc, char **argv)
@@ -30,19 +30,11 @@ static const struct cmd_help fake_help = {
 static const char *const help_usage[] = {"[COMMAND]", NULL};
 static const struct cmd_help fake_help_help = {.usage = help_usage};
 
-const struct cmd commands[] = {
+static const struct cmd fake_commands[] = {
 	{"fake", fake_cmd, 0, "a fake command", &fake_help},
 	{"help", fake_cmd, 0, "help", &fake_help_help},
 	{NULL, NULL, 0, NULL, NULL},
 };
-
-const struct cmd *cmd_find(const char *name)
-{
-	for (const struct cmd *c = commands; c->name; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
 
 static size_t values(const char *help, cmd_word *out)
 {
@@ -52,6 +44,7 @@ static size_t values(const char *help, cmd_word *out)
 
 int main(void)
 {
+	cmd_register(fake_commands);
 	cmd_word w[16];
 	CHECK_I64(values("table (default), json, csv or markdown", w), 4);
 	CHECK_STR(w[0], "table");
@@ -78,16 +71,16 @@ int main(void)
 	CHECK_I64(cmd_option_values(&fake_options[0], w, 2), 2);
 
 	int takes_command;
-	CHECK_I64(cmd_positional_words(&commands[0], w, 16, &takes_command), 3);
+	CHECK_I64(cmd_positional_words(&fake_commands[0], w, 16, &takes_command), 3);
 	CHECK_STR(w[0], "refresh");
 	CHECK_STR(w[1], "show");
 	CHECK_STR(w[2], "list");
 	CHECK_I64(takes_command, 0);
-	CHECK_I64(cmd_positional_words(&commands[1], w, 16, &takes_command), 0);
+	CHECK_I64(cmd_positional_words(&fake_commands[1], w, 16, &takes_command), 0);
 	CHECK_I64(takes_command, 1);
 
 	struct buf b = BUF_INIT;
-	cmd_man_page(&b, &commands[0], "2026-01-02");
+	cmd_man_page(&b, &fake_commands[0], "2026-01-02");
 	CHECK(strstr(b.s, ".TH EBSMIGRATE\\-FAKE 1 \"2026-01-02\"") == b.s);
 	CHECK(strstr(b.s, ".SH NAME\nebsmigrate\\-fake \\- a fake command\n") != NULL);
 	CHECK(strstr(b.s, ".B ebsmigrate fake\nshow|list [\\-\\-format table|json]\n") != NULL);

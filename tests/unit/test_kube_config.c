@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/kube_config.h"
 #include "tap.h"
 

@@ -17,6 +17,7 @@
 #include "ebsmigrate/aws_ec2.h"
 #include "ebsmigrate/buf.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/inventory_output.h"
 #include "ebsmigrate/kube_objects.h"
 #include "tap.h"

@@ -1,7 +1,8 @@
 /*
  * test_visible.c - buf_add_visible, the one escaping of text meant for a terminal (issue 12
  * item 10), and the inventory table that uses it: control characters (C0, DEL, C1), invalid
- * UTF-8 and injected lines come out as visible \xHH; printable UTF-8 is kept.
+ * UTF-8 and injected lines come out as visible \xHH; printable UTF-8 is kept. And
+ * buf_add_markdown_cell, the same for a Markdown table cell (plan's and report's -o markdown).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,15 @@ int main(void)
 	check_visible("over\xe0\x80\xaf", "over\\xe0\\x80\\xaf");          /* overlong */
 	check_visible("", "");
 	check_visible(NULL, "");
+
+	/* a Markdown table cell: the separator, backslashes and emphasis or code markers escaped;
+	 * control characters (a newline would end the row) visible, their backslash escaped too */
+	check_escaped(buf_add_markdown_cell, "a|b\\|c", "a\\|b\\\\\\|c");
+	check_escaped(buf_add_markdown_cell, "*bold* _it_ `code`", "\\*bold\\* \\_it\\_ \\`code\\`");
+	check_escaped(buf_add_markdown_cell, "row\nnext\r\x1b[2J", "row\\\\x0anext\\\\x0d\\\\x1b[2J");
+	check_escaped(buf_add_markdown_cell, "caf\xc3\xa9 \xc2\x9b \xff", "caf\xc3\xa9 \\\\xc2\\\\x9b \\\\xff");
+	check_escaped(buf_add_markdown_cell, "prod/db/data-0 gp2 3000/125", "prod/db/data-0 gp2 3000/125");
+	check_escaped(buf_add_markdown_cell, NULL, "");
 
 	/* the inventory table (live only, so not reachable from a case file without a simulator) */
 	struct fleet f;

@@ -10,7 +10,7 @@
 #ifdef __GLIBC__
 #endif
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/inventory_output.h"
@@ -19,7 +19,6 @@
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
-#include "ebsmigrate/yamlout.h"
 
 enum { OPT_SAVE = 1, OPT_NO_RECORD };
 
@@ -98,8 +97,6 @@ struct inv_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct inv_args *a = st;
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&a->scope, id, arg);
 	if (id > OPT_LIVE_BASE)
 		return cmd_live_option(&a->live, id, arg);
 	switch (id) {
@@ -121,6 +118,17 @@ static void join_strings(struct buf *b, char *const *v, size_t n)
 /* An unlinked temporary file beside the database holding the inventory document, and the
  * document compressed for the record (*doc, the caller's to free); NULL when the file cannot be
  * made or written (the caller then builds the document in memory). */
+struct inventory_doc_args {
+	const struct fleet *f;
+	const struct inventory_meta *m;
+};
+
+static void write_inventory_json(const void *arg, const struct buf_spill *spill)
+{
+	const struct inventory_doc_args *d = arg;
+	inventory_write_json_spilled(d->f, d->m, spill);
+}
+
 static FILE *spool_document(const char *db_path, const struct fleet *f, const struct inventory_meta *m,
 			    struct ledger_doc **doc)
 {
@@ -129,17 +137,11 @@ static FILE *spool_document(const char *db_path, const struct fleet *f, const st
 	FILE *fp = cmd_spool_open(prefix.s);
 	buf_release(&prefix);
 	*doc = NULL;
-	if (!fp)
-		return NULL;
-	struct cmd_spool_sink sink = {fp, ledger_doc_begin()};
-	struct buf_spill spill = {cmd_spool_sink_flush, &sink};
-	inventory_write_json_spilled(f, m, &spill);
-	if (fflush(fp) != 0 || ferror(fp)) {
+	const struct inventory_doc_args args = {f, m};
+	if (fp && cmd_spool_document(fp, 1, write_inventory_json, &args, doc)) {
 		fclose(fp);
-		ledger_doc_free(sink.doc);
 		return NULL;
 	}
-	*doc = sink.doc;
 	return fp;
 }
 
@@ -147,6 +149,7 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct inv_args a = {0};
 	int rc;
+	ctx->scope = &a.scope;
 	if (cmd_start_options_only(ctx, "inventory", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.live.no_aws && a.live.no_kube, "--no-aws and --no-kube together leave nothing to read")) ||
 	    (rc = cmd_live_check(&a.live)) ||
@@ -225,24 +228,10 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	/* JSON output is the recorded document itself: written once, never copied. With a spool it
 	 * is never whole in memory: the outputs copy the file and the record is the compressed
 	 * stream made while it was written. */
-	FILE *yaml_spool = NULL;
-	if (!rc && a.result.format == INV_YAML) {
-		buf_reset(&err);
-		if (!spool) {
-			if (yamlout_from_json(&out, json.s, json.len, &err)) {
-				log_error("%s", err.s);
-				rc = EXIT_RUNTIME;
-			}
-		} else if (!(yaml_spool = tmpfile()) || fseek(spool, 0, SEEK_SET) != 0 ||
-			   yamlout_from_json_file(yaml_spool, spool, &err) != 0 || fflush(yaml_spool) != 0) {
-			log_error("%s", err.len ? err.s : "cannot write the YAML document to a temporary file");
-			rc = EXIT_RUNTIME;
-		}
-	}
-	if (!rc && spool && a.result.json)
-		rc = cmd_outputs_add_spool(&outputs, a.result.file, yaml_spool ? yaml_spool : spool);
+	if (!rc && a.result.json)
+		rc = cmd_outputs_add_document(&outputs, a.result.file, a.result.format == INV_YAML, spool, &json, &out);
 	else if (!rc)
-		rc = cmd_outputs_add(&outputs, a.result.file, a.result.format == INV_JSON ? &json : &out);
+		rc = cmd_outputs_add(&outputs, a.result.file, &out);
 	if (!rc && !a.no_record) {
 		struct ledger_inventory_run run = {started, finished, "live", regions.s, clusters.s, volumes,
 						   kube, res.aws_calls, notices.s, json.s, NULL};
@@ -270,8 +259,6 @@ int cmd_inventory(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (spool)
 		fclose(spool);
-	if (yaml_spool)
-		fclose(yaml_spool);
 	ledger_doc_free(doc);
 	buf_release(&regions);
 	buf_release(&clusters);

@@ -10,7 +10,7 @@
 #include "ebsmigrate/aws_endpoint.h"
 #include "ebsmigrate/aws_pricing.h"
 #include "ebsmigrate/aws_client.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"

@@ -8,16 +8,36 @@
 #include <string.h>
 
 #include "ebsmigrate/aws_pricing.h"
-#include "ebsmigrate/cmd_fleet.h"
+#include "cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
-/* A live, scope or OPT_FLEET_* option (ids above OPT_LIVE_BASE; the output options' are taken
- * by cmd_parse before). */
+/* A live option of plan or report: --region and --context are also kept in s (with exports they
+ * filter by the volume's region and cluster); any other live option sets *live_given. */
+static int live_or_scope_option(struct inventory_live_options *live, struct scope *s, int *live_given, int id,
+				const char *arg)
+{
+	if (id == OPT_LIVE_REGION)
+		scope_add(&s->regions, &s->n_regions, arg);
+	else if (id == OPT_LIVE_CONTEXT)
+		scope_add(&s->contexts, &s->n_contexts, arg);
+	else
+		*live_given = 1;
+	return cmd_live_option(live, id, arg);
+}
+
+/* Live reading: --region and --context chose what was read (a PV in a region not read stays,
+ * flagged volume-not-found), so they filter nothing more. */
+static void scope_read_live(struct scope *s)
+{
+	s->n_regions = 0;
+	s->n_contexts = 0;
+}
+
+/* A live or OPT_FLEET_* option (ids above OPT_LIVE_BASE; the output and scoping options are
+ * taken by cmd_parse before). */
 static int fleet_option(struct cmd_fleet *f, int id, const char *arg)
 {
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&f->scope, id, arg);
 	switch (id) {
 	case OPT_FLEET_FROM_AWS: return cmd_add_source(&f->aws, &f->n_aws, &f->alloc_aws, arg, 0);
 	case OPT_FLEET_FROM_KUBE: return cmd_add_source(&f->kube, &f->n_kube, &f->alloc_kube, arg, 1);
@@ -30,7 +50,7 @@ static int fleet_option(struct cmd_fleet *f, int id, const char *arg)
 		return cmd_usage_if(pricing_parse_age(arg, &f->max_age) != 0,
 				    "--max-price-age: '%s' is not an age such as 90d, 36h or 0", arg);
 	}
-	return cmd_live_or_scope_option(&f->live, &f->scope, &f->live_given, id, arg);
+	return live_or_scope_option(&f->live, &f->scope, &f->live_given, id, arg);
 }
 
 static int fleet_check(struct cmd_fleet *f)
@@ -42,7 +62,7 @@ static int fleet_check(struct cmd_fleet *f)
 		return EXIT_USAGE;
 	}
 	if (f->live_read)
-		cmd_scope_read_live(&f->scope);
+		scope_read_live(&f->scope);
 	int rc = f->live_read ? cmd_live_check(&f->live) : 0;
 	if (rc)
 		return rc;
@@ -72,6 +92,7 @@ int cmd_fleet_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv
 {
 	memset(f, 0, sizeof *f);
 	f->max_age = PRICING_DEFAULT_MAX_AGE_S;
+	ctx->scope = &f->scope;
 	struct fleet_parse p = {f, on_option, st};
 	return cmd_start_options_only(ctx, name, argc, argv, fleet_or_own_option, &p, result, hint, exit_code) ||
 	       (*exit_code = fleet_check(f));

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "ebsmigrate/buf.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/progress.h"
 

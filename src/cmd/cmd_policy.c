@@ -17,7 +17,7 @@
 
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_endpoint.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/jsonw.h"
 #include "ebsmigrate/kube_client.h"

@@ -1,11 +1,12 @@
 /*
  * cmd_scope.c - the scoping options' parsing and notices for plan, report, status and inventory
- * (the rows are CMD_SCOPE_OPTIONS in cmd.h; the meaning is scope.c's).
+ * (the rows are CMD_SCOPE_OPTIONS in cmd.h, applied by cmd_parse to ctx->scope through
+ * cmd_scope_option; the meaning is scope.c's).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/scope.h"
@@ -44,22 +45,4 @@ void cmd_scope_notices(const struct scope *s, const struct scope_stats *st, cons
 	scope_describe(s, &d);
 	log_notice("no %s match %s (of %zu read)", what, d.s, st->before);
 	buf_release(&d);
-}
-
-int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *s, int *live_given, int id,
-			     const char *arg)
-{
-	if (id == OPT_LIVE_REGION)
-		scope_add(&s->regions, &s->n_regions, arg);
-	else if (id == OPT_LIVE_CONTEXT)
-		scope_add(&s->contexts, &s->n_contexts, arg);
-	else
-		*live_given = 1;
-	return cmd_live_option(live, id, arg);
-}
-
-void cmd_scope_read_live(struct scope *s)
-{
-	s->n_regions = 0;
-	s->n_contexts = 0;
 }

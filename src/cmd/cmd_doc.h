@@ -1,5 +1,5 @@
 /*
- * cmd_doc.h - what is derived from the command tables (main.c's commands[], each command's
+ * cmd_doc.h - what is derived from the command tables (cmd_table.c's commands[], each command's
  * struct cmd_help, the global options): shell completions, manual pages, `version`. One source
  * for `help`, the man pages and the completions, so they cannot drift apart.
  */
@@ -9,10 +9,8 @@
 #include <stddef.h>
 
 #include "ebsmigrate/buf.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 
-/* The global options every command's parser knows (cmd_common.c), zero-row terminated. */
-const struct cmd_option *cmd_global_options(void);
 
 /* A word the tables name: an option value or a positional argument. */
 #define CMD_WORD_MAX 40

@@ -16,7 +16,7 @@
 #include "ebsmigrate/bench.h"
 #include "ebsmigrate/bench_kube.h"
 #include "ebsmigrate/bench_output.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/embedded.h"
 #include "ebsmigrate/kube_client.h"

@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_accounts.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/strlist.h"
@@ -331,50 +332,43 @@ static size_t export_stem(const char *name)
 /* The *.json, *.yaml and *.yml files of dir (regular files, symlinks followed; no hidden ones),
  * sorted by name so that the order, and so the plan, does not depend on the file system. 0, or
  * -1 with errno. */
-static int list_exports(const char *dir, struct strlist *names)
+/* The entries of dir (sorted, hidden ones left out) that keep accepts and whose type (links
+ * followed) is type: S_IFREG or S_IFDIR. -1 when dir cannot be listed. */
+static int list_entries(const char *dir, int (*keep)(const char *name), mode_t type, struct strlist *out)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	struct strlist all = STRLIST_INIT_DUP;
+	if (fs_list_dir(dir, FS_NO_HIDDEN, &all) != 0)
 		return -1;
-	struct dirent *e;
 	struct buf path = BUF_INIT;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || !export_stem(e->d_name))
+	for (size_t i = 0; i < all.n; i++) {
+		if (!keep(all.items[i]))
 			continue;
 		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, e->d_name);
+		buf_addf(&path, "%s/%s", dir, all.items[i]);
 		struct stat st;
-		if (stat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		strlist_append(names, e->d_name);
+		if (stat(path.s, &st) == 0 && (st.st_mode & S_IFMT) == type)
+			strlist_append(out, all.items[i]);
 	}
 	buf_release(&path);
-	closedir(d);
-	strlist_sort(names);
+	strlist_release(&all);
 	return 0;
+}
+
+static int is_export(const char *name)
+{
+	return export_stem(name) != 0;
+}
+
+static int list_exports(const char *dir, struct strlist *names)
+{
+	return list_entries(dir, is_export, S_IFREG, names);
 }
 
 /* The subdirectories of dir named by an AWS account id (inventory --save with several accounts
  * writes each account's exports in one), sorted. */
 static void list_account_dirs(const char *dir, struct strlist *ids)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	struct buf path = BUF_INIT;
-	while ((e = readdir(d))) {
-		if (!aws_account_id_valid(e->d_name))
-			continue;
-		buf_reset(&path);
-		buf_addf(&path, "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (stat(path.s, &st) == 0 && S_ISDIR(st.st_mode))
-			strlist_append(ids, e->d_name);
-	}
-	buf_release(&path);
-	closedir(d);
-	strlist_sort(ids);
+	list_entries(dir, aws_account_id_valid, S_IFDIR, ids);
 }
 
 static void push_source(struct inventory_source **arr, size_t *n, size_t *alloc, char *path, const char *label)

@@ -23,7 +23,7 @@
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_ec2.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/jsonw.h"
@@ -138,8 +138,6 @@ struct status_args {
 static int on_option(void *st, int id, const char *arg)
 {
 	struct status_args *a = st;
-	if (id > OPT_SCOPE_BASE && id < OPT_SCOPE_END)
-		return cmd_scope_option(&a->scope, id, arg);
 	switch (id) {
 	case OPT_LIVE_ROLE_NAME:
 	case OPT_LIVE_ROLE_ARN_TEMPLATE:
@@ -639,6 +637,7 @@ int cmd_status(struct cmd_ctx *ctx, int argc, char **argv)
 {
 	struct status_args a = {0};
 	int rc;
+	ctx->scope = &a.scope;
 	if (cmd_start_options_only(ctx, "status", argc, argv, on_option, &a, &a.result, "", &rc) ||
 	    (rc = cmd_usage_if(a.timeout && !a.watch, "--timeout: only with --watch")))
 		goto out;

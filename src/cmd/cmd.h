@@ -2,15 +2,19 @@
  * cmd.h - the command table's contract.
  *
  * Adding a command (checklist):
- *   1. src/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
+ *   1. src/cmd/cmd_NAME.c with `int cmd_NAME(struct cmd_ctx *ctx, int argc, char **argv)`, its
  *      options table (struct cmd_option[], ending in CMD_OPTIONS_END) and its struct cmd_help
  *      (usage lines in CMD_USAGE, description; with -o, its formats in CMD_OUTPUT_FORMATS, the
  *      settings then parsed by cmd_start) — glue only: parse options (cmd_start*), call
  *      cmd_prepare(ctx, needs), call modules, print results. No domain logic.
- *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in main.c.
+ *   2. Declare it below and add a row {name, fn, needs, summary, help} to commands[] in
+ *      cmd_table.c.
  *   3. docs/NAME.md (every flag, output field and exit code) and a line in docs/README.md.
  *   4. Tests: tests/cases/NNNN-name.case files for each behaviour, bad input included.
  *
+ * The command layer lives in src/cmd/ (main.c, cmd_table.c, cmd_*.c) and its headers (this one,
+ * cmd_doc.h, cmd_fleet.h) are private to it: modules in src/ never include them, and CMake
+ * builds it as its own library (ebsmigrate_cli) on top of ebsmigrate_core.
  * Commands print (stdout: the result; stderr: diagnostics); modules below never do.
  * Exit codes: common.h EXIT_*; a command returns one.
  */
@@ -21,6 +25,7 @@
 #include <time.h>
 
 #include "ebsmigrate/buf.h"
+#include "ebsmigrate/fs.h"
 #include "ebsmigrate/pricebook.h"
 
 struct ledger;
@@ -31,6 +36,8 @@ enum cmd_needs {
 	NEEDS_PRICES = 1 << 1, /* load the price book (implies NEEDS_DB unless --pricing-dir) */
 	NEEDS_APPLY_LOCK = 1 << 2, /* with NEEDS_DB: hold the database's apply lock from before it is opened */
 };
+
+struct scope;
 
 /* The command context: the only mutable state shared across the program, built by main.c. */
 struct cmd_ctx {
@@ -46,6 +53,10 @@ struct cmd_ctx {
 	struct ledger *db;
 	struct pricebook book;
 	int have_book;
+	/* Where cmd_parse puts the scoping options (CMD_SCOPE_OPTIONS, ids OPT_SCOPE_*), as it puts
+	 * the output options in its result: set by a command that takes them, before cmd_start.
+	 * NULL: they go to the command's on_option (metrics, whose -l means something else). */
+	struct scope *scope;
 };
 
 /* One option of a command, declared as data: parsed with getopt_long, printed by help. */
@@ -95,6 +106,7 @@ enum { OPT_GLOBAL_BASE = 1000, OPT_DB, OPT_NOW, OPT_VERBOSE, OPT_QUIET, OPT_NO_C
        OPT_ALLOW_INSECURE_HTTP };
 
 struct cmd_output_options;
+/* Options: cmd_options.c (with cmd_start* and the other openings below). */
 /* Parses argv (argv[0] = command name) with the command's options plus the global ones.
  * The rows of the output options (ids OPT_RESULT_BASE..OPT_RESULT_END) set result (which must
  * then not be NULL); for each other command option it calls back: return 0 to continue or an
@@ -107,12 +119,13 @@ int cmd_parse(struct cmd_ctx *ctx, const struct cmd *cmd, int argc, char **argv,
  * or NULL when none is close enough to be what was meant (distance at most 1 for words of up
  * to 4 characters, 2 up to 8, else 3). For "did you mean" hints. */
 const char *cmd_did_you_mean(const char *word, const char *const *candidates, size_t n);
-/* Does the setup the command needs (database, prices). Prints the error and returns an EXIT_*
+/* The global options every command's parser knows (cmd_registry.c), zero-row terminated. */
+const struct cmd_option *cmd_global_options(void);
+/* Does the setup the command needs (database, prices; cmd_common.c, as cmd_print_visible and
+ * cmd_print_warnings). Prints the error and returns an EXIT_*
  * code on failure, 0 on success. */
 int cmd_prepare(struct cmd_ctx *ctx, unsigned needs);
-/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
-void cmd_print_commands(FILE *f);
-/* Prints help for one command to stdout. */
+/* Prints help for one command to stdout (cmd_help_page.c). */
 void cmd_print_help(const struct cmd *cmd);
 /* One line to f (with its newline, flushed), control characters made visible (buf_add_visible):
  * for result lines that quote ids, names or server messages outside a table writer. */
@@ -121,7 +134,8 @@ void cmd_print_visible(FILE *f, const char *fmt, ...) __attribute__((format(prin
  * form one group, and a group of more than 3 prints its first one and a count ("and 767 more
  * like it; all: WHERE_ALL or -v") unless ctx->verbose. Order: first appearance. */
 void cmd_print_warnings(const struct cmd_ctx *ctx, char *const *warnings, size_t n, const char *where_all);
-/* Writes data to --output-file FILE atomically, or to stdout when path is NULL. Returns EXIT_*. */
+/* Writes data to --output-file FILE atomically, or to stdout when path is NULL. Returns EXIT_*.
+ * (Outputs: cmd_outputs.c, with cmd_outputs_*, cmd_spool_*, cmd_json_to_yaml, cmd_table_options.) */
 int cmd_write_output(const char *path, const struct buf *data);
 /* -o/--output FORMAT (--format is its alias): the formats a command offers, in the order its
  * help lists them, terminated by a NULL name; hidden ones (aliases such as md) are accepted but
@@ -170,23 +184,18 @@ struct table_options;
 void cmd_table_options(struct table_options *out, const char *output_file, int wide, int no_headers);
 
 /* A command's outputs, committed together: each file is staged (a temporary next to it, mode
- * 0666 & ~umask) by cmd_outputs_add; cmd_outputs_commit renames them all into place and then
- * writes what goes to stdout; cmd_outputs_release unlinks whatever was not committed. So a
- * command that fails after staging (a second output, the database record) leaves nothing behind. */
-struct cmd_output_file {
-	char *path, *tmp;
-	int committed;
-};
+ * 0666 & ~umask) by cmd_outputs_add, directories by cmd_outputs_add_dir or a module writing into
+ * `staging` (plan --manifests: manifest_stage); cmd_outputs_commit moves them all into place
+ * (fs_staging_commit) and then writes what goes to stdout; cmd_outputs_release removes whatever
+ * was not committed. So a command that fails after staging (a second output, the database
+ * record) leaves nothing behind. */
 struct cmd_outputs {
-	struct cmd_output_file *files;
-	size_t n, alloc;
-	struct cmd_output_file *dirs; /* path = the directory, tmp = its staging sibling */
-	size_t n_dirs, alloc_dirs;
+	struct fs_staging staging;
 	const struct buf *to_stdout; /* borrowed until commit */
-	int committed;
 	FILE *stdout_spool; /* cmd_outputs_add_spool: borrowed until commit */
+	FILE *yaml_spool;   /* cmd_outputs_add_document's conversion: owned, closed by release */
 };
-#define CMD_OUTPUTS_INIT {NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL}
+#define CMD_OUTPUTS_INIT {FS_STAGING_INIT, NULL, NULL, NULL}
 /* path NULL or "-" = stdout: data is then borrowed, not copied, and written at commit (one
  * stdout output per command). Logs the error; returns EXIT_*. */
 int cmd_outputs_add(struct cmd_outputs *o, const char *path, const struct buf *data);
@@ -214,9 +223,34 @@ struct cmd_spool_sink {
 	struct ledger_doc *doc;
 };
 void cmd_spool_sink_flush(void *sink, const char *s, size_t n);
-/* The command table (main.c). */
+/* cmd_spool_open in $TMPDIR (else /tmp): $TMPDIR/ebsmigrate-NAME-XXXXXX. */
+FILE *cmd_spool_open_tmp(const char *name);
+
+/* The one way a command's JSON document (plan's, inventory's, report's) goes out. */
+/* Writes the document in pieces into spool (write(arg, spill), e.g. plan_write_json_spilled)
+ * and, when record, into the database's compressed copy: *doc (ledger_doc_begin; the caller
+ * finishes and frees it), else *doc NULL. Returns 0, or -1 with errno set when the spool could
+ * not be written (then *doc NULL). */
+int cmd_spool_document(FILE *spool, int record, void (*write)(const void *arg, const struct buf_spill *spill),
+		       const void *arg, struct ledger_doc **doc);
+/* The document to stdout or --output-file path (NULL or "-": stdout) as -o json or, when yaml,
+ * -o yaml asks: from spool when not NULL (written by cmd_spool_document, read from its start;
+ * YAML converted by streaming into a second spool that o owns), else from json in memory (YAML
+ * converted into yaml_out, the caller's, kept until commit). Logs the error; returns EXIT_*. */
+int cmd_outputs_add_document(struct cmd_outputs *o, const char *path, int yaml, FILE *spool, const struct buf *json,
+			     struct buf *yaml_out);
+/* The command table (cmd_table.c), ended by a zero row: main.c registers it (cmd_register) and
+ * everything else reads it through cmd_list (cmd_registry.c), never by name, so no command file
+ * calls up into the table. cmd_find: the command named name (NULL when none is). */
 extern const struct cmd commands[];
+void cmd_register(const struct cmd *table);
+const struct cmd *cmd_list(void);
 const struct cmd *cmd_find(const char *name);
+/* The command whose name is closest to word (cmd_did_you_mean), or NULL: the "did you mean"
+ * hint for an unknown command. */
+const char *cmd_closest_command(const char *word);
+/* The command list of the usage and of `help`: "  NAME       SUMMARY" a line, to f. */
+void cmd_print_commands(FILE *f);
 
 /* The live-inventory options shared by plan and inventory (ids >= OPT_LIVE_BASE). */
 enum { OPT_LIVE_BASE = 500, OPT_LIVE_REGION, OPT_LIVE_PROFILE, OPT_LIVE_KUBECONFIG, OPT_LIVE_CONTEXT, OPT_LIVE_ALL_CONTEXTS, OPT_LIVE_NO_KUBE,
@@ -316,7 +350,8 @@ void cmd_notify_send(const struct notify_target *t, const struct buf *payload);
 	 ID}
 
 /* The scoping options of the reading commands (cmd_scope.c; ids in OPT_SCOPE_BASE..OPT_SCOPE_END,
- * checked before OPT_LIVE_BASE): rows to put at the end of a command's table. --region and
+ * checked before OPT_LIVE_BASE): rows to put at the end of a command's table; cmd_parse applies
+ * them to ctx->scope, so a command declares them and parses none. --region and
  * --context come from live_options where a command has them; status lists its own. Meaning:
  * scope.h. */
 enum { OPT_SCOPE_BASE = 600, OPT_SCOPE_NAMESPACE, OPT_SCOPE_ALL_NAMESPACES, OPT_SCOPE_SELECTOR, OPT_SCOPE_ACCOUNT,
@@ -353,14 +388,6 @@ int cmd_scope_option(struct scope *s, int id, const char *arg);
 /* After filtering: a notice per -n namespace no PVC is in, and kubectl's "No resources found"
  * when nothing is left ("no volumes match -n x -l 'y' (of N read)"). what: "volumes", "rows". */
 void cmd_scope_notices(const struct scope *s, const struct scope_stats *st, const char *what);
-
-/* A live option of plan or report: --region and --context are also kept in s (with exports they
- * filter by the volume's region and cluster); any other live option sets *live_given. */
-int cmd_live_or_scope_option(struct inventory_live_options *live, struct scope *s, int *live_given, int id,
-			     const char *arg);
-/* Live reading: --region and --context chose what was read (a PV in a region not read stays,
- * flagged volume-not-found), so they filter nothing more. */
-void cmd_scope_read_live(struct scope *s);
 
 /* The start of a command's run: cmd_parse with the table of the command NAME (result: its
  * output options, or NULL where it has none). Returns 1 when the command ends here with

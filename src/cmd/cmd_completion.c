@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 
@@ -141,12 +141,12 @@ static void bash_script(struct buf *b)
 	buf_adds(b, "\tesac\n\tif [[ -z $cmd ]]; then\n"
 		    "\t\tif [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$globals\" -- \"$cur\"))\n"
 		    "\t\telse COMPREPLY=($(compgen -W \"");
-	for (const struct cmd *c = commands; c->name; c++)
-		buf_addf(b, "%s%s", c == commands ? "" : " ", c->name);
+	for (const struct cmd *c = cmd_list(); c->name; c++)
+		buf_addf(b, "%s%s", c == cmd_list() ? "" : " ", c->name);
 	buf_adds(b, "\" -- \"$cur\")); fi\n\t\treturn 0\n\tfi\n"
 		    "\tlocal opts=\"\" words=\"\"\n"
 		    "\tcase \"$cmd\" in\n");
-	for (const struct cmd *c = commands; c->name; c++) {
+	for (const struct cmd *c = cmd_list(); c->name; c++) {
 		buf_addf(b, "\t%s)\n\t\tcase \"$prev\" in\n", c->name);
 		each_option(b, c, bash_option_value);
 		buf_adds(b, "\t\tesac\n\t\topts=\"");
@@ -163,8 +163,8 @@ static void bash_script(struct buf *b)
 			for (size_t k = 0; k < n; k++)
 				buf_addf(b, "%s%s", k ? " " : "", words[k]);
 			if (takes_command)
-				for (const struct cmd *k = commands; k->name; k++)
-					buf_addf(b, "%s%s", n || k != commands ? " " : "", k->name);
+				for (const struct cmd *k = cmd_list(); k->name; k++)
+					buf_addf(b, "%s%s", n || k != cmd_list() ? " " : "", k->name);
 			buf_adds(b, "\"\n");
 		}
 		buf_adds(b, "\t\t;;\n");
@@ -216,7 +216,7 @@ static void zsh_script(struct buf *b)
 		    "\tglobals=(\n");
 	each_option(b, NULL, zsh_option);
 	buf_adds(b, "\t)\n\tcommands=(\n");
-	for (const struct cmd *c = commands; c->name; c++) {
+	for (const struct cmd *c = cmd_list(); c->name; c++) {
 		buf_addf(b, "\t\t'%s:", c->name);
 		add_escaped(b, c->summary, ":\\", 1);
 		buf_adds(b, "'\n");
@@ -228,7 +228,7 @@ static void zsh_script(struct buf *b)
 		    "\targs)\n"
 		    "\t\tcurcontext=\"${curcontext%:*}-$line[1]:\"\n"
 		    "\t\tcase $line[1] in\n");
-	for (const struct cmd *c = commands; c->name; c++) {
+	for (const struct cmd *c = cmd_list(); c->name; c++) {
 		buf_addf(b, "\t\t%s)\n\t\t\t_arguments $globals \\\n", c->name);
 		struct buf o = BUF_INIT;
 		each_option(&o, c, zsh_option);
@@ -278,13 +278,13 @@ static void fish_script(struct buf *b)
 		    "# tables 'ebsmigrate help' prints.\n"
 		    "complete -c ebsmigrate -f\n"
 		    "complete -c kubectl-ebsmigrate -w ebsmigrate\n");
-	for (const struct cmd *c = commands; c->name; c++) {
+	for (const struct cmd *c = cmd_list(); c->name; c++) {
 		buf_addf(b, "complete -c ebsmigrate -n __fish_use_subcommand -a %s -d '", c->name);
 		add_escaped(b, c->summary, "\\'", 0);
 		buf_adds(b, "'\n");
 	}
 	each_option(b, NULL, fish_option);
-	for (const struct cmd *c = commands; c->name; c++) {
+	for (const struct cmd *c = cmd_list(); c->name; c++) {
 		each_option(b, c, fish_option);
 		cmd_word words[MAX_WORDS];
 		int takes_command;
@@ -296,15 +296,15 @@ static void fish_script(struct buf *b)
 		for (size_t k = 0; k < n; k++)
 			buf_addf(b, " %s", words[k]);
 		if (takes_command)
-			for (const struct cmd *k = commands; k->name; k++)
+			for (const struct cmd *k = cmd_list(); k->name; k++)
 				if (k != c)
 					buf_addf(b, " %s", k->name);
 		buf_adds(b, "' -a '");
 		for (size_t k = 0; k < n; k++)
 			buf_addf(b, "%s%s", k ? " " : "", words[k]);
 		if (takes_command)
-			for (const struct cmd *k = commands; k->name; k++)
-				buf_addf(b, "%s%s", n || k != commands ? " " : "", k->name);
+			for (const struct cmd *k = cmd_list(); k->name; k++)
+				buf_addf(b, "%s%s", n || k != cmd_list() ? " " : "", k->name);
 		buf_adds(b, "'\n");
 	}
 }

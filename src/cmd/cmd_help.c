@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/log.h"
 

@@ -10,8 +10,8 @@
 #include "ebsmigrate/aws_client.h"
 #include "ebsmigrate/aws_credential_chain.h"
 #include "ebsmigrate/aws_pricing.h"
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_fleet.h"
+#include "cmd.h"
+#include "cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/kube_client.h"
@@ -349,9 +349,9 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		report_write(&out, &report, a.result.format, 0);
 	}
 	struct cmd_outputs outs = CMD_OUTPUTS_INIT;
-	rc = a.result.format == REPORT_YAML ? cmd_json_to_yaml(&out) : 0;
-	if (!rc)
-		rc = cmd_outputs_add(&outs, a.result.file, &out);
+	struct buf yaml = BUF_INIT;
+	const struct buf *result = a.result.format == REPORT_YAML ? &yaml : &out; /* -o yaml: out is the JSON */
+	rc = cmd_outputs_add_document(&outs, a.result.file, a.result.format == REPORT_YAML, NULL, &out, &yaml);
 	if (!rc && a.totals) {
 		report_write_csv_totals(&totals, &report);
 		rc = cmd_outputs_add(&outs, a.totals, &totals);
@@ -364,7 +364,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = cmd_outputs_commit(&outs);
 	cmd_outputs_release(&outs);
 	if (!rc && (a.configmap.name || a.s3.bucket))
-		rc = publish(&a, &out);
+		rc = publish(&a, result);
 	/* A partial report (exit 3) was still written, so it is still announced. */
 	if (!rc && notify.url) {
 		struct buf payload = BUF_INIT;
@@ -380,6 +380,7 @@ int cmd_report(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_PARTIAL;
 	}
 	buf_release(&out);
+	buf_release(&yaml);
 	buf_release(&totals);
 	buf_release(&series);
 	buf_release(&err);

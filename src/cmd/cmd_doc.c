@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 
 static int is_value_char(int c)
@@ -240,7 +240,7 @@ void cmd_man_page(struct buf *b, const struct cmd *c, const char *date)
 			    ".PP\nGlobal options may also follow the command. Installed as "
 			    "\\fBkubectl\\-ebsmigrate\\fR, it works as a kubectl plugin.\n"
 			    ".SH COMMANDS\n");
-		for (const struct cmd *k = commands; k->name; k++) {
+		for (const struct cmd *k = cmd_list(); k->name; k++) {
 			buf_addf(b, ".TP\n.BR ebsmigrate\\-%s (1)\n", k->name);
 			roff_line(b, k->summary);
 		}
@@ -254,7 +254,7 @@ void cmd_man_page(struct buf *b, const struct cmd *c, const char *date)
 			    "AWS credentials and region, as the AWS CLI reads them\n"
 			    ".TP\n.B EBSMIGRATE_DEBUG\nwhen set, debug diagnostics on stderr\n"
 			    ".SH SEE ALSO\n");
-		for (const struct cmd *k = commands; k->name; k++)
+		for (const struct cmd *k = cmd_list(); k->name; k++)
 			buf_addf(b, ".BR ebsmigrate\\-%s (1)%s\n", k->name, k[1].name ? "," : "");
 		buf_adds(b, ".PP\nThe full reference: docs/README.md in the source tree.\n");
 		return;

@@ -10,7 +10,7 @@
 #include "ebsmigrate/apply.h"
 #include "ebsmigrate/aws_accounts.h"
 #include "ebsmigrate/aws_client.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/kube_client.h"

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"
@@ -42,7 +42,7 @@ struct cmd_fleet {
  * cmd_start_options_only where the fleet's options (live, scope and OPT_FLEET_* ids; EXIT_USAGE,
  * said, on a bad value) go to f and the command's own to on_option, then the combination
  * checked: live options with exports, or --no-aws with --no-kube, are EXIT_USAGE, said; reading
- * live, --region and --context filter nothing more (cmd_scope_read_live). Returns 1 when the
+ * live, --region and --context filter nothing more (scope_read_live in cmd_fleet.c). Returns 1 when the
  * command ends here with *exit_code, else 0. f is the caller's to release either way. */
 int cmd_fleet_start(struct cmd_ctx *ctx, const char *name, int argc, char **argv, struct cmd_fleet *f,
 		    int (*on_option)(void *st, int id, const char *arg), void *st,

@@ -1,5 +1,5 @@
 /*
- * main.c - the entry point: global options, the command table, dispatch.
+ * main.c - the entry point: global options, dispatch through the command table (cmd_table.c).
  *
  * `ebsmigrate [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]`. Global options may also follow the
  * command (every command's parser knows them). Setup (database, prices) is done by each
@@ -14,39 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/stop.h"
-
-const struct cmd commands[] = {
-	{"plan", cmd_plan, NEEDS_PRICES, "recommend gp3 settings, cost and savings for every volume", &plan_help},
-	{"inventory", cmd_inventory, NEEDS_DB, "read the live fleet from the AWS and Kubernetes APIs", &inventory_help},
-	{"apply", cmd_apply, NEEDS_DB, "apply the recorded plan in safe batches", &apply_help},
-	{"status", cmd_status, NEEDS_DB, "show the migration's progress from the ledger and AWS", &status_help},
-	{"report", cmd_report, NEEDS_PRICES | NEEDS_DB, "finance report: savings by group, realized and remaining", &report_help},
-	{"pricing", cmd_pricing, NEEDS_DB, "refresh, show, compare and export the price book", &pricing_help},
-	{"bench", cmd_bench, NEEDS_DB, "prove it with fio: before/after benchmarks, the gp2 credit cliff", &bench_help},
-	{"metrics", cmd_metrics, NEEDS_DB, "metrics for dashboards: OpenMetrics text, a textfile or a scrape endpoint", &metrics_help},
-	{"check", cmd_check, NEEDS_NOTHING, "the gp2 gate for CI: fail when manifests or a cluster would create gp2", &check_help},
-	{"iam-policy", cmd_iam_policy, NEEDS_NOTHING, "print the least-privilege AWS IAM policy", &iam_policy_help},
-	{"rbac", cmd_rbac, NEEDS_NOTHING, "print the least-privilege Kubernetes ClusterRole, ServiceAccount and binding", &rbac_help},
-	{"help", cmd_help, NEEDS_NOTHING, "show help for ebsmigrate or one command", &help_help},
-	{"version", cmd_version, NEEDS_NOTHING, "print the version, commit, build date and library versions", &version_help},
-	{"db", cmd_db, NEEDS_DB, "database upkeep: prune old plans and inventory runs", &db_help},
-	{"completion", cmd_completion, NEEDS_NOTHING, "print a shell completion script (bash, zsh or fish)", &completion_help},
-	{NULL, NULL, 0, NULL, NULL},
-};
-
-const struct cmd *cmd_find(const char *name)
-{
-	for (const struct cmd *c = commands; c->name; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
 
 /* "kubectl ebsmigrate" when run as the kubectl plugin (argv[0] kubectl-ebsmigrate), which then
  * behaves exactly as ebsmigrate does; only the usage line names how it was called. */
@@ -66,6 +39,7 @@ int main(int argc, char **argv)
 	/* Past a file size limit (ulimit -f) SIGXFSZ would kill the process silently, mid-write: ignored,
 	 * the write fails with EFBIG instead and the writer's error path reports it and cleans up. */
 	signal(SIGXFSZ, SIG_IGN);
+	cmd_register(commands);
 	struct cmd_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
@@ -150,11 +124,7 @@ int main(int argc, char **argv)
 	}
 	const struct cmd *cmd = cmd_find(argv[i]);
 	if (!cmd) {
-		const char *names[sizeof commands / sizeof commands[0]];
-		size_t n = 0;
-		for (const struct cmd *c = commands; c->name; c++)
-			names[n++] = c->name;
-		const char *hint = cmd_did_you_mean(argv[i], names, n);
+		const char *hint = cmd_closest_command(argv[i]);
 		if (hint)
 			log_error("unknown command '%s'; did you mean '%s'? (run 'ebsmigrate help' for the list)", argv[i],
 				  hint);

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "ebsmigrate/aws_pricing.h"
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_fleet.h"
+#include "cmd.h"
+#include "cmd_fleet.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/inventory.h"
 #include "ebsmigrate/ledger.h"
@@ -21,7 +21,6 @@
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"
 #include "ebsmigrate/table.h"
-#include "ebsmigrate/yamlout.h"
 
 enum { OPT_NO_RECORD = 1, OPT_MANIFESTS, OPT_BATCH_SIZE, OPT_ROUTE, OPT_FORCE, OPT_TEMPLATES_DIR, OPT_OUT, OPT_NOTIFY_FILE };
 
@@ -169,15 +168,9 @@ static int on_option(void *st, int id, const char *arg)
 }
 
 
-/* An unlinked temporary file in TMPDIR (else /tmp), or NULL. */
-static FILE *open_spool(void)
+static void write_plan_json(const void *plan, const struct buf_spill *spill)
 {
-	const char *dir = getenv("TMPDIR");
-	struct buf prefix = BUF_INIT;
-	buf_addf(&prefix, "%s/ebsmigrate-plan", dir && *dir ? dir : "/tmp");
-	FILE *fp = cmd_spool_open(prefix.s);
-	buf_release(&prefix);
-	return fp;
+	plan_write_json_spilled(plan, spill);
 }
 
 int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
@@ -239,7 +232,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	planner_build(&plan, &fleet, &ctx->book, &po);
 	/* Every output (manifests, --output-file, --out) is staged first and committed only after the last one
 	 * and the database record succeeded: a failure leaves none of them behind. */
-	struct manifest_staged staged = {0};
 	struct cmd_outputs outputs = CMD_OUTPUTS_INIT;
 	struct buf man_note = BUF_INIT;
 	if (a.man.dir) {
@@ -247,7 +239,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		int mrc = manifest_build(&ms, &plan, &fleet, &a.man, &err);
 		cmd_print_warnings(ctx, ms.warnings, ms.n_warnings, "the manifests' README.md");
 		if (!mrc)
-			mrc = manifest_stage_dir(&staged, &ms, a.man.dir, a.man.force, &err);
+			mrc = manifest_stage(&outputs.staging, &ms, a.man.dir, a.man.force, &err);
 		if (mrc) {
 			log_error("%s", err.s);
 			rc = em_exit_code_for(mrc);
@@ -259,6 +251,7 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		manifest_set_release(&ms);
 		if (mrc) {
+			cmd_outputs_release(&outputs);
 			buf_release(&err);
 			buf_release(&man_note);
 			plan_release(&plan);
@@ -274,35 +267,19 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 	 * spool: built in memory. */
 	int recording = !a.no_record && ctx->db;
 	int yaml = a.result.format == FORMAT_YAML;
-	struct cmd_spool_sink sink = {a.result.format == FORMAT_JSON || yaml ? open_spool() : NULL, NULL};
-	FILE *yaml_spool = NULL;
+	struct cmd_spool_sink sink = {a.result.format == FORMAT_JSON || yaml ? cmd_spool_open_tmp("plan") : NULL, NULL};
 	struct buf out = BUF_INIT;
 	if (sink.spool) {
-		if (recording)
-			sink.doc = ledger_doc_begin();
-		struct buf_spill spill = {cmd_spool_sink_flush, &sink};
-		plan_write_json_spilled(&plan, &spill);
 		buf_reset(&err);
-		if (fflush(sink.spool) != 0 || ferror(sink.spool)) {
+		if (cmd_spool_document(sink.spool, recording, write_plan_json, &plan, &sink.doc)) {
 			log_error("cannot write the plan document to a temporary file: %s", strerror(errno));
 			rc = EXIT_RUNTIME;
 		} else if (sink.doc && ledger_doc_finish(sink.doc, &err)) {
 			log_error("%s", err.s);
 			rc = EXIT_RUNTIME;
 		}
-		if (!rc && yaml) {
-			buf_reset(&err);
-			if (!(yaml_spool = open_spool())) {
-				log_error("cannot create a temporary file for the YAML document: %s", strerror(errno));
-				rc = EXIT_RUNTIME;
-			} else if (fseek(sink.spool, 0, SEEK_SET) != 0 ||
-				   yamlout_from_json_file(yaml_spool, sink.spool, &err) != 0 || fflush(yaml_spool) != 0) {
-				log_error("%s", err.len ? err.s : "cannot write the YAML document to a temporary file");
-				rc = EXIT_RUNTIME;
-			}
-		}
 		if (!rc)
-			rc = cmd_outputs_add_spool(&outputs, a.result.file, yaml ? yaml_spool : sink.spool);
+			rc = cmd_outputs_add_document(&outputs, a.result.file, yaml, sink.spool, NULL, NULL);
 		if (!rc && a.out)
 			rc = cmd_outputs_add_spool(&outputs, a.out, sink.spool);
 	} else {
@@ -318,15 +295,11 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 		if (yaml) { /* no spool: the YAML of the document built in memory */
 			struct buf doc_json = BUF_INIT;
 			plan_write(&doc_json, &plan, FORMAT_JSON);
-			buf_reset(&err);
-			if (yamlout_from_json(&out, doc_json.s, doc_json.len, &err)) {
-				log_error("%s", err.s);
-				rc = EXIT_RUNTIME;
-			}
+			rc = cmd_outputs_add_document(&outputs, a.result.file, 1, NULL, &doc_json, &out);
 			buf_release(&doc_json);
-		}
-		if (!rc)
+		} else {
 			rc = cmd_outputs_add(&outputs, a.result.file, &out);
+		}
 	}
 
 	/* The plan document: what the database records, --out saves and apply reads. */
@@ -354,13 +327,6 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			recorded = id;
 		}
 	}
-	if (!rc && staged.tmp) {
-		buf_reset(&err);
-		if (manifest_commit_dir(&staged, &err)) {
-			log_error("%s", err.s);
-			rc = EXIT_RUNTIME;
-		}
-	}
 	if (!rc)
 		rc = cmd_outputs_commit(&outputs);
 	if (!rc && man_note.len)
@@ -378,12 +344,9 @@ int cmd_plan(struct cmd_ctx *ctx, int argc, char **argv)
 			    "(exit 3)", covered, in_scope, partial ? " in every region" : "");
 		rc = EXIT_PARTIAL;
 	}
-	manifest_staged_release(&staged);
 	cmd_outputs_release(&outputs);
 	if (sink.spool)
 		fclose(sink.spool);
-	if (yaml_spool)
-		fclose(yaml_spool);
 	ledger_doc_free(sink.doc);
 	buf_release(&man_note);
 	buf_release(&json);

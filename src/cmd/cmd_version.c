@@ -18,8 +18,8 @@
 #include <yaml.h>
 #include <zlib.h>
 
-#include "ebsmigrate/cmd.h"
-#include "ebsmigrate/cmd_doc.h"
+#include "cmd.h"
+#include "cmd_doc.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/httpd.h"
 #include "ebsmigrate/jsonw.h"

@@ -10,7 +10,7 @@
 
 #include "ebsmigrate/check.h"
 #include "ebsmigrate/check_output.h"
-#include "ebsmigrate/cmd.h"
+#include "cmd.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/kube_client.h"
 #include "ebsmigrate/kube_config.h"
