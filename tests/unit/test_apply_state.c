@@ -7,7 +7,7 @@
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/common.h"
 #include "ebsmigrate/ledger_apply.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/plan_manifests.h"
 #include "ebsmigrate/volume.h"
 #include "tap.h"
 
