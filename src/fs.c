@@ -283,8 +283,10 @@ int fs_list_dir(const char *dir, unsigned flags, struct strlist *names)
 		strlist_append(names, e->d_name);
 	}
 	closedir(d);
-	/* only what this call added: a caller may list several directories into one list */
-	qsort(names->items + first, names->n - first, sizeof *names->items, compare_names);
+	/* only what this call added: a caller may list several directories into one list; an
+	 * empty directory listed into an empty list has items NULL, which qsort may not get */
+	if (names->n > first)
+		qsort(names->items + first, names->n - first, sizeof *names->items, compare_names);
 	return 0;
 }
 
