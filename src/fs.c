@@ -283,8 +283,8 @@ int fs_list_dir(const char *dir, unsigned flags, struct strlist *names)
 		strlist_append(names, e->d_name);
 	}
 	closedir(d);
-	/* only what this call added: a caller may list several directories into one list (none: an
-	 * empty list's items may be NULL, which qsort may not be given) */
+	/* only what this call added: a caller may list several directories into one list; an
+	 * empty directory listed into an empty list has items NULL, which qsort may not get */
 	if (names->n > first)
 		qsort(names->items + first, names->n - first, sizeof *names->items, compare_names);
 	return 0;

@@ -1,6 +1,6 @@
 /*
  * yamlx.c - libyaml's document loader with a nesting cap (yamlx.h), shared by every YAML reader
- * (kube_manifest.c, kube_config.c, bench_kube.c).
+ * (kube_manifest_read.c, kube_config.c, bench_kube.c).
  *
  * Entry points: yamlx_load, yamlx_too_deep.
  *

@@ -139,7 +139,7 @@ void kube_targets_free(struct kube_target *t, size_t n);
 
 /* Strict base64 (standard alphabet, padding optional, whitespace ignored) appended to out.
  * Returns 0 or EM_EINPUT. Shared with the client for exec credentials and the manifest reader
- * (kube_manifest.c: YAML !!binary values). */
+ * (kube_manifest_read.c: YAML !!binary values). */
 int kube_base64_decode(struct buf *out, const char *in, size_t len);
 
 #endif

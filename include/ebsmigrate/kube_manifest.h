@@ -11,7 +11,7 @@
  * the generic ephemeral volumes of a Pod or of a workload's pod template (Deployment, ReplicaSet,
  * DaemonSet, StatefulSet, Job, CronJob, ReplicationController, PodTemplate). Other objects, and
  * documents that are not Kubernetes objects (no apiVersion and kind: a values.yaml, a CI file),
- * are counted and skipped. Nothing libyaml-typed leaves kube_manifest.c.
+ * are counted and skipped. Nothing libyaml-typed leaves kube_manifest_read.c.
  *
  * Reading rules (kubectl's where it has one): a plain empty scalar, `~` and `null` are absent
  * (`storageClassName:` means no value, `storageClassName: ""` means "no class"); a key that

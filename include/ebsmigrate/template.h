@@ -1,6 +1,6 @@
 /*
  * template.h - text templates with {{name}} placeholders and the quoting their values need:
- * what plan --manifests (manifest.c) and bench --kube's Job (bench_kube.c) render.
+ * what plan --manifests (plan_manifests.c) and bench --kube's Job (bench_kube.c) render.
  *
  * Templates are compiled in (templates/, embedded.h); a directory may override them by file name.
  * Values are inserted verbatim: quote them first (template_yaml_quote, template_sh_quote).

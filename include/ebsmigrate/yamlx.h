@@ -1,5 +1,5 @@
 /*
- * yamlx.h - reading YAML with libyaml, for the modules that parse YAML input (kube_manifest.c:
+ * yamlx.h - reading YAML with libyaml, for the modules that parse YAML input (kube_manifest_read.c:
  * `check -f` and the cluster's lists; kube_config.c: kubeconfig files; bench_kube.c: the fio Job
  * template). libyaml values never leave the module that parsed them; this only builds the
  * document they walk.

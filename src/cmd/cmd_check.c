@@ -2,7 +2,7 @@
  * cmd_check.c - `ebsmigrate check`: the gp2 gate for CI and admission time. Reads manifests (-f
  * FILE|DIR|-, repeatable) and/or the live cluster (--live), runs the rules of check.c, prints
  * the findings and writes SARIF / JUnit reports; exit 4 when something would create gp2 volumes.
- * Glue only: reading is kube_manifest.c, judging check.c, writing check_output.c.
+ * Glue only: reading is kube_manifest_read.c, judging check.c, writing check_output.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

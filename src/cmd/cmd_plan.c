@@ -16,7 +16,7 @@
 #include "ebsmigrate/ledger.h"
 #include "ebsmigrate/log.h"
 #include "ebsmigrate/notify.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/plan_manifests.h"
 #include "ebsmigrate/plan_output.h"
 #include "ebsmigrate/planner.h"
 #include "ebsmigrate/scope.h"

@@ -7,7 +7,7 @@
 
 #include "ebsmigrate/apply_state.h"
 #include "ebsmigrate/common.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/plan_manifests.h"
 #include "tap.h"
 
 static void test_state_names(void)

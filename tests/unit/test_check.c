@@ -1,5 +1,5 @@
 /*
- * test_check.c - the gp2 gate: the manifest reader (kube_manifest.c: documents, Helm's
+ * test_check.c - the gp2 gate: the manifest reader (kube_manifest_read.c: documents, Helm's
  * `# Source:` comments, JSON values and Lists, positions, nulls, merge keys, duplicate keys,
  * the kinds it keeps, the messages for bad input) and the rules (check.c: every rule firing and
  * not firing, class resolution through the input, extra classes and defaults, VAC and

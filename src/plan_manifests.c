@@ -1,9 +1,11 @@
 /*
- * manifest.c - `plan --manifests DIR`: the plan as files an operator reviews and applies.
+ * plan_manifests.c - `plan --manifests DIR`: the plan as files an operator reviews and applies.
  *
- * Entry points: manifest_build (render in memory), manifest_check_dir, manifest_stage (into a
- * command's outputs, fs.h), manifest_write_dir (atomic), manifest_write (both); manifest_vac_api (exposed for tests). Rendering and quoting:
- * template.c; the class name rule: apply_vac_name (apply_state.c).
+ * Entry points: manifest_build (render in memory), manifest_route_name/_parse, manifest_set_*;
+ * manifest_vac_api (exposed for tests). The batch scripts are plan_manifests_scripts.c's,
+ * putting the set on disk (manifest_check_dir, manifest_stage, manifest_write_dir,
+ * manifest_write) plan_manifests_write.c's; what they share, plan_manifests_internal.h.
+ * Rendering and quoting: template.c; the class name rule: apply_vac_name (apply_state.c).
  *
  * Layout (docs/manifests.md):
  *   DIR/README.md                    the order to apply, rollback, what is left out, warnings
@@ -25,38 +27,28 @@
  *   - Nothing is ever overwritten in a cluster: a same-named VAC with other parameters is an
  *     error (EM_ECONFLICT); the gp3 StorageClass takes a free name (or one that is identical).
  *   - Every value that reaches YAML, JSON or sh goes through its quoting helper.
- *   - DIR is written whole or not at all: files go to DIR.tmp-XXXXXX, then one rename. The
- *     MANIFEST_MARKER file is an index of every file written; --force replaces only a directory
- *     whose every file that index lists, and removes only those files from the old one.
+ *   - DIR is written whole or not at all (plan_manifests_write.c).
  */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "ebsmigrate/common.h"
-#include "ebsmigrate/embedded.h"
-#include "ebsmigrate/fs.h"
-#include "ebsmigrate/jsonw.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/plan_manifests.h"
 #include "ebsmigrate/template.h"
 #include "ebsmigrate/money.h"
 #include "ebsmigrate/strlist.h"
+
+#include "plan_manifests_internal.h"
 
 #define EBS_CSI "ebs.csi.aws.com"
 #define EBS_INTREE "kubernetes.io/aws-ebs"
 #define DEFAULT_ANN "storageclass.kubernetes.io/is-default-class"
 
 /* ------------------------------------------------------------------ small helpers */
-
-const char *manifest_route_name(enum manifest_route r)
-{
-	return modify_method_name(r == METHOD_AUTO ? METHOD_VAC : r);
-}
 
 int manifest_route_parse(const char *s, enum manifest_route *out)
 {
@@ -91,25 +83,8 @@ const struct manifest_file *manifest_set_find(const struct manifest_set *s, cons
 	return NULL;
 }
 
-static void add_file(struct manifest_set *s, const char *path, struct buf *data, int mode)
-{
-	XGROW(s->files, s->n, s->alloc);
-	struct manifest_file *f = &s->files[s->n++];
-	f->path = xstrdup(path);
-	f->len = data->len;
-	f->data = buf_detach(data);
-	f->mode = mode;
-}
-
 /* A formatted warning kept in the manifest set's warnings (printf-checked through strv_addf). */
 #define add_warning(owner, ...) strv_addf(&(owner)->warnings, &(owner)->n_warnings, &(owner)->alloc_warnings, __VA_ARGS__)
-
-/* Text for a comment line (YAML, sh, Markdown code): control characters become '?'. */
-static void add_comment_text(struct buf *b, const char *s)
-{
-	for (; s && *s; s++)
-		buf_addc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
-}
 
 /* A Markdown inline code span that never breaks out of itself. */
 static void add_md_code(struct buf *b, const char *s)
@@ -158,15 +133,9 @@ enum manifest_vac_api manifest_vac_api(const char *v, const char **api_version_o
 
 /* ------------------------------------------------------------------ templates */
 
-enum tpl_id { TPL_VAC, TPL_SC, TPL_UNDEFAULT, TPL_PATCH, TPL_KUSTOMIZATION, TPL_README, TPL_COUNT };
 static const char *const tpl_files[TPL_COUNT] = {
 	"vac.yaml", "storageclass-gp3.yaml", "storageclass-gp2-undefault.json",
 	"pvc-patch.json", "kustomization.yaml", "manifests-README.md",
-};
-
-struct templates {
-	struct buf text[TPL_COUNT];
-	char *name[TPL_COUNT]; /* for messages: the override path or "templates/NAME" */
 };
 
 static void templates_release(struct templates *t)
@@ -197,50 +166,6 @@ static int templates_load(struct templates *t, const char *dir, struct buf *err)
 
 /* ------------------------------------------------------------------ the model */
 
-struct entry {
-	const struct plan_item *it;
-	const char *why_ec2; /* why the EC2 route (NULL on a Kubernetes route) */
-};
-
-struct group {
-	struct entry *go, *later; /* migrate items (plan order), blocked items (by eligible_at) */
-	size_t n_go, n_later, alloc_go, alloc_later;
-};
-
-struct cluster {
-	const char *name;
-	char *dir;                /* directory name under DIR */
-	const char *version;      /* NULL when unknown */
-	enum manifest_vac_api api;
-	const char *api_version;
-	enum { API_GUESSED = 0, API_FROM_VERSION, API_FROM_EXISTING } api_from;
-	enum manifest_route route;
-	struct group g;
-};
-
-struct ec2_account {
-	const char *account; /* NULL: unknown */
-	char *dir;
-	struct group g;
-};
-
-struct gen {
-	const struct plan *p;
-	const struct fleet *f;
-	const struct manifest_options *o;
-	struct manifest_set *out;
-	struct templates tpl;
-	struct cluster *cl;
-	size_t n_cl;
-	struct ec2_account *acc;
-	size_t n_acc, alloc_acc;
-	size_t batch;
-	char generated[21];
-	struct buf steps, skipped;
-	size_t n_review, n_skip;
-	micro_t savings;
-};
-
 static void group_add(struct group *g, const struct plan_item *it, const char *why)
 {
 	struct entry e = {it, why};
@@ -268,11 +193,6 @@ static void group_release(struct group *g)
 {
 	free(g->go);
 	free(g->later);
-}
-
-static size_t n_batches(size_t n, size_t size)
-{
-	return (n + size - 1) / size;
 }
 
 /* A directory name for a cluster or account: [A-Za-z0-9._-], unique, not reserved. */
@@ -600,497 +520,12 @@ static int has_csi_evidence(struct gen *g, const struct cluster *c)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ scripts */
+/* ------------------------------------------------------------------ per cluster */
 
 static void add_path(struct buf *b, const char *dir, const char *file)
 {
 	buf_addf(b, "%s/%s", dir, file);
 }
-
-/* "vol-0a1: 300 GiB gp2 -> gp3 3000 IOPS, 125 MiB/s; saves $6.84/month" */
-static void describe_item(struct buf *b, const struct plan_item *it)
-{
-	const struct volume *v = it->v;
-	buf_adds(b, "# ");
-	add_comment_text(b, v->volume_id);
-	if (v->kube && v->kube->pvc) {
-		buf_adds(b, " (");
-		add_comment_text(b, v->kube->cluster);
-		buf_adds(b, " ");
-		add_comment_text(b, v->kube->namespace_);
-		buf_adds(b, "/");
-		add_comment_text(b, v->kube->pvc);
-		buf_adds(b, ")");
-	}
-	buf_addf(b, ": %lld GiB gp2 -> gp3 %lld IOPS, %lld MiB/s", (long long)v->size_gib,
-		 (long long)it->target.iops, (long long)it->target.throughput);
-	if (it->current_priced && it->target_priced) {
-		buf_adds(b, "; saves ");
-		money_add_usd_pretty(b, it->savings_monthly);
-		buf_adds(b, "/month");
-	}
-	buf_addc(b, '\n');
-}
-
-static void describe_eligibility(struct buf *b, const struct plan_item *it)
-{
-	if (it->eligible_at) {
-		char ts[21];
-		em_format_time(it->eligible_at, ts);
-		buf_addf(b, "# eligible at %s (EBS allows at most 4 modifications per volume in 24 h)\n", ts);
-		return;
-	}
-	const struct volume_mod *m = volume_latest_mod(it->v);
-	const char *state = m ? volume_mod_state_name(m) : NULL;
-	buf_adds(b, "# eligible after the modification in flight completes");
-	if (state) {
-		buf_adds(b, " (");
-		add_comment_text(b, state);
-		if (m->start_time) {
-			char ts[21];
-			em_format_time(m->start_time, ts);
-			buf_addf(b, " since %s", ts);
-		}
-		buf_adds(b, ")");
-	}
-	buf_addc(b, '\n');
-}
-
-static const char fn_idle[] =
-	"# idle REGION VOLUME: false (the volume is skipped) while a modification is in flight.\n"
-	"idle() {\n"
-	"\tstate=$(aws ec2 describe-volumes-modifications --region \"$1\" --volume-ids \"$2\" \\\n"
-	"\t\t--query 'VolumesModifications[0].ModificationState' --output text 2>/dev/null) || state=none\n"
-	"\tcase $state in modifying | optimizing)\n"
-	"\t\techo \"skipped $2: a modification is $state; run this again once it has completed\" >&2\n"
-	"\t\treturn 1 ;;\n"
-	"\tesac\n"
-	"}\n";
-
-static const char fn_still_gp2[] =
-	"# still_gp2 REGION VOLUME GIB: false (the volume is skipped) unless it is still the planned gp2\n"
-	"# volume of that size with no modification in flight.\n"
-	"still_gp2() {\n"
-	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" \\\n"
-	"\t\t--query 'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size)])' --output text) ||\n"
-	"\t\tnow=unreadable\n"
-	"\tif [ \"$now\" != \"gp2:$3\" ]; then\n"
-	"\t\techo \"skipped $2: it is $now (type:GiB), the plan expected gp2:$3; run ebsmigrate plan again\" >&2\n"
-	"\t\treturn 1\n"
-	"\tfi\n"
-	"\tidle \"$1\" \"$2\"\n"
-	"}\n";
-
-static const char fn_still_gp3[] =
-	"# still_gp3 REGION VOLUME GIB IOPS MIBPS: false (the volume is skipped) unless it is the gp3\n"
-	"# volume this batch made and its modification is no longer in flight.\n"
-	"still_gp3() {\n"
-	"\tnow=$(aws ec2 describe-volumes --region \"$1\" --volume-ids \"$2\" --query \\\n"
-	"\t\t'join(`:`, [Volumes[0].VolumeType, to_string(Volumes[0].Size), to_string(Volumes[0].Iops), to_string(Volumes[0].Throughput)])' \\\n"
-	"\t\t--output text) || now=unreadable\n"
-	"\tif [ \"$now\" != \"gp3:$3:$4:$5\" ]; then\n"
-	"\t\techo \"skipped $2: it is $now (type:GiB:IOPS:MiB/s), not gp3:$3:$4:$5\" >&2\n"
-	"\t\treturn 1\n"
-	"\tfi\n"
-	"\tidle \"$1\" \"$2\"\n"
-	"}\n";
-
-static const char fn_not_before[] =
-	"# not_before EPOCH TIME VOLUME: false (the volume is skipped) before EBS allows its next\n"
-	"# modification.\n"
-	"not_before() {\n"
-	"\tif [ \"$(date -u +%s)\" -lt \"$1\" ]; then\n"
-	"\t\techo \"skipped $3: EBS allows its next modification at $2\" >&2\n"
-	"\t\treturn 1\n"
-	"\tfi\n"
-	"}\n";
-
-static void script_begin(struct buf *b, const char *title, const char *body)
-{
-	buf_adds(b, "#!/bin/sh\n# ");
-	add_comment_text(b, title);
-	buf_addc(b, '\n');
-	buf_adds(b, body);
-	buf_adds(b, "set -eu\n");
-}
-
-static void add_context_var(struct buf *b, const char *cluster)
-{
-	buf_adds(b, "ctx=");
-	template_sh_quote(b, cluster);
-	buf_adds(b, "\n[ -z \"${KUBE_CONTEXT:-}\" ] || ctx=$KUBE_CONTEXT\n");
-}
-
-static void add_modify_volume(struct buf *b, const struct plan_item *it, const char *indent)
-{
-	const struct volume *v = it->v;
-	buf_addf(b, "%saws ec2 modify-volume --region ", indent);
-	template_sh_quote(b, v->region);
-	buf_adds(b, " --volume-id ");
-	template_sh_quote(b, v->volume_id);
-	buf_addf(b, " --volume-type gp3 --iops %lld --throughput %lld\n", (long long)it->target.iops,
-		 (long long)it->target.throughput);
-}
-
-static void add_ec2_rollback(struct buf *b, const struct plan_item *it)
-{
-	const struct volume *v = it->v;
-	buf_adds(b, "if still_gp3 ");
-	template_sh_quote(b, v->region);
-	buf_addc(b, ' ');
-	template_sh_quote(b, v->volume_id);
-	buf_addf(b, " %lld %lld %lld; then\n", (long long)v->size_gib, (long long)it->target.iops,
-		 (long long)it->target.throughput);
-	buf_adds(b, "\taws ec2 modify-volume --region ");
-	template_sh_quote(b, v->region);
-	buf_adds(b, " --volume-id ");
-	template_sh_quote(b, v->volume_id);
-	buf_adds(b, " --volume-type gp2\nfi\n");
-}
-
-/* Opens `if <guards>; then` for a blocked item; returns the indentation for its commands. */
-static const char *open_guard(struct buf *b, const struct plan_item *it, int blocked)
-{
-	if (!blocked)
-		return "";
-	if (it->eligible_at) {
-		char ts[21];
-		em_format_time(it->eligible_at, ts);
-		buf_addf(b, "if not_before %lld %s ", (long long)it->eligible_at, ts);
-		template_sh_quote(b, it->v->volume_id);
-	} else {
-		buf_adds(b, "if idle ");
-		template_sh_quote(b, it->v->region);
-		buf_addc(b, ' ');
-		template_sh_quote(b, it->v->volume_id);
-	}
-	buf_adds(b, "; then\n");
-	return "\t";
-}
-
-static void close_guard(struct buf *b, int blocked)
-{
-	if (blocked)
-		buf_adds(b, "fi\n");
-}
-
-static void add_kubectl_pvc(struct buf *b, const struct kube_binding *k, const char *indent, const char *verb)
-{
-	buf_addf(b, "%skubectl --context \"$ctx\" --namespace ", indent);
-	template_sh_quote(b, k->namespace_);
-	buf_addf(b, " %s pvc ", verb);
-	template_sh_quote(b, k->pvc);
-}
-
-static int add_vac_patch(struct gen *g, struct buf *b, const char *class_name, struct buf *err)
-{
-	struct buf cls = BUF_INIT, patch = BUF_INIT;
-	jsonw_add_str(&cls, class_name); /* a JSON string for the patch template */
-	const char *vars[] = {"class", cls.s, NULL};
-	int rc = template_render(&patch, g->tpl.text[TPL_PATCH].s, g->tpl.name[TPL_PATCH], vars, err);
-	while (patch.len && isspace((unsigned char)patch.s[patch.len - 1]))
-		patch.s[--patch.len] = '\0';
-	if (!rc)
-		template_sh_quote(b, patch.s);
-	buf_release(&cls);
-	buf_release(&patch);
-	return rc;
-}
-
-struct batch_ref {
-	const char *dir;        /* "prod/batches" or "ec2" */
-	size_t number, total;   /* 1-based batch number and the count of batches in the directory */
-	int blocked;
-	const struct entry *e;
-	size_t n;
-};
-
-static void batch_file(struct buf *b, const struct batch_ref *r, const char *kind)
-{
-	buf_addf(b, "%s/batch-%03zu-%s%s", r->dir, r->number, r->blocked ? "blocked-" : "", kind);
-}
-
-/* 1 when some claim of the batch named no class before (its rollback goes through EC2). */
-/* A batch's forward script (fwd_name) and its rollback.sh, both executable. */
-static void add_batch_scripts(struct gen *g, const struct batch_ref *r, const char *fwd_name, struct buf *fwd,
-			      struct buf *back)
-{
-	struct buf path = BUF_INIT;
-	batch_file(&path, r, fwd_name);
-	add_file(g->out, path.s, fwd, 0755);
-	buf_reset(&path);
-	batch_file(&path, r, "rollback.sh");
-	add_file(g->out, path.s, back, 0755);
-	buf_release(&path);
-}
-
-static int any_unclassed(const struct entry *e, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!e[i].it->v->kube->vac)
-			return 1;
-	return 0;
-}
-
-static int has_unknown_eligibility(const struct batch_ref *r)
-{
-	for (size_t i = 0; r->blocked && i < r->n; i++)
-		if (!r->e[i].it->eligible_at)
-			return 1;
-	return 0;
-}
-
-/* Forward + rollback script of one batch of a cluster's claims. */
-static int cluster_batch(struct gen *g, const struct cluster *c, const struct batch_ref *r, struct buf *err)
-{
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
-	int vac = c->route == MANIFEST_ROUTE_VAC;
-	buf_addf(&title, "Cluster %s, %sbatch %zu of %zu: %zu claim(s), route %s.", c->name, r->blocked ? "blocked " : "",
-		 r->number, r->total, r->n, manifest_route_name(c->route));
-	buf_addf(&body, "# From the plan of %s. ", g->generated);
-	if (vac)
-		buf_adds(&body, "Needs 00-volumeattributesclasses.yaml applied first.\n"
-				"# Each patch makes the EBS CSI driver modify the volume once. Run once; before the\n"
-				"# next batch wait until every claim shows its class in\n"
-				"# status.currentVolumeAttributesClassName. Running it again is harmless: an\n"
-				"# unchanged class starts no modification.\n");
-	else
-		buf_adds(&body, "Needs the volume-modifier-for-k8s sidecar.\n"
-				"# Each annotation change makes the sidecar modify the volume once. Run once; before\n"
-				"# the next batch wait until the PersistentVolumes carry the same annotations.\n"
-				"# Running it again is harmless: unchanged annotations start no modification.\n");
-	if (r->blocked)
-		buf_adds(&body, "# Blocked volumes: each is skipped until EBS allows its next modification.\n");
-	if (has_unknown_eligibility(r))
-		buf_adds(&body, "# Volumes with a modification in flight are checked with the AWS CLI (needs AWS\n"
-				"# credentials) and skipped until it has completed.\n");
-	buf_adds(&body, "# Rollback: ");
-	buf_addf(&body, "batch-%03zu-%srollback.sh.\n# Context: KUBE_CONTEXT overrides the one below.\n", r->number,
-		 r->blocked ? "blocked-" : "");
-	script_begin(&fwd, title.s, body.s);
-	if (r->blocked && !has_unknown_eligibility(r)) {
-		buf_adds(&fwd, fn_not_before);
-	} else if (r->blocked) {
-		buf_adds(&fwd, fn_not_before);
-		buf_adds(&fwd, fn_idle);
-	}
-	add_context_var(&fwd, c->name);
-
-	buf_reset(&title);
-	buf_addf(&title, "Cluster %s, rollback of %sbatch %zu: back to the previous configuration.", c->name,
-		 r->blocked ? "blocked " : "", r->number);
-	buf_reset(&body);
-	buf_adds(&body, "# Run only after the batch's modifications have completed (a rollback is one more\n"
-			"# modification: same EBS rules). ");
-	if (vac)
-		buf_adds(&body, "Claims that named a class before go back to it; the others\n"
-				"# go back to gp2 with EC2 (needs AWS credentials): their claims keep naming the gp3\n"
-				"# class, which then no longer describes the volume.\n");
-	else
-		buf_adds(&body, "The annotations go back to gp2; the sidecar modifies the volume.\n");
-	script_begin(&back, title.s, body.s);
-	int ec2_back = vac && any_unclassed(r->e, r->n);
-	if (ec2_back) {
-		buf_adds(&back, fn_idle);
-		buf_adds(&back, fn_still_gp3);
-	}
-	add_context_var(&back, c->name);
-
-	int rc = 0;
-	for (size_t i = 0; i < r->n && !rc; i++) {
-		const struct plan_item *it = r->e[i].it;
-		const struct kube_binding *k = it->v->kube;
-		buf_addc(&fwd, '\n');
-		describe_item(&fwd, it);
-		if (r->blocked)
-			describe_eligibility(&fwd, it);
-		const char *ind = open_guard(&fwd, it, r->blocked);
-		if (vac) {
-			struct buf name = BUF_INIT;
-			manifest_vac_name(&name, it->target.iops, it->target.throughput);
-			add_kubectl_pvc(&fwd, k, ind, "patch");
-			buf_adds(&fwd, " --type=merge --patch ");
-			rc = add_vac_patch(g, &fwd, name.s, err);
-			buf_addc(&fwd, '\n');
-			buf_release(&name);
-		} else {
-			add_kubectl_pvc(&fwd, k, ind, "annotate --overwrite");
-			buf_addf(&fwd, " \\\n%s\tebs.csi.aws.com/volumeType=gp3 ebs.csi.aws.com/iops=%lld ebs.csi.aws.com/throughput=%lld\n",
-				 ind, (long long)it->target.iops, (long long)it->target.throughput);
-		}
-		close_guard(&fwd, r->blocked);
-
-		buf_addc(&back, '\n');
-		describe_item(&back, it);
-		if (vac && k->vac) {
-			buf_adds(&back, "# the claim named VolumeAttributesClass ");
-			add_comment_text(&back, k->vac);
-			buf_adds(&back, " before\n");
-			add_kubectl_pvc(&back, k, "", "patch");
-			buf_adds(&back, " --type=merge --patch ");
-			if (!rc)
-				rc = add_vac_patch(g, &back, k->vac, err);
-			buf_addc(&back, '\n');
-		} else if (vac) {
-			buf_adds(&back, "# the claim named no VolumeAttributesClass before: back to gp2 with EC2\n");
-			add_ec2_rollback(&back, it);
-		} else {
-			add_kubectl_pvc(&back, k, "", "annotate --overwrite");
-			buf_adds(&back, " \\\n\tebs.csi.aws.com/volumeType=gp2 ebs.csi.aws.com/iops- ebs.csi.aws.com/throughput-\n");
-		}
-	}
-	if (!rc)
-		add_batch_scripts(g, r, "pvc-patches.sh", &fwd, &back);
-	buf_release(&fwd);
-	buf_release(&back);
-	buf_release(&title);
-	buf_release(&body);
-	return rc;
-}
-
-/* Forward + rollback script of one batch of EC2-route volumes. */
-static void ec2_batch(struct gen *g, const struct ec2_account *a, const struct batch_ref *r)
-{
-	struct buf fwd = BUF_INIT, back = BUF_INIT, title = BUF_INIT, body = BUF_INIT;
-	buf_addf(&title, "EC2 route%s%s, %sbatch %zu of %zu: %zu volume(s).", a->account ? ", account " : "",
-		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number, r->total, r->n);
-	buf_addf(&body, "# From the plan of %s. Needs AWS credentials of the account that owns the volumes.\n"
-			"# Each volume is checked first (still the planned gp2 volume, nothing in flight) and then\n"
-			"# modified once with IOPS and throughput stated. Run once; before the next batch wait until\n"
-			"# each modification is optimizing or completed (aws ec2 describe-volumes-modifications).\n",
-		 g->generated);
-	if (r->blocked)
-		buf_adds(&body, "# Blocked volumes: each is skipped until EBS allows its next modification.\n");
-	buf_addf(&body, "# Rollback: batch-%03zu-%srollback.sh.\n", r->number, r->blocked ? "blocked-" : "");
-	script_begin(&fwd, title.s, body.s);
-	buf_adds(&fwd, fn_idle);
-	buf_adds(&fwd, fn_still_gp2);
-	if (r->blocked)
-		buf_adds(&fwd, fn_not_before);
-
-	buf_reset(&title);
-	buf_addf(&title, "EC2 route%s%s, rollback of %sbatch %zu: back to gp2.", a->account ? ", account " : "",
-		 a->account ? a->account : "", r->blocked ? "blocked " : "", r->number);
-	buf_reset(&body);
-	buf_adds(&body, "# Run only after the batch's modifications have completed (a rollback is one more\n"
-			"# modification: same EBS rules). gp2 takes no IOPS or throughput.\n");
-	script_begin(&back, title.s, body.s);
-	buf_adds(&back, fn_idle);
-	buf_adds(&back, fn_still_gp3);
-
-	for (size_t i = 0; i < r->n; i++) {
-		const struct plan_item *it = r->e[i].it;
-		const struct volume *v = it->v;
-		buf_addc(&fwd, '\n');
-		describe_item(&fwd, it);
-		buf_adds(&fwd, "# EC2 route: ");
-		buf_adds(&fwd, r->e[i].why_ec2);
-		buf_addc(&fwd, '\n');
-		if (r->blocked) {
-			describe_eligibility(&fwd, it);
-			if (it->eligible_at) {
-				char ts[21];
-				em_format_time(it->eligible_at, ts);
-				buf_addf(&fwd, "if not_before %lld %s ", (long long)it->eligible_at, ts);
-				template_sh_quote(&fwd, v->volume_id);
-				buf_adds(&fwd, " && ");
-			} else {
-				buf_adds(&fwd, "if ");
-			}
-		} else {
-			buf_adds(&fwd, "if ");
-		}
-		buf_adds(&fwd, "still_gp2 ");
-		template_sh_quote(&fwd, v->region);
-		buf_addc(&fwd, ' ');
-		template_sh_quote(&fwd, v->volume_id);
-		buf_addf(&fwd, " %lld; then\n", (long long)v->size_gib);
-		add_modify_volume(&fwd, it, "\t");
-		buf_adds(&fwd, "fi\n");
-
-		buf_addc(&back, '\n');
-		describe_item(&back, it);
-		add_ec2_rollback(&back, it);
-	}
-	add_batch_scripts(g, r, "modify-volume.sh", &fwd, &back);
-	buf_release(&fwd);
-	buf_release(&back);
-	buf_release(&title);
-	buf_release(&body);
-}
-
-/* Calls fn for every batch of a group: migrate batches, then blocked ones numbered after them.
- * Appends README lines for each. */
-typedef int (*batch_fn)(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err);
-
-static int each_batch(struct gen *g, const struct group *grp, const char *dir, const char *fwd_kind,
-		      const char *what, const char *readme_dir, batch_fn fn, const void *owner, size_t *step,
-		      struct buf *err)
-{
-	size_t size = g->batch;
-	size_t n_go = n_batches(grp->n_go, size), n_later = n_batches(grp->n_later, size);
-	size_t total = n_go + n_later;
-	for (size_t b = 0; b < total; b++) {
-		struct batch_ref r;
-		r.dir = dir;
-		r.number = b + 1;
-		r.total = total;
-		r.blocked = b >= n_go;
-		size_t first = (r.blocked ? b - n_go : b) * size;
-		size_t n = r.blocked ? grp->n_later : grp->n_go;
-		r.e = (r.blocked ? grp->later : grp->go) + first;
-		r.n = n - first < size ? n - first : size;
-		int rc = fn(g, owner, &r, err);
-		if (rc)
-			return rc;
-		g->out->n_batches++;
-		if (r.blocked)
-			g->out->n_blocked += r.n;
-		struct buf f = BUF_INIT, rb = BUF_INIT;
-		buf_addf(&f, "%s/batch-%03zu-%s%s", readme_dir, r.number, r.blocked ? "blocked-" : "", fwd_kind);
-		buf_addf(&rb, "%s/batch-%03zu-%srollback.sh", readme_dir, r.number, r.blocked ? "blocked-" : "");
-		buf_addf(&g->steps, "%zu. ", ++*step);
-		if (r.blocked) {
-			time_t last = 0;
-			int unknown = 0;
-			for (size_t i = 0; i < r.n; i++) {
-				if (!r.e[i].it->eligible_at)
-					unknown = 1;
-				else if (r.e[i].it->eligible_at > last)
-					last = r.e[i].it->eligible_at;
-			}
-			buf_adds(&g->steps, "Blocked volumes, later (");
-			if (last) {
-				char ts[21];
-				em_format_time(last, ts);
-				buf_addf(&g->steps, "not before %s%s", ts, unknown ? "; " : "");
-			}
-			if (unknown)
-				buf_adds(&g->steps, "once the modifications in flight have completed");
-			buf_adds(&g->steps, "; each volume is checked): ");
-		}
-		buf_adds(&g->steps, "`sh ");
-		buf_adds(&g->steps, f.s);
-		buf_addf(&g->steps, "` — %zu %s%s; rollback `sh %s`\n", r.n, what, r.n == 1 ? "" : "s", rb.s);
-		buf_release(&f);
-		buf_release(&rb);
-	}
-	return 0;
-}
-
-static int cluster_batch_cb(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err)
-{
-	return cluster_batch(g, owner, r, err);
-}
-
-static int ec2_batch_cb(struct gen *g, const void *owner, const struct batch_ref *r, struct buf *err)
-{
-	(void)err;
-	ec2_batch(g, owner, r);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ per cluster */
 
 struct target {
 	int64_t iops, throughput;
@@ -1466,7 +901,7 @@ static int cluster_files(struct gen *g, struct cluster *c, struct buf *err)
 	if (n_claims) {
 		buf_adds(&g->steps, md.s);
 		buf_reset(&md);
-		rc = each_batch(g, &c->g, dir.s, "pvc-patches.sh", "claim", dir.s, cluster_batch_cb, c, &step, err);
+		rc = manifest_cluster_batches(g, c, dir.s, &step, err);
 		g->out->n_pvcs += n_claims;
 	}
 	buf_release(&dir);
@@ -1509,7 +944,7 @@ static void ec2_files(struct gen *g)
 			add_md_code(&g->steps, a->account ? a->account : "unknown");
 			buf_adds(&g->steps, ":\n\n");
 		}
-		each_batch(g, &a->g, a->dir, "modify-volume.sh", "volume", a->dir, ec2_batch_cb, a, &step, NULL);
+		manifest_ec2_batches(g, a, &step);
 		g->out->n_ec2 += a->g.n_go + a->g.n_later;
 		buf_addc(&g->steps, '\n');
 	}
@@ -1627,215 +1062,3 @@ int manifest_build(struct manifest_set *out, const struct plan *p, const struct 
 	return rc;
 }
 
-/* ------------------------------------------------------------------ writing */
-
-/* The paths DIR/MANIFEST_MARKER lists (comment lines skipped), as one '\n'-framed string
- * "\nA\nB\n" so that membership is a strstr of "\nPATH\n". EM_ENOTFOUND without the file. */
-static int read_index(const char *dir, struct buf *index, struct buf *err)
-{
-	struct buf path = BUF_INIT, text = BUF_INIT, e = BUF_INIT;
-	buf_addf(&path, "%s/%s", dir, MANIFEST_MARKER);
-	struct stat st;
-	int rc = 0;
-	if (lstat(path.s, &st) != 0 || !S_ISREG(st.st_mode))
-		rc = EM_ENOTFOUND;
-	else if (em_read_file_max(path.s, EM_MAX_LIST_FILE, &text, &e))
-		rc = em_err(err, EM_EINPUT, "--manifests: %s", e.s);
-	buf_reset(index);
-	buf_addc(index, '\n');
-	for (const char *p = text.s; !rc && p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (n && *p != '#') {
-			buf_add(index, p, n);
-			buf_addc(index, '\n');
-		}
-		p += n + (nl != NULL);
-	}
-	buf_release(&path);
-	buf_release(&text);
-	buf_release(&e);
-	return rc;
-}
-
-static int index_lists(const struct buf *index, const char *rel)
-{
-	size_t n = strlen(rel);
-	for (const char *p = index->s; (p = strstr(p, rel)) != NULL; p++)
-		if (p > index->s && p[-1] == '\n' && p[n] == '\n')
-			return 1;
-	return 0;
-}
-
-/* A regular file the index lists (or the index itself). */
-static int listed_file(const struct buf *index, const char *rel, const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && (strcmp(rel, MANIFEST_MARKER) == 0 || index_lists(index, rel));
-}
-
-struct foreign_walk {
-	const char *dir;
-	const struct buf *index;
-	struct buf *bad;
-	int any_ours; /* this level holds something we wrote */
-};
-
-static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad);
-
-static int foreign_entry(void *ctx, const char *rel, const char *full, const struct stat *st)
-{
-	struct foreign_walk *w = ctx;
-	(void)full;
-	if (!st)
-		return -1;
-	if (S_ISDIR(st->st_mode)) {
-		w->any_ours = 1; /* a directory of ours holds at least one listed file (checked inside) */
-		return find_foreign(w->dir, rel, w->index, w->bad);
-	}
-	if (listed_file(w->index, rel, st)) {
-		w->any_ours = 1;
-		return 0;
-	}
-	buf_reset(w->bad);
-	buf_adds(w->bad, rel);
-	return 1;
-}
-
-/* Finds the first entry (in name order) under dir (relative path rel) that the index does not
- * account for: a non-regular file, a file not listed, or a directory holding no listed file.
- * 1 = found (in *bad), 0 = everything is ours, <0 = cannot read. */
-static int find_foreign(const char *dir, const char *rel, const struct buf *index, struct buf *bad)
-{
-	struct foreign_walk w = {dir, index, bad, 0};
-	int found = fs_walk(dir, rel, 0, foreign_entry, &w);
-	if (!found && *rel && !w.any_ours) {
-		buf_reset(bad);
-		buf_addf(bad, "%s/", rel); /* an empty directory we did not write */
-		found = 1;
-	}
-	return found;
-}
-
-int manifest_check_dir(const char *dir, int force, struct buf *err)
-{
-	if (!dir || !*dir)
-		return em_err(err, EM_EINPUT, "--manifests: no directory given");
-	struct stat st;
-	if (lstat(dir, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		return em_err(err, EM_EINPUT, "--manifests: cannot use '%s': %s", dir, strerror(errno));
-	}
-	if (!S_ISDIR(st.st_mode))
-		return em_err(err, EM_EINPUT, "--manifests: '%s' exists and is not a directory", dir);
-	int empty = fs_dir_is_empty(dir);
-	if (empty < 0)
-		return em_err(err, EM_EINPUT, "--manifests: cannot read directory '%s': %s", dir, strerror(errno));
-	if (empty)
-		return 0;
-	if (!force)
-		return em_err(err, EM_EINPUT, "--manifests: directory '%s' is not empty; use --force to replace it", dir);
-	struct buf index = BUF_INIT, bad = BUF_INIT;
-	int rc = read_index(dir, &index, err);
-	if (rc == EM_ENOTFOUND) {
-		rc = em_err(err, EM_EINPUT,
-			    "--manifests: refusing to replace '%s': it was not written by ebsmigrate (no %s file)", dir,
-			    MANIFEST_MARKER);
-	} else if (!rc) {
-		int found = find_foreign(dir, "", &index, &bad);
-		if (found < 0)
-			rc = em_err(err, EM_EINPUT, "--manifests: cannot read directory '%s': %s", dir, strerror(errno));
-		else if (found)
-			rc = em_err(err, EM_EINPUT,
-				    "--manifests: refusing to replace '%s': '%s' in it was not written by ebsmigrate "
-				    "(not in its %s index); move it away first",
-				    dir, bad.s, MANIFEST_MARKER);
-	}
-	buf_release(&index);
-	buf_release(&bad);
-	return rc;
-}
-
-struct remove_walk {
-	const char *root;
-	const struct buf *index;
-};
-
-static void remove_listed_in(const char *root, const char *rel, const struct buf *index);
-
-static int remove_entry(void *ctx, const char *rel, const char *full, const struct stat *st)
-{
-	const struct remove_walk *w = ctx;
-	if (st && S_ISDIR(st->st_mode))
-		remove_listed_in(w->root, rel, w->index);
-	else if (st && listed_file(w->index, rel, st))
-		unlink(full);
-	return 0;
-}
-
-/* Removes from root/rel the files the index lists, then the directories left empty (rmdir fails,
- * and keeps a directory, while anything unlisted is inside). */
-static void remove_listed_in(const char *root, const char *rel, const struct buf *index)
-{
-	struct remove_walk w = {root, index};
-	fs_walk(root, rel, 0, remove_entry, &w);
-	struct buf path = BUF_INIT;
-	buf_adds(&path, root);
-	if (*rel)
-		buf_addf(&path, "/%s", rel);
-	rmdir(path.s);
-	buf_release(&path);
-}
-
-/* Clears a previous DIR (moved aside) of the files its index lists; anything else stays. */
-static void remove_listed(const char *old)
-{
-	struct buf index = BUF_INIT;
-	if (read_index(old, &index, NULL) == 0)
-		remove_listed_in(old, "", &index);
-	buf_release(&index);
-}
-
-int manifest_stage(struct fs_staging *st, const struct manifest_set *s, const char *dir, int force,
-		   struct buf *err)
-{
-	int rc = manifest_check_dir(dir, force, err);
-	if (rc)
-		return rc;
-	const char *tmp = fs_staging_add_dir(st, dir, FS_DIR_REPLACE, remove_listed, err);
-	if (!tmp)
-		return EM_EIO;
-	struct buf path = BUF_INIT;
-	for (size_t i = 0; i < s->n && !rc; i++) {
-		buf_reset(&path);
-		buf_addf(&path, "%s/%s", tmp, s->files[i].path);
-		char *last = strrchr(path.s, '/');
-		*last = '\0';
-		rc = em_mkdirs(path.s, 0777, err);
-		*last = '/';
-		if (!rc)
-			rc = em_write_file_atomic(path.s, s->files[i].data, s->files[i].len,
-						  (s->files[i].mode & 0111) ? 0777 : 0666, err);
-	}
-	buf_release(&path);
-	return rc;
-}
-
-int manifest_write_dir(const struct manifest_set *s, const char *dir, int force, struct buf *err)
-{
-	struct fs_staging st = FS_STAGING_INIT;
-	int rc = manifest_stage(&st, s, dir, force, err);
-	if (!rc)
-		rc = fs_staging_commit(&st, err);
-	fs_staging_release(&st);
-	return rc;
-}
-
-int manifest_write(struct manifest_set *out, const struct plan *p, const struct fleet *f,
-		   const struct manifest_options *o, struct buf *err)
-{
-	int rc = manifest_build(out, p, f, o, err);
-	if (!rc)
-		rc = manifest_write_dir(out, o->dir, o->force, err);
-	return rc;
-}

@@ -1,18 +1,19 @@
 /*
- * manifest.h - `plan --manifests DIR`: renders a plan as files an operator reviews and applies
+ * plan_manifests.h - `plan --manifests DIR`: renders a plan as files an operator reviews and applies
  * (VolumeAttributesClasses, PVC merge patches per batch with rollbacks, a gp3 StorageClass, the
  * patch that removes gp2's default flag, EC2 modify-volume scripts, kustomization.yaml, README).
  * Layout and rules: docs/manifests.md. Templates: templates/ (compiled in; --templates-dir).
  *
  * Two steps: manifest_build renders every file in memory (pure: no file system unless
- * templates_dir is set), manifest_write_dir puts them on disk atomically (DIR.tmp-XXXXXX, then
- * one rename). manifest_write does both.
+ * templates_dir is set; plan_manifests.c, plan_manifests_scripts.c), manifest_write_dir puts
+ * them on disk atomically (DIR.tmp-XXXXXX, then one rename; plan_manifests_write.c).
+ * manifest_write does both.
  *
  * Ownership: struct manifest_set owns its files, paths, data and warnings (heap copies);
  * manifest_set_release frees them. manifest_build borrows the plan, the fleet and the options.
  */
-#ifndef EBSMIGRATE_MANIFEST_H
-#define EBSMIGRATE_MANIFEST_H
+#ifndef EBSMIGRATE_PLAN_MANIFESTS_H
+#define EBSMIGRATE_PLAN_MANIFESTS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +38,12 @@ struct fs_staging;
 #define MANIFEST_ROUTE_ANNOTATION METHOD_ANNOTATION
 #define MANIFEST_ROUTE_EC2 METHOD_EC2
 
-const char *manifest_route_name(enum manifest_route r);              /* "vac" for METHOD_AUTO */
+/* "vac" for METHOD_AUTO. Inline so that the scripts (plan_manifests_scripts.c) name a route
+ * without calling back into plan_manifests.c. */
+static inline const char *manifest_route_name(enum manifest_route r)
+{
+	return modify_method_name(r == METHOD_AUTO ? METHOD_VAC : r);
+}
 int manifest_route_parse(const char *s, enum manifest_route *out); /* vac, annotation, ec2: 0 or EM_EINPUT */
 
 struct manifest_options {

@@ -1,5 +1,5 @@
 /*
- * kube_manifest.c - Kubernetes manifests (YAML streams, JSON values, files, directories,
+ * kube_manifest_read.c - Kubernetes manifests (YAML streams, JSON values, files, directories,
  * standard input) read with libyaml into the small structs of kube_manifest.h.
  *
  * Entry points: kube_manifest_read_text, kube_manifest_read_path, kube_manifest_add_source,

@@ -1,4 +1,4 @@
-/* test_manifest.c - VAC naming and API versions, YAML/sh quoting (read back by libyaml and sh),
+/* test_plan_manifests.c - VAC naming and API versions, YAML/sh quoting (read back by libyaml and sh),
  * the template renderer, routing/batching/StorageClass rules on a small fleet, and the atomic
  * directory writer. */
 #include <dirent.h>
@@ -10,7 +10,7 @@
 #include <yaml.h>
 
 #include "ebsmigrate/common.h"
-#include "ebsmigrate/manifest.h"
+#include "ebsmigrate/plan_manifests.h"
 #include "ebsmigrate/planner.h"
 #include "tap.h"
 
@@ -594,7 +594,7 @@ static size_t entries_with_prefix(const char *dir, const char *prefix)
 
 static void test_write(void)
 {
-	char base[] = "/tmp/test_manifest.XXXXXX";
+	char base[] = "/tmp/test_plan_manifests.XXXXXX";
 	if (!mkdtemp(base)) {
 		CHECK(!"mkdtemp");
 		return;
