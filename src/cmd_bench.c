@@ -572,7 +572,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
 {
 	if (n_rest != 1) {
-		log_error(n_rest ? "bench import takes one file" : "bench import needs the fio JSON file (or - for stdin)");
+		log_error(n_rest ? "bench import takes one file" : "bench import needs the fio output file (or - for stdin)");
 		return EXIT_USAGE;
 	}
 	struct buf err = BUF_INIT, text = BUF_INIT;

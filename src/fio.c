@@ -706,7 +706,12 @@ int fio_parse_output(struct fio_report *out, const char *text, size_t len, const
 	size_t blank = 0;
 	while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r' || text[blank] == '\n'))
 		blank++;
-	if (blank < len && !memchr(text, '{', len)) {
+	if (blank == len) {
+		fio_report_init(out);
+		return em_err(err, EM_EINPUT, "%s: empty, expected fio output (--output-format=json, or fio's normal output)",
+			      origin);
+	}
+	if (!memchr(text, '{', len)) {
 		fio_report_init(out);
 		size_t line = 1; /* the first line that is not blank */
 		for (size_t i = 0; i < blank; i++)

@@ -153,7 +153,8 @@ size_t fio_report_extent(const char *text, size_t len);
 /* Whatever fio output a user hands to `bench import`: fio's normal output when a job report line
  * of it ("NAME: (groupid=0, jobs=1): err= 0: ...") comes before any '{' (fio_parse_text), else
  * the JSON forms (fio_parse_report, kubestr's included). Input that is neither is refused naming
- * line 1: "ORIGIN: line 1: neither fio JSON nor fio's normal output ...". 0 or EM_EINPUT. */
+ * its first line that is not blank: "ORIGIN: line N: neither fio JSON nor fio's normal output
+ * ..."; empty or blank input: "ORIGIN: empty, expected fio output ...". 0 or EM_EINPUT. */
 int fio_parse_output(struct fio_report *out, const char *text, size_t len, const char *origin, struct buf *err);
 /* 1 when text is fio's normal output (as fio_parse_output decides), else 0. */
 int fio_output_is_text(const char *text, size_t len);

@@ -250,6 +250,8 @@ static void test_refused(void)
 	CHECK(parse_str(&r, "j: (groupid=0, jobs=1): err= 0: pid=1\n  read: IOPS=1, BW=4KiB/s (4kB/s)(4KiB/1000msec)\n"
 			    "  what is this\n", &err) == EM_EINPUT);
 	CHECK(strstr(err.s, "t.txt: line 3: not a line of fio's report of job 'j': '  what is this'") != NULL);
+	CHECK(parse_str(&r, " \n\t\n", &err) == EM_EINPUT);
+	CHECK(strstr(err.s, "t.txt: empty, expected fio output") != NULL);
 	CHECK(parse_str(&r, "\n\nhello\n", &err) == EM_EINPUT);
 	CHECK(strstr(err.s, "t.txt: line 3: neither fio JSON") != NULL);
 	printf("# %s\n", err.s);
