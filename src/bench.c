@@ -1,10 +1,11 @@
 /*
  * bench.c - benchmark runs: the run/job records, cliff detection on IOPS series, running fio
- * locally, importing fio JSON, and judging a before/after pair.
+ * locally, importing fio output (JSON, the normal text output, kubestr's JSON), and judging a
+ * before/after pair.
  *
  * Entry points: bench_run_init / bench_run_release / bench_run_add_job, bench_detect_steps /
  * bench_detect_cliff, bench_run_local, bench_find_program, bench_import / bench_log_prefix,
- * bench_compare / bench_comparison_release.
+ * bench_compare / bench_comparison_release / bench_comparison_why_not_verified.
  *
  * Cliff detection (a gp2 volume's burst bucket running dry: 3,000 IOPS, then the baseline
  * within one second): for every split point k the median of the m samples before k is compared
@@ -21,11 +22,16 @@
  * to a file there (--output), read once fio exits; its stdout carries only the status lines of
  * --eta=always, asked for when the caller shows them (bench_local_options.status).
  *
- * Verdicts (docs/bench.md): per profile, the after run must deliver >= 95 % of its volume's
- * provisioned IOPS (4 KiB qd32 profiles) or throughput (1 MiB profiles) when the volume is not
- * gp2 and the limit is reachable at the profile's queue depth (queue depth / 1 ms), and its p99
- * latency may not be above the before run's by more than the larger of --tolerance (default
- * 10 %) and --latency-floor-ms (default 0.2 ms). qd1 is latency-bound: judged on p99 only.
+ * Verdicts (docs/bench.md): each job of the after run is bound by its volume's provisioned IOPS
+ * (small blocks) or throughput (blocks of 128 KiB or more), unless the volume is gp2. Delivering
+ * >= 95 % of it verifies the figure. Delivering less fails the verdict when the volume held the
+ * job back: by Little's law (I/Os in flight = jobs x iodepth, over the mean latency) the job could
+ * have reached it at the after run's latency with nothing queued (its qd1 job's). Otherwise the
+ * figure is left not verified, saying how deep a run would verify it: 7 jobs at queue depth 1 and
+ * 2.32 ms reach at most 3,017 IOPS, so they never verify 6,000. The p99 latency may not be above
+ * the before run's by more than the larger of --tolerance (default 10 %) and --latency-floor-ms (default 0.2 ms). The
+ * comparison passes only when every figure a job was bound by is verified (or waived) and nothing
+ * failed; a job fio reported as failed is never judged.
  */
 #include <assert.h>
 #include <errno.h>
@@ -101,6 +107,7 @@ struct bench_job *bench_run_add_job(struct bench_run *r, const struct fio_job *j
 	b->kind = j->kind;
 	b->bs = j->bs;
 	b->iodepth = j->iodepth;
+	b->jobs = j->jobs ? j->jobs : 1;
 	b->error = j->error;
 	b->runtime_ms = j->runtime_ms;
 	b->read = j->read;
@@ -772,11 +779,21 @@ int bench_run_local(const struct bench_store *store, struct bench_run *run, cons
 
 /* ---- import ---- */
 
+/* fio's words for a failed job: the normal output's, else the errno's. */
+static void failed_job_text(struct buf *out, const struct fio_job *j)
+{
+	buf_adds(out, "fio job '");
+	buf_add_visible(out, j->name);
+	buf_addf(out, "' failed: error %d (", j->error);
+	buf_add_visible(out, j->error_text ? j->error_text : strerror(j->error));
+	buf_adds(out, ")");
+}
+
 int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
 		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err)
 {
 	struct fio_report rep;
-	int rc = fio_parse_report(&rep, text, len, origin, err);
+	int rc = fio_parse_output(&rep, text, len, origin, err);
 	if (rc)
 		return rc;
 	/* Logs are checked before anything is stored: a bad one stores nothing. */
@@ -794,18 +811,40 @@ int bench_import(const struct bench_store *store, struct bench_run *run, const c
 	struct jsonw w;
 	if (bench_options_begin(&w, &b, run, NULL)) {
 		jsonw_key_str(&w, "file", origin);
+		if (rep.format != FIO_OUTPUT_JSON)
+			jsonw_key_str(&w, "format", fio_output_format_name(rep.format));
+		if (rep.storage_class)
+			jsonw_key_str(&w, "storage_class", rep.storage_class);
+		if (rep.size)
+			jsonw_key_str(&w, "size", rep.size);
 		if (rep.client_server)
 			jsonw_key_bool(&w, "client_server", 1);
 		bench_options_end(&w, &b, run);
 	}
+	/* fio's own report of a failed job is the run's error: stored, never judged */
+	struct buf failed = BUF_INIT;
+	for (size_t i = 0; i < rep.n_jobs && !failed.len; i++)
+		if (rep.jobs[i].error)
+			failed_job_text(&failed, &rep.jobs[i]);
 	rc = bench_store_begin(store, run, err);
-	const char *open = memchr(text, '{', len);
-	size_t ext = fio_report_extent(open, len - (size_t)(open - text));
+	/* the document as fio printed it: the JSON from its first '{', the normal output whole */
+	const char *doc = text;
+	size_t ext = len;
+	if (rep.format != FIO_OUTPUT_TEXT) {
+		doc = memchr(text, '{', len);
+		ext = fio_report_extent(doc, len - (size_t)(doc - text));
+	}
 	if (!rc)
-		rc = bench_record_report(store, run, &rep, open, ext, NULL, logs, n_logs, err);
+		rc = bench_record_report(store, run, &rep, doc, ext, NULL, logs, n_logs, err);
+	if (!rc && failed.len) {
+		free(run->error);
+		run->error = xstrdup(failed.s);
+		rc = em_err(err, EM_EIO, "%s; the run is recorded as failed", failed.s);
+	}
 	free(run->status);
 	run->status = xstrdup(rc ? "failed" : "ok");
 	rc = bench_store_finish(store, run, rc, err);
+	buf_release(&failed);
 	fio_report_release(&rep);
 	return rc;
 }
@@ -817,9 +856,22 @@ const char *bench_verdict_name(enum bench_verdict v)
 	switch (v) {
 	case BENCH_PASS: return "pass";
 	case BENCH_FAIL: return "fail";
+	case BENCH_NOT_VERIFIED: return "not-verified";
 	case BENCH_NOT_JUDGED: break;
 	}
 	return "not-judged";
+}
+
+const char *bench_figure_state_name(enum bench_figure_state s)
+{
+	switch (s) {
+	case BENCH_FIGURE_NOT_VERIFIED: return "not-verified";
+	case BENCH_FIGURE_VERIFIED: return "verified";
+	case BENCH_FIGURE_MISSED: return "missed";
+	case BENCH_FIGURE_WAIVED: return "waived";
+	case BENCH_FIGURE_NOT_EXERCISED: break;
+	}
+	return "not-exercised";
 }
 
 double bench_job_iops(const struct bench_job *j)
@@ -835,6 +887,11 @@ double bench_job_mibps(const struct bench_job *j)
 const struct fio_dir *bench_job_main_dir(const struct bench_job *j)
 {
 	return j->read.present || !j->write.present ? &j->read : &j->write;
+}
+
+unsigned bench_job_in_flight(const struct bench_job *j)
+{
+	return (j->jobs ? j->jobs : 1) * (j->iodepth ? j->iodepth : 1);
 }
 
 static const char *job_key(const struct bench_job *j)
@@ -884,14 +941,85 @@ static const char *ms(char out[static 32], double v)
 	return out;
 }
 
-/* Rule 1: the after volume delivers what it is provisioned for, where the profile can reach it. */
-static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_job *a, const struct bench_run *after)
+/* The latency Little's law takes for a job: the mean latency of what it measured, read and write
+ * weighted by their IOPS (the median where fio reported no mean; *median says so), rounded as
+ * ms() shows it, so the arithmetic a reader does with the message gives the message's numbers
+ * (7 / 2.32 ms = 3,017 IOPS). NAN when a direction has no latency at all. */
+static double job_latency_ms(const struct bench_job *j, int *median)
 {
-	const struct bench_volume *v = after->has_volume ? &after->volume : NULL;
-	if (a->kind == FIO_KIND_LATENCY) {
-		add_note(p, "queue depth 1 is latency-bound: judged on latency, not IOPS");
-		return;
+	const struct fio_dir *dirs[2] = {&j->read, &j->write};
+	double sum = 0, weight = 0;
+	*median = 0;
+	for (int d = 0; d < 2; d++) {
+		if (!dirs[d]->present)
+			continue;
+		double lat = dirs[d]->lat.mean;
+		if (isnan(lat)) {
+			lat = dirs[d]->lat.p50;
+			*median = 1;
+		}
+		if (isnan(lat) || lat <= 0)
+			return NAN;
+		sum += dirs[d]->iops * lat;
+		weight += dirs[d]->iops;
 	}
+	if (!(weight > 0))
+		return NAN;
+	char shown[32];
+	return strtod(ms(shown, sum / weight), NULL);
+}
+
+/* The after run's latency with nothing queued, for blocks of bs: the lowest of its jobs that kept
+ * one I/O in flight (latency-qd1). A deep job's own latency grows with the queue in front of any
+ * limit, so by its own latency a volume throttled below its figure would look merely unreached;
+ * with nothing queued it shows what the volume does per I/O. NAN when the run has no such job. */
+static double unqueued_latency_ms(const struct bench_run *r, unsigned bs)
+{
+	double best = NAN;
+	for (size_t i = 0; i < r->n_jobs; i++) {
+		const struct bench_job *j = &r->jobs[i];
+		int median;
+		double lat = j->error || bench_job_in_flight(j) != 1 || (j->bs ? j->bs : 4096) != bs ? NAN
+											    : job_latency_ms(j, &median);
+		if (!isnan(lat) && (isnan(best) || lat < best))
+			best = lat;
+	}
+	return best;
+}
+
+/* A count for a sentence, rounded, with thousands separators ("3,017"). */
+static void add_count(struct buf *b, double v)
+{
+	buf_add_grouped(b, !(v > 0) ? 0 : v > 1e15 ? 1000000000000000ull : (unsigned long long)llround(v));
+}
+
+/* The smallest power of two >= n (fio users pick queue depths so). */
+static unsigned power_of_two_at_least(double n)
+{
+	unsigned d = 1;
+	while (d < n && d < (1u << 30))
+		d <<= 1;
+	return d;
+}
+
+static void figure_record(struct bench_figure *f, enum bench_figure_state s, const char *by, const char *reason)
+{
+	if (f->state == BENCH_FIGURE_WAIVED || s < f->state)
+		return;
+	if (s > f->state) {
+		f->state = s;
+		free(f->by);
+		f->by = s == BENCH_FIGURE_NOT_VERIFIED ? NULL : xstrdup(by);
+	}
+	if (s == BENCH_FIGURE_NOT_VERIFIED && !f->reason && reason)
+		f->reason = xstrdup(reason);
+}
+
+/* Rule 1: the after volume delivers what it is provisioned for, where the run could show it. */
+static void judge_provisioned(struct bench_comparison *c, struct bench_profile_cmp *p, const struct bench_job *a)
+{
+	const struct bench_run *after = c->after;
+	const struct bench_volume *v = after->has_volume ? &after->volume : NULL;
 	if (!v || (!v->iops && !v->throughput)) {
 		add_note(p, "the after run's provisioned IOPS and throughput are unknown (--iops/--throughput, or "
 			    "--volume with the apply ledger)");
@@ -901,41 +1029,106 @@ static void judge_provisioned(struct bench_profile_cmp *p, const struct bench_jo
 		add_note(p, "the after volume is gp2: it has a baseline, not provisioned IOPS");
 		return;
 	}
-	unsigned bs = a->bs ? a->bs : 4096, qd = a->iodepth ? a->iodepth : 1;
-	if (a->kind == FIO_KIND_IOPS) {
-		if (!v->iops) {
-			add_note(p, "the after volume's provisioned IOPS are unknown");
-			return;
-		}
-		double target = (double)v->iops;
+	int tput = a->kind == FIO_KIND_THROUGHPUT;
+	struct bench_figure *f = &c->figures[tput ? BENCH_FIGURE_THROUGHPUT : BENCH_FIGURE_IOPS];
+	if (!(tput ? v->throughput : v->iops)) {
+		add_note(p, tput ? "the after volume's provisioned throughput is unknown"
+				 : "the after volume's provisioned IOPS are unknown");
+		return;
+	}
+	p->figure = tput ? BENCH_FIGURE_THROUGHPUT : BENCH_FIGURE_IOPS;
+	if (f->state == BENCH_FIGURE_WAIVED) {
+		add_note(p, "the provisioned %s waived (--waive %s)", tput ? "throughput is" : "IOPS are", f->name);
+		p->outcome = BENCH_FIGURE_WAIVED;
+		return;
+	}
+	unsigned bs = a->bs ? a->bs : 4096;
+	double target, actual;
+	if (!tput) {
+		target = (double)v->iops;
 		if (v->throughput)
 			target = fmin(target, (double)v->throughput * 1048576.0 / bs);
-		double reach = qd * (1000.0 / BENCH_SERVICE_MS);
-		if (target > reach) {
-			add_note(p, "%.0f IOPS cannot be reached at queue depth %u (at most %.0f at %.0f ms per I/O)",
-				 target, qd, reach, BENCH_SERVICE_MS);
-			return;
+		actual = bench_job_iops(a);
+	} else {
+		target = (double)v->throughput;
+		if (v->iops) /* EBS counts I/O in units of at most 256 KiB */
+			target = fmin(target, (double)v->iops * fmin(bs, 262144) / 1048576.0);
+		actual = bench_job_mibps(a);
+	}
+	double need = BENCH_PROVISIONED_SHARE * target;
+	int ok = actual >= need;
+	/* Short of it: could the run have shown it? Little's law on the I/Os it kept in flight. */
+	unsigned in_flight = bench_job_in_flight(a);
+	int median = 0;
+	double own = job_latency_ms(a, &median), unqueued = unqueued_latency_ms(after, bs);
+	int queued = !isnan(unqueued) && (isnan(own) || unqueued < own);
+	double lat = queued ? unqueued : own;
+	double per_io = tput ? bs / 1048576.0 : 1.0; /* MiB or I/Os per completion */
+	double reach = isnan(lat) ? NAN : in_flight * per_io * 1000.0 / lat;
+	/* Missed only where the volume is shown to be the limit: reachable at the latency with nothing
+	 * queued. By its own latency a job's reach is what it did (Little's law holds for the job
+	 * itself), so short of the figure it never proves the volume held it back. */
+	if (ok || (queued && reach >= need)) {
+		if (tput)
+			add_check(p, "throughput", need, actual, ok, "%.1f MiB/s %s %.0f %% of %.0f provisioned (%.1f)", actual,
+				  ok ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
+		else
+			add_check(p, "iops", need, actual, ok, "%.0f IOPS %s %.0f %% of %.0f provisioned (%.0f)", actual,
+				  ok ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
+		p->outcome = ok ? BENCH_FIGURE_VERIFIED : BENCH_FIGURE_MISSED;
+		figure_record(f, p->outcome, p->key, NULL);
+		if (!ok) {
+			char m[32];
+			struct buf why = BUF_INIT;
+			buf_addf(&why, "%u I/O%s in flight at %s ms%s reach%s ", in_flight, in_flight == 1 ? "" : "s",
+				 ms(m, lat), queued ? " (the after run's latency with nothing queued)" : "",
+				 in_flight == 1 ? "es" : "");
+			add_count(&why, reach);
+			buf_addf(&why, "%s: the volume held the job to ", tput ? " MiB/s" : " IOPS");
+			add_count(&why, actual);
+			buf_adds(&why, tput ? " MiB/s" : " IOPS");
+			add_note(p, "%s", why.s);
+			buf_release(&why);
 		}
-		double actual = bench_job_iops(a), need = BENCH_PROVISIONED_SHARE * target;
-		add_check(p, "iops", need, actual, actual >= need, "%.0f IOPS %s %.0f %% of %.0f provisioned (%.0f)", actual,
-			  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
 		return;
 	}
-	if (!v->throughput) {
-		add_note(p, "the after volume's provisioned throughput is unknown");
-		return;
+	/* Not reachable: what would verify it is enough I/Os in flight at this latency. */
+	struct buf why = BUF_INIT;
+	char m[32];
+	if (isnan(lat)) {
+		buf_addf(&why, "fio reported no latency, so Little's law cannot say whether %u I/O%s in flight reach%s ",
+			 in_flight, in_flight == 1 ? "" : "s", in_flight == 1 ? "es" : "");
+		add_count(&why, target);
+		buf_adds(&why, tput ? " MiB/s" : " IOPS");
+	} else {
+		buf_addf(&why, "%u I/O%s in flight", in_flight, in_flight == 1 ? "" : "s");
+		if (tput) {
+			buf_adds(&why, " of ");
+			fio_format_size(&why, bs);
+		}
+		buf_addf(&why, " at %s ms%s reach%s at most ", ms(m, lat),
+			 queued   ? " (the after run's latency with nothing queued)"
+			 : median ? " (median: fio reported no mean)"
+				  : "",
+			 in_flight == 1 ? "es" : "");
+		add_count(&why, reach);
+		if (reach >= need) { /* the job itself kept fewer in flight than it asked for */
+			buf_adds(&why, tput ? " MiB/s" : " IOPS");
+			buf_adds(&why, " but did ");
+			add_count(&why, actual);
+			buf_addf(&why, ": fio, not the volume, set its pace (thinktime, rate, CPU); run with a job at "
+				       "iodepth 1 beside it, or deeper, to verify ");
+		} else {
+			buf_addf(&why, "%s; run with iodepth ≥ %u to verify ", tput ? " MiB/s" : " IOPS",
+				 power_of_two_at_least(target / per_io * lat / 1000.0));
+		}
+		add_count(&why, target);
+		if (tput)
+			buf_adds(&why, " MiB/s");
 	}
-	double target = (double)v->throughput;
-	if (v->iops) /* EBS counts I/O in units of at most 256 KiB */
-		target = fmin(target, (double)v->iops * fmin(bs, 262144) / 1048576.0);
-	double reach = qd * (bs / 1048576.0) * (1000.0 / BENCH_SERVICE_MS);
-	if (target > reach) {
-		add_note(p, "%.0f MiB/s cannot be reached at queue depth %u", target, qd);
-		return;
-	}
-	double actual = bench_job_mibps(a), need = BENCH_PROVISIONED_SHARE * target;
-	add_check(p, "throughput", need, actual, actual >= need, "%.1f MiB/s %s %.0f %% of %.0f provisioned (%.1f)", actual,
-		  actual >= need ? ">=" : "<", BENCH_PROVISIONED_SHARE * 100, target, need);
+	p->outcome = BENCH_FIGURE_NOT_VERIFIED;
+	p->unreached = buf_detach(&why);
+	figure_record(f, BENCH_FIGURE_NOT_VERIFIED, p->key, p->unreached);
 }
 
 /* Rule 2: p99 latency not worse than before beyond the rules (the larger of the relative
@@ -973,10 +1166,54 @@ static void judge_p99(struct bench_profile_cmp *p, const struct bench_job *b, co
 		add_note(p, "no direction measured in both runs");
 }
 
+/* A job fio reported as failed is never judged: its numbers are not a measurement. */
+static int failed_job_note(struct bench_profile_cmp *p, const struct bench_job *j, const char *side)
+{
+	if (!j || !j->error)
+		return 0;
+	add_note(p, "fio reported the %s job failed (error %d: %s): not judged", side, j->error, strerror(j->error));
+	return 1;
+}
+
 int bench_compare(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
 		  struct buf *err)
 {
 	return bench_compare_with(out, before, after, NULL, err);
+}
+
+/* The after volume's figures, before any job is judged. */
+static void figures_init(struct bench_comparison *c)
+{
+	const struct bench_volume *v = c->after->has_volume ? &c->after->volume : NULL;
+	int gp2 = v && v->type && strcmp(v->type, "gp2") == 0;
+	c->figures[BENCH_FIGURE_IOPS].name = "iops";
+	c->figures[BENCH_FIGURE_THROUGHPUT].name = "throughput";
+	c->figures[BENCH_FIGURE_IOPS].provisioned = v && !gp2 ? v->iops : 0;
+	c->figures[BENCH_FIGURE_THROUGHPUT].provisioned = v && !gp2 ? v->throughput : 0;
+	if (c->rules.waive & BENCH_WAIVE_IOPS)
+		c->figures[BENCH_FIGURE_IOPS].state = BENCH_FIGURE_WAIVED;
+	if (c->rules.waive & BENCH_WAIVE_THROUGHPUT)
+		c->figures[BENCH_FIGURE_THROUGHPUT].state = BENCH_FIGURE_WAIVED;
+}
+
+/* Once every job is judged: a job that could not reach its figure leaves the profile not
+ * verified unless another job verified that figure. */
+static void settle_profile(struct bench_comparison *c, struct bench_profile_cmp *p)
+{
+	int failed = 0;
+	for (size_t i = 0; i < p->n_checks; i++)
+		failed |= !p->checks[i].ok;
+	const struct bench_figure *f = p->figure >= 0 ? &c->figures[p->figure] : NULL;
+	int unreached = p->outcome == BENCH_FIGURE_NOT_VERIFIED && f;
+	if (unreached && f->state == BENCH_FIGURE_VERIFIED) /* the advice is moot: say who verified it */
+		add_note(p, "%.*s; the provisioned %s verified by %s", (int)strcspn(p->unreached, ";"), p->unreached,
+			 p->figure ? "throughput is" : "IOPS are", f->by);
+	else if (unreached)
+		add_note(p, "%s", p->unreached);
+	p->verdict = failed			       ? BENCH_FAIL
+		     : unreached && f->state != BENCH_FIGURE_VERIFIED ? BENCH_NOT_VERIFIED
+		     : p->n_checks			       ? BENCH_PASS
+							       : BENCH_NOT_JUDGED;
 }
 
 int bench_compare_with(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
@@ -987,6 +1224,7 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 	out->rules = rules ? *rules : defaults;
 	out->before = before;
 	out->after = after;
+	figures_init(out);
 	size_t alloc = 0, common = 0;
 	/* The after run's order, then what only the before run has. */
 	for (int pass = 0; pass < 2; pass++) {
@@ -1004,6 +1242,7 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 			p->key = xstrdup(key);
 			p->after = find_job(after, key);
 			p->before = find_job(before, key);
+			p->figure = -1;
 		}
 	}
 	for (size_t k = 0; k < out->n; k++) {
@@ -1016,13 +1255,11 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 			add_note(p, "not in the before run (%lld)", (long long)before->id);
 		else
 			common++;
-		judge_provisioned(p, p->after, after);
-		if (p->before)
+		if (failed_job_note(p, p->after, "after"))
+			continue;
+		judge_provisioned(out, p, p->after);
+		if (p->before && !failed_job_note(p, p->before, "before"))
 			judge_p99(p, p->before, p->after, &out->rules);
-		int failed = 0;
-		for (size_t c = 0; c < p->n_checks; c++)
-			failed |= !p->checks[c].ok;
-		p->verdict = failed ? BENCH_FAIL : p->n_checks ? BENCH_PASS : BENCH_NOT_JUDGED;
 	}
 	if (!common) {
 		struct buf a = BUF_INIT, b = BUF_INIT;
@@ -1039,11 +1276,29 @@ int bench_compare_with(struct bench_comparison *out, const struct bench_run *bef
 	}
 	int any_pass = 0, any_fail = 0;
 	for (size_t k = 0; k < out->n; k++) {
+		settle_profile(out, &out->profiles[k]);
 		any_pass |= out->profiles[k].verdict == BENCH_PASS;
 		any_fail |= out->profiles[k].verdict == BENCH_FAIL;
 	}
-	out->verdict = any_fail ? BENCH_FAIL : any_pass ? BENCH_PASS : BENCH_NOT_JUDGED;
+	int unverified = 0;
+	for (int i = 0; i < BENCH_N_FIGURES; i++)
+		unverified |= out->figures[i].state == BENCH_FIGURE_NOT_VERIFIED;
+	out->verdict = any_fail ? BENCH_FAIL : !unverified && any_pass ? BENCH_PASS : BENCH_NOT_VERIFIED;
 	return 0;
+}
+
+void bench_comparison_why_not_verified(struct buf *out, const struct bench_comparison *c)
+{
+	for (int i = 0; i < BENCH_N_FIGURES; i++) {
+		const struct bench_figure *f = &c->figures[i];
+		if (f->state != BENCH_FIGURE_NOT_VERIFIED)
+			continue;
+		buf_add_grouped(out, (unsigned long long)(f->provisioned > 0 ? f->provisioned : 0));
+		buf_addf(out, " provisioned %s: %s", i == BENCH_FIGURE_IOPS ? "IOPS" : "MiB/s", f->reason ? f->reason : "not reached");
+		return;
+	}
+	buf_adds(out, "nothing could be judged: give the after run's provisioned IOPS and throughput (--iops, --throughput) "
+		      "or run both phases with the same profiles");
 }
 
 static void check_release(void *p)
@@ -1057,11 +1312,13 @@ static void profile_cmp_release(void *v)
 	struct bench_profile_cmp *p = v;
 	EM_RELEASE_ARRAY(p->checks, p->n_checks, check_release);
 	strv_free(p->notes, p->n_notes);
-	free(p->key);
+	EM_FREE_ALL(p->key, p->unreached);
 }
 
 void bench_comparison_release(struct bench_comparison *c)
 {
 	EM_RELEASE_ARRAY(c->profiles, c->n, profile_cmp_release);
+	for (int i = 0; i < BENCH_N_FIGURES; i++)
+		EM_FREE_ALL(c->figures[i].by, c->figures[i].reason);
 	memset(c, 0, sizeof *c);
 }

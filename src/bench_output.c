@@ -50,7 +50,8 @@ static void json_dir(struct jsonw *w, const struct fio_dir *d)
 	jsonw_object(w);
 	jsonw_key_number(w, "iops", d->iops);
 	jsonw_key_number(w, "mibps", d->mibps);
-	jsonw_key_int(w, "ios", (long long)d->ios);
+	jsonw_key(w, "ios");
+	jsonw_int_or_null(w, (long long)d->ios, d->ios >= 0); /* null: fio did not count them (fio 2.x) */
 	jsonw_key(w, "lat_ms");
 	jsonw_object(w);
 	jsonw_key_number(w, "mean", d->lat.mean);
@@ -95,6 +96,12 @@ static void json_job(struct jsonw *w, const struct bench_job *j)
 	jsonw_key_str(w, "name", j->name);
 	jsonw_key_str(w, "profile", j->profile);
 	jsonw_key_str(w, "kind", fio_kind_name(j->kind));
+	jsonw_key_int(w, "jobs", (long long)(j->jobs ? j->jobs : 1));
+	jsonw_key(w, "iodepth");
+	jsonw_int_or_null(w, (long long)j->iodepth, j->iodepth > 0);
+	jsonw_key_int(w, "in_flight", (long long)bench_job_in_flight(j));
+	jsonw_key(w, "error");
+	jsonw_int_or_null(w, (long long)j->error, j->error != 0);
 	jsonw_key_number(w, "runtime_s", (double)j->runtime_ms / 1000.0);
 	if (j->hostname)
 		jsonw_key_str(w, "hostname", j->hostname);
@@ -370,6 +377,13 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r, const str
 		const struct bench_job *j = &r->jobs[i];
 		const struct fio_dir *dirs[2] = {&j->read, &j->write};
 		int rows = 0;
+		if (j->error && !j->read.present && !j->write.present) { /* fio's failure, not a 0 MiB/s read */
+			cell(&t, "%s", j->name);
+			cell(&t, "failed: fio error %d (%s)", j->error, strerror(j->error));
+			for (size_t c = 2; c < 11; c++)
+				cell(&t, "%s", c == 9 ? "-" : "");
+			continue;
+		}
 		for (int d = 0; d < 2; d++) {
 			if (!dirs[d]->present && (d == 1 || j->write.present))
 				continue;
@@ -379,7 +393,10 @@ void bench_write_run_table(struct buf *out, const struct bench_run *r, const str
 			cell(&t, "%s", rows ? "" : j->name);
 			cell(&t, "%s", d ? "write" : "read");
 			cell(&t, "%s", x->present ? iops : "-");
-			cell(&t, "%.1f", x->mibps);
+			if (x->present)
+				cell(&t, "%.1f", x->mibps);
+			else
+				cell(&t, "%s", "-");
 			cell(&t, "%s", mean);
 			cell(&t, "%s", p50);
 			cell(&t, "%s", p95);
@@ -496,6 +513,20 @@ static void json_compare(struct buf *out, const struct bench_comparison *c)
 	jsonw_key_number(&w, "tolerance_pct", c->rules.tolerance_pct);
 	jsonw_key_number(&w, "latency_floor_ms", c->rules.latency_floor_ms);
 	jsonw_end(&w);
+	jsonw_key_array(&w, "figures");
+	for (int i = 0; i < BENCH_N_FIGURES; i++) {
+		const struct bench_figure *f = &c->figures[i];
+		if (f->provisioned <= 0)
+			continue;
+		jsonw_object(&w);
+		jsonw_key_str(&w, "figure", f->name);
+		jsonw_key_int(&w, "provisioned", (long long)f->provisioned);
+		jsonw_key_str(&w, "status", bench_figure_state_name(f->state));
+		jsonw_key_str(&w, "by", f->by);
+		jsonw_key_str(&w, "reason", f->reason);
+		jsonw_end(&w);
+	}
+	jsonw_end(&w);
 	jsonw_key(&w, "profiles");
 	jsonw_array(&w);
 	for (size_t k = 0; k < c->n; k++) {
@@ -610,6 +641,41 @@ static void compare_rows(struct grid *t, const struct bench_profile_cmp *p, int 
 	(void)markdown;
 }
 
+/* What the after run proved of each provisioned figure: "6000 IOPS: not verified (...)". */
+static void figure_lines(struct buf *out, const struct bench_comparison *c, const char *bullet)
+{
+	for (int i = 0; i < BENCH_N_FIGURES; i++) {
+		const struct bench_figure *f = &c->figures[i];
+		if (f->provisioned <= 0)
+			continue;
+		buf_addf(out, "%s%lld %s: ", bullet, (long long)f->provisioned, i == BENCH_FIGURE_IOPS ? "IOPS" : "MiB/s");
+		struct buf line = BUF_INIT;
+		switch (f->state) {
+		case BENCH_FIGURE_VERIFIED: buf_addf(&line, "verified by %s", f->by); break;
+		case BENCH_FIGURE_MISSED: buf_addf(&line, "missed by %s", f->by); break;
+		case BENCH_FIGURE_NOT_VERIFIED: buf_addf(&line, "not verified (%s)", f->reason ? f->reason : "not reached"); break;
+		case BENCH_FIGURE_WAIVED: buf_addf(&line, "waived (--waive %s)", f->name); break;
+		case BENCH_FIGURE_NOT_EXERCISED:
+			buf_addf(&line, "not exercised (no job of the after run is limited by %s)", f->name);
+			break;
+		}
+		buf_add_visible(out, line.s); /* profile names come from job files */
+		buf_release(&line);
+		buf_addc(out, '\n');
+	}
+}
+
+/* The figures are worth their own lines where they explain the verdict: one left unverified, or
+ * waived (a pass or fail already shows its checks). */
+static int has_figures(const struct bench_comparison *c)
+{
+	for (int i = 0; i < BENCH_N_FIGURES; i++)
+		if (c->figures[i].provisioned > 0 &&
+		    (c->figures[i].state == BENCH_FIGURE_NOT_VERIFIED || c->figures[i].state == BENCH_FIGURE_WAIVED))
+			return 1;
+	return 0;
+}
+
 static void verdict_lines(struct buf *out, const struct bench_profile_cmp *p, const char *bullet)
 {
 	buf_addf(out, "%s%s: %s", bullet, p->key, bench_verdict_name(p->verdict));
@@ -665,6 +731,10 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 		buf_adds(out, "\n### Verdict\n\n");
 		for (size_t k = 0; k < c->n; k++)
 			verdict_lines(out, &c->profiles[k], "- ");
+		if (has_figures(c)) {
+			buf_adds(out, "\n### Provisioned\n\n");
+			figure_lines(out, c, "- ");
+		}
 		buf_addf(out, "\n**Overall: %s**\n", bench_verdict_name(c->verdict));
 		return;
 	}
@@ -672,13 +742,21 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 	buf_adds(out, "\nverdicts:\n");
 	for (size_t k = 0; k < c->n; k++)
 		verdict_lines(out, &c->profiles[k], "  ");
-	size_t np = 0, nf = 0, nn = 0;
+	if (has_figures(c)) {
+		buf_adds(out, "\nprovisioned:\n");
+		figure_lines(out, c, "  ");
+	}
+	size_t np = 0, nf = 0, nv = 0, nn = 0;
 	for (size_t k = 0; k < c->n; k++) {
 		np += c->profiles[k].verdict == BENCH_PASS;
 		nf += c->profiles[k].verdict == BENCH_FAIL;
+		nv += c->profiles[k].verdict == BENCH_NOT_VERIFIED;
 		nn += c->profiles[k].verdict == BENCH_NOT_JUDGED;
 	}
-	buf_addf(out, "\nverdict: %s (%zu pass, %zu fail, %zu not judged)\n", bench_verdict_name(c->verdict), np, nf, nn);
+	buf_addf(out, "\nverdict: %s (%zu pass, %zu fail, ", bench_verdict_name(c->verdict), np, nf);
+	if (nv)
+		buf_addf(out, "%zu not verified, ", nv);
+	buf_addf(out, "%zu not judged)\n", nn);
 }
 
 /* ---- SVG ---- */

@@ -324,6 +324,17 @@ void buf_add_escaping(struct buf *b, const char *s, char special, char escape)
 	}
 }
 
+void buf_add_grouped(struct buf *b, unsigned long long v)
+{
+	char digits[32];
+	int n = snprintf(digits, sizeof digits, "%llu", v);
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf_addc(b, ',');
+		buf_addc(b, digits[i]);
+	}
+}
+
 void buf_add_csv_field(struct buf *b, const char *s)
 {
 	if (!s)

@@ -1,18 +1,26 @@
 /*
  * fio.c - the named benchmark profiles, the job files that run them, and the parsers for fio's
- * JSON report and IOPS logs.
+ * JSON report (also as kubestr wraps it) and IOPS logs. fio's normal text output: fio_text.c.
  *
- * Entry points: fio_profiles / fio_profile_find / fio_profile_infer / fio_kind_infer,
- * fio_parse_size / fio_format_size, fio_job_file, fio_parse_report / fio_report_extent,
- * fio_parse_iops_log, fio_parse_eta_line.
+ * Entry points: fio_profiles / fio_profile_find / fio_profile_infer / fio_kind_of /
+ * fio_effective_depth, fio_parse_size / fio_format_size, fio_job_file, fio_parse_output (fio_text.c; either
+ * form) / fio_parse_report / fio_report_extent, fio_parse_iops_log, fio_parse_eta_line.
  *
  * The report parser reads what every fio 3.x writes (and fio 2.x's microsecond latencies):
  *   { "fio version", "timestamp", "global options": {..},
  *     "jobs" | "client_stats": [ { "jobname", "error", "job options": {..}, "job_runtime",
- *        "hostname" (client/server), "read" | "write": { "io_bytes", "bw_bytes" | "bw" (KiB/s),
- *        "iops", "total_ios", "clat_ns" | "lat_ns": { "mean", "N", "percentile": {"99.000000": ns} },
+ *        "hostname" (client/server), "iodepth_level": {"1": pct, .., ">=64": pct},
+ *        "read" | "write": { "io_bytes", "bw_bytes" | "bw" (KiB/s), "iops", "total_ios", "runtime",
+ *        "clat_ns" | "lat_ns": { "mean", "N", "percentile": {"99.000000": ns} },
  *        fio 2.x: "clat" | "lat" in us } } ] }
- * json+ adds "bins" beside "percentile"; they are not needed and ignored.
+ * json+ adds "bins" beside "percentile"; they are not needed and ignored. kubestr's `fio -o json`
+ * is {"size", "storageClass": {metadata.name, ..}, "fioConfig": "JOB FILE", "result": that
+ * document re-encoded by Go (zeros omitted, percentiles and most options dropped)}: the options
+ * come from the job file's [global] and [JOB] sections first, then from what fio reported.
+ *
+ * How many I/Os a job kept in flight (what Little's law needs, bench.c): iodepth from the options,
+ * bounded by the IO-depth distribution, times numjobs when group_reporting folds the job's clones
+ * into one result (jobs); without group_reporting every clone is its own result.
  *
  * Invariants: a latency here is fio's number divided once by 1e6 (ns) or 1e3 (us), never
  * recomputed from buckets, so reports agree with fio's own JSON to the last bit; cJSON values
@@ -148,15 +156,39 @@ const struct fio_profile *fio_profile_infer(const char *rw, const char *bs, cons
 	return NULL;
 }
 
-enum fio_kind fio_kind_infer(const char *rw, const char *bs, const char *iodepth)
+enum fio_kind fio_kind_of(unsigned bs, unsigned in_flight)
 {
-	(void)rw;
-	unsigned b = parse_bs(bs), qd = parse_uint_opt(iodepth, 1);
-	if (qd == 1)
+	if (in_flight == 1)
 		return FIO_KIND_LATENCY;
-	if (b >= 131072)
+	if (bs >= 131072)
 		return FIO_KIND_THROUGHPUT;
 	return FIO_KIND_IOPS;
+}
+
+unsigned fio_effective_depth(unsigned option_depth, const double dist[FIO_DEPTH_BUCKETS])
+{
+	size_t busiest = FIO_DEPTH_BUCKETS;
+	for (size_t i = 0; dist && i < FIO_DEPTH_BUCKETS; i++)
+		if (dist[i] > 0 && (busiest == FIO_DEPTH_BUCKETS || dist[i] > dist[busiest]))
+			busiest = i;
+	if (busiest == FIO_DEPTH_BUCKETS)
+		return option_depth ? option_depth : 1;
+	unsigned low = 1u << busiest; /* buckets 1, 2-3, 4-7, ..., 32-63, 64 and more */
+	if (!option_depth)
+		return low;
+	if (busiest + 1 < FIO_DEPTH_BUCKETS && option_depth > 2 * low - 1)
+		return 2 * low - 1;
+	return option_depth;
+}
+
+const char *fio_output_format_name(enum fio_output_format f)
+{
+	switch (f) {
+	case FIO_OUTPUT_TEXT: return "text";
+	case FIO_OUTPUT_KUBESTR: return "kubestr";
+	case FIO_OUTPUT_JSON: break;
+	}
+	return "json";
 }
 
 void fio_job_file(struct buf *out, const struct fio_job_spec *s)
@@ -190,7 +222,7 @@ void fio_report_init(struct fio_report *r)
 
 static void job_release(struct fio_job *j)
 {
-	EM_FREE_ALL(j->name, j->profile, j->hostname, j->options_json, j->lat_source, j->iops_log);
+	EM_FREE_ALL(j->name, j->profile, j->hostname, j->options_json, j->lat_source, j->iops_log, j->error_text);
 }
 
 void fio_report_release(struct fio_report *r)
@@ -198,7 +230,7 @@ void fio_report_release(struct fio_report *r)
 	for (size_t i = 0; i < r->n_jobs; i++)
 		job_release(&r->jobs[i]);
 	free(r->jobs);
-	free(r->fio_version);
+	EM_FREE_ALL(r->fio_version, r->storage_class, r->size);
 	fio_report_init(r);
 }
 
@@ -296,8 +328,12 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 		rc = get_num(o, "total_ios", &total, origin, path, err);
 	if (rc)
 		return rc;
-	if (isnan(iops))
+	if (isnan(iops)) {
+		/* kubestr re-encodes fio's JSON without its zeros: a direction without I/O is {} */
+		if (!(io_bytes > 0) && !(io_kbytes > 0) && !(total > 0) && !(bw_bytes > 0) && !(bw_kib > 0))
+			return 0;
 		return em_err(err, EM_EINPUT, "%s: %s: no \"iops\"", origin, path);
+	}
 	d->iops = iops;
 	d->mibps = !isnan(bw_bytes) ? bw_bytes / 1048576.0 : !isnan(bw_kib) ? bw_kib / 1024.0 : 0;
 	/* fio 2.x wrote KiB under "io_bytes" (3.0 renamed it io_kbytes and made io_bytes bytes). */
@@ -308,7 +344,7 @@ static int parse_dir(struct fio_dir *d, const cJSON *o, const char **lat_name, c
 		return em_err(err, EM_EINPUT, "%s: %s: io_bytes, io_kbytes or total_ios is negative or too large", origin,
 			      path);
 	d->bytes = (int64_t)bytes;
-	d->ios = !isnan(total) ? (int64_t)total : 0;
+	d->ios = !isnan(total) ? (int64_t)total : -1; /* fio 2.x wrote no count: unknown, not 0 */
 	d->present = d->ios > 0 || d->bytes > 0 || d->iops > 0;
 	if (!d->present)
 		return 0;
@@ -346,8 +382,109 @@ static const char *opt_str(const cJSON *opts, const char *key)
 	return jsonx_str(opts, key);
 }
 
-static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, const char *origin, const char *arr,
-		     size_t idx, struct buf *err)
+/* Copies every member of src into dst, replacing members of the same name. */
+static void overlay_options(cJSON *dst, const cJSON *src)
+{
+	for (const cJSON *e = cJSON_IsObject(src) ? src->child : NULL; e; e = e->next) {
+		if (!e->string)
+			continue;
+		cJSON_DeleteItemFromObjectCaseSensitive(dst, e->string);
+		cJSON_AddItemToObject(dst, e->string, cJSON_Duplicate(e, 1));
+	}
+}
+
+/* The options a fio job file gives job: its [global] section overlaid with its [job] section,
+ * as fio's JSON writes options ({"numjobs": "4", "group_reporting": ""}). kubestr hands the job
+ * file beside a report that lost most options. Lines are "key=value", a bare "key", "[section]"
+ * or comments (';', '#'); anything else is skipped: fio itself had read the file. */
+static void job_file_options(cJSON *opts, const char *ini, const char *job)
+{
+	cJSON *sections[2] = {cJSON_CreateObject(), cJSON_CreateObject()}; /* global, the job's */
+	cJSON *into = NULL;
+	for (const char *p = ini; p && *p;) {
+		size_t n = strcspn(p, "\r\n");
+		const char *line = p, *next = p + n + (p[n] ? 1 : 0);
+		p = next;
+		while (n && (*line == ' ' || *line == '\t'))
+			line++, n--;
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+			n--;
+		if (!n || *line == ';' || *line == '#')
+			continue;
+		if (*line == '[') {
+			const char *close = memchr(line, ']', n);
+			size_t len = close ? (size_t)(close - line - 1) : 0;
+			into = !close ? NULL
+			       : len == 6 && memcmp(line + 1, "global", 6) == 0 ? sections[0]
+			       : strlen(job) == len && memcmp(line + 1, job, len) == 0 ? sections[1]
+										  : NULL;
+			continue;
+		}
+		if (!into)
+			continue;
+		const char *eq = memchr(line, '=', n);
+		size_t klen = eq ? (size_t)(eq - line) : n;
+		while (klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
+			klen--;
+		if (!klen)
+			continue;
+		char *key = xstrndup(line, klen), *value = xstrdup("");
+		if (eq) {
+			const char *v = eq + 1, *stop = line + n;
+			while (v < stop && (*v == ' ' || *v == '\t'))
+				v++;
+			free(value);
+			value = xstrndup(v, (size_t)(stop - v));
+		}
+		cJSON_DeleteItemFromObjectCaseSensitive(into, key);
+		cJSON_AddItemToObject(into, key, cJSON_CreateString(value));
+		free(key);
+		free(value);
+	}
+	overlay_options(opts, sections[0]);
+	overlay_options(opts, sections[1]);
+	cJSON_Delete(sections[0]);
+	cJSON_Delete(sections[1]);
+}
+
+/* fio's "iodepth_level" into the buckets of FIO_DEPTH_BUCKETS; 1 when there is one. Keys it does
+ * not know ("0", kubestr's) are skipped; a share that is not a number from 0 to 100 is an error. */
+static int parse_depth_levels(double dist[FIO_DEPTH_BUCKETS], const cJSON *levels, const char *origin,
+			      const char *path, int *have, struct buf *err)
+{
+	static const char *const keys[FIO_DEPTH_BUCKETS][2] = {{"1", NULL}, {"2", NULL},  {"4", NULL},   {"8", NULL},
+							      {"16", NULL}, {"32", NULL}, {">=64", "64"}};
+	*have = 0;
+	for (size_t i = 0; i < FIO_DEPTH_BUCKETS; i++)
+		dist[i] = 0;
+	if (!levels || cJSON_IsNull(levels))
+		return 0;
+	if (!cJSON_IsObject(levels))
+		return em_err(err, EM_EINPUT, "%s: %s.iodepth_level: expected an object", origin, path);
+	for (size_t i = 0; i < FIO_DEPTH_BUCKETS; i++) {
+		for (size_t k = 0; k < 2 && keys[i][k]; k++) {
+			const cJSON *v = jsonx_get(levels, keys[i][k]);
+			if (!v)
+				continue;
+			if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 100.0001))
+				return em_err(err, EM_EINPUT, "%s: %s.iodepth_level.%s: expected a percentage", origin, path,
+					      keys[i][k]);
+			dist[i] += v->valuedouble;
+			*have |= v->valuedouble > 0;
+		}
+	}
+	return 0;
+}
+
+/* fio's boolean options are set by their bare name or a non-zero value. */
+static int option_set(const cJSON *opts, const char *key)
+{
+	const cJSON *v = jsonx_get(opts, key);
+	return v && (!cJSON_IsString(v) || strcmp(v->valuestring, "0") != 0);
+}
+
+static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, const char *job_file,
+		     const char *origin, const char *arr, size_t idx, struct buf *err)
 {
 	char path[64];
 	snprintf(path, sizeof path, "%s[%zu]", arr, idx);
@@ -360,18 +497,12 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 	const char *host = jsonx_str(o, "hostname");
 	j->hostname = xstrdup(host);
 
-	/* Options: the global section overlaid with the job's own. */
+	/* Options: the job file's (kubestr), then the global section overlaid with the job's own. */
 	cJSON *opts = cJSON_CreateObject();
-	const cJSON *own = jsonx_get(o, "job options");
-	for (int pass = 0; pass < 2; pass++) {
-		const cJSON *src = pass == 0 ? global : own;
-		for (const cJSON *e = cJSON_IsObject(src) ? src->child : NULL; e; e = e->next) {
-			if (!e->string)
-				continue;
-			cJSON_DeleteItemFromObjectCaseSensitive(opts, e->string);
-			cJSON_AddItemToObject(opts, e->string, cJSON_Duplicate(e, 1));
-		}
-	}
+	if (job_file)
+		job_file_options(opts, job_file, name);
+	overlay_options(opts, global);
+	overlay_options(opts, jsonx_get(o, "job options"));
 	char *printed = cJSON_PrintUnformatted(opts);
 	if (!printed) {
 		cJSON_Delete(opts);
@@ -379,19 +510,30 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 	}
 	j->options_json = xstrdup(printed);
 	cJSON_free(printed);
+	double dist[FIO_DEPTH_BUCKETS];
+	int have_dist, rc = parse_depth_levels(dist, jsonx_get(o, "iodepth_level"), origin, path, &have_dist, err);
+	if (rc) {
+		cJSON_Delete(opts);
+		return rc;
+	}
 	const char *rw = opt_str(opts, "rw") ? opt_str(opts, "rw") : opt_str(opts, "readwrite");
 	const char *bs = opt_str(opts, "bs") ? opt_str(opts, "bs") : opt_str(opts, "blocksize");
-	const char *qd = opt_str(opts, "iodepth");
-	const struct fio_profile *p = fio_profile_infer(rw, bs, qd, opt_str(opts, "numjobs"));
-	j->profile = p ? xstrdup(p->name) : NULL;
-	j->kind = p ? p->kind : fio_kind_infer(rw, bs, qd);
+	const char *numjobs = opt_str(opts, "numjobs");
 	j->bs = parse_bs(bs);
-	j->iodepth = parse_uint_opt(qd, 1);
+	j->iodepth = fio_effective_depth(parse_uint_opt(opt_str(opts, "iodepth"), 1), have_dist ? dist : NULL);
+	unsigned nj = parse_uint_opt(numjobs, 1);
+	j->jobs = option_set(opts, "group_reporting") && nj > 1 ? nj : 1;
+	char depth[16];
+	snprintf(depth, sizeof depth, "%u", j->iodepth);
+	const struct fio_profile *p = fio_profile_infer(rw, bs, depth, numjobs);
+	j->profile = p ? xstrdup(p->name) : NULL;
+	j->kind = p ? p->kind : fio_kind_of(j->bs, j->jobs * j->iodepth);
 	j->iops_log = xstrdup(opt_str(opts, "write_iops_log"));
 	cJSON_Delete(opts);
 
 	int64_t v;
-	int present, rc = jsonx_int(o, "error", INT32_MIN, INT32_MAX, &v, &present, origin, path, err);
+	int present;
+	rc = jsonx_int(o, "error", INT32_MIN, INT32_MAX, &v, &present, origin, path, err);
 	if (rc)
 		return rc;
 	j->error = (int)v;
@@ -410,16 +552,19 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 		return em_err(err, EM_EINPUT, "%s: %s: no \"read\" or \"write\" statistics", origin, path);
 	j->lat_source = xstrdup(lat_name);
 
-	double rt;
+	/* How long the job ran: a direction's runtime is the longest of its group's jobs, while
+	 * job_runtime adds them up under group_reporting (7 jobs of 180 s: 1,260 s). */
+	double rt, r1 = NAN, r2 = NAN;
 	rc = get_num(o, "job_runtime", &rt, origin, path, err);
+	if (!rc)
+		rc = get_num(jsonx_get(o, "read"), "runtime", &r1, origin, path, err);
+	if (!rc)
+		rc = get_num(jsonx_get(o, "write"), "runtime", &r2, origin, path, err);
 	if (rc)
 		return rc;
-	if (isnan(rt)) {
-		double r1 = NAN, r2 = NAN;
-		get_num(jsonx_get(o, "read"), "runtime", &r1, origin, path, err);
-		get_num(jsonx_get(o, "write"), "runtime", &r2, origin, path, err);
-		rt = fmax(isnan(r1) ? 0 : r1, isnan(r2) ? 0 : r2);
-	}
+	double longest = fmax(isnan(r1) ? 0 : r1, isnan(r2) ? 0 : r2);
+	if (isnan(rt) || (j->jobs > 1 && longest > 0))
+		rt = longest;
 	if (!(rt >= 0 && rt < 9e18)) /* int64 range */
 		return em_err(err, EM_EINPUT, "%s: %s: job_runtime is negative or too large", origin, path);
 	j->runtime_ms = (int64_t)rt;
@@ -427,7 +572,7 @@ static int parse_job(struct fio_job *j, const cJSON *o, const cJSON *global, con
 }
 
 /* The first line of text, shortened, for messages. */
-static void first_line(struct buf *out, const char *text, size_t len)
+void fio_first_line(struct buf *out, const char *text, size_t len)
 {
 	size_t i = 0;
 	while (i < len && isspace((unsigned char)text[i]))
@@ -480,7 +625,7 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 		if (blank == len)
 			return em_err(err, EM_EINPUT, "%s: empty, expected fio JSON output (--output-format=json)", origin);
 		struct buf fl = BUF_INIT;
-		first_line(&fl, text, len);
+		fio_first_line(&fl, text, len);
 		int rc = em_err(err, EM_EINPUT,
 				"%s: no JSON object in fio output (run fio with --output-format=json); it starts with '%s'",
 				origin, fl.s);
@@ -503,9 +648,19 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 		return rc;
 	}
 	int rc = 0;
-	const char *arr = "jobs";
-	const cJSON *jobs = jsonx_get(doc, "jobs");
-	if (!cJSON_IsArray(jobs)) {
+	const char *arr = "jobs", *job_file = NULL;
+	const cJSON *report = doc, *jobs = jsonx_get(doc, "jobs");
+	const cJSON *kubestr = jsonx_get(doc, "result");
+	if (!cJSON_IsArray(jobs) && cJSON_IsObject(kubestr) && cJSON_IsArray(jsonx_get(kubestr, "jobs"))) {
+		/* kubestr fio -o json: the report under "result", the job file beside it */
+		report = kubestr;
+		jobs = jsonx_get(report, "jobs");
+		arr = "result.jobs";
+		out->format = FIO_OUTPUT_KUBESTR;
+		job_file = jsonx_str(doc, "fioConfig");
+		out->storage_class = xstrdup(jsonx_path_str(doc, "storageClass.metadata.name"));
+		out->size = xstrdup(jsonx_str(doc, "size"));
+	} else if (!cJSON_IsArray(jobs)) {
 		jobs = jsonx_get(doc, "client_stats");
 		arr = "client_stats";
 		out->client_server = 1;
@@ -514,17 +669,17 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 		rc = em_err(err, EM_EINPUT, "%s: not a fio report: no \"jobs\" or \"client_stats\" array", origin);
 		goto done;
 	}
-	const char *ver = jsonx_str(doc, "fio version");
+	const char *ver = jsonx_str(report, "fio version");
 	out->fio_version = xstrdup(ver);
 	double ts;
-	if (get_num(doc, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts)) {
+	if (get_num(report, "timestamp", &ts, origin, "", err) == 0 && !isnan(ts)) {
 		if (!(ts >= 0 && ts < 253402300800.0)) { /* up to 9999-12-31 */
 			rc = em_err(err, EM_EINPUT, "%s: timestamp %g is not a time", origin, ts);
 			goto done;
 		}
 		out->timestamp = (int64_t)ts;
 	}
-	const cJSON *global = jsonx_get(doc, "global options");
+	const cJSON *global = jsonx_get(report, "global options");
 	size_t idx = 0, alloc = 0;
 	for (const cJSON *j = jobs->child; j && !rc; j = j->next, idx++) {
 		const char *name = jsonx_str(j, "jobname");
@@ -533,7 +688,7 @@ int fio_parse_report(struct fio_report *out, const char *text, size_t len, const
 		XGROW(out->jobs, out->n_jobs, alloc);
 		struct fio_job *job = &out->jobs[out->n_jobs++];
 		memset(job, 0, sizeof *job);
-		rc = parse_job(job, j, global, origin, arr, idx, err);
+		rc = parse_job(job, j, global, job_file, origin, arr, idx, err);
 	}
 	if (!rc && out->n_jobs == 0)
 		rc = em_err(err, EM_EINPUT, "%s: fio report has no jobs", origin);

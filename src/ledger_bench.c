@@ -1,11 +1,12 @@
 /*
- * ledger_bench.c - the bench results' SQL (migration 0004; see ledger_bench.h for the write
+ * ledger_bench.c - the bench results' SQL (migrations 0004, 0008; see ledger_bench.h for the write
  * order). Entry points: ledger_bench_run_begin / _output_add / _job_add / _run_finish,
  * ledger_bench_run_ids / _run_load / _run_resolve / _volume_pair / _outputs, and
  * ledger_bench_migration (the apply ledger's view of a volume, for before/after links).
  *
  * Invariants: a job and its series are written in one transaction; a NAN (not reported) is
- * stored as NULL and read back as NAN; a direction without I/O has NULL iops.
+ * stored as NULL and read back as NAN, an I/O count fio did not report (-1) as NULL and back as
+ * -1; a direction without I/O has NULL iops.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -72,8 +73,10 @@ int ledger_bench_output_add(struct ledger *l, int64_t run_id, const char *fio_js
  * list's end too); all NULL for a direction without I/O. */
 static const struct ledger_param *dir_params(struct ledger_param p[static 10], const struct fio_dir *d)
 {
+	static const struct ledger_param unknown = LP_NULL;
+	const struct ledger_param ios = LP_INT64(d->ios);
 	const struct ledger_param present[] = {
-		LP_REAL(d->iops), LP_REAL(d->mibps), LP_INT64(d->ios), LP_INT64(d->bytes), LP_REAL(d->lat.mean),
+		LP_REAL(d->iops), LP_REAL(d->mibps), d->ios >= 0 ? ios : unknown, LP_INT64(d->bytes), LP_REAL(d->lat.mean),
 		LP_REAL(d->lat.p50), LP_REAL(d->lat.p95), LP_REAL(d->lat.p99), LP_REAL(d->lat.p99_9),
 		{LEDGER_PARAM_END, 0, 0, NULL},
 	};
@@ -92,16 +95,17 @@ static int insert_job(struct ledger *l, int64_t run_id, int64_t output_id, int s
 	struct ledger_param read[10], write[10];
 	int rc = ledger_insert(
 		l,
-		"INSERT INTO bench_jobs (run_id, output_id, seq, name, profile, kind, bs, iodepth, hostname, options_json, "
+		"INSERT INTO bench_jobs (run_id, output_id, seq, name, profile, kind, bs, iodepth, jobs, hostname, options_json, "
 		"lat_source, error, runtime_ms, "
 		"read_iops, read_mibps, read_ios, read_bytes, read_lat_mean_ms, read_lat_p50_ms, read_lat_p95_ms, "
 		"read_lat_p99_ms, read_lat_p99_9_ms, "
 		"write_iops, write_mibps, write_ios, write_bytes, write_lat_mean_ms, write_lat_p50_ms, write_lat_p95_ms, "
 		"write_lat_p99_ms, write_lat_p99_9_ms, "
 		"cliff_at_s, cliff_before_iops, cliff_after_iops, created_at) "
-		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 		LEDGER_PARAMS(LP_INT64(run_id), LP_ID(output_id), LP_INT64(seq), LP_TEXT(j->name), LP_TEXT(j->profile),
-			      LP_TEXT(fio_kind_name(j->kind)), LP_ID(j->bs), LP_ID(j->iodepth), LP_TEXT(j->hostname),
+			      LP_TEXT(fio_kind_name(j->kind)), LP_ID(j->bs), LP_ID(j->iodepth), LP_INT64(j->jobs ? j->jobs : 1),
+			      LP_TEXT(j->hostname),
 			      LP_TEXT(j->options_json ? j->options_json : "{}"), LP_TEXT(j->lat_source), LP_INT64(j->error),
 			      LP_INT64(j->runtime_ms), LP_LIST(dir_params(read, &j->read)),
 			      LP_LIST(dir_params(write, &j->write)), LP_REAL(j->has_cliff ? j->cliff.at_s : NAN),
@@ -175,7 +179,7 @@ static void read_dir(sqlite3_stmt *st, int first, struct fio_dir *d)
 	d->present = 1;
 	d->iops = sqlite3_column_double(st, first);
 	d->mibps = sqlite3_column_double(st, first + 1);
-	d->ios = sqlite3_column_int64(st, first + 2);
+	d->ios = sqlite3_column_type(st, first + 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, first + 2);
 	d->bytes = sqlite3_column_int64(st, first + 3);
 	d->lat.mean = ledger_column_real(st, first + 4);
 	d->lat.p50 = ledger_column_real(st, first + 5);
@@ -240,6 +244,7 @@ static int read_job(sqlite3_stmt *st, void *run, struct buf *err)
 		j->cliff.before_iops = sqlite3_column_double(st, 30);
 		j->cliff.after_iops = sqlite3_column_double(st, 31);
 	}
+	j->jobs = (unsigned)sqlite3_column_int64(st, 32);
 	return 0;
 }
 
@@ -251,7 +256,7 @@ static int load_jobs(struct ledger *l, struct bench_run *r, int with_series, str
 		"read_iops, read_mibps, read_ios, read_bytes, read_lat_mean_ms, read_lat_p50_ms, read_lat_p95_ms, "
 		"read_lat_p99_ms, read_lat_p99_9_ms, "
 		"write_iops, write_mibps, write_ios, write_bytes, write_lat_mean_ms, write_lat_p50_ms, write_lat_p95_ms, "
-		"write_lat_p99_ms, write_lat_p99_9_ms, cliff_at_s, cliff_before_iops, cliff_after_iops "
+		"write_lat_p99_ms, write_lat_p99_9_ms, cliff_at_s, cliff_before_iops, cliff_after_iops, jobs "
 		"FROM bench_jobs WHERE run_id = ? ORDER BY seq",
 		LEDGER_PARAMS(LP_INT64(r->id)), read_job, r, "cannot read the bench jobs", err);
 	for (size_t i = 0; !rc && with_series && i < r->n_jobs; i++)

@@ -123,17 +123,10 @@ static void add_fixed(struct buf *b, uint64_t v, int decimals, int group)
 	for (int i = 0; i < decimals; i++)
 		scale *= 10;
 	uint64_t whole = v / scale, frac = v % scale;
-	char digits[32];
-	int n = 0;
-	do {
-		digits[n++] = (char)('0' + whole % 10);
-		whole /= 10;
-	} while (whole);
-	while (n > 0) {
-		buf_addc(b, digits[--n]);
-		if (group && n > 0 && n % 3 == 0)
-			buf_addc(b, ',');
-	}
+	if (group)
+		buf_add_grouped(b, whole);
+	else
+		buf_addf(b, "%llu", (unsigned long long)whole);
 	if (decimals) {
 		buf_addc(b, '.');
 		for (int i = decimals - 1; i >= 0; i--) {

@@ -1,7 +1,8 @@
 /*
  * bench.h - benchmark runs: what one run measured (jobs, latency percentiles, the IOPS series
- * and its cliff), running fio locally on a directory, importing fio JSON made elsewhere, and
- * comparing a before run with an after run into a verdict. In-cluster runs: bench_kube.h;
+ * and its cliff), running fio locally on a directory, importing fio output made elsewhere (JSON,
+ * the normal text output, kubestr's JSON), and comparing a before run with an after run into a
+ * verdict that says pass only for what the runs could prove (Little's law, docs/bench.md). In-cluster runs: bench_kube.h;
  * writers (table, JSON, markdown, sparkline, SVG): bench_output.h; docs/bench.md for users.
  *
  * Persisting: runners hand the run to a struct bench_store as it progresses (the command's
@@ -59,8 +60,9 @@ struct bench_job {
 	int64_t id;              /* ledger id, 0 until recorded */
 	char *name, *profile, *options_json, *lat_source, *hostname;
 	enum fio_kind kind;
-	unsigned bs, iodepth;
-	int error;
+	unsigned bs, iodepth;    /* iodepth: the I/Os each job kept in flight (fio.h) */
+	unsigned jobs;           /* the fio jobs this result stands for (group_reporting); 1 otherwise */
+	int error;               /* fio's error for the job: it failed, and is never judged */
 	int64_t runtime_ms;
 	struct fio_dir read, write;
 	struct fio_series series; /* IOPS at 1 s; n == 0 when fio logged none */
@@ -166,9 +168,13 @@ struct bench_log_file {
 	size_t len;
 };
 
-/* Parses a fio JSON document and attaches IOPS logs to the jobs whose write_iops_log prefix
- * they carry (a single log and a single job always match), then hands it to store (may be NULL)
- * with the document itself. EM_EINPUT for malformed JSON/logs or a log that matches no job. */
+/* Parses fio output (fio_parse_output: JSON, json+, the normal text output, kubestr's JSON) and
+ * attaches IOPS logs to the jobs whose write_iops_log prefix they carry (a single log and a single
+ * job always match), then hands it to store (may be NULL) with the document itself (the JSON from
+ * its first '{'; text as given). EM_EINPUT for malformed output/logs or a log that matches no job.
+ * A job fio reports as failed (its "error", err=) is stored with it and the run as "failed" with
+ * fio's error as the run's: EM_EIO "fio job 'NAME' failed: error 22 (Invalid argument); the run
+ * is recorded as failed". */
 int bench_import(const struct bench_store *store, struct bench_run *run, const char *text, size_t len,
 		 const char *origin, const struct bench_log_file *logs, size_t n_logs, struct buf *err);
 
@@ -208,14 +214,15 @@ int bench_log_prefix(struct buf *out, const char *path);
 
 /* ---- compare ---- */
 
-enum bench_verdict { BENCH_NOT_JUDGED = 0, BENCH_PASS, BENCH_FAIL };
-const char *bench_verdict_name(enum bench_verdict v); /* "not-judged", "pass", "fail" */
+/* A profile's verdict, and the comparison's (never BENCH_NOT_JUDGED: what could not be judged
+ * is not verified). */
+enum bench_verdict { BENCH_NOT_JUDGED = 0, BENCH_PASS, BENCH_FAIL, BENCH_NOT_VERIFIED };
+const char *bench_verdict_name(enum bench_verdict v); /* "not-judged", "pass", "fail", "not-verified" */
 
 /* The rules (docs/bench.md): */
 #define BENCH_PROVISIONED_SHARE 0.95 /* deliver >= 95 % of provisioned IOPS / throughput */
 #define BENCH_DEFAULT_TOLERANCE_PCT 10.0  /* --tolerance: relative p99 change that is no regression */
 #define BENCH_DEFAULT_LATENCY_FLOOR_MS 0.2 /* --latency-floor-ms: absolute p99 change that is none */
-#define BENCH_SERVICE_MS 1.0         /* a limit is reachable when queue depth / 1 ms can exceed it */
 
 struct bench_check {
 	char *rule;              /* "iops", "throughput", "read-p99", "write-p99" */
@@ -225,31 +232,68 @@ struct bench_check {
 	char *text;              /* "3001 IOPS >= 95 % of 3000 provisioned (2850)" */
 };
 
+/* The after volume's provisioned figures, and what the after run proved of each. A job is bound
+ * by the figure that limits it at its block size (IOPS for small blocks, throughput for large);
+ * it verifies that figure by delivering >= 95 % of it. One that delivered less could have reached
+ * it or not, by Little's law: IOPS <= I/Os in flight / mean latency, the latency being the job's
+ * own or, when lower, the after run's with nothing queued (a job with one I/O in flight and the
+ * same block size). Reachable at that unqueued latency and missed fails the verdict (the volume
+ * held the job back); otherwise the figure is left not verified (by its own latency a job reaches
+ * just what it did, so it cannot show who held it back). */
+enum bench_figure_state {
+	BENCH_FIGURE_NOT_EXERCISED = 0, /* no judged job of the after run is bound by it */
+	BENCH_FIGURE_NOT_VERIFIED,      /* the jobs bound by it could not reach it */
+	BENCH_FIGURE_VERIFIED,          /* a job delivered >= 95 % of it */
+	BENCH_FIGURE_MISSED,            /* a job could reach it and did not */
+	BENCH_FIGURE_WAIVED,            /* --waive: not required */
+};
+/* "not-exercised", "not-verified", "verified", "missed", "waived" */
+const char *bench_figure_state_name(enum bench_figure_state s);
+
+enum { BENCH_FIGURE_IOPS = 0, BENCH_FIGURE_THROUGHPUT, BENCH_N_FIGURES };
+struct bench_figure {
+	const char *name;        /* "iops", "throughput" (static) */
+	int64_t provisioned;     /* IOPS or MiB/s; 0 when unknown or not provisioned (a gp2 after volume) */
+	enum bench_figure_state state;
+	char *by;                /* the profile that verified or missed it, else NULL */
+	char *reason;            /* not verified: why, and what would verify it (from the first job bound by it) */
+};
+
 struct bench_profile_cmp {
 	char *key;               /* the profile, or the job name for custom jobs */
 	const struct bench_job *before, *after; /* borrowed; either may be NULL (not in both runs) */
 	struct bench_check *checks;
 	size_t n_checks;
 	enum bench_verdict verdict;
-	char **notes;            /* why something was not judged */
+	char **notes;            /* why something was not judged or verified */
 	size_t n_notes;
+	int figure;              /* the BENCH_FIGURE_* its after job is bound by, -1 for none */
+	enum bench_figure_state outcome; /* what that job did for it */
+	char *unreached;         /* outcome not verified: the Little's-law sentence */
 };
 
 /* How much worse an after p99 may be than the before p99 and still pass: the larger of
  * tolerance_pct percent of it and latency_floor_ms milliseconds (so 0.112 -> 0.134 ms, noise on
- * a fast volume, is no regression). Both 0: any increase is one. */
+ * a fast volume, is no regression). Both 0: any increase is one. waive: provisioned figures that
+ * need not be verified (--waive iops|throughput), a BENCH_WAIVE_* set. */
+#define BENCH_WAIVE_IOPS 1u
+#define BENCH_WAIVE_THROUGHPUT 2u
 struct bench_rules {
 	double tolerance_pct;
 	double latency_floor_ms;
+	unsigned waive;
 };
-#define BENCH_RULES_DEFAULT {BENCH_DEFAULT_TOLERANCE_PCT, BENCH_DEFAULT_LATENCY_FLOOR_MS}
+#define BENCH_RULES_DEFAULT {BENCH_DEFAULT_TOLERANCE_PCT, BENCH_DEFAULT_LATENCY_FLOOR_MS, 0}
 
 struct bench_comparison {
 	const struct bench_run *before, *after; /* borrowed */
 	struct bench_rules rules;   /* the rules it was judged by */
 	struct bench_profile_cmp *profiles;
 	size_t n;
-	enum bench_verdict verdict; /* fail if any profile failed, pass if any passed, else not judged */
+	struct bench_figure figures[BENCH_N_FIGURES];
+	/* fail when a check failed (a reachable figure missed, a p99 regression); else not-verified
+	 * when a figure a job was bound by stayed unverified, or nothing was judged; else pass */
+	enum bench_verdict verdict;
 };
 
 /* Matches jobs by profile (else by job name) and judges each pair. EM_EINPUT when the runs
@@ -260,6 +304,13 @@ int bench_compare(struct bench_comparison *out, const struct bench_run *before, 
 int bench_compare_with(struct bench_comparison *out, const struct bench_run *before, const struct bench_run *after,
 		       const struct bench_rules *rules, struct buf *err);
 void bench_comparison_release(struct bench_comparison *c);
+/* Why a comparison is not verified, in one sentence for the command's warning: the first figure
+ * left unverified ("6,000 provisioned IOPS: 7 I/Os in flight at 2.32 ms reach at most 3,017 IOPS;
+ * run with iodepth ≥ 16 to verify 6,000"), or that nothing could be judged. Appends to out. */
+void bench_comparison_why_not_verified(struct buf *out, const struct bench_comparison *c);
+
+/* I/Os the job kept in flight, all its jobs together: jobs x iodepth (1 when unknown). */
+unsigned bench_job_in_flight(const struct bench_job *j);
 
 /* Total IOPS / MiB/s of a job (read + write). */
 double bench_job_iops(const struct bench_job *j);

@@ -76,6 +76,9 @@ void buf_add_xml_escaped(struct buf *b, const char *s);
  * a line-based document (other control characters, DEL, bytes that are not UTF-8, surrogates)
  * as U+FFFD, so any input gives a value every parser reads. NULL appends nothing. */
 void buf_add_label_escaped(struct buf *b, const char *s);
+/* Appends v in decimal with a ',' between groups of three digits ("3,017", "1,234,567"): counts
+ * in sentences for people (money's pretty amounts, bench's verdicts). */
+void buf_add_grouped(struct buf *b, unsigned long long v);
 /* Appends s as one CSV field (RFC 4180: quoted only when needed). */
 void buf_add_csv_field(struct buf *b, const char *s);
 /* Appends s with escape written before each byte equal to special. */

@@ -41,6 +41,7 @@ enum em_exit {
 	EXIT_USAGE = 2,   /* usage error or bad input */
 	EXIT_PARTIAL = 3, /* some volumes failed or were deferred */
 	EXIT_VERIFY = 4,  /* verification found a mismatch */
+	EXIT_NOT_VERIFIED = 5, /* verification could not prove it either way (bench compare) */
 };
 
 const char *em_strerror(int code);

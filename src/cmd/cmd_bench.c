@@ -32,7 +32,7 @@ enum {
 	OPT_JOB_FILE, OPT_LABEL, OPT_VOLUME, OPT_VOLUME_TYPE, OPT_IOPS, OPT_THROUGHPUT, OPT_VOLUME_SIZE,
 	OPT_INSTANCE_TYPE, OPT_PHASE, OPT_KEEP_JSON, OPT_FIO, OPT_IMAGE, OPT_TIMEOUT, OPT_KCONFIG, OPT_KCONTEXT,
 	OPT_IOPS_LOG, OPT_NO_RECORD, OPT_FIO_JSON, OPT_BURST_BALANCE,
-	OPT_TOLERANCE, OPT_LATENCY_FLOOR,
+	OPT_TOLERANCE, OPT_LATENCY_FLOOR, OPT_WAIVE,
 };
 
 static const struct cmd_format bench_formats[] = {
@@ -85,6 +85,8 @@ static const struct cmd_option bench_options[] = {
 	 OPT_KCONTEXT},
 	{"iops-log", 0, ARG_REQUIRED, "FILE", "import: a write_iops_log file of the same fio run (repeatable)",
 	 OPT_IOPS_LOG},
+	{"waive", 0, ARG_REQUIRED, "FIGURE",
+	 "compare: iops or throughput: a provisioned figure the verdict does not require (repeatable)", OPT_WAIVE},
 	{"output", 'o', ARG_REQUIRED, "FORMAT", "table (default), wide, json or yaml; compare also markdown",
 	 OPT_RESULT_OUTPUT},
 	{"format", 0, ARG_REQUIRED, "FORMAT",
@@ -108,7 +110,7 @@ const struct cmd_help bench_help = {
 		"import FILE [--iops-log LOG]... [--label L] [--volume VOL-ID] [--volume-type T --iops N --throughput M]",
 		"list [-o table|wide|json|yaml] [--output-file FILE]",
 		"show RUN [-o table|wide|json|yaml] [--fio-json] [--output-file FILE]",
-		"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [-o table|wide|json|yaml|markdown] [--output-file FILE]"),
+		"compare BEFORE AFTER | --volume VOL-ID [--tolerance PCT] [--latency-floor-ms MS] [--waive iops|throughput] [-o table|wide|json|yaml|markdown] [--output-file FILE]"),
 	.description =
 		"Proves with fio what a volume delivers, before and after the migration.\n"
 		"\n"
@@ -124,14 +126,20 @@ const struct cmd_help bench_help = {
 		"\n"
 		"Each profile's result is stored as soon as fio returns it (an interrupted run keeps the finished ones): "
 		"IOPS, MiB/s, completion latency mean/p50/p95/p99/p99.9, the IOPS series and its cliff (a sustained step "
-		"down, as when a gp2 volume's burst credits run out). import stores fio JSON made elsewhere "
-		"(--output-format=json or json+, fio 3.x, also client/server output).\n"
+		"down, as when a gp2 volume's burst credits run out). import stores fio output made elsewhere: "
+		"--output-format=json or json+ (fio 2.x and 3.x, also client/server output), fio's normal text output "
+		"(its default), or the JSON of `kubestr fio -o json`. A job fio reports as failed is stored with fio's "
+		"error, the run as failed (exit 1), and never judged.\n"
 		"\n"
-		"compare judges each profile: the after volume delivers at least 95 % of its provisioned IOPS (4 KiB qd32) "
-		"or throughput (1 MiB) where the profile can reach them, and its p99 latency is not above the before "
+		"compare judges each profile: the after volume delivers at least 95 % of the provisioned IOPS (small "
+		"blocks) or throughput (large blocks) that bound the job, and its p99 latency is not above the before "
 		"run's by more than the larger of --tolerance (default 10 %) and --latency-floor-ms (default 0.2 ms: "
-		"0.112 -> 0.134 ms is noise, not a regression); --tolerance 0 --latency-floor-ms 0 fails any increase "
-		"(qd1 is judged on latency only).\n"
+		"0.112 -> 0.134 ms is noise, not a regression); --tolerance 0 --latency-floor-ms 0 fails any increase. "
+		"A job that delivered less and could not have reached the figure by Little's law (I/Os in flight, "
+		"numjobs x iodepth, over its mean latency) leaves it not verified, with what would verify it: 7 jobs at "
+		"queue depth 1 and 2.32 ms reach at most 3,017 IOPS, never 6,000. The verdict is pass only when every "
+		"figure a job was bound by is verified or waived (--waive), fail when a figure the run could reach was "
+		"missed or p99 regressed, not-verified otherwise.\n"
 		"\n"
 		"Examples:\n"
 		"  ebsmigrate bench run --local /mnt/data --label db-gp2 --volume vol-0abc --runtime 2700 -p randread-qd32\n"
@@ -140,9 +148,11 @@ const struct cmd_help bench_help = {
 		"  ebsmigrate bench compare db-gp2 db-gp3 -o markdown",
 	.options = bench_options,
 	.output = CMD_OUTPUT_FORMATS(bench_formats, FORMAT_JSON, FORMAT_YAML),
-	.exit_codes = "compare exits 4 when a profile fails its verdict. run exits 1 when fio fails or the run is "
-		      "interrupted (finished profiles are kept), 2 for bad options, a missing or unwritable directory, or "
-		      "malformed fio JSON (import).",
+	.exit_codes = "compare exits 4 when the verdict is fail, 5 when it is not-verified (the runs could not prove "
+		      "a provisioned figure, or nothing could be judged). run exits 1 when fio fails or the run is "
+		      "interrupted (finished profiles are kept); import exits 1 when fio reported a job failed (the run is "
+		      "recorded as failed), 2 for bad options, a missing or unwritable directory, or fio output it cannot "
+		      "read (the message names the line of a text report).",
 };
 
 
@@ -302,6 +312,14 @@ static int on_option(void *st, int id, const char *arg)
 			a->rules.latency_floor_ms = d;
 		return 0;
 	}
+	case OPT_WAIVE:
+		if (strcmp(arg, "iops") == 0)
+			a->rules.waive |= BENCH_WAIVE_IOPS;
+		else if (strcmp(arg, "throughput") == 0)
+			a->rules.waive |= BENCH_WAIVE_THROUGHPUT;
+		else
+			return cmd_usage_if(1, "--waive: '%s' is not iops or throughput", arg);
+		return 0;
 	}
 	(void)v;
 	return EXIT_USAGE;
@@ -554,7 +572,7 @@ static int bench_run_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, 
 static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_rest, char **rest)
 {
 	if (n_rest != 1) {
-		log_error(n_rest ? "bench import takes one file" : "bench import needs the fio JSON file (or - for stdin)");
+		log_error(n_rest ? "bench import takes one file" : "bench import needs the fio output file (or - for stdin)");
 		return EXIT_USAGE;
 	}
 	struct buf err = BUF_INIT, text = BUF_INIT;
@@ -585,6 +603,9 @@ static int bench_import_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_res
 					   logs, a->n_iops_logs, &err);
 		if (brc) {
 			log_error("%s", err.s);
+			if (run.id && ctx->db)
+				log_notice("bench run %lld recorded in %s with status %s", (long long)run.id, ctx->db_path,
+					   run.status ? run.status : "failed");
 			rc = em_exit_code_for(brc);
 		} else {
 			rc = finish_output(ctx, a, &run);
@@ -720,9 +741,12 @@ static int bench_compare_cmd(struct cmd_ctx *ctx, struct bench_args *a, int n_re
 		if (!rc && cmp.verdict == BENCH_FAIL) {
 			log_error("verification failed: see the verdicts above");
 			rc = EXIT_VERIFY;
-		} else if (!rc && cmp.verdict == BENCH_NOT_JUDGED) {
-			log_warning("no profile could be judged: give the after run's provisioned IOPS and throughput "
-				    "(--iops, --throughput) or run both phases with the same profiles");
+		} else if (!rc && cmp.verdict == BENCH_NOT_VERIFIED) {
+			struct buf why = BUF_INIT;
+			bench_comparison_why_not_verified(&why, &cmp);
+			log_warning("not verified: %s", why.s);
+			buf_release(&why);
+			rc = EXIT_NOT_VERIFIED;
 		}
 		bench_comparison_release(&cmp);
 	}

@@ -218,6 +218,7 @@ static void roff_exit_status(struct buf *b, const char *extra)
 		    ".TP\n.B 0\nsuccess\n.TP\n.B 1\nruntime error\n.TP\n.B 2\nusage error or bad input\n"
 		    ".TP\n.B 3\npartial: some of the work was done, the rest can be retried\n"
 		    ".TP\n.B 4\nverification failed\n"
+		    ".TP\n.B 5\nnot verified: the evidence could not prove it either way\n"
 		    ".TP\n.B 130, 143\nstopped by SIGINT, SIGTERM: nothing half-written, nothing recorded but what was "
 		    "complete\n");
 	if (extra) {

@@ -97,8 +97,9 @@ void cmd_print_help(const struct cmd *cmd)
 	}
 	printf("Global options:\n");
 	print_options(cmd_global_options());
-	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed;\n"
-	       "  130, 143 stopped by SIGINT, SIGTERM (nothing half-written; docs/exit-codes.md#signals)\n");
+	printf("\nExit codes:\n  0 ok, 1 runtime error, 2 usage or bad input, 3 partial, 4 verification failed,\n"
+	       "  5 not verified (nothing proved either way); 130, 143 stopped by SIGINT, SIGTERM (nothing\n"
+	       "  half-written; docs/exit-codes.md#signals)\n");
 	if (h && h->exit_codes)
 		print_wrapped(stdout, h->exit_codes, 2, 78);
 	printf("\nSee %s for the full reference.\n", cmd_doc_page(cmd->name));

@@ -228,7 +228,7 @@ static void test_compare_rules(void)
 	CHECK(p && fabs(p->checks[0].expected - 3.3) < 1e-12);
 	bench_comparison_release(&c);
 	/* strict: both fail */
-	struct bench_rules strict = {0, 0};
+	struct bench_rules strict = {0, 0, 0};
 	CHECK(bench_compare_with(&c, &b, &a, &strict, &err) == 0 && c.verdict == BENCH_FAIL);
 	p = find_cmp(&c, "latency-qd1");
 	CHECK(p && p->verdict == BENCH_FAIL && p->checks[0].expected == 0.112);
@@ -236,7 +236,7 @@ static void test_compare_rules(void)
 	CHECK(p && p->verdict == BENCH_FAIL);
 	bench_comparison_release(&c);
 	/* tolerance 0, default floor: the floor still covers 0.022 ms, not 0.25 ms */
-	struct bench_rules floor_only = {0, BENCH_DEFAULT_LATENCY_FLOOR_MS};
+	struct bench_rules floor_only = {0, BENCH_DEFAULT_LATENCY_FLOOR_MS, 0};
 	CHECK(bench_compare_with(&c, &b, &a, &floor_only, &err) == 0 && c.verdict == BENCH_FAIL);
 	CHECK(find_cmp(&c, "latency-qd1")->verdict == BENCH_PASS);
 	CHECK(find_cmp(&c, "randwrite-qd32")->verdict == BENCH_FAIL);
@@ -283,7 +283,13 @@ static void test_compare(void)
 	CHECK(p && strcmp(p->checks[1].rule, "read-p99") == 0);
 	p = find_cmp(&c, "latency-qd1");
 	CHECK(p && p->verdict == BENCH_PASS && p->n_checks == 1 && strcmp(p->checks[0].rule, "read-p99") == 0);
-	CHECK(p && p->n_notes == 1 && strstr(p->notes[0], "latency-bound"));
+	/* one I/O in flight cannot show 3,000 IOPS; randread-qd32 did */
+	CHECK(p && p->n_notes == 1 &&
+	      strcmp(p->notes[0], "1 I/O in flight at 0.436 ms (median: fio reported no mean) reaches at most 2,294 IOPS; "
+				  "the provisioned IOPS are verified by randread-qd32") == 0);
+	CHECK(c.figures[BENCH_FIGURE_IOPS].state == BENCH_FIGURE_VERIFIED &&
+	      strcmp(c.figures[BENCH_FIGURE_IOPS].by, "randread-qd32") == 0);
+	CHECK(c.figures[BENCH_FIGURE_THROUGHPUT].state == BENCH_FIGURE_VERIFIED);
 	p = find_cmp(&c, "seq-read-1m");
 	CHECK(p && p->verdict == BENCH_PASS && strcmp(p->checks[0].rule, "throughput") == 0);
 	CHECK(p && p->checks[0].expected == 0.95 * 125);
@@ -341,14 +347,19 @@ static void test_compare(void)
 	CHECK(p && p->verdict == BENCH_NOT_JUDGED);
 	bench_comparison_release(&c);
 
-	/* a limit the queue depth cannot reach is not judged */
+	/* a limit the run cannot reach is not verified: 32 in flight at the qd1 job's 0.436 ms reach
+	 * 73,394 IOPS, short of 95 % of 80,000 */
 	free(a.volume.type);
 	a.volume.type = xstrdup("gp3");
 	a.volume.iops = 80000;
 	a.volume.throughput = 2000;
 	CHECK(bench_compare(&c, &b, &a, &err) == 0);
+	CHECK(c.verdict == BENCH_NOT_VERIFIED);
 	p = find_cmp(&c, "randread-qd32");
-	CHECK(p && p->n_checks == 1 && p->n_notes == 1 && strstr(p->notes[0], "cannot be reached at queue depth 32"));
+	CHECK(p && p->verdict == BENCH_NOT_VERIFIED && p->n_checks == 1 && p->n_notes == 1);
+	CHECK(p && strcmp(p->notes[0], "32 I/Os in flight at 0.436 ms (the after run's latency with nothing queued) reach "
+				       "at most 73,394 IOPS; run with iodepth ≥ 64 to verify 80,000") == 0);
+	CHECK(c.figures[BENCH_FIGURE_IOPS].state == BENCH_FIGURE_NOT_VERIFIED);
 	bench_comparison_release(&c);
 
 	/* nothing in common */

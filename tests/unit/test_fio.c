@@ -53,9 +53,21 @@ static void test_profiles(void)
 	CHECK_STR(fio_profile_infer("randwrite", "4096", "32", NULL)->name, "randwrite-qd32");
 	CHECK(fio_profile_infer("randread", "4K", "1", "7") == NULL); /* seeds/003's 7 jobs */
 	CHECK(fio_profile_infer("randread", "8k", "32", NULL) == NULL);
-	CHECK(fio_kind_infer("randrw", "4k", "16") == FIO_KIND_IOPS);
-	CHECK(fio_kind_infer("read", "256k", "4") == FIO_KIND_THROUGHPUT);
-	CHECK(fio_kind_infer("randread", "64k", NULL) == FIO_KIND_LATENCY);
+	CHECK(fio_kind_of(4096, 16) == FIO_KIND_IOPS);
+	CHECK(fio_kind_of(262144, 4) == FIO_KIND_THROUGHPUT);
+	CHECK(fio_kind_of(65536, 1) == FIO_KIND_LATENCY);
+	CHECK(fio_kind_of(4096, 7) == FIO_KIND_IOPS); /* seeds/003: 7 jobs x qd1 are 7 in flight */
+	/* the I/Os a job keeps in flight: iodepth, no deeper than fio's IO-depth distribution shows */
+	const double qd1[FIO_DEPTH_BUCKETS] = {100, 0, 0, 0, 0, 0, 0};
+	const double qd32[FIO_DEPTH_BUCKETS] = {0.1, 0.1, 0.1, 0.1, 0.1, 99.5, 0};
+	const double deep[FIO_DEPTH_BUCKETS] = {0, 0, 0, 0, 0, 0, 100};
+	CHECK_I64(fio_effective_depth(32, qd1), 1); /* psync ignores iodepth=32 */
+	CHECK_I64(fio_effective_depth(32, qd32), 32);
+	CHECK_I64(fio_effective_depth(128, qd32), 63); /* the 32 bucket is 32-63 */
+	CHECK_I64(fio_effective_depth(0, qd32), 32);  /* no option (normal output): the bucket's low end */
+	CHECK_I64(fio_effective_depth(256, deep), 256);
+	CHECK_I64(fio_effective_depth(24, NULL), 24);
+	CHECK_I64(fio_effective_depth(0, NULL), 1);
 }
 
 static void test_sizes(void)
@@ -199,11 +211,13 @@ static void test_other_versions(void)
 	CHECK(fabs(r.jobs[0].read.lat.mean - 10.39) < 0.01);
 	fio_report_release(&r);
 
-	CHECK(parse(&r, "fio-3.24-seed-7jobs.json", &err) == 0);
+	CHECK(parse(&r, "fio-3.24-seed-run1-gp3.json", &err) == 0);
 	CHECK_STR(r.fio_version, "fio-3.24");
 	CHECK(r.jobs[0].profile == NULL); /* 7 jobs: no profile */
-	CHECK(r.jobs[0].kind == FIO_KIND_LATENCY);
-	CHECK_EQ_D(r.jobs[0].read.iops, 3016.532966);
+	CHECK(r.jobs[0].kind == FIO_KIND_IOPS); /* 7 in flight: not latency-bound */
+	CHECK(r.jobs[0].jobs == 7 && r.jobs[0].iodepth == 1);
+	CHECK_I64(r.jobs[0].runtime_ms, 180004); /* not job_runtime's 7 x 180004 */
+	CHECK_EQ_D(r.jobs[0].read.iops, 3016.5163);
 	CHECK_EQ_D(r.jobs[0].read.lat.p99, 6194000 / 1e6);
 	CHECK_EQ_D(r.jobs[0].read.lat.p50, 2057000 / 1e6);
 	fio_report_release(&r);
@@ -216,6 +230,7 @@ static void test_other_versions(void)
 	CHECK_I64(r.jobs[0].read.bytes, 126976 * 1024);
 	CHECK(!r.jobs[0].write.present);
 	CHECK_STR(r.jobs[0].profile, "latency-qd1");
+	CHECK_I64(r.jobs[0].read.ios, -1); /* fio 2.x counted no I/Os: unknown, not 0 */
 	fio_report_release(&r);
 	buf_release(&err);
 }
@@ -229,9 +244,9 @@ static void test_malformed(void)
 	printf("# %s\n", err.s);
 	CHECK(r.n_jobs == 0 && r.jobs == NULL);
 
-	CHECK(parse(&r, "fio-3.24-seed-normal-output.txt", &err) == EM_EINPUT);
+	CHECK(parse(&r, "fio-3.24-seed-run1-gp3.txt", &err) == EM_EINPUT); /* JSON only here: fio_parse_output reads it */
 	CHECK(strstr(err.s, "no JSON object in fio output (run fio with --output-format=json); it starts with "
-			    "'fio_test_file: (groupid=0, jobs=7)") != NULL);
+			    "'Jobs: 7 (f=7)") != NULL);
 	printf("# %s\n", err.s);
 
 	CHECK(parse(&r, "bad-not-fio.json", &err) == EM_EINPUT);
