@@ -35,6 +35,7 @@ ARCH = """# Architecture
 L2 high.c            # the upper layer
 L1 a.c b.c c.c d.c   # a circle (a, b) and an accepted one (c, d)
    gone.c sub/deep.c tabled.c
+   sp.c sp_more.c sp_internal.h sq.c sq_half.c sq_internal.h  # two split modules
 L0 low.c low2.c proc.c util.h fmt.c
 ```
 
@@ -102,6 +103,16 @@ int low2_fn(char *d)
     "src/proc.c": "#include <unistd.h>\nint proc_fn(void) { return fork(); }\n",
     "src/fmt.c": "int fmt_fn(void)\n{\n\treturn 1;\n}\n",
     "src/orphan.c": "int orphan_fn(void) { return 0; }\n",
+    # a module split in files sharing a private header: includes both ways, calls one way (no circle)
+    "include/ebsmigrate/sp.h": "int sp_fn(void);\nint sp_more_fn(void);\n",
+    "src/sp_internal.h": '#include "ebsmigrate/sp.h"\n',
+    "src/sp.c": '#include "sp_internal.h"\nint sp_fn(void) { return sp_more_fn(); }\n',
+    "src/sp_more.c": '#include "ebsmigrate/sp.h"\n#include "sp_internal.h"\nint sp_more_fn(void) { return 2; }\n',
+    # the same shape, but the halves call each other: still a circle
+    "include/ebsmigrate/sq.h": "int sq_fn(int);\nint sq_half_fn(int);\n",
+    "src/sq_internal.h": '#include "ebsmigrate/sq.h"\n',
+    "src/sq.c": '#include "sq_internal.h"\nint sq_fn(int n) { return n ? sq_half_fn(n - 1) : 0; }\n',
+    "src/sq_half.c": '#include "ebsmigrate/sq.h"\n#include "sq_internal.h"\nint sq_half_fn(int n) { return sq_fn(n); }\n',
 }
 
 EXPECTED = {
@@ -115,6 +126,7 @@ EXPECTED = {
     ("src/low.c", "layer"),  # includes high.h
     ("src/low2.c", "layer"),  # calls high_fn (from the object files only)
     ("src/a.c", "circle"),
+    ("src/sq.c", "circle"),  # a split whose halves call each other
     ("src/high.c", "proc"),
     ("src/high.c", "cjson-create"),
     ("src/high.c", "sleep"),
@@ -192,6 +204,7 @@ def main():
             ("include edge", "'low' (L0) includes 'high' (L2)"),
             ("call edge", "'low2' (L0) calls high_fn() of 'high' (L2)"),
             ("circle", "loop: a, b"),
+            ("split module's call circle", "loop: sq, sq_half"),
             ("subdirectory module", "'sub/deep' (L1) includes 'high' (L2)"),
             ("state name", "against the state name \"completed\""),
             ("banned", "sprintf() is banned"),
@@ -206,6 +219,7 @@ def main():
             ("other literal", "\"other\""), ("unchanged lines", "src/high.c:1: format"),
             ("a bare name at depth", "tabled"), ("a private header of its module", "deep.h"),
             ("an include of ../util.h", "'util'"),
+            ("a split module's shared headers", "loop: sp"),
         ]:
             check(needle not in text, "not reported: %s" % what)
         check(len([ln for ln in lines if ": stale: " in ln]) == 4, "four stale lines")
