@@ -27,18 +27,9 @@ const char *apply_state_name(enum apply_state s)
 	return (unsigned)s < APPLY_STATE_COUNT ? state_names[s] : "unknown";
 }
 
-/* The index of s in names (n entries), -1 when absent (or NULL). */
-static int name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; s && i < n; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	return -1;
-}
-
 int apply_state_parse(const char *s, enum apply_state *out)
 {
-	int i = name_index(state_names, APPLY_STATE_COUNT, s);
+	int i = em_name_index(state_names, APPLY_STATE_COUNT, s);
 	return i < 0 ? EM_EINPUT : (*out = (enum apply_state)i, 0);
 }
 
@@ -84,7 +75,7 @@ const char *modify_method_name(enum modify_method m)
 
 int modify_method_parse(const char *s, enum modify_method *out)
 {
-	int i = name_index(method_names, MODIFY_METHOD_COUNT, s);
+	int i = em_name_index(method_names, MODIFY_METHOD_COUNT, s);
 	return i < 0 ? EM_EINPUT : (*out = (enum modify_method)i, 0);
 }
 

@@ -686,6 +686,20 @@ static void verdict_lines(struct buf *out, const struct bench_profile_cmp *p, co
 		buf_addf(out, "%s  note: %s\n", bullet[0] == '-' ? "  " : "", p->notes[i]);
 }
 
+/* The verdict of each profile, then the provisioned figures when any was judged: the same lists
+ * in markdown and in text, under each format's headings and bullets. */
+static void verdict_sections(struct buf *out, const struct bench_comparison *c, const char *verdicts_heading,
+			     const char *figures_heading, const char *bullet)
+{
+	buf_adds(out, verdicts_heading);
+	for (size_t k = 0; k < c->n; k++)
+		verdict_lines(out, &c->profiles[k], bullet);
+	if (has_figures(c)) {
+		buf_adds(out, figures_heading);
+		figure_lines(out, c, bullet);
+	}
+}
+
 void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum out_format fmt)
 {
 	if (fmt == FORMAT_JSON) {
@@ -728,24 +742,12 @@ void bench_write_compare(struct buf *out, const struct bench_comparison *c, enum
 				buf_adds(out, "|---|---|---:|---:|---:|\n");
 		}
 		grid_free(&t);
-		buf_adds(out, "\n### Verdict\n\n");
-		for (size_t k = 0; k < c->n; k++)
-			verdict_lines(out, &c->profiles[k], "- ");
-		if (has_figures(c)) {
-			buf_adds(out, "\n### Provisioned\n\n");
-			figure_lines(out, c, "- ");
-		}
+		verdict_sections(out, c, "\n### Verdict\n\n", "\n### Provisioned\n\n", "- ");
 		buf_addf(out, "\n**Overall: %s**\n", bench_verdict_name(c->verdict));
 		return;
 	}
 	grid_write(out, &t, NULL, NULL);
-	buf_adds(out, "\nverdicts:\n");
-	for (size_t k = 0; k < c->n; k++)
-		verdict_lines(out, &c->profiles[k], "  ");
-	if (has_figures(c)) {
-		buf_adds(out, "\nprovisioned:\n");
-		figure_lines(out, c, "  ");
-	}
+	verdict_sections(out, c, "\nverdicts:\n", "\nprovisioned:\n", "  ");
 	size_t np = 0, nf = 0, nv = 0, nn = 0;
 	for (size_t k = 0; k < c->n; k++) {
 		np += c->profiles[k].verdict == BENCH_PASS;

@@ -275,6 +275,14 @@ void em_format_time(time_t t, char out[static 21])
 	out[20] = '\0';
 }
 
+int em_name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 int em_parse_i64(const char *s, int64_t *out)
 {
 	if (!s || !*s)

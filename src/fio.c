@@ -59,14 +59,17 @@ const struct fio_profile *fio_profile_find(const char *name)
 	return NULL;
 }
 
+static const char *const kind_names[] = {"iops", "throughput", "latency"}; /* enum fio_kind's order */
+
 const char *fio_kind_name(enum fio_kind k)
 {
-	switch (k) {
-	case FIO_KIND_IOPS: return "iops";
-	case FIO_KIND_THROUGHPUT: return "throughput";
-	case FIO_KIND_LATENCY: return "latency";
-	}
-	return "iops";
+	return (unsigned)k <= FIO_KIND_LATENCY ? kind_names[k] : kind_names[FIO_KIND_IOPS];
+}
+
+enum fio_kind fio_kind_parse(const char *s)
+{
+	int i = em_name_index(kind_names, FIO_KIND_LATENCY + 1, s);
+	return i < 0 ? FIO_KIND_IOPS : (enum fio_kind)i;
 }
 
 int fio_parse_size(const char *s, uint64_t *out)

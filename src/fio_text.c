@@ -118,13 +118,20 @@ static int starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* digits[.digits], no sign, no exponent: what fio prints. *decimals: digits after the point. */
-static int scan_decimal(const char *s, const char **end, double *out, int *decimals)
+/* The end of the run of 1 to max digits at s; NULL when there is none or it is longer. */
+static const char *digit_run(const char *s, long max)
 {
 	const char *p = s;
 	while (*p >= '0' && *p <= '9')
 		p++;
-	if (p == s || p - s > 30)
+	return p == s || p - s > max ? NULL : p;
+}
+
+/* digits[.digits], no sign, no exponent: what fio prints. *decimals: digits after the point. */
+static int scan_decimal(const char *s, const char **end, double *out, int *decimals)
+{
+	const char *p = digit_run(s, 30);
+	if (!p)
 		return EM_EINPUT;
 	int frac = 0;
 	if (*p == '.' && p[1] >= '0' && p[1] <= '9') {
@@ -147,10 +154,8 @@ static int scan_decimal(const char *s, const char **end, double *out, int *decim
 /* A whole number that fits int64. */
 static int scan_int(const char *s, const char **end, int64_t *out)
 {
-	const char *p = s;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (p == s || p - s > 18)
+	const char *p = digit_run(s, 18);
+	if (!p)
 		return EM_EINPUT;
 	int64_t v = 0;
 	for (const char *q = s; q < p; q++)

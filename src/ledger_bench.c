@@ -188,15 +188,6 @@ static void read_dir(sqlite3_stmt *st, int first, struct fio_dir *d)
 	d->lat.p99_9 = ledger_column_real(st, first + 8);
 }
 
-static enum fio_kind kind_parse(const char *s)
-{
-	if (s && strcmp(s, "throughput") == 0)
-		return FIO_KIND_THROUGHPUT;
-	if (s && strcmp(s, "latency") == 0)
-		return FIO_KIND_LATENCY;
-	return FIO_KIND_IOPS;
-}
-
 static int read_sample(sqlite3_stmt *st, void *series, struct buf *err)
 {
 	(void)err;
@@ -228,7 +219,7 @@ static int read_job(sqlite3_stmt *st, void *run, struct buf *err)
 	j->id = sqlite3_column_int64(st, 0);
 	j->name = ledger_column_dup(st, 1);
 	j->profile = ledger_column_dup(st, 2);
-	j->kind = kind_parse((const char *)sqlite3_column_text(st, 3));
+	j->kind = fio_kind_parse((const char *)sqlite3_column_text(st, 3));
 	j->bs = (unsigned)sqlite3_column_int64(st, 4);
 	j->iodepth = (unsigned)sqlite3_column_int64(st, 5);
 	j->hostname = ledger_column_dup(st, 6);

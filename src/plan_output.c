@@ -17,18 +17,9 @@
 
 int out_format_parse(const char *s, enum out_format *out)
 {
-	static const char *const names[] = {"table", "json", "csv", "markdown"};
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum out_format)i;
-			return 0;
-		}
-	}
-	if (strcmp(s, "md") == 0) {
-		*out = FORMAT_MARKDOWN;
-		return 0;
-	}
-	return EM_EINPUT;
+	static const char *const names[] = {"table", "json", "csv", "markdown", "md"}; /* md: markdown's alias */
+	int i = em_name_index(names, 5, s);
+	return i < 0 ? EM_EINPUT : (*out = i == 4 ? FORMAT_MARKDOWN : (enum out_format)i, 0);
 }
 
 static void flags_join(struct buf *b, unsigned flags, const char *sep)

@@ -64,13 +64,8 @@ const char *plan_action_name(enum plan_action a)
 
 int plan_action_parse(const char *s, enum plan_action *out)
 {
-	for (int i = 0; i < 4; i++) {
-		if (strcmp(s, action_names[i]) == 0) {
-			*out = (enum plan_action)i;
-			return 0;
-		}
-	}
-	return EM_EINPUT;
+	int i = em_name_index(action_names, 4, s);
+	return i < 0 ? EM_EINPUT : (*out = (enum plan_action)i, 0);
 }
 
 static const char *const mode_names[] = {"match", "baseline", "observed"};
@@ -82,13 +77,8 @@ const char *plan_mode_name(enum plan_mode m)
 
 int plan_mode_parse(const char *s, enum plan_mode *out)
 {
-	for (int i = 0; i < 3; i++) {
-		if (strcmp(s, mode_names[i]) == 0) {
-			*out = (enum plan_mode)i;
-			return 0;
-		}
-	}
-	return EM_EINPUT;
+	int i = em_name_index(mode_names, 3, s);
+	return i < 0 ? EM_EINPUT : (*out = (enum plan_mode)i, 0);
 }
 
 static int time_cmp(const void *a, const void *b)

@@ -120,28 +120,16 @@ void report_keys_free(struct report_key *k, size_t n)
 
 int report_format_parse(const char *s, enum report_format *out)
 {
-	static const char *const names[] = {"table", "csv", "json", "markdown", "html"};
-	for (int i = 0; i < 5; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum report_format)i;
-			return 0;
-		}
-	if (strcmp(s, "md") == 0) {
-		*out = REPORT_MARKDOWN;
-		return 0;
-	}
-	return EM_EINPUT;
+	static const char *const names[] = {"table", "csv", "json", "markdown", "html", "md"}; /* md: markdown's alias */
+	int i = em_name_index(names, 6, s);
+	return i < 0 ? EM_EINPUT : (*out = i == 5 ? REPORT_MARKDOWN : (enum report_format)i, 0);
 }
 
 int report_period_parse(const char *s, enum report_period *out)
 {
-	if (strcmp(s, "month") == 0)
-		*out = REPORT_MONTH;
-	else if (strcmp(s, "year") == 0)
-		*out = REPORT_YEAR;
-	else
-		return EM_EINPUT;
-	return 0;
+	static const char *const names[] = {"month", "year"};
+	int i = em_name_index(names, 2, s);
+	return i < 0 ? EM_EINPUT : (*out = (enum report_period)i, 0);
 }
 
 static const char *kube_or(const struct volume *v, const char *value)

@@ -55,12 +55,8 @@ const char *ebs_type_name(enum ebs_type t)
 
 enum ebs_type ebs_type_parse(const char *s)
 {
-	if (!s)
-		return EBS_UNKNOWN;
-	for (int t = EBS_GP2; t < EBS_TYPE_COUNT; t++)
-		if (strcmp(s, type_names[t]) == 0)
-			return (enum ebs_type)t;
-	return EBS_UNKNOWN;
+	int t = em_name_index(type_names, EBS_TYPE_COUNT, s); /* "unknown" is EBS_UNKNOWN's own name */
+	return t < 0 ? EBS_UNKNOWN : (enum ebs_type)t;
 }
 
 void fleet_init(struct fleet *f)

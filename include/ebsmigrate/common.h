@@ -89,6 +89,9 @@ int em_parse_time(const char *s, time_t *out);
 /* Formats t as "YYYY-MM-DDTHH:MM:SSZ" into out (at least 21 bytes). */
 void em_format_time(time_t t, char out[static 21]);
 
+/* The index of s in a name table of n entries (an enum's names in its order), -1 when absent
+ * (or s is NULL): the one lookup behind every NAME_parse. */
+int em_name_index(const char *const *names, int n, const char *s);
 /* Strict decimal integer parse of the whole string; 0 or EM_EINPUT. */
 int em_parse_i64(const char *s, int64_t *out);
 /* A duration as the options take it: a whole number with an optional unit, s (the default), m,

@@ -59,6 +59,7 @@ enum fio_kind fio_kind_of(unsigned bs, unsigned in_flight);
  * zero: option_depth, or 1. */
 unsigned fio_effective_depth(unsigned option_depth, const double dist[FIO_DEPTH_BUCKETS]);
 const char *fio_kind_name(enum fio_kind k); /* "iops", "throughput", "latency" */
+enum fio_kind fio_kind_parse(const char *s); /* its inverse: FIO_KIND_IOPS for NULL or another name */
 
 /* "16M", "8G", "100Gi", "512MiB", "4096" (bytes) -> bytes; units are powers of 1,024.
  * 0 or EM_EINPUT. */
