@@ -130,12 +130,21 @@ static void fake_sleep(void *ctx, int64_t ms)
 	((struct fake *)ctx)->now += ms;
 }
 
+/* A fixed jitter draw: the wait before a retry is random in [0, cap], and a draw of 0 would skip
+ * the sleep the throttling check counts (1 run in 501 failed before this). */
+static uint64_t fake_random(void *ctx)
+{
+	(void)ctx;
+	return 12345;
+}
+
 static void client(struct http_client *c, struct fake *f)
 {
 	memset(f, 0, sizeof *f);
 	struct http_options o = {0};
 	o.clock_ms = fake_clock;
 	o.sleep_ms = fake_sleep;
+	o.random = fake_random;
 	o.inject_ctx = f;
 	o.timeout_ms = 5000;
 	struct buf err = BUF_INIT;
