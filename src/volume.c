@@ -283,10 +283,8 @@ void volume_mod_set_state(struct volume_mod *m, const char *s)
 {
 	free(m->state_text);
 	m->state_text = NULL;
-	m->state = s ? MOD_STATE_OTHER : MOD_STATE_NONE;
-	for (size_t i = 0; s && i < sizeof mod_state_names / sizeof mod_state_names[0]; i++)
-		if (strcmp(s, mod_state_names[i]) == 0)
-			m->state = (enum volume_mod_state)(MOD_MODIFYING + i);
+	int i = em_name_index(mod_state_names, (int)(sizeof mod_state_names / sizeof mod_state_names[0]), s);
+	m->state = !s ? MOD_STATE_NONE : i < 0 ? MOD_STATE_OTHER : (enum volume_mod_state)(MOD_MODIFYING + i);
 	if (m->state == MOD_STATE_OTHER)
 		m->state_text = xstrdup(s);
 }
